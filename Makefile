@@ -1,0 +1,59 @@
+# gpuplan: `make app` serves the app on the bundled data; `make test` runs every check.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8501
+APT_PACKAGES := chromium openssh-server
+
+.PHONY: app test lint typecheck pytest system-deps data clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# What the app needs (no torch, no cloud SDKs).
+$(VENV)/.installed-app: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+# Everything the tests need; torch pinned to its CPU build (constraints/cpu.txt).
+$(VENV)/.installed-dev: pyproject.toml constraints/cpu.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -c constraints/cpu.txt -e '.[dev]'
+	touch $@ $(VENV)/.installed-app
+
+app: $(VENV)/.installed-app
+	$(BIN)/python -m streamlit run app.py --server.address $(HOST) --server.port $(PORT)
+
+# Debian's chromium (browser tests) and openssh-server (SSH runner tests), when missing.
+system-deps:
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	[ -x /usr/sbin/sshd ] || missing="$$missing openssh-server"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	  else \
+	    echo "missing Debian packages:$$missing (run make test as root, or install them)"; \
+	  fi; \
+	fi
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(VENV)/.installed-dev
+	$(BIN)/mypy planner pricing
+
+pytest: $(VENV)/.installed-dev system-deps
+	$(BIN)/python -m pytest
+
+test: lint typecheck pytest
+
+# Rebuild the bundled data (specs, price snapshots, published results) from reference/.
+data: $(VENV)/.installed-app
+	$(BIN)/python tools/build_bundled_data.py
+
+clean:
+	rm -rf $(VENV) test-artifacts .pytest_cache .mypy_cache .ruff_cache

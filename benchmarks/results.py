@@ -1,0 +1,223 @@
+"""BenchmarkResult: the versioned schema of one benchmark run, and its files.
+
+One JSON file per run. A result is reproducible from its file alone: hardware, full
+model and harness config, library versions and date are in it. This module imports no
+torch, so the planner and the app can read results anywhere.
+
+Units are in the field names. Fields a run could not measure are null, and
+`energy_source` / `power_source` say why ("not measured: no NVML"). Published figures
+(Lambda) load into the same schema with `source = "published:lambda"`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+SCHEMA_VERSION = 1
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+
+# Columns of results_frame(): the table the planner joins with offers.
+RESULT_COLUMNS: tuple[str, ...] = (
+    "id", "source", "workload", "model_size", "precision", "gpu_name", "device_name",
+    "device", "world_size", "batch_size_per_device", "throughput", "throughput_unit",
+    "throughput_p10", "throughput_p90", "throughput_cv", "samples_per_s", "tokens_per_s",
+    "mfu", "achieved_tflops", "peak_memory_gib", "mean_power_w", "energy_j",
+    "interconnect", "started_at", "detail",
+)  # fmt: skip
+
+
+class ResultFileError(ValueError):
+    """A result file that is not a valid BenchmarkResult: names the file and the field."""
+
+    def __init__(self, path: str | Path, field: str, message: str) -> None:
+        super().__init__(f"{path}: field {field!r}: {message}")
+        self.path = str(path)
+        self.field = field
+
+
+class BenchmarkResult(BaseModel):
+    """One benchmark run (or one published figure), frozen and validated where built."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    id: str = Field(min_length=1)
+    source: str = "measured"
+    workload: str = Field(min_length=1, description="resnet50 | bert | gpt | published model")
+    model_size: str = ""
+    precision: Literal["fp32", "tf32", "fp16", "bf16"]
+    precision_label: str = ""
+    device: Literal["cpu", "cuda", "gpu"] = "cuda"
+    device_name: str = ""
+    gpu_name: str | None = Field(default=None, description="canonical GPU name when known")
+    world_size: int = Field(ge=1)
+    nodes: int = Field(default=1, ge=1)
+    interconnect: str = ""
+    batch_size_per_device: float | None = Field(default=None, gt=0)
+    throughput: float = Field(gt=0, description="global throughput in throughput_unit")
+    throughput_unit: str = "samples/s"
+    throughput_p10: float | None = None
+    throughput_p90: float | None = None
+    throughput_cv: float | None = Field(default=None, ge=0)
+    samples_per_s: float | None = Field(default=None, gt=0)
+    tokens_per_s: float | None = Field(default=None, gt=0)
+    step_time_s_p10: float | None = Field(default=None, gt=0)
+    step_time_s_p50: float | None = Field(default=None, gt=0)
+    step_time_s_p90: float | None = Field(default=None, gt=0)
+    step_times_s: list[float] = Field(default_factory=list)
+    flops_per_sample: float | None = Field(default=None, gt=0)
+    achieved_tflops: float | None = Field(default=None, ge=0)
+    peak_tflops: float | None = Field(default=None, gt=0)
+    mfu: float | None = Field(default=None, ge=0, le=1.5)
+    peak_memory_gib: float | None = Field(default=None, ge=0)
+    mean_power_w: float | None = Field(default=None, ge=0)
+    power_source: str = "not measured"
+    energy_j: float | None = Field(default=None, ge=0)
+    energy_source: str = "not measured"
+    mean_sm_clock_mhz: float | None = None
+    env: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)
+    started_at: str
+    runs_averaged: int | None = None
+    notes: str = ""
+
+    @field_validator("started_at")
+    @classmethod
+    def _iso_date(cls, value: str) -> str:
+        try:
+            dt.datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not an ISO 8601 date or timestamp") from None
+        return value
+
+    @field_validator(
+        "throughput",
+        "samples_per_s",
+        "tokens_per_s",
+        "throughput_p10",
+        "throughput_p90",
+        "achieved_tflops",
+        "mfu",
+    )
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        return value
+
+    def to_json(self) -> str:
+        """The file text of this result: stable key order, 2-space indent."""
+        return self.model_dump_json(indent=2) + "\n"
+
+
+def parse_result(data: Any, path: str | Path = "<result>") -> BenchmarkResult:
+    """Validate a decoded JSON object as a BenchmarkResult, naming the first bad field."""
+    if not isinstance(data, dict):
+        raise ResultFileError(path, "<root>", "expected a JSON object")
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:
+        raise ResultFileError(
+            path,
+            "schema_version",
+            f"version {version!r} is not supported (this gpuplan reads "
+            f"{SCHEMA_VERSION}); upgrade gpuplan or re-run the benchmark",
+        )
+    try:
+        return BenchmarkResult.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "<root>"
+        raise ResultFileError(path, field, first["msg"]) from None
+
+
+def read_result(path: str | Path) -> BenchmarkResult:
+    """Read and validate one result file."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ResultFileError(
+            path, "<json>", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except UnicodeDecodeError:
+        raise ResultFileError(path, "<json>", "not a text file") from None
+    return parse_result(data, path)
+
+
+def result_path(result: BenchmarkResult, directory: str | Path) -> Path:
+    """Where write_result puts a result: DIR/<id>.json."""
+    return Path(directory) / f"{result.id}.json"
+
+
+def write_result(result: BenchmarkResult, directory: str | Path) -> Path:
+    """Write a result atomically (temp file + rename); returns the final path."""
+    path = result_path(result, directory)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(result.to_json())
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_results(directory: str | Path) -> tuple[list[BenchmarkResult], list[str]]:
+    """Every valid result in a folder (recursively), and one message per rejected file.
+
+    A bad file never stops the others from loading; the caller shows the messages.
+    """
+    directory = Path(directory)
+    results: list[BenchmarkResult] = []
+    problems: list[str] = []
+    if not directory.exists():
+        return results, problems
+    for path in sorted(directory.rglob("*.json")):
+        if path.name.startswith("."):
+            continue
+        try:
+            results.append(read_result(path))
+        except ResultFileError as exc:
+            problems.append(str(exc))
+    return results, problems
+
+
+def results_frame(results: Iterable[BenchmarkResult]) -> pd.DataFrame:
+    """Results as a table with RESULT_COLUMNS (`detail` says where each figure came from)."""
+    rows = []
+    for r in results:
+        row = {c: getattr(r, c, None) for c in RESULT_COLUMNS if c != "detail"}
+        row["detail"] = r.notes or r.device_name
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    for column in (
+        "throughput",
+        "throughput_p10",
+        "throughput_p90",
+        "throughput_cv",
+        "samples_per_s",
+        "tokens_per_s",
+        "mfu",
+        "achieved_tflops",
+        "batch_size_per_device",
+        "peak_memory_gib",
+        "mean_power_w",
+        "energy_j",
+    ):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+    frame["world_size"] = frame["world_size"].astype(int)
+    return frame

@@ -1,0 +1,1 @@
+"""Streamlit pages. Inputs -> planner calls -> tables and charts; no math here."""

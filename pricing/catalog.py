@@ -1,0 +1,377 @@
+"""Read and validate price snapshots into one Offer table; pure query functions over it.
+
+A snapshot is one CSV per provider in OFFER_COLUMNS, listed in `MANIFEST.json` with its
+source, date and row count. Everything else in gpuplan queries the Offer table this
+module returns; only `pricing.providers.*.fetch_*` touches the network.
+
+Offer table columns (one row per provider, region and instance type):
+
+=========================  =====  ==========================================================
+provider                   str    "aws", "gcp", "azure", "lambda", ... (lower case)
+region                     str    provider's region label
+instance_type              str    provider's SKU ("p4d.24xlarge"; GCP "a2-highgpu-1g")
+gpu_name                   str    canonical GPU name (pricing.gpus.CANONICAL_GPUS)
+gpu_count                  float  GPUs per instance; fractional for GPU slices (0.25)
+gpu_memory_gib             float  memory per GPU, GiB (NaN when the source does not say)
+vcpus, memory_gib          float  host vCPUs and RAM (NaN when unknown)
+usd_per_hour               float  on-demand USD/h for the whole instance; NaN = unknown
+spot_usd_per_hour          float  spot/preemptible USD/h (regional median); NaN = none
+reserved_1y_usd_per_hour   float  1-year commitment, no upfront, effective USD/h; NaN
+reserved_3y_usd_per_hour   float  3-year commitment, no upfront, effective USD/h; NaN
+interconnect               str    "nvlink", "pcie" or "none" (single GPU)
+source                     str    where the price came from (API, catalog and commit)
+priced_at                  str    ISO date the price is known to hold (see MANIFEST)
+=========================  =====  ==========================================================
+
+A missing price is NaN, never 0: a 0 in a snapshot is rejected, because a placeholder
+price would rank as free.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pricing.gpus import CANONICAL_GPUS, closest_match, match_gpu_names
+
+PRICE_COLUMNS: tuple[str, ...] = (
+    "usd_per_hour",
+    "spot_usd_per_hour",
+    "reserved_1y_usd_per_hour",
+    "reserved_3y_usd_per_hour",
+)
+NUMERIC_COLUMNS: tuple[str, ...] = (
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "memory_gib",
+    *PRICE_COLUMNS,
+)
+TEXT_COLUMNS: tuple[str, ...] = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu_name",
+    "interconnect",
+    "source",
+    "priced_at",
+)
+OFFER_COLUMNS: tuple[str, ...] = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu_name",
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "memory_gib",
+    "usd_per_hour",
+    "spot_usd_per_hour",
+    "reserved_1y_usd_per_hour",
+    "reserved_3y_usd_per_hour",
+    "interconnect",
+    "source",
+    "priced_at",
+)
+# Columns a snapshot must have; the others default to missing.
+REQUIRED_COLUMNS: tuple[str, ...] = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu_name",
+    "gpu_count",
+    "usd_per_hour",
+    "source",
+    "priced_at",
+)
+INTERCONNECTS = ("nvlink", "pcie", "none")
+PRICING_KINDS: dict[str, str] = {
+    "on-demand": "usd_per_hour",
+    "spot": "spot_usd_per_hour",
+    "reserved-1y": "reserved_1y_usd_per_hour",
+    "reserved-3y": "reserved_3y_usd_per_hour",
+}
+MANIFEST_NAME = "MANIFEST.json"
+STALE_AFTER_DAYS = 30
+
+
+class SnapshotError(ValueError):
+    """A snapshot file that cannot be used, with the file, line and field named."""
+
+    def __init__(
+        self, file: str | Path, message: str, line: int | None = None, field: str | None = None
+    ) -> None:
+        where = str(file)
+        if line is not None:
+            where += f", line {line}"
+        if field is not None:
+            where += f", field {field!r}"
+        super().__init__(f"{where}: {message}")
+        self.file = str(file)
+        self.line = line
+        self.field = field
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """One manifest entry: which file holds a provider's prices, from where and when."""
+
+    provider: str
+    file: str
+    priced_at: str
+    source: str
+    rows: int
+    sha256: str
+    date_basis: str = ""
+    source_commit: str = ""
+    retrieved_at: str = ""
+
+    def age_days(self, today: dt.date | None = None) -> int:
+        """Days since `priced_at`."""
+        today = today or dt.date.today()
+        return (today - dt.date.fromisoformat(self.priced_at)).days
+
+
+def bundled_snapshot_dir() -> Path:
+    """The snapshot folder shipped inside the package (the offline default)."""
+    return Path(str(resources.files("pricing") / "snapshots"))
+
+
+def snapshot_dir() -> Path:
+    """The snapshot folder in use: $GPUPLAN_SNAPSHOT_DIR, else the bundled one."""
+    env = os.environ.get("GPUPLAN_SNAPSHOT_DIR")
+    return Path(env) if env else bundled_snapshot_dir()
+
+
+def read_manifest(directory: Path | None = None) -> list[SnapshotInfo]:
+    """Manifest entries of a snapshot folder, validated."""
+    directory = directory or snapshot_dir()
+    path = directory / MANIFEST_NAME
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise SnapshotError(
+            path,
+            "no manifest; run `gpuplan pricing refresh` or point "
+            "GPUPLAN_SNAPSHOT_DIR at a folder with one",
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise SnapshotError(
+            path, f"not valid JSON ({exc.msg} at line {exc.lineno})", line=exc.lineno
+        ) from None
+    entries = raw.get("snapshots") if isinstance(raw, dict) else None
+    if not isinstance(entries, list):
+        raise SnapshotError(path, "expected an object with a 'snapshots' list", field="snapshots")
+    infos = []
+    for i, entry in enumerate(entries):
+        try:
+            infos.append(SnapshotInfo(**entry))
+        except TypeError as exc:
+            raise SnapshotError(path, f"entry {i}: {exc}", field="snapshots") from None
+    return infos
+
+
+def _fail_rows(file: str | Path, frame: pd.DataFrame, bad: pd.Series, field: str, why: str) -> None:
+    """Raise for the first row where `bad` holds, naming its CSV line (header = line 1)."""
+    if bad.any():
+        pos = int(np.flatnonzero(bad.to_numpy())[0])
+        value = frame[field].iloc[pos] if field in frame else None
+        raise SnapshotError(file, f"{value!r} {why}", line=pos + 2, field=field)
+
+
+def validate_offers(frame: pd.DataFrame, file: str | Path = "<offers>") -> pd.DataFrame:
+    """Check an offer table and return it with canonical dtypes and all OFFER_COLUMNS.
+
+    Rejects (SnapshotError naming file, line and field): a missing required column,
+    a blank provider/region/instance type, an unknown GPU name, a GPU count <= 0, a price
+    that is negative, zero or not a number, an interconnect outside INTERCONNECTS, a
+    priced_at that is not an ISO date. Blank prices are allowed: they mean unknown.
+    """
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise SnapshotError(
+            file,
+            f"missing column(s) {missing}; a snapshot needs {list(REQUIRED_COLUMNS)}",
+            line=1,
+            field=missing[0],
+        )
+    out = frame.copy()
+    for column in OFFER_COLUMNS:
+        if column not in out:
+            out[column] = np.nan if column in NUMERIC_COLUMNS else ""
+    for column in TEXT_COLUMNS:
+        out[column] = out[column].fillna("").astype(str).str.strip()
+        if column == "interconnect":
+            out[column] = out[column].replace("", "none")
+    for column in ("provider", "region", "instance_type", "source"):
+        _fail_rows(file, out, out[column] == "", column, "is blank; every offer needs one")
+    for column in NUMERIC_COLUMNS:
+        numbers = pd.to_numeric(out[column], errors="coerce")
+        not_number = numbers.isna() & out[column].notna() & (out[column].astype(str) != "")
+        _fail_rows(file, out, not_number, column, "is not a number")
+        out[column] = numbers.astype(float)
+    known = out["gpu_name"].isin(CANONICAL_GPUS)
+    if not known.all():
+        pos = int(np.flatnonzero(~known.to_numpy())[0])
+        name = out["gpu_name"].iloc[pos]
+        hint = closest_match(name, CANONICAL_GPUS)
+        fix = f"; did you mean {hint!r}?" if hint else ""
+        raise SnapshotError(
+            file,
+            f"unknown GPU {name!r}{fix} (valid: {', '.join(CANONICAL_GPUS)})",
+            line=pos + 2,
+            field="gpu_name",
+        )
+    _fail_rows(
+        file,
+        out,
+        ~(out["gpu_count"] > 0),
+        "gpu_count",
+        "is not a GPU count: it must be > 0 (fractions for GPU slices)",
+    )
+    for column in PRICE_COLUMNS:
+        _fail_rows(
+            file,
+            out,
+            out[column] < 0,
+            column,
+            "is negative; a price is > 0 USD/h, or blank when unknown",
+        )
+        _fail_rows(
+            file,
+            out,
+            out[column] == 0,
+            column,
+            "is zero; 0 is a placeholder, not a price: leave it blank when unknown",
+        )
+    _fail_rows(
+        file,
+        out,
+        ~out["interconnect"].isin(INTERCONNECTS),
+        "interconnect",
+        f"is not one of {list(INTERCONNECTS)}",
+    )
+    dates = pd.to_datetime(out["priced_at"], format="%Y-%m-%d", errors="coerce")
+    _fail_rows(file, out, dates.isna(), "priced_at", "is not an ISO date (YYYY-MM-DD)")
+    out["provider"] = out["provider"].str.lower()
+    return out.loc[:, list(OFFER_COLUMNS)].reset_index(drop=True)
+
+
+def read_snapshot(path: Path, expected_rows: int | None = None) -> pd.DataFrame:
+    """One snapshot CSV, validated. `expected_rows` guards against a truncated file."""
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise SnapshotError(path, "file listed in the manifest does not exist") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise SnapshotError(path, f"not a readable CSV: {exc}") from None
+    frame = frame.replace("", np.nan)
+    offers = validate_offers(frame, path)
+    if expected_rows is not None and len(offers) != expected_rows:
+        raise SnapshotError(
+            path,
+            f"has {len(offers)} rows but the manifest says "
+            f"{expected_rows}; the file is truncated or was edited by hand",
+        )
+    return offers
+
+
+def load_offers(directory: Path | None = None) -> pd.DataFrame:
+    """Every provider's offers from a snapshot folder's manifest, as one Offer table."""
+    directory = directory or snapshot_dir()
+    frames = [read_snapshot(directory / info.file, info.rows) for info in read_manifest(directory)]
+    if not frames:
+        return pd.DataFrame(
+            {c: pd.Series(dtype=float if c in NUMERIC_COLUMNS else str) for c in OFFER_COLUMNS}
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temp file in the same folder and a rename.
+
+    A crash leaves either the old file or the new one, never half of either.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def offers_to_csv(offers: pd.DataFrame) -> str:
+    """The snapshot CSV text for an offer table (blank = missing, stable float format)."""
+    return offers.loc[:, list(OFFER_COLUMNS)].to_csv(
+        index=False, float_format="%.6g", lineterminator="\n"
+    )
+
+
+# ---------------------------------------------------------------- pure queries
+
+
+def filter_offers(
+    offers: pd.DataFrame,
+    providers: Sequence[str] | None = None,
+    regions: Sequence[str] | None = None,
+    gpus: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Offers matching any of the providers, regions and GPU filters given.
+
+    GPU filters are families or canonical names (see pricing.gpus.match_gpu_names);
+    an unknown one raises UnknownGPUError with the closest match.
+    """
+    keep = pd.Series(True, index=offers.index)
+    if providers:
+        keep &= offers["provider"].isin([p.lower() for p in providers])
+    if regions:
+        keep &= offers["region"].isin(list(regions))
+    if gpus:
+        names = {name for query in gpus for name in match_gpu_names(query)}
+        keep &= offers["gpu_name"].isin(names)
+    return offers.loc[keep].reset_index(drop=True)
+
+
+def price_for_kind(offers: pd.DataFrame, kind: str) -> pd.Series:
+    """USD/h per offer for a pricing kind (PRICING_KINDS); NaN where not offered."""
+    if kind not in PRICING_KINDS:
+        hint = closest_match(kind, PRICING_KINDS)
+        raise ValueError(
+            f"unknown pricing kind {kind!r}; did you mean {hint!r}? "
+            f"Valid: {', '.join(PRICING_KINDS)}"
+        )
+    return offers[PRICING_KINDS[kind]]
+
+
+def unique_values(offers: pd.DataFrame, column: str) -> list[str]:
+    """Sorted distinct values of a text column, for choices in the CLI and app."""
+    return sorted(str(v) for v in offers[column].dropna().unique())
+
+
+def check_choices(values: Iterable[str], valid: Sequence[str], what: str) -> None:
+    """Raise ValueError naming the closest valid choice for each value not in `valid`."""
+    for value in values:
+        if value not in valid and value.lower() not in valid:
+            hint = closest_match(value, valid)
+            fix = f"; did you mean {hint!r}?" if hint else ""
+            raise ValueError(f"unknown {what} {value!r}{fix} Valid: {', '.join(valid)}")

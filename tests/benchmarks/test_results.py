@@ -1,0 +1,98 @@
+"""BenchmarkResult files: schema validation names the file and field; writes are atomic."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks import results as results_module
+from benchmarks.results import (
+    BenchmarkResult,
+    ResultFileError,
+    load_results,
+    read_result,
+    results_frame,
+    write_result,
+)
+
+
+def sample(**overrides: object) -> BenchmarkResult:
+    data: dict[str, object] = {
+        "id": "run-1",
+        "workload": "gpt",
+        "model_size": "tiny",
+        "precision": "fp32",
+        "device": "cpu",
+        "device_name": "cpu",
+        "world_size": 1,
+        "throughput": 123.4,
+        "throughput_unit": "tokens/s",
+        "tokens_per_s": 123.4,
+        "started_at": "2026-11-30T05:00:00",
+        "env": {"torch": "2.13.0"},
+    }
+    data.update(overrides)
+    return BenchmarkResult.model_validate(data)
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    path = write_result(sample(), tmp_path)
+    assert path.name == "run-1.json"
+    assert read_result(path) == sample()
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        ({"throughput": -1}, "throughput"),
+        ({"precision": "int4"}, "precision"),
+        ({"world_size": 0}, "world_size"),
+        ({"started_at": "yesterday"}, "started_at"),
+        ({"surprise": 1}, "surprise"),
+        ({"schema_version": 99}, "schema_version"),
+    ],
+)
+def test_malformed_file_names_file_and_field(
+    tmp_path: Path, edit: dict[str, object], field: str
+) -> None:
+    data = json.loads(sample().to_json())
+    data.update(edit)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultFileError) as info:
+        read_result(path)
+    assert info.value.path == str(path) and info.value.field == field
+    assert str(path) in str(info.value)
+
+
+def test_missing_field_and_broken_json(tmp_path: Path) -> None:
+    data = json.loads(sample().to_json())
+    del data["throughput"]
+    (tmp_path / "a.json").write_text(json.dumps(data))
+    (tmp_path / "b.json").write_text('{"id": ')
+    with pytest.raises(ResultFileError, match="field 'throughput'"):
+        read_result(tmp_path / "a.json")
+    with pytest.raises(ResultFileError, match="not valid JSON"):
+        read_result(tmp_path / "b.json")
+
+
+def test_load_results_keeps_the_good_and_reports_the_bad(tmp_path: Path) -> None:
+    write_result(sample(), tmp_path)
+    (tmp_path / "broken.json").write_text("[]")
+    loaded, problems = load_results(tmp_path)
+    assert [r.id for r in loaded] == ["run-1"]
+    assert len(problems) == 1 and "broken.json" in problems[0]
+    frame = results_frame(loaded)
+    assert frame.loc[0, "throughput"] == 123.4
+
+
+def test_interrupted_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(results_module.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_result(sample(), tmp_path)
+    assert list(tmp_path.iterdir()) == []

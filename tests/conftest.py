@@ -1,0 +1,79 @@
+"""Test-wide guards: no test reaches a cloud or the metadata address.
+
+Fake credentials and the SDKs' metadata switches are set before anything imports boto3
+or google-auth, and every socket connect outside loopback raises, so a code path that
+tries to leave the machine fails loudly instead of quietly reaching 169.254.169.254.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+FAKE_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SECURITY_TOKEN": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "NO_GCE_CHECK": "true",
+    "GCE_METADATA_HOST": "127.0.0.1:9",
+    "GCE_METADATA_IP": "127.0.0.1:9",
+    "GOOGLE_CLOUD_PROJECT": "gpuplan-test",
+    "AZURE_CLIENT_ID": "",
+}
+for _key, _value in FAKE_ENV.items():
+    os.environ[_key] = _value
+os.environ.pop("GOOGLE_APPLICATION_CREDENTIALS", None)
+os.environ.pop("GPUPLAN_SNAPSHOT_DIR", None)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class OutboundConnectionBlocked(RuntimeError):
+    """Raised when a test tries to connect anywhere but loopback."""
+
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _check_address(address: object) -> None:
+    if isinstance(address, tuple) and address:
+        host = str(address[0])
+        try:
+            ip = ipaddress.ip_address(host)
+        except ValueError:
+            if host == "localhost":
+                return
+            raise OutboundConnectionBlocked(f"tests may not resolve or reach {host!r}") from None
+        if not ip.is_loopback:
+            raise OutboundConnectionBlocked(f"tests may not connect to {host} (only 127.0.0.1)")
+
+
+def _guarded_connect(self: socket.socket, address: object) -> None:
+    _check_address(address)
+    return _real_connect(self, address)  # type: ignore[arg-type]
+
+
+def _guarded_connect_ex(self: socket.socket, address: object) -> int:
+    _check_address(address)
+    return _real_connect_ex(self, address)  # type: ignore[arg-type]
+
+
+socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+
+
+@pytest.fixture()
+def results_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty results folder, set as $GPUPLAN_RESULTS_DIR."""
+    directory = tmp_path / "results"
+    directory.mkdir()
+    monkeypatch.setenv("GPUPLAN_RESULTS_DIR", str(directory))
+    return directory

@@ -1,0 +1,188 @@
+"""Cost math and the plan composer on tiny inline tables."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks.results import BenchmarkResult, results_frame
+from planner.cost import cost_to_train, hours_to_train, usd_per_million_samples
+from planner.plan import PLAN_COLUMNS, make_plan
+from planner.throughput import throughput_for_offers, throughput_table
+from planner.workloads import get_workload
+from pricing.catalog import validate_offers
+
+
+def offers(*rows: dict[str, object]) -> pd.DataFrame:
+    base = {"provider": "aws", "region": "r1", "source": "test", "priced_at": "2026-11-01"}
+    return validate_offers(pd.DataFrame([{**base, **row} for row in rows]))
+
+
+def result(
+    gpu: str,
+    count: int,
+    throughput: float,
+    source: str = "published:lambda",
+    precision: str = "fp16",
+    started_at: str = "2025-12-01",
+) -> BenchmarkResult:
+    return BenchmarkResult(
+        id=f"{source}-{gpu}-{count}-{throughput}-{started_at}",
+        source=source,
+        workload="resnet50",
+        model_size="full",
+        precision=precision,  # type: ignore[arg-type]
+        gpu_name=gpu,
+        world_size=count,
+        throughput=throughput,
+        throughput_unit="images/s",
+        started_at=started_at,
+        notes=f"{gpu} x{count}",
+    )
+
+
+def test_hours_and_cost() -> None:
+    hours = hours_to_train(3.6e6, pd.Series([1000.0, 0.0, -5.0]))
+    assert hours.iloc[0] == pytest.approx(1.0)
+    assert hours.iloc[1:].isna().all()
+    assert cost_to_train(pd.Series([2.0]), pd.Series([3.5])).iloc[0] == 7.0
+    assert usd_per_million_samples(pd.Series([3.6]), pd.Series([1000.0])).iloc[0] == pytest.approx(
+        1.0
+    )
+
+
+def test_one_a100_hours_are_samples_over_published_throughput() -> None:
+    workload = get_workload("resnet50-imagenet-90ep")
+    table = results_frame([result("A100-SXM-40GB", 1, 2000.0)])
+    plan = make_plan(
+        workload,
+        "fp16",
+        offers(
+            {"instance_type": "a", "gpu_name": "A100-SXM-40GB", "gpu_count": 1, "usd_per_hour": 4.0}
+        ),
+        table,
+    )
+    row = plan.rows.iloc[0]
+    assert row["hours_to_train"] == pytest.approx(1_281_167 * 90 / 2000.0 / 3600)
+    assert row["cost_usd"] == pytest.approx(row["hours_to_train"] * 4.0)
+    assert row["throughput_source"] == "published"
+    assert list(plan.rows.columns) == list(PLAN_COLUMNS)
+
+
+def test_measured_beats_published_and_newest_generation_wins() -> None:
+    workload = get_workload("resnet50-imagenet-90ep")
+    table = results_frame(
+        [
+            result("H100-SXM", 1, 2500.0, started_at="2022-07-01"),
+            result("H100-SXM", 1, 3000.0),
+            result("H100-SXM", 1, 3100.0),
+            result("A100-SXM-40GB", 1, 1200.0),
+            result("A100-SXM-40GB", 1, 1500.0, source="measured", started_at="2026-11-01"),
+        ]
+    )
+    figures = throughput_table(table, workload, "fp16").set_index("gpu_name")
+    assert figures.loc["H100-SXM", "throughput"] == 3050.0  # median of the newest two
+    assert figures.loc["H100-SXM", "throughput_low"] == 3000.0
+    assert figures.loc["A100-SXM-40GB", "throughput_source"] == "measured"
+    assert figures.loc["A100-SXM-40GB", "throughput"] == 1500.0
+
+
+def test_other_counts_scale_linearly_and_say_so() -> None:
+    workload = get_workload("resnet50-imagenet-90ep")
+    table = throughput_table(
+        results_frame([result("V100-SXM2-16GB", 1, 800.0), result("V100-SXM2-16GB", 4, 3000.0)]),
+        workload,
+        "fp16",
+    )
+    some = offers(
+        {"instance_type": "a", "gpu_name": "V100-SXM2-16GB", "gpu_count": 8, "usd_per_hour": 1.0},
+        {"instance_type": "b", "gpu_name": "V100-SXM2-16GB", "gpu_count": 0.5, "usd_per_hour": 1.0},
+        {"instance_type": "c", "gpu_name": "V100-SXM2-16GB", "gpu_count": 4, "usd_per_hour": 1.0},
+        {"instance_type": "d", "gpu_name": "T4", "gpu_count": 1, "usd_per_hour": 1.0},
+    )
+    speed = throughput_for_offers(some, table)
+    assert speed["throughput"].iloc[0] == pytest.approx(6000.0)
+    assert "linear from 4-GPU" in speed["throughput_detail"].iloc[0]
+    assert speed["throughput"].iloc[1] == pytest.approx(400.0)
+    assert speed["throughput_source"].tolist()[:3] == ["scaled", "scaled", "published"]
+    assert np.isnan(speed["throughput"].iloc[3])
+
+
+def test_plan_ranks_by_cost_leaves_out_unpriced_and_unmeasured_with_warnings() -> None:
+    workload = get_workload("resnet50-imagenet-90ep")
+    table = results_frame([result("A100-SXM-40GB", 1, 1000.0), result("H100-SXM", 1, 3000.0)])
+    some = offers(
+        {
+            "instance_type": "slow-cheap",
+            "gpu_name": "A100-SXM-40GB",
+            "gpu_count": 1,
+            "usd_per_hour": 1.0,
+        },
+        {"instance_type": "fast-dear", "gpu_name": "H100-SXM", "gpu_count": 1, "usd_per_hour": 6.0},
+        {"instance_type": "no-price", "gpu_name": "H100-SXM", "gpu_count": 1, "usd_per_hour": None},
+        {"instance_type": "no-figure", "gpu_name": "T4", "gpu_count": 1, "usd_per_hour": 0.5},
+    )
+    plan = make_plan(workload, "fp16", some, table, today=dt.date(2026, 11, 2))
+    assert plan.rows["instance_type"].tolist() == ["slow-cheap", "fast-dear"]
+    assert plan.rows["rank"].tolist() == [1, 2]
+    text = " ".join(plan.warnings)
+    assert "no measured or published resnet50 fp16 throughput for T4" in text
+    assert "1 offers left out: no on-demand price" in text
+    assert "older than" not in text
+
+
+def test_spot_plan_uses_spot_prices_and_warns_on_stale_prices() -> None:
+    workload = get_workload("resnet50-imagenet-90ep")
+    table = results_frame([result("A100-SXM-40GB", 1, 1000.0)])
+    some = offers(
+        {
+            "instance_type": "a",
+            "gpu_name": "A100-SXM-40GB",
+            "gpu_count": 1,
+            "usd_per_hour": 4.0,
+            "spot_usd_per_hour": 1.5,
+        },
+        {"instance_type": "b", "gpu_name": "A100-SXM-40GB", "gpu_count": 1, "usd_per_hour": 3.0},
+    )
+    plan = make_plan(workload, "fp16", some, table, pricing="spot", today=dt.date(2027, 1, 1))
+    assert plan.rows["instance_type"].tolist() == ["a"]
+    assert plan.rows["usd_per_hour"].tolist() == [1.5]
+    assert any("older than 30 days: aws 2026-11-01 (61 d)" in w for w in plan.warnings)
+
+
+def test_bf16_uses_fp16_figures_only_on_gpus_with_bf16() -> None:
+    workload = get_workload("resnet50-imagenet-90ep")
+    table = results_frame([result("A100-SXM-40GB", 1, 1000.0), result("V100-SXM2-16GB", 1, 800.0)])
+    figures = throughput_table(table, workload, "bf16")
+    assert figures["gpu_name"].tolist() == ["A100-SXM-40GB"]
+    assert figures["throughput_detail"].iloc[0].startswith("fp16 AMP figure as bf16 proxy")
+
+
+def test_llm_plan_uses_assumed_mfu_and_checks_memory() -> None:
+    workload = get_workload("llm-7b-140b")
+    some = offers(
+        {
+            "instance_type": "one",
+            "gpu_name": "H100-SXM",
+            "gpu_count": 1,
+            "usd_per_hour": 4.0,
+            "gpu_memory_gib": 80,
+        },
+        {
+            "instance_type": "eight",
+            "gpu_name": "H100-SXM",
+            "gpu_count": 8,
+            "usd_per_hour": 32.0,
+            "gpu_memory_gib": 80,
+        },
+    )
+    plan = make_plan(workload, "bf16", some, results_frame([]))
+    assert plan.rows["instance_type"].tolist() == ["eight"]
+    row = plan.rows.iloc[0]
+    expected = 0.40 * 989.4e12 * 8 / workload.flops_per_sample
+    assert row["throughput"] == pytest.approx(expected)
+    assert row["hours_low"] < row["hours_to_train"] < row["hours_high"]
+    assert any("16 bytes/parameter" in w for w in plan.warnings)

@@ -1,0 +1,50 @@
+"""Workload catalog: sizes, FLOPs formulas and name errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.workloads import (
+    get_workload,
+    llm_shape,
+    transformer_training_flops_per_token,
+)
+
+
+def test_catalog_sizes() -> None:
+    assert get_workload("resnet50-imagenet-90ep").samples == 1_281_167 * 90
+    assert get_workload("bert-large-squad-2ep").samples == 2 * 88_641
+    assert get_workload("resnet50-imagenet-90ep").flops_per_sample == pytest.approx(3 * 8.18e9)
+
+
+def test_llm_names_parse_and_presets_keep_published_shapes() -> None:
+    preset = get_workload("llm-7b-140b")
+    assert (preset.n_layer, preset.d_model, preset.params) == (32, 4096, 6.7e9)
+    custom = get_workload("llm-3b-60b")
+    assert custom.samples == 60e9 and custom.params == 3e9 and custom.is_llm
+    assert custom.throughput_unit == "tokens/s"
+
+
+def test_transformer_flops_follow_kaplan() -> None:
+    assert transformer_training_flops_per_token(1e9, 24, 2048, 2048) == pytest.approx(
+        6e9 + 6 * 24 * 2048 * 2048
+    )
+
+
+def test_llm_shape_recovers_parameter_count() -> None:
+    for params in (1.3e9, 7e9, 70e9):
+        layers, width = llm_shape(params)
+        assert 12 * layers * width**2 == pytest.approx(params, rel=0.1)
+
+
+@pytest.mark.parametrize("name", ["resnet50-imagenet-9ep", "bert-large", "llm-7x-1b"])
+def test_unknown_workload_lists_choices_and_closest(name: str) -> None:
+    with pytest.raises(ValueError, match="Valid: resnet50-imagenet-90ep") as info:
+        get_workload(name)
+    if name != "llm-7x-1b":
+        assert "did you mean" in str(info.value)
+
+
+def test_llm_needs_positive_size() -> None:
+    with pytest.raises(ValueError, match="params > 0"):
+        get_workload("llm-0m-1b")

@@ -1,0 +1,43 @@
+"""Importing planner or pricing loads no torch, boto3, google.cloud or streamlit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("torch", "boto3", "botocore", "google.cloud", "streamlit")
+
+
+@pytest.mark.parametrize(
+    "modules",
+    [
+        "planner, planner.plan, planner.cli, planner.throughput, planner.hardware",
+        "pricing, pricing.catalog, pricing.cli, pricing.providers.skypilot",
+        "benchmarks.results, benchmarks.published, benchmarks.cli",
+    ],
+)
+def test_light_imports(modules: str) -> None:
+    code = (
+        f"import json, sys\nimport {modules}\n"
+        f"print(json.dumps([m for m in sys.modules if m.split('.')[0] in "
+        f"{[h.split('.')[0] for h in HEAVY]!r} or m.startswith('google.cloud')]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == []
+
+
+def test_the_check_would_see_a_heavy_import() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json, sys, streamlit\nprint(json.dumps('streamlit' in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout) is True

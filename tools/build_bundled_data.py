@@ -1,0 +1,319 @@
+"""Build gpuplan's bundled data from the copies of the reference data in reference/.
+
+    python tools/build_bundled_data.py [--check]
+
+Writes (deterministically, so a test can check the committed files are reproducible):
+  planner/data/gpu_specs.csv                    from reference/gpu_specs.csv (+ B300)
+  pricing/snapshots/<provider>-<date>.csv       from reference/pricing/*_vms.csv
+  pricing/snapshots/MANIFEST.json               source, commit, date and rows per file
+  pricing/snapshots/REFERENCE_FIXES.csv         every row dropped or value set missing
+  benchmarks/published/lambda_pytorch_throughput.csv   unflagged rows, canonical names
+With --check it writes nothing and exits 1 if any output would change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pricing.catalog import offers_to_csv  # noqa: E402
+from pricing.gpus import CANONICAL_GPUS  # noqa: E402
+from pricing.providers.skypilot import parse_skypilot_vms  # noqa: E402
+
+REF = ROOT / "reference"
+
+# Reference spec label -> canonical name (pricing.gpus.CANONICAL_GPUS).
+SPEC_NAMES: dict[str, str] = {
+    "K80 (board, 2x GK210)": "K80-board", "K80 (per GK210 die)": "K80",
+    "P100 PCIe 16GB": "P100-PCIe", "P100 SXM2 16GB": "P100-SXM2",
+    "V100 SXM2 16GB": "V100-SXM2-16GB", "V100 SXM2 32GB": "V100-SXM2-32GB",
+    "V100 SXM3 32GB (DGX-2)": "V100-SXM3-32GB", "V100 PCIe 16GB": "V100-PCIe-16GB",
+    "V100 PCIe 32GB": "V100-PCIe-32GB", "T4": "T4", "A10G": "A10G", "A10": "A10",
+    "A30": "A30", "A40": "A40", "L4": "L4", "L40": "L40", "L40S": "L40S",
+    "A100 SXM4 40GB": "A100-SXM-40GB", "A100 SXM4 80GB": "A100-SXM-80GB",
+    "A100 PCIe 40GB": "A100-PCIe-40GB", "A100 PCIe 80GB": "A100-PCIe-80GB",
+    "H100 SXM5 80GB": "H100-SXM", "H100 PCIe 80GB": "H100-PCIe", "H100 NVL 94GB": "H100-NVL",
+    "H200 SXM 141GB": "H200-SXM", "H200 NVL 141GB": "H200-NVL", "GH200 96GB": "GH200",
+    "B200": "B200", "GB200 (per GPU)": "GB200", "RTX 3070": "RTX-3070",
+    "RTX 3080": "RTX-3080", "RTX 3090": "RTX-3090", "RTX 4090": "RTX-4090",
+    "RTX 5090": "RTX-5090", "RTX A4000": "RTX-A4000", "RTX A4500": "RTX-A4500",
+    "RTX A5000": "RTX-A5000", "RTX A5500": "RTX-A5500", "RTX A6000": "RTX-A6000",
+    "RTX 6000 Ada": "RTX-6000-Ada", "Quadro RTX 8000": "Quadro-RTX-8000",
+    "Quadro RTX 6000": "Quadro-RTX-6000", "Quadro RTX 5000": "Quadro-RTX-5000",
+    "Titan RTX": "Titan-RTX", "RTX 2080 Ti": "RTX-2080-Ti", "GTX 1080 Ti": "GTX-1080-Ti",
+    "MI250X": "MI250X", "MI300X": "MI300X", "MI325X": "MI325X", "Gaudi2": "Gaudi2",
+    "Gaudi3": "Gaudi3", "TPU v4": "TPU-v4", "TPU v5e": "TPU-v5e", "TPU v5p": "TPU-v5p",
+    "TPU v6e (Trillium)": "TPU-v6e",
+}  # fmt: skip
+
+# Offered by AWS (p6-b300) but absent from the reference spec table. Per-GPU figures are
+# the HGX B300 platform figures / 8, dense = sparse / 2.
+EXTRA_SPECS: list[dict[str, object]] = [
+    {
+        "gpu_model": "B300",
+        "vendor": "NVIDIA",
+        "architecture": "Blackwell Ultra",
+        "form_factor": "SXM (HGX B300)",
+        "release_year": 2025,
+        "memory_gb": 288,
+        "memory_type": "HBM3e",
+        "memory_bw_gbs": 8000,
+        "fp32_tflops": 75,
+        "tf32_tensor_dense_tflops": 1100,
+        "fp16_bf16_tensor_dense_tflops": 2250,
+        "fp16_tensor_dense_fp16acc_tflops": 2250,
+        "fp8_tensor_dense_tflops": 4500,
+        "tdp_w": 1100,
+        "nvlink_gbs_bidir_per_gpu": 1800,
+        "pcie_gen": 6,
+        "interconnect_note": "NVLink 5.0",
+        "aliases_in_benchmark_files": "",
+        "cloud_examples": "AWS p6-b300",
+        "confidence": "medium",
+        "source_ids": "S_B300",
+        "notes": "S_B300: NVIDIA HGX platform page, HGX B300 column (FP16/BF16 36 PF and "
+        "TF32 18 PF sparse per 8 GPUs, 2.3 TB HBM3e); per GPU = /8, dense = sparse/2. "
+        "Not cross-checked against Epoch.",
+    },
+]
+
+NO_BF16_ARCHITECTURES = ("Kepler", "Pascal", "Volta", "Turing")
+
+# Provider catalogs: file, SkyPilot path, commit, not-before date and its basis.
+SNAPSHOTS: dict[str, dict[str, str]] = {
+    "aws": {
+        "file": "aws_vms.csv",
+        "path": "catalogs/v8/aws/vms.csv",
+        "commit": "00148f2af3672e2229b4f7bf8157d5a3f36e3c35",
+        "priced_at": "2025-06-01",
+        "date_basis": "not before 2025-06: p5.48xlarge at $55.04/h follows AWS's June 2025 "
+        "P5 on-demand price cut; the catalog commit date is unknown",
+    },
+    "gcp": {
+        "file": "gcp_vms.csv",
+        "path": "catalogs/v8/gcp/vms.csv",
+        "commit": "006059e0f18acb1341e22a27751e9f80df6ba92f",
+        "priced_at": "2025-01-01",
+        "date_basis": "not before 2025: lists A4 (B200) machine types; the catalog "
+        "commit date is unknown",
+    },
+    "azure": {
+        "file": "azure_vms.csv",
+        "path": "catalogs/v6/azure/vms.csv",
+        "commit": "098741e70562f65d7af1cceb81e33b284f742604",
+        "priced_at": "2024-01-01",
+        "date_basis": "not before 2024: lists NC H100 v5 sizes; the v6 catalog is older "
+        "than the AWS/GCP v8 ones; commit date unknown",
+    },
+    "lambda": {
+        "file": "lambda_vms.csv",
+        "path": "catalogs/v8/lambda/vms.csv",
+        "commit": "0f4070387edc953d7004cff197940e1918a1d6aa",
+        "priced_at": "2025-01-01",
+        "date_basis": "not before 2025: lists B200 instances; commit date unknown",
+    },
+    "nebius": {
+        "file": "nebius_vms.csv",
+        "path": "catalogs/v8/nebius/vms.csv",
+        "commit": "0082b0435f3912ae4c566856b272455cc78f4f61",
+        "priced_at": "2025-01-01",
+        "date_basis": "not before 2025: lists B200 instances; commit date unknown",
+    },
+    "vast": {
+        "file": "vast_vms.csv",
+        "path": "catalogs/v8/vast/vms.csv",
+        "commit": "01b8cdda287814b30ff0acb49746cca19fbd4355",
+        "priced_at": "2025-02-01",
+        "date_basis": "not before 2025-02: lists RTX 5090 offers (launched 2025-01-30); "
+        "marketplace prices move daily; commit date unknown",
+    },
+    "fluidstack": {
+        "file": "fluidstack_vms.csv",
+        "path": "catalogs/v6/fluidstack/vms.csv",
+        "commit": "002403bca05e2ab5110637448f3b1654c983d5d5",
+        "priced_at": "2023-01-01",
+        "date_basis": "not before 2023: lists H100; an older v6 catalog; commit date unknown",
+    },
+    "paperspace": {
+        "file": "paperspace_vms.csv",
+        "path": "catalogs/v6/paperspace/vms.csv",
+        "commit": "e520054145d1bce6748bcf18c9a25ddd6ea9a348",
+        "priced_at": "2023-01-01",
+        "date_basis": "not before 2023: lists H100; an older v6 catalog; commit date unknown",
+    },
+}
+
+
+def build_specs() -> str:
+    ref = pd.read_csv(REF / "gpu_specs.csv")
+    ref = pd.concat([ref, pd.DataFrame(EXTRA_SPECS)], ignore_index=True)
+    unknown = set(ref["gpu_model"]) - set(SPEC_NAMES) - {"B300"}
+    if unknown:
+        raise SystemExit(f"spec rows without a canonical name: {sorted(unknown)}")
+    arch = ref["architecture"].astype(str)
+    no_bf16 = arch.str.startswith(NO_BF16_ARCHITECTURES)
+    specs = pd.DataFrame(
+        {
+            "gpu_name": ref["gpu_model"].map(lambda m: SPEC_NAMES.get(m, m)),
+            "spec_model": ref["gpu_model"],
+            "vendor": ref["vendor"],
+            "architecture": ref["architecture"],
+            "form_factor": ref["form_factor"],
+            "release_year": ref["release_year"],
+            "memory_gb": ref["memory_gb"],
+            "memory_type": ref["memory_type"],
+            "memory_bw_gbs": ref["memory_bw_gbs"],
+            "fp32_tflops": ref["fp32_tflops"],
+            "tf32_tflops": ref["tf32_tensor_dense_tflops"],
+            "fp16_tflops": ref["fp16_bf16_tensor_dense_tflops"],
+            "bf16_tflops": ref["fp16_bf16_tensor_dense_tflops"].where(~no_bf16),
+            "fp8_tflops": ref["fp8_tensor_dense_tflops"],
+            "tdp_w": ref["tdp_w"],
+            "nvlink_gbs": ref["nvlink_gbs_bidir_per_gpu"],
+            "pcie_gen": ref["pcie_gen"],
+            "interconnect_note": ref["interconnect_note"],
+            "confidence": ref["confidence"],
+            "source_ids": ref["source_ids"],
+            "notes": ref["notes"],
+        }
+    )
+    order = {name: i for i, name in enumerate(CANONICAL_GPUS)}
+    if set(specs["gpu_name"]) != set(CANONICAL_GPUS):
+        raise SystemExit(
+            "spec names and pricing.gpus.CANONICAL_GPUS disagree: "
+            f"{sorted(set(specs['gpu_name']) ^ set(CANONICAL_GPUS))}"
+        )
+    for column in ("tdp_w", "pcie_gen", "release_year"):
+        specs[column] = specs[column].astype("Int64")
+    specs = specs.sort_values("gpu_name", key=lambda s: s.map(order))
+    return specs.to_csv(index=False, lineterminator="\n")
+
+
+def build_snapshots() -> dict[str, str]:
+    files: dict[str, str] = {}
+    manifest = []
+    fixes = []
+    for provider, meta in SNAPSHOTS.items():
+        catalog = pd.read_csv(REF / "pricing" / meta["file"])
+        source = (
+            f"skypilot-catalog {meta['path']}@{meta['commit'][:8]} "
+            "(github.com/skypilot-org/skypilot-catalog, Apache-2.0)"
+        )
+        offers, fixed = parse_skypilot_vms(provider, catalog, source, meta["priced_at"])
+        name = f"{provider}-{meta['priced_at']}.csv"
+        text = offers_to_csv(offers)
+        files[name] = text
+        manifest.append(
+            {
+                "provider": provider,
+                "file": name,
+                "priced_at": meta["priced_at"],
+                "date_basis": meta["date_basis"],
+                "source": source,
+                "source_commit": meta["commit"],
+                "retrieved_at": "",
+                "rows": len(offers),
+                "sha256": _sha(text),
+            }
+        )
+        fixes.append(fixed)
+    files["MANIFEST.json"] = (
+        json.dumps({"schema_version": 1, "snapshots": manifest}, indent=2) + "\n"
+    )
+    files["REFERENCE_FIXES.csv"] = pd.concat(fixes, ignore_index=True).to_csv(
+        index=False, lineterminator="\n"
+    )
+    return files
+
+
+def build_published() -> str:
+    ref = pd.read_csv(REF / "benchmarks" / "lambda_pytorch_throughput.csv")
+    keep = ref["flag"].isna() & ref["spec_gpu_model"].notna()
+    table = ref.loc[keep].copy()
+    table.insert(0, "gpu_name", table["spec_gpu_model"].map(SPEC_NAMES))
+    key = (
+        table["benchmark_version"]
+        + "-"
+        + table["gpu_name"]
+        + "-"
+        + table["model"]
+        + "-"
+        + table["precision"]
+        + "-"
+        + table["num_gpus"].astype(str)
+        + "gpu"
+    )
+    table.insert(0, "id", "lambda-" + key + "-" + table.groupby(key).cumcount().astype(str))
+    columns = [
+        "id",
+        "gpu_name",
+        "gpu_model",
+        "spec_gpu_model",
+        "num_gpus",
+        "model",
+        "precision",
+        "batch_size",
+        "batch_size_per_gpu",
+        "throughput",
+        "unit",
+        "lambda_config",
+        "host_or_vendor",
+        "interconnect_note",
+        "instance_gpus",
+        "runs_averaged",
+        "benchmark_version",
+        "container",
+        "source",
+    ]
+    return table[columns].to_csv(index=False, lineterminator="\n")
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def outputs() -> dict[Path, str]:
+    out = {
+        ROOT / "planner/data/gpu_specs.csv": build_specs(),
+        ROOT / "benchmarks/published/lambda_pytorch_throughput.csv": build_published(),
+    }
+    for name, text in build_snapshots().items():
+        out[ROOT / "pricing/snapshots" / name] = text
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if a bundled file differs from a rebuild",
+    )
+    args = parser.parse_args(argv)
+    changed = []
+    built = outputs()
+    for path, text in built.items():
+        old = path.read_text() if path.exists() else None
+        if old != text:
+            changed.append(path.relative_to(ROOT))
+            if not args.check:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+    stale = sorted(p.name for p in (ROOT / "pricing/snapshots").glob("*-*.csv") if p not in built)
+    for line in changed:
+        print(f"{'differs' if args.check else 'wrote'}: {line}")
+    if stale:
+        print(f"note: snapshot files not in the manifest: {stale}")
+    return 1 if (args.check and changed) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
