@@ -269,3 +269,17 @@ def test_bad_inputs_name_the_argument() -> None:
 
 def test_spot_cost_is_wall_hours_times_price() -> None:
     np.testing.assert_allclose(spot.spot_cost_usd([10.0, 20.0], [2.0, 0.5]), [20.0, 10.0])
+
+
+def test_readme_example_figures() -> None:
+    """The figures quoted in README.md's Spot section."""
+    rate = spot.SPOT_RATE_DEFAULTS["gcp"].interruptions_per_hour
+    row = spot.spot_overhead(100.0, rate, checkpoint_hours=0.1, restart_hours=0.25).iloc[0]
+    assert round(row["interval_hours"], 1) == 6.7
+    assert round(row["overhead_factor"], 3) == 1.030
+    assert row["checkpoints"] == 14
+    draws = spot.sample_wall_hours(
+        100.0, rate, 0.1, 0.25, rng=np.random.default_rng(0), draws=10_000
+    )
+    q = spot.overhead_quantiles(draws, 100.0).iloc[0].round(3)
+    assert (q["overhead_p10"], q["overhead_p50"], q["overhead_p90"]) == (1.014, 1.014, 1.072)
