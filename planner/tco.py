@@ -459,7 +459,8 @@ def compare_with_cloud(
     utilization). Columns: cloud_usd_per_gpu_hour, onprem_usd_per_gpu_hour (at the config's
     utilization), cheaper ("on-prem" or "cloud" at that utilization), break_even_utilization
     (may exceed 1 or be inf: see break_even_utilization), break_even_months (inf = never),
-    monthly_gpu_hours, break_even_note (words for both, for people).
+    monthly_gpu_hours, break_even_note (words for both, for people; built row by row, so for
+    thousands of prices call break_even_utilization and break_even_months directly).
     """
     demand = (
         capacity_gpu_hours_per_month(config) * config.utilization
