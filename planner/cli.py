@@ -7,7 +7,7 @@ gets `error: ...` with the valid choices and exit code 2, never a traceback.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import pandas as pd
 import typer
@@ -27,6 +27,9 @@ from pricing.catalog import (
 from pricing.cli import app as pricing_app
 from pricing.gpus import UnknownGPUError
 from pricing.output import FORMATS, abort, emit
+
+if TYPE_CHECKING:
+    from planner.tco import OnPremConfig
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 
@@ -154,6 +157,147 @@ def workloads(
         title="Workloads (LLMs: any llm-<params>-<tokens>, e.g. llm-7b-140b)",
         table_columns=("name", "samples", "sample_unit", "flops_per_sample", "description"),
     )
+
+
+TCO_COMPARE_COLUMNS = ("ref", "gpu_name", "pricing", "usd_per_gpu_hour", "cheaper")
+
+
+@app.command("tco")
+def tco(
+    config: Annotated[
+        str, typer.Option("--config", "-c", help="on-prem TOML (examples/onprem-dgx-h100.toml)")
+    ],
+    compare: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--compare",
+            help="provider:region:instance_type, provider:instance_type (cheapest region) or a "
+            "GPU name (its cheapest offer); repeatable. Default: the cheapest offer of the "
+            "config's GPU from each provider",
+        ),
+    ] = None,
+    pricing: Annotated[
+        str, typer.Option(help="cloud price: on-demand | spot | reserved-1y | reserved-3y")
+    ] = "on-demand",
+    utilization: Annotated[
+        float | None, typer.Option(help="0 < U <= 1; overrides the config's utilization")
+    ] = None,
+    monthly_gpu_hours: Annotated[
+        float | None,
+        typer.Option(help="demand for break-even months (default: capacity x utilization)"),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+) -> None:
+    """On-prem amortized $/GPU-hour, and break-even utilization and months against cloud offers."""
+    from planner.tco import OnPremConfigError, check_value, load_onprem_config, tco_table
+    from pricing.refs import OfferRefError, cheapest_per_provider, resolve_offer_refs
+
+    try:
+        check_choices([fmt], FORMATS, "format")
+        check_choices([pricing], list(PRICING_KINDS), "pricing")
+    except ValueError as exc:
+        abort(str(exc))
+    if utilization is not None:
+        try:
+            check_value("utilization", utilization)
+        except OnPremConfigError as exc:
+            abort(f"--utilization {utilization:g}: {exc.message}")
+    if monthly_gpu_hours is not None and not monthly_gpu_hours > 0:
+        abort(f"--monthly-gpu-hours {monthly_gpu_hours:g}: must be > 0 GPU-hours per month")
+    try:
+        loaded = load_onprem_config(config)
+        onprem = loaded.config
+        if utilization is not None:
+            onprem = onprem.with_utilization(utilization)
+        offers = load_offers()
+        if compare:
+            chosen = resolve_offer_refs(offers, compare, pricing)
+        else:
+            chosen = cheapest_per_provider(offers, onprem.gpu_name, pricing)
+            if chosen.empty:
+                raise ValueError(
+                    f"no {pricing} price for {onprem.gpu_name} in the snapshot to compare with; "
+                    "try --pricing on-demand, or name offers with --compare"
+                )
+        rows = tco_table(onprem, chosen, monthly_gpu_hours, source=str(config))
+    except OnPremConfigError as exc:
+        if exc.field == "monthly_gpu_hours":
+            abort(f"--monthly-gpu-hours {monthly_gpu_hours:g}: {exc.message}")
+        abort(str(exc))
+        return
+    except (OfferRefError, SnapshotError, UnknownGPUError, ValueError) as exc:
+        abort(str(exc))
+        return
+    if fmt != "table":
+        emit(rows, fmt)
+        return
+    warnings = [
+        f"{ref} has {gpu}, not {onprem.gpu_name}: its price per GPU-hour buys different work"
+        for ref, gpu in zip(rows["ref"].iloc[1:], rows["gpu_name"].iloc[1:], strict=True)
+        if gpu != onprem.gpu_name
+    ]
+    if pricing == "spot":
+        warnings.append(
+            "spot prices are per hour of capacity: interruptions add lost work and restarts "
+            "(planner.spot overhead factor), not included here"
+        )
+    _tco_tables(onprem, rows, loaded.defaulted_notes(), warnings)
+
+
+def _tco_tables(
+    onprem: OnPremConfig, rows: pd.DataFrame, defaulted: list[str], warnings: list[str]
+) -> None:
+    """Breakdown and comparison tables on stdout; assumptions and defaults on stderr."""
+    from planner.tco import COMPONENTS, cost_breakdown
+    from pricing.output import wide_console
+
+    breakdown = cost_breakdown(onprem)
+    breakdown["share"] = breakdown["share"].map(lambda s: f"{s:.0%}")
+    emit(
+        breakdown,
+        "table",
+        title=(
+            f"On-prem {onprem.name}: {onprem.gpus} x {onprem.gpu_name}, "
+            f"{onprem.utilization:.0%} utilization -> "
+            f"${rows['usd_per_gpu_hour'].iloc[0]:.2f} per GPU-hour"
+        ),
+    )
+    cloud = rows.iloc[1:].copy()
+    life_months = onprem.lifetime_years * 12
+    cloud["break_even_util"] = [
+        f"{u:.1%}" if pd.notna(u) else "never" for u in cloud["break_even_utilization"]
+    ]
+    cloud["break_even_months"] = [
+        "never" if pd.isna(m) else f"{m:,.1f}" + (" (after life)" if m > life_months else "")
+        for m in cloud["break_even_months"]
+    ]
+    demand = float(cloud["monthly_gpu_hours"].iloc[0]) if len(cloud) else 0.0
+    emit(
+        cloud,
+        "table",
+        title=f"Against the cloud (break-even months at {demand:,.0f} GPU-hours per month)",
+        table_columns=(
+            *TCO_COMPARE_COLUMNS,
+            "break_even_util",
+            "break_even_months",
+            "price_date",
+        ),
+    )
+    console = wide_console(stderr=True)
+    notes = [
+        f"Power: {onprem.power_basis}.",
+        "Capex straight-line over the lifetime, no salvage value, no cost of capital; "
+        f"components: {', '.join(COMPONENTS)}; a year is 8760 h, a month 730 h.",
+        "Break-even utilization: where amortized on-prem $/GPU-h equals the cloud's; "
+        "break-even months: when cumulative cloud spend for the demand exceeds capex plus "
+        "cumulative running cost.",
+    ]
+    for line in notes:
+        console.print(f"[dim]assumption:[/] {line}", highlight=False)
+    for line in defaulted:
+        console.print(f"[yellow]defaulted:[/] {line}", highlight=False)
+    for line in warnings:
+        console.print(f"[yellow]warning:[/] {line}", highlight=False)
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 FORMATS = ("table", "json", "csv")
 
@@ -33,6 +34,9 @@ HEADERS: dict[str, str] = {
     "reserved_3y_usd_per_hour": "3y $/h",
     "usd_per_gpu_hour": "$/GPU-h",
     "price_date": "priced",
+    "usd_per_year": "$/year",
+    "break_even_util": "break-even util",
+    "break_even_months": "break-even months",
 }
 
 
@@ -89,7 +93,8 @@ def emit(
                 HEADERS.get(column, column), justify="right" if numeric else "left", overflow="fold"
             )
         for row in frame.loc[:, columns].itertuples(index=False):
-            table.add_row(*[_cell(c, v) for c, v in zip(columns, row, strict=True)])
+            # Text cells: no markup or emoji codes (":FINLAND:" in an offer reference).
+            table.add_row(*[Text(_cell(c, v)) for c, v in zip(columns, row, strict=True)])
         console.print(table)
     else:
         raise ValueError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}")

@@ -14,8 +14,9 @@ HEAVY = ("torch", "boto3", "botocore", "google.cloud", "streamlit")
 @pytest.mark.parametrize(
     "modules",
     [
-        "planner, planner.plan, planner.cli, planner.throughput, planner.hardware",
-        "pricing, pricing.catalog, pricing.cli, pricing.providers.skypilot",
+        "planner, planner.plan, planner.cli, planner.throughput, planner.hardware, "
+        "planner.spot, planner.tco",
+        "pricing, pricing.catalog, pricing.cli, pricing.providers.skypilot, pricing.refs",
         "benchmarks.results, benchmarks.published, benchmarks.cli",
     ],
 )
