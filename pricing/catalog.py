@@ -12,7 +12,8 @@ region                     str    provider's region label
 instance_type              str    provider's SKU ("p4d.24xlarge"; GCP "a2-highgpu-1g")
 gpu_name                   str    canonical GPU name (pricing.gpus.CANONICAL_GPUS)
 gpu_count                  float  GPUs per instance; fractional for GPU slices (0.25)
-gpu_memory_gib             float  memory per GPU, GiB (NaN when the source does not say)
+gpu_memory_gib             float  memory of one whole GPU, GiB (NaN when the source does not
+                                  say); gpu_count x gpu_memory_gib = instance GPU memory
 vcpus, memory_gib          float  host vCPUs and RAM (NaN when unknown)
 usd_per_hour               float  on-demand USD/h for the whole instance; NaN = unknown
 spot_usd_per_hour          float  spot/preemptible USD/h (regional median); NaN = none

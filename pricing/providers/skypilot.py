@@ -42,7 +42,12 @@ def _fixes(rows: list[dict[str, str]]) -> pd.DataFrame:
 
 
 def gpu_memory_mib(gpu_info: object, provider: str, count: float) -> float:
-    """Per-GPU memory in MiB from a SkyPilot GpuInfo string, NaN when absent."""
+    """Memory of one whole GPU in MiB from a SkyPilot GpuInfo string, NaN when absent.
+
+    A GPU slice (AWS g6f: 0.25 L4 with 5722 MiB) reports the slice's memory; it is
+    scaled to the whole GPU, so that gpu_count x gpu_memory_gib is the instance's GPU
+    memory for slices and whole GPUs alike.
+    """
     if not isinstance(gpu_info, str) or "SizeInMiB" not in gpu_info:
         return float("nan")
     try:
@@ -53,7 +58,7 @@ def gpu_memory_mib(gpu_info: object, provider: str, count: float) -> float:
         if not match:
             return float("nan")
         size = float(match.group(1))
-    if provider in GPUINFO_MEMORY_IS_TOTAL and count > 0:
+    if (provider in GPUINFO_MEMORY_IS_TOTAL and count > 0) or 0 < count < 1:
         size /= count
     return size
 
