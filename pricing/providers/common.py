@@ -7,6 +7,7 @@ missing, with the reason (FIX_COLUMNS), so nothing is discarded silently.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,20 @@ from pricing.gpus import UnknownGPUError
 FIX_COLUMNS = ("provider", "region", "instance_type", "field", "action", "reason")
 
 Fix = dict[str, str]
+
+
+class MalformedPayload(ValueError):
+    """An API record that is not in the shape the provider documents."""
+
+
+@dataclass(frozen=True)
+class ParsedCatalog:
+    """A provider's offers as parsed from its API, with what was fixed and extra tables."""
+
+    offers: pd.DataFrame
+    fixes: pd.DataFrame
+    source: str
+    details: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
 def fix(
@@ -82,7 +97,11 @@ def resolve_gpus(
             try:
                 gpu = resolve_offer_gpu(provider, label, instance, gib)
             except UnknownGPUError as exc:
-                reason = f"{exc}. Add it to a table in pricing/aliases.py"
+                closest = f" (closest known name: {exc.suggestion!r})" if exc.suggestion else ""
+                reason = (
+                    f"GPU {label!r} is in no quirk table of pricing/aliases.py{closest}; "
+                    "add it there to plan for it"
+                )
         if gpu is None:
             fixes.append(
                 fix(provider, "*", instance, "gpu_name", "dropped", reason or "unsupported")
