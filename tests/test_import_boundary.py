@@ -16,6 +16,8 @@ HEAVY = ("torch", "boto3", "botocore", "google.cloud", "streamlit")
     [
         "planner, planner.plan, planner.cli, planner.throughput, planner.hardware",
         "pricing, pricing.catalog, pricing.cli, pricing.providers.skypilot",
+        "pricing.refresh, pricing.store, pricing.diff, pricing.providers.aws, "
+        "pricing.providers.gcp, pricing.providers.azure, pricing.providers.custom",
         "benchmarks.results, benchmarks.published, benchmarks.cli",
     ],
 )

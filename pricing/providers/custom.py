@@ -88,9 +88,8 @@ def parse_custom(
     if frame.empty:
         raise SnapshotError(file, "has no rows", line=2)
     out = frame.copy()
-    if "source" not in out:
-        out["source"] = np.nan
-    out["source"] = out["source"].fillna(f"custom price list {name}")
+    source = out["source"] if "source" in out else pd.Series(np.nan, out.index)
+    out["source"] = source.astype(object).where(source.notna(), f"custom price list {name}")
     offers = validate_offers(out, file)
     no_price = offers.loc[:, list(PRICE_COLUMNS)].isna().all(axis=1)
     if no_price.any():
