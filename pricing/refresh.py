@@ -155,7 +155,7 @@ def add_custom(
     taken = set(SOURCES)
     for info in others:
         taken |= set(read_snapshot(info.path, info.rows)["provider"])
-    parsed = custom.parse_custom(custom.read_custom(path), path, taken)
+    parsed = custom.parse_custom(custom.fetch_custom(path), path, taken)
     oldest = str(parsed.offers["priced_at"].min())
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     info = commit_snapshot(

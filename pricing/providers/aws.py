@@ -140,8 +140,13 @@ def fetch_aws(
 
 def _default_clients(retry: RetryPolicy) -> tuple[Client, Callable[[str], Client]]:
     """A pricing client and an EC2 client factory from boto3's default session."""
-    import boto3
-    from botocore.config import Config
+    try:
+        import boto3
+        from botocore.config import Config
+    except ImportError:
+        raise FetchError(
+            "boto3 is not installed: pip install 'gpuplan[aws]' to refresh AWS prices"
+        ) from None
 
     session = boto3.session.Session()
     if session.get_credentials() is None:

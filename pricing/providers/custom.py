@@ -9,9 +9,9 @@ One row per offer, in the snapshot columns (pricing.catalog.OFFER_COLUMNS):
             gpu_memory_gib, vcpus, memory_gib, interconnect (nvlink | pcie | none;
             blank: nvlink for multi-GPU SXM parts, else pcie), source (blank: the file)
 
-A price may be blank (unknown) but each row needs at least one. read_custom is the only
-I/O; parse_custom validates like any snapshot and names the file, line and field of the
-first problem, with the closest valid choice.
+A price may be blank (unknown) but each row needs at least one. fetch_custom (reading the
+file) is the only I/O; parse_custom validates like any snapshot and names the file, line
+and field of the first problem, with the closest valid choice.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ REQUIRED = (
 )
 
 
-def read_custom(path: Path) -> pd.DataFrame:
-    """The CSV as text cells (blank = missing); SnapshotError if it is not a CSV."""
+def fetch_custom(path: Path) -> pd.DataFrame:
+    """Read the user's CSV as text cells (blank = missing); SnapshotError if it is not one."""
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
     except FileNotFoundError:

@@ -112,8 +112,14 @@ def fetch_gcp(
     """
     retry = retry or RetryPolicy()
     say = progress or (lambda _message: None)
+    try:
+        from google.cloud import billing_v1, compute_v1
+    except ImportError:
+        raise FetchError(
+            "google-cloud-billing and google-cloud-compute are not installed: "
+            "pip install 'gpuplan[gcp]' to refresh GCP prices"
+        ) from None
     credentials, project = _credentials_and_project(credentials, project)
-    from google.cloud import billing_v1, compute_v1
 
     def options(endpoint: str | None) -> dict[str, str] | None:
         return {"api_endpoint": endpoint} if endpoint else None

@@ -9,6 +9,7 @@ never answers.
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -356,3 +357,11 @@ def test_price_list_item_that_is_not_json_is_refused_with_its_position() -> None
     broken = AwsPayload(payload.regions, [*payload.price_list[:2], '{"product": '], {}, {})
     with pytest.raises(ValueError, match="AWS Price List item 3 is not a product"):
         parse_aws(broken, "2026-11-30")
+
+
+def test_without_boto3_the_refresh_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "boto3", None)
+    with pytest.raises(RefreshError, match=r"pip install 'gpuplan\[aws\]'"):
+        refresh("aws")

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from planner.cli import app
 from pricing.catalog import SnapshotError, read_manifest, user_snapshot_dir
-from pricing.providers.custom import parse_custom, read_custom
+from pricing.providers.custom import fetch_custom, parse_custom
+from tests.conftest import ROOT
 from tests.pricing.conftest import FIXTURES, tree_bytes
 
 runner = CliRunner()
@@ -21,7 +22,7 @@ GOOD_ROW = "indus-gpu,delhi,h100-8x,H100-SXM,8,24.5,2026-11-15"
 
 
 def test_a_valid_list_keeps_its_prices_dates_and_fractions() -> None:
-    offers = parse_custom(read_custom(NEOCLOUDS), NEOCLOUDS).offers.set_index("instance_type")
+    offers = parse_custom(fetch_custom(NEOCLOUDS), NEOCLOUDS).offers.set_index("instance_type")
     h100 = offers.loc["h100-sxm-8x"]
     assert (h100["usd_per_hour"], h100["reserved_1y_usd_per_hour"]) == (24.5, 19.6)
     assert h100["source"] == "indus-gpu rate card, 2026-11-15"
@@ -55,7 +56,7 @@ def test_a_malformed_list_is_refused_with_file_line_and_field(
     path = tmp_path / "prices.csv"
     path.write_text("\n".join([GOOD_HEADER, *rows]) + "\n")
     with pytest.raises(SnapshotError) as info:
-        parse_custom(read_custom(path), path, taken_providers={"aws", "gcp"})
+        parse_custom(fetch_custom(path), path, taken_providers={"aws", "gcp"})
     assert (info.value.file, info.value.line, info.value.field) == (str(path), line, field)
     assert message in str(info.value)
 
@@ -66,10 +67,10 @@ def test_a_misspelt_or_missing_column_is_named_with_the_closest_one(tmp_path: Pa
     with pytest.raises(
         SnapshotError, match="unknown column 'usd_per_hr'; did you mean 'usd_per_hour'"
     ):
-        parse_custom(read_custom(path), path)
+        parse_custom(fetch_custom(path), path)
     path.write_text(GOOD_HEADER.replace(",priced_at", "") + "\n" + GOOD_ROW[:-11] + "\n")
     with pytest.raises(SnapshotError, match=r"missing column\(s\) \['priced_at'\]"):
-        parse_custom(read_custom(path), path)
+        parse_custom(fetch_custom(path), path)
 
 
 def test_add_custom_then_plan_ranks_its_offers(results_dir: object) -> None:
@@ -134,3 +135,12 @@ def test_a_provider_that_another_source_uses_is_refused(tmp_path: Path) -> None:
     done = runner.invoke(app, ["pricing", "add-custom", str(path)])
     assert done.exit_code == 2
     assert "provider 'lambda' already comes from another price source" in done.stderr
+
+
+def test_the_readme_example_is_a_valid_custom_list(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    example = readme.split("```csv\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "example.csv"
+    path.write_text(example)
+    offers = parse_custom(fetch_custom(path), path, taken_providers={"aws"}).offers
+    assert offers["provider"].tolist() == ["indus-gpu", "aws-negotiated"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 
 import pandas as pd
 import pytest
@@ -214,3 +215,14 @@ def test_a_permission_error_is_not_retried_and_says_what_to_enable(gcp_api: Stan
     with pytest.raises(FetchError, match="enable the Cloud Billing and Compute Engine APIs"):
         api_403(REGIONS)
     assert sleeps.delays == []
+
+
+def test_without_the_google_clients_the_refresh_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import google.cloud
+
+    monkeypatch.setitem(sys.modules, "google.cloud.billing_v1", None)
+    monkeypatch.delattr(google.cloud, "billing_v1", raising=False)
+    with pytest.raises(RefreshError, match=r"pip install 'gpuplan\[gcp\]'"):
+        refresh("gcp")
