@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from pricing.aliases import AWS_FRACTIONAL_FIELDS, AWS_GPU_TYPE_PATTERNS
+from pricing.gpus import closest_match
 from pricing.providers.common import (
     Fix,
     MalformedPayload,
@@ -117,6 +118,7 @@ def fetch_aws(
     retry = retry or RetryPolicy()
     say = progress or (lambda _message: None)
     now = now or dt.datetime.now(dt.UTC)
+    _check_regions(regions)
     if pricing is None or ec2 is None:
         default_pricing, default_ec2 = _default_clients(retry)
         pricing = pricing or default_pricing
@@ -136,6 +138,23 @@ def fetch_aws(
     except Exception as exc:
         raise FetchError(_explain(exc)) from exc
     return AwsPayload(tuple(regions), price_list, shapes, spot)
+
+
+def _check_regions(regions: Sequence[str]) -> None:
+    """FetchError naming the closest known region for a region EC2 does not have.
+
+    The known regions are botocore's bundled endpoint data (no request is made).
+    """
+    try:
+        import boto3
+    except ImportError:
+        return
+    known = boto3.session.Session().get_available_regions("ec2")
+    for region in regions:
+        if known and region not in known:
+            hint = closest_match(region, known)
+            fix = f"; did you mean {hint!r}?" if hint else ""
+            raise FetchError(f"unknown AWS region {region!r}{fix} Known: {', '.join(known)}")
 
 
 def _default_clients(retry: RetryPolicy) -> tuple[Client, Callable[[str], Client]]:

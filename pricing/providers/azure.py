@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import json
-import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -103,13 +102,17 @@ def fetch_azure(
             page += 1
             if page > MAX_PAGES:
                 raise FetchError(f"Azure retail prices for {region}: more than {MAX_PAGES} pages")
-            body = call_with_retries(
-                functools.partial(_get, url, retry.timeout_s),
-                policy=retry,
-                retryable=_retryable,
-                what=f"Azure retail prices ({region}, page {page})",
-                retry_after_s=lambda exc: getattr(exc, "retry_after_s", None),
-            )
+            what = f"Azure retail prices ({region}, page {page})"
+            try:
+                body = call_with_retries(
+                    functools.partial(_get, url, retry.timeout_s),
+                    policy=retry,
+                    retryable=_retryable,
+                    what=what,
+                    retry_after_s=lambda exc: getattr(exc, "retry_after_s", None),
+                )
+            except (HttpStatusError, urllib.error.URLError, OSError) as exc:
+                raise FetchError(f"{what}: {describe(exc)}; check the URL and the network") from exc
             try:
                 data = json.loads(body)
                 page_items = data["Items"]
@@ -149,8 +152,8 @@ def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, HttpStatusError):
         return exc.status == 429 or exc.status >= 500
     if isinstance(exc, urllib.error.URLError):
-        return isinstance(exc.reason, TimeoutError | socket.timeout | ConnectionError | OSError)
-    return isinstance(exc, TimeoutError | socket.timeout | ConnectionError)
+        return isinstance(exc.reason, OSError)  # refused, reset, timed out, name not found
+    return isinstance(exc, TimeoutError | ConnectionError)
 
 
 # ---------------------------------------------------------------------------- parse

@@ -365,3 +365,11 @@ def test_without_boto3_the_refresh_says_which_extra_to_install(
     monkeypatch.setitem(sys.modules, "boto3", None)
     with pytest.raises(RefreshError, match=r"pip install 'gpuplan\[aws\]'"):
         refresh("aws")
+
+
+def test_a_misspelt_region_is_named_with_the_closest_one_before_any_request() -> None:
+    with pytest.raises(
+        RefreshError, match="unknown AWS region 'us-east1'; did you mean 'us-east-1'"
+    ):
+        refresh("aws", ["us-east1"])
+    assert tree_bytes(user_snapshot_dir()) == {}
