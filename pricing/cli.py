@@ -24,6 +24,8 @@ from pricing.catalog import (
 )
 from pricing.gpus import UnknownGPUError
 from pricing.output import FORMATS, abort, emit, wide_console
+from pricing.providers.retry import RetryPolicy
+from pricing.refresh import SOURCES, RefreshError, add_custom, refresh
 
 app = typer.Typer(
     help="Price snapshots: show offers, check their age, refresh them from the providers' "
@@ -169,7 +171,10 @@ def refresh_command(
     regions: Annotated[
         list[str] | None,
         typer.Option(
-            "--regions", "--region", help="comma-separated or repeated; default: a few major ones"
+            "--regions",
+            "--region",
+            help="comma-separated or repeated; default: "
+            + "; ".join(f"{p} {','.join(s.default_regions)}" for p, s in SOURCES.items()),
         ),
     ] = None,
     project: Annotated[
@@ -182,12 +187,11 @@ def refresh_command(
 
     The previous snapshot stays in use, unchanged, when anything fails.
     """
-    from pricing.providers.retry import RetryPolicy
-    from pricing.refresh import RefreshError, refresh
-
     options = {"project": project} if provider == "gcp" and project else {}
     if project and provider != "gcp":
         abort("--project is for gcp only")
+    if attempts < 1 or timeout <= 0:
+        abort(f"--attempts must be >= 1 and --timeout > 0 (got {attempts}, {timeout})")
     console = wide_console(stderr=True)
     try:
         with console.status(f"refreshing {provider} prices") as spinner:
@@ -195,7 +199,7 @@ def refresh_command(
                 provider,
                 _split(regions) or None,
                 options=options,
-                retry=RetryPolicy(attempts=max(1, attempts), timeout_s=timeout),
+                retry=RetryPolicy(attempts=attempts, timeout_s=timeout),
                 progress=lambda message: spinner.update(message),
             )
     except ValueError as exc:
@@ -229,8 +233,6 @@ def add_custom_command(
     ] = None,
 ) -> None:
     """Validate a price list of your own (neoclouds, negotiated prices) and use it."""
-    from pricing.refresh import add_custom
-
     try:
         added = add_custom(file, name)
     except (SnapshotError, UnknownGPUError, ValueError, OSError) as exc:
