@@ -33,8 +33,22 @@ AWS_FAMILY_GPU: dict[str, str] = {
     "g5": "A10G",
     "g6f": "L4",
     "g6e": "L40S",
+    "gr6f": "L4",
+    "gr6": "L4",
     "g6": "L4",
 }
+
+# EC2 instance-type patterns that hold the GPU families (accelerated computing P and G
+# families; DL, Inf, Trn and F carry Gaudi, Inferentia, Trainium and FPGAs, not GPUs).
+# Used as the DescribeInstanceTypes "instance-type" filter. Checked 2026-11 against
+# docs.aws.amazon.com/ec2/latest/instancetypes/ac.html.
+AWS_GPU_TYPE_PATTERNS = ("p*", "g*")
+
+# GPU slices from EC2 DescribeInstanceTypes: a partitioned GPU reports Count 0 with
+# LogicalGpuCount and GpuPartitionSize (g6f.2xlarge: 1 x 0.25 of an L4); the instance has
+# LogicalGpuCount x GpuPartitionSize GPUs. Checked 2026-11 against the EC2 API reference
+# (GpuDeviceInfo) and the g6f/gr6f rows of reference/pricing/aws_vms.csv.
+AWS_FRACTIONAL_FIELDS = ("LogicalGpuCount", "GpuPartitionSize")
 
 # GCP accelerator type names (catalog labels and Compute API names) -> canonical GPU.
 # Checked 2026-11 against cloud.google.com/compute/docs/gpus: A100 40GB on a2-highgpu
@@ -65,6 +79,61 @@ GCP_ACCELERATOR_GPU: dict[str, str] = {
     "nvidia-tesla-k80": "K80",
 }
 
+# GCP machine series whose machine types take GPUs, and the N1 hosts offered with
+# attached GPUs (every n1-standard size; GCP_N1_MAX_VCPUS says which GPU counts fit).
+# Checked 2026-11 against cloud.google.com/compute/docs/gpus.
+GCP_GPU_SERIES = ("a2", "a3", "a4", "g2", "n1")
+GCP_N1_HOST_PREFIX = "n1-standard-"
+
+# Cloud Billing SKU descriptions (Compute Engine, service 6F81-5844-456A) -> what the SKU
+# prices: ("core" | "ram", machine series) per vCPU-hour / GiB-hour, or ("gpu",
+# Compute API accelerator type) per GPU-hour. The description is looked up without its
+# pricing-model prefix ("Spot Preemptible ", "Commitment v1: ") and region suffix
+# (" running in Americas", " in Americas for 1 Year"); the pricing model itself comes
+# from category.usageType. Descriptions not listed (DWS, flex-start, sole-tenant,
+# custom, premium, reserved SKUs) price something else and are ignored: the first "H100
+# 80GB GPU" SKU by substring can be a non-standard one (reference/pricing/README.md).
+# A3 machine types are billed on the "A3 Instance" core and RAM SKUs whatever their
+# sub-family (high, mega, edge, ultra). N1 commitments are "Commitment v1: Cpu|Ram".
+# Checked 2026-11 against cloud.google.com/skus (Compute Engine) and
+# cloud.google.com/compute/gpus-pricing.
+GCP_SKU_COMPONENTS: dict[str, tuple[str, str]] = {
+    "A2 Instance Core": ("core", "a2"),
+    "A2 Instance Ram": ("ram", "a2"),
+    "A2 Cpu": ("core", "a2"),
+    "A2 Ram": ("ram", "a2"),
+    "A3 Instance Core": ("core", "a3"),
+    "A3 Instance Ram": ("ram", "a3"),
+    "A3 Cpu": ("core", "a3"),
+    "A3 Ram": ("ram", "a3"),
+    "A4 Instance Core": ("core", "a4"),
+    "A4 Instance Ram": ("ram", "a4"),
+    "A4 Cpu": ("core", "a4"),
+    "A4 Ram": ("ram", "a4"),
+    "G2 Instance Core": ("core", "g2"),
+    "G2 Instance Ram": ("ram", "g2"),
+    "G2 Cpu": ("core", "g2"),
+    "G2 Ram": ("ram", "g2"),
+    "N1 Predefined Instance Core": ("core", "n1"),
+    "N1 Predefined Instance Ram": ("ram", "n1"),
+    "Cpu": ("core", "n1"),
+    "Ram": ("ram", "n1"),
+    "Nvidia Tesla T4 GPU": ("gpu", "nvidia-tesla-t4"),
+    "Nvidia Tesla V100 GPU": ("gpu", "nvidia-tesla-v100"),
+    "Nvidia Tesla P100 GPU": ("gpu", "nvidia-tesla-p100"),
+    "Nvidia Tesla A100 GPU": ("gpu", "nvidia-tesla-a100"),
+    "Nvidia A100 80GB GPU": ("gpu", "nvidia-a100-80gb"),
+    "Nvidia H100 80GB GPU": ("gpu", "nvidia-h100-80gb"),
+    # A3 Mega's GPU SKU is worded both ways, depending on the region.
+    "Nvidia H100 80GB Mega GPU": ("gpu", "nvidia-h100-mega-80gb"),
+    "Nvidia H100 Mega 80GB GPU": ("gpu", "nvidia-h100-mega-80gb"),
+    "Nvidia H200 141GB GPU": ("gpu", "nvidia-h200-141gb"),
+    "Nvidia L4 GPU": ("gpu", "nvidia-l4"),
+    "Nvidia B200 (1 gpu slice)": ("gpu", "nvidia-b200"),
+}
+# The unit each component is priced in (pricingExpression.usageUnit).
+GCP_SKU_UNITS: dict[str, str] = {"core": "h", "ram": "GiBy.h", "gpu": "h"}
+
 # Azure VM size patterns -> canonical GPU. Checked 2026-11 against
 # learn.microsoft.com/azure/virtual-machines/sizes (GPU-accelerated): ND A100 v4 is
 # A100 SXM4 40GB, NDm A100 v4 80GB, NC A100 v4 is A100 PCIe 80GB, NC H100 v5 is
@@ -84,6 +153,52 @@ AZURE_SIZE_GPU: tuple[tuple[str, str], ...] = (
     (r"^Standard_NV\d+ads_A10_v5$", "A10"),
     (r"^Standard_NC\d+r?(_Promo)?$", "K80"),
 )
+
+# Azure GPU sizes -> (GPU label, GPUs, vCPUs, memory GiB): the retail prices API gives
+# prices only, so shapes come from here; a size not listed is dropped on record (its GPU
+# count is unknown, and is never guessed). Fractional GPUs are NVadsA10 v5 partitions.
+# Checked 2026-11 against learn.microsoft.com/azure/virtual-machines/sizes (GPU
+# accelerated: NC, NCv3, NCasT4_v3, NC A100 v4, NC H100 v5, ND A100 v4, NDm A100 v4,
+# NDv2, ND H100 v5, ND H200 v5, ND MI300X v5, NVv3, NVadsA10 v5) and the resource-SKU
+# figures in reference/pricing/azure_vms.csv.
+AZURE_SIZE_SHAPES: dict[str, tuple[str, float, float, float]] = {
+    "Standard_NC6": ("K80", 1, 6, 56),
+    "Standard_NC12": ("K80", 2, 12, 112),
+    "Standard_NC24": ("K80", 4, 24, 224),
+    "Standard_NC24r": ("K80", 4, 24, 224),
+    "Standard_NC6s_v3": ("V100", 1, 6, 112),
+    "Standard_NC12s_v3": ("V100", 2, 12, 224),
+    "Standard_NC24s_v3": ("V100", 4, 24, 448),
+    "Standard_NC24rs_v3": ("V100", 4, 24, 448),
+    "Standard_ND40rs_v2": ("V100-32GB", 8, 40, 672),
+    "Standard_NC4as_T4_v3": ("T4", 1, 4, 28),
+    "Standard_NC8as_T4_v3": ("T4", 1, 8, 56),
+    "Standard_NC16as_T4_v3": ("T4", 1, 16, 110),
+    "Standard_NC64as_T4_v3": ("T4", 4, 64, 440),
+    "Standard_NC24ads_A100_v4": ("A100-80GB", 1, 24, 220),
+    "Standard_NC48ads_A100_v4": ("A100-80GB", 2, 48, 440),
+    "Standard_NC96ads_A100_v4": ("A100-80GB", 4, 96, 880),
+    "Standard_ND96asr_v4": ("A100", 8, 96, 900),
+    "Standard_ND96amsr_A100_v4": ("A100-80GB", 8, 96, 1800),
+    "Standard_NC40ads_H100_v5": ("H100", 1, 40, 320),
+    "Standard_NC80adis_H100_v5": ("H100", 2, 80, 640),
+    "Standard_ND96isr_H100_v5": ("H100", 8, 96, 1900),
+    "Standard_ND96isr_H200_v5": ("H200", 8, 96, 1850),
+    "Standard_ND96isr_MI300X_v5": ("MI300X", 8, 96, 1850),
+    "Standard_NV12s_v3": ("M60", 1, 12, 112),
+    "Standard_NV24s_v3": ("M60", 2, 24, 224),
+    "Standard_NV48s_v3": ("M60", 4, 48, 448),
+    "Standard_NV6ads_A10_v5": ("A10", 1 / 6, 6, 55),
+    "Standard_NV12ads_A10_v5": ("A10", 1 / 3, 12, 110),
+    "Standard_NV18ads_A10_v5": ("A10", 1 / 2, 18, 220),
+    "Standard_NV36ads_A10_v5": ("A10", 1, 36, 440),
+    "Standard_NV36adms_A10_v5": ("A10", 1, 36, 880),
+    "Standard_NV72ads_A10_v5": ("A10", 2, 72, 880),
+}
+
+# Hours in a reservation term, to turn an Azure reservation's term price into an
+# effective hourly price: 365 days x 24 h per year (Azure bills 730 h a month, 12 months).
+AZURE_TERM_HOURS: dict[str, float] = {"1 Year": 8760.0, "3 Years": 26280.0}
 
 # Azure sizes whose catalog GPU count is wrong. Checked 2026-11: ND96isr_H100_v5 has
 # 8 x H100 (the SkyPilot v6 catalog says 12).
@@ -172,10 +287,18 @@ UNSUPPORTED_ACCELERATORS: dict[str, str] = {
 }
 
 
+# GCP accelerator types with a "-vws" suffix are the same GPUs sold with an NVIDIA RTX
+# Virtual Workstation licence, priced with it (checked 2026-11, cloud.google.com/compute/
+# docs/gpus/create-gpu-vm-virtual-workstation).
+VWS_SUFFIX = "-vws"
+
+
 def unsupported_reason(accelerator: str) -> str | None:
     """The recorded reason an accelerator is not planned for, or None if it is."""
     if accelerator.lower().startswith("tpu"):
         return UNSUPPORTED_ACCELERATORS["tpu"]
+    if accelerator.lower().endswith(VWS_SUFFIX):
+        return "GPU sold with a virtual-workstation licence (priced with it); not for training"
     return UNSUPPORTED_ACCELERATORS.get(accelerator)
 
 

@@ -1,8 +1,12 @@
 """Read and validate price snapshots into one Offer table; pure query functions over it.
 
 A snapshot is one CSV per provider in OFFER_COLUMNS, listed in `MANIFEST.json` with its
-source, date and row count. Everything else in gpuplan queries the Offer table this
-module returns; only `pricing.providers.*.fetch_*` touches the network.
+source, date and row count. Two folders hold snapshots: the bundled one inside the
+package (read-only, the offline default) and the user's (`user_snapshot_dir()`), where
+`gpuplan pricing refresh` and `add-custom` write. The user's manifest overlays the bundled
+one per provider: a provider refreshed by the user is read from the user's folder, every
+other provider from the bundled one. Everything else in gpuplan queries the Offer table
+this module returns; only `pricing.providers.*.fetch_*` touches the network.
 
 Offer table columns (one row per provider, region and instance type):
 
@@ -12,7 +16,8 @@ region                     str    provider's region label
 instance_type              str    provider's SKU ("p4d.24xlarge"; GCP "a2-highgpu-1g")
 gpu_name                   str    canonical GPU name (pricing.gpus.CANONICAL_GPUS)
 gpu_count                  float  GPUs per instance; fractional for GPU slices (0.25)
-gpu_memory_gib             float  memory per GPU, GiB (NaN when the source does not say)
+gpu_memory_gib             float  memory of one whole GPU, GiB (NaN when the source does not
+                                  say); gpu_count x gpu_memory_gib = instance GPU memory
 vcpus, memory_gib          float  host vCPUs and RAM (NaN when unknown)
 usd_per_hour               float  on-demand USD/h for the whole instance; NaN = unknown
 spot_usd_per_hour          float  spot/preemptible USD/h (regional median); NaN = none
@@ -35,7 +40,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -124,7 +129,11 @@ class SnapshotError(ValueError):
 
 @dataclass(frozen=True)
 class SnapshotInfo:
-    """One manifest entry: which file holds a provider's prices, from where and when."""
+    """One manifest entry: which file holds a provider's prices, from where and when.
+
+    `directory` is the folder the entry was read from (not stored in the manifest);
+    `spot_zones_file` and `fixes_file` name optional detail tables beside the snapshot.
+    """
 
     provider: str
     file: str
@@ -135,11 +144,40 @@ class SnapshotInfo:
     date_basis: str = ""
     source_commit: str = ""
     retrieved_at: str = ""
+    spot_zones_file: str = ""
+    fixes_file: str = ""
+    directory: str = field(default="", compare=False)
 
     def age_days(self, today: dt.date | None = None) -> int:
         """Days since `priced_at`."""
         today = today or dt.date.today()
         return (today - dt.date.fromisoformat(self.priced_at)).days
+
+    @property
+    def path(self) -> Path:
+        """The snapshot file."""
+        return Path(self.directory) / self.file
+
+    @property
+    def origin(self) -> str:
+        """'bundled' for the package's snapshots, else 'user'."""
+        return "bundled" if _same_dir(Path(self.directory), bundled_snapshot_dir()) else "user"
+
+    def manifest_entry(self) -> dict[str, object]:
+        """The entry as stored in MANIFEST.json (no `directory`; empty extras left out)."""
+        entry = asdict(self)
+        entry.pop("directory")
+        for optional in ("spot_zones_file", "fixes_file"):
+            if not entry[optional]:
+                entry.pop(optional)
+        return entry
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def bundled_snapshot_dir() -> Path:
@@ -147,15 +185,37 @@ def bundled_snapshot_dir() -> Path:
     return Path(str(resources.files("pricing") / "snapshots"))
 
 
-def snapshot_dir() -> Path:
-    """The snapshot folder in use: $GPUPLAN_SNAPSHOT_DIR, else the bundled one."""
+def user_snapshot_dir() -> Path:
+    """Where refreshed and custom snapshots live: a folder the user can write.
+
+    $GPUPLAN_SNAPSHOT_DIR if set, else $XDG_DATA_HOME/gpuplan/snapshots (XDG Base
+    Directory spec; $XDG_DATA_HOME defaults to ~/.local/share).
+    """
     env = os.environ.get("GPUPLAN_SNAPSHOT_DIR")
-    return Path(env) if env else bundled_snapshot_dir()
+    if env:
+        return Path(env).expanduser()
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data_home).expanduser() / "gpuplan" / "snapshots"
 
 
 def read_manifest(directory: Path | None = None) -> list[SnapshotInfo]:
-    """Manifest entries of a snapshot folder, validated."""
-    directory = directory or snapshot_dir()
+    """Manifest entries of a snapshot folder, validated.
+
+    With no folder: the manifest in use, the bundled entries with the user folder's
+    entry in place of the bundled one for each provider the user refreshed or added.
+    """
+    if directory is not None:
+        return _read_manifest_file(directory)
+    bundled = _read_manifest_file(bundled_snapshot_dir())
+    user_dir = user_snapshot_dir()
+    if _same_dir(user_dir, bundled_snapshot_dir()) or not (user_dir / MANIFEST_NAME).exists():
+        return bundled
+    user = {info.provider: info for info in _read_manifest_file(user_dir)}
+    merged = [user.pop(info.provider, info) for info in bundled]
+    return merged + list(user.values())
+
+
+def _read_manifest_file(directory: Path) -> list[SnapshotInfo]:
     path = directory / MANIFEST_NAME
     try:
         raw = json.loads(path.read_text())
@@ -174,11 +234,21 @@ def read_manifest(directory: Path | None = None) -> list[SnapshotInfo]:
         raise SnapshotError(path, "expected an object with a 'snapshots' list", field="snapshots")
     infos = []
     for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or "directory" in entry:
+            raise SnapshotError(path, f"entry {i} is not a snapshot entry", field="snapshots")
         try:
-            infos.append(SnapshotInfo(**entry))
+            infos.append(SnapshotInfo(**entry, directory=str(directory)))
         except TypeError as exc:
             raise SnapshotError(path, f"entry {i}: {exc}", field="snapshots") from None
     return infos
+
+
+def write_manifest(directory: Path, infos: Sequence[SnapshotInfo]) -> None:
+    """Write a folder's MANIFEST.json atomically (temp file + rename)."""
+    text = json.dumps(
+        {"schema_version": 1, "snapshots": [info.manifest_entry() for info in infos]}, indent=2
+    )
+    atomic_write_text(directory / MANIFEST_NAME, text + "\n")
 
 
 def _fail_rows(file: str | Path, frame: pd.DataFrame, bad: pd.Series, field: str, why: str) -> None:
@@ -287,14 +357,22 @@ def read_snapshot(path: Path, expected_rows: int | None = None) -> pd.DataFrame:
 
 
 def load_offers(directory: Path | None = None) -> pd.DataFrame:
-    """Every provider's offers from a snapshot folder's manifest, as one Offer table."""
-    directory = directory or snapshot_dir()
-    frames = [read_snapshot(directory / info.file, info.rows) for info in read_manifest(directory)]
+    """Every provider's offers as one Offer table.
+
+    From one snapshot folder's manifest, or with no folder from the manifest in use
+    (read_manifest: the user's snapshots over the bundled ones).
+    """
+    frames = [read_snapshot(info.path, info.rows) for info in read_manifest(directory)]
     if not frames:
-        return pd.DataFrame(
-            {c: pd.Series(dtype=float if c in NUMERIC_COLUMNS else str) for c in OFFER_COLUMNS}
-        )
+        return empty_offers()
     return pd.concat(frames, ignore_index=True)
+
+
+def empty_offers() -> pd.DataFrame:
+    """An Offer table with no rows."""
+    return pd.DataFrame(
+        {c: pd.Series(dtype=float if c in NUMERIC_COLUMNS else str) for c in OFFER_COLUMNS}
+    )
 
 
 def file_sha256(path: Path) -> str:

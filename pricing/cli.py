@@ -1,23 +1,37 @@
-"""`gpuplan pricing`: look at the price snapshots (show, status)."""
+"""`gpuplan pricing`: price snapshots (show, status, refresh, diff, add-custom, remove)."""
 
 from __future__ import annotations
 
+import datetime as dt
+from pathlib import Path
 from typing import Annotated
 
+import pandas as pd
 import typer
 
 from pricing.catalog import (
     OFFER_COLUMNS,
+    STALE_AFTER_DAYS,
     SnapshotError,
+    SnapshotInfo,
     check_choices,
+    file_sha256,
     filter_offers,
     load_offers,
+    read_manifest,
     unique_values,
+    user_snapshot_dir,
 )
 from pricing.gpus import UnknownGPUError
-from pricing.output import FORMATS, abort, emit
+from pricing.output import FORMATS, abort, emit, wide_console
+from pricing.providers.retry import RetryPolicy
+from pricing.refresh import SOURCES, RefreshError, add_custom, refresh
 
-app = typer.Typer(help="Price snapshots: show offers, check their age.", no_args_is_help=True)
+app = typer.Typer(
+    help="Price snapshots: show offers, check their age, refresh them from the providers' "
+    "APIs, compare them, add your own.",
+    no_args_is_help=True,
+)
 
 SHOW_COLUMNS = (
     "provider",
@@ -72,3 +86,243 @@ def show(
         title=f"{len(chosen)} offers",
         table_columns=[*SHOW_COLUMNS[:-3], "usd_per_gpu_hour", "price_date"],
     )
+
+
+STATUS_COLUMNS = (
+    "provider",
+    "origin",
+    "priced_at",
+    "age_days",
+    "stale",
+    "rows",
+    "integrity",
+    "date_basis",
+    "file",
+    "retrieved_at",
+    "source",
+)
+
+
+def _integrity(info: SnapshotInfo) -> str:
+    if not info.path.is_file():
+        return "file missing"
+    return "ok" if file_sha256(info.path) == info.sha256 else "changed since written"
+
+
+@app.command("status")
+def status(
+    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+) -> None:
+    """Each price source in use: its date, age and where it lives; warns past 30 days."""
+    try:
+        check_choices([fmt], FORMATS, "format")
+        infos = read_manifest()
+    except (SnapshotError, ValueError) as exc:
+        abort(str(exc))
+        return
+    today = dt.date.today()
+    frame = pd.DataFrame(
+        [
+            {
+                "provider": info.provider,
+                "origin": info.origin,
+                "priced_at": info.priced_at,
+                "age_days": info.age_days(today),
+                "stale": "yes" if info.age_days(today) > STALE_AFTER_DAYS else "no",
+                "rows": info.rows,
+                "integrity": _integrity(info),
+                "date_basis": info.date_basis,
+                "file": str(info.path),
+                "retrieved_at": info.retrieved_at,
+                "source": info.source,
+            }
+            for info in infos
+        ],
+        columns=list(STATUS_COLUMNS),
+    )
+    emit(
+        frame,
+        fmt,
+        title=f"price sources in use (user snapshots: {user_snapshot_dir()})",
+        table_columns=["provider", "origin", "priced_at", "age_days", "rows", "date_basis"],
+    )
+    console = wide_console(stderr=True)
+    stale = frame.loc[frame["stale"] == "yes"]
+    if len(stale):
+        listed = ", ".join(f"{r.provider} ({r.age_days:.0f} d)" for r in stale.itertuples())
+        console.print(
+            f"[yellow]warning:[/] prices older than {STALE_AFTER_DAYS} days: {listed}; "
+            "refresh with `gpuplan pricing refresh aws|gcp|azure` where credentials allow",
+            highlight=False,
+        )
+    for row in frame.loc[frame["integrity"] != "ok"].itertuples():
+        console.print(
+            f"[yellow]warning:[/] {row.provider}: {row.file} {row.integrity}", highlight=False
+        )
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
+
+
+@app.command("refresh")
+def refresh_command(
+    provider: Annotated[str, typer.Argument(help="aws | gcp | azure")],
+    regions: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--regions",
+            "--region",
+            help="comma-separated or repeated; default: "
+            + "; ".join(f"{p} {','.join(s.default_regions)}" for p, s in SOURCES.items()),
+        ),
+    ] = None,
+    project: Annotated[
+        str | None, typer.Option(help="GCP project for the Compute API (gcp only)")
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="seconds to wait for each page")] = 60.0,
+    attempts: Annotated[int, typer.Option(help="tries per page (throttling, 5xx, timeouts)")] = 5,
+) -> None:
+    """Fetch current prices from a provider's API into a new dated snapshot.
+
+    The previous snapshot stays in use, unchanged, when anything fails.
+    """
+    options = {"project": project} if provider == "gcp" and project else {}
+    if project and provider != "gcp":
+        abort("--project is for gcp only")
+    if attempts < 1 or timeout <= 0:
+        abort(f"--attempts must be >= 1 and --timeout > 0 (got {attempts}, {timeout})")
+    console = wide_console(stderr=True)
+    try:
+        with console.status(f"refreshing {provider} prices") as spinner:
+            added = refresh(
+                provider,
+                _split(regions) or None,
+                options=options,
+                retry=RetryPolicy(attempts=attempts, timeout_s=timeout),
+                progress=lambda message: spinner.update(message),
+            )
+    except ValueError as exc:
+        abort(str(exc))
+        return
+    except RefreshError as exc:
+        abort(str(exc), code=1)
+        return
+    info = added.info
+    replaced = (
+        f"; replaces the {added.previous.origin} snapshot of {added.previous.priced_at}"
+        if added.previous
+        else ""
+    )
+    typer.echo(
+        f"{provider}: {info.rows} offers from {', '.join(added.regions)}, priced "
+        f"{info.priced_at}, in {info.path}{replaced}."
+    )
+    if added.fixes:
+        typer.echo(
+            f"{added.fixes} rows dropped or values set missing, each with its reason: "
+            f"{info.path.parent / info.fixes_file}"
+        )
+
+
+@app.command("add-custom")
+def add_custom_command(
+    file: Annotated[Path, typer.Argument(help="CSV of offers (see README: Prices)")],
+    name: Annotated[
+        str | None, typer.Option(help="name of this price list (default: the file name)")
+    ] = None,
+) -> None:
+    """Validate a price list of your own (neoclouds, negotiated prices) and use it."""
+    try:
+        added = add_custom(file, name)
+    except (SnapshotError, UnknownGPUError, ValueError, OSError) as exc:
+        abort(str(exc))
+        return
+    info = added.info
+    verb = "replaced" if added.previous else "added"
+    typer.echo(
+        f"{verb} {info.provider}: {info.rows} offers (oldest price {info.priced_at}) "
+        f"in {info.path}; `gpuplan plan` now ranks them."
+    )
+
+
+@app.command("remove")
+def remove_command(
+    provider: Annotated[str, typer.Argument(help="a user snapshot: aws, custom-NAME, ...")],
+) -> None:
+    """Stop using a refreshed or custom snapshot (the bundled one, if any, is used again)."""
+    from pricing.store import remove_snapshot
+
+    try:
+        removed = remove_snapshot(provider)
+    except (SnapshotError, ValueError) as exc:
+        abort(str(exc))
+        return
+    typer.echo(f"no longer using {removed.path}; its file is kept for `gpuplan pricing diff`.")
+
+
+DIFF_TABLE_COLUMNS = (
+    "change",
+    "provider",
+    "region",
+    "instance_type",
+    "gpu_name",
+    "gpu_count",
+    "pricing",
+    "old_usd_per_hour",
+    "new_usd_per_hour",
+    "change_pct",
+    "detail",
+)
+
+
+@app.command("diff")
+def diff_command(
+    old: Annotated[str, typer.Argument(help="CSV path, PROVIDER, PROVIDER@bundled or @YYYY-MM-DD")],
+    new: Annotated[str, typer.Argument(help="the same kinds of reference")],
+    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+) -> None:
+    """Offers added and removed and prices changed between two snapshots."""
+    from pricing.diff import diff_offers, summarize
+    from pricing.store import resolve_reference
+
+    try:
+        check_choices([fmt], FORMATS, "format")
+        old_offers, old_label = resolve_reference(old)
+        new_offers, new_label = resolve_reference(new)
+    except (SnapshotError, ValueError) as exc:
+        abort(str(exc))
+        return
+    changes = diff_offers(old_offers, new_offers)
+    summary = f"{old_label} -> {new_label}: {summarize(changes)}"
+    emit(changes, fmt, title=summary, table_columns=DIFF_TABLE_COLUMNS)
+    if fmt != "table":
+        wide_console(stderr=True).print(summary, highlight=False)
+
+
+@app.command("spot-zones")
+def spot_zones(
+    region: Annotated[list[str] | None, typer.Option("--region", help="repeatable")] = None,
+    instance_type: Annotated[
+        list[str] | None, typer.Option("--instance-type", help="repeatable")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+) -> None:
+    """AWS spot prices per availability zone, from the refreshed AWS snapshot in use."""
+    try:
+        check_choices([fmt], FORMATS, "format")
+        info = next((i for i in read_manifest() if i.provider == "aws"), None)
+        if info is None or not info.spot_zones_file:
+            raise ValueError(
+                "the AWS snapshot in use has no per-zone spot prices; "
+                "run `gpuplan pricing refresh aws`"
+            )
+        zones = pd.read_csv(info.path.parent / info.spot_zones_file)
+    except (SnapshotError, ValueError, OSError) as exc:
+        abort(str(exc))
+        return
+    if region:
+        zones = zones.loc[zones["region"].isin(region)]
+    if instance_type:
+        zones = zones.loc[zones["instance_type"].isin(instance_type)]
+    emit(zones, fmt, title=f"spot prices per zone, observed for the {info.priced_at} snapshot")

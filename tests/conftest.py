@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,11 @@ for _key, _value in FAKE_ENV.items():
     os.environ[_key] = _value
 os.environ.pop("GOOGLE_APPLICATION_CREDENTIALS", None)
 os.environ.pop("GPUPLAN_SNAPSHOT_DIR", None)
+# No test reads or writes the real user's data or cloud SDK configuration: the user
+# snapshot folder ($XDG_DATA_HOME/gpuplan/snapshots) and gcloud's folder are temporary.
+_SESSION_HOME = tempfile.mkdtemp(prefix="gpuplan-tests-")
+os.environ["XDG_DATA_HOME"] = os.path.join(_SESSION_HOME, "xdg-data")
+os.environ["CLOUDSDK_CONFIG"] = os.path.join(_SESSION_HOME, "gcloud")
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,6 +74,15 @@ def _guarded_connect_ex(self: socket.socket, address: object) -> int:
 
 socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
 socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _empty_user_data(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test starts with an empty user snapshot folder (the bundled snapshots only)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+    monkeypatch.delenv("GPUPLAN_SNAPSHOT_DIR", raising=False)
 
 
 @pytest.fixture()

@@ -17,6 +17,8 @@ HEAVY = ("torch", "boto3", "botocore", "google.cloud", "streamlit")
         "planner, planner.plan, planner.cli, planner.throughput, planner.hardware, "
         "planner.spot, planner.tco",
         "pricing, pricing.catalog, pricing.cli, pricing.providers.skypilot, pricing.refs",
+        "pricing.refresh, pricing.store, pricing.diff, pricing.providers.aws, "
+        "pricing.providers.gcp, pricing.providers.azure, pricing.providers.custom",
         "benchmarks.results, benchmarks.published, benchmarks.cli",
     ],
 )

@@ -19,8 +19,13 @@ import pandas as pd
 from pricing.aliases import AZURE_GPU_COUNT_FIX, resolve_offer_gpu, unsupported_reason
 from pricing.catalog import OFFER_COLUMNS, validate_offers
 from pricing.gpus import UnknownGPUError
-
-FIX_COLUMNS = ("provider", "region", "instance_type", "field", "action", "reason")
+from pricing.providers.common import FIX_COLUMNS, interconnect_for
+from pricing.providers.composition import (
+    GCP_HOST_ACCELERATORS,
+    compose_gpu_machines,
+    n1_gpu_counts,
+    n1_instance_name,
+)
 
 # Providers whose GpuInfo MemoryInfo.SizeInMiB is the instance total, not per GPU.
 # Checked 2026-11 on the vast v8 catalog (2x H200 lists 287542 MiB).
@@ -31,38 +36,18 @@ GPUINFO_MEMORY_IS_TOTAL = frozenset({"vast"})
 # see reference/pricing/README.md) and set missing.
 SUSPECT_PRICE_RATIO = 0.6
 
-# GCP machine type -> (accelerator label, count) that GCP bills beside the host.
-# Checked 2026-11 against cloud.google.com/compute/docs/accelerator-optimized-machines.
-GCP_HOST_ACCELERATORS: dict[str, tuple[str, int]] = {
-    **{f"a2-highgpu-{n}g": ("A100", n) for n in (1, 2, 4, 8)},
-    "a2-megagpu-16g": ("A100", 16),
-    **{f"a2-ultragpu-{n}g": ("A100-80GB", n) for n in (1, 2, 4, 8)},
-    **{f"a3-highgpu-{n}g": ("H100", n) for n in (1, 2, 4, 8)},
-    "a3-edgegpu-8g": ("H100", 8),
-    "a3-megagpu-8g": ("H100-MEGA", 8),
-    "a3-ultragpu-8g": ("H200", 8),
-    "a4-highgpu-8g": ("B200", 8),
-    **{f"g2-standard-{n}": ("L4", 1) for n in (4, 8, 12, 16, 32)},
-    "g2-standard-24": ("L4", 2),
-    "g2-standard-48": ("L4", 4),
-    "g2-standard-96": ("L4", 8),
-}
-
-# N1 hosts take T4, V100 and P100 in fixed counts, each count with a vCPU ceiling.
-# Checked 2026-11 against cloud.google.com/compute/docs/gpus (N1 + GPU vCPU limits).
-GCP_N1_MAX_VCPUS: dict[str, dict[int, int]] = {
-    "T4": {1: 48, 2: 48, 4: 96},
-    "V100": {1: 12, 2: 24, 4: 48, 8: 96},
-    "P100": {1: 16, 2: 32, 4: 64},
-}
-
 
 def _fixes(rows: list[dict[str, str]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(FIX_COLUMNS))
 
 
 def gpu_memory_mib(gpu_info: object, provider: str, count: float) -> float:
-    """Per-GPU memory in MiB from a SkyPilot GpuInfo string, NaN when absent."""
+    """Memory of one whole GPU in MiB from a SkyPilot GpuInfo string, NaN when absent.
+
+    A GPU slice (AWS g6f: 0.25 L4 with 5722 MiB) reports the slice's memory; it is
+    scaled to the whole GPU, so that gpu_count x gpu_memory_gib is the instance's GPU
+    memory for slices and whole GPUs alike.
+    """
     if not isinstance(gpu_info, str) or "SizeInMiB" not in gpu_info:
         return float("nan")
     try:
@@ -73,18 +58,9 @@ def gpu_memory_mib(gpu_info: object, provider: str, count: float) -> float:
         if not match:
             return float("nan")
         size = float(match.group(1))
-    if provider in GPUINFO_MEMORY_IS_TOTAL and count > 0:
+    if (provider in GPUINFO_MEMORY_IS_TOTAL and count > 0) or 0 < count < 1:
         size /= count
     return size
-
-
-def interconnect_for(gpu_name: str, gpu_count: float) -> str:
-    """'nvlink' for multi-GPU SXM/superchip parts, 'pcie' for other multi-GPU, else 'none'."""
-    if gpu_count <= 1:
-        return "none"
-    if "SXM" in gpu_name or gpu_name in {"B200", "B300", "GB200", "GH200"}:
-        return "nvlink"
-    return "pcie"
 
 
 def _where(frame: pd.DataFrame, mask: pd.Series) -> tuple[str, str]:
@@ -355,55 +331,69 @@ def parse_gcp_skypilot_vms(
         .agg(
             vcpus=("vCPUs", "first"),
             memory_gib=("MemoryGiB", "first"),
-            price=("Price", "median"),
-            spot=("SpotPrice", "median"),
+            usd_per_hour=("Price", "median"),
+            spot_usd_per_hour=("SpotPrice", "median"),
         )
         .reset_index()
+        .rename(columns={"InstanceType": "host_type", "Region": "region"})
     )
-    accel_prices = (
+    gpu_prices = (
         accel.groupby(["AcceleratorName", "AcceleratorCount", "Region"])
-        .agg(price=("Price", "median"), spot=("SpotPrice", "median"), gpu_info=("GpuInfo", "first"))
+        .agg(
+            usd_per_hour=("Price", "median"),
+            spot_usd_per_hour=("SpotPrice", "median"),
+            gpu_info=("GpuInfo", "first"),
+        )
         .reset_index()
+        .rename(
+            columns={
+                "AcceleratorName": "accelerator",
+                "AcceleratorCount": "gpu_count",
+                "Region": "region",
+            }
+        )
     )
-    accel_index = {
-        (r.AcceleratorName, int(r.AcceleratorCount), r.Region): r for r in accel_prices.itertuples()
-    }
-    combos: list[tuple[str, str, int]] = []
-    for host in host_prices["InstanceType"].unique():
+    for prices in (host_prices, gpu_prices):
+        prices["reserved_1y_usd_per_hour"] = np.nan
+        prices["reserved_3y_usd_per_hour"] = np.nan
+    gpu_prices["gpu_count"] = gpu_prices["gpu_count"].astype(int)
+    combos: list[tuple[str, str, int, str]] = []
+    for host, vcpus in host_prices.groupby("host_type")["vcpus"].first().items():
+        host = str(host)
         if host in GCP_HOST_ACCELERATORS:
             name, count = GCP_HOST_ACCELERATORS[host]
-            combos.append((host, name, count))
+            combos.append((host, name, count, host))
         elif host.startswith("n1-"):
-            vcpus = float(host_prices.loc[host_prices["InstanceType"] == host, "vcpus"].iloc[0])
-            for name, limits in GCP_N1_MAX_VCPUS.items():
-                combos += [(host, name, n) for n, cap in limits.items() if vcpus <= cap]
+            for name in ("T4", "V100", "P100"):
+                combos += [
+                    (host, name, n, n1_instance_name(host, n, name))
+                    for n in n1_gpu_counts(resolve_offer_gpu("gcp", name, host) or "", float(vcpus))
+                ]
+    attachments = pd.DataFrame(
+        combos, columns=["host_type", "accelerator", "gpu_count", "instance_type"]
+    )
+    composed = compose_gpu_machines(host_prices, attachments, gpu_prices)
     rows = []
-    for host, name, count in combos:
-        for h in host_prices.loc[host_prices["InstanceType"] == host].itertuples():
-            a = accel_index.get((name, count, h.Region))
-            if a is None:
-                continue
-            instance = host if host in GCP_HOST_ACCELERATORS else (f"{host} + {count} x {name}")
-            gpu = resolve_offer_gpu("gcp", name, instance)
-            assert gpu is not None
-            memory_gib = gpu_memory_mib(a.gpu_info, "gcp", count) / 1024
-            rows.append(
-                _offer(
-                    "gcp",
-                    h.Region,
-                    instance,
-                    gpu,
-                    float(count),
-                    memory_gib,
-                    h.vcpus,
-                    h.memory_gib,
-                    h.price + a.price,
-                    h.spot + a.spot,
-                    source,
-                    priced_at,
-                )
+    for m in composed.itertuples():
+        machine_gpu = resolve_offer_gpu("gcp", str(m.accelerator), str(m.instance_type))
+        assert machine_gpu is not None
+        rows.append(
+            _offer(
+                "gcp",
+                m.region,
+                m.instance_type,
+                machine_gpu,
+                float(m.gpu_count),
+                gpu_memory_mib(m.gpu_info, "gcp", m.gpu_count) / 1024,
+                m.vcpus,
+                m.memory_gib,
+                m.usd_per_hour,
+                m.spot_usd_per_hour,
+                source,
+                priced_at,
             )
-    non_gpu_hosts = sorted(set(host_prices["InstanceType"]) - {c[0] for c in combos})
+        )
+    non_gpu_hosts = sorted(set(host_prices["host_type"]) - {c[0] for c in combos})
     if non_gpu_hosts:
         fixes.append(
             {

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import fnmatch
+import gzip
+import json
+from importlib import resources
+
+import pandas as pd
 import pytest
 
 from pricing.aliases import (
     AWS_FAMILY_GPU,
+    AWS_GPU_TYPE_PATTERNS,
+    AZURE_GPU_COUNT_FIX,
     AZURE_SIZE_GPU,
+    AZURE_SIZE_SHAPES,
+    AZURE_TERM_HOURS,
     GCP_ACCELERATOR_GPU,
+    GCP_GPU_SERIES,
+    GCP_SKU_COMPONENTS,
+    GCP_SKU_UNITS,
     NEOCLOUD_TOKEN_GPU,
     resolve_offer_gpu,
     unsupported_reason,
@@ -18,6 +31,20 @@ from pricing.gpus import (
     canonical_gpu,
     gpu_from_device_name,
     match_gpu_names,
+)
+from pricing.providers.aws import shape_rows
+from pricing.providers.composition import GCP_N1_MAX_VCPUS, n1_gpu_counts
+from pricing.providers.gcp import SKU_DESCRIPTION
+from tests.conftest import ROOT
+
+AZURE_REFERENCE = (
+    pd.read_csv(ROOT / "reference/pricing/azure_vms.csv")
+    .drop_duplicates("InstanceType")
+    .set_index("InstanceType")
+    .to_dict(orient="index")
+)
+MOTO_INSTANCE_TYPES = json.loads(
+    gzip.decompress((resources.files("moto") / "ec2/resources/instance_types.json.gz").read_bytes())
 )
 
 
@@ -165,3 +192,87 @@ def test_cuda_device_names(device: str, gpu: str) -> None:
 
 def test_cpu_is_not_a_gpu() -> None:
     assert gpu_from_device_name("cpu: Intel(R) Xeon(R) Platinum 8375C") is None
+
+
+# ------------------------------------------------- live-API quirk tables (one case per row)
+
+
+@pytest.mark.parametrize(("label", "component"), sorted(GCP_SKU_COMPONENTS.items()))
+def test_gcp_sku_descriptions_resolve_under_every_pricing_model(
+    label: str, component: tuple[str, str]
+) -> None:
+    for description in (
+        f"{label} running in Americas",
+        f"Spot Preemptible {label} running in EMEA",
+        f"Commitment v1: {label} in Americas for 1 Year",
+        f"Commitment v1: {label} running in APAC for 3 Year",
+    ):
+        match = SKU_DESCRIPTION.match(description)
+        assert match is not None and match["label"] == label, description
+    kind, key = component
+    assert kind in GCP_SKU_UNITS
+    if kind == "gpu":
+        assert resolve_offer_gpu("gcp", key, "") in CANONICAL_GPUS
+    else:
+        assert key in GCP_GPU_SERIES
+
+
+def test_gcp_non_standard_skus_are_not_in_the_table() -> None:
+    for description in (
+        "DWS Defined Duration Nvidia H100 80GB GPU running in Americas",
+        "Sole Tenancy Instance Core running in Americas",
+        "Reserved A2 Instance Core running in Americas",
+    ):
+        match = SKU_DESCRIPTION.match(description)
+        assert match is not None and match["label"] not in GCP_SKU_COMPONENTS
+
+
+def test_gcp_licensed_workstation_gpus_are_not_planned_for() -> None:
+    assert "licence" in (unsupported_reason("nvidia-tesla-t4-vws") or "")
+    assert resolve_offer_gpu("gcp", "nvidia-l4-vws", "g2-standard-4") is None
+
+
+def test_gcp_n1_vcpu_limits_are_keyed_by_canonical_gpus() -> None:
+    assert set(GCP_N1_MAX_VCPUS) <= set(CANONICAL_GPUS)
+    assert n1_gpu_counts("T4", 8) == [1, 2, 4]
+    assert n1_gpu_counts("V100-SXM2-16GB", 16) == [2, 4, 8]
+    assert n1_gpu_counts("V100-SXM2-16GB", 16, max_cards=4) == [2, 4]
+    assert n1_gpu_counts("A100-SXM-40GB", 16) == []
+
+
+@pytest.mark.parametrize(("size", "shape"), sorted(AZURE_SIZE_SHAPES.items()))
+def test_azure_sizes_have_a_gpu_and_agree_with_the_reference_catalog(
+    size: str, shape: tuple[str, float, float, float]
+) -> None:
+    label, gpus, vcpus, memory = shape
+    gpu = resolve_offer_gpu("azure", label, size)
+    assert gpu in CANONICAL_GPUS or unsupported_reason(label)
+    assert 0 < gpus <= 8 and vcpus > 0 and memory > 0
+    reference = AZURE_REFERENCE.get(size)
+    if reference is not None:
+        ref_gpus = AZURE_GPU_COUNT_FIX.get(size, reference["AcceleratorCount"])
+        assert (gpus, vcpus, memory) == (ref_gpus, reference["vCPUs"], reference["MemoryGiB"])
+
+
+def test_azure_reservation_terms_are_whole_years_of_hours() -> None:
+    assert AZURE_TERM_HOURS == {"1 Year": 365 * 24, "3 Years": 3 * 365 * 24}
+
+
+def test_aws_gpu_families_fall_under_the_instance_type_filter() -> None:
+    for family in AWS_FAMILY_GPU:
+        assert any(fnmatch.fnmatch(f"{family}.xlarge", p) for p in AWS_GPU_TYPE_PATTERNS)
+    assert resolve_offer_gpu("aws", "L4", "gr6.4xlarge") == "L4"
+    assert resolve_offer_gpu("aws", "L4", "gr6f.4xlarge") == "L4"
+
+
+@pytest.mark.parametrize(
+    "size", ["g6f.large", "g6f.xlarge", "g6f.2xlarge", "g6f.4xlarge", "gr6f.4xlarge"]
+)
+def test_aws_gpu_slices_from_ec2_are_fractions(size: str) -> None:
+    entry = MOTO_INSTANCE_TYPES[size]  # AWS's own DescribeInstanceTypes data, as moto ships it
+    shape = shape_rows([entry], []).iloc[0]
+    gpu = entry["GpuInfo"]["Gpus"][0]
+    assert shape["gpu_count"] == gpu["LogicalGpuCount"] * gpu["GpuPartitionSize"] < 1
+    assert shape["gpu_count"] * shape["gpu_memory_gib"] == pytest.approx(
+        entry["GpuInfo"]["TotalGpuMemoryInMiB"] / 1024, abs=0.01
+    )

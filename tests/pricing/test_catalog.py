@@ -135,13 +135,36 @@ def test_manifest_errors_are_clear(tmp_path: Path) -> None:
         read_manifest(tmp_path)
 
 
-def test_snapshot_dir_follows_the_environment(
+def test_the_user_folder_overlays_the_bundled_snapshot_per_provider(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_snapshot(tmp_path, [offer(usd_per_hour=1.5)])
     monkeypatch.setenv("GPUPLAN_SNAPSHOT_DIR", str(tmp_path))
     offers = load_offers()
-    assert offers["usd_per_hour"].tolist() == [1.5]
+    assert offers.loc[offers["provider"] == "aws", "usd_per_hour"].tolist() == [1.5]
+    bundled = load_offers(catalog.bundled_snapshot_dir())
+    others = bundled.loc[bundled["provider"] != "aws"]
+    assert len(offers) == len(others) + 1
+    by_provider = {info.provider: info for info in read_manifest()}
+    assert by_provider["aws"].origin == "user"
+    assert by_provider["gcp"].origin == "bundled"
+    assert by_provider["aws"].path == tmp_path / "aws.csv"
+
+
+def test_the_user_folder_defaults_to_xdg_data_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert catalog.user_snapshot_dir() == tmp_path / "gpuplan" / "snapshots"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert catalog.user_snapshot_dir() == tmp_path / "home/.local/share/gpuplan/snapshots"
+    write_snapshot(tmp_path / "home/.local/share/gpuplan/snapshots", [offer(usd_per_hour=2.5)])
+    assert load_offers().query("provider == 'aws'")["usd_per_hour"].tolist() == [2.5]
+
+
+def test_no_user_manifest_means_the_bundled_snapshot() -> None:
+    assert read_manifest() == read_manifest(catalog.bundled_snapshot_dir())
 
 
 def test_csv_round_trip_keeps_missing_prices(tmp_path: Path) -> None:

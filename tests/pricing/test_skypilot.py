@@ -131,3 +131,18 @@ def test_vast_total_memory_is_divided_per_gpu_and_zero_spot_is_missing() -> None
     assert row["gpu_memory_gib"] == pytest.approx(287542 / 2 / 1024, rel=1e-3)
     assert np.isnan(row["spot_usd_per_hour"])
     assert row["region"] == "US, NA"
+
+
+def test_a_gpu_slice_reports_whole_gpu_memory_so_count_times_memory_is_the_slice() -> None:
+    row = (
+        "g6f.2xlarge,L4,0.25,8.0,32.0,\"{'Gpus': [{'Name': 'L4', 'Count': 0, "
+        "'LogicalGpuCount': 1, 'GpuPartitionSize': 0.25, 'MemoryInfo': {'SizeInMiB': 5722}}], "
+        "'TotalGpuMemoryInMiB': 5722}\",0.475,0.17,us-east-1,use1-az1,x86_64\n"
+    )
+    offers, _ = parse_skypilot_vms(
+        "aws", read(AWS_CSV.splitlines()[0] + "\n" + row), "s", "2026-01-01"
+    )
+    g6f = offers.iloc[0]
+    assert g6f["gpu_count"] == 0.25
+    assert g6f["gpu_memory_gib"] == pytest.approx(22.35, abs=0.01)
+    assert g6f["gpu_count"] * g6f["gpu_memory_gib"] == pytest.approx(5722 / 1024, abs=0.01)

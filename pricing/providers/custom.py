@@ -1,0 +1,118 @@
+"""A user's own price list, as a CSV: neoclouds, regional GPU clouds, negotiated prices.
+
+One row per offer, in the snapshot columns (pricing.catalog.OFFER_COLUMNS):
+
+  required  provider, region, instance_type, gpu_name (canonical: `gpuplan pricing show`
+            lists them), gpu_count (fractions for GPU slices), usd_per_hour, priced_at
+            (YYYY-MM-DD: when the price holds)
+  optional  spot_usd_per_hour, reserved_1y_usd_per_hour, reserved_3y_usd_per_hour,
+            gpu_memory_gib, vcpus, memory_gib, interconnect (nvlink | pcie | none;
+            blank: nvlink for multi-GPU SXM parts, else pcie), source (blank: the file)
+
+A price may be blank (unknown) but each row needs at least one. fetch_custom (reading the
+file) is the only I/O; parse_custom validates like any snapshot and names the file, line
+and field of the first problem, with the closest valid choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pricing.catalog import (
+    OFFER_COLUMNS,
+    PRICE_COLUMNS,
+    SnapshotError,
+    validate_offers,
+)
+from pricing.gpus import closest_match
+from pricing.providers.common import ParsedCatalog, fixes_frame, interconnects
+
+REQUIRED = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu_name",
+    "gpu_count",
+    "usd_per_hour",
+    "priced_at",
+)
+
+
+def fetch_custom(path: Path) -> pd.DataFrame:
+    """Read the user's CSV as text cells (blank = missing); SnapshotError if it is not one."""
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except FileNotFoundError:
+        raise SnapshotError(path, "no such file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise SnapshotError(path, f"not a readable CSV: {exc}") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    return frame.replace("", np.nan)
+
+
+def parse_custom(
+    frame: pd.DataFrame,
+    file: str | Path,
+    taken_providers: Collection[str] = (),
+) -> ParsedCatalog:
+    """Validated offers from a custom price list.
+
+    Refuses (SnapshotError with file, line and field): unknown or missing columns, any
+    value validate_offers refuses, a row with no price at all, and a provider name
+    that another price source already uses (`taken_providers`): name negotiated AWS
+    prices e.g. "aws-negotiated" so both rows stay apart.
+    """
+    name = Path(file).name
+    unknown = [c for c in frame.columns if c not in OFFER_COLUMNS]
+    if unknown:
+        hint = closest_match(unknown[0], OFFER_COLUMNS)
+        fix = f"; did you mean {hint!r}?" if hint else ""
+        raise SnapshotError(
+            file,
+            f"unknown column {unknown[0]!r}{fix} Columns: {', '.join(OFFER_COLUMNS)}",
+            line=1,
+            field=unknown[0],
+        )
+    missing = [c for c in REQUIRED if c not in frame.columns]
+    if missing:
+        raise SnapshotError(
+            file,
+            f"missing column(s) {missing}; a custom price list needs {list(REQUIRED)}",
+            line=1,
+            field=missing[0],
+        )
+    if frame.empty:
+        raise SnapshotError(file, "has no rows", line=2)
+    out = frame.copy()
+    source = out["source"] if "source" in out else pd.Series(np.nan, out.index)
+    out["source"] = source.astype(object).where(source.notna(), f"custom price list {name}")
+    offers = validate_offers(out, file)
+    no_price = offers.loc[:, list(PRICE_COLUMNS)].isna().all(axis=1)
+    if no_price.any():
+        line = int(np.flatnonzero(no_price.to_numpy())[0]) + 2
+        raise SnapshotError(
+            file,
+            "has no price: fill usd_per_hour (or a spot/reserved price) in USD per hour",
+            line=line,
+            field="usd_per_hour",
+        )
+    taken = offers["provider"].isin([p.lower() for p in taken_providers])
+    if taken.any():
+        line = int(np.flatnonzero(taken.to_numpy())[0]) + 2
+        provider = offers.loc[taken, "provider"].iloc[0]
+        raise SnapshotError(
+            file,
+            f"provider {provider!r} already comes from another price source; give these "
+            f"prices a provider name of their own, e.g. '{provider}-negotiated'",
+            line=line,
+            field="provider",
+        )
+    given = frame["interconnect"] if "interconnect" in frame else pd.Series(np.nan, frame.index)
+    blank = given.isna().to_numpy()
+    derived = interconnects(offers["gpu_name"], offers["gpu_count"])
+    offers["interconnect"] = offers["interconnect"].where(~blank, derived)
+    return ParsedCatalog(offers, fixes_frame([]), f"custom price list {name}")

@@ -1,0 +1,81 @@
+"""Bounded retries with exponential backoff for the providers' `fetch_*` functions.
+
+Throttling, server errors and timeouts are retried a few times; anything else, and the
+last failure, becomes a FetchError whose message says what failed and what to do. The
+sleep is injectable so that tests of the retry path take milliseconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class FetchError(RuntimeError):
+    """A provider API could not be read: what failed, why, and what to do about it."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently a fetch retries one request.
+
+    `timeout_s` bounds each request (a page that never comes fails after it), `attempts`
+    bounds the tries per request, and the wait before try n+1 is `delay_s(n)`.
+    """
+
+    attempts: int = 5
+    base_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+    timeout_s: float = 60.0
+    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
+
+    def delay_s(self, attempt: int, hint_s: float | None = None) -> float:
+        """Seconds to wait after failed try `attempt` (1-based).
+
+        Exponential backoff, base_delay_s * 2**(attempt - 1), capped at max_delay_s
+        (AWS Architecture Blog, "Exponential Backoff and Jitter", 2015; no jitter: one
+        client). A server's Retry-After hint is honoured up to the same cap.
+        """
+        backoff = self.base_delay_s * 2 ** (attempt - 1)
+        if hint_s is not None:
+            backoff = max(backoff, hint_s)
+        return float(min(self.max_delay_s, backoff))
+
+
+def call_with_retries(
+    call: Callable[[], T],
+    *,
+    policy: RetryPolicy,
+    retryable: Callable[[BaseException], bool],
+    what: str,
+    retry_after_s: Callable[[BaseException], float | None] | None = None,
+) -> T:
+    """`call()`, retried while `retryable(error)`, at most `policy.attempts` tries.
+
+    Raises FetchError naming `what` once the tries are spent; a non-retryable error is
+    raised as is, for the caller to explain.
+    """
+    for attempt in range(1, policy.attempts + 1):
+        try:
+            return call()
+        except Exception as exc:
+            if not retryable(exc):
+                raise
+            if attempt == policy.attempts:
+                raise FetchError(
+                    f"{what}: still failing after {policy.attempts} tries "
+                    f"({describe(exc)}); try again later"
+                ) from exc
+            hint = retry_after_s(exc) if retry_after_s else None
+            policy.sleep(policy.delay_s(attempt, hint))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line description of an exception: its type and first line."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

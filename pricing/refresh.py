@@ -1,0 +1,170 @@
+"""Refresh a provider's prices from its API, or add a custom price list, as a new snapshot.
+
+refresh = the provider's fetch_* (network) -> parse_* (pure) -> store.commit_snapshot
+(atomic). A failure anywhere (missing credentials, throttling that outlasts the retries,
+an API error, a malformed page, a page that never comes, no offers found) raises
+RefreshError saying why and which snapshot stays in use; the previous snapshot files and
+manifest are left byte for byte as they were.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pricing.catalog import SnapshotError, SnapshotInfo, read_manifest, read_snapshot
+from pricing.gpus import closest_match
+from pricing.providers import aws, azure, custom, gcp
+from pricing.providers.common import MalformedPayload, ParsedCatalog
+from pricing.providers.retry import FetchError, RetryPolicy, describe
+from pricing.store import commit_snapshot
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A provider with a price API: how to fetch, how to parse, which regions by default."""
+
+    fetch: Callable[..., Any]
+    parse: Callable[[Any, str], ParsedCatalog]
+    default_regions: tuple[str, ...]
+
+
+SOURCES: dict[str, Source] = {
+    "aws": Source(aws.fetch_aws, aws.parse_aws, aws.DEFAULT_REGIONS),
+    "gcp": Source(gcp.fetch_gcp, gcp.parse_gcp, gcp.DEFAULT_REGIONS),
+    "azure": Source(azure.fetch_azure, azure.parse_azure, azure.DEFAULT_REGIONS),
+}
+CUSTOM_PREFIX = "custom-"
+
+
+class RefreshError(RuntimeError):
+    """A refresh or custom price list that was not added; the message says why."""
+
+
+@dataclass(frozen=True)
+class Added:
+    """A snapshot now in use: its manifest entry, what it replaced, what was fixed."""
+
+    info: SnapshotInfo
+    previous: SnapshotInfo | None
+    fixes: int
+    regions: tuple[str, ...] = ()
+
+
+def _in_use(provider: str) -> SnapshotInfo | None:
+    return next((i for i in read_manifest() if i.provider == provider), None)
+
+
+def _kept(provider: str, previous: SnapshotInfo | None) -> str:
+    if previous is None:
+        return f"No {provider} snapshot was in use; none is."
+    return (
+        f"The {previous.origin} {provider} snapshot of {previous.priced_at} "
+        f"({previous.path}) stays in use, unchanged."
+    )
+
+
+def refresh(
+    provider: str,
+    regions: Sequence[str] | None = None,
+    *,
+    options: Mapping[str, Any] | None = None,
+    retry: RetryPolicy | None = None,
+    progress: Progress | None = None,
+    now: dt.datetime | None = None,
+    directory: Path | None = None,
+) -> Added:
+    """Fetch `provider`'s prices for `regions` and make them the snapshot in use.
+
+    `options` go to the provider's fetch function (e.g. GCP's project). Raises
+    RefreshError, with the previous snapshot untouched.
+    """
+    if provider not in SOURCES:
+        hint = closest_match(provider, SOURCES)
+        raise ValueError(
+            f"no price API for {provider!r}; did you mean {hint!r}? Refreshable: "
+            f"{', '.join(SOURCES)} (other providers: `gpuplan pricing add-custom FILE`)"
+        )
+    source = SOURCES[provider]
+    chosen = tuple(regions) if regions else source.default_regions
+    now = now or dt.datetime.now(dt.UTC)
+    priced_at = now.date().isoformat()
+    try:
+        previous = _in_use(provider)
+    except SnapshotError as exc:
+        raise RefreshError(f"{provider} refresh not started: {exc}") from exc
+    kept = _kept(provider, previous)
+    try:
+        payload = source.fetch(chosen, retry=retry, progress=progress, **(options or {}))
+        parsed = source.parse(payload, priced_at)
+    except (FetchError, MalformedPayload, SnapshotError) as exc:
+        raise RefreshError(f"{provider} refresh failed: {exc}. {kept}") from exc
+    except Exception as exc:
+        raise RefreshError(f"{provider} refresh failed: {describe(exc)}. {kept}") from exc
+    if parsed.offers.empty:
+        raise RefreshError(
+            f"{provider} refresh found no GPU offers in {', '.join(chosen)}: check --regions. "
+            f"{kept}"
+        )
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        info = commit_snapshot(
+            provider,
+            parsed.offers,
+            source=f"{parsed.source}; regions {', '.join(chosen)}",
+            priced_at=priced_at,
+            date_basis=f"retrieved from the {provider} price API at {stamp}",
+            retrieved_at=stamp,
+            details={**parsed.details, "fixes": parsed.fixes},
+            directory=directory,
+        )
+    except (OSError, SnapshotError) as exc:
+        raise RefreshError(f"{provider} snapshot not written: {exc}. {kept}") from exc
+    return Added(info, previous, len(parsed.fixes), chosen)
+
+
+def custom_key(path: Path, name: str | None = None) -> str:
+    """The manifest key of a custom price list: 'custom-' + a slug of its name or file stem."""
+    slug = re.sub(r"[^a-z0-9]+", "-", (name or path.stem).lower()).strip("-")
+    if not slug:
+        raise ValueError(f"cannot make a name from {name or path.stem!r}; pass --name")
+    return slug if slug.startswith(CUSTOM_PREFIX) else CUSTOM_PREFIX + slug
+
+
+def add_custom(
+    path: Path,
+    name: str | None = None,
+    *,
+    now: dt.datetime | None = None,
+    directory: Path | None = None,
+) -> Added:
+    """Validate a custom price list and make it a snapshot in use (replacing one of its name).
+
+    Raises SnapshotError naming the file, line and field of the first problem.
+    """
+    key = custom_key(path, name)
+    now = now or dt.datetime.now(dt.UTC)
+    previous = _in_use(key)
+    others = [info for info in read_manifest() if info.provider != key]
+    taken = set(SOURCES)
+    for info in others:
+        taken |= set(read_snapshot(info.path, info.rows)["provider"])
+    parsed = custom.parse_custom(custom.fetch_custom(path), path, taken)
+    oldest = str(parsed.offers["priced_at"].min())
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    info = commit_snapshot(
+        key,
+        parsed.offers,
+        source=f"{parsed.source} ({path.resolve()})",
+        priced_at=oldest,
+        date_basis=f"the oldest priced_at in {path.name}; each row carries its own date",
+        retrieved_at=stamp,
+        directory=directory,
+    )
+    return Added(info, previous, 0)

@@ -1,0 +1,194 @@
+"""The user's snapshot folder: add dated snapshots atomically, find old ones by reference.
+
+A new snapshot is written under a new name (`aws-2026-11-30.csv`, `-2` etc. on the same
+day), read back and validated, and only then is the folder's MANIFEST.json replaced
+(temp file + rename): the manifest swap is the commit point. A failure before it removes
+the new files and leaves every existing file byte for byte as it was. Old snapshots stay
+in the folder so that `gpuplan pricing diff` can compare them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from pricing.catalog import (
+    MANIFEST_NAME,
+    SnapshotError,
+    SnapshotInfo,
+    atomic_write_text,
+    bundled_snapshot_dir,
+    file_sha256,
+    offers_to_csv,
+    read_manifest,
+    read_snapshot,
+    user_snapshot_dir,
+    write_manifest,
+)
+from pricing.gpus import closest_match
+
+_DATED = re.compile(r"^(?P<provider>.+)-(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<n>\d+))?\.csv$")
+
+
+def snapshot_name(directory: Path, provider: str, day: str) -> str:
+    """A new snapshot file name for `provider` on `day`, not yet used in `directory`."""
+    name = f"{provider}-{day}.csv"
+    n = 1
+    while (directory / name).exists():
+        n += 1
+        name = f"{provider}-{day}-{n}.csv"
+    return name
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """Hold an advisory lock on the folder while its manifest is read and replaced."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no concurrent-refresh guard
+        yield
+        return
+    with open(directory / ".lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def commit_snapshot(
+    provider: str,
+    offers: pd.DataFrame,
+    *,
+    source: str,
+    priced_at: str,
+    date_basis: str,
+    retrieved_at: str = "",
+    details: Mapping[str, pd.DataFrame] | None = None,
+    directory: Path | None = None,
+) -> SnapshotInfo:
+    """Add `offers` as `provider`'s snapshot in the user's folder and make it the one in use.
+
+    `details` are extra tables written beside it ("spot-zones", "fixes") and named in
+    the manifest entry. Returns the new manifest entry.
+    """
+    directory = directory or user_snapshot_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    with _locked(directory):
+        existing = read_manifest(directory) if (directory / MANIFEST_NAME).exists() else []
+        name = snapshot_name(directory, provider, priced_at)
+        stem = name.removesuffix(".csv")
+        written: list[Path] = []
+        try:
+            path = directory / name
+            atomic_write_text(path, offers_to_csv(offers))
+            written.append(path)
+            read_snapshot(path, expected_rows=len(offers))
+            extra: dict[str, str] = {}
+            for kind, frame in (details or {}).items():
+                detail = directory / f"{stem}.{kind}.csv"
+                atomic_write_text(detail, frame.to_csv(index=False, lineterminator="\n"))
+                written.append(detail)
+                extra[kind] = detail.name
+            info = SnapshotInfo(
+                provider=provider,
+                file=name,
+                priced_at=priced_at,
+                source=source,
+                rows=len(offers),
+                sha256=file_sha256(path),
+                date_basis=date_basis,
+                retrieved_at=retrieved_at,
+                spot_zones_file=extra.get("spot-zones", ""),
+                fixes_file=extra.get("fixes", ""),
+                directory=str(directory),
+            )
+            kept = [i for i in existing if i.provider != provider]
+            write_manifest(directory, [*kept, info])
+        except BaseException:
+            for done in written:
+                done.unlink(missing_ok=True)
+            raise
+    return info
+
+
+def remove_snapshot(provider: str, directory: Path | None = None) -> SnapshotInfo:
+    """Stop using the user's snapshot of `provider`; the bundled one, if any, is used again.
+
+    The files stay in the folder (for `diff`); only the manifest entry goes.
+    """
+    directory = directory or user_snapshot_dir()
+    manifest = directory / MANIFEST_NAME
+    infos = read_manifest(directory) if manifest.exists() else []
+    if provider not in {i.provider for i in infos}:
+        names = ", ".join(i.provider for i in infos) or "none"
+        hint = closest_match(provider, [i.provider for i in infos]) if infos else None
+        fix = f"; did you mean {hint!r}?" if hint else ""
+        raise ValueError(f"no user snapshot {provider!r}{fix} User snapshots: {names}")
+    with _locked(directory):
+        infos = read_manifest(directory)
+        write_manifest(directory, [i for i in infos if i.provider != provider])
+    return next(i for i in infos if i.provider == provider)
+
+
+def history(provider: str) -> list[tuple[str, Path]]:
+    """(date, file) of every snapshot of `provider` kept, bundled and user's, oldest first."""
+    found: list[tuple[str, int, int, Path]] = []
+    for rank, directory in enumerate((bundled_snapshot_dir(), user_snapshot_dir())):
+        if not directory.is_dir():
+            continue
+        for path in directory.glob(f"{provider}-*.csv"):
+            match = _DATED.match(path.name)
+            if match and match["provider"] == provider:
+                found.append((match["date"], rank, int(match["n"] or 1), path))
+    return [(day, path) for day, _, _, path in sorted(found)]
+
+
+def resolve_reference(reference: str) -> tuple[pd.DataFrame, str]:
+    """A snapshot's offers and a label, from a CSV path or a provider reference.
+
+    References: PROVIDER (the snapshot in use), PROVIDER@bundled, PROVIDER@YYYY-MM-DD
+    (the last snapshot of that day, the user's before the bundled one).
+    """
+    path = Path(reference).expanduser()
+    if path.suffix == ".csv" or path.exists():
+        if not path.is_file():
+            raise SnapshotError(path, "no such snapshot file")
+        return read_snapshot(path), str(path)
+    provider, _, which = reference.partition("@")
+    in_use = {info.provider: info for info in read_manifest()}
+    known = sorted(set(in_use) | {i.provider for i in read_manifest(bundled_snapshot_dir())})
+    if provider not in known:
+        hint = closest_match(provider, known)
+        fix = f"; did you mean {hint!r}?" if hint else ""
+        raise ValueError(
+            f"no snapshot file or provider {provider!r}{fix} Use a CSV path, PROVIDER, "
+            f"PROVIDER@bundled or PROVIDER@YYYY-MM-DD (providers: {', '.join(known)})"
+        )
+    if which in ("", "current"):
+        info = in_use[provider]
+        return read_snapshot(info.path, info.rows), f"{provider}@{info.priced_at} ({info.origin})"
+    if which == "bundled":
+        bundled = {i.provider: i for i in read_manifest(bundled_snapshot_dir())}
+        if provider not in bundled:
+            raise ValueError(f"{provider!r} has no bundled snapshot; it was added by the user")
+        info = bundled[provider]
+        return read_snapshot(info.path, info.rows), f"{provider}@{info.priced_at} (bundled)"
+    try:
+        dt.date.fromisoformat(which)
+    except ValueError:
+        raise ValueError(
+            f"{reference!r}: after '@' comes 'bundled' or a date YYYY-MM-DD, not {which!r}"
+        ) from None
+    dated = [(day, p) for day, p in history(provider) if day == which]
+    if not dated:
+        days = sorted({day for day, _ in history(provider)})
+        raise ValueError(
+            f"no {provider} snapshot dated {which}; kept dates: {', '.join(days) or 'none'}"
+        )
+    return read_snapshot(dated[-1][1]), f"{provider}@{which} ({dated[-1][1].name})"

@@ -1,0 +1,216 @@
+"""Stand-ins for the providers' price APIs, on 127.0.0.1, and the fixtures they serve.
+
+- StandIn: a threaded http.server that answers from a route function and can be told to
+  misbehave first (HTTP 429 or 500, a page of broken JSON, a page that never comes).
+- azure_api / gcp_api: StandIns speaking the Azure Retail Prices and the Cloud Billing +
+  Compute REST APIs from the recorded pages in fixtures/, paginated as the real ones.
+- moto_ec2: moto's server (the standard AWS stand-in) for EC2 describe_instance_types.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import urllib.parse
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pricing.providers.retry import RetryPolicy
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+Reply = tuple[int, dict[str, str], bytes]
+
+
+def fixture_json(name: str) -> Any:
+    """A recorded API page from tests/pricing/fixtures."""
+    return json.loads((FIXTURES / name).read_text())
+
+
+def tree_bytes(directory: Path) -> dict[str, str]:
+    """Every file under `directory` (relative name -> SHA-256), to prove nothing changed."""
+    if not directory.exists():
+        return {}
+    return {
+        str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.name != ".lock"
+    }
+
+
+@dataclass
+class Sleeps:
+    """A RetryPolicy sleep that records the delays instead of waiting."""
+
+    delays: list[float] = field(default_factory=list)
+
+    def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+def fast_retry(attempts: int = 3, timeout_s: float = 2.0) -> tuple[RetryPolicy, Sleeps]:
+    """A retry policy for tests: real backoff arithmetic, recorded (not slept) delays."""
+    sleeps = Sleeps()
+    policy = RetryPolicy(
+        attempts=attempts, base_delay_s=0.5, max_delay_s=8.0, timeout_s=timeout_s, sleep=sleeps
+    )
+    return policy, sleeps
+
+
+class StandIn:
+    """An HTTP server on 127.0.0.1 answering GETs from `route(path, query) -> reply`.
+
+    `fail(match, action)` queues a misbehaviour for the next request whose path and
+    query contain `match`: "429" (with Retry-After), "500", "garbage" (HTTP 200 with a
+    body that is not JSON) or "hang" (no answer until the test ends).
+    """
+
+    def __init__(self, route: Callable[[str, dict[str, list[str]]], Reply]) -> None:
+        self.route = route
+        self.faults: list[tuple[str, str]] = []
+        self.requests: list[str] = []
+        self.released = threading.Event()
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                stand_in.requests.append(self.path)
+                status, headers, body = stand_in.answer(self.path, self.command)
+                if status == 0:
+                    stand_in.released.wait(10)
+                    return
+                self.send_response(status)
+                for key, value in {"Content-Type": "application/json", **headers}.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.do_GET()
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def fail(self, match: str, action: str, times: int = 1) -> None:
+        self.faults += [(match, action)] * times
+
+    def answer(self, path: str, method: str = "GET") -> Reply:
+        for i, (match, action) in enumerate(self.faults):
+            if match in urllib.parse.unquote(path):
+                del self.faults[i]
+                error = json.dumps({"error": {"code": 0, "message": action}}).encode()
+                if method == "POST":  # AWS query protocol: errors are XML
+                    error = (
+                        f"<Response><Errors><Error><Code>InternalError</Code><Message>{action}"
+                        "</Message></Error></Errors><RequestID>0</RequestID></Response>"
+                    ).encode()
+                if action == "429":
+                    return 429, {"Retry-After": "3"}, error
+                if action == "500":
+                    return 500, {}, error
+                if action == "garbage":
+                    return 200, {}, b'{"Items": [{"armSkuName": '
+                if action == "hang":
+                    return 0, {}, b""
+                raise ValueError(action)
+        parsed = urllib.parse.urlsplit(path)
+        return self.route(parsed.path, urllib.parse.parse_qs(parsed.query))
+
+    def close(self) -> None:
+        self.released.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _json(data: Any) -> Reply:
+    return 200, {}, json.dumps(data).encode()
+
+
+@pytest.fixture()
+def azure_api() -> Iterator[StandIn]:
+    """The Azure Retail Prices API: eastus in two pages (NextPageLink), westeurope in one."""
+    pages = {
+        "eastus": [
+            fixture_json("azure/eastus_page1.json"),
+            fixture_json("azure/eastus_page2.json"),
+        ],
+        "westeurope": [fixture_json("azure/westeurope_page1.json")],
+    }
+
+    def route(path: str, query: dict[str, list[str]]) -> Reply:
+        if path != "/api/retail/prices":
+            return 404, {}, b"{}"
+        flt = query.get("$filter", [""])[0]
+        region = next((r for r in pages if f"armRegionName eq '{r}'" in flt), None)
+        if region is None:
+            return _json({"Items": [], "NextPageLink": None, "Count": 0})
+        index = int(query.get("$skip", ["0"])[0]) // 100
+        page = dict(pages[region][index])
+        if page.get("NextPageLink"):
+            # Replayed pages link to this server, as the real ones link to the real API.
+            link = urllib.parse.urlsplit(page["NextPageLink"])
+            page["NextPageLink"] = f"{api.url}{link.path}?{link.query}"
+        return _json(page)
+
+    api = StandIn(route)
+    yield api
+    api.close()
+
+
+@pytest.fixture()
+def gcp_api() -> Iterator[StandIn]:
+    """Cloud Billing list_skus and Compute aggregated machine/accelerator types, paginated."""
+    skus = [fixture_json("gcp/skus_page1.json"), fixture_json("gcp/skus_page2.json")]
+    machines = [
+        fixture_json("gcp/machine_types_page1.json"),
+        fixture_json("gcp/machine_types_page2.json"),
+    ]
+    accelerators = [fixture_json("gcp/accelerator_types_page1.json")]
+
+    def paged(pages: list[dict[str, Any]], query: dict[str, list[str]]) -> Reply:
+        token = query.get("pageToken", [""])[0]
+        index = next(
+            (i + 1 for i, p in enumerate(pages) if token and p.get("nextPageToken") == token), 0
+        )
+        return _json(pages[index])
+
+    def route(path: str, query: dict[str, list[str]]) -> Reply:
+        if path == "/v1/services/6F81-5844-456A/skus":
+            return paged(skus, query)
+        if path == "/compute/v1/projects/gpuplan-test/aggregated/machineTypes":
+            return paged(machines, query)
+        if path == "/compute/v1/projects/gpuplan-test/aggregated/acceleratorTypes":
+            return paged(accelerators, query)
+        return 404, {}, json.dumps({"error": {"code": 404, "message": path}}).encode()
+
+    api = StandIn(route)
+    yield api
+    api.close()
+
+
+@pytest.fixture(scope="session")
+def moto_ec2() -> Iterator[str]:
+    """moto's server on 127.0.0.1 (EC2 describe_instance_types); its endpoint URL."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
