@@ -24,7 +24,9 @@ Predictions, aligned to the queries' index: throughput, throughput_low, throughp
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -191,11 +193,13 @@ def _law_for(model: ThroughputModel, q: pd.DataFrame) -> pd.DataFrame:
     err_mape = source["heldout_mape"].fillna(glob["heldout_mape"]).to_numpy(dtype=float)
     out["q_low"] = err_q_low
     out["q_high"] = err_q_high
-    params = pd.Series(
-        [_params_text(lw, av, bv) for lw, av, bv in zip(law, a, b, strict=True)], index=q.index
+    params = _unique_map(
+        pd.Series(list(zip(law, a, b, strict=True)), index=q.index),
+        lambda t: _params_text(*t),
     )
-    mape_text = pd.Series(err_mape, index=q.index).map(
-        lambda v: f"held-out error {v:.1%} MAPE" if np.isfinite(v) else "no held-out test"
+    mape_text = _unique_map(
+        pd.Series(err_mape, index=q.index),
+        lambda v: f"held-out error {v:.1%} MAPE" if np.isfinite(v) else "no held-out test",
     )
     groups = fallback["groups"].fillna(0).astype(int).astype(str).to_numpy()
     text = np.where(
@@ -214,15 +218,20 @@ def _law_for(model: ThroughputModel, q: pd.DataFrame) -> pd.DataFrame:
 def _law_precision(pooled: pd.DataFrame, models: pd.Series, precisions: pd.Series) -> pd.Series:
     """The precision whose laws apply: the query's, else a fitted sibling (bf16 -> fp16)."""
     fitted = set(zip(pooled["model"], pooled["precision"], strict=True))
-    out = precisions.copy()
-    for i, (m, p) in enumerate(zip(models, precisions, strict=True)):
-        if (m, p) in fitted:
-            continue
+    pairs = pd.DataFrame({"model": models, "precision": precisions})
+    choice = {}
+    for m, p in pairs.drop_duplicates().itertuples(index=False):
         family = PRECISION_FAMILY.get(p)
         siblings = sorted(q for mm, q in fitted if mm == m and PRECISION_FAMILY.get(q) == family)
-        if siblings:
-            out.iloc[i] = siblings[0]
-    return out
+        choice[(m, p)] = p if (m, p) in fitted or not siblings else siblings[0]
+    keys = pd.Series(list(zip(models, precisions, strict=True)), index=precisions.index)
+    return keys.map(choice)
+
+
+def _unique_map(values: pd.Series, text: Callable[[Any], str]) -> pd.Series:
+    """`text` applied once per distinct value (many rows share few values)."""
+    distinct = values.drop_duplicates()
+    return values.map(dict(zip(distinct, distinct.map(text), strict=True)))
 
 
 def _params_text(law: str, a: float, b: float) -> str:
@@ -235,45 +244,36 @@ def _params_text(law: str, a: float, b: float) -> str:
     return f" θ={a:.3g}"
 
 
-def _across_nodes(
-    n: np.ndarray, m: np.ndarray, x1: np.ndarray, q: pd.DataFrame, comm: CommModel
-) -> tuple[np.ndarray, np.ndarray]:
-    """E_comm(N) / E_comm(M) for N > M (else 1), and whether the model was available."""
-    info = q["model"].map(DATA_PARALLEL_MODELS)
-    known = info.notna().to_numpy()
-    ratio = np.ones(len(n))
-    beyond = (n > m) & known & np.isfinite(x1)
-    if not beyond.any():
-        return ratio, known
-    rows = np.flatnonzero(beyond)
-    sub = q.iloc[rows]
-    params = np.array([info.iloc[i].params for i in rows])
-    units = np.array([info.iloc[i].step_units_per_gpu for i in rows])
-    strong = np.array([info.iloc[i].global_batch for i in rows])
-    grad = params * sub["precision"].map(GRADIENT_BYTES_PER_PARAM).fillna(4.0).to_numpy()
-    compute = units / x1[rows]
-    per_node = sub["gpus_per_node"].to_numpy(dtype=float)
-    e_n = comm_efficiency(
-        n[rows],
-        compute,
-        grad,
-        bus_bandwidth_gbs(sub["gpu_name"], n[rows], comm, per_node),
-        comm,
-        strong,
-    )
-    e_m = comm_efficiency(
-        m[rows],
-        compute,
-        grad,
-        bus_bandwidth_gbs(sub["gpu_name"], m[rows], comm, per_node),
-        comm,
-        strong,
-    )
-    ratio[rows] = e_n / e_m
-    return ratio, known
+# --------------------------------------------------------------------------- curves
+
+CURVE_KEY = ["gpu_name", "model", "precision", "wanted_generation", "interconnect", "gpus_per_node"]
+SOURCE_CODES = ("measured", "published", "scaled", "estimated", "none")
 
 
-# --------------------------------------------------------------------------- predict
+@dataclass(frozen=True)
+class ThroughputCurves:
+    """Everything about a (GPU, model, precision) that does not depend on the count.
+
+    keys: one row per curve: CURVE_KEY columns + law, law_code, a, b, max_count, q_low,
+      q_high, law_text, estimate (1-GPU, spec regression), est_down / est_up (log
+      half-widths of its band), est_text, comm (bool), grad_bytes, step_units, strong,
+      bus_pair_gbs (N <= 2), bus_node_gbs (within a node), bus_net_gbs (across nodes).
+    anchors: figures padded to (curves, A): n (NaN = none), x, low, high, rank
+      (generation order), plus object arrays gen, source, detail, runs.
+    Build once with throughput_curves(); evaluate any counts with evaluate_curves().
+    """
+
+    keys: pd.DataFrame
+    n: np.ndarray
+    x: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    rank: np.ndarray
+    gen: np.ndarray
+    source: np.ndarray
+    detail: np.ndarray
+    runs: np.ndarray
+    comm: CommModel
 
 
 def _prepare_queries(model: ThroughputModel, queries: pd.DataFrame) -> pd.DataFrame:
@@ -281,6 +281,7 @@ def _prepare_queries(model: ThroughputModel, queries: pd.DataFrame) -> pd.DataFr
     if missing:
         raise ValueError(f"queries lack column(s) {', '.join(missing)}")
     q = queries.loc[:, list(QUERY_COLUMNS)].copy()
+    q["gpu_name"] = q["gpu_name"].astype(str)
     q["num_gpus"] = q["num_gpus"].astype(float)
     wanted = queries["generation"] if "generation" in queries.columns else None
     q["wanted_generation"] = "" if wanted is None else wanted.fillna("").astype(str)
@@ -289,191 +290,100 @@ def _prepare_queries(model: ThroughputModel, queries: pd.DataFrame) -> pd.DataFr
         if "gpus_per_node" in queries.columns
         else float(model.comm.gpus_per_node)
     )
+    names = q["gpu_name"].drop_duplicates()
+    spec_class = q["gpu_name"].map(dict(zip(names, interconnect_class(names), strict=True)))
     if "interconnect" in queries.columns:
-        q["interconnect"] = queries["interconnect"].fillna("").astype(str)
-        blank = q["interconnect"] == ""
-        q.loc[blank, "interconnect"] = interconnect_class(q.loc[blank, "gpu_name"])
+        given = queries["interconnect"].fillna("").astype(str)
+        q["interconnect"] = given.where(given != "", spec_class)
     else:
-        q["interconnect"] = interconnect_class(q["gpu_name"])
+        q["interconnect"] = spec_class
     return q
 
 
-def _choose_generation(figures: pd.DataFrame, q: pd.DataFrame, order: tuple[str, ...]) -> None:
-    """Set q['generation'] for rows whose GPU has figures (NaN for the others).
+def throughput_curves(
+    model: ThroughputModel, keys: pd.DataFrame, figures: pd.DataFrame | None = None
+) -> ThroughputCurves:
+    """Precompute each curve (one per distinct row of `keys`, CURVE_KEY columns).
 
-    The wanted generation where this GPU has figures in it; otherwise the generation with
-    a figure nearest the requested count (in doublings), the newest among ties: the same
-    benchmark run is the best anchor, and among equals today's software stack wins.
-    """
-    rank = {g: i for i, g in enumerate(order)}
-    have = figures.loc[:, [*KEY, "generation", "num_gpus"]].copy()
-    have["_rank"] = have["generation"].map(rank).fillna(-1)
-    pairs = q.loc[:, [*KEY, "num_gpus"]].reset_index(names="_row")
-    cand = pairs.merge(have, on=KEY, how="inner", suffixes=("", "_fig"))
-    cand["_distance"] = np.abs(np.log2(cand["num_gpus_fig"] / cand["num_gpus"]))
-    best = cand.sort_values(["_row", "_distance", "_rank"], ascending=[True, True, False])
-    best = best.drop_duplicates("_row").set_index("_row")
-    q["generation"] = best["generation"].reindex(range(len(q))).to_numpy()
-    wanted = q.loc[:, [*KEY, "wanted_generation"]].merge(
-        have.loc[:, [*KEY, "generation"]]
-        .drop_duplicates()
-        .rename(columns={"generation": "wanted_generation"})
-        .assign(_exists=True),
-        on=[*KEY, "wanted_generation"],
-        how="left",
-    )
-    exists = wanted["_exists"].fillna(False).to_numpy(dtype=bool) & (
-        q["wanted_generation"].to_numpy() != ""
-    )
-    q.loc[exists, "generation"] = q.loc[exists, "wanted_generation"]
-
-
-def predict_throughput(
-    model: ThroughputModel,
-    queries: pd.DataFrame,
-    figures: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """Throughput, band, source and detail for every query row (see module docstring).
-
-    `figures` replaces the model's own figures as the measured/published anchors (the
-    plan passes its measured-before-published table), in aggregate_figures' columns.
+    `figures` replaces the model's own figures as anchors (aggregate_figures' columns).
     """
     figs = model.figures if figures is None else figures
-    q = _prepare_queries(model, queries).reset_index(drop=True)
-    _choose_generation(figs, q, model.generations)
-    out = pd.DataFrame(
-        {
-            "throughput": np.nan,
-            "throughput_low": np.nan,
-            "throughput_high": np.nan,
-            "throughput_source": "none",
-            "throughput_detail": "",
-        },
-        index=q.index,
+    keys = keys.loc[:, CURVE_KEY].reset_index(drop=True)
+    rank = {g: i for i, g in enumerate(model.generations)}
+    anchors = figs.loc[:, [*KEY, "generation", "num_gpus", "throughput", "throughput_low",
+                           "throughput_high", "source", "detail", "runs"]].copy()  # fmt: skip
+    anchors["_rank"] = anchors["generation"].map(rank).fillna(-1).astype(float)
+    wanted_ok = (
+        keys.merge(
+            anchors.loc[:, [*KEY, "generation"]]
+            .drop_duplicates()
+            .rename(columns={"generation": "wanted_generation"})
+            .assign(_ok=True),
+            how="left",
+        )["_ok"]
+        .fillna(False)
+        .to_numpy(dtype=bool)
+        & (keys["wanted_generation"] != "").to_numpy()
     )
-    n = q["num_gpus"].to_numpy(float)
+    joined = keys.reset_index(names="_key").merge(anchors, on=KEY, how="inner")
+    wanted_rows = joined["_key"].map(pd.Series(wanted_ok)).to_numpy(dtype=bool)
+    keep = ~wanted_rows | (joined["generation"] == joined["wanted_generation"]).to_numpy()
+    joined = joined.loc[keep].sort_values(["_key", "num_gpus", "_rank"])
+    slot = joined.groupby("_key").cumcount().to_numpy()
+    width = int(slot.max()) + 1 if len(slot) else 1
+    shape = (len(keys), width)
 
-    # Exact figures.
-    fig_cols = [*KEY, "generation", "num_gpus", "throughput", "throughput_low", "throughput_high"]
-    exact = q.loc[:, [*KEY, "generation", "num_gpus"]].merge(
-        figs.loc[:, [*fig_cols, "runs", "source", "detail"]], how="left"
+    def grid(column: str, fill: Any, dtype: Any) -> np.ndarray:
+        out = np.full(shape, fill, dtype=dtype)
+        out[joined["_key"].to_numpy(), slot] = joined[column].to_numpy()
+        return out
+
+    n = grid("num_gpus", np.nan, float)
+    counts = np.sum(np.isfinite(n), axis=1)
+    distinct = pd.Series(
+        [len(set(row[np.isfinite(row)])) for row in n] if width > 1 else counts, dtype=int
     )
-    hit = exact["throughput"].notna().to_numpy()
-    for column in ("throughput", "throughput_low", "throughput_high"):
-        out.loc[hit, column] = exact.loc[hit, column].to_numpy()
-    out.loc[hit, "throughput_source"] = exact.loc[hit, "source"].to_numpy()
-    runs = exact["runs"].fillna(0).astype(int).astype(str)
-    gen_text = q["generation"].fillna("").astype(str).map(lambda g: f" ({g})" if g else "")
-    out.loc[hit, "throughput_detail"] = (
-        np.where(
-            exact.loc[hit, "runs"].to_numpy() > 1,
-            "median of " + runs[hit] + " runs" + gen_text[hit],
-            exact.loc[hit, "detail"].fillna("").astype(str).where(lambda s: s != "", "1 run")
-            + gen_text[hit],
-        )
-    ).astype(object)
-
-    # Anchors for the rest: the largest figure count <= N, else the smallest above.
-    counts = figs.groupby([*KEY, "generation"])["num_gpus"].agg(["nunique", "max"]).reset_index()
-    q = q.merge(counts, on=[*KEY, "generation"], how="left")
-    q["single_point"] = q["nunique"].fillna(0).to_numpy() == 1
-    law = _law_for(model, q)
-    rest = ~hit & q["generation"].notna().to_numpy()
-    anchor = _anchors(figs, q.loc[rest])
-    known_max = np.fmax(law["max_count"].to_numpy(), q["max"].to_numpy(dtype=float))
-    m_node = np.fmax(q["gpus_per_node"].to_numpy(float), np.nan_to_num(known_max))
-
-    if rest.any():
-        rows = np.flatnonzero(rest)
-        code, a, b = (
-            law["law_code"].to_numpy()[rows],
-            law["a"].to_numpy()[rows],
-            law["b"].to_numpy()[rows],
-        )
-        an, ax = anchor["anchor_n"].to_numpy(), anchor["throughput"].to_numpy()
-        eff = lambda k: effective_gpus(k, code, a, b)  # noqa: E731
-        m = np.maximum(m_node[rows], an)
-        x1 = ax / eff(an)
-        capped = np.minimum(n[rows], m)
-        x = ax * eff(capped) / eff(an) * np.where(n[rows] > m, n[rows] / m, 1.0)
-        ratio, comm_known = _across_nodes(n[rows], m, x1, q.iloc[rows], model.comm)
-        x = x * ratio
-        d = np.abs(np.log2(n[rows] / an))
-        q_low, q_high = law["q_low"].to_numpy()[rows], law["q_high"].to_numpy()[rows]
-        low_ratio = anchor["throughput_low"].to_numpy() / ax
-        high_ratio = anchor["throughput_high"].to_numpy() / ax
-        out.loc[rows, "throughput"] = x
-        out.loc[rows, "throughput_low"] = x * low_ratio * np.exp(-q_high * d)
-        out.loc[rows, "throughput_high"] = x * high_ratio * np.exp(-q_low * d)
-        out.loc[rows, "throughput_source"] = "scaled"
-        beyond = _beyond_text(n[rows], m, comm_known, model.comm)
-        out.loc[rows, "throughput_detail"] = (
-            law["law_text"].to_numpy()[rows]
-            + " through the "
-            + pd.Series(an).map("{:g}".format).to_numpy()
-            + "-GPU "
-            + anchor["source"].to_numpy()
-            + " figure"
-            + gen_text.to_numpy()[rows]
-            + beyond
-        )
-
-    estimate = q["generation"].isna().to_numpy()
-    if estimate.any() and model.estimator is not None:
-        _estimate_rows(model, q, law, estimate, n, m_node, out)
-    elif estimate.any():
-        out.loc[estimate, "throughput_detail"] = "no figure for this GPU and no spec regression"
-    out.index = queries.index
-    return out.loc[:, list(PREDICTION_COLUMNS)]
-
-
-def _anchors(figs: pd.DataFrame, rest: pd.DataFrame) -> pd.DataFrame:
-    """The anchor figure for each row of `rest` (aligned to it)."""
-    cols = [*KEY, "generation", "num_gpus", "throughput", "throughput_low", "throughput_high"]
-    base = figs.loc[:, [*cols, "source"]].copy()
-    base["num_gpus"] = base["num_gpus"].astype(float)
-    base["anchor_n"] = base["num_gpus"]
-    base = base.sort_values("num_gpus")
-    left = rest.loc[:, [*KEY, "generation", "num_gpus"]].copy()
-    left["_row"] = np.arange(len(left))
-    left = left.sort_values("num_gpus")
-    by = [*KEY, "generation"]
-    back = pd.merge_asof(left, base, on="num_gpus", by=by, direction="backward")
-    fwd = pd.merge_asof(left, base, on="num_gpus", by=by, direction="forward")
-    back = back.set_index("_row").sort_index()
-    fwd = fwd.set_index("_row").sort_index()
-    return back.where(back["throughput"].notna(), fwd).reset_index(drop=True)
-
-
-def _beyond_text(n: np.ndarray, m: np.ndarray, known: np.ndarray, comm: CommModel) -> np.ndarray:
-    network = (
-        f"; beyond {{m}} GPUs: ring all-reduce over {comm.network_gbps_per_node:g} Gb/s per node, "
-        f"overlap {comm.overlap:.0%}"
+    info = keys.assign(single_point=(distinct == 1).to_numpy())
+    info = pd.concat([info, _law_for(model, info)], axis=1)
+    info = _estimates(model, info, has_figures=counts > 0)
+    info = _comm_constants(info, model.comm)
+    return ThroughputCurves(
+        keys=info,
+        n=n,
+        x=grid("throughput", np.nan, float),
+        low=grid("throughput_low", np.nan, float),
+        high=grid("throughput_high", np.nan, float),
+        rank=grid("_rank", -np.inf, float),
+        gen=grid("generation", "", object),
+        source=grid("source", "", object),
+        detail=grid("detail", "", object),
+        runs=grid("runs", 0, float),
+        comm=model.comm,
     )
-    texts = np.full(len(n), "", dtype=object)
-    for i in np.flatnonzero(n > m):
-        texts[i] = (
-            network.format(m=f"{m[i]:g}")
-            if known[i]
-            else f"; beyond {m[i]:g} GPUs: law extrapolated (no model size for the comm model)"
-        )
-    return texts
 
 
-def _estimate_rows(
-    model: ThroughputModel,
-    q: pd.DataFrame,
-    law: pd.DataFrame,
-    rows_mask: np.ndarray,
-    n: np.ndarray,
-    m_node: np.ndarray,
-    out: pd.DataFrame,
-) -> None:
-    assert model.estimator is not None
-    rows = np.flatnonzero(rows_mask)
-    sub = q.iloc[rows]
+def _estimates(model: ThroughputModel, info: pd.DataFrame, has_figures: np.ndarray) -> pd.DataFrame:
+    """The spec regression's 1-GPU estimate for curves without figures."""
+    info = info.assign(estimate=np.nan, est_down=np.nan, est_up=np.nan, est_text="")
+    rows = np.flatnonzero(~has_figures)
+    if not len(rows):
+        return info
+    if model.estimator is None:
+        info.loc[rows, "est_text"] = "no estimate: too few measured GPUs to calibrate on"
+        return info
+    sub = info.iloc[rows]
+    # A GPU known from other models is estimated for the newest generation it was
+    # measured in (its offset was learnt there); an unknown GPU for the target generation.
+    rank = {g: i for i, g in enumerate(model.generations)}
+    own_gen = (
+        model.figures.assign(_rank=model.figures["generation"].map(rank))
+        .sort_values("_rank")
+        .drop_duplicates("gpu_name", keep="last")
+        .set_index("gpu_name")["generation"]
+    )
+    default = sub["gpu_name"].map(own_gen).fillna(model.target_generation)
     target = sub["wanted_generation"].where(
-        sub["wanted_generation"].isin(model.estimator.generations), model.target_generation
+        sub["wanted_generation"].isin(model.estimator.generations), default
     )
     est = model.estimator.predict(
         pd.DataFrame(
@@ -486,28 +396,12 @@ def _estimate_rows(
         )
     )
     x1 = est["estimate"].to_numpy(float)
-    code, a, b = (
-        law["law_code"].to_numpy()[rows],
-        law["a"].to_numpy()[rows],
-        law["b"].to_numpy()[rows],
-    )
-    m = m_node[rows]
-    capped = np.minimum(n[rows], m)
-    x = x1 * effective_gpus(capped, code, a, b) * np.where(n[rows] > m, n[rows] / m, 1.0)
-    ratio, comm_known = _across_nodes(n[rows], m, x1, sub, model.comm)
-    x = x * ratio
-    d = np.log2(np.maximum(n[rows], 1.0))
-    q_low, q_high = law["q_low"].to_numpy()[rows], law["q_high"].to_numpy()[rows]
-    down = np.hypot(np.log(x1 / est["low"].to_numpy(float)), q_high * d)
-    up = np.hypot(np.log(est["high"].to_numpy(float) / x1), -q_low * d)
-    ok = np.isfinite(x)
-    out.loc[rows, "throughput"] = x
-    out.loc[rows, "throughput_low"] = x * np.exp(-down)
-    out.loc[rows, "throughput_high"] = x * np.exp(up)
-    out.loc[rows[ok], "throughput_source"] = "estimated"
+    info.loc[rows, "estimate"] = x1
+    info.loc[rows, "est_down"] = np.log(x1 / est["low"].to_numpy(float))
+    info.loc[rows, "est_up"] = np.log(est["high"].to_numpy(float) / x1)
     cv = np.where(est["cv_kind"] == "cell", "GPU known from other models", "GPU left out")
-    mape = est["mape"].map(lambda v: f"{v:.0%}" if np.isfinite(v) else "?")
-    detail = (
+    mape = _unique_map(est["mape"], lambda v: f"{v:.0%}" if np.isfinite(v) else "?")
+    text = (
         "spec regression (peak TFLOPS at "
         + sub["precision"].to_numpy()
         + ", memory bandwidth and size; generation "
@@ -517,9 +411,215 @@ def _estimate_rows(
         + " MAPE ("
         + cv
         + ")"
-        + np.where(n[rows] > 1, " x " + law["law_text"].to_numpy()[rows], "")
-        + _beyond_text(n[rows], m, comm_known, model.comm)
     )
-    out.loc[rows, "throughput_detail"] = np.where(
-        ok, detail, "no estimate: " + est["reason"].to_numpy()
+    info.loc[rows, "est_text"] = np.where(
+        np.isfinite(x1), text, "no estimate: " + est["reason"].to_numpy()
     )
+    return info
+
+
+def _comm_constants(info: pd.DataFrame, comm: CommModel) -> pd.DataFrame:
+    """Per curve: what the ring all-reduce model needs (bytes, step units, bandwidths)."""
+    spec = DATA_PARALLEL_MODELS
+    params = info["model"].map({k: v.params for k, v in spec.items()})
+    grad = info["precision"].map(GRADIENT_BYTES_PER_PARAM).fillna(4.0)
+    per_node = info["gpus_per_node"].to_numpy(float)
+    gpus = info["gpu_name"]
+    return info.assign(
+        comm=params.notna().to_numpy(),
+        grad_bytes=(params * grad).to_numpy(float),
+        step_units=info["model"].map({k: v.step_units_per_gpu for k, v in spec.items()}),
+        strong=info["model"].map({k: v.global_batch for k, v in spec.items()}).fillna(False),
+        bus_pair_gbs=bus_bandwidth_gbs(gpus, np.full(len(info), 2.0), comm, per_node),
+        bus_node_gbs=bus_bandwidth_gbs(gpus, np.minimum(per_node, 3.0), comm, per_node),
+        bus_net_gbs=bus_bandwidth_gbs(gpus, per_node + 1.0, comm, per_node),
+    )
+
+
+def _bus(keys: pd.DataFrame, k: np.ndarray, n: np.ndarray, per_node: np.ndarray) -> np.ndarray:
+    return np.where(
+        n <= 2,
+        keys["bus_pair_gbs"].to_numpy(float)[k],
+        np.where(
+            n <= per_node,
+            keys["bus_node_gbs"].to_numpy(float)[k],
+            keys["bus_net_gbs"].to_numpy(float)[k],
+        ),
+    )
+
+
+def evaluate_curves(curves: ThroughputCurves, k: np.ndarray, n: np.ndarray) -> pd.DataFrame:
+    """Throughput of curve k[i] at n[i] GPUs, for arrays of any length (pure numpy).
+
+    Columns: throughput, throughput_low, throughput_high, source (one of SOURCE_CODES),
+    anchor (slot of the anchor figure, -1 for estimates), beyond (N past the node and
+    the data: the ring all-reduce model carried it), m (that limit).
+    """
+    keys = curves.keys
+    k = np.asarray(k, dtype=int)
+    n = np.asarray(n, dtype=float)
+    cn = curves.n[k]
+    have = np.isfinite(cn)
+    has_fig = have.any(axis=1)
+    # Generation: the one with a figure nearest N (in doublings), the newest among ties.
+    distance = np.where(have, np.abs(np.log2(np.where(have, cn, 1.0) / n[:, None])), np.inf)
+    best = distance.min(axis=1, keepdims=True)
+    rank = np.where(have & (distance <= best + 1e-12), curves.rank[k], -np.inf)
+    chosen_rank = rank.max(axis=1, keepdims=True)
+    same = have & (curves.rank[k] == chosen_rank)
+    # Anchor: the largest count <= N in that generation, else the smallest above.
+    below = same & (cn <= n[:, None] + 1e-9)
+    pick_below = np.where(below, cn, -np.inf).argmax(axis=1)
+    pick_above = np.where(same, cn, np.inf).argmin(axis=1)
+    slot = np.where(below.any(axis=1), pick_below, pick_above)
+    rows = np.arange(len(k))
+    an = np.where(has_fig, cn[rows, slot], 1.0)
+    ax = np.where(has_fig, curves.x[k][rows, slot], keys["estimate"].to_numpy(float)[k])
+
+    code = keys["law_code"].to_numpy()[k]
+    a = keys["a"].to_numpy(float)[k]
+    b = keys["b"].to_numpy(float)[k]
+    per_node = keys["gpus_per_node"].to_numpy(float)[k]
+    known_max = np.nan_to_num(keys["max_count"].to_numpy(float)[k])
+    fig_max = np.where(have, cn, 0.0).max(axis=1)
+    m = np.maximum.reduce([per_node, known_max, fig_max, an])
+    x1 = ax / effective_gpus(an, code, a, b)
+    capped = np.minimum(n, m)
+    x = ax * effective_gpus(capped, code, a, b) / effective_gpus(an, code, a, b)
+    x = x * np.where(n > m, n / m, 1.0)
+    comm_ok = keys["comm"].to_numpy(bool)[k]
+    beyond = (n > m) & comm_ok & np.isfinite(x1)
+    if beyond.any():
+        i = np.flatnonzero(beyond)
+        ki = k[i]
+        compute = keys["step_units"].to_numpy(float)[ki] / x1[i]
+        grad = keys["grad_bytes"].to_numpy(float)[ki]
+        strong = keys["strong"].to_numpy(bool)[ki]
+        e_n = comm_efficiency(
+            n[i], compute, grad, _bus(keys, ki, n[i], per_node[i]), curves.comm, strong
+        )
+        e_m = comm_efficiency(
+            m[i], compute, grad, _bus(keys, ki, m[i], per_node[i]), curves.comm, strong
+        )
+        x[i] = x[i] * e_n / e_m
+
+    q_low = keys["q_low"].to_numpy(float)[k]
+    q_high = keys["q_high"].to_numpy(float)[k]
+    exact = has_fig & (an == n)
+    d = np.abs(np.log2(n / an))
+    scale_down, scale_up = q_high * d, -q_low * d
+    fig_low = np.where(has_fig, curves.low[k][rows, slot] / np.where(has_fig, ax, 1.0), 1.0)
+    fig_high = np.where(has_fig, curves.high[k][rows, slot] / np.where(has_fig, ax, 1.0), 1.0)
+    est_down = keys["est_down"].to_numpy(float)[k]
+    est_up = keys["est_up"].to_numpy(float)[k]
+    low = np.where(
+        has_fig, x * fig_low * np.exp(-scale_down), x * np.exp(-np.hypot(est_down, scale_down))
+    )
+    high = np.where(
+        has_fig, x * fig_high * np.exp(scale_up), x * np.exp(np.hypot(est_up, scale_up))
+    )
+    fig_source = np.where(has_fig, curves.source[k][rows, slot], "")
+    source = np.where(
+        exact,
+        np.where(fig_source == "published", "published", "measured"),
+        np.where(has_fig, "scaled", np.where(np.isfinite(x), "estimated", "none")),
+    )
+    ok = source != "none"
+    return pd.DataFrame(
+        {
+            "throughput": np.where(ok, x, np.nan),
+            "throughput_low": np.where(ok, low, np.nan),
+            "throughput_high": np.where(ok, high, np.nan),
+            "source": source,
+            "anchor": np.where(has_fig, slot, -1),
+            "beyond": (n > m) & ok,
+            "m": m,
+        }
+    )
+
+
+def predict_throughput(
+    model: ThroughputModel,
+    queries: pd.DataFrame,
+    figures: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Throughput, band, source and detail for every query row (see module docstring).
+
+    `figures` replaces the model's own figures as the measured/published anchors (the
+    plan passes its measured-before-published table), in aggregate_figures' columns.
+    Built on throughput_curves + evaluate_curves; only the text is per distinct row.
+    """
+    q = _prepare_queries(model, queries).reset_index(drop=True)
+    key_codes = q.groupby(CURVE_KEY, sort=False, dropna=False).ngroup().to_numpy()
+    first = np.unique(key_codes, return_index=True)[1]
+    curves = throughput_curves(model, q.iloc[first], figures)
+    k = _remap(key_codes, first)
+    n = q["num_gpus"].to_numpy(float)
+    values = evaluate_curves(curves, k, n)
+    # Text once per distinct (curve, count).
+    pair = pd.DataFrame({"k": k, "n": n})
+    pair_codes = pair.groupby(["k", "n"], sort=False).ngroup().to_numpy()
+    firsts = np.unique(pair_codes, return_index=True)[1]
+    texts = _details(curves, values.iloc[firsts], k[firsts], n[firsts])
+    out = values.loc[:, ["throughput", "throughput_low", "throughput_high"]].copy()
+    out["throughput_source"] = values["source"].to_numpy()
+    out["throughput_detail"] = texts[_remap(pair_codes, firsts)]
+    out.index = queries.index
+    return out.loc[:, list(PREDICTION_COLUMNS)]
+
+
+def _remap(codes: np.ndarray, firsts: np.ndarray) -> np.ndarray:
+    """Group codes -> positions in the array of first occurrences."""
+    position = np.empty(int(codes.max()) + 1 if len(codes) else 0, dtype=int)
+    position[codes[firsts]] = np.arange(len(firsts))
+    return position[codes]
+
+
+def _details(
+    curves: ThroughputCurves, values: pd.DataFrame, k: np.ndarray, n: np.ndarray
+) -> np.ndarray:
+    keys = curves.keys
+    rows = np.arange(len(k))
+    slot = np.maximum(values["anchor"].to_numpy(), 0)
+    gen = curves.gen[k][rows, slot]
+    gen_text = np.where(gen != "", " (" + gen.astype(str) + ")", "")
+    runs = curves.runs[k][rows, slot]
+    fig_detail = curves.detail[k][rows, slot].astype(str)
+    an = curves.n[k][rows, slot]
+    source = values["source"].to_numpy()
+    exact_text = (
+        np.where(
+            runs > 1,
+            "median of " + pd.Series(runs).fillna(0).astype(int).astype(str).to_numpy() + " runs",
+            np.where(fig_detail != "", fig_detail, "1 run"),
+        )
+        + gen_text
+    )
+    an_text = _unique_map(pd.Series(an), lambda v: f"{v:g}" if np.isfinite(v) else "").to_numpy()
+    law_text = keys["law_text"].to_numpy()[k]
+    beyond = _beyond_text(
+        values["beyond"].to_numpy(), values["m"].to_numpy(), keys["comm"].to_numpy()[k], curves.comm
+    )
+    scaled_text = (
+        law_text + " through the " + an_text + "-GPU "
+        + curves.source[k][rows, slot].astype(str) + " figure" + gen_text + beyond
+    )  # fmt: skip
+    est_text = keys["est_text"].to_numpy()[k].astype(str)
+    estimated_text = est_text + np.where(n > 1, " x " + law_text, "") + beyond
+    return np.select(
+        [source == "measured", source == "published", source == "scaled", source == "estimated"],
+        [exact_text, exact_text, scaled_text, estimated_text],
+        np.where(est_text != "", est_text, "no figure for this GPU and no estimate"),
+    ).astype(object)
+
+
+def _beyond_text(
+    beyond: np.ndarray, m: np.ndarray, known: np.ndarray, comm: CommModel
+) -> np.ndarray:
+    network = (
+        f" GPUs: ring all-reduce over {comm.network_gbps_per_node:g} Gb/s per node, "
+        f"overlap {comm.overlap:.0%}"
+    )
+    m_text = _unique_map(pd.Series(m), "{:g}".format).to_numpy(dtype=object)
+    tail = np.where(known, network, " GPUs: law extrapolated (no model size for the comm model)")
+    return np.where(beyond, "; beyond " + m_text + tail, "").astype(object)

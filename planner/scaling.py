@@ -28,7 +28,9 @@ Fitted tables (columns, one row per group):
 
 `heldout_mape` is the error of predicting each group's largest count from its smaller
 ones (all laws side by side); the law with the lowest one is chosen per model and
-precision (globally when fewer than MIN_HELDOUT_GROUPS groups can be held out).
+precision (globally when fewer than MIN_HELDOUT_GROUPS groups can be held out). q_low and
+q_high are the 10% and 90% quantiles of log(predicted / truth) per doubling of the count,
+shrunk halfway toward the quantiles over all groups: an 80% band.
 """
 
 from __future__ import annotations
@@ -429,6 +431,10 @@ def fit_scaling(points: pd.DataFrame, laws: tuple[str, ...] = LAWS) -> ScalingFi
         groups_here = fits.loc[(fits["model"] == model) & (fits["precision"] == precision)]
         per_law = {law: _law_summary(e) for law, e in errors.groupby("law")}
         enough = len(errors) >= MIN_HELDOUT_GROUPS * len(laws)
+        for law, stats_here in per_law.items():
+            # Quantiles of ~15 residuals are noisy: shrink halfway to the global ones.
+            for column in ("q_low", "q_high"):
+                stats_here[column] = (stats_here[column] + global_summary[law][column]) / 2
         chosen = min(per_law, key=lambda law: per_law[law]["heldout_mape"]) if enough else None
         for law in laws:
             a, b = priors.get((model, precision, law), priors.get(("", "", law), (0.0, 0.0)))

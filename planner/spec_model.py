@@ -19,8 +19,8 @@ the others. The fit is iteratively reweighted least squares with Huber weights
 Bands come from the model's own cross-validated error: leave-one-GPU-out (the GPU absent
 from the training data entirely) and K-fold over (GPU, model, precision) cells (the GPU
 present on other models). The empirical 10% and 90% quantiles of the log residuals per
-(model, precision) — all pairs pooled when a pair has fewer than MIN_CV_RESIDUALS — give
-an 80% band.
+(model, precision), shrunk halfway toward those of all pairs pooled (all pairs alone when a
+pair has fewer than MIN_CV_RESIDUALS), give an 80% band.
 
 Training rows (`rows`): gpu_name, model, precision, generation, throughput (1-GPU).
 """
@@ -196,19 +196,30 @@ def _prepare(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cross_validate(
-    rows: pd.DataFrame, matrix: Any, penalty: np.ndarray, weights: np.ndarray
+    rows: pd.DataFrame,
+    matrix: Any,
+    penalty: np.ndarray,
+    weights: np.ndarray,
+    layout: _Layout,
+    target_generation: str | None = None,
 ) -> pd.DataFrame:
     """Log residuals log(predicted / truth): leave-one-GPU-out and K-fold over cells.
 
     Each fold refits on the other rows (same columns: a held-out GPU's own offset has no
-    training row, so the ridge keeps it at zero), starting IRLS from the full fit's weights.
+    training row, so the ridge keeps it at zero), starting IRLS from the full fit's
+    weights. With `target_generation`, held-out GPUs are predicted for that generation
+    instead of their own (what a query that names no generation gets).
     """
     y = np.log(rows["throughput"].to_numpy(float))
     cells = rows.loc[:, ["gpu_name", "model", "precision"]].drop_duplicates()
     fold = np.random.default_rng(CV_SEED).permutation(len(cells)) % CV_FOLDS
     cell_fold = rows.merge(cells.assign(_fold=fold), how="left")["_fold"].to_numpy()
     splits = [("logo", (rows["gpu_name"] == g).to_numpy()) for g in rows["gpu_name"].unique()]
-    splits += [("cell", cell_fold == k) for k in range(min(CV_FOLDS, len(cells)))]
+    if target_generation is None:
+        splits += [("cell", cell_fold == k) for k in range(min(CV_FOLDS, len(cells)))]
+        test_matrix = matrix
+    else:
+        test_matrix, _ = _design(rows.assign(generation=target_generation), layout)
     parts = []
     for kind, test in splits:
         train = ~test
@@ -218,13 +229,33 @@ def _cross_validate(
         if not held.any() or rows.loc[train, "gpu_name"].nunique() < 2:
             continue
         coef, _ = _solve(matrix[train], y[train], penalty, weights[train], steps=CV_IRLS_STEPS)
-        parts.append(rows.loc[held].assign(kind=kind, predicted=np.exp(matrix[held] @ coef)))
+        predicted = np.exp(test_matrix[held] @ coef)
+        parts.append(rows.loc[held].assign(kind=kind, predicted=predicted))
     columns = ["kind", "gpu_name", "model", "precision", "generation", "throughput", "predicted"]
     if not parts:
         return pd.DataFrame(columns=[*columns, "log_residual"])
     cv = pd.concat(parts, ignore_index=True).loc[:, columns]
     cv["log_residual"] = np.log(cv["predicted"] / cv["throughput"])
     return cv
+
+
+def leave_one_gpu_out(
+    rows: pd.DataFrame,
+    generations: tuple[str, ...] | None = None,
+    target_generation: str | None = None,
+) -> pd.DataFrame:
+    """Leave-one-GPU-out predictions of 1-GPU rows (the `logo` rows of the CV table).
+
+    With `target_generation`, every held-out GPU is predicted for that generation rather
+    than its own. Columns as SpecEstimator.cv.
+    """
+    prepared = _prepare(rows)
+    order = generations or tuple(sorted(prepared["generation"].astype(str).unique()))
+    layout = _layout(prepared, order)
+    matrix, penalty = _design(prepared, layout)
+    _, weights = _solve(matrix, np.log(prepared["throughput"].to_numpy(float)), penalty)
+    cv = _cross_validate(prepared, matrix, penalty, weights, layout, target_generation)
+    return cv.loc[cv["kind"] == "logo"].reset_index(drop=True)
 
 
 def _bands(cv: pd.DataFrame) -> pd.DataFrame:
@@ -244,10 +275,14 @@ def _bands(cv: pd.DataFrame) -> pd.DataFrame:
             }
         )
 
-    per_pair = cv.groupby(["kind", "model", "precision"])["log_residual"].apply(stats).unstack()
+    per_pair = (
+        cv.groupby(["kind", "model", "precision"])["log_residual"].apply(stats).unstack()
+    ).reset_index()
     pooled = cv.groupby("kind")["log_residual"].apply(stats).unstack()
-    pooled = pooled.assign(model="", precision="").reset_index()
-    per_pair = per_pair.reset_index()
+    # A quantile from ~20 residuals is noisy: shrink each pair's halfway to the pooled one.
+    for column in ("q_low", "q_high"):
+        per_pair[column] = (per_pair[column] + per_pair["kind"].map(pooled[column])) / 2
+    pooled = pooled.reset_index().assign(model="", precision="")
     few = per_pair["n"] < MIN_CV_RESIDUALS
     fallback = per_pair.loc[few, ["kind", "model", "precision"]].merge(
         pooled.drop(columns=["model", "precision"]), on="kind"
@@ -369,5 +404,5 @@ def fit_spec_estimator(
     matrix, penalty = _design(prepared, layout)
     y = np.log(prepared["throughput"].to_numpy(float))
     coef, weights = _solve(matrix, y, penalty)
-    cv = _cross_validate(prepared, matrix, penalty, weights)
+    cv = _cross_validate(prepared, matrix, penalty, weights, layout)
     return SpecEstimator(layout, coef, cv, _bands(cv))

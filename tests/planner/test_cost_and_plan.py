@@ -195,3 +195,30 @@ def test_llm_plan_uses_assumed_mfu_and_checks_memory() -> None:
     assert row["throughput"] == pytest.approx(expected)
     assert row["hours_low"] < row["hours_to_train"] < row["hours_high"]
     assert any("16 bytes/parameter" in w for w in plan.warnings)
+
+
+def test_offers_without_figures_get_estimates_on_the_bundled_data() -> None:
+    from benchmarks.published import published_frame
+
+    workload = get_workload("resnet50-imagenet-90ep")
+    gpus = ["T4", "L4", "L40S", "A10G", "A100-SXM-80GB", "B300", "H100-SXM"]
+    some = offers(
+        *(
+            {"instance_type": g, "gpu_name": g, "gpu_count": n, "usd_per_hour": 1.0}
+            for g in gpus
+            for n in (1, 8)
+        )
+    )
+    plan = make_plan(workload, "fp16", some, published_frame())
+    rows = plan.rows.set_index(["gpu_name", "gpu_count"])
+    assert len(rows) == len(gpus) * 2
+    for gpu in gpus[:-1]:
+        assert rows.loc[(gpu, 1.0), "throughput_source"] == "estimated"
+        assert "spec regression" in rows.loc[(gpu, 1.0), "throughput_detail"]
+    assert rows.loc[("H100-SXM", 1.0), "throughput_source"] == "published"
+    assert rows.loc[("H100-SXM", 8.0), "throughput_source"] == "scaled"
+    assert (plan.rows["hours_low"] < plan.rows["hours_to_train"]).all()
+    assert (plan.rows["hours_to_train"] < plan.rows["hours_high"]).all()
+    # Specs order the estimates: an L4 (121 TFLOPS, 300 GB/s) trains slower than an L40S.
+    assert rows.loc[("L4", 1.0), "throughput"] < rows.loc[("L40S", 1.0), "throughput"]
+    assert rows.loc[("L40S", 1.0), "throughput"] < rows.loc[("B300", 1.0), "throughput"]
