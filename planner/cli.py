@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import numpy as np
 import pandas as pd
 import typer
 
@@ -242,11 +243,18 @@ def _estimate_notes(model: Any, ref: Any, result: pd.DataFrame, output: str | No
     if output:
         console.print(f"wrote {output}: {len(result)} rows ({done})", highlight=False)
     glob = model.scaling.global_chosen
-    console.print(
-        f"[dim]scaling:[/] {glob['law']} law chosen by held-out error "
-        f"({glob['heldout_mape']:.1%} MAPE predicting each GPU's largest count)",
-        highlight=False,
-    )
+    if np.isfinite(glob["heldout_mape"]):
+        console.print(
+            f"[dim]scaling:[/] {glob['law']} law chosen by held-out error "
+            f"({glob['heldout_mape']:.1%} MAPE predicting each GPU's largest count)",
+            highlight=False,
+        )
+    else:
+        console.print(
+            "[dim]scaling:[/] no GPU has three counts to hold one out: "
+            f"{glob['law']} law by default",
+            highlight=False,
+        )
     if model.estimator is not None:
         cv = model.estimator.bands.set_index("kind")
         pooled = cv.loc[model.estimator.bands["model"].eq("").to_numpy()]

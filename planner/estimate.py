@@ -212,6 +212,18 @@ def _law_for(model: ThroughputModel, q: pd.DataFrame) -> pd.DataFrame:
         ),
     )
     out["law_text"] = pd.Series(law, index=q.index) + params + " (" + text + "; " + mape_text + ")"
+    # No GPU of this model and precision was measured at two counts: nothing to fit, so
+    # the analytic ring all-reduce model (or, without a model size, linear) carries it.
+    unfitted = ~has_own & (fallback["groups"].fillna(0).to_numpy() == 0)
+    known = q["model"].isin(list(DATA_PARALLEL_MODELS)).to_numpy()
+    out["analytic"] = unfitted & known
+    out.loc[unfitted & known, "law_text"] = (
+        "analytic ring all-reduce model (no GPU of this model measured at two counts)"
+    )
+    out.loc[unfitted & ~known, ["law", "law_code", "a", "b"]] = ["linear", LAW_CODE["linear"], 0, 0]
+    out.loc[unfitted & ~known, "law_text"] = (
+        "linear, assumed (no GPU of this model measured at two counts, no model size)"
+    )
     return out
 
 
@@ -488,7 +500,24 @@ def evaluate_curves(curves: ThroughputCurves, k: np.ndarray, n: np.ndarray) -> p
     x = ax * effective_gpus(capped, code, a, b) / effective_gpus(an, code, a, b)
     x = x * np.where(n > m, n / m, 1.0)
     comm_ok = keys["comm"].to_numpy(bool)[k]
-    beyond = (n > m) & comm_ok & np.isfinite(x1)
+    analytic = keys["analytic"].to_numpy(bool)[k] & comm_ok & np.isfinite(ax)
+    if analytic.any():
+        # X(N) = X(anchor) N E(N) / (anchor E(anchor)), E from the ring all-reduce model
+        # with the step time of one GPU taken as anchor figure / anchor count.
+        i = np.flatnonzero(analytic)
+        ki = k[i]
+        compute = keys["step_units"].to_numpy(float)[ki] / (ax[i] / an[i])
+        grad = keys["grad_bytes"].to_numpy(float)[ki]
+        strong = keys["strong"].to_numpy(bool)[ki]
+        e_n = comm_efficiency(
+            n[i], compute, grad, _bus(keys, ki, n[i], per_node[i]), curves.comm, strong
+        )
+        e_a = comm_efficiency(
+            an[i], compute, grad, _bus(keys, ki, an[i], per_node[i]), curves.comm, strong
+        )
+        x[i] = ax[i] * np.maximum(n[i], 0.0) * e_n / (an[i] * e_a)
+        m[i] = np.maximum(per_node[i], an[i])
+    beyond = (n > m) & comm_ok & np.isfinite(x1) & ~analytic
     if beyond.any():
         i = np.flatnonzero(beyond)
         ki = k[i]
@@ -532,7 +561,7 @@ def evaluate_curves(curves: ThroughputCurves, k: np.ndarray, n: np.ndarray) -> p
             "throughput_high": np.where(ok, high, np.nan),
             "source": source,
             "anchor": np.where(has_fig, slot, -1),
-            "beyond": (n > m) & ok,
+            "beyond": (n > m) & ok & np.isfinite(x),
             "m": m,
         }
     )

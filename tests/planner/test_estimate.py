@@ -152,3 +152,18 @@ def test_no_estimate_without_a_spec_row(fitted) -> None:  # type: ignore[no-unty
     assert out["throughput_source"].iloc[0] == "none"
     assert np.isnan(out["throughput"].iloc[0])
     assert "no spec row" in out["throughput_detail"].iloc[0]
+
+
+def test_without_any_measured_scaling_the_analytic_comm_model_applies() -> None:
+    ref = pd.DataFrame(
+        [("H100-SXM", 1, "resnet50", "fp16_amp", 2800.0)],
+        columns=["gpu_name", "num_gpus", "model", "precision", "throughput"],
+    )
+    out = ask(fit_throughput_model(ref), [("H100-SXM", 4, "resnet50", "fp16_amp", "")])
+    # Ring all-reduce of 25.6M fp32 gradients over NVLink (900/2 GB/s x 0.8 achievable),
+    # 2(N-1) latency steps of 5 us, against 1280 images / 2800 images/s of compute.
+    compute = 1280 / 2800
+    comm = 2 * 3 * 5e-6 + 1.5 * 25.6e6 * 4 / (450e9 * 0.8)
+    assert out["throughput"].iloc[0] == pytest.approx(4 * 2800 * compute / (compute + comm))
+    assert out["throughput_source"].iloc[0] == "scaled"
+    assert "analytic ring all-reduce model" in out["throughput_detail"].iloc[0]
