@@ -20,6 +20,8 @@ rows and GPUs without a spec row left out) it prints:
     held-out error, and of the linear baselines 2 x X(2) and 4 x X(1).
 (c) Band coverage: the share of held-out truths inside [low, high]; each band is built
     from the other GPUs' residuals only (nominal 80%).
+(d) The analytic ring all-reduce model (no fitted parameter) predicting 2- and 4-GPU
+    figures from the 1-GPU one, at overlaps 0, 0.5 and 1, beside linear scaling.
 MAPE = mean |predicted - truth| / truth.
 """
 
@@ -38,7 +40,12 @@ sys.path.insert(0, str(ROOT))
 
 from planner.scaling import (  # noqa: E402
     BAND_QUANTILES,
+    DATA_PARALLEL_MODELS,
+    GRADIENT_BYTES_PER_PARAM,
     MIN_HELDOUT_GROUPS,
+    CommModel,
+    bus_bandwidth_gbs,
+    comm_efficiency,
     fit_scaling,
     heldout_errors,
     interconnect_class,
@@ -204,6 +211,49 @@ def evaluate_scaling(rows: pd.DataFrame) -> dict[str, object]:
     return result
 
 
+# Models whose throughput unit is the sample the batch counts (images, sequences): their
+# step time per GPU is exact; the others' units per sample are approximations.
+EXACT_STEP_MODELS = ("resnet50", "ssd", "maskrcnn", "bert_base_squad", "bert_large_squad")
+
+
+def evaluate_comm_model(rows: pd.DataFrame) -> dict[str, float]:
+    """The analytic model on every model, and on those with an exact step time."""
+    out = {}
+    for name, subset in (
+        ("all", rows),
+        ("exact_step", rows.loc[rows["model"].isin(EXACT_STEP_MODELS)]),
+    ):
+        out.update({f"{name}_{k}": v for k, v in _comm_errors(subset).items()})
+    return out
+
+
+def _comm_errors(rows: pd.DataFrame) -> dict[str, float]:
+    figures = rows.groupby([*KEY, "generation", "num_gpus"], as_index=False)["throughput"].median()
+    ones = figures.loc[figures["num_gpus"] == 1].rename(columns={"throughput": "x1"})
+    multi = figures.loc[figures["num_gpus"].isin([2, 4])].merge(
+        ones.drop(columns="num_gpus"), on=[*KEY, "generation"]
+    )
+    multi = multi.loc[multi["model"].isin(list(DATA_PARALLEL_MODELS))].reset_index(drop=True)
+    spec = DATA_PARALLEL_MODELS
+    params = multi["model"].map({k: v.params for k, v in spec.items()}).to_numpy(float)
+    units = multi["model"].map({k: v.step_units_per_gpu for k, v in spec.items()}).to_numpy(float)
+    strong = multi["model"].map({k: v.global_batch for k, v in spec.items()}).to_numpy(bool)
+    grad = params * multi["precision"].map(GRADIENT_BYTES_PER_PARAM).fillna(4.0).to_numpy()
+    n = multi["num_gpus"].to_numpy(float)
+    truth = multi["throughput"].to_numpy(float)
+    x1 = multi["x1"].to_numpy(float)
+    result = {
+        "points": float(len(multi)),
+        "linear_from_1": mape(pd.Series(n * x1), pd.Series(truth)),
+    }
+    for overlap in (0.0, 0.5, 1.0):
+        comm = CommModel(overlap=overlap)
+        bus = bus_bandwidth_gbs(multi["gpu_name"], n, comm)
+        e = comm_efficiency(n, units / x1, grad, bus, comm, strong)
+        result[f"analytic_overlap_{overlap:g}"] = mape(pd.Series(n * x1 * e), pd.Series(truth))
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference", type=Path, default=REFERENCE)
@@ -212,6 +262,7 @@ def main() -> None:
     rows = load(args.reference)
     est = evaluate_estimator(rows)
     scaling = evaluate_scaling(rows)
+    comm = evaluate_comm_model(rows)
     pd.set_option("display.width", 160)
     print(f"reference: {args.reference} ({len(rows)} unflagged rows of GPUs with a spec row)\n")
     print("(a) 1-GPU throughput, leave-one-GPU-out MAPE")
@@ -223,10 +274,13 @@ def main() -> None:
     print("overall:", json.dumps({k: round(v, 4) for k, v in overall.items()}))
     print("\n(b) 4-GPU throughput from 1- and 2-GPU figures")
     print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in scaling.items()}))
+    print("\n(d) analytic ring all-reduce model, 2 and 4 GPUs from the 1-GPU figure")
+    print(json.dumps({k: round(v, 4) for k, v in comm.items()}))
     if args.json:
         payload = {
             "estimator": {**overall, "per_pair": table.to_dict("records")},
             "scaling": scaling,
+            "comm_model": comm,
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
 
