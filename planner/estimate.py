@@ -112,13 +112,15 @@ def fit_throughput_model(
     generations: tuple[str, ...] | None = None,
     target_generation: str | None = None,
     scaling_models: tuple[str, ...] | None = None,
+    estimator: SpecEstimator | None = None,
 ) -> ThroughputModel:
     """Fit the scaling laws and the spec regression on reference rows (see module doc).
 
     `generations` orders generations oldest first (default sorted); estimates are for
     `target_generation` (default the newest). `scaling_models` limits the scaling fits
     to those models (the spec regression always learns from every row). The spec
-    regression needs 1-GPU figures of at least MIN_ESTIMATOR_GPUS GPUs with spec rows.
+    regression needs 1-GPU figures of at least MIN_ESTIMATOR_GPUS GPUs with spec rows;
+    pass `estimator` to reuse one fitted on the same reference.
     """
     missing = [c for c in REFERENCE_COLUMNS if c not in reference.columns]
     if missing:
@@ -131,8 +133,7 @@ def fit_throughput_model(
     scaling = fit_scaling(in_scope)
     ones = figures.loc[figures["num_gpus"] == 1]
     known = ones["gpu_name"].isin(load_specs().index)
-    estimator = None
-    if ones.loc[known, "gpu_name"].nunique() >= MIN_ESTIMATOR_GPUS:
+    if estimator is None and ones.loc[known, "gpu_name"].nunique() >= MIN_ESTIMATOR_GPUS:
         estimator = fit_spec_estimator(ones, order)
     return ThroughputModel(
         figures=figures,

@@ -186,21 +186,21 @@ def throughput_model_for_results(
     own < v0 < v1 < v2, and estimates are for the newest published generation.
     """
     reference = reference_from_results(results)
-    key = (
-        int(pd.util.hash_pandas_object(reference, index=False).sum()) if len(reference) else 0,
-        model_key(workload),
-        precision,
-    )
+    digest = int(pd.util.hash_pandas_object(reference, index=False).sum()) if len(reference) else 0
+    key = (digest, model_key(workload), precision)
     if key in _MODEL_CACHE:
         _MODEL_CACHE.move_to_end(key)
         return _MODEL_CACHE[key]
     published = sorted(g for g in reference["generation"].unique() if g != OWN_GENERATION)
     order = (OWN_GENERATION, *published) if published else (OWN_GENERATION,)
+    # The spec regression learns from every workload: fit it once per set of results.
+    same_results = [m for (d, _, _), m in _MODEL_CACHE.items() if d == digest]
     model = fit_throughput_model(
         reference,
         generations=order,
         target_generation=order[-1],
         scaling_models=(model_key(workload),),
+        estimator=same_results[0].estimator if same_results else None,
     )
     _MODEL_CACHE[key] = model
     while len(_MODEL_CACHE) > 8:
