@@ -197,39 +197,39 @@ def _prepare(rows: pd.DataFrame) -> pd.DataFrame:
 
 def _cross_validate(
     rows: pd.DataFrame,
-    matrix: Any,
-    penalty: np.ndarray,
     weights: np.ndarray,
-    layout: _Layout,
+    generations: tuple[str, ...],
     target_generation: str | None = None,
 ) -> pd.DataFrame:
     """Log residuals log(predicted / truth): leave-one-GPU-out and K-fold over cells.
 
-    Each fold refits on the other rows (same columns: a held-out GPU's own offset has no
-    training row, so the ridge keeps it at zero), starting IRLS from the full fit's
-    weights. With `target_generation`, held-out GPUs are predicted for that generation
-    instead of their own (what a query that names no generation gets).
+    Each fold is a fresh fit on the other rows (its own feature centring and memory
+    range), starting IRLS from the full fit's weights. With `target_generation`, held-out
+    GPUs are predicted for that generation instead of their own (what a query that
+    names no generation gets).
     """
-    y = np.log(rows["throughput"].to_numpy(float))
     cells = rows.loc[:, ["gpu_name", "model", "precision"]].drop_duplicates()
     fold = np.random.default_rng(CV_SEED).permutation(len(cells)) % CV_FOLDS
     cell_fold = rows.merge(cells.assign(_fold=fold), how="left")["_fold"].to_numpy()
     splits = [("logo", (rows["gpu_name"] == g).to_numpy()) for g in rows["gpu_name"].unique()]
     if target_generation is None:
         splits += [("cell", cell_fold == k) for k in range(min(CV_FOLDS, len(cells)))]
-        test_matrix = matrix
-    else:
-        test_matrix, _ = _design(rows.assign(generation=target_generation), layout)
     parts = []
     for kind, test in splits:
-        train = ~test
-        held = test & rows["model"].isin(rows.loc[train, "model"]).to_numpy()
+        train = rows.loc[~test]
+        held = test & rows["model"].isin(train["model"]).to_numpy()
         if kind == "cell":
-            held &= rows["gpu_name"].isin(rows.loc[train, "gpu_name"]).to_numpy()
-        if not held.any() or rows.loc[train, "gpu_name"].nunique() < 2:
+            held &= rows["gpu_name"].isin(train["gpu_name"]).to_numpy()
+        if not held.any() or train["gpu_name"].nunique() < 2:
             continue
-        coef, _ = _solve(matrix[train], y[train], penalty, weights[train], steps=CV_IRLS_STEPS)
-        predicted = np.exp(test_matrix[held] @ coef)
+        layout = _layout(train, generations)
+        matrix, penalty = _design(train, layout)
+        y = np.log(train["throughput"].to_numpy(float))
+        coef, _ = _solve(matrix, y, penalty, weights[~test], steps=CV_IRLS_STEPS)
+        queries = rows.loc[held]
+        if target_generation is not None:
+            queries = queries.assign(generation=target_generation)
+        predicted = np.exp(_predict_log(layout, coef, queries))
         parts.append(rows.loc[held].assign(kind=kind, predicted=predicted))
     columns = ["kind", "gpu_name", "model", "precision", "generation", "throughput", "predicted"]
     if not parts:
@@ -254,7 +254,7 @@ def leave_one_gpu_out(
     layout = _layout(prepared, order)
     matrix, penalty = _design(prepared, layout)
     _, weights = _solve(matrix, np.log(prepared["throughput"].to_numpy(float)), penalty)
-    cv = _cross_validate(prepared, matrix, penalty, weights, layout, target_generation)
+    cv = _cross_validate(prepared, weights, order, target_generation)
     return cv.loc[cv["kind"] == "logo"].reset_index(drop=True)
 
 
@@ -404,5 +404,5 @@ def fit_spec_estimator(
     matrix, penalty = _design(prepared, layout)
     y = np.log(prepared["throughput"].to_numpy(float))
     coef, weights = _solve(matrix, y, penalty)
-    cv = _cross_validate(prepared, matrix, penalty, weights, layout)
+    cv = _cross_validate(prepared, weights, order)
     return SpecEstimator(layout, coef, cv, _bands(cv))
