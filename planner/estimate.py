@@ -425,6 +425,8 @@ def _estimates(model: ThroughputModel, info: pd.DataFrame, has_figures: np.ndarr
         + cv
         + ")"
     )
+    caveat = est["caveat"].to_numpy(dtype=object)
+    text = text + np.where(caveat != "", " [" + caveat.astype(str) + "]", "")
     info.loc[rows, "est_text"] = np.where(
         np.isfinite(x1), text, "no estimate: " + est["reason"].to_numpy()
     )

@@ -105,6 +105,9 @@ class _Layout:
     gpus: tuple[str, ...]
     mean: np.ndarray
     mem_range: tuple[float, float]
+    peak_range: tuple[float, float]  # TFLOP/s, over the training rows
+    bw_range: tuple[float, float]  # GB/s
+    tdp_min_w: float  # lowest board power among the training GPUs
 
 
 def _one_hot(values: pd.Series, levels: tuple) -> np.ndarray:
@@ -180,6 +183,9 @@ def _layout(rows: pd.DataFrame, generations: tuple[str, ...]) -> _Layout:
         gpus=tuple(sorted(rows["gpu_name"].unique())),
         mean=rows.loc[:, list(FEATURES)].to_numpy(float).mean(axis=0),
         mem_range=(float(mem.min()), float(mem.max())),
+        peak_range=(float(np.exp(rows["log_peak"].min())), float(np.exp(rows["log_peak"].max()))),
+        bw_range=(float(np.exp(rows["log_bw"].min())), float(np.exp(rows["log_bw"].max()))),
+        tdp_min_w=float(rows["gpu_name"].map(load_specs()["tdp_w"]).min()),
     )
 
 
@@ -315,7 +321,8 @@ class SpecEstimator:
 
         Returns, aligned to `queries.index`: estimate, low, high (80% band), mape, cv_kind
         (logo: GPU not in the training data; cell: GPU known from other models), reason
-        (why an estimate is missing, else "").
+        (why an estimate is missing, else ""), caveat (where the GPU lies outside what the
+        regression was calibrated on, else ""): the band does not cover that risk.
         """
         q = queries.loc[:, ["gpu_name", "model", "precision", "generation"]].copy()
         q["precision"] = self._trained_precision(q["model"], q["precision"])
@@ -345,6 +352,7 @@ class SpecEstimator:
                 "mape": np.nan,
                 "cv_kind": "",
                 "reason": reason,
+                "caveat": "",
             },
             index=queries.index,
         )
@@ -359,7 +367,33 @@ class SpecEstimator:
         out.loc[ok, "high"] = estimate * np.exp(-band["q_low"].to_numpy())
         out.loc[ok, "mape"] = band["mape"].to_numpy()
         out.loc[ok, "cv_kind"] = kind
+        out.loc[ok, "caveat"] = self._caveats(rows)
         return out
+
+    def _caveats(self, rows: pd.DataFrame) -> np.ndarray:
+        """Say where a GPU's specs lie outside the calibrated range (extrapolation)."""
+        layout = self.layout
+        peak = np.exp(rows["log_peak"].to_numpy(float))
+        bw = np.exp(rows["log_bw"].to_numpy(float))
+        tdp = rows["gpu_name"].map(load_specs()["tdp_w"]).to_numpy(float)
+        low_peak, high_peak = layout.peak_range
+        low_bw, high_bw = layout.bw_range
+        watts = layout.tdp_min_w
+        notes = [
+            (peak < low_peak * 0.99, f"peak below the calibrated {low_peak:g} TFLOPS"),
+            (peak > high_peak * 1.01, f"peak above the calibrated {high_peak:g} TFLOPS"),
+            (bw < low_bw * 0.99, f"bandwidth below the calibrated {low_bw:g} GB/s"),
+            (bw > high_bw * 1.01, f"bandwidth above the calibrated {high_bw:g} GB/s"),
+            (
+                tdp < watts * 0.99,
+                f"board power below the calibrated {watts:g} W "
+                "(power-capped clocks may make it optimistic)",
+            ),
+        ]
+        text = np.full(len(rows), "", dtype=object)
+        for mask, note in notes:
+            text = np.where(mask, np.where(text == "", note, text + "; " + note), text)
+        return np.where(text != "", "extrapolated: " + text, "")
 
     def _trained_precision(self, models: pd.Series, precisions: pd.Series) -> pd.Series:
         """The query's precision label, or a trained sibling label of the same family."""

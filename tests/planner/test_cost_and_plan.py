@@ -215,6 +215,9 @@ def test_offers_without_figures_get_estimates_on_the_bundled_data() -> None:
     for gpu in gpus[:-1]:
         assert rows.loc[(gpu, 1.0), "throughput_source"] == "estimated"
         assert "spec regression" in rows.loc[(gpu, 1.0), "throughput_detail"]
+    # A 70 W T4 lies outside the calibrated cards: the detail says so.
+    assert "board power below the calibrated" in rows.loc[("T4", 1.0), "throughput_detail"]
+    assert "extrapolated" not in rows.loc[("L40S", 1.0), "throughput_detail"]
     assert rows.loc[("H100-SXM", 1.0), "throughput_source"] == "published"
     assert rows.loc[("H100-SXM", 8.0), "throughput_source"] == "scaled"
     assert (plan.rows["hours_low"] < plan.rows["hours_to_train"]).all()
