@@ -289,7 +289,9 @@ class ThroughputCurves:
     comm: CommModel
 
 
-def _prepare_queries(model: ThroughputModel, queries: pd.DataFrame) -> pd.DataFrame:
+def prepare_queries(model: ThroughputModel, queries: pd.DataFrame) -> pd.DataFrame:
+    """Queries with CURVE_KEY filled in (defaults: newest generation, the model's node
+    size, the spec table's interconnect) plus num_gpus; ready for throughput_curves."""
     missing = [c for c in QUERY_COLUMNS if c not in queries.columns]
     if missing:
         raise ValueError(f"queries lack column(s) {', '.join(missing)}")
@@ -581,7 +583,7 @@ def predict_throughput(
     plan passes its measured-before-published table), in aggregate_figures' columns.
     Built on throughput_curves + evaluate_curves; only the text is per distinct row.
     """
-    q = _prepare_queries(model, queries).reset_index(drop=True)
+    q = prepare_queries(model, queries).reset_index(drop=True)
     key_codes = q.groupby(CURVE_KEY, sort=False, dropna=False).ngroup().to_numpy()
     first = np.unique(key_codes, return_index=True)[1]
     curves = throughput_curves(model, q.iloc[first], figures)

@@ -233,7 +233,7 @@ def throughput_for_offers(
         out[column] = np.nan
     if offers.empty or (table.empty and model is None):
         return out
-    figures = _table_figures(table)
+    figures = table_figures(table)
     if model is None:
         model = fit_throughput_model(figures.rename(columns={"runs": "_runs"}))
     model_name = model_name or (str(figures["model"].iloc[0]) if len(figures) else None)
@@ -256,7 +256,7 @@ def throughput_for_offers(
     return predicted.loc[:, list(TABLE_COLUMNS[2:])]
 
 
-def _table_figures(table: pd.DataFrame) -> pd.DataFrame:
+def table_figures(table: pd.DataFrame) -> pd.DataFrame:
     """throughput_table() rows in planner.estimate.aggregate_figures' columns."""
     from planner.scaling import interconnect_class
 

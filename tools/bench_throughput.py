@@ -25,14 +25,14 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.published import published_frame  # noqa: E402
 from planner.estimate import (  # noqa: E402
     CURVE_KEY,
-    _prepare_queries,
     evaluate_curves,
     predict_throughput,
+    prepare_queries,
     throughput_curves,
 )
 from planner.throughput import (  # noqa: E402
-    _table_figures,
     model_key,
+    table_figures,
     throughput_model_for_results,
     throughput_table,
 )
@@ -68,9 +68,9 @@ def main() -> None:
     for name in WORKLOADS:
         workload = get_workload(name)
         queries = grid.assign(model=model_key(workload), precision="fp16")
-        q = _prepare_queries(models[name], queries)
+        q = prepare_queries(models[name], queries)
         keys = q.drop_duplicates(CURVE_KEY)
-        figures = _table_figures(throughput_table(results, workload, "fp16"))
+        figures = table_figures(throughput_table(results, workload, "fp16"))
         index = pd.MultiIndex.from_frame(keys[CURVE_KEY])
         k = index.get_indexer(pd.MultiIndex.from_frame(q[CURVE_KEY]))
         prepared[name] = (queries, keys, figures, k, q["num_gpus"].to_numpy(float))
