@@ -1,14 +1,15 @@
 """`gpuplan`: plan GPU training cost and time from measured throughput and dated prices.
 
-Commands: plan, workloads; `pricing` and `bench` are mounted from their packages.
+Commands: plan, workloads, estimate; `pricing` and `bench` are mounted from their packages.
 Every command prints a table by default and takes `--format json|csv`. Bad input
 gets `error: ...` with the valid choices and exit code 2, never a traceback.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
+import numpy as np
 import pandas as pd
 import typer
 
@@ -157,6 +158,129 @@ def workloads(
         title="Workloads (LLMs: any llm-<params>-<tokens>, e.g. llm-7b-140b)",
         table_columns=("name", "samples", "sample_unit", "flops_per_sample", "description"),
     )
+
+
+ESTIMATE_COLUMNS = ("predicted_throughput", "predicted_low", "predicted_high", "method")
+
+
+@app.command("estimate")
+def estimate(
+    reference: Annotated[
+        str,
+        typer.Option(
+            "--reference",
+            help="CSV of measured figures: gpu_model, num_gpus, model, precision, throughput "
+            "(rows with a non-empty flag are skipped)",
+        ),
+    ],
+    queries: Annotated[
+        str,
+        typer.Option(
+            "--queries",
+            help="CSV of what to predict: gpu_model, num_gpus, model, precision [, spec_gpu_model]",
+        ),
+    ],
+    output: Annotated[
+        str | None,
+        typer.Option("--output", help="write Q plus predictions here (CSV) instead of stdout"),
+    ] = None,
+    network_gbps: Annotated[
+        float, typer.Option(help="network bandwidth per node in Gb/s, beyond one node")
+    ] = 400.0,
+    gpus_per_node: Annotated[int, typer.Option(help="GPUs per node (NVLink/PCIe domain)")] = 8,
+    overlap: Annotated[
+        float, typer.Option(help="fraction of compute time that hides communication, 0-1")
+    ] = 0.0,
+    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+) -> None:
+    """Predict throughput for any GPU, count, model and precision from a reference file.
+
+    Counts present in REF for that GPU use the figure; other counts use the scaling law
+    fitted to that GPU; GPUs absent from REF use the spec regression. Only REF and the
+    bundled spec table are used. Output: Q plus predicted_throughput, predicted_low,
+    predicted_high (80% band), method (measured | scaled | estimated), method_detail.
+    """
+    from pathlib import Path
+
+    from planner.estimate import fit_throughput_model, predict_throughput
+    from planner.reference_io import InputFileError, read_queries, read_reference
+    from planner.scaling import CommModel
+    from pricing.catalog import atomic_write_text
+
+    try:
+        check_choices([fmt], FORMATS, "format")
+        comm = CommModel(
+            network_gbps_per_node=network_gbps, gpus_per_node=gpus_per_node, overlap=overlap
+        )
+        ref = read_reference(reference)
+        raw, rows = read_queries(queries, ref)
+    except (InputFileError, ValueError) as exc:
+        abort(str(exc))
+        return
+    model = fit_throughput_model(ref.rows, comm=comm)
+    predicted = predict_throughput(model, rows)
+    result = raw.copy()
+    result["predicted_throughput"] = predicted["throughput"].to_numpy()
+    result["predicted_low"] = predicted["throughput_low"].to_numpy()
+    result["predicted_high"] = predicted["throughput_high"].to_numpy()
+    result["method"] = predicted["throughput_source"].to_numpy()
+    result["method_detail"] = predicted["throughput_detail"].to_numpy()
+    if output:
+        atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
+    else:
+        emit(
+            result,
+            fmt,
+            title=f"{len(result)} predictions from {len(ref.rows)} reference rows",
+            table_columns=("gpu_model", "num_gpus", "model", "precision", *ESTIMATE_COLUMNS),
+        )
+    _estimate_notes(model, ref, result, output)
+
+
+def _estimate_notes(model: Any, ref: Any, result: pd.DataFrame, output: str | None) -> None:
+    from pricing.output import wide_console
+
+    console = wide_console(stderr=True)
+    counts = result["method"].value_counts().to_dict()
+    done = ", ".join(f"{v} {k}" for k, v in counts.items())
+    if output:
+        console.print(f"wrote {output}: {len(result)} rows ({done})", highlight=False)
+    glob = model.scaling.global_chosen
+    if np.isfinite(glob["heldout_mape"]):
+        console.print(
+            f"[dim]scaling:[/] {glob['law']} law chosen by held-out error "
+            f"({glob['heldout_mape']:.1%} MAPE predicting each GPU's largest count)",
+            highlight=False,
+        )
+    else:
+        console.print(
+            "[dim]scaling:[/] no GPU has three counts to hold one out: "
+            f"{glob['law']} law by default",
+            highlight=False,
+        )
+    if model.estimator is not None:
+        cv = model.estimator.bands.set_index("kind")
+        pooled = cv.loc[model.estimator.bands["model"].eq("").to_numpy()]
+        if "logo" in pooled.index:
+            console.print(
+                f"[dim]estimates:[/] spec regression, leave-one-GPU-out error "
+                f"{pooled.loc['logo', 'mape']:.1%} MAPE",
+                highlight=False,
+            )
+    if ref.skipped_flagged:
+        console.print(f"[dim]skipped:[/] {ref.skipped_flagged} flagged REF rows", highlight=False)
+    if ref.unresolved_gpus:
+        console.print(
+            "[yellow]warning:[/] REF GPUs with no spec row, used only for queries naming "
+            f"them: {', '.join(ref.unresolved_gpus)}",
+            highlight=False,
+        )
+    missing = int((result["method"] == "none").sum())
+    if missing:
+        console.print(
+            f"[yellow]warning:[/] {missing} queries got no prediction (see method_detail)",
+            highlight=False,
+        )
 
 
 TCO_COMPARE_COLUMNS = ("ref", "gpu_name", "pricing", "usd_per_gpu_hour", "cheaper")

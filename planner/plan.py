@@ -21,7 +21,9 @@ import pandas as pd
 from planner.cost import cost_to_train, hours_to_train
 from planner.throughput import (
     llm_throughput_for_offers,
+    model_key,
     throughput_for_offers,
+    throughput_model_for_results,
     throughput_table,
 )
 from planner.workloads import Workload
@@ -72,7 +74,10 @@ def make_plan(
         speed = llm_throughput_for_offers(chosen, workload, precision)
     else:
         table = throughput_table(results, workload, precision)
-        speed = throughput_for_offers(chosen, table)
+        fits = throughput_model_for_results(results, workload, precision)
+        speed = throughput_for_offers(
+            chosen, table, fits, model_name=model_key(workload), precision=precision
+        )
     price = price_for_kind(chosen, pricing)
     rows = chosen.assign(
         throughput=speed["throughput"],
@@ -88,8 +93,8 @@ def make_plan(
     if no_speed.any():
         missing = sorted(rows.loc[no_speed, "gpu_name"].unique())
         warnings.append(
-            f"{int(no_speed.sum())} offers left out: no measured or published "
-            f"{workload.model} {precision} throughput for {', '.join(missing)}"
+            f"{int(no_speed.sum())} offers left out: no {workload.model} {precision} "
+            f"throughput figure or estimate for {', '.join(missing)}"
         )
     no_price = rows["usd_per_hour"].isna() & ~no_speed
     if no_price.any():
@@ -166,6 +171,7 @@ def _assumptions(workload: Workload, precision: str, pricing: str) -> tuple[str,
         f"{workload.sample_unit} ({workload.source}).",
         f"Precision {precision}. Throughput: own measurements first, then published "
         "(Lambda PyTorch benchmarks, newest generation, median of runs); other GPU counts "
-        "scaled linearly from the nearest smaller measured count.",
+        "scaled through the law fitted to that GPU (chosen by held-out error); GPUs with "
+        "no figure estimated from their specs (spec regression, cross-validated band).",
         f"Prices: {pricing}, whole instance, per-second billing, no data or storage costs.",
     )

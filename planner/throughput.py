@@ -3,18 +3,25 @@
 Sources, most trusted first:
   measured   - the user's own `gpuplan bench` results
   published  - published figures (Lambda's PyTorch benchmarks)
-  scaled     - a measured or published figure at another GPU count, scaled to this one
-  estimated  - no figure for this GPU: a model from specs (LLMs: assumed MFU)
+  scaled     - a measured or published figure at another GPU count, through the scaling
+               law fitted to that GPU (planner.scaling; chosen by held-out error)
+  estimated  - no figure for this GPU: the spec regression (planner.spec_model) times the
+               pooled scaling law; LLMs: assumed MFU
 
-Every row says which figure it came from (`throughput_detail`) and carries a low/high
-band (`throughput_low`, `throughput_high`).
+Every row says which figure or fit it came from (`throughput_detail`, with the fit's
+error) and carries a low/high band (`throughput_low`, `throughput_high`): the spread of
+runs for figures, the cross-validated error for fits (an 80% band).
 """
 
 from __future__ import annotations
 
+import re
+from collections import OrderedDict
+
 import numpy as np
 import pandas as pd
 
+from planner.estimate import ThroughputModel, fit_throughput_model, predict_throughput
 from planner.hardware import load_specs, peak_tflops_column
 from planner.workloads import Workload
 
@@ -103,6 +110,7 @@ def throughput_table(results: pd.DataFrame, workload: Workload, precision: str) 
     table = pd.concat(
         [t for t in (measured, published) if not t.empty] or [measured], ignore_index=True
     )
+    table = table.assign(model=model_key(workload), precision=precision)
     if table.empty:
         return table
     table["gpu_count"] = table["gpu_count"].astype(float)
@@ -115,49 +123,165 @@ def throughput_table(results: pd.DataFrame, workload: Workload, precision: str) 
     )
 
 
-def throughput_for_offers(offers: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+def model_key(workload: Workload) -> str:
+    """The benchmark model a workload is measured by, in Lambda's names (resnet50, ...)."""
+    return workload.published_model or _result_model(workload.model, workload.model_size)
+
+
+def _result_model(workload: str, size: str) -> str:
+    from benchmarks.published import MODEL_MAP
+
+    inverse = {v: k for k, v in MODEL_MAP.items()}
+    return inverse.get((workload, size), workload if size in ("", "full") else f"{workload}-{size}")
+
+
+_GENERATION = re.compile(r"^Lambda (v\d+)\b")
+OWN_GENERATION = "own"
+
+
+def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
+    """Every non-LLM result as planner.estimate reference rows.
+
+    model: Lambda's model name; generation: Lambda's benchmark version for published
+    rows ("own" for measured ones); source: measured | published.
+    """
+    rows = results.loc[
+        results["gpu_name"].notna()
+        & (results["workload"] != "gpt")
+        & (results["throughput"] > 0)
+        & (results["world_size"] > 0)
+    ]
+    columns = ["gpu_name", "num_gpus", "model", "precision", "throughput", "generation"]
+    if rows.empty:
+        return pd.DataFrame(columns=[*columns, "source", "detail"])
+    published = rows["source"].str.startswith("published")
+    generation = rows["detail"].fillna("").astype(str).str.extract(_GENERATION)[0]
+    models = [
+        _result_model(w, s) for w, s in zip(rows["workload"], rows["model_size"], strict=True)
+    ]
+    return pd.DataFrame(
+        {
+            "gpu_name": rows["gpu_name"].astype(str),
+            "num_gpus": rows["world_size"].astype(float),
+            "model": models,
+            "precision": rows["precision"].astype(str),
+            "throughput": rows["throughput"].astype(float),
+            "generation": np.where(published, generation.fillna("published"), OWN_GENERATION),
+            "source": np.where(published, "published", "measured"),
+            "detail": rows["detail"].fillna("").astype(str),
+        }
+    ).reset_index(drop=True)
+
+
+_MODEL_CACHE: OrderedDict[tuple[int, str, str], ThroughputModel] = OrderedDict()
+
+
+def throughput_model_for_results(
+    results: pd.DataFrame, workload: Workload, precision: str
+) -> ThroughputModel:
+    """The estimator and scaling fits for a workload, fitted on all results (cached).
+
+    The spec regression learns from every model and precision; scaling laws are fitted
+    for this workload's model (at the precision and its siblings). Generations order
+    own < v0 < v1 < v2, and estimates are for the newest published generation.
+    """
+    reference = reference_from_results(results)
+    digest = int(pd.util.hash_pandas_object(reference, index=False).sum()) if len(reference) else 0
+    key = (digest, model_key(workload), precision)
+    if key in _MODEL_CACHE:
+        _MODEL_CACHE.move_to_end(key)
+        return _MODEL_CACHE[key]
+    published = sorted(g for g in reference["generation"].unique() if g != OWN_GENERATION)
+    order = (OWN_GENERATION, *published) if published else (OWN_GENERATION,)
+    # The spec regression learns from every workload: fit it once per set of results.
+    same_results = [m for (d, _, _), m in _MODEL_CACHE.items() if d == digest]
+    model = fit_throughput_model(
+        reference,
+        generations=order,
+        target_generation=order[-1],
+        scaling_models=(model_key(workload),),
+        estimator=same_results[0].estimator if same_results else None,
+    )
+    _MODEL_CACHE[key] = model
+    while len(_MODEL_CACHE) > 8:
+        _MODEL_CACHE.popitem(last=False)
+    return model
+
+
+def throughput_for_offers(
+    offers: pd.DataFrame,
+    table: pd.DataFrame,
+    model: ThroughputModel | None = None,
+    *,
+    model_name: str | None = None,
+    precision: str | None = None,
+) -> pd.DataFrame:
     """Throughput for every offer's (gpu_name, gpu_count), aligned to `offers.index`.
 
-    Exact counts use the figure as is. Other counts scale linearly from the nearest
-    smaller count of the same GPU (from 1 GPU for a fractional GPU slice), labelled
-    `scaled` with the assumption stated; no figure for the GPU gives NaN.
+    `table` is throughput_table()'s: its figures are used as they are at their counts
+    (measured before published). Other counts of a GPU in the table are `scaled` through
+    that GPU's fitted law from the nearest count (a fractional GPU slice scales linearly
+    from one GPU); GPUs without a figure are `estimated` from their specs. `model` holds
+    the fits (throughput_model_for_results); without it they are fitted on `table` alone.
+    `model_name` and `precision` default to the table's (throughput_table adds them).
+    Columns: throughput, throughput_low, throughput_high, throughput_source,
+    throughput_detail (which figure, which law or regression and its error). NaN
+    throughput where nothing applies (no spec row, too little data to estimate).
     """
     out = pd.DataFrame(index=offers.index, columns=list(TABLE_COLUMNS[2:]), dtype=object)
     for column in ("throughput", "throughput_low", "throughput_high"):
         out[column] = np.nan
-    if table.empty or offers.empty:
+    if offers.empty or (table.empty and model is None):
         return out
-    keys = offers.loc[:, ["gpu_name", "gpu_count"]].reset_index(names="_row")
-    exact = keys.merge(table, on=["gpu_name", "gpu_count"], how="inner")
-    rest = keys.loc[~keys["_row"].isin(exact["_row"])].sort_values("gpu_count")
-    base = table.sort_values("gpu_count").rename(columns={"gpu_count": "base_count"})
-    base["gpu_count"] = base["base_count"]
-    back = pd.merge_asof(rest, base, on="gpu_count", by="gpu_name", direction="backward")
-    fwd = pd.merge_asof(rest, base, on="gpu_count", by="gpu_name", direction="forward")
-    scaled = back.where(back["throughput"].notna(), fwd)
-    scaled = scaled.loc[
-        scaled["throughput"].notna()
-        & ((scaled["gpu_count"] > scaled["base_count"]) | (scaled["gpu_count"] < 1))
-    ].copy()
-    if not scaled.empty:
-        factor = scaled["gpu_count"] / scaled["base_count"]
-        for column in ("throughput", "throughput_low", "throughput_high"):
-            scaled[column] = scaled[column] * factor
-        scaled["throughput_detail"] = (
-            "linear from "
-            + scaled["base_count"].map("{:g}".format)
-            + "-GPU "
-            + scaled["throughput_source"]
-            + " ("
-            + scaled["throughput_detail"]
-            + "); no scaling loss assumed"
-        )
-        scaled["throughput_source"] = "scaled"
-    found = pd.concat([exact, scaled], ignore_index=True).set_index("_row")
-    out.loc[found.index, list(TABLE_COLUMNS[2:])] = found.loc[:, list(TABLE_COLUMNS[2:])]
-    for column in ("throughput", "throughput_low", "throughput_high"):
-        out[column] = out[column].astype(float)
-    return out
+    figures = table_figures(table)
+    if model is None:
+        model = fit_throughput_model(figures.rename(columns={"runs": "_runs"}))
+    model_name = model_name or (str(figures["model"].iloc[0]) if len(figures) else None)
+    precision = precision or (str(figures["precision"].iloc[0]) if len(figures) else None)
+    if model_name is None or precision is None:
+        return out
+    queries = pd.DataFrame(
+        {
+            "gpu_name": offers["gpu_name"].astype(str),
+            "num_gpus": offers["gpu_count"].astype(float),
+            "model": model_name,
+            "precision": precision,
+        },
+        index=offers.index,
+    )
+    predicted = predict_throughput(model, queries, figures=figures)
+    none = predicted["throughput_source"] == "none"
+    predicted.loc[none, ["throughput", "throughput_low", "throughput_high"]] = np.nan
+    predicted["throughput_source"] = predicted["throughput_source"].where(~none, None)
+    return predicted.loc[:, list(TABLE_COLUMNS[2:])]
+
+
+def table_figures(table: pd.DataFrame) -> pd.DataFrame:
+    """throughput_table() rows in planner.estimate.aggregate_figures' columns."""
+    from planner.scaling import interconnect_class
+
+    columns = [
+        "gpu_name", "model", "precision", "generation", "num_gpus", "throughput",
+        "throughput_low", "throughput_high", "runs", "source", "detail", "interconnect",
+    ]  # fmt: skip
+    if table.empty:
+        return pd.DataFrame(columns=columns)
+    return pd.DataFrame(
+        {
+            "gpu_name": table["gpu_name"].astype(str),
+            "model": table["model"],
+            "precision": table["precision"],
+            "generation": "",
+            "num_gpus": table["gpu_count"].astype(float),
+            "throughput": table["throughput"].astype(float),
+            "throughput_low": table["throughput_low"].astype(float),
+            "throughput_high": table["throughput_high"].astype(float),
+            "runs": 1,
+            "source": table["throughput_source"].astype(str),
+            "detail": table["throughput_detail"].astype(str),
+            "interconnect": interconnect_class(table["gpu_name"].astype(str)),
+        }
+    ).loc[:, columns]
 
 
 def llm_throughput_for_offers(

@@ -51,7 +51,6 @@ USER_ALIASES: dict[str, str] = {
     "A100 PCIe 40GB": "A100-PCIe-40GB",
     "A100 PCIe 80GB": "A100-PCIe-80GB",
     "V100": "V100-SXM2-16GB",
-    "V100-32GB": "V100-SXM2-32GB",
     "V100 SXM2 16GB": "V100-SXM2-16GB",
     "V100 SXM2 32GB": "V100-SXM2-32GB",
     "V100 PCIe 16GB": "V100-PCIe-16GB",
@@ -71,6 +70,23 @@ USER_ALIASES: dict[str, str] = {
     "RTX 2080 Ti": "RTX-2080-Ti",
     "GTX 1080 Ti": "GTX-1080-Ti",
     "TPU v6e (Trillium)": "TPU-v6e",
+    # Lambda benchmark labels (reference/benchmarks/README.md, checked 2026-11). Three are
+    # the reference's stated assumptions: Lambda Cloud "V100 16GB" is the SXM2 16GB part;
+    # "V100 32GB" is the PCIe 32GB card, because Lambda lists 250 W per GPU (so a bare
+    # "V100 32GB" means PCIe here); the "80GB" GH200 label is the GH200 96GB.
+    "V100 16GB": "V100-SXM2-16GB",
+    "V100 32GB": "V100-PCIe-32GB",
+    "GH200 (Lambda label 80GB)": "GH200",
+    "GH200 80GB": "GH200",
+    # Lambda's config labels put the memory before the form factor.
+    "A100 40GB SXM4": "A100-SXM-40GB",
+    "A100 80GB SXM4": "A100-SXM-80GB",
+    "A100 40GB PCIe": "A100-PCIe-40GB",
+    "A100 80GB PCIe": "A100-PCIe-80GB",
+    "H100 80GB SXM5": "H100-SXM",
+    "H100 80GB PCIe": "H100-PCIe",
+    "B200 180GB": "B200",
+    "H200 141GB": "H200-SXM",
 }
 
 

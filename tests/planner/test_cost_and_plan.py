@@ -90,7 +90,7 @@ def test_measured_beats_published_and_newest_generation_wins() -> None:
     assert figures.loc["A100-SXM-40GB", "throughput"] == 1500.0
 
 
-def test_other_counts_scale_linearly_and_say_so() -> None:
+def test_other_counts_follow_the_fitted_law_and_say_so() -> None:
     workload = get_workload("resnet50-imagenet-90ep")
     table = throughput_table(
         results_frame([result("V100-SXM2-16GB", 1, 800.0), result("V100-SXM2-16GB", 4, 3000.0)]),
@@ -104,10 +104,19 @@ def test_other_counts_scale_linearly_and_say_so() -> None:
         {"instance_type": "d", "gpu_name": "T4", "gpu_count": 1, "usd_per_hour": 1.0},
     )
     speed = throughput_for_offers(some, table)
-    assert speed["throughput"].iloc[0] == pytest.approx(6000.0)
-    assert "linear from 4-GPU" in speed["throughput_detail"].iloc[0]
-    assert speed["throughput"].iloc[1] == pytest.approx(400.0)
+    # Two points pin the ring law: E(4) = 3000 / 3200 = 1 / (1 + 1.5 θ).
+    theta = (3200 / 3000 - 1) / 1.5
+    expected_8 = 3000 * (8 / (1 + 1.75 * theta)) / (4 / (1 + 1.5 * theta))
+    assert speed["throughput"].iloc[0] == pytest.approx(expected_8, rel=1e-3)
+    assert speed["throughput"].iloc[0] < 6000.0  # not linear
+    assert "ring" in speed["throughput_detail"].iloc[0]
+    assert "fitted to counts 1,4" in speed["throughput_detail"].iloc[0]
+    assert "through the 4-GPU published figure" in speed["throughput_detail"].iloc[0]
+    assert speed["throughput_low"].iloc[0] <= speed["throughput"].iloc[0]
+    assert speed["throughput"].iloc[0] <= speed["throughput_high"].iloc[0]
+    assert speed["throughput"].iloc[1] == pytest.approx(400.0)  # a slice scales linearly
     assert speed["throughput_source"].tolist()[:3] == ["scaled", "scaled", "published"]
+    # One GPU's figures cannot calibrate a spec regression: no estimate for the T4.
     assert np.isnan(speed["throughput"].iloc[3])
 
 
@@ -129,7 +138,7 @@ def test_plan_ranks_by_cost_leaves_out_unpriced_and_unmeasured_with_warnings() -
     assert plan.rows["instance_type"].tolist() == ["slow-cheap", "fast-dear"]
     assert plan.rows["rank"].tolist() == [1, 2]
     text = " ".join(plan.warnings)
-    assert "no measured or published resnet50 fp16 throughput for T4" in text
+    assert "no resnet50 fp16 throughput figure or estimate for T4" in text
     assert "1 offers left out: no on-demand price" in text
     assert "older than" not in text
 
@@ -186,3 +195,33 @@ def test_llm_plan_uses_assumed_mfu_and_checks_memory() -> None:
     assert row["throughput"] == pytest.approx(expected)
     assert row["hours_low"] < row["hours_to_train"] < row["hours_high"]
     assert any("16 bytes/parameter" in w for w in plan.warnings)
+
+
+def test_offers_without_figures_get_estimates_on_the_bundled_data() -> None:
+    from benchmarks.published import published_frame
+
+    workload = get_workload("resnet50-imagenet-90ep")
+    gpus = ["T4", "L4", "L40S", "A10G", "A100-SXM-80GB", "B300", "H100-SXM"]
+    some = offers(
+        *(
+            {"instance_type": g, "gpu_name": g, "gpu_count": n, "usd_per_hour": 1.0}
+            for g in gpus
+            for n in (1, 8)
+        )
+    )
+    plan = make_plan(workload, "fp16", some, published_frame())
+    rows = plan.rows.set_index(["gpu_name", "gpu_count"])
+    assert len(rows) == len(gpus) * 2
+    for gpu in gpus[:-1]:
+        assert rows.loc[(gpu, 1.0), "throughput_source"] == "estimated"
+        assert "spec regression" in rows.loc[(gpu, 1.0), "throughput_detail"]
+    # A 70 W T4 lies outside the calibrated cards: the detail says so.
+    assert "board power below the calibrated" in rows.loc[("T4", 1.0), "throughput_detail"]
+    assert "extrapolated" not in rows.loc[("L40S", 1.0), "throughput_detail"]
+    assert rows.loc[("H100-SXM", 1.0), "throughput_source"] == "published"
+    assert rows.loc[("H100-SXM", 8.0), "throughput_source"] == "scaled"
+    assert (plan.rows["hours_low"] < plan.rows["hours_to_train"]).all()
+    assert (plan.rows["hours_to_train"] < plan.rows["hours_high"]).all()
+    # Specs order the estimates: an L4 (121 TFLOPS, 300 GB/s) trains slower than an L40S.
+    assert rows.loc[("L4", 1.0), "throughput"] < rows.loc[("L40S", 1.0), "throughput"]
+    assert rows.loc[("L40S", 1.0), "throughput"] < rows.loc[("B300", 1.0), "throughput"]

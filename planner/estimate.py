@@ -1,0 +1,659 @@
+"""Throughput for any (GPU, model, precision, GPU count) from the best source, labelled.
+
+  measured / published  a figure at this count: median of its runs, band = min..max
+  scaled                figures of the same GPU at other counts, through the scaling law
+                        chosen by held-out error (planner.scaling), anchored at the nearest
+                        figure; band from the law's held-out error per doubling
+  estimated             no figure of this GPU for this model and precision: 1-GPU throughput
+                        from the spec regression (planner.spec_model) x the law pooled over
+                        the measured GPUs; band from both cross-validated errors
+
+Beyond a node (`gpus_per_node`, and beyond the largest measured count) the law is not
+extrapolated: the analytic ring all-reduce model (planner.scaling.comm_efficiency) carries
+the figure across the network.
+
+Reference rows (`fit_throughput_model`), one per run or figure:
+  gpu_name (canonical), num_gpus, model, precision, throughput (> 0)
+  optional: generation (benchmark generation; "" when unknown), source (measured |
+  published | ...), detail (where the figure came from), interconnect.
+Queries (`predict_throughput`): gpu_name, num_gpus, model, precision; optional
+  generation (default: the newest with data), gpus_per_node (default CommModel's).
+Predictions, aligned to the queries' index: throughput, throughput_low, throughput_high,
+  throughput_source (measured | published | scaled | estimated | none), throughput_detail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from planner.hardware import load_specs
+from planner.scaling import (
+    DATA_PARALLEL_MODELS,
+    GRADIENT_BYTES_PER_PARAM,
+    LAW_CODE,
+    CommModel,
+    ScalingFits,
+    bus_bandwidth_gbs,
+    comm_efficiency,
+    effective_gpus,
+    fit_scaling,
+    interconnect_class,
+)
+from planner.spec_model import PRECISION_FAMILY, SpecEstimator, fit_spec_estimator
+
+REFERENCE_COLUMNS: tuple[str, ...] = ("gpu_name", "num_gpus", "model", "precision", "throughput")
+QUERY_COLUMNS: tuple[str, ...] = ("gpu_name", "num_gpus", "model", "precision")
+PREDICTION_COLUMNS: tuple[str, ...] = (
+    "throughput",
+    "throughput_low",
+    "throughput_high",
+    "throughput_source",
+    "throughput_detail",
+)
+KEY = ["gpu_name", "model", "precision"]
+SOURCE_RANK = {"measured": 0, "published": 1}
+# Fewer GPUs cannot separate compute from bandwidth (three slopes and an intercept).
+MIN_ESTIMATOR_GPUS = 4
+
+
+@dataclass(frozen=True)
+class ThroughputModel:
+    """Everything a prediction needs, fitted once from reference rows.
+
+    figures: one row per (gpu_name, model, precision, generation, num_gpus) with
+      throughput (median), throughput_low/high (min/max of runs), runs, source, detail,
+      interconnect. scaling: planner.scaling.ScalingFits. estimator: the spec
+      regression (None when no 1-GPU figure of a GPU with a spec row exists).
+    generations: oldest first; target_generation: what estimates are for by default.
+    """
+
+    figures: pd.DataFrame
+    scaling: ScalingFits
+    estimator: SpecEstimator | None
+    comm: CommModel = field(default_factory=CommModel)
+    generations: tuple[str, ...] = ("",)
+    target_generation: str = ""
+
+
+def aggregate_figures(reference: pd.DataFrame) -> pd.DataFrame:
+    """One figure per (GPU, model, precision, generation, count): median, min, max of runs."""
+    ref = reference.copy()
+    ref["num_gpus"] = ref["num_gpus"].astype(float)
+    ref["throughput"] = ref["throughput"].astype(float)
+    for column, default in (("generation", ""), ("source", "measured"), ("detail", "")):
+        if column not in ref.columns:
+            ref[column] = default
+        ref[column] = ref[column].fillna(default).astype(str)
+    if "interconnect" not in ref.columns:
+        ref["interconnect"] = interconnect_class(ref["gpu_name"])
+    ref["_rank"] = ref["source"].map(SOURCE_RANK).fillna(len(SOURCE_RANK))
+    ref = ref.sort_values("_rank", kind="stable")
+    keys = [*KEY, "generation", "num_gpus"]
+    table = ref.groupby(keys, sort=True).agg(
+        throughput=("throughput", "median"),
+        throughput_low=("throughput", "min"),
+        throughput_high=("throughput", "max"),
+        runs=("throughput", "size"),
+        source=("source", "first"),
+        detail=("detail", "first"),
+        interconnect=("interconnect", "first"),
+    )
+    return table.reset_index()
+
+
+def fit_throughput_model(
+    reference: pd.DataFrame,
+    comm: CommModel | None = None,
+    generations: tuple[str, ...] | None = None,
+    target_generation: str | None = None,
+    scaling_models: tuple[str, ...] | None = None,
+    estimator: SpecEstimator | None = None,
+) -> ThroughputModel:
+    """Fit the scaling laws and the spec regression on reference rows (see module doc).
+
+    `generations` orders generations oldest first (default sorted); estimates are for
+    `target_generation` (default the newest). `scaling_models` limits the scaling fits
+    to those models (the spec regression always learns from every row). The spec
+    regression needs 1-GPU figures of at least MIN_ESTIMATOR_GPUS GPUs with spec rows;
+    pass `estimator` to reuse one fitted on the same reference.
+    """
+    missing = [c for c in REFERENCE_COLUMNS if c not in reference.columns]
+    if missing:
+        raise ValueError(f"reference rows lack column(s) {', '.join(missing)}")
+    figures = aggregate_figures(reference)
+    order = generations or tuple(sorted(figures["generation"].unique()))
+    in_scope = (
+        figures if scaling_models is None else figures.loc[figures["model"].isin(scaling_models)]
+    )
+    scaling = fit_scaling(in_scope)
+    ones = figures.loc[figures["num_gpus"] == 1]
+    known = ones["gpu_name"].isin(load_specs().index)
+    if estimator is None and ones.loc[known, "gpu_name"].nunique() >= MIN_ESTIMATOR_GPUS:
+        estimator = fit_spec_estimator(ones, order)
+    return ThroughputModel(
+        figures=figures,
+        scaling=scaling,
+        estimator=estimator,
+        comm=comm or CommModel(),
+        generations=order,
+        target_generation=target_generation or order[-1],
+    )
+
+
+# --------------------------------------------------------------------------- laws
+
+
+def _law_for(model: ThroughputModel, q: pd.DataFrame) -> pd.DataFrame:
+    """The scaling law for each query row: the GPU's fit, else pooled, else global.
+
+    Adds law_code, a, b, max_count, q_low, q_high, law_text. Rows whose GPU has figures
+    at only one count take the ring law pooled over this model's GPUs (the communication
+    model calibrated on measured GPUs); rows of an estimated GPU take the chosen pooled law.
+    """
+    fits = model.scaling
+    q = q.assign(precision=_law_precision(fits.pooled, q["model"], q["precision"]).to_numpy())
+    own = q.merge(
+        fits.groups.loc[:, [*KEY, "interconnect", "law", "a", "b", "counts", "max_count"]],
+        on=[*KEY, "interconnect"],
+        how="left",
+    )
+    pooled_all = fits.pooled
+    chosen = pooled_all.loc[pooled_all["chosen"]]
+    ring = pooled_all.loc[pooled_all["law"] == "ring"]
+    cols = ["model", "precision", "law", "a", "b", "groups", "heldout_mape", "q_low", "q_high"]
+    pooled = q.loc[:, ["model", "precision"]].merge(chosen.loc[:, cols], how="left")
+    pooled_ring = q.loc[:, ["model", "precision"]].merge(ring.loc[:, cols], how="left")
+    single = q["single_point"].to_numpy()
+    use_ring = single & pooled_ring["law"].notna().to_numpy()
+    fallback = pooled.mask(np.broadcast_to(use_ring[:, None], pooled.shape), pooled_ring)
+    has_own = own["law"].notna().to_numpy()
+
+    glob = fits.global_chosen
+    out = pd.DataFrame(index=q.index)
+    law = np.where(has_own, own["law"], fallback["law"])
+    a = np.where(has_own, own["a"], fallback["a"])
+    b = np.where(has_own, own["b"], fallback["b"])
+    no_law = pd.isna(law)
+    law = np.where(no_law, glob["law"], law)
+    a = np.where(no_law, glob["a"], a)
+    b = np.where(no_law, glob["b"], b)
+    out["law"] = law
+    out["law_code"] = pd.Series(law).map(LAW_CODE).to_numpy()
+    out["a"] = a.astype(float)
+    out["b"] = b.astype(float)
+    out["max_count"] = own["max_count"].to_numpy(dtype=float)
+    # The band comes from the held-out error of the law in use (pooled per model/precision).
+    source = pooled.mask(np.broadcast_to((use_ring & ~has_own)[:, None], pooled.shape), pooled_ring)
+    err_q_low = source["q_low"].fillna(glob["q_low"]).to_numpy(dtype=float)
+    err_q_high = source["q_high"].fillna(glob["q_high"]).to_numpy(dtype=float)
+    err_mape = source["heldout_mape"].fillna(glob["heldout_mape"]).to_numpy(dtype=float)
+    out["q_low"] = err_q_low
+    out["q_high"] = err_q_high
+    params = _unique_map(
+        pd.Series(list(zip(law, a, b, strict=True)), index=q.index),
+        lambda t: _params_text(*t),
+    )
+    mape_text = _unique_map(
+        pd.Series(err_mape, index=q.index),
+        lambda v: f"held-out error {v:.1%} MAPE" if np.isfinite(v) else "no held-out test",
+    )
+    groups = fallback["groups"].fillna(0).astype(int).astype(str).to_numpy()
+    text = np.where(
+        has_own,
+        "law fitted to counts " + own["counts"].fillna("").astype(str).to_numpy(),
+        np.where(
+            use_ring,
+            "one count measured: ring all-reduce model, θ pooled over " + groups + " GPUs",
+            np.where(no_law, "global law", "law pooled over " + groups + " GPUs"),
+        ),
+    )
+    out["law_text"] = pd.Series(law, index=q.index) + params + " (" + text + "; " + mape_text + ")"
+    # No GPU of this model and precision was measured at two counts: nothing to fit, so
+    # the analytic ring all-reduce model (or, without a model size, linear) carries it.
+    unfitted = ~has_own & (fallback["groups"].fillna(0).to_numpy() == 0)
+    known = q["model"].isin(list(DATA_PARALLEL_MODELS)).to_numpy()
+    out["analytic"] = unfitted & known
+    out.loc[unfitted & known, "law_text"] = (
+        "analytic ring all-reduce model (no GPU of this model measured at two counts)"
+    )
+    out.loc[unfitted & ~known, ["law", "law_code", "a", "b"]] = ["linear", LAW_CODE["linear"], 0, 0]
+    out.loc[unfitted & ~known, "law_text"] = (
+        "linear, assumed (no GPU of this model measured at two counts, no model size)"
+    )
+    return out
+
+
+def _law_precision(pooled: pd.DataFrame, models: pd.Series, precisions: pd.Series) -> pd.Series:
+    """The precision whose laws apply: the query's, else a fitted sibling (bf16 -> fp16)."""
+    fitted = set(zip(pooled["model"], pooled["precision"], strict=True))
+    pairs = pd.DataFrame({"model": models, "precision": precisions})
+    choice = {}
+    for m, p in pairs.drop_duplicates().itertuples(index=False):
+        family = PRECISION_FAMILY.get(p)
+        siblings = sorted(q for mm, q in fitted if mm == m and PRECISION_FAMILY.get(q) == family)
+        choice[(m, p)] = p if (m, p) in fitted or not siblings else siblings[0]
+    keys = pd.Series(list(zip(models, precisions, strict=True)), index=precisions.index)
+    return keys.map(choice)
+
+
+def _unique_map(values: pd.Series, text: Callable[[Any], str]) -> pd.Series:
+    """`text` applied once per distinct value (many rows share few values)."""
+    distinct = values.drop_duplicates()
+    return values.map(dict(zip(distinct, distinct.map(text), strict=True)))
+
+
+def _params_text(law: str, a: float, b: float) -> str:
+    if law == "linear":
+        return ""
+    if law == "amdahl":
+        return f" p={1 - a:.3f}"
+    if law == "usl":
+        return f" σ={a:.3g} κ={b:.3g}"
+    return f" θ={a:.3g}"
+
+
+# --------------------------------------------------------------------------- curves
+
+CURVE_KEY = ["gpu_name", "model", "precision", "wanted_generation", "interconnect", "gpus_per_node"]
+SOURCE_CODES = ("measured", "published", "scaled", "estimated", "none")
+
+
+@dataclass(frozen=True)
+class ThroughputCurves:
+    """Everything about a (GPU, model, precision) that does not depend on the count.
+
+    keys: one row per curve: CURVE_KEY columns + law, law_code, a, b, max_count, q_low,
+      q_high, law_text, estimate (1-GPU, spec regression), est_down / est_up (log
+      half-widths of its band), est_text, comm (bool), grad_bytes, step_units, strong,
+      bus_pair_gbs (N <= 2), bus_node_gbs (within a node), bus_net_gbs (across nodes).
+    anchors: figures padded to (curves, A): n (NaN = none), x, low, high, rank
+      (generation order), plus object arrays gen, source, detail, runs.
+    Build once with throughput_curves(); evaluate any counts with evaluate_curves().
+    """
+
+    keys: pd.DataFrame
+    n: np.ndarray
+    x: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    rank: np.ndarray
+    gen: np.ndarray
+    source: np.ndarray
+    detail: np.ndarray
+    runs: np.ndarray
+    comm: CommModel
+
+
+def prepare_queries(model: ThroughputModel, queries: pd.DataFrame) -> pd.DataFrame:
+    """Queries with CURVE_KEY filled in (defaults: newest generation, the model's node
+    size, the spec table's interconnect) plus num_gpus; ready for throughput_curves."""
+    missing = [c for c in QUERY_COLUMNS if c not in queries.columns]
+    if missing:
+        raise ValueError(f"queries lack column(s) {', '.join(missing)}")
+    q = queries.loc[:, list(QUERY_COLUMNS)].copy()
+    q["gpu_name"] = q["gpu_name"].astype(str)
+    q["num_gpus"] = q["num_gpus"].astype(float)
+    wanted = queries["generation"] if "generation" in queries.columns else None
+    q["wanted_generation"] = "" if wanted is None else wanted.fillna("").astype(str)
+    q["gpus_per_node"] = (
+        queries["gpus_per_node"].astype(float).fillna(model.comm.gpus_per_node)
+        if "gpus_per_node" in queries.columns
+        else float(model.comm.gpus_per_node)
+    )
+    names = q["gpu_name"].drop_duplicates()
+    spec_class = q["gpu_name"].map(dict(zip(names, interconnect_class(names), strict=True)))
+    if "interconnect" in queries.columns:
+        given = queries["interconnect"].fillna("").astype(str)
+        q["interconnect"] = given.where(given != "", spec_class)
+    else:
+        q["interconnect"] = spec_class
+    return q
+
+
+def throughput_curves(
+    model: ThroughputModel, keys: pd.DataFrame, figures: pd.DataFrame | None = None
+) -> ThroughputCurves:
+    """Precompute each curve (one per distinct row of `keys`, CURVE_KEY columns).
+
+    `figures` replaces the model's own figures as anchors (aggregate_figures' columns).
+    """
+    figs = model.figures if figures is None else figures
+    keys = keys.loc[:, CURVE_KEY].reset_index(drop=True)
+    rank = {g: i for i, g in enumerate(model.generations)}
+    anchors = figs.loc[:, [*KEY, "generation", "num_gpus", "throughput", "throughput_low",
+                           "throughput_high", "source", "detail", "runs"]].copy()  # fmt: skip
+    anchors["_rank"] = anchors["generation"].map(rank).fillna(-1).astype(float)
+    wanted_ok = (
+        keys.merge(
+            anchors.loc[:, [*KEY, "generation"]]
+            .drop_duplicates()
+            .rename(columns={"generation": "wanted_generation"})
+            .assign(_ok=True),
+            how="left",
+        )["_ok"]
+        .fillna(False)
+        .to_numpy(dtype=bool)
+        & (keys["wanted_generation"] != "").to_numpy()
+    )
+    joined = keys.reset_index(names="_key").merge(anchors, on=KEY, how="inner")
+    wanted_rows = joined["_key"].map(pd.Series(wanted_ok)).to_numpy(dtype=bool)
+    keep = ~wanted_rows | (joined["generation"] == joined["wanted_generation"]).to_numpy()
+    joined = joined.loc[keep].sort_values(["_key", "num_gpus", "_rank"])
+    slot = joined.groupby("_key").cumcount().to_numpy()
+    width = int(slot.max()) + 1 if len(slot) else 1
+    shape = (len(keys), width)
+
+    def grid(column: str, fill: Any, dtype: Any) -> np.ndarray:
+        out = np.full(shape, fill, dtype=dtype)
+        out[joined["_key"].to_numpy(), slot] = joined[column].to_numpy()
+        return out
+
+    n = grid("num_gpus", np.nan, float)
+    counts = np.sum(np.isfinite(n), axis=1)
+    distinct = pd.Series(
+        [len(set(row[np.isfinite(row)])) for row in n] if width > 1 else counts, dtype=int
+    )
+    info = keys.assign(single_point=(distinct == 1).to_numpy())
+    info = pd.concat([info, _law_for(model, info)], axis=1)
+    info = _estimates(model, info, has_figures=counts > 0)
+    info = _comm_constants(info, model.comm)
+    return ThroughputCurves(
+        keys=info,
+        n=n,
+        x=grid("throughput", np.nan, float),
+        low=grid("throughput_low", np.nan, float),
+        high=grid("throughput_high", np.nan, float),
+        rank=grid("_rank", -np.inf, float),
+        gen=grid("generation", "", object),
+        source=grid("source", "", object),
+        detail=grid("detail", "", object),
+        runs=grid("runs", 0, float),
+        comm=model.comm,
+    )
+
+
+def _estimates(model: ThroughputModel, info: pd.DataFrame, has_figures: np.ndarray) -> pd.DataFrame:
+    """The spec regression's 1-GPU estimate for curves without figures."""
+    info = info.assign(estimate=np.nan, est_down=np.nan, est_up=np.nan, est_text="")
+    rows = np.flatnonzero(~has_figures)
+    if not len(rows):
+        return info
+    if model.estimator is None:
+        info.loc[rows, "est_text"] = "no estimate: too few measured GPUs to calibrate on"
+        return info
+    sub = info.iloc[rows]
+    # A GPU known from other models is estimated for the newest generation it was
+    # measured in (its offset was learnt there); an unknown GPU for the target generation.
+    rank = {g: i for i, g in enumerate(model.generations)}
+    own_gen = (
+        model.figures.assign(_rank=model.figures["generation"].map(rank))
+        .sort_values("_rank")
+        .drop_duplicates("gpu_name", keep="last")
+        .set_index("gpu_name")["generation"]
+    )
+    default = sub["gpu_name"].map(own_gen).fillna(model.target_generation)
+    target = sub["wanted_generation"].where(
+        sub["wanted_generation"].isin(model.estimator.generations), default
+    )
+    est = model.estimator.predict(
+        pd.DataFrame(
+            {
+                "gpu_name": sub["gpu_name"].to_numpy(),
+                "model": sub["model"].to_numpy(),
+                "precision": sub["precision"].to_numpy(),
+                "generation": target.to_numpy(),
+            }
+        )
+    )
+    x1 = est["estimate"].to_numpy(float)
+    info.loc[rows, "estimate"] = x1
+    info.loc[rows, "est_down"] = np.log(x1 / est["low"].to_numpy(float))
+    info.loc[rows, "est_up"] = np.log(est["high"].to_numpy(float) / x1)
+    cv = np.where(est["cv_kind"] == "cell", "GPU known from other models", "GPU left out")
+    mape = _unique_map(est["mape"], lambda v: f"{v:.0%}" if np.isfinite(v) else "?")
+    text = (
+        "spec regression (peak TFLOPS at "
+        + sub["precision"].to_numpy()
+        + ", memory bandwidth and size; generation "
+        + target.to_numpy()
+        + "), cross-validated error "
+        + mape.to_numpy()
+        + " MAPE ("
+        + cv
+        + ")"
+    )
+    caveat = est["caveat"].to_numpy(dtype=object)
+    text = text + np.where(caveat != "", " [" + caveat.astype(str) + "]", "")
+    info.loc[rows, "est_text"] = np.where(
+        np.isfinite(x1), text, "no estimate: " + est["reason"].to_numpy()
+    )
+    return info
+
+
+def _comm_constants(info: pd.DataFrame, comm: CommModel) -> pd.DataFrame:
+    """Per curve: what the ring all-reduce model needs (bytes, step units, bandwidths)."""
+    spec = DATA_PARALLEL_MODELS
+    params = info["model"].map({k: v.params for k, v in spec.items()})
+    grad = info["precision"].map(GRADIENT_BYTES_PER_PARAM).fillna(4.0)
+    per_node = info["gpus_per_node"].to_numpy(float)
+    gpus = info["gpu_name"]
+    return info.assign(
+        comm=params.notna().to_numpy(),
+        grad_bytes=(params * grad).to_numpy(float),
+        step_units=info["model"].map({k: v.step_units_per_gpu for k, v in spec.items()}),
+        strong=info["model"].map({k: v.global_batch for k, v in spec.items()}).fillna(False),
+        bus_pair_gbs=bus_bandwidth_gbs(gpus, np.full(len(info), 2.0), comm, per_node),
+        bus_node_gbs=bus_bandwidth_gbs(gpus, np.minimum(per_node, 3.0), comm, per_node),
+        bus_net_gbs=bus_bandwidth_gbs(gpus, per_node + 1.0, comm, per_node),
+    )
+
+
+def _bus(keys: pd.DataFrame, k: np.ndarray, n: np.ndarray, per_node: np.ndarray) -> np.ndarray:
+    return np.where(
+        n <= 2,
+        keys["bus_pair_gbs"].to_numpy(float)[k],
+        np.where(
+            n <= per_node,
+            keys["bus_node_gbs"].to_numpy(float)[k],
+            keys["bus_net_gbs"].to_numpy(float)[k],
+        ),
+    )
+
+
+def evaluate_curves(curves: ThroughputCurves, k: np.ndarray, n: np.ndarray) -> pd.DataFrame:
+    """Throughput of curve k[i] at n[i] GPUs, for arrays of any length (pure numpy).
+
+    Columns: throughput, throughput_low, throughput_high, source (one of SOURCE_CODES),
+    anchor (slot of the anchor figure, -1 for estimates), beyond (N past the node and
+    the data: the ring all-reduce model carried it), m (that limit).
+    """
+    keys = curves.keys
+    k = np.asarray(k, dtype=int)
+    n = np.asarray(n, dtype=float)
+    cn = curves.n[k]
+    have = np.isfinite(cn)
+    has_fig = have.any(axis=1)
+    # Generation: the one with a figure nearest N (in doublings), the newest among ties.
+    distance = np.where(have, np.abs(np.log2(np.where(have, cn, 1.0) / n[:, None])), np.inf)
+    best = distance.min(axis=1, keepdims=True)
+    rank = np.where(have & (distance <= best + 1e-12), curves.rank[k], -np.inf)
+    chosen_rank = rank.max(axis=1, keepdims=True)
+    same = have & (curves.rank[k] == chosen_rank)
+    # Anchor: the largest count <= N in that generation, else the smallest above.
+    below = same & (cn <= n[:, None] + 1e-9)
+    pick_below = np.where(below, cn, -np.inf).argmax(axis=1)
+    pick_above = np.where(same, cn, np.inf).argmin(axis=1)
+    slot = np.where(below.any(axis=1), pick_below, pick_above)
+    rows = np.arange(len(k))
+    an = np.where(has_fig, cn[rows, slot], 1.0)
+    ax = np.where(has_fig, curves.x[k][rows, slot], keys["estimate"].to_numpy(float)[k])
+
+    code = keys["law_code"].to_numpy()[k]
+    a = keys["a"].to_numpy(float)[k]
+    b = keys["b"].to_numpy(float)[k]
+    per_node = keys["gpus_per_node"].to_numpy(float)[k]
+    known_max = np.nan_to_num(keys["max_count"].to_numpy(float)[k])
+    fig_max = np.where(have, cn, 0.0).max(axis=1)
+    m = np.maximum.reduce([per_node, known_max, fig_max, an])
+    x1 = ax / effective_gpus(an, code, a, b)
+    capped = np.minimum(n, m)
+    x = ax * effective_gpus(capped, code, a, b) / effective_gpus(an, code, a, b)
+    x = x * np.where(n > m, n / m, 1.0)
+    comm_ok = keys["comm"].to_numpy(bool)[k]
+    analytic = keys["analytic"].to_numpy(bool)[k] & comm_ok & np.isfinite(ax)
+    if analytic.any():
+        # X(N) = X(anchor) N E(N) / (anchor E(anchor)), E from the ring all-reduce model
+        # with the step time of one GPU taken as anchor figure / anchor count.
+        i = np.flatnonzero(analytic)
+        ki = k[i]
+        compute = keys["step_units"].to_numpy(float)[ki] / (ax[i] / an[i])
+        grad = keys["grad_bytes"].to_numpy(float)[ki]
+        strong = keys["strong"].to_numpy(bool)[ki]
+        e_n = comm_efficiency(
+            n[i], compute, grad, _bus(keys, ki, n[i], per_node[i]), curves.comm, strong
+        )
+        e_a = comm_efficiency(
+            an[i], compute, grad, _bus(keys, ki, an[i], per_node[i]), curves.comm, strong
+        )
+        x[i] = ax[i] * np.maximum(n[i], 0.0) * e_n / (an[i] * e_a)
+        m[i] = np.maximum(per_node[i], an[i])
+    beyond = (n > m) & comm_ok & np.isfinite(x1) & ~analytic
+    if beyond.any():
+        i = np.flatnonzero(beyond)
+        ki = k[i]
+        compute = keys["step_units"].to_numpy(float)[ki] / x1[i]
+        grad = keys["grad_bytes"].to_numpy(float)[ki]
+        strong = keys["strong"].to_numpy(bool)[ki]
+        e_n = comm_efficiency(
+            n[i], compute, grad, _bus(keys, ki, n[i], per_node[i]), curves.comm, strong
+        )
+        e_m = comm_efficiency(
+            m[i], compute, grad, _bus(keys, ki, m[i], per_node[i]), curves.comm, strong
+        )
+        x[i] = x[i] * e_n / e_m
+
+    q_low = keys["q_low"].to_numpy(float)[k]
+    q_high = keys["q_high"].to_numpy(float)[k]
+    exact = has_fig & (an == n)
+    d = np.abs(np.log2(n / an))
+    scale_down, scale_up = q_high * d, -q_low * d
+    fig_low = np.where(has_fig, curves.low[k][rows, slot] / np.where(has_fig, ax, 1.0), 1.0)
+    fig_high = np.where(has_fig, curves.high[k][rows, slot] / np.where(has_fig, ax, 1.0), 1.0)
+    est_down = keys["est_down"].to_numpy(float)[k]
+    est_up = keys["est_up"].to_numpy(float)[k]
+    low = np.where(
+        has_fig, x * fig_low * np.exp(-scale_down), x * np.exp(-np.hypot(est_down, scale_down))
+    )
+    high = np.where(
+        has_fig, x * fig_high * np.exp(scale_up), x * np.exp(np.hypot(est_up, scale_up))
+    )
+    fig_source = np.where(has_fig, curves.source[k][rows, slot], "")
+    source = np.where(
+        exact,
+        np.where(fig_source == "published", "published", "measured"),
+        np.where(has_fig, "scaled", np.where(np.isfinite(x), "estimated", "none")),
+    )
+    ok = source != "none"
+    return pd.DataFrame(
+        {
+            "throughput": np.where(ok, x, np.nan),
+            "throughput_low": np.where(ok, low, np.nan),
+            "throughput_high": np.where(ok, high, np.nan),
+            "source": source,
+            "anchor": np.where(has_fig, slot, -1),
+            "beyond": (n > m) & ok & np.isfinite(x),
+            "m": m,
+        }
+    )
+
+
+def predict_throughput(
+    model: ThroughputModel,
+    queries: pd.DataFrame,
+    figures: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Throughput, band, source and detail for every query row (see module docstring).
+
+    `figures` replaces the model's own figures as the measured/published anchors (the
+    plan passes its measured-before-published table), in aggregate_figures' columns.
+    Built on throughput_curves + evaluate_curves; only the text is per distinct row.
+    """
+    q = prepare_queries(model, queries).reset_index(drop=True)
+    key_codes = q.groupby(CURVE_KEY, sort=False, dropna=False).ngroup().to_numpy()
+    first = np.unique(key_codes, return_index=True)[1]
+    curves = throughput_curves(model, q.iloc[first], figures)
+    k = _remap(key_codes, first)
+    n = q["num_gpus"].to_numpy(float)
+    values = evaluate_curves(curves, k, n)
+    # Text once per distinct (curve, count).
+    pair = pd.DataFrame({"k": k, "n": n})
+    pair_codes = pair.groupby(["k", "n"], sort=False).ngroup().to_numpy()
+    firsts = np.unique(pair_codes, return_index=True)[1]
+    texts = _details(curves, values.iloc[firsts], k[firsts], n[firsts])
+    out = values.loc[:, ["throughput", "throughput_low", "throughput_high"]].copy()
+    out["throughput_source"] = values["source"].to_numpy()
+    out["throughput_detail"] = texts[_remap(pair_codes, firsts)]
+    out.index = queries.index
+    return out.loc[:, list(PREDICTION_COLUMNS)]
+
+
+def _remap(codes: np.ndarray, firsts: np.ndarray) -> np.ndarray:
+    """Group codes -> positions in the array of first occurrences."""
+    position = np.empty(int(codes.max()) + 1 if len(codes) else 0, dtype=int)
+    position[codes[firsts]] = np.arange(len(firsts))
+    return position[codes]
+
+
+def _details(
+    curves: ThroughputCurves, values: pd.DataFrame, k: np.ndarray, n: np.ndarray
+) -> np.ndarray:
+    keys = curves.keys
+    rows = np.arange(len(k))
+    slot = np.maximum(values["anchor"].to_numpy(), 0)
+    gen = curves.gen[k][rows, slot]
+    gen_text = np.where(gen != "", " (" + gen.astype(str) + ")", "")
+    runs = curves.runs[k][rows, slot]
+    fig_detail = curves.detail[k][rows, slot].astype(str)
+    an = curves.n[k][rows, slot]
+    source = values["source"].to_numpy()
+    exact_text = (
+        np.where(
+            runs > 1,
+            "median of " + pd.Series(runs).fillna(0).astype(int).astype(str).to_numpy() + " runs",
+            np.where(fig_detail != "", fig_detail, "1 run"),
+        )
+        + gen_text
+    )
+    an_text = _unique_map(pd.Series(an), lambda v: f"{v:g}" if np.isfinite(v) else "").to_numpy()
+    law_text = keys["law_text"].to_numpy()[k]
+    beyond = _beyond_text(
+        values["beyond"].to_numpy(), values["m"].to_numpy(), keys["comm"].to_numpy()[k], curves.comm
+    )
+    scaled_text = (
+        law_text + " through the " + an_text + "-GPU "
+        + curves.source[k][rows, slot].astype(str) + " figure" + gen_text + beyond
+    )  # fmt: skip
+    est_text = keys["est_text"].to_numpy()[k].astype(str)
+    estimated_text = est_text + np.where(n > 1, " x " + law_text, "") + beyond
+    return np.select(
+        [source == "measured", source == "published", source == "scaled", source == "estimated"],
+        [exact_text, exact_text, scaled_text, estimated_text],
+        np.where(est_text != "", est_text, "no figure for this GPU and no estimate"),
+    ).astype(object)
+
+
+def _beyond_text(
+    beyond: np.ndarray, m: np.ndarray, known: np.ndarray, comm: CommModel
+) -> np.ndarray:
+    network = (
+        f" GPUs: ring all-reduce over {comm.network_gbps_per_node:g} Gb/s per node, "
+        f"overlap {comm.overlap:.0%}"
+    )
+    m_text = _unique_map(pd.Series(m), "{:g}".format).to_numpy(dtype=object)
+    tail = np.where(known, network, " GPUs: law extrapolated (no model size for the comm model)")
+    return np.where(beyond, "; beyond " + m_text + tail, "").astype(object)

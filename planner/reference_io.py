@@ -1,0 +1,217 @@
+"""Read and check the CSV files of `gpuplan estimate`: reference figures and queries.
+
+Names and precisions follow reference/benchmarks/lambda_pytorch_throughput.csv:
+gpu_model is a GPU label (Lambda's, a canonical name or any alias in pricing.gpus);
+spec_gpu_model, when present and not blank, is the GPU's name in the spec table and wins;
+precision is one of fp16_amp, tf32, fp32 (also fp16, bf16).
+
+Reference (REF): gpu_model, num_gpus, model, precision, throughput; rows with a non-empty
+`flag` are skipped; optional benchmark_version keeps generations apart; other columns
+are ignored. Queries (Q): gpu_model, num_gpus, model, precision; optional spec_gpu_model
+and benchmark_version. Errors name the file, the line (the header is line 1), the field
+and the closest valid value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from planner.spec_model import PEAK_COLUMNS
+from pricing.gpus import CANONICAL_GPUS, USER_ALIASES, UnknownGPUError, canonical_gpu, closest_match
+
+REF_REQUIRED: tuple[str, ...] = ("gpu_model", "num_gpus", "model", "precision", "throughput")
+QUERY_REQUIRED: tuple[str, ...] = ("gpu_model", "num_gpus", "model", "precision")
+PRECISIONS: tuple[str, ...] = tuple(PEAK_COLUMNS)
+GENERATION_COLUMN = "benchmark_version"
+
+
+class InputFileError(ValueError):
+    """A REF or Q file that cannot be used; the message names file, line and field."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Checked reference rows in planner.estimate's columns, and what was left out."""
+
+    rows: pd.DataFrame  # gpu_name, num_gpus, model, precision, throughput, generation, ...
+    skipped_flagged: int
+    unresolved_gpus: tuple[str, ...]  # labels with no spec row (used only by name)
+
+
+def _read(path: Path, required: tuple[str, ...], what: str) -> pd.DataFrame:
+    if not path.is_file():
+        raise InputFileError(f"{what} file {str(path)!r} does not exist")
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"{path}: not a readable CSV file ({exc})") from exc
+    frame.columns = [str(c).strip() for c in frame.columns]
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        hints = [closest_match(c, list(frame.columns)) for c in missing]
+        hint = "; ".join(
+            f"did you mean {h!r} for {c!r}?" for c, h in zip(missing, hints, strict=True) if h
+        )
+        raise InputFileError(
+            f"{path}: missing column(s) {', '.join(repr(c) for c in missing)}; "
+            f"required: {', '.join(required)}" + (f"; {hint}" if hint else "")
+        )
+    for column in frame.columns:
+        frame[column] = frame[column].astype(str).str.strip()
+    return frame
+
+
+def _where(path: Path, index: int, field: str) -> str:
+    return f"{path}, line {index + 2}, field {field!r}"
+
+
+def _positive(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
+    values = pd.to_numeric(frame[column], errors="coerce")
+    bad = values.isna() | ~np.isfinite(values) | (values <= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raw = frame[column].iloc[i]
+        problem = "is not a number" if pd.isna(values.iloc[i]) else "must be > 0"
+        raise InputFileError(
+            f"{_where(path, frame.index[i], column)}: {raw!r} {problem}; give a positive number "
+            f"({int(bad.sum())} such row(s))"
+        )
+    return values.astype(float)
+
+
+def _check_precision(frame: pd.DataFrame, path: Path) -> None:
+    bad = ~frame["precision"].isin(PRECISIONS)
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        value = frame["precision"].iloc[i]
+        hint = closest_match(value, PRECISIONS)
+        fix = f"; did you mean {hint!r}?" if hint else ""
+        raise InputFileError(
+            f"{_where(path, frame.index[i], 'precision')}: unknown precision {value!r}{fix} "
+            f"Valid: {', '.join(PRECISIONS)}"
+        )
+
+
+def _check_model(frame: pd.DataFrame, path: Path) -> None:
+    blank = frame["model"] == ""
+    if blank.any():
+        i = int(np.flatnonzero(blank.to_numpy())[0])
+        raise InputFileError(f"{_where(path, frame.index[i], 'model')}: empty model name")
+
+
+def _resolve_names(labels: pd.Series, spec: pd.Series | None) -> tuple[pd.Series, pd.Series]:
+    """Canonical names (NaN where unresolved) and the field each came from."""
+    names: dict[str, str | None] = {}
+
+    def resolve(label: str) -> str | None:
+        if label not in names:
+            try:
+                names[label] = canonical_gpu(label)
+            except UnknownGPUError:
+                names[label] = None
+        return names[label]
+
+    use_spec = spec.ne("") if spec is not None else pd.Series(False, index=labels.index)
+    source = pd.Series(np.where(use_spec, "spec_gpu_model", "gpu_model"), index=labels.index)
+    chosen = spec.where(use_spec, labels) if spec is not None else labels
+    return chosen.map(resolve), source
+
+
+def read_reference(path: str | Path) -> Reference:
+    """Checked REF rows: flagged rows skipped, GPU names resolved, values positive."""
+    path = Path(path)
+    frame = _read(path, REF_REQUIRED, "reference")
+    flagged = frame["flag"].ne("") if "flag" in frame.columns else pd.Series(False, frame.index)
+    kept = frame.loc[~flagged]
+    if kept.empty:
+        raise InputFileError(f"{path}: no reference rows left after skipping flagged rows")
+    _check_model(kept, path)
+    _check_precision(kept, path)
+    num = _positive(kept, "num_gpus", path)
+    throughput = _positive(kept, "throughput", path)
+    spec = kept["spec_gpu_model"] if "spec_gpu_model" in kept.columns else None
+    names, source = _resolve_names(kept["gpu_model"], spec)
+    bad_spec = names.isna() & (source == "spec_gpu_model")
+    if bad_spec.any():
+        i = int(np.flatnonzero(bad_spec.to_numpy())[0])
+        raise InputFileError(
+            f"{_where(path, kept.index[i], 'spec_gpu_model')}: "
+            + str(UnknownGPUError(kept["spec_gpu_model"].iloc[i]))
+        )
+    unresolved = tuple(sorted(kept.loc[names.isna(), "gpu_model"].unique()))
+    generation = (
+        kept[GENERATION_COLUMN] if GENERATION_COLUMN in kept.columns else pd.Series("", kept.index)
+    )
+    rows = pd.DataFrame(
+        {
+            "gpu_name": names.fillna(kept["gpu_model"]),
+            "num_gpus": num,
+            "model": kept["model"],
+            "precision": kept["precision"],
+            "throughput": throughput,
+            "generation": generation,
+            "source": "measured",
+            "detail": "REF " + kept["gpu_model"],
+        }
+    ).reset_index(drop=True)
+    return Reference(rows, int(flagged.sum()), unresolved)
+
+
+def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The Q file as read (for the output) and its rows in planner.estimate's columns.
+
+    A GPU resolves through spec_gpu_model, then gpu_model; a label that resolves to no
+    spec row is accepted only when REF has rows of that same label.
+    """
+    path = Path(path)
+    frame = _read(path, QUERY_REQUIRED, "queries")
+    if frame.empty:
+        raise InputFileError(f"{path}: no query rows")
+    _check_model(frame, path)
+    _check_precision(frame, path)
+    num = _positive(frame, "num_gpus", path)
+    spec = frame["spec_gpu_model"] if "spec_gpu_model" in frame.columns else None
+    names, source = _resolve_names(frame["gpu_model"], spec)
+    by_label = frame["gpu_model"].isin(reference.unresolved_gpus) & (source == "gpu_model")
+    unknown = names.isna() & ~by_label
+    if unknown.any():
+        i = int(np.flatnonzero(unknown.to_numpy())[0])
+        field = source.iloc[i]
+        value = frame[field].iloc[i]
+        choices = [*CANONICAL_GPUS, *USER_ALIASES, *reference.unresolved_gpus]
+        hint = closest_match(value, choices)
+        fix = f"; did you mean {hint!r}?" if hint else ""
+        raise InputFileError(
+            f"{_where(path, i, field)}: unknown GPU {value!r}{fix} Use a name from "
+            "planner/data/gpu_specs.csv (gpu_name or spec_model) or a label REF uses."
+        )
+    models = set(reference.rows["model"])
+    unknown_model = ~frame["model"].isin(models)
+    if unknown_model.any():
+        i = int(np.flatnonzero(unknown_model.to_numpy())[0])
+        value = frame["model"].iloc[i]
+        hint = closest_match(value, sorted(models))
+        fix = f"; did you mean {hint!r}?" if hint else ""
+        raise InputFileError(
+            f"{_where(path, i, 'model')}: model {value!r} has no row in the reference{fix} "
+            f"Models in the reference: {', '.join(sorted(models))}"
+        )
+    generation = (
+        frame[GENERATION_COLUMN]
+        if GENERATION_COLUMN in frame.columns
+        else pd.Series("", frame.index)
+    )
+    queries = pd.DataFrame(
+        {
+            "gpu_name": names.fillna(frame["gpu_model"]),
+            "num_gpus": num,
+            "model": frame["model"],
+            "precision": frame["precision"],
+            "generation": generation,
+        }
+    )
+    return frame, queries

@@ -1,0 +1,289 @@
+"""How well gpuplan predicts throughput it has not seen, beside naive baselines.
+
+    python tools/evaluate_estimator.py [--reference CSV] [--json OUT.json]
+
+On the bundled reference (reference/benchmarks/lambda_pytorch_throughput.csv, flagged
+rows and GPUs without a spec row left out) it prints:
+
+(a) 1-GPU throughput of a GPU left out entirely (leave-one-GPU-out), MAPE per model and
+    precision and overall, for the spec regression (planner.spec_model) and two naive
+    baselines, each predicting every held-out (GPU, model, precision, generation) figure:
+      peak-ratio/nearest: X_g = X_h * peak_g / peak_h, h the other GPU with a 1-GPU
+        figure of this model and precision whose peak (dense, at the precision, never
+        below FP32) is nearest g's in log; X_h its newest generation's median figure.
+      peak-ratio/all: the median of that ratio prediction over every other such GPU.
+    The regression is scored with the held-out figure's own generation and with the
+    newest generation (what a query without one gets), and, for GPUs known from other
+    models, by 10-fold CV over (GPU, model, precision) cells.
+(b) 4-GPU throughput from the same GPU's 1- and 2-GPU figures (3-GPU rows dropped): the
+    error of every law (planner.scaling), of the law chosen per model and precision by
+    held-out error, and of the linear baselines 2 x X(2) and 4 x X(1).
+(c) Band coverage: the share of held-out truths inside [low, high]; each band is built
+    from the other GPUs' residuals only (nominal 80%).
+(d) The analytic ring all-reduce model (no fitted parameter) predicting 2- and 4-GPU
+    figures from the 1-GPU one, at overlaps 0, 0.5 and 1, beside linear scaling.
+MAPE = mean |predicted - truth| / truth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from planner.scaling import (  # noqa: E402
+    BAND_QUANTILES,
+    DATA_PARALLEL_MODELS,
+    GRADIENT_BYTES_PER_PARAM,
+    MIN_HELDOUT_GROUPS,
+    CommModel,
+    bus_bandwidth_gbs,
+    comm_efficiency,
+    fit_scaling,
+    heldout_errors,
+    interconnect_class,
+)
+from planner.spec_model import fit_spec_estimator, leave_one_gpu_out, spec_features  # noqa: E402
+from pricing.gpus import canonical_gpu  # noqa: E402
+
+REFERENCE = ROOT / "reference" / "benchmarks" / "lambda_pytorch_throughput.csv"
+KEY = ["gpu_name", "model", "precision"]
+
+
+def load(path: Path) -> pd.DataFrame:
+    """Unflagged rows of GPUs with a spec row, in planner.estimate's reference columns."""
+    raw = pd.read_csv(path)
+    raw = raw.loc[raw["flag"].isna() & raw["spec_gpu_model"].notna()]
+    rows = pd.DataFrame(
+        {
+            "gpu_name": raw["spec_gpu_model"].map(canonical_gpu),
+            "num_gpus": raw["num_gpus"].astype(float),
+            "model": raw["model"],
+            "precision": raw["precision"],
+            "throughput": raw["throughput"].astype(float),
+            "generation": raw["benchmark_version"],
+        }
+    )
+    rows["interconnect"] = interconnect_class(rows["gpu_name"])
+    return rows.reset_index(drop=True)
+
+
+def mape(predicted: pd.Series, truth: pd.Series) -> float:
+    return float(np.mean(np.abs(predicted / truth - 1.0)))
+
+
+def naive_baselines(ones: pd.DataFrame) -> pd.DataFrame:
+    """Peak-ratio predictions (nearest GPU, all GPUs) for every 1-GPU figure."""
+    peak = np.exp(spec_features(ones["gpu_name"], ones["precision"])["log_peak"])
+    ones = ones.assign(peak=peak.to_numpy())
+    order = {g: i for i, g in enumerate(sorted(ones["generation"].unique()))}
+    newest = ones.assign(_rank=ones["generation"].map(order)).sort_values("_rank")
+    newest = newest.drop_duplicates(KEY, keep="last")
+    out = []
+    for (model, precision), rows in ones.groupby(["model", "precision"]):
+        donors = newest.loc[(newest["model"] == model) & (newest["precision"] == precision)]
+        for _, row in rows.iterrows():
+            other = donors.loc[donors["gpu_name"] != row["gpu_name"]]
+            if other.empty:
+                continue
+            ratio = other["throughput"] * row["peak"] / other["peak"]
+            distance = np.abs(np.log(other["peak"] / row["peak"]))
+            nearest = ratio.loc[distance.sort_values(kind="stable").index[0]]
+            out.append(
+                {
+                    **row[[*KEY, "generation", "throughput"]].to_dict(),
+                    "nearest": float(nearest),
+                    "all": float(np.median(ratio)),
+                }
+            )
+    return pd.DataFrame(out)
+
+
+def coverage_from_others(
+    frame: pd.DataFrame, residual: str, group: list[str], minimum: int
+) -> float:
+    """Share of residuals inside the band built, as the planner builds it, from the other
+    GPUs' residuals: the 10-90% quantiles of the same group shrunk halfway to those of
+    all groups (all groups alone when the group has fewer than `minimum`)."""
+    inside = []
+    for i, row in frame.iterrows():
+        others = frame.loc[frame["gpu_name"] != row["gpu_name"]]
+        same = others
+        for column in group:
+            same = same.loc[same[column] == row[column]]
+        low, high = np.quantile(others[residual], BAND_QUANTILES)
+        if len(same) >= minimum:
+            low_same, high_same = np.quantile(same[residual], BAND_QUANTILES)
+            low, high = (low + low_same) / 2, (high + high_same) / 2
+        inside.append(min(low, 0.0) <= frame.at[i, residual] <= max(high, 0.0))
+    return float(np.mean(inside))
+
+
+def evaluate_estimator(rows: pd.DataFrame) -> dict[str, object]:
+    figures = rows.groupby([*KEY, "generation", "num_gpus"], as_index=False)["throughput"].median()
+    ones = figures.loc[figures["num_gpus"] == 1].drop(columns="num_gpus")
+    order = tuple(sorted(ones["generation"].unique()))
+    fitted = fit_spec_estimator(ones, order)
+    own = fitted.cv.loc[fitted.cv["kind"] == "logo"]
+    cell = fitted.cv.loc[fitted.cv["kind"] == "cell"]
+    newest = leave_one_gpu_out(ones, order, target_generation=order[-1])
+    naive = naive_baselines(ones)
+    merged = own.merge(
+        naive, on=[*KEY, "generation", "throughput"], how="inner", suffixes=("", "_naive")
+    ).merge(
+        newest.loc[:, [*KEY, "generation", "predicted"]].rename(
+            columns={"predicted": "predicted_newest"}
+        ),
+        on=[*KEY, "generation"],
+        how="left",
+    )
+    table = (
+        merged.groupby(["model", "precision"])
+        .apply(
+            lambda g: pd.Series(
+                {
+                    "n": len(g),
+                    "gpus": g["gpu_name"].nunique(),
+                    "regression": mape(g["predicted"], g["throughput"]),
+                    "regression_newest_gen": mape(g["predicted_newest"], g["throughput"]),
+                    "naive_nearest": mape(g["nearest"], g["throughput"]),
+                    "naive_all": mape(g["all"], g["throughput"]),
+                }
+            ),
+            include_groups=False,
+        )
+        .reset_index()
+    )
+    overall = {
+        "n": len(merged),
+        "regression": mape(merged["predicted"], merged["throughput"]),
+        "regression_newest_gen": mape(merged["predicted_newest"], merged["throughput"]),
+        "naive_nearest": mape(merged["nearest"], merged["throughput"]),
+        "naive_all": mape(merged["all"], merged["throughput"]),
+        "regression_median_ape": float(
+            np.median(np.abs(merged["predicted"] / merged["throughput"] - 1))
+        ),
+        "naive_nearest_median_ape": float(
+            np.median(np.abs(merged["nearest"] / merged["throughput"] - 1))
+        ),
+        "cell_cv_regression": mape(cell["predicted"], cell["throughput"]),
+        "coverage_logo_80": coverage_from_others(
+            own.reset_index(drop=True), "log_residual", ["model", "precision"], 12
+        ),
+    }
+    return {"per_pair": table, "overall": overall}
+
+
+def evaluate_scaling(rows: pd.DataFrame) -> dict[str, object]:
+    points = rows.groupby([*KEY, "interconnect", "generation", "num_gpus"], as_index=False)[
+        "throughput"
+    ].median()
+    points = points.loc[points["num_gpus"] != 3]
+    errors = heldout_errors(points)
+    errors = errors.loc[(errors["count"] == 4) & (errors["anchor_count"] == 2)]
+    ones = points.loc[points["num_gpus"] == 1].rename(columns={"throughput": "x1"})
+    base = errors.loc[errors["law"] == "linear"].merge(
+        ones.loc[:, [*KEY, "interconnect", "generation", "x1"]], how="inner"
+    )
+    choice = fit_scaling(points).chosen_pooled().loc[:, ["model", "precision", "law"]]
+    chosen = errors.merge(choice, on=["model", "precision", "law"], how="inner")
+    result: dict[str, object] = {
+        "groups": int(errors.loc[errors["law"] == "linear"].shape[0]),
+        "baseline_linear_from_2": float(base["rel_error"].abs().mean()),
+        "baseline_linear_from_1": mape(4 * base["x1"], base["truth"]),
+        "chosen_per_model_precision": float(chosen["rel_error"].abs().mean()),
+        "chosen_laws": chosen["law"].value_counts().to_dict(),
+    }
+    for law, rows_law in errors.groupby("law"):
+        rows_law = rows_law.assign(log_error=np.log1p(rows_law["rel_error"])).reset_index()
+        result[f"law_{law}"] = float(rows_law["rel_error"].abs().mean())
+        result[f"law_{law}_median_ape"] = float(rows_law["rel_error"].abs().median())
+        result[f"coverage_{law}_80"] = coverage_from_others(
+            rows_law, "log_error", ["model", "precision"], MIN_HELDOUT_GROUPS
+        )
+    return result
+
+
+# Models whose throughput unit is the sample the batch counts (images, sequences): their
+# step time per GPU is exact; the others' units per sample are approximations.
+EXACT_STEP_MODELS = ("resnet50", "ssd", "maskrcnn", "bert_base_squad", "bert_large_squad")
+
+
+def evaluate_comm_model(rows: pd.DataFrame) -> dict[str, float]:
+    """The analytic model on every model, and on those with an exact step time."""
+    out = {}
+    for name, subset in (
+        ("all", rows),
+        ("exact_step", rows.loc[rows["model"].isin(EXACT_STEP_MODELS)]),
+    ):
+        out.update({f"{name}_{k}": v for k, v in _comm_errors(subset).items()})
+    return out
+
+
+def _comm_errors(rows: pd.DataFrame) -> dict[str, float]:
+    figures = rows.groupby([*KEY, "generation", "num_gpus"], as_index=False)["throughput"].median()
+    ones = figures.loc[figures["num_gpus"] == 1].rename(columns={"throughput": "x1"})
+    multi = figures.loc[figures["num_gpus"].isin([2, 4])].merge(
+        ones.drop(columns="num_gpus"), on=[*KEY, "generation"]
+    )
+    multi = multi.loc[multi["model"].isin(list(DATA_PARALLEL_MODELS))].reset_index(drop=True)
+    spec = DATA_PARALLEL_MODELS
+    params = multi["model"].map({k: v.params for k, v in spec.items()}).to_numpy(float)
+    units = multi["model"].map({k: v.step_units_per_gpu for k, v in spec.items()}).to_numpy(float)
+    strong = multi["model"].map({k: v.global_batch for k, v in spec.items()}).to_numpy(bool)
+    grad = params * multi["precision"].map(GRADIENT_BYTES_PER_PARAM).fillna(4.0).to_numpy()
+    n = multi["num_gpus"].to_numpy(float)
+    truth = multi["throughput"].to_numpy(float)
+    x1 = multi["x1"].to_numpy(float)
+    result = {
+        "points": float(len(multi)),
+        "linear_from_1": mape(pd.Series(n * x1), pd.Series(truth)),
+    }
+    for overlap in (0.0, 0.5, 1.0):
+        comm = CommModel(overlap=overlap)
+        bus = bus_bandwidth_gbs(multi["gpu_name"], n, comm)
+        e = comm_efficiency(n, units / x1, grad, bus, comm, strong)
+        result[f"analytic_overlap_{overlap:g}"] = mape(pd.Series(n * x1 * e), pd.Series(truth))
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reference", type=Path, default=REFERENCE)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    rows = load(args.reference)
+    est = evaluate_estimator(rows)
+    scaling = evaluate_scaling(rows)
+    comm = evaluate_comm_model(rows)
+    pd.set_option("display.width", 160)
+    print(f"reference: {args.reference} ({len(rows)} unflagged rows of GPUs with a spec row)\n")
+    print("(a) 1-GPU throughput, leave-one-GPU-out MAPE")
+    table = est["per_pair"]
+    assert isinstance(table, pd.DataFrame)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    overall = est["overall"]
+    assert isinstance(overall, dict)
+    print("overall:", json.dumps({k: round(v, 4) for k, v in overall.items()}))
+    print("\n(b) 4-GPU throughput from 1- and 2-GPU figures")
+    print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in scaling.items()}))
+    print("\n(d) analytic ring all-reduce model, 2 and 4 GPUs from the 1-GPU figure")
+    print(json.dumps({k: round(v, 4) for k, v in comm.items()}))
+    if args.json:
+        payload = {
+            "estimator": {**overall, "per_pair": table.to_dict("records")},
+            "scaling": scaling,
+            "comm_model": comm,
+        }
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
