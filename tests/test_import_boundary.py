@@ -17,6 +17,8 @@ HEAVY = ("torch", "boto3", "botocore", "google.cloud", "streamlit")
         "planner, planner.plan, planner.cli, planner.throughput, planner.hardware",
         "pricing, pricing.catalog, pricing.cli, pricing.providers.skypilot",
         "benchmarks.results, benchmarks.published, benchmarks.cli",
+        "benchmarks.models, benchmarks.summary, benchmarks.env, benchmarks.power, "
+        "benchmarks.progress, benchmarks.runners.local, benchmarks.pipeline",
     ],
 )
 def test_light_imports(modules: str) -> None:
