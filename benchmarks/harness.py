@@ -92,6 +92,12 @@ class RunOptions:
             raise BenchmarkError(f"unknown device {self.device!r}; valid: cpu, cuda")
         if self.device == "cuda" and not torch.cuda.is_available():
             raise BenchmarkError("--device cuda: no CUDA GPU is visible to torch; use --device cpu")
+        if (
+            self.device == "cuda"
+            and self.precision == "bf16"
+            and not torch.cuda.is_bf16_supported(including_emulation=False)
+        ):
+            raise BenchmarkError("this GPU has no bf16 tensor cores; use --precision fp16")
         if self.device == "cpu" and self.precision == "tf32":
             raise BenchmarkError("precision tf32 is a CUDA tensor-core mode; on CPU use fp32")
         if self.steps < 1 or self.warmup < 0:

@@ -29,6 +29,7 @@ PROGRESS_PREFIX = "@gpuplan-progress "
 RESULT_PREFIX = "@gpuplan-result "
 STOP_GRACE_S = 40.0  # torchrun gives its workers 30 s after a signal, then kills them
 STDERR_TAIL_LINES = 60  # of a failed run's stderr, shown to the user
+PORT_TAKEN = "EADDRINUSE"  # in c10d's DistNetworkError when a store cannot listen
 
 
 def torchrun_command(
@@ -93,8 +94,8 @@ def launch(
     cores: int,
     on_progress: Callable[[str, int, int], None] | None = None,
     on_output: Callable[[str], None] | None = None,
-) -> Path | None:
-    """Run one N-process benchmark; the result's path, or None when it failed.
+) -> tuple[Path | None, list[str]]:
+    """Run one N-process benchmark: (the result's path, []) or (None, its stderr's tail).
 
     KeyboardInterrupt stops the workers, removes anything written, and propagates.
     """
@@ -123,13 +124,10 @@ def launch(
             _remove_run_files(out_dir, run_id)
             raise
         if code == 0 and written is not None:
-            return written
+            return written, []
         _remove_run_files(out_dir, run_id)
         errors.seek(0)
-        for line in errors.read().splitlines()[-STDERR_TAIL_LINES:]:
-            if on_output:
-                on_output(line)
-        return None
+        return None, errors.read().splitlines()[-STDERR_TAIL_LINES:]
 
 
 class RunFailed(RuntimeError):
@@ -164,21 +162,26 @@ def run_local(
         result = make_result(measurement, run_id, started_at, options.peak_tflops)
         return write_result(result, out_dir)
     cores = usable_cores()
-    path = launch(
-        world_size,
-        options_dict(options),
-        run_id,
-        started_at,
-        out_dir,
-        cores,
-        progress,
-        on_output,
+    for attempt in range(2):
+        path, failure = launch(
+            world_size, options_dict(options), run_id, started_at, out_dir, cores, progress,
+            on_output,
+        )  # fmt: skip
+        if path is not None:
+            return path
+        # torchrun picks free ports by binding and releasing them; on a busy host another
+        # process can take one in between. That, and only that, is worth one more try.
+        if attempt == 0 and any(PORT_TAKEN in line for line in failure):
+            if on_output:
+                on_output("a rendezvous port was taken by another process; retrying once")
+            continue
+        break
+    if on_output:
+        for line in failure:
+            on_output(line)
+    raise RunFailed(
+        f"the {world_size}-process run failed (see its output above); no result written"
     )
-    if path is None:
-        raise RunFailed(
-            f"the {world_size}-process run failed (see its output above); no result written"
-        )
-    return path
 
 
 def _report_progress(phase: str, done: int, total: int) -> None:

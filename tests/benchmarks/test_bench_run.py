@@ -242,3 +242,14 @@ def test_pipeline_command_writes_a_result_per_worker_count(tmp_path: Path) -> No
     assert sorted(r["config"]["workers"] for r in results) == [0, 1]  # type: ignore[index]
     assert all(r["samples_per_s_per_core"] > 0 for r in results)  # type: ignore[operator]
     assert "images/s per core" in done.stdout
+
+
+def test_a_failing_multi_process_run_shows_why_and_writes_nothing(tmp_path: Path) -> None:
+    # Every worker finds that no batch fits the budget: the run fails inside torchrun.
+    done = bench("run", "--workload", "gpt", "--size", "tiny", "--device", "cpu",
+                 "--world-size", "2", "--batch", "auto", "--memory-budget-gib", "0.0001",
+                 "--steps", "2", "--out", str(tmp_path))  # fmt: skip
+    assert done.returncode == 1
+    assert "2-process run failed" in done.stderr
+    assert "raise --memory-budget-gib" in done.stderr  # the workers' own error, shown
+    assert not tmp_path.exists() or list(tmp_path.iterdir()) == []
