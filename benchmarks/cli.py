@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -50,7 +50,7 @@ def list_results(
             r.id,
             r.workload,
             r.model_size,
-            r.precision,
+            r.precision or "-",
             r.device_name or r.device,
             str(r.world_size),
             f"{r.throughput:,.1f} {r.throughput_unit}",
@@ -79,3 +79,253 @@ def show(
         Console(stderr=True).print(f"[bold red]error:[/] {exc}")
         raise typer.Exit(2) from None
     print(json.dumps(loaded.model_dump(), indent=2))
+
+
+def _fail(message: str, code: int = 2) -> None:
+    """Print `error: message` to stderr and exit with `code` (no traceback)."""
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def parse_world_sizes(text: str) -> list[int]:
+    """'4' -> [4]; '1,2,4,8' -> [1, 2, 4, 8]; ValueError naming the bad part."""
+    sizes = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) < 1:
+            raise ValueError(
+                f"--world-size: {part!r} is not a positive whole number "
+                "(give N or a list like 1,2,4,8)"
+            )
+        sizes.append(int(part))
+    return sizes
+
+
+def parse_batch(text: str | None) -> tuple[int | None, bool]:
+    """--batch N | auto -> (batch or None, auto?)."""
+    if text is None:
+        return None, False
+    if text.strip().lower() == "auto":
+        return None, True
+    if text.strip().isdigit() and int(text) >= 1:
+        return int(text), False
+    raise ValueError(f"--batch: {text!r} is neither a positive whole number nor 'auto'")
+
+
+RUN_TABLE = (
+    ("world", "world_size", "{:d}"),
+    ("batch/dev", "batch_size_per_device", "{:g}"),
+    ("throughput", "throughput", "{:,.1f}"),
+    ("unit", "throughput_unit", "{}"),
+    ("p10-p90", None, ""),
+    ("CV", "throughput_cv", "{:.1%}"),
+    ("step p50 s", "step_time_s_p50", "{:.4f}"),
+    ("TFLOP/s/dev", "achieved_tflops", "{:.3f}"),
+    ("MFU", "mfu", "{:.1%}"),
+    ("peak GiB", "peak_memory_gib", "{:.2f}"),
+    ("power W", "mean_power_w", "{:.0f}"),
+)
+
+
+def _print_results(written: list[tuple[Any, Path]], fmt: str) -> None:
+    if fmt == "json":
+        print(json.dumps([r.model_dump() for r, _ in written], indent=2))
+        return
+    probe = Console()
+    console = Console(width=None if probe.is_terminal else 200)
+    table = Table(title=f"{len(written)} result(s) written")
+    for header, _, _ in RUN_TABLE:
+        table.add_column(header)
+    for result, _ in written:
+        cells = []
+        for _, name, spec in RUN_TABLE:
+            if name is None:
+                low, high = result.throughput_p10, result.throughput_p90
+                cells.append("-" if low is None or high is None else f"{low:,.0f}-{high:,.0f}")
+                continue
+            value = getattr(result, name)
+            cells.append("-" if value is None else spec.format(value))
+        table.add_row(*cells)
+    console.print(table)
+    for result, path in written:
+        console.print(f"{result.id}: {path}", highlight=False)
+        if result.mean_power_w is None:
+            console.print(f"  power and energy {result.power_source}", highlight=False)
+
+
+@app.command("run")
+def run(
+    workload: Annotated[str, typer.Option("--workload", "-w", help="resnet50 | bert | gpt")],
+    size: Annotated[
+        str | None,
+        typer.Option(
+            help="resnet50: tiny|full; bert: tiny|base|large; gpt: tiny|124m|350m|1.3b "
+            "(default full / large / 124m)"
+        ),
+    ] = None,
+    precision: Annotated[
+        str | None,
+        typer.Option(help="fp32 | tf32 | fp16 | bf16 (default bf16 on CUDA, fp32 on CPU)"),
+    ] = None,
+    device: Annotated[str, typer.Option(help="cpu | cuda | auto")] = "auto",
+    world_size: Annotated[
+        str, typer.Option("--world-size", help="processes (GPUs): N, or a series 1,2,4,8")
+    ] = "1",
+    batch: Annotated[
+        str | None, typer.Option("--batch", help="per-device batch N, or auto")
+    ] = None,
+    steps: Annotated[int, typer.Option(help="timed steps")] = 50,
+    warmup: Annotated[int, typer.Option(help="untimed warm-up steps")] = 10,
+    compile_model: Annotated[bool, typer.Option("--compile", help="torch.compile")] = False,
+    channels_last: Annotated[
+        bool, typer.Option("--channels-last/--no-channels-last", help="CNN memory format")
+    ] = True,
+    peak_tflops: Annotated[
+        float | None,
+        typer.Option("--peak-tflops", help="per-device peak TFLOP/s at this precision (MFU)"),
+    ] = None,
+    max_batch: Annotated[
+        int | None, typer.Option("--max-batch", help="cap for --batch auto")
+    ] = None,
+    memory_budget_gib: Annotated[
+        float | None,
+        typer.Option("--memory-budget-gib", help="CPU --batch auto: memory per process"),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="random seed of weights and data")] = 0,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="results folder (default $GPUPLAN_RESULTS_DIR or ./results)"),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+) -> None:
+    """Measure training throughput of a standard model; one result file per world size."""
+    try:
+        from benchmarks.models import WORKLOADS, check_size
+
+        canonical_size = check_size(workload, size)
+        sizes = parse_world_sizes(world_size)
+        batch_size, batch_auto = parse_batch(batch)
+        if fmt not in ("table", "json"):
+            raise ValueError(f"--format: {fmt!r} is not one of table, json")
+        if device not in ("cpu", "cuda", "auto"):
+            raise ValueError(f"--device: {device!r} is not one of cpu, cuda, auto")
+    except ValueError as exc:
+        _fail(str(exc))
+    try:
+        import torch
+
+        from benchmarks import harness
+        from benchmarks.runners.local import RunFailed, run_local
+    except ImportError as exc:
+        _fail(
+            f"running benchmarks needs torch ({exc}); install it with "
+            "pip install -c constraints/cpu.txt -e '.[bench]'"
+        )
+    chosen_device = device
+    if device == "auto":
+        chosen_device = "cuda" if torch.cuda.is_available() else "cpu"
+    options = harness.RunOptions(
+        workload=workload,
+        size=canonical_size,
+        precision=precision or ("bf16" if chosen_device == "cuda" else "fp32"),
+        device=chosen_device,
+        batch_size=batch_size,
+        batch_auto=batch_auto,
+        steps=steps,
+        warmup=warmup,
+        compile=compile_model,
+        channels_last=channels_last,
+        peak_tflops=peak_tflops,
+        max_batch=max_batch,
+        memory_budget_gib=memory_budget_gib,
+        seed=seed,
+    )
+    try:
+        options = options.checked()
+    except harness.BenchmarkError as exc:
+        _fail(str(exc))
+    if chosen_device == "cuda" and max(sizes) > torch.cuda.device_count():
+        _fail(f"--world-size {max(sizes)}: only {torch.cuda.device_count()} CUDA GPU(s) visible")
+    out_dir = out or default_results_dir()
+    from benchmarks.progress import StepProgress, progress_bar
+
+    err = Console(stderr=True)
+    written: list[tuple[Any, Path]] = []
+    for n in sizes:
+        label = f"{workload} {options.size} {options.precision} {chosen_device} x{n}"
+        per_device = options.batch_size or WORKLOADS[workload]["default_batch"][options.size]
+        err.print(
+            f"running {label}: batch {'auto' if batch_auto else per_device} per device, "
+            f"{options.warmup} warm-up + {options.steps} timed steps",
+            highlight=False,
+        )
+        bar = progress_bar(err)
+        try:
+            with bar:
+                path = run_local(options, n, out_dir, StepProgress(bar, label), err.print)
+        except KeyboardInterrupt:
+            kept = f"; the {len(written)} finished result(s) are kept" if written else ""
+            _fail(f"interrupted: no result written for {label}{kept}", 130)
+        except RunFailed as exc:
+            _fail(str(exc), 1)
+        except harness.StepFailed as exc:
+            _fail(f"{label}: {exc}; no result written", 1)
+        except harness.BenchmarkError as exc:
+            _fail(f"{label}: {exc}", 2)
+        written.append((read_result(path), path))
+    _print_results(written, fmt)
+
+
+@app.command("pipeline")
+def pipeline(
+    workers: Annotated[
+        str | None,
+        typer.Option(help="DataLoader workers: N or a series 0,1,2 (default: usable cores)"),
+    ] = None,
+    batch: Annotated[int, typer.Option("--batch", help="images per batch")] = 64,
+    batches: Annotated[int, typer.Option(help="timed batches")] = 30,
+    warmup: Annotated[int, typer.Option(help="untimed batches (worker start-up)")] = 5,
+    images: Annotated[int, typer.Option(help="distinct JPEGs generated in memory")] = 256,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="results folder (default $GPUPLAN_RESULTS_DIR or ./results)"),
+    ] = None,
+) -> None:
+    """Measure JPEG decode + augment throughput (images/s per CPU core); one result each."""
+    try:
+        from benchmarks.env import usable_cores
+
+        counts = (
+            [usable_cores()]
+            if workers is None
+            else [int(w) for w in (p.strip() for p in workers.split(",")) if w.isdigit()]
+        )
+        if workers is not None and len(counts) != len(workers.split(",")):
+            raise ValueError(f"--workers: {workers!r} is not N or a list like 0,1,2")
+        if batch < 1 or batches < 1 or warmup < 0 or images < 1:
+            raise ValueError("--batch, --batches and --images must be >= 1, --warmup >= 0")
+    except ValueError as exc:
+        _fail(str(exc))
+    try:
+        from benchmarks.pipeline import PipelineOptions, run_pipeline
+        from benchmarks.results import write_result
+        from benchmarks.summary import new_run_id, utc_now
+    except ImportError as exc:
+        _fail(f"the input-pipeline benchmark needs torch and Pillow ({exc})")
+    out_dir = out or default_results_dir()
+    console = Console()
+    for count in counts:
+        options = PipelineOptions(
+            workers=count, batch_size=batch, batches=batches, warmup_batches=warmup, images=images
+        )
+        run_id = new_run_id("input-pipeline", f"w{count}", "jpeg", "cpu", 1)
+        try:
+            result = run_pipeline(options, run_id, utc_now())
+        except KeyboardInterrupt:
+            _fail("interrupted: no result written", 130)
+        path = write_result(result, out_dir)
+        console.print(
+            f"{count} worker(s): {result.throughput:,.0f} images/s, "
+            f"{result.samples_per_s_per_core:,.0f} images/s per core -> {path}",
+            highlight=False,
+        )

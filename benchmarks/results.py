@@ -7,6 +7,10 @@ torch, so the planner and the app can read results anywhere.
 Units are in the field names. Fields a run could not measure are null, and
 `energy_source` / `power_source` say why ("not measured: no NVML"). Published figures
 (Lambda) load into the same schema with `source = "published:lambda"`.
+
+Schema versions: 1 (the first); 2 adds `peak_memory_source`, `samples_per_s_per_core`
+and input-pipeline results (workload "input-pipeline", precision null). Both are read;
+files are written as version 2.
 """
 
 from __future__ import annotations
@@ -21,10 +25,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+SUPPORTED_SCHEMA_VERSIONS = (1, 2)
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+# Fields a version-1 file may not carry (added in version 2).
+V2_FIELDS = ("peak_memory_source", "samples_per_s_per_core")
+# Workloads that train nothing (so have no precision): the data-loading benchmark.
+NON_TRAINING_WORKLOADS = ("input-pipeline",)
 
 # Columns of results_frame(): the table the planner joins with offers.
 RESULT_COLUMNS: tuple[str, ...] = (
@@ -55,7 +71,9 @@ class BenchmarkResult(BaseModel):
     source: str = "measured"
     workload: str = Field(min_length=1, description="resnet50 | bert | gpt | published model")
     model_size: str = ""
-    precision: Literal["fp32", "tf32", "fp16", "bf16"]
+    precision: Literal["fp32", "tf32", "fp16", "bf16"] | None = Field(
+        description="null only for workloads that train nothing (input-pipeline)"
+    )
     precision_label: str = ""
     device: Literal["cpu", "cuda", "gpu"] = "cuda"
     device_name: str = ""
@@ -70,19 +88,25 @@ class BenchmarkResult(BaseModel):
     throughput_p90: float | None = None
     throughput_cv: float | None = Field(default=None, ge=0)
     samples_per_s: float | None = Field(default=None, gt=0)
+    samples_per_s_per_core: float | None = Field(default=None, gt=0)
     tokens_per_s: float | None = Field(default=None, gt=0)
     step_time_s_p10: float | None = Field(default=None, gt=0)
     step_time_s_p50: float | None = Field(default=None, gt=0)
     step_time_s_p90: float | None = Field(default=None, gt=0)
     step_times_s: list[float] = Field(default_factory=list)
     flops_per_sample: float | None = Field(default=None, gt=0)
-    achieved_tflops: float | None = Field(default=None, ge=0)
-    peak_tflops: float | None = Field(default=None, gt=0)
+    achieved_tflops: float | None = Field(
+        default=None, ge=0, description="model TFLOP/s per device (flops_per_sample based)"
+    )
+    peak_tflops: float | None = Field(default=None, gt=0, description="per-device peak")
     mfu: float | None = Field(default=None, ge=0, le=1.5)
-    peak_memory_gib: float | None = Field(default=None, ge=0)
-    mean_power_w: float | None = Field(default=None, ge=0)
+    peak_memory_gib: float | None = Field(
+        default=None, ge=0, description="largest over devices (processes on CPU)"
+    )
+    peak_memory_source: str = ""
+    mean_power_w: float | None = Field(default=None, ge=0, description="sum over devices")
     power_source: str = "not measured"
-    energy_j: float | None = Field(default=None, ge=0)
+    energy_j: float | None = Field(default=None, ge=0, description="sum over devices")
     energy_source: str = "not measured"
     mean_sm_clock_mhz: float | None = None
     env: dict[str, Any] = Field(default_factory=dict)
@@ -115,6 +139,16 @@ class BenchmarkResult(BaseModel):
             raise ValueError("must be a finite number")
         return value
 
+    @field_validator("precision")
+    @classmethod
+    def _precision_needed(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None and info.data.get("workload") not in NON_TRAINING_WORKLOADS:
+            raise ValueError(
+                f"required for a training workload ({', '.join(PRECISIONS)}); "
+                f"only {', '.join(NON_TRAINING_WORKLOADS)} results may leave it null"
+            )
+        return value
+
     def to_json(self) -> str:
         """The file text of this result: stable key order, 2-space indent."""
         return self.model_dump_json(indent=2) + "\n"
@@ -125,13 +159,20 @@ def parse_result(data: Any, path: str | Path = "<result>") -> BenchmarkResult:
     if not isinstance(data, dict):
         raise ResultFileError(path, "<root>", "expected a JSON object")
     version = data.get("schema_version", SCHEMA_VERSION)
-    if version != SCHEMA_VERSION:
+    if type(version) is not int or version not in SUPPORTED_SCHEMA_VERSIONS:
+        readable = ", ".join(str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
         raise ResultFileError(
             path,
             "schema_version",
-            f"version {version!r} is not supported (this gpuplan reads "
-            f"{SCHEMA_VERSION}); upgrade gpuplan or re-run the benchmark",
+            f"version {version!r} is not supported (this gpuplan reads {readable}); "
+            "upgrade gpuplan or re-run the benchmark",
         )
+    if version == 1:
+        for name in V2_FIELDS:
+            if name in data:
+                raise ResultFileError(
+                    path, name, "added in schema version 2; set schema_version to 2"
+                )
     try:
         return BenchmarkResult.model_validate(data)
     except ValidationError as exc:

@@ -20,6 +20,8 @@ HEAVY = ("torch", "boto3", "botocore", "google.cloud", "streamlit")
         "pricing.refresh, pricing.store, pricing.diff, pricing.providers.aws, "
         "pricing.providers.gcp, pricing.providers.azure, pricing.providers.custom",
         "benchmarks.results, benchmarks.published, benchmarks.cli",
+        "benchmarks.models, benchmarks.summary, benchmarks.env, benchmarks.power, "
+        "benchmarks.progress, benchmarks.runners.local, benchmarks.pipeline",
     ],
 )
 def test_light_imports(modules: str) -> None:

@@ -96,3 +96,29 @@ def test_interrupted_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(KeyboardInterrupt):
         write_result(sample(), tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_version_1_files_still_load_and_may_not_carry_version_2_fields(tmp_path: Path) -> None:
+    data = json.loads(sample().to_json())
+    data["schema_version"] = 1
+    for name in results_module.V2_FIELDS:
+        data.pop(name, None)
+    (tmp_path / "v1.json").write_text(json.dumps(data))
+    assert read_result(tmp_path / "v1.json").schema_version == 1
+    data["samples_per_s_per_core"] = 10.0
+    (tmp_path / "v1-bad.json").write_text(json.dumps(data))
+    with pytest.raises(ResultFileError) as info:
+        read_result(tmp_path / "v1-bad.json")
+    assert info.value.field == "samples_per_s_per_core"
+
+
+def test_only_the_input_pipeline_may_leave_precision_null(tmp_path: Path) -> None:
+    data = json.loads(sample().to_json())
+    data["precision"] = None
+    (tmp_path / "train.json").write_text(json.dumps(data))
+    with pytest.raises(ResultFileError) as info:
+        read_result(tmp_path / "train.json")
+    assert info.value.field == "precision"
+    data["workload"] = "input-pipeline"
+    (tmp_path / "pipe.json").write_text(json.dumps(data))
+    assert read_result(tmp_path / "pipe.json").precision is None

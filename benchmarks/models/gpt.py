@@ -1,0 +1,160 @@
+"""GPT-style decoder-only LLM, written here (no transformers library).
+
+Architecture: GPT-2 (Radford et al. 2019): pre-LayerNorm blocks, GELU MLP of width
+4 d_model, learned positions, output projection tied to the token embedding. Sizes:
+124m = GPT-2 small (12 x 768), 350m = GPT-2 medium (24 x 1024), 1.3b = GPT-3 XL shape
+(24 x 2048, Brown et al. 2020, table 2.1, with 128-wide heads). The vocabulary is
+GPT-2's 50,257 padded to 50,304 (a multiple of 64), as nanoGPT does for tensor-core
+shapes. Attention runs through torch.nn.functional.scaled_dot_product_attention
+(causal). No dropout: pre-training recipes of this size use none (nanoGPT's bench.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+@dataclass(frozen=True)
+class GPTConfig:
+    """Shape of a decoder and its training context length."""
+
+    n_layer: int = 12
+    d_model: int = 768
+    n_head: int = 12
+    vocab_size: int = 50304
+    seq_len: int = 1024
+
+    @property
+    def d_ff(self) -> int:
+        """MLP width: 4 d_model (Radford et al. 2019)."""
+        return 4 * self.d_model
+
+
+CONFIGS: dict[str, GPTConfig] = {
+    "tiny": GPTConfig(n_layer=2, d_model=64, n_head=4, vocab_size=1024, seq_len=64),
+    "124m": GPTConfig(n_layer=12, d_model=768, n_head=12),
+    "350m": GPTConfig(n_layer=24, d_model=1024, n_head=16),
+    "1.3b": GPTConfig(n_layer=24, d_model=2048, n_head=16, seq_len=2048),
+}
+
+
+def matmul_params(cfg: GPTConfig) -> int:
+    """Weights that multiply activations: per layer QKV, projection, MLP; the LM head.
+
+    The LM head is the tied token embedding, counted once here because it is a matmul;
+    position embeddings are a lookup and are not counted.
+    """
+    d = cfg.d_model
+    per_layer = 3 * d * d + d * d + 2 * d * cfg.d_ff
+    return cfg.n_layer * per_layer + d * cfg.vocab_size
+
+
+def non_embedding_params(cfg: GPTConfig) -> int:
+    """Kaplan et al. 2020's N: 12 n_layer d_model^2 (weights of the blocks, no biases)."""
+    return cfg.n_layer * (4 * cfg.d_model**2 + 2 * cfg.d_model * cfg.d_ff)
+
+
+def training_flops_per_token(cfg: GPTConfig) -> float:
+    """Training FLOPs per token: 6 N + 12 n_layer n_ctx d_model.
+
+    6 N for the weight matmuls (2 forward + 4 backward per weight, N = matmul_params,
+    which includes the LM head) and 12 n_layer n_ctx d for attention scores and their
+    weighted sum over the whole context, causal mask or not: the model-FLOPs count of
+    Chowdhery et al. 2022 (PaLM), appendix B, used for MFU. Kaplan et al. 2020's
+    6 N' + 6 n_layer n_ctx d (N' = non_embedding_params) is the same count without the
+    LM head and with half the attention term (kaplan_flops_per_token).
+    """
+    return 6 * matmul_params(cfg) + 12 * cfg.n_layer * cfg.seq_len * cfg.d_model
+
+
+def kaplan_flops_per_token(cfg: GPTConfig) -> float:
+    """6 N + 6 n_layer n_ctx d_model with N non-embedding (Kaplan et al. 2020, table 1)."""
+    return 6 * non_embedding_params(cfg) + 6 * cfg.n_layer * cfg.seq_len * cfg.d_model
+
+
+def training_flops_per_sample(cfg: GPTConfig) -> float:
+    """Training FLOPs per sequence of seq_len tokens (training_flops_per_token x seq_len)."""
+    return float(cfg.seq_len * training_flops_per_token(cfg))
+
+
+class Block(nn.Module):
+    """x + attn(ln(x)); x + mlp(ln(x))."""
+
+    def __init__(self, cfg: GPTConfig) -> None:
+        super().__init__()
+        self.n_head = cfg.n_head
+        self.ln1 = nn.LayerNorm(cfg.d_model)
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.ln2 = nn.LayerNorm(cfg.d_model)
+        self.fc = nn.Linear(cfg.d_model, cfg.d_ff)
+        self.fc_proj = nn.Linear(cfg.d_ff, cfg.d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, seq, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(batch, seq, 3, self.n_head, d // self.n_head).unbind(2)
+        attn = F.scaled_dot_product_attention(
+            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True
+        )
+        x = x + self.proj(attn.transpose(1, 2).reshape(batch, seq, d))
+        return x + self.fc_proj(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class GPT(nn.Module):
+    """Token + position embeddings, blocks, final LayerNorm, tied LM head."""
+
+    def __init__(self, cfg: GPTConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.wte = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.wpe = nn.Embedding(cfg.seq_len, cfg.d_model)
+        blocks = [Block(cfg) for _ in range(cfg.n_layer)]
+        self.blocks = nn.ModuleList(blocks)
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self.lm_head.weight = self.wte.weight  # tied (Press & Wolf 2017; GPT-2)
+        self.apply(_init)
+        for block in blocks:  # scaled residual init (Radford et al. 2019, section 2.3)
+            nn.init.normal_(block.proj.weight, std=0.02 / (2 * cfg.n_layer) ** 0.5)
+            nn.init.normal_(block.fc_proj.weight, std=0.02 / (2 * cfg.n_layer) ** 0.5)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(idx.shape[1], device=idx.device)
+        x = self.wte(idx) + self.wpe(positions)
+        for block in self.blocks:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))
+
+
+def _init(module: nn.Module) -> None:
+    """Normal(0, 0.02) weights, zero biases (GPT-2)."""
+    if isinstance(module, nn.Linear | nn.Embedding):
+        nn.init.normal_(module.weight, std=0.02)
+    if isinstance(module, nn.Linear) and module.bias is not None:
+        nn.init.zeros_(module.bias)
+
+
+def build(cfg: GPTConfig) -> GPT:
+    """A freshly initialised decoder for `cfg`."""
+    return GPT(cfg)
+
+
+def make_batch(
+    cfg: GPTConfig, batch_size: int, device: torch.device, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Synthetic token ids and next-token targets (N, seq_len) on `device`."""
+    tokens = torch.randint(
+        0, cfg.vocab_size, (batch_size, cfg.seq_len + 1), device=device, generator=generator
+    )
+    return tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
+
+
+def loss(model: nn.Module, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    """Next-token cross-entropy over every position."""
+    idx, targets = batch
+    logits = model(idx)
+    return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))

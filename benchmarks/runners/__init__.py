@@ -1,0 +1,1 @@
+"""Where benchmarks run: `local` (in this process, or N processes through torchrun)."""
