@@ -317,10 +317,11 @@ def memory_note(
             continue
         need = min_gpus(workload, precision, float(memory), settings)["zero3"]
         parts.append(f"{name} {'never' if math.isinf(need) else f'{need:g}'}")
+    more = f", and {len(parts) - 12} more" if len(parts) > 12 else ""
     return [
         f"{int((~fits).sum())} options with too few GPUs to hold {workload.name} left out "
         f"({whole} offers at every count): 16 bytes/parameter + activations; fewest GPUs "
-        "with ZeRO-3: " + ", ".join(parts)
+        "with ZeRO-3: " + ", ".join(parts[:12]) + more
     ]
 
 

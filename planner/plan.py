@@ -223,11 +223,13 @@ def make_plan(
         )
         describe = fast
     warnings += notes
-    opts, dropped = drop_without(
-        opts,
-        opts["throughput"].isna().to_numpy(),
-        f"no {workload.model} {precision} throughput figure or estimate",
+    why = (
+        f"no {precision} dense peak in planner/data/gpu_specs.csv to apply an MFU to "
+        "(no such tensor cores; fp16 may have one)"
+        if workload.is_llm
+        else f"no {workload.model} {precision} throughput figure or estimate"
     )
+    opts, dropped = drop_without(opts, opts["throughput"].isna().to_numpy(), why)
     warnings += dropped
     opts = opts.reset_index(drop=True)
 
