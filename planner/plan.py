@@ -190,6 +190,8 @@ def make_plan(
         opts, no_spec_row(opts), "no row in planner/data/gpu_specs.csv to estimate them from"
     )
     warnings += dropped
+    if opts.empty:
+        return _empty_plan(workload, precision, constraints, warnings, chosen, today)
     notes: list[str] = []
     if workload.is_llm:
         memory = llm_model.memory_check(
@@ -231,6 +233,8 @@ def make_plan(
     )
     opts, dropped = drop_without(opts, opts["throughput"].isna().to_numpy(), why)
     warnings += dropped
+    if opts.empty:
+        return _empty_plan(workload, precision, constraints, warnings + notes, chosen, today)
     opts = opts.reset_index(drop=True)
 
     compute = hours_to_train(workload.samples, opts["throughput"])
@@ -333,6 +337,35 @@ def make_plan(
         frontier.reset_index(drop=True),
         opts.loc[:, list(OPTION_SUMMARY_COLUMNS)],
         status,
+    )
+
+
+def _empty_plan(
+    workload: Workload,
+    precision: str,
+    constraints: Constraints,
+    warnings: list[str],
+    offers: pd.DataFrame,
+    today: dt.date | None,
+) -> Plan:
+    """A plan with no option left, saying so (the warnings say why each was left out)."""
+    empty = pd.DataFrame({c: pd.Series(dtype=object) for c in PLAN_COLUMNS})
+    reason = [
+        "no option left to plan: every offer was left out (see the warnings above), or none "
+        "matched the filters"
+    ]
+    return Plan(
+        workload,
+        precision,
+        constraints.pricing,
+        empty,
+        ("Constraints: " + "; ".join(constraints.describe()) + ".",),
+        tuple(warnings + reason + _stale_price_warnings(offers, today)),
+        constraints,
+        pd.DataFrame(columns=["pick", "why", *PLAN_COLUMNS]),
+        empty.copy(),
+        pd.DataFrame({c: pd.Series(dtype=object) for c in OPTION_SUMMARY_COLUMNS}),
+        pd.DataFrame(columns=["constraint", "value", "binds", "note"]),
     )
 
 

@@ -281,3 +281,13 @@ def test_invalid_constraints_are_refused() -> None:
     ):
         with pytest.raises(ValueError, match=message):
             plan(**kwargs)
+
+
+@pytest.mark.parametrize("name", ["resnet50-imagenet-90ep", "llm-7b-140b"])
+def test_nothing_left_to_plan_is_an_empty_plan_that_says_why(name: str) -> None:
+    unpriced = CLOUD.assign(spot_usd_per_hour=np.nan)
+    result = make_plan(get_workload(name), "bf16", unpriced, RESULTS, "spot", max_gpus=8)
+    assert result.rows.empty and list(result.rows.columns) == list(PLAN_COLUMNS)
+    assert result.picks.empty and result.frontier.empty and result.options.empty
+    assert result.warnings[0] == "3 offers left out: no spot price (A100-SXM-80GB, H100-SXM)"
+    assert result.warnings[1].startswith("no option left to plan")
