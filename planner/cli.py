@@ -7,6 +7,7 @@ gets `error: ...` with the valid choices and exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
@@ -15,7 +16,9 @@ import typer
 
 from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
-from planner.plan import make_plan
+from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, parse_rates
+from planner.plan import Plan, make_plan
+from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 from planner.throughput import own_and_published_results
 from planner.workloads import WORKLOADS, get_workload
 from pricing.catalog import (
@@ -44,18 +47,36 @@ app.add_typer(bench_app, name="bench")
 
 PLAN_TABLE_COLUMNS = (
     "rank",
+    "frontier",
+    "pick",
     "provider",
     "region",
     "instance_type",
     "gpu_name",
-    "gpu_count",
+    "gpus",
     "throughput",
     "throughput_source",
-    "hours_to_train",
-    "cost_usd",
-    "usd_per_hour",
+    "hours",
+    "hours P10-P90",
+    "cost",
+    "cost P10-P90",
+    "$/h",
     "price_date",
 )
+PICK_TABLE_COLUMNS = (
+    "pick", "provider", "region", "instance_type", "gpus", "hours", "hours P10-P90", "cost",
+    "cost P10-P90", "why",
+)  # fmt: skip
+FRONTIER_TABLE_COLUMNS = (
+    "provider", "region", "instance_type", "gpu_name", "gpus", "throughput_source", "hours",
+    "hours P10-P90", "cost", "cost P10-P90", "feasible",
+)  # fmt: skip
+PICK_LABELS = {
+    "cheapest_within_deadline": "cheapest",
+    "fastest_within_budget": "fastest",
+    "best_cost_per_hour_saved": "value",
+}
+VIEWS = ("rows", "picks", "frontier", "options", "constraints")
 
 
 @app.command("plan")
@@ -79,6 +100,52 @@ def plan(
     pricing: Annotated[
         str, typer.Option(help="on-demand | spot | reserved-1y | reserved-3y")
     ] = "on-demand",
+    deadline_hours: Annotated[
+        float | None, typer.Option("--deadline-hours", help="finish within this many hours")
+    ] = None,
+    budget_usd: Annotated[
+        float | None, typer.Option("--budget-usd", help="spend at most this many USD")
+    ] = None,
+    max_gpus: Annotated[
+        int, typer.Option("--max-gpus", help="most GPUs one option may use (all instances)")
+    ] = DEFAULT_MAX_GPUS,
+    onprem: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--onprem",
+            help="on-prem config TOML (examples/onprem-dgx-h100.toml) to weigh as options; "
+            "repeatable",
+        ),
+    ] = None,
+    interruption_rate: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--interruption-rate",
+            help="PROVIDER=RATE spot interruptions per instance-hour (e.g. aws=0.01), "
+            "instead of the documented default; repeatable",
+        ),
+    ] = None,
+    checkpoint_minutes: Annotated[
+        float, typer.Option(help="minutes to write one checkpoint (spot)")
+    ] = DEFAULT_CHECKPOINT_HOURS * 60,
+    restart_minutes: Annotated[
+        float, typer.Option(help="minutes to restart after an interruption (spot)")
+    ] = DEFAULT_RESTART_HOURS * 60,
+    seed: Annotated[int, typer.Option(help="Monte Carlo seed (same seed, same figures)")] = 0,
+    draws: Annotated[int, typer.Option(help="Monte Carlo draws for spot rows")] = DEFAULT_DRAWS,
+    recompute: Annotated[
+        str, typer.Option(help="LLM activation recomputation: auto | none | full")
+    ] = "auto",
+    global_batch_tokens: Annotated[
+        float, typer.Option(help="LLM tokens per optimizer step, all GPUs")
+    ] = 4_194_304.0,
+    view: Annotated[
+        str,
+        typer.Option(
+            help="what json/csv print: rows (one per offer) | picks | frontier | options "
+            "(every count) | constraints"
+        ),
+    ] = "rows",
     top: Annotated[int | None, typer.Option(help="show the N best rows")] = None,
     results: Annotated[
         list[str] | None,
@@ -90,37 +157,151 @@ def plan(
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
-    """Rank every offer by cost to train a workload, with time and sources."""
+    """Plan a training run: every offer at its best GPU count, the time/cost frontier and picks.
+
+    Each offer (and --onprem config) is weighed at 1, 2, 4, ... instances up to --max-gpus;
+    its row is the count that meets --deadline-hours at the least cost. Rows say where the
+    throughput came from and carry P10-P90 hours and cost; * marks the Pareto frontier.
+    """
+    from planner.llm import LLMMemoryError, LLMSettings
+    from planner.tco import OnPremConfigError, load_onprem_config
+
     kind = "spot" if spot else pricing
     try:
         check_choices([fmt], FORMATS, "format")
+        check_choices([view], VIEWS, "view")
         check_choices([precision], PRECISIONS, "precision")
         check_choices([kind], list(PRICING_KINDS), "pricing")
+        if top is not None and top < 1:
+            raise ValueError(f"--top {top}: it must be >= 1")
+        for name, minutes in (("checkpoint", checkpoint_minutes), ("restart", restart_minutes)):
+            if not minutes >= 0:
+                raise ValueError(f"--{name}-minutes {minutes:g}: it must be >= 0")
+        settings = LLMSettings(recompute=recompute, global_batch_tokens=global_batch_tokens)
         chosen = get_workload(workload)
         offers = load_offers()
         check_choices(provider or [], unique_values(offers, "provider"), "provider")
         check_choices(region or [], unique_values(offers, "region"), "region")
+        rates = parse_rates(interruption_rate or [], unique_values(offers, "provider"))
+        loaded = [load_onprem_config(path) for path in onprem or []]
         table, problems = own_and_published_results(
             results if results is not None else [str(default_results_dir())]
         )
-        result = make_plan(chosen, precision, offers, table, kind, provider, region, gpu)
-    except (SnapshotError, UnknownGPUError, ValueError) as exc:
+        result = make_plan(
+            chosen,
+            precision,
+            offers,
+            table,
+            kind,
+            provider,
+            region,
+            gpu,
+            deadline_hours=deadline_hours,
+            budget_usd=budget_usd,
+            max_gpus=max_gpus,
+            onprem=[c.config for c in loaded],
+            onprem_sources=[c.path for c in loaded],
+            seed=seed,
+            draws=draws,
+            interruption_rates=rates,
+            checkpoint_hours=checkpoint_minutes / 60,
+            restart_hours=restart_minutes / 60,
+            llm_settings=settings,
+        )
+    except (OnPremConfigError, LLMMemoryError, SnapshotError, UnknownGPUError, ValueError) as exc:
         abort(str(exc))
         return
+    if fmt != "table":
+        chosen_view = {
+            "rows": result.rows if top is None else result.rows.head(top),
+            "picks": result.picks,
+            "frontier": result.frontier,
+            "options": result.options,
+            "constraints": result.constraint_status,
+        }[view]
+        emit(chosen_view, fmt)
+        return
+    _plan_tables(result, top, kind)
+    _notes(result.assumptions, result.warnings, problems)
+
+
+def _number(value: float, money: bool) -> str:
+    """Hours or dollars with the digits that matter (0.013 h, 4.5 h, 1,234 h; $0.52, $1,234)."""
+    if not np.isfinite(value):
+        return "-"
+    sign = "$" if money else ""
+    if value >= 100:
+        return f"{sign}{value:,.0f}"
+    if value >= 1:
+        return f"{sign}{value:,.2f}" if money else f"{value:.1f}"
+    return f"{sign}{value:.2g}"
+
+
+def _range(low: pd.Series, high: pd.Series, money: bool) -> list[str]:
+    return [f"{_number(a, money)}-{_number(b, money)}" for a, b in zip(low, high, strict=True)]
+
+
+def _display(frame: pd.DataFrame) -> pd.DataFrame:
+    """Plan columns made readable for the table: frontier mark, short picks, P10-P90."""
+    shown = frame.copy()
+    shown["frontier"] = np.where(shown["on_pareto"], "*", "")
+    shown["pick"] = [
+        ",".join(PICK_LABELS.get(p, p) for p in str(v).split(",") if p) for v in shown["pick"]
+    ]
+    shown["gpus"] = [
+        f"{n:g}x{g:g}" if n > 1 else f"{g:g}"
+        for n, g in zip(shown["instances"], shown["gpu_count"], strict=True)
+    ]
+    shown["hours"] = [_number(v, money=False) for v in shown["hours_to_train"]]
+    shown["cost"] = [_number(v, money=True) for v in shown["cost_usd"]]
+    shown["$/h"] = [_number(v, money=True) for v in shown["option_usd_per_hour"]]
+    shown["hours P10-P90"] = _range(shown["hours_p10"], shown["hours_p90"], money=False)
+    shown["cost P10-P90"] = _range(shown["cost_p10_usd"], shown["cost_p90_usd"], money=True)
+    return shown
+
+
+def _plan_tables(result: Plan, top: int | None, kind: str) -> None:
+    """Rows, picks, frontier and binding constraints on stdout."""
+    from pricing.output import wide_console
+
     rows = result.rows if top is None else result.rows.head(top)
+    unit = result.workload.throughput_unit
     emit(
-        rows,
-        fmt,
-        title=f"{chosen.name} ({precision}, {kind}): {len(result.rows)} options",
+        _display(rows),
+        "table",
+        title=(
+            f"{result.workload.name} ({result.precision}, {kind}): {len(result.rows)} offers "
+            f"at their best GPU count, {len(result.options)} options weighed; "
+            f"* = time/cost frontier; throughput in {unit}"
+        ),
         table_columns=PLAN_TABLE_COLUMNS,
     )
-    if fmt == "table":
-        _notes(result.assumptions, result.warnings, problems)
+    if len(result.picks):
+        picks = _display(result.picks)
+        picks["pick"] = result.picks["pick"]
+        emit(
+            picks,
+            "table",
+            title="Picks",
+            table_columns=PICK_TABLE_COLUMNS,
+        )
+    if len(result.frontier):
+        emit(
+            _display(result.frontier),
+            "table",
+            title=f"Time/cost frontier ({len(result.frontier)} options, every GPU count)",
+            table_columns=FRONTIER_TABLE_COLUMNS,
+        )
+    console = wide_console()
+    for row in result.constraint_status.itertuples():
+        label = "binds" if row.binds else "does not bind"
+        console.print(f"{row.constraint} {label}: {row.note}", highlight=False, soft_wrap=True)
 
 
 def _notes(assumptions: tuple[str, ...], warnings: tuple[str, ...], problems: list[str]) -> None:
     from pricing.output import wide_console
 
+    sys.stdout.flush()
     console = wide_console(stderr=True)
     for line in assumptions:
         console.print(f"[dim]assumption:[/] {line}", highlight=False)

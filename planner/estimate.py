@@ -602,6 +602,14 @@ def predict_throughput(
     return out.loc[:, list(PREDICTION_COLUMNS)]
 
 
+def throughput_details(
+    curves: ThroughputCurves, values: pd.DataFrame, k: np.ndarray, n: np.ndarray
+) -> np.ndarray:
+    """Words for evaluated rows (evaluate_curves output for curves k at counts n): which
+    figure, law or regression each came from and its error. Call it on the rows you show."""
+    return _details(curves, values.reset_index(drop=True), np.asarray(k), np.asarray(n, float))
+
+
 def _remap(codes: np.ndarray, firsts: np.ndarray) -> np.ndarray:
     """Group codes -> positions in the array of first occurrences."""
     position = np.empty(int(codes.max()) + 1 if len(codes) else 0, dtype=int)

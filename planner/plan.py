@@ -1,45 +1,116 @@
-"""Compose offers, throughput and cost into a ranked Plan. No algorithm of its own.
+"""Compose options, throughput, spot, Monte Carlo and the frontier into a Plan.
 
-Plan rows (a DataFrame, one per offer that has both a price and a throughput):
+`make_plan` adds no algorithm of its own: options come from planner.options, throughput from
+planner.throughput (planner.llm for LLMs, with its memory check), spot time from planner.spot,
+P10/P50/P90 from planner.montecarlo, the frontier, counts and picks from planner.pareto.
 
-  rank, provider, region, instance_type, gpu_name, gpu_count,
-  throughput, throughput_unit, throughput_source, throughput_detail,
-  hours_to_train, hours_low, hours_high, cost_usd, cost_low_usd, cost_high_usd,
-  usd_per_hour, pricing, price_date, price_source
+Plan rows (a DataFrame; PLAN_COLUMNS), one per offer (and on-prem config) at the count
+chosen for it. Plan.frontier and Plan.picks have the same columns and may hold options at
+other counts (chosen_count False, rank 0); Plan.options has every option evaluated.
 
-`*_low`/`*_high` follow the throughput band (high throughput -> low hours).
-Ranked by cost, then hours.
+  rank                        1 = best: feasible first, then cost, then hours (0 off rows)
+  option_id, kind             the option's id in Plan.options; "cloud" | "on-prem"
+  provider, region, instance_type, gpu_name
+  gpu_count, instances, total_gpus   GPUs per instance, instances, their product
+  throughput, throughput_low, throughput_high, throughput_unit   median and 10-90% band
+  throughput_source           measured | published | scaled | estimated
+  throughput_detail           which figure, law, regression or MFU, and its error
+  compute_hours               hours at the median throughput, no interruptions
+  hours_to_train              compute_hours, on spot the expected wall time (Daly 2006)
+  hours_p10, hours_p50, hours_p90, cost_p10_usd, cost_p50_usd, cost_p90_usd, quantile_method
+  cost_usd                    hours_to_train x option_usd_per_hour
+  usd_per_hour                one instance's price per hour at `pricing` (on-prem: amortized
+                              USD per GPU-hour x gpu_count)
+  option_usd_per_hour, usd_per_gpu_hour   the whole option's, and per GPU
+  pricing, price_date, price_source
+  interruptions_per_hour, interruption_rate_source, spot_overhead_factor   spot rows
+  mfu, memory_per_gpu_gb, sharding, recompute                                LLM rows
+  feasible, misses            meets the deadline and budget; which it misses
+  on_pareto                   on the time/cost frontier of all options (every count)
+  pick                        the picks this row is (comma-separated), "" if none
+  chosen_count                True: the count chosen for its offer (every row); False: a
+                              frontier or pick option at another count
+
+Central figures (hours_to_train, cost_usd) decide counts, frontier, feasibility and picks;
+the P10/P90 columns show how sure they are.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
+from planner import llm as llm_model
+from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, Constraints
 from planner.cost import cost_to_train, hours_to_train
+from planner.montecarlo import time_cost_quantiles
+from planner.options import (
+    cloud_options,
+    combine,
+    drop_without,
+    no_spec_row,
+    onprem_options,
+)
+from planner.pareto import (
+    PICKS,
+    choose_counts,
+    constraint_status,
+    feasible_mask,
+    pareto_mask,
+    picks,
+)
+from planner.scaling import CommModel
+from planner.spot import (
+    DEFAULT_CHECKPOINT_HOURS,
+    DEFAULT_RESTART_HOURS,
+    default_rate,
+    spot_for_offers,
+)
+from planner.tco import OnPremConfig
 from planner.throughput import (
-    llm_throughput_for_offers,
     model_key,
-    throughput_for_offers,
-    throughput_model_for_results,
-    throughput_table,
+    throughput_for_options,
+    throughput_inputs,
 )
 from planner.workloads import Workload
-from pricing.catalog import PRICING_KINDS, STALE_AFTER_DAYS, filter_offers, price_for_kind
+from pricing.catalog import STALE_AFTER_DAYS, filter_offers
 
 PLAN_COLUMNS: tuple[str, ...] = (
-    "rank", "provider", "region", "instance_type", "gpu_name", "gpu_count",
-    "throughput", "throughput_unit", "throughput_source", "throughput_detail",
-    "hours_to_train", "hours_low", "hours_high", "cost_usd", "cost_low_usd", "cost_high_usd",
-    "usd_per_hour", "pricing", "price_date", "price_source",
+    "rank", "option_id", "kind", "provider", "region", "instance_type", "gpu_name",
+    "gpu_count", "instances", "total_gpus",
+    "throughput", "throughput_low", "throughput_high", "throughput_unit", "throughput_source",
+    "throughput_detail", "compute_hours", "hours_to_train", "hours_p10", "hours_p50",
+    "hours_p90", "cost_usd", "cost_p10_usd", "cost_p50_usd", "cost_p90_usd",
+    "quantile_method", "usd_per_hour", "option_usd_per_hour", "usd_per_gpu_hour", "pricing",
+    "price_date", "price_source", "interruptions_per_hour", "interruption_rate_source",
+    "spot_overhead_factor", "mfu", "memory_per_gpu_gb", "sharding", "recompute", "feasible",
+    "misses", "on_pareto", "pick", "chosen_count",
 )  # fmt: skip
+# Every option evaluated (Plan.options), for charts of the whole trade-off.
+OPTION_SUMMARY_COLUMNS: tuple[str, ...] = (
+    "option_id", "kind", "offer_key", "provider", "region", "instance_type", "gpu_name",
+    "gpu_count", "instances", "total_gpus", "throughput", "throughput_low", "throughput_high",
+    "throughput_source", "hours_to_train", "cost_usd", "option_usd_per_hour", "feasible",
+    "on_pareto", "chosen_count",
+)  # fmt: skip
+# Spot rows simulated by Monte Carlo beyond the frontier and the picks (best-ranked first).
+DEFAULT_SAMPLE_LIMIT = 10
 
 
 @dataclass(frozen=True)
 class Plan:
-    """A ranked plan: rows plus the assumptions behind them and what was left out."""
+    """A plan: rows, the picks and frontier among them, and what they rest on.
+
+    rows: PLAN_COLUMNS, one per offer at its chosen count. picks: pick, why, then the
+    pick's PLAN_COLUMNS (it may be another count of an offer). frontier: the Pareto options
+    of every count, fastest first, in PLAN_COLUMNS. options: every
+    option evaluated (OPTION_SUMMARY_COLUMNS). constraint_status: constraint, value, binds,
+    note (planner.pareto.constraint_status).
+    """
 
     workload: Workload
     precision: str
@@ -47,11 +118,21 @@ class Plan:
     rows: pd.DataFrame
     assumptions: tuple[str, ...] = field(default_factory=tuple)
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    constraints: Constraints = field(default_factory=Constraints)
+    picks: pd.DataFrame = field(default_factory=pd.DataFrame)
+    frontier: pd.DataFrame = field(default_factory=pd.DataFrame)
+    options: pd.DataFrame = field(default_factory=pd.DataFrame)
+    constraint_status: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def records(self) -> list[dict[str, object]]:
         """Rows as a list of plain dicts (JSON-ready: NaN becomes None)."""
         frame = self.rows.astype(object).where(self.rows.notna(), None)
         return frame.to_dict(orient="records")
+
+    def pick(self, name: str) -> pd.Series | None:
+        """The row of a named pick (PICKS), or None when nothing qualified."""
+        found = self.picks.loc[self.picks["pick"] == name] if len(self.picks) else self.picks
+        return None if found.empty else found.iloc[0]
 
 
 def make_plan(
@@ -60,93 +141,283 @@ def make_plan(
     offers: pd.DataFrame,
     results: pd.DataFrame,
     pricing: str = "on-demand",
-    providers: list[str] | None = None,
-    regions: list[str] | None = None,
-    gpus: list[str] | None = None,
+    providers: Sequence[str] | None = None,
+    regions: Sequence[str] | None = None,
+    gpus: Sequence[str] | None = None,
     today: dt.date | None = None,
+    *,
+    deadline_hours: float | None = None,
+    budget_usd: float | None = None,
+    max_gpus: int = DEFAULT_MAX_GPUS,
+    onprem: Sequence[OnPremConfig] = (),
+    onprem_sources: Sequence[str] = (),
+    seed: int = 0,
+    draws: int = DEFAULT_DRAWS,
+    interruption_rates: Mapping[str, float] | None = None,
+    checkpoint_hours: float = DEFAULT_CHECKPOINT_HOURS,
+    restart_hours: float = DEFAULT_RESTART_HOURS,
+    llm_settings: llm_model.LLMSettings | None = None,
+    comm: CommModel | None = None,
+    sample_limit: int = DEFAULT_SAMPLE_LIMIT,
 ) -> Plan:
-    """Every offer priced and timed for `workload`, ranked by cost to train."""
-    if pricing not in PRICING_KINDS:
-        raise ValueError(f"unknown pricing {pricing!r}; valid: {', '.join(PRICING_KINDS)}")
-    chosen = filter_offers(offers, providers, regions, gpus)
-    warnings: list[str] = []
-    if workload.is_llm:
-        speed = llm_throughput_for_offers(chosen, workload, precision)
-    else:
-        table = throughput_table(results, workload, precision)
-        fits = throughput_model_for_results(results, workload, precision)
-        speed = throughput_for_offers(
-            chosen, table, fits, model_name=model_key(workload), precision=precision
-        )
-    price = price_for_kind(chosen, pricing)
-    rows = chosen.assign(
-        throughput=speed["throughput"],
-        throughput_unit=workload.throughput_unit,
-        throughput_source=speed["throughput_source"],
-        throughput_detail=speed["throughput_detail"],
-        usd_per_hour=price,
+    """Every option (offer x instances, on-prem config x GPUs) timed and priced for `workload`.
+
+    Raises ValueError for invalid constraints and planner.llm.LLMMemoryError when an LLM
+    fits on no option. See the module docstring for the rows.
+    """
+    constraints = Constraints(
+        deadline_hours=deadline_hours,
+        budget_usd=budget_usd,
+        max_gpus=max_gpus,
+        providers=tuple(providers or ()),
+        regions=tuple(regions or ()),
+        gpus=tuple(gpus or ()),
         pricing=pricing,
-        price_date=chosen["priced_at"],
-        price_source=chosen["source"],
+        onprem=tuple(c.name for c in onprem),
+        seed=seed,
+        draws=draws,
+        interruption_rates=dict(interruption_rates or {}),
     )
-    no_speed = rows["throughput"].isna()
-    if no_speed.any():
-        missing = sorted(rows.loc[no_speed, "gpu_name"].unique())
-        warnings.append(
-            f"{int(no_speed.sum())} offers left out: no {workload.model} {precision} "
-            f"throughput figure or estimate for {', '.join(missing)}"
+    settings = llm_settings or llm_model.LLMSettings()
+    chosen = filter_offers(offers, providers, regions, gpus)
+    cloud, warnings = cloud_options(chosen, pricing, max_gpus)
+    local, onprem_warnings = onprem_options(onprem, max_gpus, onprem_sources)
+    warnings += onprem_warnings
+    opts = combine(cloud, local)
+    opts, dropped = drop_without(opts, opts["option_usd_per_hour"].isna(), f"no {pricing} price")
+    warnings += dropped
+    opts, dropped = drop_without(
+        opts, no_spec_row(opts), "no row in planner/data/gpu_specs.csv to estimate them from"
+    )
+    warnings += dropped
+    if opts.empty:
+        return _empty_plan(workload, precision, constraints, warnings, chosen, today)
+    notes: list[str] = []
+    if workload.is_llm:
+        memory = llm_model.memory_check(
+            workload, precision, opts["gpu_memory_gb"], opts["total_gpus"], settings
         )
-    no_price = rows["usd_per_hour"].isna() & ~no_speed
-    if no_price.any():
-        warnings.append(f"{int(no_price.sum())} offers left out: no {pricing} price")
-    rows = rows.loc[~no_speed & ~no_price].copy()
-    if workload.is_llm and not rows.empty:
-        rows, fit_warning = _drop_llm_offers_that_do_not_fit(rows, workload)
-        warnings.extend(fit_warning)
-    rows["hours_to_train"] = hours_to_train(workload.samples, rows["throughput"])
-    rows["hours_low"] = hours_to_train(workload.samples, speed.loc[rows.index, "throughput_high"])
-    rows["hours_high"] = hours_to_train(workload.samples, speed.loc[rows.index, "throughput_low"])
-    rows["cost_usd"] = cost_to_train(rows["hours_to_train"], rows["usd_per_hour"])
-    rows["cost_low_usd"] = cost_to_train(rows["hours_low"], rows["usd_per_hour"])
-    rows["cost_high_usd"] = cost_to_train(rows["hours_high"], rows["usd_per_hour"])
-    rows = rows.sort_values(
-        ["cost_usd", "hours_to_train", "provider", "region"], kind="stable"
-    ).reset_index(drop=True)
-    rows["rank"] = range(1, len(rows) + 1)
-    rows = rows.loc[:, list(PLAN_COLUMNS)]
-    warnings.extend(_stale_price_warnings(chosen, today))
+        if len(opts) and not memory["fits"].any():
+            raise llm_model.LLMMemoryError(
+                llm_model.no_fit_message(workload, precision, _most_gpus(opts), max_gpus, settings)
+            )
+        memory.index = opts.index
+        warnings += llm_model.memory_note(
+            workload, precision, opts, memory["fits"].to_numpy(), settings
+        )
+        opts = opts.loc[memory["fits"].to_numpy()]
+        memory = memory.loc[opts.index]
+        figures, notes = llm_model.gpt_mfu_figures(results, precision)
+        speed = llm_model.llm_throughput(opts, workload, precision, figures, memory, settings, comm)
+        opts = opts.join(speed).join(memory.loc[:, ["memory_per_gpu_gb", "sharding", "recompute"]])
+        describe = None
+    else:
+        inputs = throughput_inputs(results, workload, precision)
+        fast = throughput_for_options(
+            opts, inputs.figures, inputs.model, model_key(workload), precision
+        )
+        opts = opts.join(fast.values).assign(
+            mfu=np.nan,
+            memory_per_gpu_gb=np.nan,
+            sharding="",
+            recompute=False,
+            speed_position=np.arange(len(opts)),
+        )
+        describe = fast
+    warnings += notes
+    why = (
+        f"no {precision} dense peak in planner/data/gpu_specs.csv to apply an MFU to "
+        "(no such tensor cores; fp16 may have one)"
+        if workload.is_llm
+        else f"no {workload.model} {precision} throughput figure or estimate"
+    )
+    opts, dropped = drop_without(opts, opts["throughput"].isna().to_numpy(), why)
+    warnings += dropped
+    if opts.empty:
+        return _empty_plan(workload, precision, constraints, warnings + notes, chosen, today)
+    opts = opts.reset_index(drop=True)
+
+    compute = hours_to_train(workload.samples, opts["throughput"])
+    spot = (opts["pricing"] == "spot").to_numpy()
+    spot_rows = spot_for_offers(
+        opts.loc[spot],
+        compute.loc[spot].to_numpy(),
+        checkpoint_hours,
+        restart_hours,
+        constraints.interruption_rates,
+        opts.loc[spot, "instances"].to_numpy(),
+    )
+    opts = opts.assign(
+        compute_hours=compute,
+        hours_to_train=compute,
+        interruptions_per_hour=np.nan,
+        interruption_rate_source="",
+        spot_overhead_factor=np.nan,
+    )
+    opts.loc[spot, "hours_to_train"] = spot_rows["expected_wall_hours"].to_numpy()
+    opts.loc[spot, "spot_overhead_factor"] = spot_rows["overhead_factor"].to_numpy()
+    opts.loc[spot, "interruptions_per_hour"] = (
+        spot_rows["interruptions_per_hour"].to_numpy() / opts.loc[spot, "instances"].to_numpy()
+    )
+    opts.loc[spot, "interruption_rate_source"] = spot_rows["rate_source"].to_numpy()
+    opts["cost_usd"] = cost_to_train(opts["hours_to_train"], opts["option_usd_per_hour"])
+
+    hours = opts["hours_to_train"].to_numpy(float)
+    cost = opts["cost_usd"].to_numpy(float)
+    opts["on_pareto"] = pareto_mask(hours, cost)
+    opts["feasible"] = feasible_mask(hours, cost, deadline_hours, budget_usd)
+    opts["chosen_count"] = choose_counts(opts["offer_key"], hours, cost, deadline_hours)
+    picked = picks(hours, cost, deadline_hours, budget_usd)
+    names = _pick_names(picked, len(opts))
+    opts["pick"] = names
+    opts["misses"] = _misses(hours, cost, deadline_hours, budget_usd)
+
+    shown = opts.loc[
+        (opts["chosen_count"] | opts["on_pareto"] | (opts["pick"] != "")).to_numpy()
+    ].copy()
+    order = np.lexsort(
+        (
+            shown["total_gpus"].to_numpy(),
+            shown["hours_to_train"].to_numpy(),
+            shown["cost_usd"].to_numpy(),
+            ~shown["chosen_count"].to_numpy(),
+            ~shown["feasible"].to_numpy(),
+        )
+    )
+    shown = shown.iloc[order]
+    chosen_rows = shown["chosen_count"].to_numpy()
+    shown["rank"] = np.where(chosen_rows, np.cumsum(chosen_rows), 0)
+    simulate = (
+        (shown["pick"] != "").to_numpy()
+        | shown["on_pareto"].to_numpy()
+        | (chosen_rows & (shown["rank"].to_numpy() <= sample_limit))
+    )
+    quantiles = time_cost_quantiles(
+        workload.samples,
+        shown.assign(overhead_factor=shown["spot_overhead_factor"]),
+        (shown["pricing"] == "spot").to_numpy(),
+        simulate,
+        checkpoint_hours,
+        restart_hours,
+        seed,
+        draws,
+    )
+    shown = shown.join(quantiles)
+    if describe is not None:
+        shown["throughput_detail"] = describe.details(shown["speed_position"].to_numpy())
+    shown = shown.assign(
+        throughput_unit=workload.throughput_unit,
+        usd_per_gpu_hour=shown["option_usd_per_hour"] / shown["total_gpus"],
+    )
+    shown = shown.reset_index(drop=True).loc[:, list(PLAN_COLUMNS)]
+    rows = shown.loc[shown["chosen_count"]].reset_index(drop=True)
+    pick_table = _pick_table(picked, opts, shown)
+    status = constraint_status(
+        opts.assign(
+            hours=hours,
+            cost=cost,
+            gpus_available=opts["offer_key"].map(_cluster_sizes(onprem)),
+        ),
+        deadline_hours,
+        budget_usd,
+        max_gpus,
+    )
+    warnings += _unmet(status)
+    warnings += _stale_price_warnings(chosen, today)
+    frontier = shown.loc[shown["on_pareto"]].sort_values(["hours_to_train", "cost_usd"])
     return Plan(
         workload,
         precision,
         pricing,
         rows,
-        _assumptions(workload, precision, pricing),
+        _assumptions(workload, precision, constraints, rows, settings, sample_limit, onprem),
         tuple(warnings),
+        constraints,
+        pick_table,
+        frontier.reset_index(drop=True),
+        opts.loc[:, list(OPTION_SUMMARY_COLUMNS)],
+        status,
     )
 
 
-def _drop_llm_offers_that_do_not_fit(
-    rows: pd.DataFrame,
+def _empty_plan(
     workload: Workload,
-) -> tuple[pd.DataFrame, list[str]]:
-    """Keep instances whose total GPU memory holds the model's training state.
+    precision: str,
+    constraints: Constraints,
+    warnings: list[str],
+    offers: pd.DataFrame,
+    today: dt.date | None,
+) -> Plan:
+    """A plan with no option left, saying so (the warnings say why each was left out)."""
+    empty = pd.DataFrame({c: pd.Series(dtype=object) for c in PLAN_COLUMNS})
+    reason = [
+        "no option left to plan: every offer was left out (see the warnings above), or none "
+        "matched the filters"
+    ]
+    return Plan(
+        workload,
+        precision,
+        constraints.pricing,
+        empty,
+        ("Constraints: " + "; ".join(constraints.describe()) + ".",),
+        tuple(warnings + reason + _stale_price_warnings(offers, today)),
+        constraints,
+        pd.DataFrame(columns=["pick", "why", *PLAN_COLUMNS]),
+        empty.copy(),
+        pd.DataFrame({c: pd.Series(dtype=object) for c in OPTION_SUMMARY_COLUMNS}),
+        pd.DataFrame(columns=["constraint", "value", "binds", "note"]),
+    )
 
-    Mixed-precision Adam keeps 16 bytes per parameter (fp16 weights and gradients, fp32
-    master weights and two moments: Rajbhandari et al. 2020, ZeRO, section 3.1), fully
-    sharded across the instance's GPUs; 25% headroom for activations.
-    """
-    from planner.hardware import load_specs
 
-    needed_gb = 16 * (workload.params or 0) * 1.25 / 1e9
-    memory = rows["gpu_memory_gib"].fillna(rows["gpu_name"].map(load_specs()["memory_gb"]))
-    fits = memory * rows["gpu_count"] >= needed_gb
-    warnings = []
-    if not fits.all():
-        warnings.append(
-            f"{int((~fits).sum())} offers left out: under {needed_gb:,.0f} GB of "
-            "GPU memory per instance (16 bytes/parameter sharded, +25% activations)"
-        )
-    return rows.loc[fits], warnings
+def _most_gpus(opts: pd.DataFrame) -> pd.DataFrame:
+    """Per GPU model: memory and the largest count any option gives it."""
+    return (
+        opts.groupby("gpu_name")
+        .agg(memory_gb=("gpu_memory_gb", "first"), most_gpus=("total_gpus", "max"))
+        .reset_index()
+    )
+
+
+def _pick_names(picked: pd.DataFrame, n: int) -> np.ndarray:
+    names = np.full(n, "", dtype=object)
+    for name, position in zip(picked["pick"], picked["position"], strict=True):
+        names[position] = name if not names[position] else f"{names[position]},{name}"
+    return names
+
+
+def _misses(
+    hours: np.ndarray, cost: np.ndarray, deadline: float | None, budget: float | None
+) -> np.ndarray:
+    late = hours > deadline if deadline is not None else np.zeros(len(hours), bool)
+    dear = cost > budget if budget is not None else np.zeros(len(cost), bool)
+    return np.select(
+        [late & dear, late, dear], ["deadline, budget", "deadline", "budget"], ""
+    ).astype(object)
+
+
+def _pick_table(picked: pd.DataFrame, opts: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    ids = opts["option_id"].to_numpy()[picked["position"].to_numpy(dtype=int)]
+    by_id = rows.set_index("option_id")
+    table = by_id.loc[ids].reset_index().drop(columns="pick")
+    table.insert(0, "why", picked["why"].to_numpy())
+    table.insert(0, "pick", picked["pick"].to_numpy())
+    order = {name: i for i, name in enumerate(PICKS)}
+    return table.sort_values("pick", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
+def _cluster_sizes(onprem: Sequence[OnPremConfig]) -> dict[str, float]:
+    return {f"on-prem:{i}": float(c.gpus) for i, c in enumerate(onprem)}
+
+
+def _unmet(status: pd.DataFrame) -> list[str]:
+    """A warning for a deadline or budget nothing meets (status notes say what is closest)."""
+    out = []
+    for row in status.itertuples():
+        if row.constraint in ("deadline_hours", "budget_usd") and str(row.note).startswith(
+            "nothing"
+        ):
+            out.append(f"{row.note} (--{str(row.constraint).replace('_', '-')})")
+    return out
 
 
 def _stale_price_warnings(offers: pd.DataFrame, today: dt.date | None) -> list[str]:
@@ -165,13 +436,85 @@ def _stale_price_warnings(offers: pd.DataFrame, today: dt.date | None) -> list[s
     ]
 
 
-def _assumptions(workload: Workload, precision: str, pricing: str) -> tuple[str, ...]:
-    return (
+def _assumptions(
+    workload: Workload,
+    precision: str,
+    constraints: Constraints,
+    rows: pd.DataFrame,
+    settings: llm_model.LLMSettings,
+    sample_limit: int,
+    onprem: Sequence[OnPremConfig],
+) -> tuple[str, ...]:
+    lines = [
         f"Workload {workload.name}: {workload.description}; {workload.samples:,.0f} "
         f"{workload.sample_unit} ({workload.source}).",
-        f"Precision {precision}. Throughput: own measurements first, then published "
-        "(Lambda PyTorch benchmarks, newest generation, median of runs); other GPU counts "
-        "scaled through the law fitted to that GPU (chosen by held-out error); GPUs with "
-        "no figure estimated from their specs (spec regression, cross-validated band).",
-        f"Prices: {pricing}, whole instance, per-second billing, no data or storage costs.",
+        "Constraints: " + "; ".join(constraints.describe()) + ".",
+    ]
+    if workload.is_llm:
+        lines += [
+            f"Precision {precision}. Throughput = MFU x dense peak x GPUs / "
+            f"{workload.flops_per_sample:.3g} FLOPs per token; MFU from the GPT benchmark on "
+            "the GPU (own results), else other GPUs' measured MFU, else an assumed 40% "
+            "(band 25-55%); across counts the ring all-reduce model (planner.llm).",
+            "Memory: 16 bytes/parameter of weights, gradients and Adam state (Rajbhandari et "
+            "al. 2020), sharded with ZeRO-3 where one GPU cannot hold it; activations "
+            f"s·b·h·(34 + 5·a·s/h) bytes per layer (Korthikanti et al. 2022), micro-batch "
+            f"{settings.micro_batch}, full recomputation only where needed "
+            f"(recompute={settings.recompute}); {settings.memory_reserve_fraction:.0%} of "
+            f"each GPU reserved; global batch {settings.global_batch_tokens:,.0f} tokens.",
+        ]
+    else:
+        lines.append(
+            f"Precision {precision}. Throughput: own measurements first, then published "
+            "(Lambda PyTorch benchmarks, newest generation, median of runs); other GPU counts "
+            "scaled through the law fitted to that GPU (chosen by held-out error), across "
+            "nodes by the ring all-reduce model with the instance's GPUs per node; GPUs with "
+            "no figure estimated from their specs (spec regression, cross-validated band)."
+        )
+    lines += [
+        f"Prices: {constraints.pricing}, whole instances, per-second billing, no data or "
+        "storage costs, no start-up or data-loading time, capacity assumed available at "
+        "every count. Options: 1, 2, 4, ... instances of an offer up to "
+        f"{constraints.max_gpus} GPUs; each offer shown at the count that meets the deadline "
+        "at least cost (else its fastest), plus other counts on the frontier or picked.",
+        "Picks: cheapest within the deadline; fastest within the budget; best cost per hour "
+        "saved = among feasible frontier options faster than the cheapest feasible one, "
+        "the least extra dollars per hour saved. Frontier: no other option is both no "
+        "slower and no dearer (central figures: median throughput, expected spot time).",
+        "P10/P50/P90: the throughput band (10-90%, which holds the scaling fit's error) read "
+        "as a split normal in log space; exact for non-spot rows; spot rows on the frontier, "
+        f"picked or in the best {sample_limit} by Monte Carlo ({constraints.draws:,} draws, "
+        f"seed {constraints.seed}), other spot rows band x expected overhead "
+        "(planner.montecarlo).",
+    ]
+    if constraints.pricing == "spot" and len(rows):
+        lines.append(_rate_line(rows, constraints.interruption_rates))
+    for config in onprem:
+        lines.append(
+            f"On-prem {config.name}: {config.gpus} x {config.gpu_name}, amortized cost at "
+            f"{config.utilization:.0%} utilization (planner.tco) x GPU-hours used; no queueing "
+            "for the cluster."
+        )
+    return tuple(lines)
+
+
+def _rate_line(rows: pd.DataFrame, overrides: Mapping[str, float]) -> str:
+    parts = []
+    spot = rows.loc[rows["pricing"] == "spot"]
+    for provider in sorted(spot["provider"].unique()):
+        if provider.lower() in {p.lower() for p in overrides}:
+            rate = {p.lower(): r for p, r in overrides.items()}[provider.lower()]
+            parts.append(f"{provider} {rate:.3g}/h (--interruption-rate)")
+        else:
+            d = default_rate(provider)
+            parts.append(
+                f"{provider} {d.interruptions_per_hour:.3g}/h (default for {d.provider}: "
+                f"{d.basis.split('.')[0]}; {d.source})"
+            )
+    return (
+        "Spot interruptions per instance-hour (Poisson; a job on k instances stops when any "
+        "is interrupted; checkpoint and restart per planner.spot, Daly 2006): "
+        + "; ".join(parts)
+        + ". The providers publish different measures, so set your own with "
+        "--interruption-rate PROVIDER=RATE."
     )

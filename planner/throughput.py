@@ -6,7 +6,7 @@ Sources, most trusted first:
   scaled     - a measured or published figure at another GPU count, through the scaling
                law fitted to that GPU (planner.scaling; chosen by held-out error)
   estimated  - no figure for this GPU: the spec regression (planner.spec_model) times the
-               pooled scaling law; LLMs: assumed MFU
+               pooled scaling law (LLMs: planner.llm, from measured or assumed MFU)
 
 Every row says which figure or fit it came from (`throughput_detail`, with the fit's
 error) and carries a low/high band (`throughput_low`, `throughput_high`): the spread of
@@ -17,12 +17,23 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from planner.estimate import ThroughputModel, fit_throughput_model, predict_throughput
-from planner.hardware import load_specs, peak_tflops_column
+from planner.estimate import (
+    CURVE_KEY,
+    ThroughputCurves,
+    ThroughputModel,
+    evaluate_curves,
+    fit_throughput_model,
+    predict_throughput,
+    prepare_queries,
+    throughput_curves,
+    throughput_details,
+)
+from planner.hardware import load_specs
 from planner.workloads import Workload
 
 SOURCE_RANK = {"measured": 0, "published": 1, "scaled": 2, "estimated": 3}
@@ -36,7 +47,7 @@ TABLE_COLUMNS = (
     "throughput_detail",
 )
 
-# LLM throughput without a GPT measurement: an assumed model-FLOPs utilization.
+# LLM throughput without a GPT measurement (planner.llm): an assumed model-FLOPs utilization.
 # PaLM reports 46% MFU (Chowdhery et al. 2022, table 3); Megatron-LM 54% on A100 at
 # scale with selective recomputation (Korthikanti et al. 2022); typical public training
 # runs report 30-50%. Default 40%, band 25-55%.
@@ -208,6 +219,51 @@ def throughput_model_for_results(
     return model
 
 
+# Columns that identify a results table's content for the caches below.
+_IDENTITY_COLUMNS = (
+    "id", "source", "workload", "model_size", "precision", "gpu_name", "device", "world_size",
+    "throughput", "throughput_p10", "throughput_p90", "mfu", "started_at", "detail",
+)  # fmt: skip
+_INPUTS_CACHE: OrderedDict[tuple[int, str, str], ThroughputInputs] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class ThroughputInputs:
+    """What throughput_for_options needs for a workload: the figures and the fits."""
+
+    table: pd.DataFrame  # throughput_table()
+    figures: pd.DataFrame  # table_figures(table)
+    model: ThroughputModel  # throughput_model_for_results()
+
+
+def results_digest(results: pd.DataFrame) -> int:
+    """A content hash of a results table (the columns that make figures and fits)."""
+    present = [c for c in _IDENTITY_COLUMNS if c in results.columns]
+    return _digest(results.loc[:, present]) ^ len(results)
+
+
+def throughput_inputs(
+    results: pd.DataFrame, workload: Workload, precision: str
+) -> ThroughputInputs:
+    """throughput_table, its figures and throughput_model_for_results, cached per content.
+
+    Plans over the same results reuse them (the figures, the spec regression, the laws).
+    """
+    key = (results_digest(results), model_key(workload), precision)
+    hit = _INPUTS_CACHE.get(key)
+    if hit is not None:
+        _INPUTS_CACHE.move_to_end(key)
+        return hit
+    table = throughput_table(results, workload, precision)
+    value = ThroughputInputs(
+        table, table_figures(table), throughput_model_for_results(results, workload, precision)
+    )
+    _INPUTS_CACHE[key] = value
+    while len(_INPUTS_CACHE) > 16:
+        _INPUTS_CACHE.popitem(last=False)
+    return value
+
+
 def throughput_for_offers(
     offers: pd.DataFrame,
     table: pd.DataFrame,
@@ -284,30 +340,105 @@ def table_figures(table: pd.DataFrame) -> pd.DataFrame:
     ).loc[:, columns]
 
 
-def llm_throughput_for_offers(
-    offers: pd.DataFrame, workload: Workload, precision: str
-) -> pd.DataFrame:
-    """Estimated LLM tokens/s per offer: MFU x peak FLOP/s x GPUs / FLOPs per token.
+@dataclass(frozen=True)
+class OptionThroughput:
+    """Throughput of many options evaluated as arrays; words only for the rows shown.
 
-    MFU definition: Chowdhery et al. 2022 (PaLM), appendix B. Uses ASSUMED_LLM_MFU
-    with its band; NaN where the GPU has no peak at this precision.
+    values: throughput, throughput_low, throughput_high, throughput_source, aligned to the
+    options' index (NaN / None where nothing applies). details(positions) gives the
+    throughput_detail text of the options at those positions.
     """
-    peak = peak_tflops_column(offers["gpu_name"], precision) * 1e12
-    tokens_per_s = peak * offers["gpu_count"] / workload.flops_per_sample
-    low_mfu, high_mfu = ASSUMED_LLM_MFU_BAND
-    return pd.DataFrame(
+
+    values: pd.DataFrame
+    curves: ThroughputCurves | None
+    evaluated: pd.DataFrame
+    k: np.ndarray
+    n: np.ndarray
+
+    def details(self, positions: np.ndarray) -> np.ndarray:
+        """throughput_detail for the options at `positions` (0-based, in the options' order)."""
+        positions = np.asarray(positions, dtype=int)
+        if self.curves is None:
+            return np.full(len(positions), "no figure for this GPU and no estimate", object)
+        return throughput_details(
+            self.curves, self.evaluated.iloc[positions], self.k[positions], self.n[positions]
+        )
+
+
+_CURVES_CACHE: OrderedDict[tuple[int, int, int], tuple[ThroughputModel, ThroughputCurves]] = (
+    OrderedDict()
+)
+
+
+def _digest(frame: pd.DataFrame) -> int:
+    return int(pd.util.hash_pandas_object(frame, index=False).sum()) if len(frame) else 0
+
+
+def cached_curves(
+    model: ThroughputModel, keys: pd.DataFrame, figures: pd.DataFrame
+) -> ThroughputCurves:
+    """throughput_curves, remembered per (model, keys, figures): plans reuse them."""
+    key = (id(model), _digest(keys), _digest(figures))
+    hit = _CURVES_CACHE.get(key)
+    if hit is not None and hit[0] is model:
+        _CURVES_CACHE.move_to_end(key)
+        return hit[1]
+    curves = throughput_curves(model, keys, figures)
+    _CURVES_CACHE[key] = (model, curves)
+    while len(_CURVES_CACHE) > 16:
+        _CURVES_CACHE.popitem(last=False)
+    return curves
+
+
+def throughput_for_options(
+    options: pd.DataFrame,
+    figures: pd.DataFrame,
+    model: ThroughputModel,
+    model_name: str,
+    precision: str,
+) -> OptionThroughput:
+    """Throughput of every option (gpu_name, total_gpus, gpus_per_node) without per-row text.
+
+    `figures` is table_figures(throughput_table(...)) (ThroughputInputs.figures).
+    Same sources and bands as throughput_for_offers (figures at their counts,
+    other counts scaled through the fitted law, the ring all-reduce model across nodes of
+    `gpus_per_node` GPUs, spec estimates for GPUs without figures); the curves are built
+    once per (GPU, node size) and cached across calls, counts are evaluated as arrays.
+    """
+    columns = ["throughput", "throughput_low", "throughput_high", "throughput_source"]
+    empty = pd.DataFrame(index=options.index, columns=columns, dtype=object)
+    if options.empty:
+        return OptionThroughput(empty, None, pd.DataFrame(), np.array([], int), np.array([]))
+    queries = pd.DataFrame(
         {
-            "throughput": ASSUMED_LLM_MFU * tokens_per_s,
-            "throughput_low": low_mfu * tokens_per_s,
-            "throughput_high": high_mfu * tokens_per_s,
-            "throughput_source": "estimated",
-            "throughput_detail": (
-                f"assumed MFU {ASSUMED_LLM_MFU:.0%} (band {low_mfu:.0%}-"
-                f"{high_mfu:.0%}) x {precision} dense peak from gpu_specs"
-            ),
-        },
-        index=offers.index,
+            "gpu_name": options["gpu_name"].astype(str).to_numpy(),
+            "num_gpus": options["total_gpus"].astype(float).to_numpy(),
+            "model": model_name,
+            "precision": precision,
+            "gpus_per_node": options["gpus_per_node"].astype(float).to_numpy(),
+        }
     )
+    q = prepare_queries(model, queries)
+    codes = q.groupby(CURVE_KEY, sort=False, dropna=False).ngroup().to_numpy()
+    firsts = np.unique(codes, return_index=True)[1]
+    keys = q.iloc[firsts].loc[:, CURVE_KEY].reset_index(drop=True)
+    position = np.empty(len(firsts), dtype=int)
+    position[codes[firsts]] = np.arange(len(firsts))
+    k = position[codes]
+    n = q["num_gpus"].to_numpy(float)
+    curves = cached_curves(model, keys, figures)
+    evaluated = evaluate_curves(curves, k, n)
+    none = evaluated["source"].to_numpy() == "none"
+    values = pd.DataFrame(
+        {
+            "throughput": evaluated["throughput"].to_numpy(),
+            "throughput_low": evaluated["throughput_low"].to_numpy(),
+            "throughput_high": evaluated["throughput_high"].to_numpy(),
+            "throughput_source": np.where(none, None, evaluated["source"].to_numpy()),
+        },
+        index=options.index,
+    )
+    return OptionThroughput(values, curves, evaluated, k, n)
 
 
 def own_and_published_results(

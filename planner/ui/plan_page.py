@@ -23,6 +23,8 @@ TABLE_COLUMNS = [
     "throughput",
     "throughput_unit",
     "throughput_source",
+    "instances",
+    "total_gpus",
     "hours_to_train",
     "cost_usd",
     "usd_per_hour",
@@ -49,7 +51,8 @@ def _inputs() -> tuple[str, str, list[str], bool]:
             "Spot prices",
             value=False,
             key="spot",
-            help="Price at spot/preemptible rates (interruptions not modelled on this page).",
+            help="Price at spot/preemptible rates; hours include the expected time lost to "
+            "interruptions at each provider's default rate.",
         )
     return workload, precision, chosen, spot
 
@@ -74,6 +77,7 @@ def _chart(plan: Plan) -> None:
             "region",
             "gpu_name",
             "gpu_count",
+            "instances",
             "usd_per_hour",
             "throughput_detail",
             "price_date",

@@ -138,8 +138,8 @@ def test_plan_ranks_by_cost_leaves_out_unpriced_and_unmeasured_with_warnings() -
     assert plan.rows["instance_type"].tolist() == ["slow-cheap", "fast-dear"]
     assert plan.rows["rank"].tolist() == [1, 2]
     text = " ".join(plan.warnings)
-    assert "no resnet50 fp16 throughput figure or estimate for T4" in text
-    assert "1 offers left out: no on-demand price" in text
+    assert "1 offers left out: no resnet50 fp16 throughput figure or estimate (T4)" in text
+    assert "1 offers left out: no on-demand price (H100-SXM)" in text
     assert "older than" not in text
 
 
@@ -170,31 +170,32 @@ def test_bf16_uses_fp16_figures_only_on_gpus_with_bf16() -> None:
     assert figures["throughput_detail"].iloc[0].startswith("fp16 AMP figure as bf16 proxy")
 
 
-def test_llm_plan_uses_assumed_mfu_and_checks_memory() -> None:
+def test_llm_plan_uses_assumed_mfu_and_shards_where_one_gpu_cannot_hold_it() -> None:
     workload = get_workload("llm-7b-140b")
     some = offers(
-        {
-            "instance_type": "one",
-            "gpu_name": "H100-SXM",
-            "gpu_count": 1,
-            "usd_per_hour": 4.0,
-            "gpu_memory_gib": 80,
-        },
-        {
-            "instance_type": "eight",
-            "gpu_name": "H100-SXM",
-            "gpu_count": 8,
-            "usd_per_hour": 32.0,
-            "gpu_memory_gib": 80,
-        },
+        {"instance_type": "one", "gpu_name": "H100-SXM", "gpu_count": 1, "usd_per_hour": 4.0},
+        {"instance_type": "eight", "gpu_name": "H100-SXM", "gpu_count": 8, "usd_per_hour": 32.0},
     )
-    plan = make_plan(workload, "bf16", some, results_frame([]))
-    assert plan.rows["instance_type"].tolist() == ["eight"]
-    row = plan.rows.iloc[0]
-    expected = 0.40 * 989.4e12 * 8 / workload.flops_per_sample
-    assert row["throughput"] == pytest.approx(expected)
-    assert row["hours_low"] < row["hours_to_train"] < row["hours_high"]
-    assert any("16 bytes/parameter" in w for w in plan.warnings)
+    plan = make_plan(workload, "bf16", some, results_frame([]), max_gpus=8)
+    rows = plan.rows.set_index("instance_type")
+    # 6.7e9 x 16 bytes = 107 GB: one 80 GB GPU (72 GB usable) cannot hold it. ZeRO-3 over
+    # 2 needs full recompute (53.6 + 30.6 GB of activations > 72), which costs a forward
+    # pass, so 4 instances without recompute (26.8 + 30.6 GB) train it for less.
+    options = plan.options.set_index(["instance_type", "total_gpus"])
+    assert ("one", 1.0) not in options.index
+    assert options.loc[("one", 2.0), "cost_usd"] > options.loc[("one", 4.0), "cost_usd"]
+    assert rows.loc["one", "total_gpus"] == 4 and rows.loc["one", "sharding"] == "zero3"
+    assert not rows.loc["one", "recompute"]
+    eight = rows.loc["eight"]
+    # One node: no all-reduce over the network, E(8) from NVLink close to 1.
+    assert eight["mfu"] == pytest.approx(0.40, rel=0.05)
+    expected = eight["mfu"] * 989.4e12 * 8 / workload.flops_per_sample
+    assert eight["throughput"] == pytest.approx(expected)
+    assert eight["throughput_source"] == "estimated"
+    assert "assumed MFU 40%" in eight["throughput_detail"]
+    assert eight["hours_p10"] < eight["hours_to_train"] < eight["hours_p90"]
+    assert any("options with too few GPUs to hold llm-7b-140b" in w for w in plan.warnings)
+    assert any("H100-SXM 2" in w for w in plan.warnings)
 
 
 def test_offers_without_figures_get_estimates_on_the_bundled_data() -> None:
@@ -220,8 +221,8 @@ def test_offers_without_figures_get_estimates_on_the_bundled_data() -> None:
     assert "extrapolated" not in rows.loc[("L40S", 1.0), "throughput_detail"]
     assert rows.loc[("H100-SXM", 1.0), "throughput_source"] == "published"
     assert rows.loc[("H100-SXM", 8.0), "throughput_source"] == "scaled"
-    assert (plan.rows["hours_low"] < plan.rows["hours_to_train"]).all()
-    assert (plan.rows["hours_to_train"] < plan.rows["hours_high"]).all()
+    assert (plan.rows["hours_p10"] < plan.rows["hours_to_train"]).all()
+    assert (plan.rows["hours_to_train"] < plan.rows["hours_p90"]).all()
     # Specs order the estimates: an L4 (121 TFLOPS, 300 GB/s) trains slower than an L40S.
     assert rows.loc[("L4", 1.0), "throughput"] < rows.loc[("L40S", 1.0), "throughput"]
     assert rows.loc[("L40S", 1.0), "throughput"] < rows.loc[("B300", 1.0), "throughput"]

@@ -1,0 +1,201 @@
+"""P10/P50/P90 of time and cost to train, from the throughput band and spot interruptions.
+
+Throughput: each band (throughput_low, throughput, throughput_high) is a 10%-90% range. It
+is read as a split normal in log space (Wallis 2014, "The two-piece normal, binormal, or
+double Gaussian distribution"): log X = log x + σ_down Z for Z < 0, log x + σ_up Z for Z >= 0,
+with σ_down = ln(x / low) / 1.2816 and σ_up = ln(high / x) / 1.2816 (1.2816 = Φ⁻¹(0.9)), so
+its median is x and its 10% and 90% quantiles are low and high. The bands already hold the
+scaling fit's error (planner.estimate widens them by the chosen law's held-out quantiles per
+doubling of the count; planner.llm by the communication model's), so it is not drawn twice.
+
+Hours = samples / X / 3600 and cost = hours x price are monotone in X, so without spot their
+quantiles follow from the band exactly: hours P10 = samples / high, P50 = samples / x,
+P90 = samples / low (method "band"). Sampling them would only add noise.
+
+Spot adds interruptions, checkpoints and restarts (planner.spot), independent of X. Those
+rows are simulated (method "monte-carlo"): `draws` common standard normals Z (the same for
+every row, so rows compare on the same draws) give compute hours per draw, and for each
+(draw, row) a wall time is drawn (sample_spot_wall_hours: checkpoints exact, lost work and
+restarts a gamma variate with the mean and variance of Daly's model, as planner.spot's
+"moments" sampler). Cost quantiles are the wall-time quantiles x the row's price (exact:
+cost is monotone in hours). Spot rows not simulated get the band quantiles times the
+expected overhead factor (method "band x expected spot overhead"). A seeded numpy Generator
+makes every figure reproducible.
+"""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from planner.spot import spot_overhead
+
+FloatArray = NDArray[np.float64]
+QUANTILES: tuple[float, float, float] = (0.1, 0.5, 0.9)
+GRID_POINTS = 17  # compute-hour grid per spot row for the interruption moments
+Z90 = NormalDist().inv_cdf(0.9)  # 1.2816
+QUANTILE_COLUMNS = (
+    "hours_p10", "hours_p50", "hours_p90", "cost_p10_usd", "cost_p50_usd", "cost_p90_usd",
+    "quantile_method",
+)  # fmt: skip
+
+
+def log_sigmas(x: ArrayLike, low: ArrayLike, high: ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """(σ_down, σ_up) of the split normal in log space whose 10%/50%/90% are low/x/high.
+
+    A missing or inverted side gives σ = 0 (no spread known on that side).
+    """
+    x, low, high = (np.asarray(v, dtype=float) for v in (x, low, high))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        down = np.log(x / low) / Z90
+        up = np.log(high / x) / Z90
+    return (
+        np.where(np.isfinite(down) & (down > 0), down, 0.0),
+        np.where(np.isfinite(up) & (up > 0), up, 0.0),
+    )
+
+
+def split_normal_quantiles(
+    x: ArrayLike, low: ArrayLike, high: ArrayLike, quantiles: tuple[float, ...] = QUANTILES
+) -> FloatArray:
+    """Quantiles of the band's split normal: shape (len(quantiles), rows), exact."""
+    down, up = log_sigmas(x, low, high)
+    z = np.array([NormalDist().inv_cdf(q) for q in quantiles])[:, None]
+    return np.asarray(x, dtype=float) * np.exp(np.where(z < 0, down * z, up * z))
+
+
+def sample_split_normal(x: ArrayLike, low: ArrayLike, high: ArrayLike, z: FloatArray) -> FloatArray:
+    """Draws of the band's split normal for standard normals `z` (draws, 1): (draws, rows)."""
+    down, up = log_sigmas(x, low, high)
+    return np.asarray(x, dtype=float) * np.exp(np.where(z < 0, down * z, up * z))
+
+
+def band_time_cost(
+    samples: float,
+    throughput: ArrayLike,
+    low: ArrayLike,
+    high: ArrayLike,
+    usd_per_hour: ArrayLike,
+    overhead: ArrayLike = 1.0,
+) -> FloatArray:
+    """Exact hours and cost quantiles from the band: shape (6, rows), columns in
+    QUANTILE_COLUMNS order (hours P10/P50/P90, then cost). `overhead` multiplies hours."""
+    speed = split_normal_quantiles(throughput, low, high)[::-1]  # P90 speed -> P10 hours
+    hours = samples / speed / 3600.0 * np.asarray(overhead, dtype=float)
+    return np.vstack([hours, hours * np.asarray(usd_per_hour, dtype=float)])
+
+
+def sample_spot_wall_hours(
+    samples: float,
+    throughput: ArrayLike,
+    low: ArrayLike,
+    high: ArrayLike,
+    interruptions_per_hour: ArrayLike,
+    checkpoint_hours: float,
+    restart_hours: float,
+    instances: ArrayLike,
+    rng: np.random.Generator,
+    draws: int,
+) -> FloatArray:
+    """Simulated wall hours of spot rows, shape (rows, draws).
+
+    Per draw, compute hours W come from the throughput band (common Z across rows). The
+    wall time is W + its checkpoints (exact, at Daly's interval) + lost work and restarts,
+    drawn as a gamma variate with the mean and variance of Daly's model (the "moments"
+    sampler of planner.spot.sample_wall_hours). Those two moments are computed on
+    GRID_POINTS values of W per row (planner.spot.spot_overhead) and interpolated
+    linearly in log W: they vary smoothly with W, and this keeps 10,000 draws cheap.
+    """
+    x = np.asarray(throughput, dtype=float)
+    rows = x.size
+    down, up = log_sigmas(x, low, high)
+    z = rng.standard_normal((1, draws))
+    # log W = log(samples / 3600 / x) - log-deviation of the throughput (split normal).
+    log_w = np.log(samples / 3600.0 / x)[:, None] - np.where(z < 0, down[:, None], up[:, None]) * z
+    compute = np.exp(log_w)
+    lo, hi = log_w.min(axis=1), log_w.max(axis=1)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    grid = np.exp(lo[:, None] + np.linspace(0.0, 1.0, GRID_POINTS)[None, :] * span[:, None])
+    shape = (rows, GRID_POINTS)
+    table = spot_overhead(
+        grid.ravel(),
+        np.repeat(np.broadcast_to(np.asarray(interruptions_per_hour, float), (rows,)), GRID_POINTS),
+        checkpoint_hours,
+        restart_hours,
+        instances=np.repeat(np.broadcast_to(np.asarray(instances, float), (rows,)), GRID_POINTS),
+    )
+    base_grid = grid + table["checkpoints"].to_numpy().reshape(shape) * checkpoint_hours
+    extra = np.maximum(table["expected_wall_hours"].to_numpy().reshape(shape) - base_grid, 0.0)
+    var = table["wall_hours_std"].to_numpy().reshape(shape) ** 2
+    interval = table["interval_hours"].to_numpy().reshape(shape).max(axis=1)
+    t = (log_w - lo[:, None]) * ((GRID_POINTS - 1) / span)[:, None]
+    i = np.minimum(t.astype(np.int64), GRID_POINTS - 2)
+    f = t - i
+    flat = i + (np.arange(rows) * GRID_POINTS)[:, None]
+    e_flat, v_flat = extra.ravel(), var.ravel()
+    mean = e_flat[flat] * (1 - f) + e_flat[flat + 1] * f
+    variance = v_flat[flat] * (1 - f) + v_flat[flat + 1] * f
+    checkpoints = np.maximum(np.ceil(compute / interval[:, None] - 1e-9), 1.0) - 1.0
+    positive = (mean > 0) & (variance > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.where(positive, mean * mean / variance, 1.0)
+        theta = np.where(positive, variance / mean, 0.0)
+    lost = rng.standard_gamma(k) * theta
+    return compute + checkpoints * checkpoint_hours + np.where(positive, lost, mean)
+
+
+def time_cost_quantiles(
+    samples: float,
+    rows: pd.DataFrame,
+    spot: ArrayLike,
+    simulate: ArrayLike,
+    checkpoint_hours: float,
+    restart_hours: float,
+    seed: int,
+    draws: int,
+) -> pd.DataFrame:
+    """P10/P50/P90 hours and cost per row (QUANTILE_COLUMNS), aligned to `rows.index`.
+
+    `rows`: throughput, throughput_low, throughput_high, option_usd_per_hour, instances,
+    interruptions_per_hour, overhead_factor (expected spot wall / compute hours; 1 off spot).
+    `spot` marks spot rows; `simulate` the spot rows to simulate (the rest: band x expected
+    overhead). Reproducible for a given seed, draws and set of simulated rows.
+    """
+    spot_rows = np.asarray(spot, dtype=bool)
+    sampled = np.asarray(simulate, dtype=bool) & spot_rows
+    x = rows["throughput"].to_numpy(float)
+    low = rows["throughput_low"].to_numpy(float)
+    high = rows["throughput_high"].to_numpy(float)
+    price = rows["option_usd_per_hour"].to_numpy(float)
+    overhead = np.where(spot_rows, rows["overhead_factor"].to_numpy(float), 1.0)
+    values = band_time_cost(samples, x, low, high, price, overhead)
+    method = np.where(spot_rows, "band x expected spot overhead", "band").astype(object)
+    if sampled.any():
+        i = np.flatnonzero(sampled)
+        rate = rows["interruptions_per_hour"].to_numpy(float)
+        instances = rows["instances"].to_numpy(float)
+        # Rows with the same band, rate and instance count draw the same wall times (common
+        # random numbers), so each distinct set is simulated once.
+        keys = np.column_stack([x[i], low[i], high[i], rate[i], instances[i]])
+        distinct, back = np.unique(keys, axis=0, return_inverse=True)
+        wall = sample_spot_wall_hours(
+            samples,
+            distinct[:, 0],
+            distinct[:, 1],
+            distinct[:, 2],
+            distinct[:, 3],
+            checkpoint_hours,
+            restart_hours,
+            distinct[:, 4],
+            np.random.default_rng(seed),
+            draws,
+        )
+        values[:3, i] = np.quantile(wall, QUANTILES, axis=1)[:, back.ravel()]
+        values[3:, i] = values[:3, i] * price[i]  # cost is monotone in hours per row
+        method[i] = f"monte-carlo ({draws:,} draws, seed {seed})"
+    frame = pd.DataFrame(values.T, columns=list(QUANTILE_COLUMNS[:6]), index=rows.index)
+    frame["quantile_method"] = method
+    return frame

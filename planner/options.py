@@ -1,0 +1,203 @@
+"""Options a plan weighs: a cloud offer x a number of instances, or an on-prem config x GPUs.
+
+Option table columns (one row per option; OPTION_COLUMNS):
+
+  option_id        int, position in the table
+  kind             "cloud" | "on-prem"
+  offer_key        str, the offer (or config) the option belongs to: counts are chosen per key
+  provider, region, instance_type, gpu_name
+  gpu_count        GPUs per instance (on-prem: per server used, or the GPUs used below one)
+  instances        instances (on-prem: servers) in the option
+  total_gpus       gpu_count x instances
+  gpus_per_node    GPUs that share a node's NVLink/PCIe fabric (the instance's, at least 1)
+  gpu_memory_gb    memory of one GPU from the spec table (NaN when the GPU has no row)
+  usd_per_hour     price of one instance per hour at `pricing` (on-prem: amortized USD per
+                   GPU-hour x gpu_count); option_usd_per_hour = usd_per_hour x instances
+  spot_usd_per_hour, pricing, price_date, price_source, interconnect
+
+Counts: instances 1, 2, 4, ... while total GPUs stay within `max_gpus`; a fractional GPU
+slice is one instance only. On-prem: 1, 2, 4, ... GPUs below one server, then 1, 2, 4, ...
+servers and all of them, within `max_gpus`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from planner.hardware import load_specs
+from planner.tco import OnPremConfig, amortized_usd_per_gpu_hour
+from pricing.catalog import price_for_kind
+
+OPTION_COLUMNS: tuple[str, ...] = (
+    "option_id", "kind", "offer_key", "provider", "region", "instance_type", "gpu_name",
+    "gpu_count", "instances", "total_gpus", "gpus_per_node", "gpu_memory_gb", "usd_per_hour",
+    "option_usd_per_hour", "spot_usd_per_hour", "pricing", "price_date", "price_source",
+    "interconnect",
+)  # fmt: skip
+
+
+def doublings(limit: float) -> np.ndarray:
+    """1, 2, 4, ... up to `limit` (at least [1])."""
+    top = int(np.floor(np.log2(max(limit, 1.0)) + 1e-9))
+    return 2.0 ** np.arange(top + 1)
+
+
+def cloud_options(
+    offers: pd.DataFrame, pricing: str, max_gpus: int
+) -> tuple[pd.DataFrame, list[str]]:
+    """Every offer x instance count within `max_gpus` (vectorized). Returns options, warnings."""
+    price = price_for_kind(offers, pricing).astype(float)
+    per = offers["gpu_count"].astype(float).to_numpy()
+    counts = doublings(max_gpus)
+    grid_offer = np.repeat(np.arange(len(offers)), len(counts))
+    grid_k = np.tile(counts, len(offers))
+    g = per[grid_offer]
+    keep = (grid_k * g <= max_gpus + 1e-9) & ((g >= 1) | (grid_k == 1))
+    warnings = []
+    too_big = per > max_gpus
+    if too_big.any():
+        warnings.append(
+            f"{int(too_big.sum())} offers left out: more GPUs per instance than the "
+            f"{max_gpus} allowed (--max-gpus)"
+        )
+    rows = grid_offer[keep]
+    k = grid_k[keep]
+    chosen = offers.iloc[rows].reset_index(drop=True)
+    per_gpu_count = chosen["gpu_count"].astype(float)
+    usd = price.to_numpy()[rows]
+    frame = pd.DataFrame(
+        {
+            "kind": _text(np.full(len(rows), "cloud", dtype=object)),
+            "offer_key": _text(np.char.add("cloud:", rows.astype(str))),
+            "provider": _text(chosen["provider"]),
+            "region": _text(chosen["region"]),
+            "instance_type": _text(chosen["instance_type"]),
+            "gpu_name": _text(chosen["gpu_name"]),
+            "gpu_count": per_gpu_count,
+            "instances": k,
+            "total_gpus": per_gpu_count * k,
+            "gpus_per_node": np.maximum(per_gpu_count.to_numpy(), 1.0),
+            "gpu_memory_gb": _spec_memory(chosen["gpu_name"]),
+            "usd_per_hour": usd,
+            "option_usd_per_hour": usd * k,
+            "spot_usd_per_hour": chosen["spot_usd_per_hour"].astype(float),
+            "pricing": _text(np.full(len(rows), pricing, dtype=object)),
+            "price_date": _text(chosen["priced_at"]),
+            "price_source": _text(chosen["source"]),
+            "interconnect": _text(chosen["interconnect"]),
+        }
+    )
+    return frame, warnings
+
+
+def onprem_counts(config: OnPremConfig, max_gpus: int) -> list[tuple[int, int]]:
+    """(GPUs per server used, servers) pairs an on-prem config offers, within `max_gpus`."""
+    per = config.gpus_per_server
+    pairs = [(int(g), 1) for g in doublings(per) if g < per]
+    servers = sorted({*(int(s) for s in doublings(config.servers)), config.servers})
+    pairs += [(per, s) for s in servers]
+    return [(g, s) for g, s in pairs if g * s <= max_gpus]
+
+
+def onprem_options(
+    configs: Sequence[OnPremConfig], max_gpus: int, sources: Sequence[str] = ()
+) -> tuple[pd.DataFrame, list[str]]:
+    """Each on-prem config x the GPUs it can give one job, priced at its amortized rate.
+
+    A config's USD per GPU-hour is planner.tco.amortized_usd_per_gpu_hour at the config's
+    utilization; the option pays it for every GPU it uses, for the hours it runs.
+    """
+    frames = []
+    warnings: list[str] = []
+    if not configs:
+        return empty_options(), warnings
+    for i, config in enumerate(configs):
+        source = sources[i] if i < len(sources) else f"on-prem config {config.name}"
+        pairs = onprem_counts(config, max_gpus)
+        if not pairs:
+            warnings.append(f"on-prem {config.name}: no GPU count within --max-gpus {max_gpus}")
+            continue
+        rate = float(amortized_usd_per_gpu_hour(config))
+        per = np.array([p[0] for p in pairs], dtype=float)
+        servers = np.array([p[1] for p in pairs], dtype=float)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "kind": _text(["on-prem"] * len(pairs)),
+                    "offer_key": _text([f"on-prem:{i}"] * len(pairs)),
+                    "provider": _text(["on-prem"] * len(pairs)),
+                    "region": _text([""] * len(pairs)),
+                    "instance_type": _text(
+                        [f"{config.name} ({config.servers} x {config.gpus_per_server}-GPU server)"]
+                        * len(pairs)
+                    ),
+                    "gpu_name": _text([config.gpu_name] * len(pairs)),
+                    "gpu_count": per,
+                    "instances": servers,
+                    "total_gpus": per * servers,
+                    "gpus_per_node": float(config.gpus_per_server),
+                    "gpu_memory_gb": _spec_memory(pd.Series([config.gpu_name] * len(per))),
+                    "usd_per_hour": rate * per,
+                    "option_usd_per_hour": rate * per * servers,
+                    "spot_usd_per_hour": np.nan,
+                    "pricing": _text(["amortized"] * len(pairs)),
+                    "price_date": _text([""] * len(pairs)),
+                    "price_source": _text(
+                        [
+                            f"{source}: amortized ${rate:.2f}/GPU-h at "
+                            f"{config.utilization:.0%} utilization (planner.tco)"
+                        ]
+                        * len(pairs)
+                    ),
+                    "interconnect": _text([""] * len(pairs)),
+                }
+            )
+        )
+    if not frames:
+        return empty_options(), warnings
+    return pd.concat(frames, ignore_index=True), warnings
+
+
+def combine(*tables: pd.DataFrame) -> pd.DataFrame:
+    """One option table with option_id, in OPTION_COLUMNS."""
+    parts = [t for t in tables if not t.empty]
+    frame = pd.concat(parts, ignore_index=True) if parts else empty_options()
+    frame["option_id"] = np.arange(len(frame))
+    return frame.loc[:, list(OPTION_COLUMNS)]
+
+
+def empty_options() -> pd.DataFrame:
+    """An option table without rows."""
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in OPTION_COLUMNS})
+
+
+def drop_without(
+    options: pd.DataFrame, missing: pd.Series | np.ndarray, why: str
+) -> tuple[pd.DataFrame, list[str]]:
+    """Options where `missing` is False; a warning naming how many offers and GPUs went."""
+    missing = np.asarray(missing, dtype=bool)
+    if not missing.any():
+        return options, []
+    gone = options.loc[missing]
+    offers = gone["offer_key"].nunique()
+    gpus = ", ".join(sorted(gone["gpu_name"].astype(str).unique()))
+    return options.loc[~missing], [f"{offers} offers left out: {why} ({gpus})"]
+
+
+def no_spec_row(options: pd.DataFrame) -> np.ndarray:
+    """True where the option's GPU has no row in planner/data/gpu_specs.csv."""
+    return ~options["gpu_name"].isin(load_specs().index).to_numpy()
+
+
+def _text(values: object) -> pd.Series:
+    """Strings as an object column: row selections copy pointers, not Arrow buffers."""
+    if isinstance(values, pd.Series):
+        return pd.Series(values.astype(str).to_numpy(dtype=object), dtype=object)
+    return pd.Series(np.asarray(values, dtype=str).astype(object), dtype=object)
+
+
+def _spec_memory(gpu_names: pd.Series) -> np.ndarray:
+    return gpu_names.map(load_specs()["memory_gb"]).astype(float).to_numpy()

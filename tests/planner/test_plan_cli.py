@@ -1,0 +1,160 @@
+"""`gpuplan plan` with constraints, end to end through the CLI (bundled snapshot)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from planner.cli import app
+from tests.conftest import ROOT
+
+runner = CliRunner()
+ONPREM = str(ROOT / "examples" / "onprem-dgx-h100.toml")
+
+
+def run_json(*args: str) -> list[dict[str, object]]:
+    done = runner.invoke(app, ["plan", *args, "--format", "json"])
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.stdout)
+    assert isinstance(data, list)
+    return data
+
+
+def test_constraints_reach_the_rows(results_dir: Path) -> None:
+    rows = run_json(
+        "-w", "resnet50-imagenet-90ep", "--provider", "aws", "--max-gpus", "64",
+        "--deadline-hours", "2", "--budget-usd", "500",
+    )  # fmt: skip
+    assert rows and {r["provider"] for r in rows} == {"aws"}
+    assert all(r["total_gpus"] <= 64 for r in rows)
+    for field in (
+        "instances", "total_gpus", "throughput_source", "hours_p10", "hours_p50", "hours_p90",
+        "cost_p10_usd", "cost_p50_usd", "cost_p90_usd", "on_pareto", "pick", "feasible",
+        "misses", "chosen_count", "quantile_method",
+    ):  # fmt: skip
+        assert field in rows[0]
+    for r in rows:
+        assert r["hours_p10"] <= r["hours_p50"] <= r["hours_p90"]
+        assert r["feasible"] == (r["hours_to_train"] <= 2 and r["cost_usd"] <= 500)
+    feasible = [r for r in rows if r["feasible"]]
+    assert feasible and rows[: len(feasible)] == feasible  # feasible rows rank first
+
+
+def test_picks_and_frontier_views(results_dir: Path) -> None:
+    picks = run_json("-w", "bert-large-squad-2ep", "--max-gpus", "32", "--view", "picks")
+    assert [p["pick"] for p in picks] == [
+        "cheapest_within_deadline", "fastest_within_budget", "best_cost_per_hour_saved",
+    ]  # fmt: skip
+    assert all(p["why"] for p in picks)
+    done = runner.invoke(
+        app,
+        ["plan", "-w", "bert-large-squad-2ep", "--max-gpus", "32", "--view", "frontier",
+         "--format", "csv"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    frontier = pd.read_csv(io.StringIO(done.stdout))
+    assert frontier["on_pareto"].all() and frontier["hours_to_train"].is_monotonic_increasing
+    fastest = picks[1]
+    assert fastest["hours_to_train"] == pytest.approx(frontier["hours_to_train"].min())
+
+
+def test_spot_rates_and_seed(results_dir: Path) -> None:
+    args = (
+        "-w", "resnet50-imagenet-90ep", "--spot", "--provider", "aws", "--max-gpus", "16",
+        "--interruption-rate", "aws=0.05", "--seed", "5", "--draws", "2000",
+    )  # fmt: skip
+    first, second = run_json(*args), run_json(*args)
+    assert first == second
+    assert all(r["interruptions_per_hour"] == 0.05 for r in first)
+    assert all(r["interruption_rate_source"] == "user" for r in first)
+    assert any(str(r["quantile_method"]).startswith("monte-carlo (2,000 draws, seed 5)")
+               for r in first)  # fmt: skip
+    default = run_json(*args[:7], "--seed", "5", "--draws", "2000")
+    by = {(r["region"], r["instance_type"]): r for r in default}
+    assert all(
+        r["hours_to_train"] >= by[(r["region"], r["instance_type"])]["hours_to_train"]
+        for r in first
+        if (r["region"], r["instance_type"]) in by
+        and r["total_gpus"] == by[(r["region"], r["instance_type"])]["total_gpus"]
+    )
+
+
+def test_onprem_config_is_an_option(results_dir: Path) -> None:
+    rows = run_json("-w", "resnet50-imagenet-90ep", "--onprem", ONPREM, "--provider", "lambda")
+    local = [r for r in rows if r["kind"] == "on-prem"]
+    assert len(local) == 1
+    assert local[0]["pricing"] == "amortized" and local[0]["total_gpus"] <= 32
+    assert "dgx-h100-x4" in str(local[0]["instance_type"])
+
+
+def test_table_marks_frontier_picks_and_p10_p90(results_dir: Path) -> None:
+    done = runner.invoke(
+        app,
+        ["plan", "-w", "resnet50-imagenet-90ep", "--provider", "gcp", "--top", "5",
+         "--deadline-hours", "0.001", "--onprem", ONPREM],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    for text in ("hours P10-P90", "cost P10-P90", "Picks", "Time/cost frontier", "source"):
+        assert text in done.stdout
+    assert "deadline_hours binds: nothing finishes within 0.001 h; the fastest option is" in (
+        done.stdout
+    )
+    assert "warning: nothing finishes within 0.001 h" in done.stderr
+    assert "assumption:" in done.stderr
+
+
+def test_llm_plan_names_memory_and_mfu(results_dir: Path) -> None:
+    rows = run_json("-w", "llm-7b-140b", "--precision", "bf16", "--provider", "lambda")
+    assert rows and all(r["throughput_unit"] == "tokens/s" for r in rows)
+    assert all(r["mfu"] and r["memory_per_gpu_gb"] for r in rows)
+    assert any(r["sharding"] == "zero3" for r in rows)
+    assert all("MFU" in str(r["throughput_detail"]) for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--deadline-hours", "-1"], "deadline -1.0 hours: it must be a number > 0"),
+        (["--budget-usd", "0"], "budget 0.0 USD: it must be a number > 0"),
+        (["--max-gpus", "0"], "max GPUs 0: it must be >= 1"),
+        (["--draws", "0"], "draws 0: it must be between 1"),
+        (["--interruption-rate", "aws"], "write PROVIDER=RATE, e.g. aws=0.01"),
+        (["--interruption-rate", "awz=0.1"], "did you mean 'aws'?"),
+        (["--interruption-rate", "aws=-1"], "the rate must be >= 0"),
+        (["--interruption-rate", "aws=lots"], "'lots' is not a number"),
+        (["--onprem", "missing.toml"], "missing.toml: no such file"),
+        (["--view", "frontiers"], "did you mean 'frontier'?"),
+        (["--recompute", "some"], "recompute 'some': valid are auto, none, full"),
+        (["--top", "0"], "--top 0: it must be >= 1"),
+        (["--checkpoint-minutes", "-5"], "--checkpoint-minutes -5: it must be >= 0"),
+    ],
+)
+def test_bad_plan_input_exits_2_without_a_traceback(
+    args: list[str], expected: str, results_dir: Path
+) -> None:
+    done = runner.invoke(app, ["plan", "-w", "resnet50-imagenet-90ep", *args])
+    assert done.exit_code == 2, done.output
+    assert "error:" in done.stderr and expected in done.stderr
+    assert "Traceback" not in done.output
+
+
+def test_zero_utilization_onprem_config_is_refused(results_dir: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "idle.toml"
+    bad.write_text('name = "idle"\ngpu_name = "H100-SXM"\nutilization = 0\n')
+    done = runner.invoke(app, ["plan", "-w", "resnet50-imagenet-90ep", "--onprem", str(bad)])
+    assert done.exit_code == 2
+    assert f"{bad}: field 'utilization': 0 is out of range; it must be > 0" in done.stderr
+    assert "Traceback" not in done.output
+
+
+def test_llm_that_fits_nowhere_exits_2_with_the_memory_it_needs(results_dir: Path) -> None:
+    done = runner.invoke(app, ["plan", "-w", "llm-70b-1.4t", "--gpu", "T4", "--max-gpus", "8"])
+    assert done.exit_code == 2
+    assert "does not fit in GPU memory at any GPU count offered" in done.stderr
+    assert "at least 115 GPUs with ZeRO-3" in done.stderr
+    assert "Traceback" not in done.output
