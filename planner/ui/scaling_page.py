@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -60,7 +62,7 @@ def _inputs(ps: PageState, reference: pd.DataFrame) -> tuple[str, str, str, Comm
             name="gpu",
             default=DEFAULT_GPU,
             format_func=lambda g: (
-                f"{g} ({counts[g]} GPU counts measured)" if g in counts else f"{g} (estimated)"
+                f"{g} · {counts[g]} counts" if g in counts else f"{g} · estimated"
             ),
             help="GPUs with figures first; the others are estimated from their specs.",
         )
@@ -244,11 +246,17 @@ def _point_traces(fig: go.Figure, points: pd.DataFrame, column: str, unit: str) 
 
 
 def _layout(fig: go.Figure, title: str, y_title: str, per_node: int, log_y: bool) -> None:
-    fig.add_vline(
-        x=per_node,
-        line={"dash": "dot", "color": "#999"},
-        annotation_text=f"node boundary ({per_node} GPUs)",
-        annotation_position="top left",
+    fig.add_vline(x=per_node, line={"dash": "dot", "color": "#999"})
+    # Annotations on a log axis take log10 of the position (plotly's convention).
+    fig.add_annotation(
+        x=math.log10(per_node),
+        y=1,
+        yref="paper",
+        text=f"node boundary ({per_node} GPUs)",
+        showarrow=False,
+        xanchor="left",
+        yanchor="top",
+        font={"color": "#777"},
     )
     fig.update_layout(
         title=title,
