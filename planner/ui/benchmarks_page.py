@@ -99,18 +99,18 @@ def _upload_section(directory: str) -> None:
     checked = [uploads.check_upload(f.name, f.getvalue()) for f in files]
     errors = [c.error for c in checked if c.error]
     for message in errors:
-        st.error(message, icon="🚫")
+        st.error(message, icon=":material/error:")
     if errors:
-        st.error("Nothing was saved: fix or leave out the file(s) above.", icon="🚫")
+        st.error("Nothing was saved: fix or leave out the file(s) above.", icon=":material/error:")
         return
     taken = uploads.conflicts(checked, directory)
     for message in taken:
-        st.error(message, icon="🚫")
+        st.error(message, icon=":material/error:")
     if taken:
         return
     saved = st.session_state.pop(SAVED, None)
     if saved:
-        st.success("Saved: " + ", ".join(saved), icon="✅")
+        st.success("Saved: " + ", ".join(saved), icon=":material/check_circle:")
     new = [c for c in checked if not uploads.already_saved(c, directory)]
     if not new:
         st.info(f"The {len(checked)} file(s) are in the results folder.")
@@ -167,7 +167,9 @@ def _quick_bench_section(directory: str) -> None:
     outcome = bench_run.run(argv, show)
     if outcome.returncode != 0 or not outcome.results:
         why = "timed out" if outcome.timed_out else f"exit code {outcome.returncode}"
-        st.error(f"The benchmark failed ({why}):\n\n{outcome.error_text()}", icon="🚫")
+        st.error(
+            f"The benchmark failed ({why}):\n\n{outcome.error_text()}", icon=":material/error:"
+        )
         return
     data.clear_results()
     st.session_state[QUICK] = outcome.results
@@ -181,7 +183,7 @@ def _quick_results(directory: str) -> None:
             f"{result['workload']} {result.get('model_size', '')}: "
             f"{result['throughput']:,.1f} {result['throughput_unit']} on "
             f"{result.get('device_name') or result.get('device')}, saved to {path}",
-            icon="✅",
+            icon=":material/check_circle:",
         )
         with st.expander(f"Result file {path.name}"):
             st.json(path.read_text() if path.exists() else result)
@@ -197,7 +199,7 @@ def render() -> None:
         st.warning(
             f"{len(problems)} file(s) in the results folder were skipped:\n\n"
             + "\n".join(f"- {p}" for p in problems),
-            icon="⚠️",
+            icon=":material/warning:",
         )
     model, precision, gpus, show = _inputs(ps, table)
     own = ~is_published(table)

@@ -357,9 +357,11 @@ def render() -> None:
     except OnPremConfigError as exc:
         labels = {"monthly_gpu_hours": "Demand (GPU-hours per month)", "gpu_name": "GPU"}
         labels.update({f: spec["label"] for f, spec in NUMBER_FIELDS.items()})
-        what = f"{labels[exc.field]} ({exc.field})" if exc.field in labels else exc.field
-        text = f"{what}: {exc.message}" if what else str(exc)
-        st.error(f"{text}. Change that input and the page updates.", icon="🚫")
+        if exc.field in labels:
+            text = f"**{labels[exc.field]}** (field `{exc.field}`): {exc.message}"
+        else:
+            text = str(exc)
+        st.error(f"{text}. Change that input and the page updates.", icon=":material/error:")
         ps.sync()
         return
     onprem = table.iloc[0]

@@ -163,7 +163,7 @@ def render() -> None:
             f"Prices older than {STALE_AFTER_DAYS} days: {stale}. Refresh with "
             "`gpuplan pricing refresh aws|gcp|azure` where credentials allow, or add your own "
             "price list with `gpuplan pricing add-custom`.",
-            icon="⚠️",
+            icon=":material/warning:",
         )
     if not providers:
         st.info("Pick at least one provider in the sidebar.")

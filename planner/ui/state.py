@@ -141,7 +141,7 @@ class PageState:
                 value = parse()
             except ParamError as exc:
                 self.problems.append(str(exc))
-                st.warning(f"{exc}; using {default!r}.", icon="⚠️")
+                st.warning(f"{exc}; using {default!r}.", icon=":material/warning:")
         elif key in remembered and not changed and valid(remembered[key]):
             value = remembered[key]
         st.session_state[key] = value
@@ -225,7 +225,7 @@ class PageState:
                     bad.append(str(exc))
             if bad:
                 self.problems.extend(bad)
-                st.warning("; ".join(bad) + "; left out.", icon="⚠️")
+                st.warning("; ".join(bad) + "; left out.", icon=":material/warning:")
             return chosen
 
         key = self.key(name)

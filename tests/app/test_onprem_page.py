@@ -65,7 +65,7 @@ def test_zero_utilization_is_an_inline_message(open_page: Open) -> None:
     assert not at.exception
     assert len(at.error) == 1
     message = at.error[0].value
-    assert "Utilization" in message and "(utilization)" in message
+    assert "**Utilization (share of the year used)** (field `utilization`)" in message
     assert "0.0 is out of range; it must be > 0 and <= 1" in message
     assert not at.metric and not at.get("plotly_chart")
     at.number_input(key="onprem.utilization").set_value(0.5).run()
