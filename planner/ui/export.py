@@ -128,7 +128,11 @@ def download_report(
     key: str,
     label: str = "Download HTML report",
 ) -> None:
-    """A download button for the HTML report; `build` runs only when it is clicked."""
+    """A download button for the HTML report; `build` runs only when it is clicked.
+
+    `build` runs outside the script run (Streamlit calls it on click): read everything it
+    needs from the page first (PageState.link(), session state), not inside it.
+    """
     st.download_button(
         label,
         data=lambda: report_html(build()).encode("utf-8"),

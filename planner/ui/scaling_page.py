@@ -387,6 +387,7 @@ def render() -> None:
         "regression error for estimated GPUs).",
     ]
     sources = sorted({f"{r.source} ({r.generation}): {r.detail}" for r in points.itertuples()})
+    link = ps.link()  # read now: the report is built on click, outside the script run
     download_report(
         lambda: Report(
             title=f"Scaling: {title}",
@@ -404,7 +405,7 @@ def render() -> None:
             ],
             assumptions=assumptions,
             sources=sources or ["no figure: estimated from specs"],
-            link=ps.link(),
+            link=link,
         ),
         f"scaling-{gpu}-{model_name}-{precision}.html",
         key=f"{PAGE}.report",

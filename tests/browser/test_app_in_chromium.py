@@ -122,3 +122,21 @@ def test_downloads_carry_rows_and_sources(app_url: str, page: Page, tmp_path: Pa
     assert "Against the cloud" in html and "lambda:" in html and "priced " in html
     assert "Uptime Institute" in html  # a default's source
     assert html.count("Plotly.newPlot") == 2 and "<script src=" not in html
+
+
+def test_the_scaling_report_has_its_charts_tables_and_figures(
+    app_url: str, page: Page, tmp_path: Path
+) -> None:
+    page.goto(f"{app_url}/scaling?gpu=A100-SXM-40GB", wait_until="domcontentloaded")
+    button = page.get_by_role("button", name="Download HTML report")
+    button.wait_for(timeout=90_000)
+    with page.expect_download(timeout=60_000) as download:
+        button.click()
+    report = tmp_path / "scaling.html"
+    download.value.save_as(report)
+    html = report.read_text()
+    assert "Scaling: A100-SXM-40GB, resnet50 fp16" in html
+    assert html.count("Plotly.newPlot") == 2
+    assert "Interconnect assumed" in html and "Extrapolation" in html
+    assert "published (v0): Lambda v0 A100 40GB SXM4" in html  # each figure's source
+    assert "/scaling?" in html and "gpu=A100-SXM-40GB" in html  # the link to this view
