@@ -2,7 +2,31 @@
 
 import streamlit as st
 
-from planner.ui import plan_page
-
 st.set_page_config(page_title="gpuplan", page_icon="📈", layout="wide")
-plan_page.render()
+PAGES = "planner/ui/pages"
+st.navigation(
+    [
+        st.Page(f"{PAGES}/page_plan.py", title="Plan", icon=":material/explore:", default=True),
+        st.Page(
+            f"{PAGES}/page_scaling.py",
+            title="Scaling",
+            icon=":material/trending_up:",
+            url_path="scaling",
+        ),
+        st.Page(
+            f"{PAGES}/page_onprem.py",
+            title="Cloud vs on-prem",
+            icon=":material/apartment:",
+            url_path="onprem",
+        ),
+        st.Page(
+            f"{PAGES}/page_benchmarks.py",
+            title="Benchmarks",
+            icon=":material/timer:",
+            url_path="benchmarks",
+        ),
+        st.Page(
+            f"{PAGES}/page_prices.py", title="Prices", icon=":material/sell:", url_path="prices"
+        ),
+    ]
+).run()

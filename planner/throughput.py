@@ -184,7 +184,7 @@ def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
-_MODEL_CACHE: OrderedDict[tuple[int, str, str], ThroughputModel] = OrderedDict()
+_MODEL_CACHE: OrderedDict[tuple[int, str], ThroughputModel] = OrderedDict()
 
 
 def throughput_model_for_results(
@@ -196,21 +196,27 @@ def throughput_model_for_results(
     for this workload's model (at the precision and its siblings). Generations order
     own < v0 < v1 < v2, and estimates are for the newest published generation.
     """
+    return throughput_model_for_model(results, model_key(workload))
+
+
+def throughput_model_for_model(results: pd.DataFrame, model_name: str) -> ThroughputModel:
+    """throughput_model_for_results for a benchmark model named as in the reference
+    (Lambda's names: resnet50, bert_large_squad, ssd, ...), cached per set of results."""
     reference = reference_from_results(results)
     digest = int(pd.util.hash_pandas_object(reference, index=False).sum()) if len(reference) else 0
-    key = (digest, model_key(workload), precision)
+    key = (digest, model_name)
     if key in _MODEL_CACHE:
         _MODEL_CACHE.move_to_end(key)
         return _MODEL_CACHE[key]
     published = sorted(g for g in reference["generation"].unique() if g != OWN_GENERATION)
     order = (OWN_GENERATION, *published) if published else (OWN_GENERATION,)
     # The spec regression learns from every workload: fit it once per set of results.
-    same_results = [m for (d, _, _), m in _MODEL_CACHE.items() if d == digest]
+    same_results = [m for (d, _), m in _MODEL_CACHE.items() if d == digest]
     model = fit_throughput_model(
         reference,
         generations=order,
         target_generation=order[-1],
-        scaling_models=(model_key(workload),),
+        scaling_models=(model_name,),
         estimator=same_results[0].estimator if same_results else None,
     )
     _MODEL_CACHE[key] = model

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Annotated
 
@@ -13,9 +12,7 @@ from pricing.catalog import (
     OFFER_COLUMNS,
     STALE_AFTER_DAYS,
     SnapshotError,
-    SnapshotInfo,
     check_choices,
-    file_sha256,
     filter_offers,
     load_offers,
     read_manifest,
@@ -26,6 +23,7 @@ from pricing.gpus import UnknownGPUError
 from pricing.output import FORMATS, abort, emit, wide_console
 from pricing.providers.retry import RetryPolicy
 from pricing.refresh import SOURCES, RefreshError, add_custom, refresh
+from pricing.status import stale_text, status_frame
 
 app = typer.Typer(
     help="Price snapshots: show offers, check their age, refresh them from the providers' "
@@ -88,27 +86,6 @@ def show(
     )
 
 
-STATUS_COLUMNS = (
-    "provider",
-    "origin",
-    "priced_at",
-    "age_days",
-    "stale",
-    "rows",
-    "integrity",
-    "date_basis",
-    "file",
-    "retrieved_at",
-    "source",
-)
-
-
-def _integrity(info: SnapshotInfo) -> str:
-    if not info.path.is_file():
-        return "file missing"
-    return "ok" if file_sha256(info.path) == info.sha256 else "changed since written"
-
-
 @app.command("status")
 def status(
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
@@ -120,26 +97,7 @@ def status(
     except (SnapshotError, ValueError) as exc:
         abort(str(exc))
         return
-    today = dt.date.today()
-    frame = pd.DataFrame(
-        [
-            {
-                "provider": info.provider,
-                "origin": info.origin,
-                "priced_at": info.priced_at,
-                "age_days": info.age_days(today),
-                "stale": "yes" if info.age_days(today) > STALE_AFTER_DAYS else "no",
-                "rows": info.rows,
-                "integrity": _integrity(info),
-                "date_basis": info.date_basis,
-                "file": str(info.path),
-                "retrieved_at": info.retrieved_at,
-                "source": info.source,
-            }
-            for info in infos
-        ],
-        columns=list(STATUS_COLUMNS),
-    )
+    frame = status_frame(infos)
     emit(
         frame,
         fmt,
@@ -147,9 +105,8 @@ def status(
         table_columns=["provider", "origin", "priced_at", "age_days", "rows", "date_basis"],
     )
     console = wide_console(stderr=True)
-    stale = frame.loc[frame["stale"] == "yes"]
-    if len(stale):
-        listed = ", ".join(f"{r.provider} ({r.age_days:.0f} d)" for r in stale.itertuples())
+    listed = stale_text(frame)
+    if listed:
         console.print(
             f"[yellow]warning:[/] prices older than {STALE_AFTER_DAYS} days: {listed}; "
             "refresh with `gpuplan pricing refresh aws|gcp|azure` where credentials allow",

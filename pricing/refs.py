@@ -32,6 +32,29 @@ def with_gpu_hour_price(offers: pd.DataFrame, kind: str) -> pd.DataFrame:
     )
 
 
+# Per-GPU-hour column of each pricing kind (gpu_hour_prices).
+GPU_HOUR_COLUMNS: dict[str, str] = {
+    "on-demand": "on_demand_usd_per_gpu_hour",
+    "spot": "spot_usd_per_gpu_hour",
+    "reserved-1y": "reserved_1y_usd_per_gpu_hour",
+    "reserved-3y": "reserved_3y_usd_per_gpu_hour",
+}
+
+
+def gpu_hour_prices(offers: pd.DataFrame) -> pd.DataFrame:
+    """USD per GPU-hour at every pricing kind (instance price / gpu_count), offers' index.
+
+    Columns: GPU_HOUR_COLUMNS' values; NaN where the offer has no price of that kind.
+    """
+    return pd.DataFrame(
+        {
+            column: price_for_kind(offers, kind) / offers["gpu_count"]
+            for kind, column in GPU_HOUR_COLUMNS.items()
+        },
+        index=offers.index,
+    )
+
+
 def _cheapest(rows: pd.DataFrame, ref: str, kind: str) -> pd.DataFrame:
     priced = rows.loc[rows["usd_per_gpu_hour"].notna()]
     if priced.empty:
@@ -106,13 +129,20 @@ def resolve_offer_refs(offers: pd.DataFrame, refs: Sequence[str], kind: str) -> 
     return pd.concat(frames, ignore_index=True)
 
 
+def priced_offers(offers: pd.DataFrame, gpu_name: str, kind: str) -> pd.DataFrame:
+    """Every offer of one GPU with a price at `kind`, cheapest per GPU-hour first, with
+    `usd_per_gpu_hour`, `pricing` and `ref` (provider:region:instance_type)."""
+    table = with_gpu_hour_price(offers, kind)
+    rows = table.loc[(table["gpu_name"] == gpu_name) & table["usd_per_gpu_hour"].notna()]
+    rows = rows.sort_values(["usd_per_gpu_hour", "provider", "region"], kind="stable")
+    rows = rows.reset_index(drop=True)
+    return rows.assign(ref=rows["provider"] + ":" + rows["region"] + ":" + rows["instance_type"])
+
+
 def cheapest_per_provider(offers: pd.DataFrame, gpu_name: str, kind: str) -> pd.DataFrame:
     """The cheapest offer per GPU-hour of one GPU from each provider at `kind`, cheapest first.
 
     `ref` is each row's provider:region:instance_type. Empty when nothing is priced.
     """
-    table = with_gpu_hour_price(offers, kind)
-    rows = table.loc[(table["gpu_name"] == gpu_name) & table["usd_per_gpu_hour"].notna()]
-    rows = rows.sort_values(["usd_per_gpu_hour", "provider", "region"], kind="stable")
-    best = rows.drop_duplicates("provider").reset_index(drop=True)
-    return best.assign(ref=best["provider"] + ":" + best["region"] + ":" + best["instance_type"])
+    rows = priced_offers(offers, gpu_name, kind)
+    return rows.drop_duplicates("provider").reset_index(drop=True)

@@ -16,7 +16,9 @@ HEAVY = ("torch", "boto3", "botocore", "google.cloud", "streamlit")
     [
         "planner, planner.plan, planner.cli, planner.throughput, planner.hardware, "
         "planner.spot, planner.tco",
-        "pricing, pricing.catalog, pricing.cli, pricing.providers.skypilot, pricing.refs",
+        "planner.scaling_report, planner.benchmark_compare",
+        "pricing, pricing.catalog, pricing.cli, pricing.providers.skypilot, pricing.refs, "
+        "pricing.status",
         "pricing.refresh, pricing.store, pricing.diff, pricing.providers.aws, "
         "pricing.providers.gcp, pricing.providers.azure, pricing.providers.custom",
         "benchmarks.results, benchmarks.published, benchmarks.cli",

@@ -1,12 +1,25 @@
-"""Cached data loading for the app: offers, results and manifest are read once."""
+"""Cached data loading for the app: offers, results, price status and fitted models.
+
+Data tables are st.cache_data (each caller gets its own copy); fitted models are
+st.cache_resource (one shared, read-only object). After a results file is added,
+`clear_results()` drops what was computed from the results folder.
+"""
 
 from __future__ import annotations
+
+import os
 
 import pandas as pd
 import streamlit as st
 
-from planner.throughput import own_and_published_results
+from planner.estimate import ThroughputModel
+from planner.throughput import own_and_published_results, throughput_model_for_model
 from pricing.catalog import SnapshotInfo, load_offers, read_manifest
+
+
+def results_dir() -> str:
+    """The results folder: $GPUPLAN_RESULTS_DIR, else ./results (as `gpuplan bench`)."""
+    return os.environ.get("GPUPLAN_RESULTS_DIR", "results")
 
 
 @st.cache_data(show_spinner=False)
@@ -21,7 +34,38 @@ def manifest() -> list[SnapshotInfo]:
     return read_manifest()
 
 
+@st.cache_data(show_spinner=False, ttl=3600)
+def price_status() -> pd.DataFrame:
+    """Each price source's date, age and staleness (pricing.status.status_frame)."""
+    from pricing.status import status_frame
+
+    return status_frame()
+
+
 @st.cache_data(show_spinner=False)
 def results(results_dir: str) -> tuple[pd.DataFrame, list[str]]:
     """Own (bundled + `results_dir`) and published results, and rejected-file messages."""
     return own_and_published_results([results_dir])
+
+
+@st.cache_data(show_spinner=False)
+def reference(results_dir: str) -> pd.DataFrame:
+    """Every non-LLM result as estimator reference rows (planner.throughput)."""
+    from planner.throughput import reference_from_results
+
+    table, _ = results(results_dir)
+    return reference_from_results(table)
+
+
+@st.cache_resource(show_spinner="Fitting scaling laws ...", max_entries=16)
+def throughput_model(results_dir: str, model_name: str) -> ThroughputModel:
+    """Scaling fits and spec regression for a benchmark model (fitted once, shared)."""
+    table, _ = results(results_dir)
+    return throughput_model_for_model(table, model_name)
+
+
+def clear_results() -> None:
+    """Forget the cached results and the models fitted on them (a file was added)."""
+    results.clear()
+    reference.clear()
+    throughput_model.clear()

@@ -7,8 +7,11 @@ import pytest
 
 from pricing.catalog import validate_offers
 from pricing.refs import (
+    GPU_HOUR_COLUMNS,
     OfferRefError,
     cheapest_per_provider,
+    gpu_hour_prices,
+    priced_offers,
     resolve_offer_ref,
     resolve_offer_refs,
 )
@@ -100,3 +103,23 @@ def test_cheapest_per_provider() -> None:
     spot = cheapest_per_provider(OFFERS, "H100-SXM", "spot")
     assert spot["ref"].tolist() == ["aws:us-west-2:p5.48xlarge"]
     assert cheapest_per_provider(OFFERS, "H100-SXM", "reserved-1y").empty
+
+
+def test_priced_offers_lists_every_priced_offer_of_the_gpu_cheapest_first() -> None:
+    frame = priced_offers(OFFERS, "H100-SXM", "spot")
+    assert frame["ref"].tolist() == ["aws:us-west-2:p5.48xlarge", "aws:us-east-1:p5.48xlarge"]
+    assert frame["usd_per_gpu_hour"].tolist() == pytest.approx([12.98 / 8, 19.25 / 8])
+    on_demand = priced_offers(OFFERS, "H100-SXM", "on-demand")
+    assert len(on_demand) == 5
+    assert "fluidstack:FINLAND:H100_NVLINK_80GB::8" in on_demand["ref"].tolist()
+
+
+def test_gpu_hour_prices_divide_every_kind_by_the_gpu_count() -> None:
+    prices = gpu_hour_prices(OFFERS)
+    assert list(prices.columns) == list(GPU_HOUR_COLUMNS.values())
+    assert prices.index.equals(OFFERS.index)
+    p5 = prices.iloc[1]
+    assert p5["on_demand_usd_per_gpu_hour"] == pytest.approx(55.04 / 8)
+    assert p5["spot_usd_per_gpu_hour"] == pytest.approx(12.98 / 8)
+    assert prices["reserved_1y_usd_per_gpu_hour"].isna().all()
+    assert prices.iloc[2].isna()["spot_usd_per_gpu_hour"]  # no spot price: missing, not 0

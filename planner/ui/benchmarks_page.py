@@ -1,0 +1,260 @@
+"""The Benchmarks page: own and published results side by side, uploads, a quick run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+
+from planner.benchmark_compare import (
+    is_published,
+    measured_vs_published,
+    model_label,
+    throughput_by_gpu,
+)
+from planner.ui import bench_run, data, uploads
+from planner.ui.export import download_csv
+from planner.ui.state import PageState
+
+PAGE = "benchmarks"
+DEFAULT_MODEL = "resnet50 full"
+BROWSE_COLUMNS: tuple[str, ...] = (
+    "id", "source", "gpu_name", "device_name", "world_size", "precision",
+    "batch_size_per_device", "throughput", "throughput_unit", "throughput_p10",
+    "throughput_p90", "mfu", "peak_memory_gib", "mean_power_w", "started_at", "detail",
+)  # fmt: skip
+SHOW = ("all", "own", "published")
+# Session keys: what the last save / quick run wrote (shown after the page reruns).
+SAVED = f"_{PAGE}.saved"
+QUICK = f"_{PAGE}.quick"
+
+
+def _inputs(ps: PageState, table: pd.DataFrame) -> tuple[str, str, list[str], str]:
+    trained = table.loc[table["precision"].notna()]
+    labels = model_label(trained["workload"], trained["model_size"])
+    with st.sidebar:
+        st.header("Results")
+        model = ps.selectbox("Model", sorted(labels.unique()), name="model", default=DEFAULT_MODEL)
+        precisions = sorted(trained.loc[labels == model, "precision"].astype(str).unique())
+        precision = ps.radio(
+            "Precision",
+            precisions,
+            name="precision",
+            default="fp16" if "fp16" in precisions else None,
+            horizontal=True,
+            help="fp16 is mixed precision (AMP) in published figures.",
+        )
+        here = trained.loc[(labels == model) & (trained["precision"] == precision)]
+        gpus = ps.multiselect(
+            "GPUs (none = all)",
+            sorted(here["gpu_name"].fillna(here["device_name"]).astype(str).unique()),
+            name="gpus",
+            default=[],
+        )
+        show = ps.radio("Show", list(SHOW), name="show", default="all", horizontal=True)
+    return model, precision, gpus, show
+
+
+def _chart(by_gpu: pd.DataFrame, title: str) -> go.Figure:
+    order = (
+        by_gpu.groupby("gpu_name")["throughput"].max().sort_values(ascending=True).index.tolist()
+    )
+    shown = by_gpu.assign(gpus=by_gpu["world_size"].astype(str) + " GPU(s)")
+    fig = px.scatter(
+        shown,
+        x="throughput",
+        y="gpu_name",
+        color="gpus",
+        symbol="origin",
+        symbol_map={"published": "circle", "own": "star"},
+        error_x=shown["throughput_high"] - shown["throughput"],
+        error_x_minus=shown["throughput"] - shown["throughput_low"],
+        hover_data=["runs", "detail"],
+        category_orders={"gpu_name": order[::-1]},
+        log_x=True,
+        title=title,
+        labels={"throughput": f"throughput ({by_gpu['throughput_unit'].iloc[0]})", "gpu_name": ""},
+    )
+    fig.update_traces(marker={"size": 11})
+    fig.update_layout(height=max(360, 24 * len(order) + 140), margin={"t": 60, "b": 10})
+    return fig
+
+
+def _upload_section(directory: str) -> None:
+    st.subheader("Add result files")
+    st.caption(
+        f"Result JSON files from `gpuplan bench run` on other machines go into the results "
+        f"folder ({directory}; set GPUPLAN_RESULTS_DIR to change it). Each file is checked "
+        "first; a bad file is named with its field and nothing is saved."
+    )
+    files = st.file_uploader(
+        "Result files (.json)", type=["json"], accept_multiple_files=True, key=f"{PAGE}.upload"
+    )
+    if not files:
+        return
+    checked = [uploads.check_upload(f.name, f.getvalue()) for f in files]
+    errors = [c.error for c in checked if c.error]
+    for message in errors:
+        st.error(message, icon=":material/error:")
+    if errors:
+        st.error("Nothing was saved: fix or leave out the file(s) above.", icon=":material/error:")
+        return
+    taken = uploads.conflicts(checked, directory)
+    for message in taken:
+        st.error(message, icon=":material/error:")
+    if taken:
+        return
+    saved = st.session_state.pop(SAVED, None)
+    if saved:
+        st.success("Saved: " + ", ".join(saved), icon=":material/check_circle:")
+    new = [c for c in checked if not uploads.already_saved(c, directory)]
+    if not new:
+        st.info(f"The {len(checked)} file(s) are in the results folder.")
+        return
+    valid = pd.DataFrame(
+        [
+            {
+                "file": c.name,
+                "id": c.result.id,
+                "workload": c.result.workload,
+                "precision": c.result.precision,
+                "device": c.result.device_name or c.result.device,
+                "world_size": c.result.world_size,
+                "throughput": c.result.throughput,
+                "unit": c.result.throughput_unit,
+            }
+            for c in new
+            if c.result is not None
+        ]
+    )
+    st.dataframe(valid, hide_index=True, key=f"{PAGE}.upload_preview")
+    if st.button(f"Save {len(valid)} file(s) to {directory}", key=f"{PAGE}.save"):
+        paths = uploads.save_all(new, directory)
+        data.clear_results()
+        st.session_state[SAVED] = [str(p) for p in paths]
+        st.rerun()
+
+
+def _quick_bench_section(directory: str) -> None:
+    st.subheader("Quick benchmark on this machine")
+    st.caption(
+        "Runs `gpuplan bench run` on this machine's CPU with a tiny model (a few seconds to a "
+        "minute) and saves the result into the results folder."
+    )
+    left, right = st.columns(2)
+    workload = left.selectbox("Workload", bench_run.QUICK_WORKLOADS, key=f"{PAGE}.quick_workload")
+    steps = right.number_input(
+        "Timed steps", min_value=2, max_value=200, value=10, step=1, key=f"{PAGE}.quick_steps"
+    )
+    if not st.button("Run the benchmark", key=f"{PAGE}.quick_run"):
+        _quick_results(directory)
+        return
+    st.session_state.pop(QUICK, None)
+    warmup = 2
+    argv = bench_run.command(workload, int(steps), warmup, directory)
+    st.code(" ".join(argv[2:]), language="bash")
+    bar = st.progress(0.0, text="starting ...")
+
+    def show(progress: tuple[str, int, int] | None) -> None:
+        fraction = bench_run.overall_fraction(progress, warmup, int(steps))
+        text = "starting ..." if progress is None else f"{progress[0]} {progress[1]}/{progress[2]}"
+        bar.progress(fraction, text=text)
+
+    outcome = bench_run.run(argv, show)
+    if outcome.returncode != 0 or not outcome.results:
+        why = "timed out" if outcome.timed_out else f"exit code {outcome.returncode}"
+        st.error(
+            f"The benchmark failed ({why}):\n\n{outcome.error_text()}", icon=":material/error:"
+        )
+        return
+    data.clear_results()
+    st.session_state[QUICK] = outcome.results
+    st.rerun()
+
+
+def _quick_results(directory: str) -> None:
+    for result in st.session_state.get(QUICK, []):
+        path = Path(directory) / f"{result['id']}.json"
+        st.success(
+            f"{result['workload']} {result.get('model_size', '')}: "
+            f"{result['throughput']:,.1f} {result['throughput_unit']} on "
+            f"{result.get('device_name') or result.get('device')}, saved to {path}",
+            icon=":material/check_circle:",
+        )
+        with st.expander(f"Result file {path.name}"):
+            st.json(path.read_text() if path.exists() else result)
+
+
+def render() -> None:
+    """Draw the Benchmarks page."""
+    ps = PageState(PAGE)
+    st.title("Benchmarks: own measurements and published figures")
+    directory = data.results_dir()
+    table, problems = data.results(directory)
+    if problems:
+        st.warning(
+            f"{len(problems)} file(s) in the results folder were skipped:\n\n"
+            + "\n".join(f"- {p}" for p in problems),
+            icon=":material/warning:",
+        )
+    model, precision, gpus, show = _inputs(ps, table)
+    own = ~is_published(table)
+    cols = st.columns(3)
+    cols[0].metric("Own results", f"{int(own.sum()):,}", f"folder: {directory}", delta_color="off")
+    cols[1].metric(
+        "Published figures",
+        f"{int((~own).sum()):,}",
+        ", ".join(sorted(table.loc[~own, "source"].unique())),
+        delta_color="off",
+    )
+    by_gpu = throughput_by_gpu(table, model, precision)
+    if gpus:
+        by_gpu = by_gpu.loc[by_gpu["gpu_name"].isin(gpus)]
+    if show != "all":
+        by_gpu = by_gpu.loc[by_gpu["origin"] == show]
+    cols[2].metric(
+        f"GPUs with {model} {precision} figures",
+        f"{by_gpu['gpu_name'].nunique()}",
+        f"{int(by_gpu['runs'].sum()) if len(by_gpu) else 0} runs",
+        delta_color="off",
+    )
+    if by_gpu.empty:
+        st.info(f"No {show if show != 'all' else ''} result for {model} {precision} here.")
+    else:
+        st.plotly_chart(
+            _chart(by_gpu, f"{model} {precision}: throughput by GPU (median, min-max of runs)"),
+            key=f"{PAGE}.chart",
+        )
+
+    st.subheader("Measured vs published, same GPU, model, precision and GPU count")
+    side = measured_vs_published(table)
+    if side.empty:
+        st.info(
+            "No own results yet: run `gpuplan bench run` on a machine and add its result "
+            "files below (or put them in the results folder)."
+        )
+    else:
+        side = side.assign(measured_over_published=side["measured_over_published"].round(3))
+        st.dataframe(side, hide_index=True, key=f"{PAGE}.side_by_side")
+
+    labels = model_label(table["workload"], table["model_size"])
+    rows = table.loc[(labels == model) & (table["precision"] == precision)]
+    if gpus:
+        rows = rows.loc[rows["gpu_name"].fillna(rows["device_name"]).isin(gpus)]
+    if show != "all":
+        rows = rows.loc[np.where(is_published(rows), "published", "own") == show]
+    browse = rows.loc[:, list(BROWSE_COLUMNS)].sort_values(["gpu_name", "world_size", "source"])
+    st.subheader(f"All {model} {precision} results ({len(browse):,})")
+    st.dataframe(browse, hide_index=True, key=f"{PAGE}.browse")
+    download_csv(browse, f"results-{model.replace(' ', '-')}-{precision}.csv", key=f"{PAGE}.csv")
+    ps.sync()
+    ps.share_box()
+    st.divider()
+    _upload_section(directory)
+    if bench_run.available():
+        st.divider()
+        _quick_bench_section(directory)

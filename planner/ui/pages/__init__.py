@@ -1,0 +1,1 @@
+"""Page scripts for st.navigation (app.py): each draws one page when Streamlit runs it."""

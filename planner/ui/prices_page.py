@@ -1,0 +1,225 @@
+"""The Prices page: offers across providers and regions, per GPU-hour, with their dates."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from planner.ui import data
+from planner.ui.export import Report, download_csv, download_report
+from planner.ui.state import PageState
+from pricing.catalog import PRICING_KINDS, STALE_AFTER_DAYS, filter_offers, unique_values
+from pricing.refs import GPU_HOUR_COLUMNS, gpu_hour_prices
+from pricing.status import stale_text
+
+PAGE = "prices"
+KIND_COLORS = {
+    "on-demand": "#1f77b4",
+    "spot": "#2ca02c",
+    "reserved-1y": "#ff7f0e",
+    "reserved-3y": "#d62728",
+}
+TABLE_COLUMNS: tuple[str, ...] = (
+    "provider", "region", "instance_type", "gpu_name", "gpu_count", "gpu_memory_gib",
+    *GPU_HOUR_COLUMNS.values(),
+    "usd_per_hour", "spot_usd_per_hour", "reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour",
+    "interconnect", "priced_at", "source",
+)  # fmt: skip
+STATUS_SHOWN = ["provider", "origin", "priced_at", "age_days", "stale", "rows", "date_basis"]
+
+
+def _inputs(
+    ps: PageState, offers: pd.DataFrame
+) -> tuple[list[str], list[str], list[str], str, int]:
+    with st.sidebar:
+        st.header("Filter offers")
+        providers = ps.multiselect(
+            "Providers",
+            unique_values(offers, "provider"),
+            name="providers",
+            default=unique_values(offers, "provider"),
+        )
+        in_providers = offers.loc[offers["provider"].isin(providers)]
+        regions = ps.multiselect(
+            "Regions (none = all)",
+            unique_values(in_providers, "region"),
+            name="regions",
+            default=[],
+        )
+        gpus = ps.multiselect(
+            "GPUs (none = all)",
+            unique_values(offers, "gpu_name"),
+            name="gpus",
+            default=[],
+        )
+        st.header("Chart")
+        sort_kind = ps.radio(
+            "Cheapest by",
+            list(PRICING_KINDS),
+            name="sort",
+            default="on-demand",
+            help="Which price orders the offers in the chart.",
+        )
+        top = ps.slider("Offers in the chart", name="top", default=25, min_value=5, max_value=80)
+    return providers, regions, gpus, sort_kind, top
+
+
+def _label(rows: pd.DataFrame) -> pd.Series:
+    return rows["provider"] + " " + rows["instance_type"] + " (" + rows["region"] + ")"
+
+
+def chart(rows: pd.DataFrame, sort_kind: str, top: int) -> go.Figure:
+    """The `top` cheapest offers by `sort_kind`, each kind's USD per GPU-hour as a dot."""
+    column = GPU_HOUR_COLUMNS[sort_kind]
+    shown = rows.loc[rows[column].notna()].sort_values(column, kind="stable").head(top)
+    shown = shown.iloc[::-1]
+    labels = _label(shown) + " · " + shown["gpu_name"]
+    fig = go.Figure()
+    for kind, price in GPU_HOUR_COLUMNS.items():
+        if shown[price].notna().any():
+            fig.add_trace(
+                go.Scatter(
+                    x=shown[price],
+                    y=labels,
+                    mode="markers",
+                    name=kind,
+                    marker={"size": 10, "color": KIND_COLORS[kind]},
+                    customdata=shown[["priced_at", "source"]],
+                    hovertemplate="%{y}<br>" + kind + ": $%{x:.3f} per GPU-hour<br>"
+                    "priced %{customdata[0]}<extra></extra>",
+                )
+            )
+    fig.update_layout(
+        title=f"USD per GPU-hour: the {len(shown)} cheapest offers by {sort_kind} price",
+        xaxis={"title": "USD per GPU-hour", "rangemode": "tozero"},
+        yaxis={"title": None},
+        height=max(320, 22 * len(shown) + 140),
+        legend={"orientation": "h", "y": 1.02, "x": 0},
+        margin={"t": 80, "b": 10},
+    )
+    return fig
+
+
+def prices_report(
+    table: pd.DataFrame,
+    status: pd.DataFrame,
+    providers: list[str],
+    regions: list[str],
+    gpus: list[str],
+    fig: go.Figure | None,
+    link: str = "",
+) -> Report:
+    """The page's HTML report: the chart, the offers shown, and each source's date."""
+    status = status.loc[status["provider"].isin(providers)]
+    stale = stale_text(status)
+    return Report(
+        title="GPU prices",
+        summary=[
+            f"{len(table):,} offers from {', '.join(providers)}"
+            + (f" in {', '.join(regions)}" if regions else "")
+            + (f" for {', '.join(gpus)}" if gpus else ""),
+            *([f"Prices older than {STALE_AFTER_DAYS} days: {stale}"] if stale else []),
+        ],
+        figures=[("USD per GPU-hour", fig)] if fig is not None else [],
+        tables=[("Offers", table), ("Price sources", status.loc[:, STATUS_SHOWN])],
+        assumptions=[
+            "USD per GPU-hour = the instance's hourly price / its GPU count.",
+            "Spot prices are regional medians and can change hourly; a missing price is "
+            "missing, never 0.",
+        ],
+        sources=[
+            f"{r.provider}: {r.source}, priced {r.priced_at} ({r.age_days} days old; "
+            f"{r.date_basis or 'date as given'})"
+            for r in status.itertuples()
+        ],
+        link=link,
+    )
+
+
+def offers_table(
+    offers: pd.DataFrame, providers: list[str], regions: list[str], gpus: list[str]
+) -> pd.DataFrame:
+    """Offers matching the filters with USD per GPU-hour at every pricing kind, cheapest
+    on-demand first (TABLE_COLUMNS)."""
+    chosen = filter_offers(offers, providers, regions or None, gpus or None)
+    rows = pd.concat([chosen, gpu_hour_prices(chosen)], axis=1)
+    rows = rows.sort_values(
+        [GPU_HOUR_COLUMNS["on-demand"], "provider", "region"], kind="stable"
+    ).reset_index(drop=True)
+    return rows.loc[:, list(TABLE_COLUMNS)]
+
+
+def render() -> None:
+    """Draw the Prices page."""
+    ps = PageState(PAGE)
+    st.title("Prices: what a GPU-hour costs, and how old the price is")
+    offers = data.offers()
+    status = data.price_status()
+    providers, regions, gpus, sort_kind, top = _inputs(ps, offers)
+    stale = stale_text(status.loc[status["provider"].isin(providers)])
+    if stale:
+        st.warning(
+            f"Prices older than {STALE_AFTER_DAYS} days: {stale}. Refresh with "
+            "`gpuplan pricing refresh aws|gcp|azure` where credentials allow, or add your own "
+            "price list with `gpuplan pricing add-custom`.",
+            icon=":material/warning:",
+        )
+    if not providers:
+        st.info("Pick at least one provider in the sidebar.")
+        ps.sync()
+        return
+    rows = table = offers_table(offers, providers, regions, gpus)
+    cols = st.columns(4)
+    cols[0].metric("Offers", f"{len(rows):,}", f"{rows['provider'].nunique()} providers",
+                   delta_color="off")  # fmt: skip
+    for col, kind in zip(cols[1:3], ("on-demand", "spot"), strict=True):
+        column = GPU_HOUR_COLUMNS[kind]
+        priced = rows.loc[rows[column].notna()]
+        if priced.empty:
+            col.metric(f"Cheapest {kind}", "none", "no such price here", delta_color="off")
+            continue
+        best = priced.loc[priced[column].idxmin()]
+        col.metric(
+            f"Cheapest {kind} $/GPU-hour",
+            f"${best[column]:.2f}",
+            f"{best['provider']} {best['instance_type']} ({best['gpu_name']}), {best['priced_at']}",
+            delta_color="off",
+        )
+    oldest = status.loc[status["provider"].isin(providers)].sort_values("age_days").iloc[-1]
+    cols[3].metric(
+        "Oldest price source",
+        f"{oldest['age_days']:,} days",
+        f"{oldest['provider']}, priced {oldest['priced_at']}",
+        delta_color="off",
+    )
+    reserved = [
+        k for k in ("reserved-1y", "reserved-3y") if rows[GPU_HOUR_COLUMNS[k]].notna().any()
+    ]
+    if not reserved:
+        st.caption(
+            "No reserved prices among these offers: the bundled snapshots carry on-demand and "
+            "spot only; `gpuplan pricing refresh aws|gcp|azure` adds 1- and 3-year prices."
+        )
+    if rows.empty:
+        st.info("No offer matches these filters.")
+        fig = None
+    else:
+        fig = chart(rows, sort_kind, top)
+        st.plotly_chart(fig, key=f"{PAGE}.chart")
+    st.subheader(f"{len(table):,} offers, cheapest on-demand per GPU-hour first")
+    st.dataframe(table, hide_index=True, key=f"{PAGE}.table")
+    st.subheader("Price sources")
+    st.dataframe(status.loc[:, STATUS_SHOWN], hide_index=True, key=f"{PAGE}.status")
+    buttons = st.columns(2)
+    with buttons[0]:
+        download_csv(table, "gpuplan-offers.csv", key=f"{PAGE}.csv")
+    with buttons[1]:
+        link = ps.link()
+        download_report(
+            lambda: prices_report(table, status, providers, regions, gpus, fig, link),
+            "gpuplan-prices.html",
+            key=f"{PAGE}.report",
+        )
+    ps.sync()
+    ps.share_box()

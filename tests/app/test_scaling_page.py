@@ -1,0 +1,92 @@
+"""The Scaling page: a GPU's figures, fitted laws and extrapolation follow its inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import chart, metrics, table_with, trace
+
+Open = Callable[..., AppTest]
+
+
+def curve(at: AppTest) -> list[float]:
+    return trace(chart(at, "scaling.throughput_chart"), "planner extrapolation")["y"]
+
+
+def test_default_view_shows_figures_laws_and_extrapolation(open_page: Open) -> None:
+    at = open_page("scaling")
+    shown = metrics(at)
+    assert set(shown) == {
+        "1 GPU",
+        "Efficiency at 8 GPUs",
+        "Efficiency at 1,024 GPUs",
+        "Law used",
+    }
+    assert shown["1 GPU"].endswith("images/s")
+    throughput = chart(at, "scaling.throughput_chart")
+    names = [t.get("name") for t in throughput["data"]]
+    assert {"linear law", "amdahl law", "usl law", "ring law"} & {
+        n.replace(" (chosen)", "") for n in names if n
+    } == {"linear law", "amdahl law", "usl law", "ring law"}
+    assert sum("(chosen)" in (n or "") for n in names) == 1
+    assert any((n or "").startswith("published (") for n in names)
+    assert trace(throughput, "planner extrapolation")["x"][0] == 1
+    assert trace(throughput, "planner extrapolation, across nodes")["x"][-1] == 1024
+    efficiency = chart(at, "scaling.efficiency_chart")
+    assert trace(efficiency, "planner efficiency")["y"][0] == 1.0
+    links = table_with(at, "scope", "link", "bus_gbs")
+    assert "NVLink" in links["link"].iloc[0]
+    laws = table_with(at, "law", "fit_mape", "heldout_mape", "chosen")
+    assert laws["chosen"].sum() == 1
+    assert at.query_params["gpu"] == "H100-SXM"
+
+
+def test_another_gpu_changes_the_curve(open_page: Open) -> None:
+    at = open_page("scaling")
+    before, one_before = curve(at), metrics(at)["1 GPU"]
+    at.selectbox(key="scaling.gpu").set_value("A100-SXM-40GB").run()
+    assert not at.exception
+    assert curve(at) != before
+    assert metrics(at)["1 GPU"] != one_before
+    assert at.query_params["gpu"] == "A100-SXM-40GB"
+
+
+def test_a_slower_network_costs_efficiency_only_across_nodes(open_page: Open) -> None:
+    at = open_page("scaling")
+    node, far = metrics(at)["Efficiency at 8 GPUs"], metrics(at)["Efficiency at 1,024 GPUs"]
+    at.number_input(key="scaling.network_gbps").set_value(10.0).run()
+    after = metrics(at)
+    assert after["Efficiency at 8 GPUs"] == node
+    assert int(after["Efficiency at 1,024 GPUs"].rstrip("%")) < int(far.rstrip("%"))
+    at.number_input(key="scaling.gpus_per_node").set_value(4).run()
+    assert "Efficiency at 4 GPUs" in metrics(at)
+
+
+def test_an_unmeasured_gpu_is_estimated_and_says_so(open_page: Open) -> None:
+    at = open_page("scaling", {"gpu": "L4"})
+    assert metrics(at)["Law used"] == "pooled / estimated"
+    assert "no law was fitted" in at.info[0].value
+    assert "spec regression" in at.info[0].value
+    assert curve(at)[0] > 0
+
+
+def test_a_link_reproduces_the_view(open_page: Open) -> None:
+    clicked = open_page("scaling")
+    clicked.selectbox(key="scaling.model").set_value("bert_large_squad").run()
+    clicked.radio(key="scaling.precision").set_value("tf32").run()
+    clicked.selectbox(key="scaling.gpu").set_value("A100-PCIe-40GB").run()
+    clicked.number_input(key="scaling.network_gbps").set_value(100.0).run()
+    linked = open_page("scaling", dict(clicked.query_params))
+    assert linked.query_params == clicked.query_params
+    assert metrics(linked) == metrics(clicked)
+    assert curve(linked) == curve(clicked)
+
+
+def test_a_misspelt_gpu_in_the_link_is_named(open_page: Open) -> None:
+    at = open_page("scaling", {"gpu": "H100-SMX", "gpus_per_node": "0"})
+    text = " ".join(w.value for w in at.warning)
+    assert "did you mean 'H100-SXM'?" in text
+    assert "gpus_per_node='0' is out of range" in text
+    assert at.selectbox(key="scaling.gpu").value == "H100-SXM"
