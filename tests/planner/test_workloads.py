@@ -25,10 +25,17 @@ def test_llm_names_parse_and_presets_keep_published_shapes() -> None:
     assert custom.throughput_unit == "tokens/s"
 
 
-def test_transformer_flops_follow_kaplan() -> None:
+def test_transformer_flops_follow_palm_and_match_the_gpt_benchmark() -> None:
     assert transformer_training_flops_per_token(1e9, 24, 2048, 2048) == pytest.approx(
-        6e9 + 6 * 24 * 2048 * 2048
+        6e9 + 12 * 24 * 2048 * 2048
     )
+    # A measured MFU transfers only if the benchmark counts FLOPs the same way.
+    gpt = pytest.importorskip("benchmarks.models.gpt")
+    for cfg in gpt.CONFIGS.values():
+        planner_count = transformer_training_flops_per_token(
+            gpt.matmul_params(cfg), cfg.n_layer, cfg.seq_len, cfg.d_model
+        )
+        assert planner_count == pytest.approx(gpt.training_flops_per_token(cfg))
 
 
 def test_llm_shape_recovers_parameter_count() -> None:
