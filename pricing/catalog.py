@@ -256,6 +256,7 @@ def _fail_rows(file: str | Path, frame: pd.DataFrame, bad: pd.Series, field: str
     if bad.any():
         pos = int(np.flatnonzero(bad.to_numpy())[0])
         value = frame[field].iloc[pos] if field in frame else None
+        value = value.item() if hasattr(value, "item") else value  # numpy scalar -> Python
         raise SnapshotError(file, f"{value!r} {why}", line=pos + 2, field=field)
 
 

@@ -95,6 +95,7 @@ def test_bad_value_names_file_line_and_field(field: str, value: object, message:
     assert info.value.file == "snap.csv"
     assert info.value.line == 4  # header is line 1; the bad row is the third data row
     assert info.value.field == field
+    assert "np." not in str(info.value)  # values print as the user wrote them
 
 
 def test_unknown_gpu_suggests_the_closest_name() -> None:
