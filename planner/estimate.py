@@ -259,7 +259,10 @@ def _params_text(law: str, a: float, b: float) -> str:
 
 # --------------------------------------------------------------------------- curves
 
-CURVE_KEY = ["gpu_name", "model", "precision", "wanted_generation", "interconnect", "gpus_per_node"]
+CURVE_KEY = [
+    "gpu_name", "model", "precision", "wanted_generation", "interconnect", "gpus_per_node",
+    "network_gbps",
+]  # fmt: skip
 SOURCE_CODES = ("measured", "published", "scaled", "estimated", "none")
 
 
@@ -304,6 +307,11 @@ def prepare_queries(model: ThroughputModel, queries: pd.DataFrame) -> pd.DataFra
         queries["gpus_per_node"].astype(float).fillna(model.comm.gpus_per_node)
         if "gpus_per_node" in queries.columns
         else float(model.comm.gpus_per_node)
+    )
+    q["network_gbps"] = (
+        queries["network_gbps"].astype(float).fillna(model.comm.network_gbps_per_node)
+        if "network_gbps" in queries.columns
+        else float(model.comm.network_gbps_per_node)
     )
     names = q["gpu_name"].drop_duplicates()
     spec_class = q["gpu_name"].map(dict(zip(names, interconnect_class(names), strict=True)))
@@ -441,15 +449,16 @@ def _comm_constants(info: pd.DataFrame, comm: CommModel) -> pd.DataFrame:
     params = info["model"].map({k: v.params for k, v in spec.items()})
     grad = info["precision"].map(GRADIENT_BYTES_PER_PARAM).fillna(4.0)
     per_node = info["gpus_per_node"].to_numpy(float)
+    network = info["network_gbps"].to_numpy(float)
     gpus = info["gpu_name"]
     return info.assign(
         comm=params.notna().to_numpy(),
         grad_bytes=(params * grad).to_numpy(float),
         step_units=info["model"].map({k: v.step_units_per_gpu for k, v in spec.items()}),
         strong=info["model"].map({k: v.global_batch for k, v in spec.items()}).fillna(False),
-        bus_pair_gbs=bus_bandwidth_gbs(gpus, np.full(len(info), 2.0), comm, per_node),
-        bus_node_gbs=bus_bandwidth_gbs(gpus, np.minimum(per_node, 3.0), comm, per_node),
-        bus_net_gbs=bus_bandwidth_gbs(gpus, per_node + 1.0, comm, per_node),
+        bus_pair_gbs=bus_bandwidth_gbs(gpus, np.full(len(info), 2.0), comm, per_node, network),
+        bus_node_gbs=bus_bandwidth_gbs(gpus, np.minimum(per_node, 3.0), comm, per_node, network),
+        bus_net_gbs=bus_bandwidth_gbs(gpus, per_node + 1.0, comm, per_node, network),
     )
 
 
@@ -640,7 +649,11 @@ def _details(
     an_text = _unique_map(pd.Series(an), lambda v: f"{v:g}" if np.isfinite(v) else "").to_numpy()
     law_text = keys["law_text"].to_numpy()[k]
     beyond = _beyond_text(
-        values["beyond"].to_numpy(), values["m"].to_numpy(), keys["comm"].to_numpy()[k], curves.comm
+        values["beyond"].to_numpy(),
+        values["m"].to_numpy(),
+        keys["comm"].to_numpy()[k],
+        keys["network_gbps"].to_numpy(float)[k],
+        curves.comm,
     )
     scaled_text = (
         law_text + " through the " + an_text + "-GPU "
@@ -656,11 +669,11 @@ def _details(
 
 
 def _beyond_text(
-    beyond: np.ndarray, m: np.ndarray, known: np.ndarray, comm: CommModel
+    beyond: np.ndarray, m: np.ndarray, known: np.ndarray, gbps: np.ndarray, comm: CommModel
 ) -> np.ndarray:
+    gbps_text = _unique_map(pd.Series(gbps), "{:g}".format).to_numpy(dtype=object)
     network = (
-        f" GPUs: ring all-reduce over {comm.network_gbps_per_node:g} Gb/s per node, "
-        f"overlap {comm.overlap:.0%}"
+        " GPUs: ring all-reduce over " + gbps_text + f" Gb/s per node, overlap {comm.overlap:.0%}"
     )
     m_text = _unique_map(pd.Series(m), "{:g}".format).to_numpy(dtype=object)
     tail = np.where(known, network, " GPUs: law extrapolated (no model size for the comm model)")

@@ -439,6 +439,11 @@ def llm_throughput(
     gpus = options["gpu_name"].astype(str).reset_index(drop=True)
     n = options["total_gpus"].to_numpy(dtype=float)
     per_node = options["gpus_per_node"].to_numpy(dtype=float)
+    network = (
+        options["network_gbps"].to_numpy(dtype=float)
+        if "network_gbps" in options.columns
+        else np.full(len(options), comm.network_gbps_per_node)
+    )
     peak = gpus.map(load_specs()[PEAK_COLUMN_BY_PRECISION[precision]]).to_numpy(float) * 1e12
     target = _params(workload)
     anchor = _anchors(gpus, n, target, figures)
@@ -450,7 +455,7 @@ def llm_throughput(
     batch_s = settings.global_batch_tokens * workload.flops_per_sample / (mfu_w * peak)
 
     def efficiency(count: np.ndarray) -> np.ndarray:
-        bus = bus_bandwidth_gbs(gpus, count, comm, per_node)
+        bus = bus_bandwidth_gbs(gpus, count, comm, per_node, network)
         with np.errstate(invalid="ignore", divide="ignore"):
             return comm_efficiency(count, batch_s, grad, bus, comm, True)
 
@@ -471,7 +476,7 @@ def llm_throughput(
     up = np.sqrt(own_up**2 + size_w**2 + transfer_w**2 + comm_w**2)
     ok = np.isfinite(tokens) & (tokens > 0)
     source = _sources(anchor, n, target)
-    detail = _llm_details(anchor, n, target, ratio, recompute, zero3, comm, precision)
+    detail = _llm_details(anchor, n, target, ratio, recompute, zero3, network, precision)
     no_peak = (
         f"no {precision} peak for this GPU in planner/data/gpu_specs.csv (no {precision} "
         "tensor cores, or no spec row)"
@@ -564,7 +569,7 @@ def _llm_details(
     ratio: np.ndarray,
     recompute: np.ndarray,
     zero3: np.ndarray,
-    comm: CommModel,
+    network_gbps: np.ndarray,
     precision: str,
 ) -> np.ndarray:
     kind = anchor["kind"].to_numpy()
@@ -613,7 +618,9 @@ def _llm_details(
         + w
         + " -> "
         + pd.Series(n).map("{:g}".format).to_numpy()
-        + f" GPUs ({comm.network_gbps_per_node:g} Gb/s per node)",
+        + " GPUs ("
+        + pd.Series(network_gbps).map("{:g}".format).to_numpy()
+        + " Gb/s per node)",
         "",
     )
     extras = np.where(zero3, "; ZeRO-3 (x1.5 comm)", "") + np.where(

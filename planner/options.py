@@ -10,6 +10,8 @@ Option table columns (one row per option; OPTION_COLUMNS):
   instances        instances (on-prem: servers) in the option
   total_gpus       gpu_count x instances
   gpus_per_node    GPUs that share a node's NVLink/PCIe fabric (the instance's, at least 1)
+  network_gbps     network between instances, Gb/s per instance (planner.network), and
+  network_basis    what that figure is (a fabric, a published figure, or an assumption)
   gpu_memory_gb    memory of one GPU from the spec table (NaN when the GPU has no row)
   usd_per_hour     price of one instance per hour at `pricing` (on-prem: amortized USD per
                    GPU-hour x gpu_count); option_usd_per_hour = usd_per_hour x instances
@@ -28,12 +30,14 @@ import numpy as np
 import pandas as pd
 
 from planner.hardware import load_specs
+from planner.network import ONPREM_NETWORK_GBPS, instance_network_gbps
 from planner.tco import OnPremConfig, amortized_usd_per_gpu_hour
 from pricing.catalog import price_for_kind
 
 OPTION_COLUMNS: tuple[str, ...] = (
     "option_id", "kind", "offer_key", "provider", "region", "instance_type", "gpu_name",
-    "gpu_count", "instances", "total_gpus", "gpus_per_node", "gpu_memory_gb", "usd_per_hour",
+    "gpu_count", "instances", "total_gpus", "gpus_per_node", "network_gbps", "network_basis",
+    "gpu_memory_gb", "usd_per_hour",
     "option_usd_per_hour", "spot_usd_per_hour", "pricing", "price_date", "price_source",
     "interconnect",
 )  # fmt: skip
@@ -65,6 +69,7 @@ def cloud_options(
         )
     rows = grid_offer[keep]
     k = grid_k[keep]
+    network, network_note = instance_network_gbps(offers)
     chosen = offers.iloc[rows].reset_index(drop=True)
     per_gpu_count = chosen["gpu_count"].astype(float)
     usd = price.to_numpy()[rows]
@@ -80,6 +85,8 @@ def cloud_options(
             "instances": k,
             "total_gpus": per_gpu_count * k,
             "gpus_per_node": np.maximum(per_gpu_count.to_numpy(), 1.0),
+            "network_gbps": network[rows],
+            "network_basis": _text(network_note[rows]),
             "gpu_memory_gb": _spec_memory(chosen["gpu_name"]),
             "usd_per_hour": usd,
             "option_usd_per_hour": usd * k,
@@ -139,6 +146,8 @@ def onprem_options(
                     "instances": servers,
                     "total_gpus": per * servers,
                     "gpus_per_node": float(config.gpus_per_server),
+                    "network_gbps": ONPREM_NETWORK_GBPS,
+                    "network_basis": "on-prem: one 400 Gb/s InfiniBand NDR port per server assumed",
                     "gpu_memory_gb": _spec_memory(pd.Series([config.gpu_name] * len(per))),
                     "usd_per_hour": rate * per,
                     "option_usd_per_hour": rate * per * servers,

@@ -468,8 +468,10 @@ def _assumptions(
             f"Precision {precision}. Throughput: own measurements first, then published "
             "(Lambda PyTorch benchmarks, newest generation, median of runs); other GPU counts "
             "scaled through the law fitted to that GPU (chosen by held-out error), across "
-            "nodes by the ring all-reduce model with the instance's GPUs per node; GPUs with "
-            "no figure estimated from their specs (spec regression, cross-validated band)."
+            "nodes by the ring all-reduce model with the instance's GPUs per node over the "
+            "instance type's network (planner.network: EFA/InfiniBand/GPUDirect fabrics and "
+            "published Ethernet figures; 25 Gb/s assumed where none is published); GPUs "
+            "with no figure estimated from their specs (spec regression, cross-validated band)."
         )
     lines += [
         f"Prices: {constraints.pricing}, whole instances, per-second billing, no data or "

@@ -558,14 +558,20 @@ def interconnect_class(gpu_names: pd.Series) -> pd.Series:
 
 
 def bus_bandwidth_gbs(
-    gpu_names: pd.Series, n: Any, comm: CommModel, gpus_per_node: Any = None
+    gpu_names: pd.Series,
+    n: Any,
+    comm: CommModel,
+    gpus_per_node: Any = None,
+    network_gbps: Any = None,
 ) -> np.ndarray:
     """Ring bus bandwidth per GPU in GB/s for N GPUs of a kind.
 
     Within a node: NVLink per direction (spec nvlink_gbs is bidirectional, so half);
     an NVLink bridge joins pairs only, so more than 2 GPUs go over PCIe (x16 by
     pcie_gen; gen 4 when the spec has none). Across nodes the ring crosses each node's
-    network: min(within-node, network_gbps_per_node / 8). Times achievable_fraction.
+    network: min(within-node, network Gb/s / 8), the network per row when
+    `network_gbps` is given (planner.network), else comm.network_gbps_per_node. Times
+    achievable_fraction.
     """
     specs = load_specs()
     n = np.asarray(n, dtype=float)
@@ -577,7 +583,9 @@ def bus_bandwidth_gbs(
         (kind == "nvlink") | ((kind == "nvlink-bridge") & (n <= 2)), np.nan_to_num(nvlink), pcie
     )
     intra = np.where(intra > 0, intra, pcie)
-    network = comm.network_gbps_per_node / 8.0
+    network = (
+        comm.network_gbps_per_node if network_gbps is None else np.asarray(network_gbps, float)
+    ) / 8.0
     per_node = comm.gpus_per_node if gpus_per_node is None else np.asarray(gpus_per_node)
     bus = np.where(n > per_node, np.minimum(intra, network), intra)
     return bus * comm.achievable_fraction

@@ -422,6 +422,11 @@ def throughput_for_options(
             "model": model_name,
             "precision": precision,
             "gpus_per_node": options["gpus_per_node"].astype(float).to_numpy(),
+            "network_gbps": (
+                options["network_gbps"].astype(float).to_numpy()
+                if "network_gbps" in options.columns
+                else np.nan
+            ),
         }
     )
     q = prepare_queries(model, queries)

@@ -43,6 +43,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -255,8 +256,9 @@ def _fail_rows(file: str | Path, frame: pd.DataFrame, bad: pd.Series, field: str
     """Raise for the first row where `bad` holds, naming its CSV line (header = line 1)."""
     if bad.any():
         pos = int(np.flatnonzero(bad.to_numpy())[0])
-        value = frame[field].iloc[pos] if field in frame else None
-        value = value.item() if hasattr(value, "item") else value  # numpy scalar -> Python
+        value: Any = frame[field].iloc[pos] if field in frame else None
+        if hasattr(value, "item"):
+            value = value.item()  # a numpy scalar prints as the Python value it holds
         raise SnapshotError(file, f"{value!r} {why}", line=pos + 2, field=field)
 
 
