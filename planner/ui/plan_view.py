@@ -59,10 +59,10 @@ SPOT_COLUMNS: tuple[str, ...] = (
 )
 LLM_COLUMNS: tuple[str, ...] = ("mfu", "memory_per_gpu_gb", "sharding")
 PICK_TABLE_COLUMNS: tuple[str, ...] = (
-    "pick", "why", "provider", "region", "instance_type", "gpu_name", "instances",
-    "total_gpus", "throughput", "throughput_unit", "throughput_source", "hours_to_train",
-    "hours_p10", "hours_p90", "cost_usd", "cost_p10_usd", "cost_p90_usd", "price_date",
-    "price_source", "throughput_detail",
+    "pick", "provider", "instance_type", "region", "gpu_name", "instances", "total_gpus",
+    "hours_to_train", "hours_p10", "hours_p90", "cost_usd", "cost_p10_usd", "cost_p90_usd",
+    "throughput", "throughput_unit", "throughput_source", "price_date", "price_source",
+    "throughput_detail", "why",
 )  # fmt: skip
 PROVIDER_COLORS = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
@@ -447,12 +447,26 @@ def pick_lines(plan: Plan) -> list[str]:
     return lines
 
 
+def readable(frame: pd.DataFrame) -> pd.DataFrame:
+    """Numbers as text with the digits that matter (24,800; 5.154; 0.01366) for a report
+    table; the CSV keeps full precision."""
+    shown = frame.copy()
+    for column in shown.select_dtypes("float").columns:
+        values = shown[column].to_numpy(float)
+        shown[column] = [
+            "" if not np.isfinite(v) else f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+            for v in values
+        ]
+    return shown
+
+
 def plan_report(plan: Plan, manifest: Sequence[SnapshotInfo], link: str = "") -> Report:
     """The page's HTML report: picks, the chart, the picks and ranked tables, constraints,
     assumptions with the planner's warnings, and every price and throughput source."""
     workload = plan.workload
     status = [
-        f"{row.constraint} {'binds' if row.binds else 'does not bind'}: {ui_words(row.note)}"
+        f"{CONSTRAINT_NAMES.get(str(row.constraint), str(row.constraint))} "
+        f"{'binds' if row.binds else 'does not bind'}: {sentence(ui_words(row.note))}"
         for row in plan.constraint_status.itertuples()
     ]
     return Report(
@@ -465,8 +479,8 @@ def plan_report(plan: Plan, manifest: Sequence[SnapshotInfo], link: str = "") ->
         ],
         figures=[("Time vs cost to train", plan_figure(plan))],
         tables=[
-            ("Picks", pick_table(plan)),
-            (f"Ranked options ({len(plan.rows)})", ranked_table(plan)),
+            ("Picks", readable(pick_table(plan))),
+            (f"Ranked options ({len(plan.rows)})", readable(ranked_table(plan))),
             ("Constraints", plan.constraint_status),
         ],
         assumptions=[*plan.assumptions, *(f"Warning: {ui_words(w)}" for w in plan.warnings)],

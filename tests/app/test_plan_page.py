@@ -323,7 +323,11 @@ def test_the_csv_and_report_carry_the_rows_picks_and_sources(results_dir: Path) 
         if info.provider in set(plan.rows["provider"]):
             assert f"{info.provider} prices of {info.priced_at} ({info.source})" in page
     assert "Throughput sources: " in page and "throughput_detail" in page
-    assert "deadline_hours binds" in page
+    assert "Deadline binds: The cheapest option takes" in page
+    picked = plan.pick("fastest_within_budget")
+    assert picked is not None  # numbers with the digits that matter, not 2.34e+06
+    assert f"<td>{picked['throughput']:,.0f}</td>" in page
+    assert f"<td>{picked['hours_to_train']:.4g}</td>" in page
     assert page.count("Plotly.newPlot") == 1 and not re.search(r"<script[^>]*\bsrc=", page)
     assert "http://x/?deadline_hours=2&amp;pricing=spot" in page
 
