@@ -8,13 +8,22 @@ st.cache_resource (one shared, read-only object). After a results file is added,
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from planner.estimate import ThroughputModel
+from planner.plan import Plan, make_plan
+from planner.tco import LoadedConfig, OnPremConfig, load_onprem_config
 from planner.throughput import own_and_published_results, throughput_model_for_model
+from planner.workloads import Workload
 from pricing.catalog import SnapshotInfo, load_offers, read_manifest
+
+# The example on-prem configuration (4 x DGX H100), beside the app in a checkout.
+EXAMPLE_ONPREM = Path(__file__).resolve().parents[2] / "examples" / "onprem-dgx-h100.toml"
 
 
 def results_dir() -> str:
@@ -64,8 +73,55 @@ def throughput_model(results_dir: str, model_name: str) -> ThroughputModel:
     return throughput_model_for_model(table, model_name)
 
 
+@st.cache_data(show_spinner=False)
+def onprem_example() -> LoadedConfig:
+    """examples/onprem-dgx-h100.toml (OnPremConfigError when missing or invalid)."""
+    loaded = load_onprem_config(EXAMPLE_ONPREM)
+    return replace(loaded, path=str(EXAMPLE_ONPREM.relative_to(EXAMPLE_ONPREM.parents[1])))
+
+
+@st.cache_data(show_spinner="Planning ...", max_entries=64, ttl=3600)
+def plan(
+    results_dir: str,
+    workload: Workload,
+    precision: str,
+    pricing: str,
+    providers: Sequence[str],
+    regions: Sequence[str],
+    deadline_hours: float | None,
+    budget_usd: float | None,
+    max_gpus: int,
+    onprem: Sequence[OnPremConfig],
+    onprem_sources: Sequence[str],
+    interruption_rates: tuple[tuple[str, float], ...],
+) -> Plan:
+    """planner.plan.make_plan on the snapshot in use and the results of `results_dir`.
+
+    Kept an hour at most (prices age; the stale-price warning is dated when planned).
+    Raises what make_plan raises (ValueError, planner.llm.LLMMemoryError); errors are not
+    cached.
+    """
+    table, _ = results(results_dir)
+    return make_plan(
+        workload,
+        precision,
+        offers(),
+        table,
+        pricing,
+        providers=list(providers),
+        regions=list(regions),
+        deadline_hours=deadline_hours,
+        budget_usd=budget_usd,
+        max_gpus=max_gpus,
+        onprem=list(onprem),
+        onprem_sources=list(onprem_sources),
+        interruption_rates=dict(interruption_rates),
+    )
+
+
 def clear_results() -> None:
-    """Forget the cached results and the models fitted on them (a file was added)."""
+    """Forget the cached results and what was computed from them (a file was added)."""
     results.clear()
     reference.clear()
     throughput_model.clear()
+    plan.clear()

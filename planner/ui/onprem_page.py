@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -13,10 +14,12 @@ from planner.hardware import load_specs
 from planner.tco import (
     COMPONENTS,
     DEFAULTS,
+    LoadedConfig,
     OnPremConfig,
     OnPremConfigError,
     amortized_usd_per_gpu_hour,
     break_even_utilization,
+    config_from_mapping,
     cost_breakdown,
     defaults_frame,
     sensitivity,
@@ -135,6 +138,18 @@ def _config_inputs(ps: PageState) -> dict[str, Any]:
                 label, name=field, default=DEFAULTS[field].value, help=_help(field), **spec
             )
     return values
+
+
+def config_from_inputs(inputs: Mapping[str, Any], name: str = "own-servers") -> LoadedConfig:
+    """The on-prem configuration of this page's inputs (state.remembered_inputs(PAGE)).
+
+    Inputs not given take their defaults; OnPremConfigError names a bad field.
+    """
+    values: dict[str, Any] = {"name": name}
+    if "gpu" in inputs:
+        values["gpu_name"] = inputs["gpu"]
+    values.update({f: inputs[f] for f in NUMBER_FIELDS if f in inputs})
+    return config_from_mapping(values, source="the Cloud vs on-prem page's inputs")
 
 
 def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | None, float]:

@@ -1,139 +1,437 @@
-"""The Plan page: pick a workload, precision, providers and pricing; see the ranking."""
+"""The Plan page: a training job, its deadline, budget and where it may run -> the named
+picks, the time-vs-cost chart with the frontier and P10-P90 whiskers, the ranked options.
+
+Every figure comes from planner.plan.make_plan (through planner.ui.data.plan, cached); this
+module asks for the inputs, checks them and lays the page out; planner.ui.plan_view formats
+the plan, draws the chart and builds the downloads.
+"""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
-from planner.plan import Plan, make_plan
+from planner.constraints import DEFAULT_MAX_GPUS, Constraints
+from planner.llm import LLMMemoryError
+from planner.pareto import PICKS
+from planner.plan import Plan
+from planner.spot import default_rate
+from planner.tco import LoadedConfig, OnPremConfigError
 from planner.ui import data
-from planner.workloads import WORKLOADS, get_workload
+from planner.ui.export import download_csv, download_report
+from planner.ui.onprem_page import PAGE as ONPREM_PAGE
+from planner.ui.onprem_page import config_from_inputs
+from planner.ui.plan_view import (
+    CONSTRAINT_NAMES,
+    PICK_TITLES,
+    SOURCE_WORDS,
+    band_text,
+    column_config,
+    duration,
+    gpus_text,
+    headline,
+    money,
+    no_pick_reason,
+    option_text,
+    plan_figure,
+    plan_report,
+    price_dates,
+    price_text,
+    ranked_table,
+    sentence,
+    throughput_text,
+    ui_words,
+)
+from planner.ui.state import PageState, remembered_inputs
+from planner.workloads import WORKLOADS, Workload, llm_workload
+from pricing.catalog import PRICING_KINDS, unique_values
 
+PAGE = "plan"
+TITLE = "gpuplan: where to train, for how much"
 PRECISIONS = ["fp16", "bf16", "tf32", "fp32"]
-TABLE_COLUMNS = [
-    "rank",
-    "provider",
-    "region",
-    "instance_type",
-    "gpu_name",
-    "gpu_count",
-    "throughput",
-    "throughput_unit",
-    "throughput_source",
-    "instances",
-    "total_gpus",
-    "hours_to_train",
-    "cost_usd",
-    "usd_per_hour",
-    "price_date",
-    "throughput_detail",
-]
+DEFAULT_WORKLOAD = "resnet50-imagenet-90ep"
+MAX_GPUS_LIMIT = 8192
+JOBS = {"catalog": "From the catalog", "llm": "Describe an LLM"}
+ONPREM_SOURCES = {
+    "example": "Example: 4 x DGX H100 (examples/onprem-dgx-h100.toml)",
+    "onprem_page": "My inputs on the Cloud vs on-prem page",
+}
 
 
-def _inputs() -> tuple[str, str, list[str], bool]:
-    offers = data.offers()
-    providers = sorted(offers["provider"].unique())
+@dataclass(frozen=True)
+class PlanInputs:
+    """What the sidebar asks for (None: not set)."""
+
+    job: str
+    workload_name: str | None
+    params_b: float | None
+    tokens_b: float | None
+    precision: str
+    deadline_hours: float | None
+    budget_usd: float | None
+    max_gpus: int
+    providers: list[str]
+    regions: list[str]
+    pricing: str
+    onprem: bool
+    onprem_source: str
+    rates: dict[str, float] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
+    workload_name = params_b = tokens_b = None
     with st.sidebar:
         st.header("Job")
-        workload = st.selectbox(
+        job = ps.radio(
             "Workload",
-            list(WORKLOADS),
-            key="workload",
-            help="What one training run is (gpuplan workloads).",
+            list(JOBS),
+            name="job",
+            default="catalog",
+            format_func=JOBS.get,
+            horizontal=True,
         )
-        precision = st.radio("Precision", PRECISIONS, horizontal=True, key="precision")
+        if job == "catalog":
+            workload_name = ps.selectbox(
+                "Training run",
+                list(WORKLOADS),
+                name="workload",
+                default=DEFAULT_WORKLOAD,
+                help="What one training run is: samples (or tokens) and FLOPs per sample "
+                "(`gpuplan workloads`).",
+            )
+        else:
+            params_b = ps.number_input(
+                "Parameters (billions)",
+                name="params_b",
+                default=7.0,
+                min_value=0.0,
+                step=1.0,
+                format="%g",
+                help="Decoder LLM size; its shape follows GPT-3's aspect ratio "
+                "(planner.workloads.llm_shape).",
+            )
+            tokens_b = ps.number_input(
+                "Training tokens (billions)",
+                name="tokens_b",
+                default=140.0,
+                min_value=0.0,
+                step=10.0,
+                format="%g",
+                help="Tokens to train on; ~20 per parameter is compute-optimal "
+                "(Hoffmann et al. 2022).",
+            )
+        precision = ps.radio(
+            "Precision",
+            PRECISIONS,
+            name="precision",
+            default="fp16",
+            horizontal=True,
+            help="fp16 is mixed precision (AMP), as published.",
+        )
+        st.header("Deadline and budget")
+        deadline = ps.number_input(
+            "Deadline (hours)",
+            name="deadline_hours",
+            default=None,
+            min_value=0.0,
+            step=1.0,
+            format="%g",
+            placeholder="none",
+            help="Wall-clock hours the run must finish in. Empty: no deadline.",
+        )
+        budget = ps.number_input(
+            "Budget (USD)",
+            name="budget_usd",
+            default=None,
+            min_value=0.0,
+            step=100.0,
+            format="%g",
+            placeholder="none",
+            help="Most the run may cost. Empty: no budget.",
+        )
+        max_gpus = ps.number_input(
+            "Max GPUs per option",
+            name="max_gpus",
+            default=DEFAULT_MAX_GPUS,
+            min_value=1,
+            max_value=MAX_GPUS_LIMIT,
+            step=1,
+            help="Each offer is weighed at 1, 2, 4, ... instances up to this many GPUs.",
+        )
         st.header("Where")
-        chosen = st.multiselect("Providers", providers, default=providers, key="providers")
-        spot = st.toggle(
-            "Spot prices",
-            value=False,
-            key="spot",
-            help="Price at spot/preemptible rates; hours include the expected time lost to "
-            "interruptions at each provider's default rate.",
+        everyone = unique_values(offers, "provider")
+        providers = ps.multiselect("Providers", everyone, name="providers", default=everyone)
+        regions = ps.multiselect(
+            "Regions (none = all)",
+            unique_values(offers.loc[offers["provider"].isin(providers)], "region"),
+            name="regions",
+            default=[],
         )
-    return workload, precision, chosen, spot
-
-
-def _price_dates() -> str:
-    parts = [f"{m.provider} {m.priced_at}" for m in data.manifest()]
-    return "Prices as of: " + ", ".join(parts)
-
-
-def _chart(plan: Plan) -> None:
-    rows = plan.rows
-    fig = px.scatter(
-        rows,
-        x="hours_to_train",
-        y="cost_usd",
-        color="provider",
-        symbol="throughput_source",
-        log_x=True,
-        log_y=True,
-        hover_data=[
-            "instance_type",
-            "region",
-            "gpu_name",
-            "gpu_count",
-            "instances",
-            "usd_per_hour",
-            "throughput_detail",
-            "price_date",
-        ],
-        labels={"hours_to_train": "hours to train", "cost_usd": "cost to train (USD)"},
-        title=f"Time vs cost: {plan.workload.name} ({plan.precision}, {plan.pricing})",
+        pricing = ps.radio(
+            "Pricing",
+            list(PRICING_KINDS),
+            name="pricing",
+            default="on-demand",
+            help="Spot hours include the expected time lost to interruptions; reserved "
+            "prices come from refreshed catalogs (`gpuplan pricing refresh`).",
+        )
+        rates = _rate_inputs(ps, providers) if pricing == "spot" else {}
+        st.header("Own servers")
+        onprem = ps.toggle(
+            "Compare with on-prem",
+            name="onprem",
+            default=False,
+            help="Add an on-prem cluster as options, priced at its amortized cost per "
+            "GPU-hour (planner.tco).",
+        )
+        source = "example"
+        if onprem:
+            source = ps.radio(
+                "On-prem configuration",
+                list(ONPREM_SOURCES),
+                name="onprem_config",
+                default="example",
+                format_func=ONPREM_SOURCES.get,
+                help="A link carries this choice, not the Cloud vs on-prem page's inputs: "
+                "opened elsewhere it falls back to the example.",
+            )
+    return PlanInputs(
+        job=job,
+        workload_name=workload_name,
+        params_b=params_b,
+        tokens_b=tokens_b,
+        precision=precision,
+        deadline_hours=deadline,
+        budget_usd=budget,
+        max_gpus=int(max_gpus),
+        providers=providers,
+        regions=regions,
+        pricing=pricing,
+        onprem=onprem,
+        onprem_source=source,
+        rates=rates,
     )
-    st.plotly_chart(fig, key="time_vs_cost")
+
+
+def _rate_inputs(ps: PageState, providers: Sequence[str]) -> dict[str, float]:
+    rates = {}
+    with st.expander("Spot interruption rates"):
+        st.caption("Interruptions per instance-hour. Empty: the documented default.")
+        for provider in providers:
+            known = default_rate(provider)
+            rate = ps.number_input(
+                provider,
+                name=f"rate_{provider}",
+                default=None,
+                min_value=0.0,
+                step=0.01,
+                format="%g",
+                placeholder=f"default {known.interruptions_per_hour:g}",
+                help=f"Default {known.interruptions_per_hour:g}/h: "
+                f"{known.basis.split('.')[0]} ({known.source})",
+            )
+            if rate is not None:
+                rates[provider] = float(rate)
+    return rates
+
+
+# ---------------------------------------------------------------- checks
+
+
+def _workload(inputs: PlanInputs) -> Workload | None:
+    """The catalog workload or the described LLM; None after an inline error."""
+    if inputs.job == "catalog":
+        return WORKLOADS[str(inputs.workload_name)]
+    params = float(inputs.params_b or 0.0)
+    tokens = float(inputs.tokens_b or 0.0)
+    try:
+        return llm_workload(params * 1e9, tokens * 1e9)
+    except ValueError as exc:
+        st.error(
+            f"**Parameters (billions)** {params:g} and **Training tokens (billions)** "
+            f"{tokens:g}: {exc}. Enter both above 0.",
+            icon=":material/error:",
+        )
+        return None
+
+
+def _constraints_ok(inputs: PlanInputs) -> bool:
+    """Deadline and budget as the planner checks them; an inline error for each bad one."""
+    ok = True
+    for label, given, fix in (
+        ("Deadline (hours)", {"deadline_hours": inputs.deadline_hours}, "no deadline"),
+        ("Budget (USD)", {"budget_usd": inputs.budget_usd}, "no budget"),
+    ):
+        try:
+            Constraints(**given)  # type: ignore[arg-type]
+        except ValueError as exc:
+            st.error(
+                f"**{label}**: {exc}. Enter a larger value, or clear the field for {fix}.",
+                icon=":material/error:",
+            )
+            ok = False
+    return ok
+
+
+def _onprem(inputs: PlanInputs) -> list[LoadedConfig] | None:
+    """The on-prem configuration asked for ([] when off); None after an inline error."""
+    if not inputs.onprem:
+        return []
+    try:
+        if inputs.onprem_source == "onprem_page":
+            remembered = remembered_inputs(ONPREM_PAGE)
+            if remembered:
+                return [config_from_inputs(remembered)]
+            st.info(
+                "The Cloud vs on-prem page has not been opened in this session, so there are "
+                "no inputs of yours to use: comparing with the example configuration "
+                "(examples/onprem-dgx-h100.toml) instead.",
+                icon=":material/info:",
+            )
+        return [data.onprem_example()]
+    except OnPremConfigError as exc:
+        st.error(
+            f"On-prem configuration: {exc}. Fix it on the Cloud vs on-prem page, or compare "
+            "with the example configuration.",
+            icon=":material/error:",
+        )
+        return None
+
+
+# ---------------------------------------------------------------- the page
+
+
+def _picks(plan: Plan) -> None:
+    cols = st.columns(len(PICKS))
+    for col, name in zip(cols, PICKS, strict=True):
+        row = plan.pick(name)
+        with col.container(border=True, key=f"{PAGE}_pick_{name}"):
+            if row is None:
+                st.metric(PICK_TITLES[name], "none")
+                st.caption(sentence(ui_words(no_pick_reason(plan, name))))
+                continue
+            st.metric(
+                PICK_TITLES[name],
+                headline(row),
+                help=f"{row['why']}. Throughput {row['throughput_source']}: "
+                f"{row['throughput_detail']}",
+            )
+            st.markdown(f"**{option_text(row)}**")
+            st.caption(
+                f"{money(row['cost_usd'])} in {duration(row['hours_to_train'])} on "
+                f"{gpus_text(row)} · {throughput_text(row)} · {price_text(row)}  \n"
+                f"{band_text(row)}"
+            )
+
+
+def _status(plan: Plan) -> None:
+    for row in plan.constraint_status.itertuples():
+        if row.binds and str(row.note).startswith("nothing"):
+            continue  # said in the warning above the picks
+        word = "binds" if row.binds else "does not bind"
+        name = CONSTRAINT_NAMES.get(str(row.constraint), str(row.constraint))
+        st.caption(f":material/tune: **{name} {word}**: {sentence(ui_words(row.note))}")
+
+
+def _notes(plan: Plan, problems: Sequence[str]) -> None:
+    with st.expander("Assumptions and warnings"):
+        for line in plan.assumptions:
+            st.markdown(f"- {ui_words(line)}")
+        for line in [*plan.warnings, *problems]:
+            st.markdown(f"- :material/warning: {ui_words(line)}")
 
 
 def render() -> None:
     """Draw the Plan page."""
-    st.title("gpuplan: where to train, for how much")
-    workload_name, precision, providers, spot = _inputs()
-    st.caption(_price_dates())
-    if not providers:
-        st.info("Pick at least one provider in the sidebar.")
+    ps = PageState(PAGE)
+    st.title(TITLE)
+    offers = data.offers()
+    inputs = _inputs(ps, offers)
+    ps.sync()
+    manifest = data.manifest()
+    st.caption(price_dates(manifest, inputs.providers))
+    if not inputs.providers:
+        st.info("Pick at least one provider in the sidebar.", icon=":material/info:")
         return
-    table, problems = data.results(os.environ.get("GPUPLAN_RESULTS_DIR", "results"))
-    pricing = "spot" if spot else "on-demand"
-    plan = make_plan(
-        get_workload(workload_name), precision, data.offers(), table, pricing, providers=providers
+    workload = _workload(inputs)
+    ok = _constraints_ok(inputs)
+    onprem = _onprem(inputs)
+    if workload is None or not ok or onprem is None:
+        return
+    directory = data.results_dir()
+    try:
+        plan = data.plan(
+            directory,
+            workload,
+            inputs.precision,
+            inputs.pricing,
+            tuple(inputs.providers),
+            tuple(inputs.regions),
+            inputs.deadline_hours,
+            inputs.budget_usd,
+            inputs.max_gpus,
+            tuple(c.config for c in onprem),
+            tuple(c.path for c in onprem),
+            tuple(sorted(inputs.rates.items())),
+        )
+    except LLMMemoryError as exc:
+        st.error(sentence(ui_words(str(exc))), icon=":material/error:")
+        return
+    except ValueError as exc:
+        st.error(sentence(ui_words(str(exc))), icon=":material/error:")
+        return
+    _, problems = data.results(directory)
+    st.markdown(
+        f"**{workload.description}**: {workload.samples:,.0f} {workload.sample_unit}"
+        + "".join(f"; on-prem {c.config.name} from {c.path}" for c in onprem)
+        + "."
     )
-    workload = plan.workload
-    st.markdown(f"**{workload.description}** — {workload.samples:,.0f} {workload.sample_unit}.")
     if plan.rows.empty:
-        st.warning("No offer has both a price and a throughput for this choice.")
-    else:
-        best = plan.rows.iloc[0]
-        fastest = plan.rows.sort_values("hours_to_train").iloc[0]
-        left, right = st.columns(2)
-        left.metric(
-            "Cheapest",
-            f"${best['cost_usd']:,.0f}",
-            f"{best['hours_to_train']:,.1f} h on {best['provider']} {best['instance_type']}",
-            delta_color="off",
+        st.warning(
+            "No option to plan with these inputs: " + "; ".join(ui_words(w) for w in plan.warnings),
+            icon=":material/warning:",
         )
-        right.metric(
-            "Fastest",
-            f"{fastest['hours_to_train']:,.1f} h",
-            f"${fastest['cost_usd']:,.0f} on {fastest['provider']} {fastest['instance_type']}",
-            delta_color="off",
+        _notes(plan, problems)
+        ps.share_box()
+        return
+    for row in plan.constraint_status.itertuples():
+        if row.binds and str(row.note).startswith("nothing"):
+            st.warning(sentence(ui_words(row.note)), icon=":material/warning:")
+    _picks(plan)
+    _status(plan)
+    figure = plan_figure(plan)
+    st.plotly_chart(figure, key=f"{PAGE}.chart")
+    st.caption(
+        "Each dot is an offer at the GPU count that meets the deadline at least cost (else its "
+        "fastest); whiskers span P10–P90 of hours and cost. The black line is the frontier: "
+        "no option is both faster and cheaper than one on it. Stars are the picks. Hover a "
+        "dot for its instance, GPUs, throughput source and price date."
+    )
+    st.subheader(f"Ranked options: {len(plan.rows)} offers at their best GPU count")
+    st.caption(
+        "Feasible first, then by cost, then hours. Throughput source: "
+        + SOURCE_WORDS
+        + ". P10/P90: the 10th and 90th percentiles. Prices with their date and source."
+    )
+    st.dataframe(
+        ranked_table(plan),
+        hide_index=True,
+        column_config=column_config(),
+        key=f"{PAGE}.table",
+    )
+    with st.container(horizontal=True):
+        download_csv(plan.rows, f"plan-{workload.name}-{plan.pricing}.csv", key=f"{PAGE}.csv")
+        link = ps.link()  # read now: the report is built on click, outside the script run
+        download_report(
+            lambda: plan_report(plan, manifest, link),
+            f"plan-{workload.name}-{plan.pricing}.html",
+            key=f"{PAGE}.report",
         )
-        _chart(plan)
-        st.subheader(f"Ranked by cost to train ({len(plan.rows)} options)")
-        st.dataframe(_display(plan.rows), hide_index=True, key="ranked_table")
-    with st.expander("Assumptions and warnings", expanded=False):
-        for line in plan.assumptions:
-            st.markdown(f"- {line}")
-        for line in [*plan.warnings, *problems]:
-            st.markdown(f"- ⚠️ {line}")
-
-
-def _display(rows: pd.DataFrame) -> pd.DataFrame:
-    shown = rows.loc[:, TABLE_COLUMNS].copy()
-    shown["hours_to_train"] = shown["hours_to_train"].round(2)
-    shown["cost_usd"] = shown["cost_usd"].round(2)
-    shown["throughput"] = shown["throughput"].round(1)
-    return shown
+    _notes(plan, problems)
+    ps.share_box()

@@ -94,6 +94,16 @@ def parse_bool(name: str, raw: str) -> bool:
     raise ParamError(f"URL parameter {name}={raw!r} is not true or false")
 
 
+def remembered_inputs(page: str) -> dict[str, Any]:
+    """The inputs last used on `page` in this session (name -> value); {} if never drawn."""
+    prefix = f"{page}."
+    return {
+        key[len(prefix) :]: value
+        for key, value in st.session_state.get(_REMEMBERED, {}).items()
+        if key.startswith(prefix) and not key.endswith("@depends_on")
+    }
+
+
 class PageState:
     """The URL-backed inputs of one page (see the module docstring)."""
 

@@ -31,10 +31,10 @@ def test_every_page_renders_through_the_navigation(results_dir: Path) -> None:
         assert len(at.metric) >= 2, name
         assert at.get("plotly_chart"), name
         assert at.dataframe, name
-        if name != "plan":
-            assert at.query_params, f"{name} keeps its inputs in the URL"
-    # The Plan page keeps nothing in the URL yet: another page's parameters are dropped.
-    assert at.query_params == {}
+        assert at.query_params, f"{name} keeps its inputs in the URL"
+    # Back on the Plan page, the URL holds its inputs only (another page's are dropped).
+    assert at.query_params["workload"] == "resnet50-imagenet-90ep"
+    assert "utilization" not in at.query_params
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -45,5 +45,4 @@ def test_page_keys_are_stable_and_prefixed(name: str, results_dir: Path) -> None
     assert widgets
     keys = [w.key for w in widgets]
     assert all(keys), f"{name}: every widget has a key"
-    if name != "plan":
-        assert all(k.startswith(f"{name}.") for k in keys), keys
+    assert all(k.startswith(f"{name}.") for k in keys), keys

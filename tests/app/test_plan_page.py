@@ -1,68 +1,365 @@
-"""The app under Streamlit's AppTest: renders, and its outputs follow its inputs."""
+"""The Plan page under AppTest: its picks, chart and table follow its inputs, a link
+reproduces the planner's own answer, and bad inputs are inline messages."""
 
 from __future__ import annotations
 
+import io
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from planner.constraints import DEFAULT_MAX_GPUS
+from planner.plan import Plan, make_plan
+from planner.throughput import own_and_published_results
+from planner.ui.export import csv_bytes, report_html
+from planner.ui.plan_view import (
+    PICK_TITLES,
+    money,
+    option_text,
+    plan_report,
+)
+from planner.workloads import WORKLOADS, Workload, llm_workload
+from pricing.catalog import load_offers, read_manifest, unique_values
+from tests.app.conftest import chart, metrics, table_with, trace, values
+
+Open = Callable[..., AppTest]
+DEFAULT = "resnet50-imagenet-90ep"
+CHEAPEST, FASTEST, VALUE = PICK_TITLES.values()
 
 
-@pytest.fixture()
-def app(results_dir: Path) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+def direct(results_dir: Path, workload: Workload | None = None, **kwargs: Any) -> Plan:
+    """The plan make_plan gives for the page's default inputs, changed by `kwargs`."""
+    offers = load_offers()
+    table, _ = own_and_published_results([str(results_dir)])
+    kwargs.setdefault("providers", unique_values(offers, "provider"))
+    kwargs.setdefault("max_gpus", DEFAULT_MAX_GPUS)
+    return make_plan(
+        workload or WORKLOADS[DEFAULT],
+        kwargs.pop("precision", "fp16"),
+        offers,
+        table,
+        kwargs.pop("pricing", "on-demand"),
+        **kwargs,
+    )
 
 
-def test_renders_ranked_table_metrics_chart_and_price_dates(app: AppTest) -> None:
-    frame = app.dataframe[0].value
-    for column in (
-        "provider",
-        "region",
-        "instance_type",
-        "gpu_name",
-        "gpu_count",
-        "throughput",
-        "throughput_source",
-        "hours_to_train",
-        "cost_usd",
-        "usd_per_hour",
-        "price_date",
-    ):
-        assert column in frame.columns
-    assert frame["cost_usd"].is_monotonic_increasing
-    assert [m.label for m in app.metric] == ["Cheapest", "Fastest"]
-    assert "Prices as of: aws 2025-06-01" in app.caption[0].value
-    assert app.get("plotly_chart")
+def shown_options(at: AppTest) -> list[str]:
+    """The option named under each pick (bold markdown lines in the pick boxes)."""
+    return [m.value.strip("*") for m in at.markdown if re.fullmatch(r"\*\*[^*]+\*\*", m.value)]
 
 
-def test_precision_changes_the_numbers(app: AppTest) -> None:
-    before = app.dataframe[0].value
-    app.radio(key="precision").set_value("tf32").run()
-    after = app.dataframe[0].value
-    assert not app.exception
+def expected_options(plan: Plan) -> list[str]:
+    return [option_text(plan.pick(name)) for name in plan.picks["pick"]]
+
+
+def ranked(at: AppTest) -> pd.DataFrame:
+    return table_with(at, "rank", "throughput_source", "price_date", "price_source")
+
+
+def test_default_view_shows_the_planners_picks_chart_and_sources(
+    open_page: Open, results_dir: Path
+) -> None:
+    at = open_page("plan")
+    plan = direct(results_dir)
+    shown = metrics(at)
+    assert list(shown) == [CHEAPEST, FASTEST, VALUE]
+    cheapest = plan.pick("cheapest_within_deadline")
+    assert cheapest is not None
+    assert shown[CHEAPEST].startswith(money(cheapest["cost_usd"], short=True) + " · ")
+    assert shown_options(at) == expected_options(plan)
+    table = ranked(at)
+    assert len(table) == len(plan.rows)
+    assert table["instance_type"].tolist() == plan.rows["instance_type"].tolist()
+    assert table["cost_usd"].is_monotonic_increasing  # no deadline: all feasible, by cost
+    assert set(table["throughput_source"]) <= {"measured", "published", "scaled", "estimated"}
+    assert table["price_date"].str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()
+    assert {"hours_p10", "hours_p90", "cost_p10_usd", "cost_p90_usd", "throughput_detail"} <= set(
+        table.columns
+    )
+    assert table.loc[0, "pick"] == "cheapest"
+    assert "Prices as of: aws 2025-06-01" in at.caption[0].value
+    figure = chart(at, "plan.chart")
+    assert figure["layout"]["xaxis"]["type"] == "log" == figure["layout"]["yaxis"]["type"]
+    frontier = trace(figure, "time/cost frontier (every GPU count)")
+    assert len(frontier["x"]) == len(plan.frontier)
+    assert frontier["x"] == sorted(frontier["x"])
+    star = trace(figure, "pick: fastest")
+    fastest = plan.pick("fastest_within_budget")
+    assert fastest is not None
+    assert star["x"] == [pytest.approx(fastest["hours_to_train"])]
+    vast = trace(figure, "vast")
+    assert vast["error_x"]["symmetric"] is False
+    assert max(values(vast["error_x"]["array"])) > 0  # P90 whiskers drawn
+    first = plan.rows.query("provider == 'vast'").iloc[0]
+    hover = vast["customdata"][0]
+    assert hover[0] == option_text(first)  # instance, instances and region
+    assert hover[1].startswith(f"{first['total_gpus']:g} x {first['gpu_name']}")
+    assert hover[2].endswith(f"({first['throughput_source']})")
+    assert hover[4].endswith(f"priced {first['price_date']}")
+    assert at.query_params["workload"] == DEFAULT
+    assert at.query_params["pricing"] == "on-demand"
+    assert "deadline_hours" not in at.query_params
+
+
+def test_a_tighter_deadline_changes_the_cheapest_pick(open_page: Open, results_dir: Path) -> None:
+    loose = direct(results_dir).pick("cheapest_within_deadline")
+    assert loose is not None
+    deadline = round(float(loose["hours_to_train"]) / 2, 2)  # the cheapest misses it
+    tight = direct(results_dir, deadline_hours=deadline).pick("cheapest_within_deadline")
+    assert tight is not None and tight["hours_to_train"] <= deadline
+
+    at = open_page("plan")
+    before = shown_options(at)[0]
+    at.number_input(key="plan.deadline_hours").set_value(deadline).run()
+    assert not at.exception
+    after = shown_options(at)[0]
+    assert before == option_text(loose) != after == option_text(tight)
+    assert at.query_params["deadline_hours"] == f"{deadline:g}"
+    figure = chart(at, "plan.chart")
+    assert trace(figure, f"deadline {deadline:g} h")["x"] == [deadline, deadline]
+
+
+def test_a_budget_changes_the_fastest_pick(open_page: Open, results_dir: Path) -> None:
+    free = direct(results_dir).pick("fastest_within_budget")
+    assert free is not None
+    budget = round(float(free["cost_usd"]) / 2)  # the fastest is over it
+    bound = direct(results_dir, budget_usd=budget).pick("fastest_within_budget")
+    assert bound is not None and bound["cost_usd"] <= budget
+
+    at = open_page("plan")
+    at.number_input(key="plan.budget_usd").set_value(float(budget)).run()
+    assert not at.exception
+    assert shown_options(at)[1] == option_text(bound) != option_text(free)
+    assert float(at.query_params["budget_usd"]) == budget
+
+
+def test_pricing_kind_changes_the_prices(open_page: Open) -> None:
+    at = open_page("plan")
+    on_demand = ranked(at)
+    at.radio(key="plan.pricing").set_value("spot").run()
+    spot = ranked(at)
+    assert set(spot["pricing"]) == {"spot"}
+    assert {"interruptions_per_hour", "interruption_rate_source"} <= set(spot.columns)
+    both = on_demand.merge(spot, on=["provider", "region", "instance_type"], suffixes=("", "_s"))
+    assert len(both) > 10
+    assert (both["usd_per_hour_s"] < both["usd_per_hour"]).mean() > 0.9
+    # The bundled snapshots carry no reserved prices: the page says why nothing is left.
+    at.radio(key="plan.pricing").set_value("reserved-1y").run()
+    assert not at.exception
+    assert "no reserved-1y price" in at.warning[0].value
+    assert not at.metric
+
+
+def test_spot_interruption_rate_override_lengthens_the_runs(open_page: Open) -> None:
+    at = open_page("plan", {"pricing": "spot", "providers": ["aws"]})
+    before = ranked(at)
+    assert set(before["interruption_rate_source"]) == {"default:aws"}
+    at.number_input(key="plan.rate_aws").set_value(0.5).run()
+    after = ranked(at)
+    assert set(after["interruption_rate_source"]) == {"user"}
+    assert after["spot_overhead_factor"].min() > before["spot_overhead_factor"].max()
+    assert at.query_params["rate_aws"] == "0.5"
+
+
+def test_providers_and_regions_filter_the_rows(open_page: Open) -> None:
+    at = open_page("plan")
+    at.multiselect(key="plan.providers").set_value(["aws", "gcp"]).run()
+    assert set(ranked(at)["provider"]) == {"aws", "gcp"}
+    regions = at.multiselect(key="plan.regions").options
+    assert "us-east-1" in regions and "Sweden, SE, EU" not in regions
+    at.multiselect(key="plan.regions").set_value(["us-east-1"]).run()
+    assert set(ranked(at)["region"]) == {"us-east-1"}
+    assert at.query_params["providers"] == ["aws", "gcp"]
+    assert at.query_params["regions"] == "us-east-1"
+
+
+def test_describing_an_llm_plans_in_tokens(open_page: Open, results_dir: Path) -> None:
+    at = open_page("plan")
+    at.radio(key="plan.job").set_value("llm").run()
+    assert not at.exception
+    table = ranked(at)
+    assert set(table["throughput_unit"]) == {"tokens/s"}
+    assert {"mfu", "memory_per_gpu_gb"} <= set(table.columns)
+    assert at.query_params["params_b"] == "7" and at.query_params["tokens_b"] == "140"
+    assert "workload" not in at.query_params
+    plan = direct(results_dir, llm_workload(7e9, 140e9))
+    assert shown_options(at) == expected_options(plan)
+    at.number_input(key="plan.params_b").set_value(1.3).run()
+    assert "llm-1.3b-140b" in chart(at, "plan.chart")["layout"]["title"]["text"]
+
+
+def test_a_link_reproduces_the_planners_pick(open_page: Open, results_dir: Path) -> None:
+    providers = ["aws", "azure", "gcp"]
+    loose = direct(results_dir, providers=providers, pricing="spot")
+    cheapest = loose.pick("cheapest_within_deadline")
+    assert cheapest is not None
+    deadline = round(float(cheapest["hours_to_train"]) / 3, 1)
+    query = {
+        "deadline_hours": str(deadline),
+        "providers": providers,
+        "pricing": "spot",
+        "precision": "fp16",
+    }
+    at = open_page("plan", query)
+    plan = direct(results_dir, providers=providers, pricing="spot", deadline_hours=deadline)
+    assert not at.warning
+    assert shown_options(at) == expected_options(plan)
+    assert option_text(plan.pick("cheapest_within_deadline")) != option_text(cheapest)
+    assert at.number_input(key="plan.deadline_hours").value == deadline
+    assert at.query_params["providers"] == providers
+
+
+def test_onprem_comes_from_the_example_or_the_onprem_page(open_page: Open) -> None:
+    at = open_page("plan", {"onprem": "true"})
+    onprem = ranked(at).query("provider == 'on-prem'")
+    assert len(onprem) == 1
+    assert onprem["price_source"].iloc[0].startswith("examples/onprem-dgx-h100.toml: amortized")
+    assert "on-prem dgx-h100-x4 from examples/onprem-dgx-h100.toml" in at.markdown[0].value
+    at.radio(key="plan.onprem_config").set_value("onprem_page").run()
+    # Not opened in this session: said, and the example is used.
+    assert "has not been opened in this session" in at.info[0].value
+    assert len(ranked(at).query("provider == 'on-prem'")) == 1
+
+
+def test_onprem_page_inputs_are_used_and_their_errors_named(
+    results_dir: Path,
+) -> None:
+    from tests.app.conftest import page_script
+
+    def run(remembered: dict[str, Any]) -> AppTest:
+        at = AppTest.from_file(str(page_script("plan")), default_timeout=90)
+        at.session_state["_gpuplan_remembered"] = remembered
+        at.query_params.update({"onprem": "true", "onprem_config": "onprem_page"})
+        return at.run()
+
+    at = run({"onprem.gpu": "A100-SXM-80GB", "onprem.servers": 2, "onprem.utilization": 0.9})
+    assert not at.exception and not at.info
+    row = ranked(at).query("provider == 'on-prem'").iloc[0]
+    assert row["gpu_name"] == "A100-SXM-80GB"
+    assert "the Cloud vs on-prem page's inputs" in row["price_source"]
+    assert "90% utilization" in row["price_source"]
+    bad = run({"onprem.utilization": 0.0})
+    assert not bad.exception and not bad.metric
+    assert "field 'utilization'" in bad.error[0].value
+    assert "Fix it on the Cloud vs on-prem page" in bad.error[0].value
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [
+        ("plan.budget_usd", 0.0, "**Budget (USD)**: budget 0.0 USD: it must be a number > 0"),
+        ("plan.deadline_hours", 0.0, "**Deadline (hours)**: deadline 0.0 hours: it must be"),
+    ],
+)
+def test_zero_budget_or_deadline_is_an_inline_error(
+    open_page: Open, key: str, value: float, field: str
+) -> None:
+    at = open_page("plan")
+    at.number_input(key=key).set_value(value).run()
+    assert not at.exception
+    assert len(at.error) == 1 and at.error[0].value.startswith(field)
+    assert "clear the field" in at.error[0].value
+    assert not at.metric and not at.get("plotly_chart")
+
+
+def test_zero_budget_in_a_link_is_the_same_error(open_page: Open) -> None:
+    at = open_page("plan", {"budget_usd": "0"})
+    assert "budget 0.0 USD: it must be a number > 0" in at.error[0].value
+
+
+def test_an_llm_of_zero_parameters_is_an_inline_error(open_page: Open) -> None:
+    at = open_page("plan", {"job": "llm", "params_b": "0"})
+    assert not at.exception and not at.metric
+    assert "**Parameters (billions)** 0" in at.error[0].value
+    assert "an LLM needs params > 0" in at.error[0].value
+
+
+def test_an_llm_that_fits_nowhere_is_an_inline_error(open_page: Open) -> None:
+    at = open_page("plan", {"job": "llm", "params_b": "70000", "max_gpus": "8"})
+    assert not at.exception and not at.metric
+    message = at.error[0].value
+    assert "does not fit in GPU memory at any GPU count offered" in message
+    assert "Raise Max GPUs per option (now 8)" in message and "--max-gpus" not in message
+
+
+def test_a_deadline_nothing_meets_says_so_and_names_the_fastest(
+    open_page: Open, results_dir: Path
+) -> None:
+    fastest = direct(results_dir).pick("fastest_within_budget")
+    assert fastest is not None
+    at = open_page("plan", {"deadline_hours": "0.001"})
+    assert not at.error
+    warning = at.warning[0].value
+    assert warning.startswith("Nothing finishes within 0.001 h; the fastest option is aws")
+    assert f"{fastest['instance_type']} x{fastest['instances']:g}" in warning
+    assert metrics(at)[CHEAPEST] == "none" == metrics(at)[VALUE]
+    assert "Nothing meets both the deadline and the budget." in [c.value for c in at.caption]
+
+
+def test_no_provider_is_a_message_not_an_error(open_page: Open) -> None:
+    at = open_page("plan")
+    at.multiselect(key="plan.providers").set_value([]).run()
+    assert not at.exception
+    assert "Pick at least one provider" in at.info[0].value
+
+
+def test_the_csv_and_report_carry_the_rows_picks_and_sources(results_dir: Path) -> None:
+    plan = direct(results_dir, deadline_hours=2.0, pricing="spot")
+    manifest = read_manifest()
+    page = report_html(plan_report(plan, manifest, "http://x/?deadline_hours=2&pricing=spot"))
+    assert "<h1>Plan: resnet50-imagenet-90ep (fp16, spot)</h1>" in page
+    for name in plan.picks["pick"]:
+        row = plan.pick(name)
+        assert row is not None
+        assert f"{PICK_TITLES[name]}: {option_text(row)}" in page
+    for instance in plan.rows["instance_type"].head(20):
+        assert f"<td>{instance}</td>" in page
+    for info in manifest:
+        if info.provider in set(plan.rows["provider"]):
+            assert f"{info.provider} prices of {info.priced_at} ({info.source})" in page
+    assert "Throughput sources: " in page and "throughput_detail" in page
+    assert "Deadline binds: The cheapest option takes" in page
+    picked = plan.pick("fastest_within_budget")
+    assert picked is not None  # numbers with the digits that matter, not 2.34e+06
+    assert f"<td>{picked['throughput']:,.0f}</td>" in page
+    assert f"<td>{picked['hours_to_train']:.4g}</td>" in page
+    assert page.count("Plotly.newPlot") == 1 and not re.search(r"<script[^>]*\bsrc=", page)
+    assert "http://x/?deadline_hours=2&amp;pricing=spot" in page
+
+    csv = pd.read_csv(io.BytesIO(csv_bytes(plan.rows)))
+    assert csv["instance_type"].tolist() == plan.rows["instance_type"].tolist()
+    assert csv["throughput_source"].tolist() == plan.rows["throughput_source"].tolist()
+    assert csv["price_date"].astype(str).tolist() == plan.rows["price_date"].tolist()
+    assert csv["price_source"].tolist() == plan.rows["price_source"].tolist()
+
+
+def test_precision_changes_the_numbers(open_page: Open) -> None:
+    at = open_page("plan")
+    before = ranked(at)
+    at.radio(key="plan.precision").set_value("tf32").run()
+    after = ranked(at)
+    assert not at.exception
     assert before["throughput"].max() != after["throughput"].max()
+    assert at.query_params["precision"] == "tf32"
 
 
-def test_provider_filter_and_spot(app: AppTest) -> None:
-    app.multiselect(key="providers").set_value(["aws"]).run()
-    assert set(app.dataframe[0].value["provider"]) == {"aws"}
-    on_demand = app.dataframe[0].value["usd_per_hour"].min()
-    app.toggle(key="spot").set_value(True).run()
-    assert app.dataframe[0].value["usd_per_hour"].min() < on_demand
+def test_the_onprem_pages_inputs_carry_over_in_the_session(results_dir: Path) -> None:
+    from tests.app.conftest import page_script
+    from tests.conftest import ROOT
 
-
-def test_workload_switch_changes_units(app: AppTest) -> None:
-    app.selectbox(key="workload").set_value("llm-1.3b-26b").run()
-    assert not app.exception
-    assert set(app.dataframe[0].value["throughput_unit"]) == {"tokens/s"}
-
-
-def test_no_provider_is_a_message_not_an_error(app: AppTest) -> None:
-    app.multiselect(key="providers").set_value([]).run()
-    assert not app.exception
-    assert "Pick at least one provider" in app.info[0].value
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.switch_page(str(page_script("onprem").relative_to(ROOT))).run()
+    at.number_input(key="onprem.servers").set_value(2).run()
+    at.number_input(key="onprem.utilization").set_value(0.5).run()
+    at.switch_page(str(page_script("plan").relative_to(ROOT))).run()
+    at.toggle(key="plan.onprem").set_value(True).run()
+    at.radio(key="plan.onprem_config").set_value("onprem_page").run()
+    assert not at.exception and not at.info
+    row = ranked(at).query("provider == 'on-prem'").iloc[0]
+    assert "(2 x 8-GPU server)" in row["instance_type"]
+    assert "50% utilization" in row["price_source"]

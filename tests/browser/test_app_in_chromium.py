@@ -3,46 +3,145 @@
 from __future__ import annotations
 
 import re
+import tempfile
+from csv import DictReader
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 
-def test_plan_page_shows_the_ranked_table(app_url: str, page: Page, screenshots: Path) -> None:
+PROVIDERS = {"aws", "gcp", "azure", "lambda", "nebius", "vast", "fluidstack", "paperspace"}
+PICK_LABELS = ["Cheapest within deadline", "Fastest within budget", "Best cost per hour saved"]
+
+
+def planner_picks(**kwargs: Any) -> list[str]:
+    """What make_plan picks for the Plan page's defaults changed by `kwargs`, as the page
+    names the options (the app's results folder is empty too: bundled and published only)."""
+    from planner.plan import make_plan
+    from planner.throughput import own_and_published_results
+    from planner.ui.plan_view import option_text
+    from planner.workloads import WORKLOADS
+    from pricing.catalog import load_offers, unique_values
+
+    offers = load_offers()
+    with tempfile.TemporaryDirectory() as empty:
+        table, _ = own_and_published_results([empty])
+    kwargs.setdefault("providers", unique_values(offers, "provider"))
+    plan = make_plan(
+        WORKLOADS["resnet50-imagenet-90ep"],
+        "fp16",
+        offers,
+        table,
+        kwargs.pop("pricing", "on-demand"),
+        **kwargs,
+    )
+    return [option_text(plan.pick(name)) for name in plan.picks["pick"]]
+
+
+def test_plan_page_answers_first_then_chart_then_table(
+    app_url: str, page: Page, screenshots: Path
+) -> None:
     assert page.context.browser is not None
     page.goto(app_url, wait_until="domcontentloaded")
-    page.get_by_text("Ranked by cost to train").wait_for(timeout=90_000)
+    page.get_by_text("Ranked options:").wait_for(timeout=90_000)
+    chart = page.locator(".js-plotly-plot")
+    chart.first.wait_for(timeout=30_000)
+    legend = chart.first.locator(".legendtext", has_text="time/cost frontier")
+    legend.first.wait_for(timeout=30_000)
+    metrics = page.locator('[data-testid="stMetric"]')
+    expect(metrics).to_have_count(3, timeout=30_000)
+    for i, (label, option) in enumerate(zip(PICK_LABELS, planner_picks(), strict=True)):
+        expect(metrics.nth(i)).to_contain_text(label, timeout=30_000)
+        text = metrics.nth(i).inner_text()
+        assert re.search(r"\$[\d,.]+[kM]? · [\d.,]+ (s|min|h|d)", text), text
+        expect(page.get_by_text(option, exact=True)).to_be_visible(timeout=30_000)
+    body = page.inner_text("body")
     grid = page.locator('[data-testid="stDataFrame"]')
     grid.first.wait_for(timeout=30_000)
     assert grid.count() == 1
     cells = grid.first.locator("[role=gridcell]")
     cells.first.wait_for(state="attached", timeout=30_000)
-    first_row = [cells.nth(i).inner_text() for i in range(9)]
+    first_row = [cells.nth(i).inner_text() for i in range(4)]
     assert first_row[0] == "1"  # rank
-    assert first_row[1] in {
-        "aws",
-        "gcp",
-        "azure",
-        "lambda",
-        "nebius",
-        "vast",
-        "fluidstack",
-        "paperspace",
-    }
-    assert first_row[8] in {"measured", "published", "scaled", "estimated"}
+    assert first_row[1] == "cheapest"
+    assert first_row[2] in PROVIDERS
     headers = grid.first.locator("[role=columnheader]").all_inner_texts()
-    assert {"rank", "provider", "instance_type", "gpu_name"} <= set(headers)
-    page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
-    metrics = page.locator('[data-testid="stMetric"]')
-    assert metrics.count() == 2
-    assert re.search(r"\$[\d,]+", metrics.first.inner_text())
-    assert "Prices as of" in page.content()
+    assert {"rank", "pick", "provider", "instance", "region", "GPU", "hours", "cost"} <= set(
+        headers
+    )
+    # The answer comes first, then the chart, then the table.
+    top = [
+        box["y"]
+        for box in (metrics.first.bounding_box(), chart.first.bounding_box(),
+                    grid.first.bounding_box())
+        if box is not None
+    ]  # fmt: skip
+    assert len(top) == 3 and top == sorted(top)
+    assert "Prices as of: aws 2025-06-01" in body
+    page.wait_for_url(re.compile(r"/\?.*workload=resnet50-imagenet-90ep"), timeout=30_000)
+    # Streamlit scrolls inside the page: a tall window shows picks, chart and table at once.
+    page.set_viewport_size({"width": 1400, "height": 2300})
+    page.wait_for_timeout(1_000)
     page.screenshot(path=str(screenshots / "plan.png"), full_page=True)
-    assert page.locator('[data-testid="stException"]').count() == 0
-    assert "Traceback" not in page.inner_text("body")
+    no_error_on(page)
+
+
+def test_a_shared_plan_link_gives_the_planners_picks(app_url: str, page: Page) -> None:
+    deadline, providers = 2.5, ["aws", "gcp", "azure"]
+    query = f"deadline_hours={deadline}&" + "&".join(f"providers={p}" for p in providers)
+    page.goto(f"{app_url}/?{query}", wait_until="domcontentloaded")
+    page.get_by_text("Ranked options:").wait_for(timeout=90_000)
+    expected = planner_picks(deadline_hours=deadline, providers=providers)
+    names = ["cheapest_within_deadline", "fastest_within_budget", "best_cost_per_hour_saved"]
+    assert len(expected) == 3
+    for name, label, option in zip(names, PICK_LABELS, expected, strict=True):
+        box = page.locator(f".st-key-plan_pick_{name}")
+        expect(box).to_contain_text(label, timeout=30_000)
+        expect(box).to_contain_text(option, timeout=30_000)
+    legend = page.locator(".js-plotly-plot .legendtext", has_text="deadline 2.5 h")
+    legend.first.wait_for(timeout=30_000)
+    no_error_on(page)
+
+
+def test_plan_downloads_carry_the_ranked_rows_and_sources(
+    app_url: str, page: Page, tmp_path: Path
+) -> None:
+    page.goto(f"{app_url}/?providers=lambda&providers=aws", wait_until="domcontentloaded")
+    button = page.get_by_role("button", name="Download CSV")
+    button.wait_for(timeout=90_000)
+    with page.expect_download(timeout=30_000) as download:
+        button.click()
+    csv = tmp_path / "plan.csv"
+    download.value.save_as(csv)
+    with csv.open() as handle:
+        rows = list(DictReader(handle))
+    assert rows and {row["provider"] for row in rows} == {"aws", "lambda"}
+    assert [row["rank"] for row in rows[:3]] == ["1", "2", "3"]
+    assert {row["throughput_source"] for row in rows} <= {
+        "measured", "published", "scaled", "estimated"
+    }  # fmt: skip
+    assert all(re.fullmatch(r"\d{4}-\d{2}-\d{2}", row["price_date"]) for row in rows)
+    assert all(row["price_source"].startswith("skypilot-catalog") for row in rows)
+
+    button = page.get_by_role("button", name="Download HTML report")
+    with page.expect_download(timeout=60_000) as download:
+        button.click()
+    report = tmp_path / "plan.html"
+    download.value.save_as(report)
+    html = report.read_text()
+    assert "Plan: resnet50-imagenet-90ep (fp16, on-demand)" in html
+    for option in planner_picks(providers=["lambda", "aws"]):
+        assert option in html
+    for row in rows[:10]:
+        assert f"<td>{row['instance_type']}</td>" in html
+    assert "aws prices of 2025-06-01 (skypilot-catalog" in html
+    assert "Throughput sources: " in html
+    assert html.count("Plotly.newPlot") == 1 and "<script src=" not in html
+    assert "providers=lambda" in html  # the link to this view
 
 
 PAGES = {

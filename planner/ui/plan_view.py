@@ -1,0 +1,489 @@
+"""How a Plan is shown: figures in words, the time-vs-cost chart, the tables and the report.
+
+No figure is computed here: everything comes from the Plan (planner.plan.make_plan); this
+module formats it for the Plan page and its downloads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from planner.pareto import PICKS
+from planner.plan import Plan
+from planner.ui.export import Report
+from pricing.catalog import SnapshotInfo
+
+PICK_TITLES = {
+    "cheapest_within_deadline": "Cheapest within deadline",
+    "fastest_within_budget": "Fastest within budget",
+    "best_cost_per_hour_saved": "Best cost per hour saved",
+}
+PICK_TEXT_POSITION = {
+    "cheapest_within_deadline": "bottom center",
+    "fastest_within_budget": "top center",
+    "best_cost_per_hour_saved": "top left",
+}
+CONSTRAINT_NAMES = {
+    "deadline_hours": "Deadline",
+    "budget_usd": "Budget",
+    "max_gpus": "Max GPUs",
+    "onprem_gpus": "On-prem cluster size",
+}
+PICK_SHORT = {
+    "cheapest_within_deadline": "cheapest",
+    "fastest_within_budget": "fastest",
+    "best_cost_per_hour_saved": "best value",
+}
+SOURCE_WORDS = (
+    "measured: your own benchmark run; published: Lambda's PyTorch benchmarks; scaled: a "
+    "published or measured figure moved to this GPU count by the scaling law fitted to that "
+    "GPU; estimated: from the GPU's specs (spec regression) or, for LLMs, an MFU"
+)
+TABLE_COLUMNS: tuple[str, ...] = (
+    "rank", "pick", "provider", "instance_type", "total_gpus", "gpu_name", "hours_to_train",
+    "cost_usd", "region", "hours_p10", "hours_p90", "cost_p10_usd", "cost_p90_usd",
+    "throughput", "throughput_unit", "throughput_source", "price_date", "usd_per_hour",
+    "option_usd_per_hour", "usd_per_gpu_hour", "instances", "gpu_count", "pricing",
+    "price_source", "on_pareto", "feasible", "misses", "throughput_detail",
+)  # fmt: skip
+SPOT_COLUMNS: tuple[str, ...] = (
+    "interruptions_per_hour",
+    "interruption_rate_source",
+    "spot_overhead_factor",
+)
+LLM_COLUMNS: tuple[str, ...] = ("mfu", "memory_per_gpu_gb", "sharding")
+PICK_TABLE_COLUMNS: tuple[str, ...] = (
+    "pick", "provider", "instance_type", "region", "gpu_name", "instances", "total_gpus",
+    "hours_to_train", "hours_p10", "hours_p90", "cost_usd", "cost_p10_usd", "cost_p90_usd",
+    "throughput", "throughput_unit", "throughput_source", "price_date", "price_source",
+    "throughput_detail", "why",
+)  # fmt: skip
+PROVIDER_COLORS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+    "#7f7f7f",
+)  # fmt: skip
+ONPREM_COLOR = "#d62728"
+# What a CLI flag in a planner message is called on this page.
+FLAG_WORDS = {
+    "--deadline-hours": "Deadline",
+    "--budget-usd": "Budget",
+    "--max-gpus": "Max GPUs per option",
+    "--interruption-rate PROVIDER=RATE": "the spot interruption rates in the sidebar",
+    "--interruption-rate": "spot interruption rates",
+    " (--gpu)": "",
+}
+
+
+def ui_words(text: str) -> str:
+    """A planner message with its CLI flags named as this page's inputs."""
+    for flag, words in FLAG_WORDS.items():
+        text = text.replace(flag, words)
+    return text
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def money(usd: float, short: bool = False) -> str:
+    """$0.52, $4.38, $1,234; short: $18.4k, $1.31M from $10,000 up."""
+    if not np.isfinite(usd):
+        return "-"
+    if short and abs(usd) >= 1e6:
+        return f"${usd / 1e6:,.3g}M"
+    if short and abs(usd) >= 1e4:
+        return f"${usd / 1e3:,.1f}k"
+    return f"${usd:,.0f}" if abs(usd) >= 100 else f"${usd:,.2f}"
+
+
+def duration(hours: float, short: bool = False) -> str:
+    """Hours as a reader says them: 49 s, 39 min, 5.2 h, 31.6 days (short: 31.6 d)."""
+    if not np.isfinite(hours):
+        return "-"
+    if hours < 1 / 60:
+        return f"{hours * 3600:.0f} s"
+    if hours < 1:
+        return f"{hours * 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.1f} h"
+    return f"{hours / 24:,.1f} {'d' if short else 'days'}"
+
+
+def headline(row: pd.Series) -> str:
+    """A pick's cost and time, short enough for a metric: '$18.4k · 11.3 d'."""
+    return f"{money(row['cost_usd'], short=True)} · {duration(row['hours_to_train'], short=True)}"
+
+
+def sentence(text: str) -> str:
+    """A planner note as a sentence: capital first letter, one full stop."""
+    text = text.strip().rstrip(".")
+    return text[:1].upper() + text[1:] + "."
+
+
+def option_text(row: pd.Series) -> str:
+    """Which option a row is: 'vast 8x-Tesla_V100-32-65536 x 2 in Sweden, SE, EU'."""
+    if row["kind"] == "on-prem":
+        return f"on-prem {row['region']} {row['instance_type']}"
+    count = f" x {row['instances']:g}" if row["instances"] > 1 else ""
+    return f"{row['provider']} {row['instance_type']}{count} in {row['region']}"
+
+
+def gpus_text(row: pd.Series) -> str:
+    """'16 x H100-SXM' (all instances together)."""
+    return f"{row['total_gpus']:g} x {row['gpu_name']}"
+
+
+def throughput_text(row: pd.Series) -> str:
+    """'6,214 images/s (scaled)'."""
+    value = float(row["throughput"])
+    shown = f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+    return f"{shown} {row['throughput_unit']} ({row['throughput_source']})"
+
+
+def band_text(row: pd.Series) -> str:
+    """'P10-P90: 5.1 h-5.3 h, $4.37-$4.46'."""
+    return (
+        f"P10–P90: {duration(row['hours_p10'])}–{duration(row['hours_p90'])}, "
+        f"{money(row['cost_p10_usd'])}–{money(row['cost_p90_usd'])}"
+    )
+
+
+def price_text(row: pd.Series) -> str:
+    """The price a row uses and its date (on-prem: how it was amortized)."""
+    if row["kind"] == "on-prem":
+        return str(row["price_source"])
+    return (
+        f"{row['pricing']} {money(row['usd_per_hour'])}/h per instance, priced {row['price_date']}"
+    )
+
+
+def price_dates(manifest: Sequence[SnapshotInfo], providers: Sequence[str]) -> str:
+    """'Prices as of: aws 2025-06-01, gcp 2025-01-01' for the providers chosen."""
+    parts = [f"{m.provider} {m.priced_at}" for m in manifest if m.provider in providers]
+    return "Prices as of: " + ", ".join(parts)
+
+
+def no_pick_reason(plan: Plan, name: str) -> str:
+    """Why a pick is missing (the constraint note that says what is closest)."""
+    constraint = {"cheapest_within_deadline": "deadline_hours", "fastest_within_budget":
+                  "budget_usd"}.get(name)  # fmt: skip
+    status = plan.constraint_status
+    if constraint is not None and len(status):
+        notes = status.loc[status["constraint"] == constraint, "note"]
+        if len(notes):
+            return str(notes.iloc[0])
+    if name == "best_cost_per_hour_saved":
+        if not plan.rows["feasible"].any():
+            return "nothing meets both the deadline and the budget"
+        return "no option within the deadline and budget is faster than the cheapest one"
+    return "nothing qualifies"
+
+
+# ---------------------------------------------------------------- the chart
+
+
+def _hover(rows: pd.DataFrame) -> np.ndarray:
+    """Per row: option, GPUs, throughput and its source, detail, price, P10-P90 texts."""
+    detail = rows["throughput_detail"].astype(str)
+    detail = detail.where(detail.str.len() <= 110, detail.str.slice(0, 107) + "...")
+    records = [
+        (
+            option_text(row),
+            f"{gpus_text(row)} ({row['instances']:g} x {row['gpu_count']:g})",
+            throughput_text(row),
+            d,
+            price_text(row),
+            f"{duration(row['hours_p10'])}–{duration(row['hours_p90'])}",
+            f"{money(row['cost_p10_usd'])}–{money(row['cost_p90_usd'])}",
+            f"{duration(row['hours_to_train'])}",
+        )
+        for (_, row), d in zip(rows.iterrows(), detail, strict=True)
+    ]
+    return np.array(records, dtype=object).reshape(len(rows), 8)
+
+
+HOVER = (
+    "<b>%{customdata[0]}</b><br>%{customdata[1]}<br>throughput %{customdata[2]}"
+    "<br><i>%{customdata[3]}</i><br>%{customdata[4]}"
+    "<br>%{customdata[7]} (P10–P90 %{customdata[5]}), "
+    "$%{y:,.2f} (P10–P90 %{customdata[6]})<extra></extra>"
+)
+
+
+def _whiskers(rows: pd.DataFrame, column: str, low: str, high: str) -> dict[str, Any]:
+    centre = rows[column].to_numpy(float)
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": np.nan_to_num(rows[high].to_numpy(float) - centre),
+        "arrayminus": np.nan_to_num(centre - rows[low].to_numpy(float)),
+        "thickness": 1,
+        "width": 0,
+    }
+
+
+def plan_figure(plan: Plan) -> go.Figure:
+    """Hours vs cost to train (log axes): every row with P10-P90 whiskers, the frontier as
+    a line, the picks as stars, the deadline and budget as dashed lines."""
+    rows = plan.rows
+    fig = go.Figure()
+    for i, (provider, group) in enumerate(rows.groupby("provider", sort=True)):
+        onprem = provider == "on-prem"
+        color = ONPREM_COLOR if onprem else PROVIDER_COLORS[i % len(PROVIDER_COLORS)]
+        fig.add_trace(
+            go.Scatter(
+                x=group["hours_to_train"],
+                y=group["cost_usd"],
+                mode="markers",
+                name=str(provider),
+                marker={
+                    "size": 11 if onprem else 7,
+                    "color": color,
+                    "symbol": "diamond" if onprem else "circle",
+                    "opacity": 0.8,
+                },
+                error_x={**_whiskers(group, "hours_to_train", "hours_p10", "hours_p90"),
+                         "color": color},
+                error_y={**_whiskers(group, "cost_usd", "cost_p10_usd", "cost_p90_usd"),
+                         "color": color},
+                customdata=_hover(group),
+                hovertemplate=HOVER,
+            )
+        )  # fmt: skip
+    frontier = plan.frontier.sort_values("hours_to_train")
+    if len(frontier):
+        fig.add_trace(
+            go.Scatter(
+                x=frontier["hours_to_train"],
+                y=frontier["cost_usd"],
+                mode="lines+markers",
+                name="time/cost frontier (every GPU count)",
+                line={"color": "black", "width": 1.5},
+                marker={"size": 5, "color": "black"},
+                customdata=_hover(frontier),
+                hovertemplate=HOVER,
+            )
+        )
+    for _, group in plan.picks.groupby("option_id", sort=False):
+        row = group.iloc[0]
+        label = " + ".join(PICK_SHORT[p] for p in group["pick"])
+        fig.add_trace(
+            go.Scatter(
+                x=[row["hours_to_train"]],
+                y=[row["cost_usd"]],
+                mode="markers+text",
+                name=f"pick: {label}",
+                text=[label],
+                textposition=PICK_TEXT_POSITION[str(group["pick"].iloc[0])],
+                textfont={"size": 13},
+                marker={
+                    "symbol": "star",
+                    "size": 20,
+                    "color": "#ffd700",
+                    "line": {"width": 1.5, "color": "black"},
+                },
+                customdata=_hover(group),
+                hovertemplate=HOVER,
+            )
+        )
+    _limits(fig, plan)
+    workload = plan.workload
+    fig.update_layout(
+        title=f"Time vs cost to train: {workload.name} ({plan.precision}, {plan.pricing})",
+        xaxis={"title": "hours to train (log scale)", "type": "log", "dtick": "D2"},
+        yaxis={
+            "title": "cost to train, USD (log scale)",
+            "type": "log",
+            "dtick": "D2",
+            "tickprefix": "$",
+        },
+        legend={"orientation": "h", "y": -0.18},
+        height=560,
+        margin={"t": 60, "b": 10},
+        hoverlabel={"align": "left"},
+    )
+    return fig
+
+
+def _limits(fig: go.Figure, plan: Plan) -> None:
+    """The deadline (vertical) and budget (horizontal) as dashed lines across the data."""
+    rows = plan.rows
+    hours = rows["hours_to_train"].to_numpy(float)
+    cost = rows["cost_usd"].to_numpy(float)
+    deadline = plan.constraints.deadline_hours
+    budget = plan.constraints.budget_usd
+    if deadline is not None:
+        y = [np.nanmin([*cost, budget or np.inf]), np.nanmax(cost)]
+        fig.add_trace(
+            go.Scatter(
+                x=[deadline, deadline],
+                y=y,
+                mode="lines",
+                name=f"deadline {deadline:g} h",
+                line={"color": "#d62728", "dash": "dash", "width": 2},
+                hoverinfo="name",
+            )
+        )
+    if budget is not None:
+        x = [np.nanmin([*hours, deadline or np.inf]), np.nanmax(hours)]
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=[budget, budget],
+                mode="lines",
+                name=f"budget {money(budget)}",
+                line={"color": "#2ca02c", "dash": "dash", "width": 2},
+                hoverinfo="name",
+            )
+        )
+
+
+# ---------------------------------------------------------------- tables
+
+
+def _pick_labels(picks: pd.Series) -> list[str]:
+    return [", ".join(PICK_SHORT.get(p, p) for p in str(v).split(",") if p) for v in picks]
+
+
+def ranked_table(plan: Plan) -> pd.DataFrame:
+    """The rows as shown: picks in words, spot and LLM columns where they apply."""
+    columns = list(TABLE_COLUMNS)
+    if plan.pricing == "spot":
+        columns += SPOT_COLUMNS
+    if plan.workload.is_llm:
+        columns += LLM_COLUMNS
+    shown = plan.rows.loc[:, columns].copy()
+    shown["pick"] = _pick_labels(shown["pick"])
+    return shown
+
+
+def pick_table(plan: Plan) -> pd.DataFrame:
+    """The picks, why each was picked, its P10-P90 and sources."""
+    shown = plan.picks.loc[:, list(PICK_TABLE_COLUMNS)].copy()
+    shown["pick"] = shown["pick"].map(PICK_TITLES)
+    return shown
+
+
+def column_config() -> dict[str, Any]:
+    """Readable headers and number formats for the ranked table (values stay raw)."""
+    col = st.column_config
+    hours = "%.3g"
+    return {
+        "rank": col.NumberColumn("rank", format="%d"),
+        "pick": col.TextColumn("pick", width="small"),
+        "on_pareto": col.CheckboxColumn("frontier", help="on the time/cost frontier"),
+        "instance_type": col.TextColumn("instance", width="medium"),
+        "region": col.TextColumn("region", width="medium"),
+        "gpu_name": col.TextColumn("GPU"),
+        "gpu_count": col.NumberColumn("GPUs/instance", format="%g"),
+        "instances": col.NumberColumn("instances", format="%g"),
+        "total_gpus": col.NumberColumn("GPUs", format="%g"),
+        "throughput": col.NumberColumn("throughput", format="%.4g"),
+        "throughput_unit": col.TextColumn("unit"),
+        "throughput_source": col.TextColumn("throughput source", help=SOURCE_WORDS),
+        "hours_to_train": col.NumberColumn("hours", format=hours),
+        "hours_p10": col.NumberColumn("hours P10", format=hours),
+        "hours_p90": col.NumberColumn("hours P90", format=hours),
+        "cost_usd": col.NumberColumn("cost", format="dollar"),
+        "cost_p10_usd": col.NumberColumn("cost P10", format="dollar"),
+        "cost_p90_usd": col.NumberColumn("cost P90", format="dollar"),
+        "usd_per_hour": col.NumberColumn("$/h per instance", format="dollar"),
+        "option_usd_per_hour": col.NumberColumn("$/h all instances", format="dollar"),
+        "usd_per_gpu_hour": col.NumberColumn("$/GPU-hour", format="dollar"),
+        "price_date": col.TextColumn("price date"),
+        "price_source": col.TextColumn("price source"),
+        "throughput_detail": col.TextColumn("throughput detail", width="large"),
+        "mfu": col.NumberColumn("MFU", format="percent"),
+        "memory_per_gpu_gb": col.NumberColumn("memory/GPU (GB)", format="%.1f"),
+    }
+
+
+# ---------------------------------------------------------------- the report
+
+
+def plan_sources(plan: Plan, manifest: Sequence[SnapshotInfo]) -> list[str]:
+    """Where the prices and throughputs came from: each price list with its date, on-prem
+    configurations, how many rows rest on each throughput source, and the picks' figures."""
+    rows = plan.rows
+    providers = set(rows["provider"])
+    lines = [
+        f"{m.provider} prices of {m.priced_at} ({m.source})"
+        for m in manifest
+        if m.provider in providers
+    ]
+    lines += sorted(set(rows.loc[rows["kind"] == "on-prem", "price_source"].astype(str)))
+    counts = rows["throughput_source"].value_counts()
+    lines.append(
+        "Throughput sources: "
+        + ", ".join(f"{source} {n} rows" for source, n in counts.items())
+        + f" ({SOURCE_WORDS}); each row's throughput_detail names its figure, law or method"
+    )
+    for _, row in plan.picks.iterrows():
+        lines.append(
+            f"{PICK_TITLES[row['pick']]}: throughput {row['throughput_source']} "
+            f"({row['throughput_detail']}); price {price_text(row)} ({row['price_source']})"
+        )
+    return lines
+
+
+def pick_lines(plan: Plan) -> list[str]:
+    """One line per pick: what, cost and time, the P10-P90 band and why (or why none)."""
+    lines = []
+    for name in PICKS:
+        row = plan.pick(name)
+        if row is None:
+            lines.append(f"{PICK_TITLES[name]}: none ({ui_words(no_pick_reason(plan, name))})")
+            continue
+        lines.append(
+            f"{PICK_TITLES[name]}: {option_text(row)}, {gpus_text(row)}: "
+            f"{money(row['cost_usd'])} in {duration(row['hours_to_train'])} "
+            f"({band_text(row)}); {row['why']}"
+        )
+    return lines
+
+
+def readable(frame: pd.DataFrame) -> pd.DataFrame:
+    """Numbers as text with the digits that matter (24,800; 5.154; 0.01366) for a report
+    table; the CSV keeps full precision."""
+    shown = frame.copy()
+    for column in shown.select_dtypes("float").columns:
+        values = shown[column].to_numpy(float)
+        shown[column] = [
+            "" if not np.isfinite(v) else f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+            for v in values
+        ]
+    return shown
+
+
+def plan_report(plan: Plan, manifest: Sequence[SnapshotInfo], link: str = "") -> Report:
+    """The page's HTML report: picks, the chart, the picks and ranked tables, constraints,
+    assumptions with the planner's warnings, and every price and throughput source."""
+    workload = plan.workload
+    status = [
+        f"{CONSTRAINT_NAMES.get(str(row.constraint), str(row.constraint))} "
+        f"{'binds' if row.binds else 'does not bind'}: {sentence(ui_words(row.note))}"
+        for row in plan.constraint_status.itertuples()
+    ]
+    return Report(
+        title=f"Plan: {workload.name} ({plan.precision}, {plan.pricing})",
+        summary=[
+            f"{workload.description}: {workload.samples:,.0f} {workload.sample_unit}.",
+            *pick_lines(plan),
+            *status,
+            price_dates(manifest, sorted(set(plan.rows["provider"]))),
+        ],
+        figures=[("Time vs cost to train", plan_figure(plan))],
+        tables=[
+            ("Picks", readable(pick_table(plan))),
+            (f"Ranked options ({len(plan.rows)})", readable(ranked_table(plan))),
+            ("Constraints", plan.constraint_status),
+        ],
+        assumptions=[*plan.assumptions, *(f"Warning: {ui_words(w)}" for w in plan.warnings)],
+        sources=plan_sources(plan, manifest),
+        link=link,
+    )
