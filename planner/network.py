@@ -71,6 +71,12 @@ PROVIDER_DEFAULT_GBPS: dict[str, tuple[float, str]] = {
     "vast": (10.0, "marketplace hosts: 10 Gb/s assumed between independent machines"),
     "lambda": (25.0, "on-demand instances: no cluster fabric between them; 25 Gb/s assumed"),
 }
+# Providers whose offers are single listed hosts, not a pool of identical instances: a
+# plan takes one instance of each (ganging 64 copies of one marketplace listing is not a
+# capacity anyone can rent). Recorded 2026-11 from the providers' own descriptions.
+SINGLE_HOST_PROVIDERS: dict[str, str] = {
+    "vast": "Vast.ai marketplace: each listing is one host",
+}
 DEFAULT_NETWORK_GBPS = 25.0  # typical cloud VM Ethernet: an assumption, not a measurement
 ONPREM_NETWORK_GBPS = 400.0  # one 400 Gb/s NDR InfiniBand port per server (DGX H100 has 8)
 

@@ -18,7 +18,8 @@ Option table columns (one row per option; OPTION_COLUMNS):
   spot_usd_per_hour, pricing, price_date, price_source, interconnect
 
 Counts: instances 1, 2, 4, ... while total GPUs stay within `max_gpus`; a fractional GPU
-slice is one instance only. On-prem: 1, 2, 4, ... GPUs below one server, then 1, 2, 4, ...
+slice, and a marketplace listing (planner.network.SINGLE_HOST_PROVIDERS), is one instance
+only. On-prem: 1, 2, 4, ... GPUs below one server, then 1, 2, 4, ...
 servers and all of them, within `max_gpus`.
 """
 
@@ -30,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from planner.hardware import load_specs
-from planner.network import ONPREM_NETWORK_GBPS, instance_network_gbps
+from planner.network import ONPREM_NETWORK_GBPS, SINGLE_HOST_PROVIDERS, instance_network_gbps
 from planner.tco import OnPremConfig, amortized_usd_per_gpu_hour
 from pricing.catalog import price_for_kind
 
@@ -59,7 +60,12 @@ def cloud_options(
     grid_offer = np.repeat(np.arange(len(offers)), len(counts))
     grid_k = np.tile(counts, len(offers))
     g = per[grid_offer]
-    keep = (grid_k * g <= max_gpus + 1e-9) & ((g >= 1) | (grid_k == 1))
+    single_host = offers["provider"].isin(list(SINGLE_HOST_PROVIDERS)).to_numpy()
+    keep = (
+        (grid_k * g <= max_gpus + 1e-9)
+        & ((g >= 1) | (grid_k == 1))
+        & (~single_host[grid_offer] | (grid_k == 1))
+    )
     warnings = []
     too_big = per > max_gpus
     if too_big.any():

@@ -477,8 +477,9 @@ def _assumptions(
         f"Prices: {constraints.pricing}, whole instances, per-second billing, no data or "
         "storage costs, no start-up or data-loading time, capacity assumed available at "
         "every count. Options: 1, 2, 4, ... instances of an offer up to "
-        f"{constraints.max_gpus} GPUs; each offer shown at the count that meets the deadline "
-        "at least cost (else its fastest), plus other counts on the frontier or picked.",
+        f"{constraints.max_gpus} GPUs (one of a GPU slice or a marketplace listing, which is "
+        "a single host); each offer shown at the count that meets the deadline at least cost "
+        "(else its fastest), plus other counts on the frontier or picked.",
         "Picks: cheapest within the deadline; fastest within the budget; best cost per hour "
         "saved = among feasible frontier options faster than the cheapest feasible one, "
         "the least extra dollars per hour saved. Frontier: no other option is both no "

@@ -96,3 +96,22 @@ def test_a_plan_scales_worse_over_a_slow_network() -> None:
     assert at64.loc["aws", "throughput"] > 1.2 * at64.loc["acme", "throughput"]
     at8 = options.loc[options["total_gpus"] == 8].set_index("provider")
     assert at8.loc["aws", "throughput"] == pytest.approx(at8.loc["acme", "throughput"])
+
+
+def test_a_marketplace_listing_is_one_host() -> None:
+    from planner.options import cloud_options
+    from pricing.catalog import validate_offers
+
+    offers = validate_offers(
+        pd.DataFrame(
+            [
+                {"provider": "vast", "region": "r", "instance_type": "8x-H100_SXM-32-65536",
+                 "gpu_name": "H100-SXM", "gpu_count": 8, "usd_per_hour": 16.0},
+                {"provider": "aws", "region": "r", "instance_type": "p5.48xlarge",
+                 "gpu_name": "H100-SXM", "gpu_count": 8, "usd_per_hour": 55.0},
+            ]
+        ).assign(source="test", priced_at="2026-11-01")
+    )  # fmt: skip
+    options, _ = cloud_options(offers, "on-demand", 64)
+    counts = options.groupby("provider")["instances"].apply(sorted).to_dict()
+    assert counts == {"aws": [1, 2, 4, 8], "vast": [1]}
