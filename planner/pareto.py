@@ -96,7 +96,12 @@ def _hours(value: float) -> str:
 
 
 def _usd(value: float) -> str:
-    return f"${value:,.0f}" if abs(value) >= 100 else f"${value:,.2f}"
+    """Dollars as people read them: whole dollars from $100, cents below, '<$0.01' for less."""
+    if abs(value) >= 100:
+        return f"${value:,.0f}"
+    if 0 < abs(value) < 0.005:
+        return "<$0.01"
+    return f"${value:,.2f}"
 
 
 def _best(mask: NDArray[np.bool_], primary: FloatArray, secondary: FloatArray) -> int | None:
@@ -148,7 +153,7 @@ def picks(
             (
                 "best_cost_per_hour_saved",
                 i,
-                f"${rate:,.2f} more per hour saved than the cheapest feasible option "
+                f"{_usd(rate)} more per hour saved than the cheapest feasible option "
                 f"({_hours(h[base] - h[i])} sooner for {_usd(c[i] - c[base])} more)",
             )
         )
