@@ -21,3 +21,7 @@ def test_fidelity_prints_medians_and_their_ratio(capsys: pytest.CaptureFixture[s
     printed = float(re.search(r"ratio harness / bare \(same wall-clock definition\): ([\d.]+)",
                               out).group(1))  # type: ignore[union-attr]  # fmt: skip
     assert printed == pytest.approx(wall / bare, abs=2e-3)
+    pairs = [float(w.replace(",", "")) / float(b.replace(",", "")) for b, w in rounds]
+    headline = re.search(r"fidelity ratio \(harness / bare, paired rounds\): ([\d.]+)", out)
+    assert headline is not None
+    assert float(headline.group(1)) == pytest.approx(statistics.median(pairs), abs=2e-3)
