@@ -61,7 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from planner.hardware import PEAK_COLUMN_BY_PRECISION, load_specs
+from planner.hardware import PEAK_COLUMN_BY_PRECISION, load_specs, peak_tflops
 from planner.scaling import (
     GRADIENT_BYTES_PER_PARAM,
     CommModel,
@@ -345,6 +345,14 @@ MFU_COLUMNS = (
 )  # fmt: skip
 
 
+def peak_or_nan(gpu_name: str, precision: str) -> float:
+    """Dense peak TFLOP/s of a GPU at a precision, NaN when unknown (planner.hardware)."""
+    try:
+        return peak_tflops(str(gpu_name), str(precision))
+    except (ValueError, KeyError):
+        return float("nan")
+
+
 def gpt_mfu_figures(results: pd.DataFrame, precision: str) -> tuple[pd.DataFrame, list[str]]:
     """GPT-benchmark MFU per (GPU, size, GPU count), measured before published.
 
@@ -367,7 +375,18 @@ def gpt_mfu_figures(results: pd.DataFrame, precision: str) -> tuple[pd.DataFrame
             f"{int(on_cpu.sum())} GPT results from CPUs or unknown devices not used to "
             "predict GPU MFU"
         )
-    gpt = gpt.loc[~on_cpu & gpt["mfu"].notna() & (gpt["mfu"] > 0)]
+    gpt = gpt.loc[~on_cpu].copy()
+    # A run made without --peak-tflops has no MFU: achieved TFLOP/s per device over the
+    # spec table's dense peak at its precision is the same definition (PaLM app. B).
+    if "achieved_tflops" in gpt.columns:
+        missing = gpt["mfu"].isna()
+        peak = pd.Series(
+            [peak_or_nan(g, p) for g, p in zip(gpt["gpu_name"], gpt["precision"], strict=True)],
+            index=gpt.index,
+            dtype=float,
+        )
+        gpt.loc[missing, "mfu"] = gpt.loc[missing, "achieved_tflops"] / peak[missing]
+    gpt = gpt.loc[gpt["mfu"].notna() & (gpt["mfu"] > 0)]
     params = gpt["model_size"].map(params_from_size)
     unsized = params.isna()
     if unsized.any():

@@ -144,6 +144,12 @@ def test_mfu_figures_leave_out_cpu_and_tiny_runs() -> None:
     assert params_from_size("tiny") is None
 
 
+def test_a_run_without_peak_gets_mfu_from_achieved_tflops_over_the_spec_peak() -> None:
+    run = gpt("H100-SXM", "1.3b", 0.5).model_copy(update={"mfu": None, "achieved_tflops": 445.2})
+    figures, _ = gpt_mfu_figures(results_frame([run]), "bf16")
+    assert figures.loc[0, "mfu"] == pytest.approx(445.2 / 989.4)  # H100 SXM dense bf16 peak
+
+
 def test_mfu_measured_on_this_gpu_then_transferred_to_size_count_and_other_gpus() -> None:
     results = results_frame(
         [gpt("A100-SXM-80GB", "1.3b", 0.48, run=1), gpt("A100-SXM-80GB", "1.3b", 0.52, run=2)]
