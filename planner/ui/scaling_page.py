@@ -99,6 +99,50 @@ def _inputs(ps: PageState, reference: pd.DataFrame) -> tuple[str, str, str, Comm
     return model_name, precision, gpu, comm
 
 
+def _band_and_laws(
+    fig: go.Figure, laws: pd.DataFrame, curve: pd.DataFrame, metric: str, label: str, unit: str
+) -> None:
+    """The planner's 80% band and line for `metric`, then each fitted law (chosen bold)."""
+    fig.add_trace(
+        go.Scatter(
+            x=curve["num_gpus"],
+            y=curve[f"{metric}_high"],
+            line={"width": 0},
+            showlegend=False,
+            hoverinfo="skip",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=curve["num_gpus"],
+            y=curve[f"{metric}_low"],
+            fill="tonexty",
+            fillcolor="rgba(31,119,180,0.15)",
+            line={"width": 0},
+            name="planner 80% band",
+            hoverinfo="skip",
+        )
+    )
+    _planner_lines(fig, curve, metric, label)
+    value = "%{y:,.0f} " + unit if unit else "%{y:.0%}"
+    for law, rows in laws.groupby("law", sort=False):
+        chosen = bool(rows["chosen"].iloc[0])
+        fig.add_trace(
+            go.Scatter(
+                x=rows["num_gpus"],
+                y=rows[metric],
+                mode="lines",
+                name=f"{law} law" + (" (chosen)" if chosen else ""),
+                line={
+                    "color": LAW_COLORS.get(str(law)),
+                    "width": 3 if chosen else 1.2,
+                    "dash": "solid" if chosen else "dot",
+                },
+                hovertemplate=f"{law}: {value} at %{{x}} GPUs<extra></extra>",
+            )
+        )
+
+
 def _throughput_figure(
     points: pd.DataFrame,
     laws: pd.DataFrame,
@@ -108,43 +152,7 @@ def _throughput_figure(
     title: str,
 ) -> go.Figure:
     fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=curve["num_gpus"],
-            y=curve["throughput_high"],
-            line={"width": 0},
-            showlegend=False,
-            hoverinfo="skip",
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=curve["num_gpus"],
-            y=curve["throughput_low"],
-            fill="tonexty",
-            fillcolor="rgba(31,119,180,0.15)",
-            line={"width": 0},
-            name="planner 80% band",
-            hoverinfo="skip",
-        )
-    )
-    _planner_lines(fig, curve, "throughput", "planner extrapolation")
-    for law, rows in laws.groupby("law", sort=False):
-        chosen = bool(rows["chosen"].iloc[0])
-        fig.add_trace(
-            go.Scatter(
-                x=rows["num_gpus"],
-                y=rows["throughput"],
-                mode="lines",
-                name=f"{law} law" + (" (chosen)" if chosen else ""),
-                line={
-                    "color": LAW_COLORS.get(str(law)),
-                    "width": 3 if chosen else 1.2,
-                    "dash": "solid" if chosen else "dot",
-                },
-                hovertemplate=f"{law}: %{{y:,.0f}} {unit} at %{{x}} GPUs<extra></extra>",
-            )
-        )
+    _band_and_laws(fig, laws, curve, "throughput", "planner extrapolation", unit)
     _point_traces(fig, points, "throughput", unit)
     _layout(fig, title, f"throughput ({unit})", per_node, log_y=True)
     return fig
@@ -154,42 +162,7 @@ def _efficiency_figure(
     points: pd.DataFrame, laws: pd.DataFrame, curve: pd.DataFrame, per_node: int, title: str
 ) -> go.Figure:
     fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=curve["num_gpus"],
-            y=curve["efficiency_high"],
-            line={"width": 0},
-            showlegend=False,
-            hoverinfo="skip",
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=curve["num_gpus"],
-            y=curve["efficiency_low"],
-            fill="tonexty",
-            fillcolor="rgba(31,119,180,0.15)",
-            line={"width": 0},
-            name="planner 80% band",
-            hoverinfo="skip",
-        )
-    )
-    _planner_lines(fig, curve, "efficiency", "planner efficiency")
-    for law, rows in laws.groupby("law", sort=False):
-        chosen = bool(rows["chosen"].iloc[0])
-        fig.add_trace(
-            go.Scatter(
-                x=rows["num_gpus"],
-                y=rows["efficiency"],
-                mode="lines",
-                name=f"{law} law" + (" (chosen)" if chosen else ""),
-                line={
-                    "color": LAW_COLORS.get(str(law)),
-                    "width": 3 if chosen else 1.2,
-                    "dash": "solid" if chosen else "dot",
-                },
-            )
-        )
+    _band_and_laws(fig, laws, curve, "efficiency", "planner efficiency", "")
     _point_traces(fig, points.dropna(subset=["efficiency"]), "efficiency", "")
     _layout(fig, title, "efficiency X(N) / (N X(1))", per_node, log_y=False)
     fig.update_yaxes(tickformat=".0%", rangemode="tozero")
