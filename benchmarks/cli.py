@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from benchmarks.results import ResultFileError, load_results, read_result
@@ -58,7 +59,7 @@ def list_results(
         )
     console.print(table)
     for problem in problems:
-        Console(stderr=True).print(f"[yellow]skipped:[/] {problem}", highlight=False)
+        Console(stderr=True).print(f"[yellow]skipped:[/] {escape(problem)}", highlight=False)
 
 
 @app.command("show")
@@ -73,17 +74,18 @@ def show(
     try:
         loaded = read_result(path)
     except FileNotFoundError:
-        Console(stderr=True).print(f"[bold red]error:[/] no result {result!r} (looked for {path})")
+        message = escape(f"no result {result!r} (looked for {path})")
+        Console(stderr=True).print(f"[bold red]error:[/] {message}")
         raise typer.Exit(2) from None
     except ResultFileError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
     print(json.dumps(loaded.model_dump(), indent=2))
 
 
 def _fail(message: str, code: int = 2) -> None:
     """Print `error: message` to stderr and exit with `code` (no traceback)."""
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
 
 

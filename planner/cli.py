@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import numpy as np
 import pandas as pd
 import typer
+from rich.markup import escape
 
 from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
@@ -304,9 +305,9 @@ def _notes(assumptions: tuple[str, ...], warnings: tuple[str, ...], problems: li
     sys.stdout.flush()
     console = wide_console(stderr=True)
     for line in assumptions:
-        console.print(f"[dim]assumption:[/] {line}", highlight=False)
+        console.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
     for line in [*warnings, *problems]:
-        console.print(f"[yellow]warning:[/] {line}", highlight=False)
+        console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
 
 
 @app.command("workloads")
@@ -598,11 +599,11 @@ def _tco_tables(
         "cumulative running cost.",
     ]
     for line in notes:
-        console.print(f"[dim]assumption:[/] {line}", highlight=False)
+        console.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
     for line in defaulted:
-        console.print(f"[yellow]defaulted:[/] {line}", highlight=False)
+        console.print(f"[yellow]defaulted:[/] {escape(line)}", highlight=False)
     for line in warnings:
-        console.print(f"[yellow]warning:[/] {line}", highlight=False)
+        console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
 
 
 def main() -> None:

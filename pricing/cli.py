@@ -7,6 +7,7 @@ from typing import Annotated
 
 import pandas as pd
 import typer
+from rich.markup import escape
 
 from pricing.catalog import (
     OFFER_COLUMNS,
@@ -114,7 +115,8 @@ def status(
         )
     for row in frame.loc[frame["integrity"] != "ok"].itertuples():
         console.print(
-            f"[yellow]warning:[/] {row.provider}: {row.file} {row.integrity}", highlight=False
+            f"[yellow]warning:[/] {escape(f'{row.provider}: {row.file} {row.integrity}')}",
+            highlight=False,
         )
 
 

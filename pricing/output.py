@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -105,6 +106,6 @@ def abort(message: str, code: int = 2) -> None:
     import typer
 
     wide_console(stderr=True).print(
-        f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True
+        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
     )
     raise typer.Exit(code)

@@ -141,3 +141,9 @@ def test_table_output_names_sources_and_dates(results_dir: object) -> None:
 def test_workloads_lists_the_catalog() -> None:
     names = {r["name"] for r in run_json("workloads")}
     assert {"resnet50-imagenet-90ep", "bert-large-squad-2ep", "llm-7b-140b"} <= names
+
+
+def test_error_text_with_brackets_is_printed_as_written() -> None:
+    done = runner.invoke(app, ["bench", "show", "no-such-[run]"])
+    assert done.exit_code == 2
+    assert "no-such-[run]" in done.stderr
