@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pricing.catalog import PRICING_KINDS
-from pricing.gpus import closest_match
+from pricing.gpus import did_you_mean
 
 DEFAULT_MAX_GPUS = 512
 DEFAULT_DRAWS = 10_000
@@ -51,8 +51,7 @@ class Constraints:
         if self.max_gpus < 1:
             raise ValueError(f"max GPUs {self.max_gpus}: it must be >= 1")
         if self.pricing not in PRICING_KINDS:
-            hint = closest_match(self.pricing, PRICING_KINDS)
-            fix = f"; did you mean {hint!r}?" if hint else ""
+            fix = did_you_mean(self.pricing, PRICING_KINDS)
             raise ValueError(
                 f"unknown pricing {self.pricing!r}{fix} Valid: {', '.join(PRICING_KINDS)}"
             )
@@ -111,8 +110,7 @@ def parse_rates(items: Iterable[str], providers: Iterable[str]) -> dict[str, flo
                 "(interruptions per instance-hour)"
             )
         if provider not in valid:
-            hint = closest_match(provider, valid)
-            fix = f"; did you mean {hint!r}?" if hint else ""
+            fix = did_you_mean(provider, valid)
             raise ValueError(
                 f"--interruption-rate {item!r}: unknown provider {provider!r}{fix} "
                 f"Valid: {', '.join(valid)}"

@@ -21,7 +21,14 @@ import numpy as np
 import pandas as pd
 
 from planner.spec_model import PEAK_COLUMNS
-from pricing.gpus import CANONICAL_GPUS, USER_ALIASES, UnknownGPUError, canonical_gpu, closest_match
+from pricing.gpus import (
+    CANONICAL_GPUS,
+    USER_ALIASES,
+    UnknownGPUError,
+    canonical_gpu,
+    closest_match,
+    did_you_mean,
+)
 
 REF_REQUIRED: tuple[str, ...] = ("gpu_model", "num_gpus", "model", "precision", "throughput")
 QUERY_REQUIRED: tuple[str, ...] = ("gpu_model", "num_gpus", "model", "precision")
@@ -88,8 +95,7 @@ def _check_precision(frame: pd.DataFrame, path: Path) -> None:
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         value = frame["precision"].iloc[i]
-        hint = closest_match(value, PRECISIONS)
-        fix = f"; did you mean {hint!r}?" if hint else ""
+        fix = did_you_mean(value, PRECISIONS)
         raise InputFileError(
             f"{_where(path, frame.index[i], 'precision')}: unknown precision {value!r}{fix} "
             f"Valid: {', '.join(PRECISIONS)}"
@@ -183,8 +189,7 @@ def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, 
         field = source.iloc[i]
         value = frame[field].iloc[i]
         choices = [*CANONICAL_GPUS, *USER_ALIASES, *reference.unresolved_gpus]
-        hint = closest_match(value, choices)
-        fix = f"; did you mean {hint!r}?" if hint else ""
+        fix = did_you_mean(value, choices)
         raise InputFileError(
             f"{_where(path, i, field)}: unknown GPU {value!r}{fix} Use a name from "
             "planner/data/gpu_specs.csv (gpu_name or spec_model) or a label REF uses."
@@ -194,8 +199,7 @@ def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, 
     if unknown_model.any():
         i = int(np.flatnonzero(unknown_model.to_numpy())[0])
         value = frame["model"].iloc[i]
-        hint = closest_match(value, sorted(models))
-        fix = f"; did you mean {hint!r}?" if hint else ""
+        fix = did_you_mean(value, sorted(models))
         raise InputFileError(
             f"{_where(path, i, 'model')}: model {value!r} has no row in the reference{fix} "
             f"Models in the reference: {', '.join(sorted(models))}"

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from pricing.gpus import UnknownGPUError, canonical_gpu, closest_match
+from pricing.gpus import UnknownGPUError, canonical_gpu, did_you_mean
 
 FloatArray = NDArray[np.float64]
 HOURS_PER_YEAR = 8760.0
@@ -534,8 +534,8 @@ def sensitivity(
     base = config.params()
     unknown = [f for f in fields if f not in base]
     if unknown:
-        hint = closest_match(unknown[0], list(base))
-        raise ValueError(f"unknown field {unknown[0]!r}; did you mean {hint!r}?")
+        fix = did_you_mean(unknown[0], list(base))
+        raise ValueError(f"unknown field {unknown[0]!r}{fix} Valid: {', '.join(base)}")
     n = len(fields)
     arrays = {k: np.full(2 * n, v) for k, v in base.items()}
     lows, highs = [], []
@@ -635,8 +635,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<config>") -> Lo
                 source,
             )
         if key not in CONFIG_KEYS:
-            hint = closest_match(key, CONFIG_KEYS)
-            fix = f"; did you mean {hint!r}?" if hint else ""
+            fix = did_you_mean(key, CONFIG_KEYS)
             raise OnPremConfigError(
                 f"unknown key {key!r}{fix} Valid keys: {', '.join(CONFIG_KEYS)}", file=source
             )

@@ -15,7 +15,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from pricing.gpus import closest_match
+from pricing.gpus import did_you_mean
 
 IMAGENET_TRAIN_IMAGES = 1_281_167  # ILSVRC-2012 train set (Russakovsky et al. 2015)
 SQUAD_V11_TRAIN_FEATURES_384 = 88_641  # SQuAD v1.1 train, seq 384 / stride 128 features
@@ -218,8 +218,7 @@ def get_workload(name: str) -> Workload:
         params = float(match.group(1)) * _SCALE[match.group(2)]
         tokens = float(match.group(3)) * _SCALE[match.group(4)]
         return llm_workload(params, tokens, name=name.strip().lower())
-    hint = closest_match(name, WORKLOADS)
-    fix = f"; did you mean {hint!r}?" if hint else ""
+    fix = did_you_mean(name, WORKLOADS)
     raise ValueError(
         f"unknown workload {name!r}{fix} Valid: {', '.join(WORKLOADS)}, "
         "or llm-<params>-<tokens> such as llm-7b-140b"

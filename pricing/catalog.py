@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pricing.gpus import CANONICAL_GPUS, closest_match, match_gpu_names
+from pricing.gpus import CANONICAL_GPUS, did_you_mean, match_gpu_names
 
 PRICE_COLUMNS: tuple[str, ...] = (
     "usd_per_hour",
@@ -297,8 +297,7 @@ def validate_offers(frame: pd.DataFrame, file: str | Path = "<offers>") -> pd.Da
     if not known.all():
         pos = int(np.flatnonzero(~known.to_numpy())[0])
         name = out["gpu_name"].iloc[pos]
-        hint = closest_match(name, CANONICAL_GPUS)
-        fix = f"; did you mean {hint!r}?" if hint else ""
+        fix = did_you_mean(name, CANONICAL_GPUS)
         raise SnapshotError(
             file,
             f"unknown GPU {name!r}{fix} (valid: {', '.join(CANONICAL_GPUS)})",
@@ -436,11 +435,8 @@ def filter_offers(
 def price_for_kind(offers: pd.DataFrame, kind: str) -> pd.Series:
     """USD/h per offer for a pricing kind (PRICING_KINDS); NaN where not offered."""
     if kind not in PRICING_KINDS:
-        hint = closest_match(kind, PRICING_KINDS)
-        raise ValueError(
-            f"unknown pricing kind {kind!r}; did you mean {hint!r}? "
-            f"Valid: {', '.join(PRICING_KINDS)}"
-        )
+        fix = did_you_mean(kind, PRICING_KINDS)
+        raise ValueError(f"unknown pricing kind {kind!r}{fix} Valid: {', '.join(PRICING_KINDS)}")
     return offers[PRICING_KINDS[kind]]
 
 
@@ -453,6 +449,5 @@ def check_choices(values: Iterable[str], valid: Sequence[str], what: str) -> Non
     """Raise ValueError naming the closest valid choice for each value not in `valid`."""
     for value in values:
         if value not in valid and value.lower() not in valid:
-            hint = closest_match(value, valid)
-            fix = f"; did you mean {hint!r}?" if hint else ""
+            fix = did_you_mean(value, valid)
             raise ValueError(f"unknown {what} {value!r}{fix} Valid: {', '.join(valid)}")

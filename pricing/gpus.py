@@ -118,6 +118,12 @@ def closest_match(value: str, choices: Iterable[str]) -> str | None:
     return prefix[0] if prefix else None
 
 
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """'; did you mean 'X'?' for the closest choice, or '' when nothing is close."""
+    hint = closest_match(value, choices)
+    return f"; did you mean {hint!r}?" if hint else ""
+
+
 def _key(name: str) -> str:
     return re.sub(r"[\s_\-]+", "-", name.strip()).lower()
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pricing.catalog import SnapshotError, SnapshotInfo, read_manifest, read_snapshot
-from pricing.gpus import closest_match
+from pricing.gpus import did_you_mean
 from pricing.providers import aws, azure, custom, gcp
 from pricing.providers.common import MalformedPayload, ParsedCatalog
 from pricing.providers.retry import FetchError, RetryPolicy, describe
@@ -86,9 +86,9 @@ def refresh(
     RefreshError, with the previous snapshot untouched.
     """
     if provider not in SOURCES:
-        hint = closest_match(provider, SOURCES)
+        fix = did_you_mean(provider, SOURCES)
         raise ValueError(
-            f"no price API for {provider!r}; did you mean {hint!r}? Refreshable: "
+            f"no price API for {provider!r}{fix} Refreshable: "
             f"{', '.join(SOURCES)} (other providers: `gpuplan pricing add-custom FILE`)"
         )
     source = SOURCES[provider]

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from pricing.catalog import price_for_kind, unique_values
-from pricing.gpus import UnknownGPUError, canonical_gpu, closest_match
+from pricing.gpus import UnknownGPUError, canonical_gpu, closest_match, did_you_mean
 
 
 class OfferRefError(ValueError):
@@ -93,8 +93,7 @@ def resolve_offer_ref(offers: pd.DataFrame, ref: str, kind: str) -> pd.DataFrame
     provider, rest = text.split(":", 1)
     providers = unique_values(table, "provider")
     if provider.lower() not in providers:
-        hint = closest_match(provider, providers)
-        fix = f"; did you mean {hint!r}?" if hint else ""
+        fix = did_you_mean(provider, providers)
         raise OfferRefError(
             f"unknown provider {provider!r} in {ref!r}{fix} Valid: {', '.join(providers)}"
         )
@@ -108,14 +107,12 @@ def resolve_offer_ref(offers: pd.DataFrame, ref: str, kind: str) -> pd.DataFrame
         raise OfferRefError(f"unknown {provider.lower()} instance type {rest!r}{fix}")
     region, instance = rest.split(":", 1)
     if instance not in types:
-        hint = closest_match(instance, types)
-        fix = f"; did you mean {hint!r}?" if hint else ""
+        fix = did_you_mean(instance, types)
         raise OfferRefError(f"unknown {provider.lower()} instance type {instance!r}{fix}")
     rows = mine.loc[mine["instance_type"] == instance]
     regions = unique_values(rows, "region")
     if region not in regions:
-        hint = closest_match(region, regions)
-        fix = f"; did you mean {hint!r}?" if hint else ""
+        fix = did_you_mean(region, regions)
         raise OfferRefError(
             f"{provider.lower()} has no {instance} in region {region!r}{fix} "
             f"Regions with it: {', '.join(regions)}"

@@ -30,7 +30,7 @@ from pricing.catalog import (
     user_snapshot_dir,
     write_manifest,
 )
-from pricing.gpus import closest_match
+from pricing.gpus import did_you_mean
 
 _DATED = re.compile(r"^(?P<provider>.+)-(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<n>\d+))?\.csv$")
 
@@ -127,8 +127,7 @@ def remove_snapshot(provider: str, directory: Path | None = None) -> SnapshotInf
     infos = read_manifest(directory) if manifest.exists() else []
     if provider not in {i.provider for i in infos}:
         names = ", ".join(i.provider for i in infos) or "none"
-        hint = closest_match(provider, [i.provider for i in infos]) if infos else None
-        fix = f"; did you mean {hint!r}?" if hint else ""
+        fix = did_you_mean(provider, [i.provider for i in infos])
         raise ValueError(f"no user snapshot {provider!r}{fix} User snapshots: {names}")
     with _locked(directory):
         infos = read_manifest(directory)
@@ -164,8 +163,7 @@ def resolve_reference(reference: str) -> tuple[pd.DataFrame, str]:
     in_use = {info.provider: info for info in read_manifest()}
     known = sorted(set(in_use) | {i.provider for i in read_manifest(bundled_snapshot_dir())})
     if provider not in known:
-        hint = closest_match(provider, known)
-        fix = f"; did you mean {hint!r}?" if hint else ""
+        fix = did_you_mean(provider, known)
         raise ValueError(
             f"no snapshot file or provider {provider!r}{fix} Use a CSV path, PROVIDER, "
             f"PROVIDER@bundled or PROVIDER@YYYY-MM-DD (providers: {', '.join(known)})"

@@ -29,7 +29,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from pricing.gpus import closest_match
+from pricing.gpus import did_you_mean
 
 _REMEMBERED = "_gpuplan_remembered"
 _TRUE = {"true", "1", "yes", "on"}
@@ -79,8 +79,7 @@ def parse_choice(name: str, raw: str, options: Sequence[Any]) -> Any:
     texts = [str(o) for o in options]
     if raw in texts:
         return options[texts.index(raw)]
-    hint = closest_match(raw, texts)
-    fix = f"; did you mean {hint!r}?" if hint else ""
+    fix = did_you_mean(raw, texts)
     shown = ", ".join(texts[:12]) + (", ..." if len(texts) > 12 else "")
     raise ParamError(f"URL parameter {name}={raw!r} is not a choice{fix} Valid: {shown}")
 

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from pricing.aliases import AWS_FRACTIONAL_FIELDS, AWS_GPU_TYPE_PATTERNS
-from pricing.gpus import closest_match
+from pricing.gpus import did_you_mean
 from pricing.providers.common import (
     Fix,
     MalformedPayload,
@@ -152,8 +152,7 @@ def _check_regions(regions: Sequence[str]) -> None:
     known = boto3.session.Session().get_available_regions("ec2")
     for region in regions:
         if known and region not in known:
-            hint = closest_match(region, known)
-            fix = f"; did you mean {hint!r}?" if hint else ""
+            fix = did_you_mean(region, known)
             raise FetchError(f"unknown AWS region {region!r}{fix} Known: {', '.join(known)}")
 
 

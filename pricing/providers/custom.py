@@ -28,7 +28,7 @@ from pricing.catalog import (
     SnapshotError,
     validate_offers,
 )
-from pricing.gpus import closest_match
+from pricing.gpus import did_you_mean
 from pricing.providers.common import ParsedCatalog, fixes_frame, interconnects
 
 REQUIRED = (
@@ -69,8 +69,7 @@ def parse_custom(
     name = Path(file).name
     unknown = [c for c in frame.columns if c not in OFFER_COLUMNS]
     if unknown:
-        hint = closest_match(unknown[0], OFFER_COLUMNS)
-        fix = f"; did you mean {hint!r}?" if hint else ""
+        fix = did_you_mean(unknown[0], OFFER_COLUMNS)
         raise SnapshotError(
             file,
             f"unknown column {unknown[0]!r}{fix} Columns: {', '.join(OFFER_COLUMNS)}",
