@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -223,62 +223,72 @@ def _explain(exc: BaseException) -> str:
     return f"AWS request failed: {describe(exc)}"
 
 
+def _pages(
+    call: Callable[..., dict[str, Any]],
+    request: dict[str, Any],
+    retry: RetryPolicy,
+    what: Callable[[int], str],
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(page number, response) for every page of a NextToken-paginated AWS call, retried."""
+    token = ""
+    page = 0
+    while True:
+        page += 1
+        paged = {**request, "NextToken": token} if token else request
+        response = call_with_retries(
+            functools.partial(call, **paged),
+            policy=retry,
+            retryable=_retryable,
+            what=what(page),
+        )
+        yield page, response
+        token = response.get("NextToken") or ""
+        if not token:
+            return
+
+
 def fetch_price_list(pricing: Client, region: str, retry: RetryPolicy, say: Progress) -> list[str]:
     """Every Price List item (JSON text) for Linux shared-tenancy instances in `region`."""
     filters = [
         {"Type": "TERM_MATCH", "Field": name, "Value": value}
         for name, value in (*PRICE_FILTERS, ("regionCode", region))
     ]
+    request: dict[str, Any] = {
+        "ServiceCode": "AmazonEC2",
+        "Filters": filters,
+        "FormatVersion": "aws_v1",
+        "MaxResults": 100,
+    }
     items: list[str] = []
-    token = ""
-    page = 0
-    while True:
-        page += 1
-        request: dict[str, Any] = {
-            "ServiceCode": "AmazonEC2",
-            "Filters": filters,
-            "FormatVersion": "aws_v1",
-            "MaxResults": 100,
-        }
-        if token:
-            request["NextToken"] = token
-        response = call_with_retries(
-            functools.partial(pricing.get_products, **request),
-            policy=retry,
-            retryable=_retryable,
-            what=f"AWS Price List get_products ({region}, page {page})",
-        )
+    pages = _pages(
+        pricing.get_products,
+        request,
+        retry,
+        lambda page: f"AWS Price List get_products ({region}, page {page})",
+    )
+    for page, response in pages:
         items += response.get("PriceList", [])
         say(f"aws {region}: price list page {page}, {len(items)} products")
-        token = response.get("NextToken") or ""
-        if not token:
-            return items
+    return items
 
 
 def fetch_gpu_shapes(ec2: Client, region: str, retry: RetryPolicy, say: Progress) -> list[dict]:
     """EC2 InstanceTypes entries that have GPUs, for `region` (P and G families asked for)."""
+    request: dict[str, Any] = {
+        "Filters": [{"Name": "instance-type", "Values": list(AWS_GPU_TYPE_PATTERNS)}],
+        "MaxResults": 100,
+    }
     shapes: list[dict[str, Any]] = []
-    token = ""
-    page = 0
-    while True:
-        page += 1
-        request: dict[str, Any] = {
-            "Filters": [{"Name": "instance-type", "Values": list(AWS_GPU_TYPE_PATTERNS)}],
-            "MaxResults": 100,
-        }
-        if token:
-            request["NextToken"] = token
-        response = call_with_retries(
-            functools.partial(ec2.describe_instance_types, **request),
-            policy=retry,
-            retryable=_retryable,
-            what=f"EC2 describe_instance_types ({region}, page {page})",
-        )
+    pages = _pages(
+        ec2.describe_instance_types,
+        request,
+        retry,
+        lambda page: f"EC2 describe_instance_types ({region}, page {page})",
+    )
+    for _, response in pages:
         shapes += [t for t in response.get("InstanceTypes", []) if t.get("GpuInfo", {}).get("Gpus")]
-        token = response.get("NextToken") or ""
-        if not token:
-            say(f"aws {region}: {len(shapes)} GPU instance types")
-            return shapes
+    say(f"aws {region}: {len(shapes)} GPU instance types")
+    return shapes
 
 
 def fetch_spot_history(
@@ -296,27 +306,21 @@ def fetch_spot_history(
     """
     history: list[dict[str, Any]] = []
     for start in range(0, len(instance_types), 100):
-        token = ""
-        while True:
-            request: dict[str, Any] = {
-                "InstanceTypes": list(instance_types[start : start + 100]),
-                "ProductDescriptions": [SPOT_PRODUCT],
-                "StartTime": now,
-                "EndTime": now,
-                "MaxResults": 1000,
-            }
-            if token:
-                request["NextToken"] = token
-            response = call_with_retries(
-                functools.partial(ec2.describe_spot_price_history, **request),
-                policy=retry,
-                retryable=_retryable,
-                what=f"EC2 describe_spot_price_history ({region})",
-            )
+        request: dict[str, Any] = {
+            "InstanceTypes": list(instance_types[start : start + 100]),
+            "ProductDescriptions": [SPOT_PRODUCT],
+            "StartTime": now,
+            "EndTime": now,
+            "MaxResults": 1000,
+        }
+        pages = _pages(
+            ec2.describe_spot_price_history,
+            request,
+            retry,
+            lambda _page: f"EC2 describe_spot_price_history ({region})",
+        )
+        for _, response in pages:
             history += response.get("SpotPriceHistory", [])
-            token = response.get("NextToken") or ""
-            if not token:
-                break
     say(f"aws {region}: {len(history)} spot prices")
     return history
 
