@@ -474,6 +474,25 @@ def _bus(keys: pd.DataFrame, k: np.ndarray, n: np.ndarray, per_node: np.ndarray)
     )
 
 
+def _efficiency(
+    keys: pd.DataFrame,
+    ki: np.ndarray,
+    counts: np.ndarray,
+    per_node: np.ndarray,
+    compute_s: np.ndarray,
+    comm: CommModel,
+) -> np.ndarray:
+    """comm_efficiency at `counts` GPUs for curves `ki` (their gradient bytes and buses)."""
+    return comm_efficiency(
+        counts,
+        compute_s,
+        keys["grad_bytes"].to_numpy(float)[ki],
+        _bus(keys, ki, counts, per_node),
+        comm,
+        keys["strong"].to_numpy(bool)[ki],
+    )
+
+
 def evaluate_curves(curves: ThroughputCurves, k: np.ndarray, n: np.ndarray) -> pd.DataFrame:
     """Throughput of curve k[i] at n[i] GPUs, for arrays of any length (pure numpy).
 
@@ -521,14 +540,8 @@ def evaluate_curves(curves: ThroughputCurves, k: np.ndarray, n: np.ndarray) -> p
         i = np.flatnonzero(analytic)
         ki = k[i]
         compute = keys["step_units"].to_numpy(float)[ki] / (ax[i] / an[i])
-        grad = keys["grad_bytes"].to_numpy(float)[ki]
-        strong = keys["strong"].to_numpy(bool)[ki]
-        e_n = comm_efficiency(
-            n[i], compute, grad, _bus(keys, ki, n[i], per_node[i]), curves.comm, strong
-        )
-        e_a = comm_efficiency(
-            an[i], compute, grad, _bus(keys, ki, an[i], per_node[i]), curves.comm, strong
-        )
+        e_n = _efficiency(keys, ki, n[i], per_node[i], compute, curves.comm)
+        e_a = _efficiency(keys, ki, an[i], per_node[i], compute, curves.comm)
         x[i] = ax[i] * np.maximum(n[i], 0.0) * e_n / (an[i] * e_a)
         m[i] = np.maximum(per_node[i], an[i])
     beyond = (n > m) & comm_ok & np.isfinite(x1) & ~analytic
@@ -536,14 +549,8 @@ def evaluate_curves(curves: ThroughputCurves, k: np.ndarray, n: np.ndarray) -> p
         i = np.flatnonzero(beyond)
         ki = k[i]
         compute = keys["step_units"].to_numpy(float)[ki] / x1[i]
-        grad = keys["grad_bytes"].to_numpy(float)[ki]
-        strong = keys["strong"].to_numpy(bool)[ki]
-        e_n = comm_efficiency(
-            n[i], compute, grad, _bus(keys, ki, n[i], per_node[i]), curves.comm, strong
-        )
-        e_m = comm_efficiency(
-            m[i], compute, grad, _bus(keys, ki, m[i], per_node[i]), curves.comm, strong
-        )
+        e_n = _efficiency(keys, ki, n[i], per_node[i], compute, curves.comm)
+        e_m = _efficiency(keys, ki, m[i], per_node[i], compute, curves.comm)
         x[i] = x[i] * e_n / e_m
 
     q_low = keys["q_low"].to_numpy(float)[k]
