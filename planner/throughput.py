@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Hashable, ItemsView
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -184,7 +186,41 @@ def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
-_MODEL_CACHE: OrderedDict[tuple[int, str], ThroughputModel] = OrderedDict()
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class LruCache(Generic[K, V]):
+    """A small least-recently-used cache: the planner's fitted models and curves."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        """The value for `key` (now the most recently used), or None."""
+        if key not in self._items:
+            return None
+        self._items.move_to_end(key)
+        return self._items[key]
+
+    def put(self, key: K, value: V) -> V:
+        """Store `value`, dropping the least recently used past `size`; returns `value`."""
+        self._items[key] = value
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
+        return value
+
+    def items(self) -> ItemsView[K, V]:
+        """The cached (key, value) pairs."""
+        return self._items.items()
+
+    def clear(self) -> None:
+        """Forget everything."""
+        self._items.clear()
+
+
+_MODEL_CACHE: LruCache[tuple[int, str], ThroughputModel] = LruCache(8)
 
 
 def throughput_model_for_results(
@@ -203,11 +239,11 @@ def throughput_model_for_model(results: pd.DataFrame, model_name: str) -> Throug
     """throughput_model_for_results for a benchmark model named as in the reference
     (Lambda's names: resnet50, bert_large_squad, ssd, ...), cached per set of results."""
     reference = reference_from_results(results)
-    digest = int(pd.util.hash_pandas_object(reference, index=False).sum()) if len(reference) else 0
+    digest = _digest(reference)
     key = (digest, model_name)
-    if key in _MODEL_CACHE:
-        _MODEL_CACHE.move_to_end(key)
-        return _MODEL_CACHE[key]
+    hit = _MODEL_CACHE.get(key)
+    if hit is not None:
+        return hit
     published = sorted(g for g in reference["generation"].unique() if g != OWN_GENERATION)
     order = (OWN_GENERATION, *published) if published else (OWN_GENERATION,)
     # The spec regression learns from every workload: fit it once per set of results.
@@ -219,10 +255,7 @@ def throughput_model_for_model(results: pd.DataFrame, model_name: str) -> Throug
         scaling_models=(model_name,),
         estimator=same_results[0].estimator if same_results else None,
     )
-    _MODEL_CACHE[key] = model
-    while len(_MODEL_CACHE) > 8:
-        _MODEL_CACHE.popitem(last=False)
-    return model
+    return _MODEL_CACHE.put(key, model)
 
 
 # Columns that identify a results table's content for the caches below.
@@ -230,7 +263,7 @@ _IDENTITY_COLUMNS = (
     "id", "source", "workload", "model_size", "precision", "gpu_name", "device", "world_size",
     "throughput", "throughput_p10", "throughput_p90", "mfu", "started_at", "detail",
 )  # fmt: skip
-_INPUTS_CACHE: OrderedDict[tuple[int, str, str], ThroughputInputs] = OrderedDict()
+_INPUTS_CACHE: LruCache[tuple[int, str, str], ThroughputInputs] = LruCache(16)
 
 
 @dataclass(frozen=True)
@@ -258,16 +291,12 @@ def throughput_inputs(
     key = (results_digest(results), model_key(workload), precision)
     hit = _INPUTS_CACHE.get(key)
     if hit is not None:
-        _INPUTS_CACHE.move_to_end(key)
         return hit
     table = throughput_table(results, workload, precision)
     value = ThroughputInputs(
         table, table_figures(table), throughput_model_for_results(results, workload, precision)
     )
-    _INPUTS_CACHE[key] = value
-    while len(_INPUTS_CACHE) > 16:
-        _INPUTS_CACHE.popitem(last=False)
-    return value
+    return _INPUTS_CACHE.put(key, value)
 
 
 def throughput_for_offers(
@@ -371,8 +400,8 @@ class OptionThroughput:
         )
 
 
-_CURVES_CACHE: OrderedDict[tuple[int, int, int], tuple[ThroughputModel, ThroughputCurves]] = (
-    OrderedDict()
+_CURVES_CACHE: LruCache[tuple[int, int, int], tuple[ThroughputModel, ThroughputCurves]] = LruCache(
+    16
 )
 
 
@@ -387,13 +416,8 @@ def cached_curves(
     key = (id(model), _digest(keys), _digest(figures))
     hit = _CURVES_CACHE.get(key)
     if hit is not None and hit[0] is model:
-        _CURVES_CACHE.move_to_end(key)
         return hit[1]
-    curves = throughput_curves(model, keys, figures)
-    _CURVES_CACHE[key] = (model, curves)
-    while len(_CURVES_CACHE) > 16:
-        _CURVES_CACHE.popitem(last=False)
-    return curves
+    return _CURVES_CACHE.put(key, (model, throughput_curves(model, keys, figures)))[1]
 
 
 def throughput_for_options(
