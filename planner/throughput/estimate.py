@@ -78,6 +78,8 @@ class ThroughputModel:
     comm: CommModel = field(default_factory=CommModel)
     generations: tuple[str, ...] = ("",)
     target_generation: str = ""
+    # What it was fitted from (planner.throughput.disk_cache), "" when not recorded.
+    digest: str = ""
 
 
 def aggregate_figures(reference: pd.DataFrame) -> pd.DataFrame:
@@ -131,10 +133,8 @@ def fit_throughput_model(
         figures if scaling_models is None else figures.loc[figures["model"].isin(scaling_models)]
     )
     scaling = fit_scaling(in_scope)
-    ones = figures.loc[figures["num_gpus"] == 1]
-    known = ones["gpu_name"].isin(load_specs().index)
-    if estimator is None and ones.loc[known, "gpu_name"].nunique() >= MIN_ESTIMATOR_GPUS:
-        estimator = fit_spec_estimator(ones, order)
+    if estimator is None:
+        estimator = fit_figures_estimator(figures, order)
     return ThroughputModel(
         figures=figures,
         scaling=scaling,
@@ -143,6 +143,18 @@ def fit_throughput_model(
         generations=order,
         target_generation=target_generation or order[-1],
     )
+
+
+def fit_figures_estimator(
+    figures: pd.DataFrame, generations: tuple[str, ...]
+) -> SpecEstimator | None:
+    """The spec regression on aggregate_figures()' 1-GPU rows, or None when fewer than
+    MIN_ESTIMATOR_GPUS GPUs with spec rows have one."""
+    ones = figures.loc[figures["num_gpus"] == 1]
+    known = ones["gpu_name"].isin(load_specs().index)
+    if ones.loc[known, "gpu_name"].nunique() < MIN_ESTIMATOR_GPUS:
+        return None
+    return fit_spec_estimator(ones, generations)
 
 
 # --------------------------------------------------------------------------- laws
