@@ -30,6 +30,7 @@ from planner.throughput import disk_cache
 from planner.throughput.disk_cache import frame_digest
 from planner.throughput.estimate import (
     CURVE_KEY,
+    STEP_COLUMNS,
     ThroughputCurves,
     ThroughputModel,
     aggregate_figures,
@@ -462,6 +463,7 @@ def throughput_for_options(
     model: ThroughputModel,
     model_name: str,
     precision: str,
+    global_batch: float | None = None,
 ) -> OptionThroughput:
     """Throughput of every option (gpu_name, total_gpus, gpus_per_node) without per-row text.
 
@@ -470,6 +472,9 @@ def throughput_for_options(
     other counts scaled through the fitted law, the ring all-reduce model across nodes of
     `gpus_per_node` GPUs, spec estimates for GPUs without figures); the curves are built
     once per (GPU, node size) and cached across calls, counts are evaluated as arrays.
+    `global_batch` caps the global batch (planner.throughput.step_model); the values
+    also carry the step breakdown (STEP_COLUMNS: per_gpu_batch, compute_s, comm_s,
+    overhead_s).
     """
     columns = ["throughput", "throughput_low", "throughput_high", "throughput_source"]
     empty = pd.DataFrame(index=options.index, columns=columns, dtype=object)
@@ -498,7 +503,7 @@ def throughput_for_options(
     k = position[codes]
     n = q["num_gpus"].to_numpy(float)
     curves = cached_curves(model, keys, figures)
-    evaluated = evaluate_curves(curves, k, n)
+    evaluated = evaluate_curves(curves, k, n, global_batch)
     none = evaluated["source"].to_numpy() == "none"
     values = pd.DataFrame(
         {
@@ -506,6 +511,7 @@ def throughput_for_options(
             "throughput_low": evaluated["throughput_low"].to_numpy(),
             "throughput_high": evaluated["throughput_high"].to_numpy(),
             "throughput_source": np.where(none, None, evaluated["source"].to_numpy()),
+            **{c: evaluated[c].to_numpy() for c in STEP_COLUMNS},
         },
         index=options.index,
     )
