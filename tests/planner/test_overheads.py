@@ -17,6 +17,7 @@ from planner.overheads import (
     loader_ceiling,
 )
 from planner.plan import make_plan
+from planner.request import PlanRequest
 from planner.throughput import own_and_published_results
 from planner.throughput.explain import explain_limit, explain_time
 from planner.workloads import get_workload
@@ -87,7 +88,8 @@ def test_a_plan_says_when_the_vcpus_cannot_feed_the_gpus() -> None:
         }
     )
     results, _ = own_and_published_results([])
-    plan = make_plan(get_workload("resnet50-imagenet-90ep"), "fp16", offers, results, max_gpus=8)
+    request = PlanRequest(get_workload("resnet50-imagenet-90ep"), "fp16", max_gpus=8)
+    plan = make_plan(request, offers, results)
     rows = plan.rows.set_index("instance_type")
     few, many = rows.loc["few-cpus"], rows.loc["many-cpus"]
     assert few["limit_code"] == "cpu-bound" and many["limit_code"] != "cpu-bound"
