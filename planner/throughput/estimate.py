@@ -661,17 +661,16 @@ def _step_inputs(
     )
 
 
-def predict_throughput(
-    model: ThroughputModel,
-    queries: pd.DataFrame,
-    figures: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """Throughput, band, source and detail for every query row (see module docstring).
+PREDICT_COLUMNS: tuple[str, ...] = (
+    "throughput", "throughput_low", "throughput_high", "throughput_source", "beyond_node",
+    "limit_code", *STEP_COLUMNS,
+)  # fmt: skip
 
-    `figures` replaces the model's own figures as the measured/published anchors (the
-    plan passes its measured-before-published table), in aggregate_figures' columns.
-    Built on throughput_curves + evaluate_curves; only the text is per distinct row.
-    """
+
+def _evaluate(
+    model: ThroughputModel, queries: pd.DataFrame, figures: pd.DataFrame | None
+) -> tuple[ThroughputCurves, np.ndarray, np.ndarray, pd.DataFrame]:
+    """Curves for the queries' distinct keys, then every row evaluated: (curves, k, n, values)."""
     q = prepare_queries(model, queries).reset_index(drop=True)
     key_codes = q.groupby(CURVE_KEY, sort=False, dropna=False).ngroup().to_numpy()
     first = np.unique(key_codes, return_index=True)[1]
@@ -683,16 +682,60 @@ def predict_throughput(
         if "global_batch" in queries.columns
         else None
     )
-    values = evaluate_curves(curves, k, n, cap)
-    # Text once per distinct (curve, count).
+    return curves, k, n, evaluate_curves(curves, k, n, cap)
+
+
+def predict(
+    model: ThroughputModel,
+    queries: pd.DataFrame,
+    figures: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Numbers and reason codes for every query row, no words (PREDICT_COLUMNS).
+
+    The one entry point to the throughput model: `queries` has gpu_name, num_gpus, model,
+    precision and optionally generation, gpus_per_node, network_gbps, interconnect,
+    global_batch (samples per step). `figures` replaces the model's own figures as the
+    measured/published anchors, in aggregate_figures' columns. throughput_source is one
+    of SOURCE_CODES; beyond_node marks counts the step model carried past the node and
+    the data; limit_code is "batch-bound" where the global batch leaves each GPU less
+    than its batch limit, else ""; STEP_COLUMNS are the step time's parts at that count.
+    explain() (predict_throughput) adds the words.
+    """
+    curves, k, _, values = _evaluate(model, queries, figures)
+    return _numbers(curves, k, values, queries.index)
+
+
+def _numbers(
+    curves: ThroughputCurves, k: np.ndarray, values: pd.DataFrame, index: pd.Index
+) -> pd.DataFrame:
+    limit = curves.keys["batch_limit"].to_numpy(float)[k]
+    batch = values["per_gpu_batch"].to_numpy(float)
+    out = values.rename(columns={"source": "throughput_source", "beyond": "beyond_node"})
+    out["limit_code"] = np.where(np.isfinite(batch) & (batch < limit * 0.999), "batch-bound", "")
+    out.index = index
+    return out.loc[:, list(PREDICT_COLUMNS)]
+
+
+def predict_throughput(
+    model: ThroughputModel,
+    queries: pd.DataFrame,
+    figures: pd.DataFrame | None = None,
+    numbers: bool = False,
+) -> pd.DataFrame:
+    """predict() with words: throughput, band, source and throughput_detail per query row
+    (PREDICTION_COLUMNS; with `numbers`, also predict()'s codes and step parts).
+
+    The words are built once per distinct (curve, count), never per row.
+    """
+    curves, k, n, values = _evaluate(model, queries, figures)
     pair = pd.DataFrame({"k": k, "n": n})
     pair_codes = pair.groupby(["k", "n"], sort=False).ngroup().to_numpy()
     firsts = np.unique(pair_codes, return_index=True)[1]
     texts = _details(curves, values.iloc[firsts], k[firsts], n[firsts])
-    out = values.loc[:, ["throughput", "throughput_low", "throughput_high"]].copy()
-    out["throughput_source"] = values["source"].to_numpy()
+    out = _numbers(curves, k, values, queries.index)
     out["throughput_detail"] = texts[_remap(pair_codes, firsts)]
-    out.index = queries.index
+    if numbers:
+        return out
     return out.loc[:, list(PREDICTION_COLUMNS)]
 
 
