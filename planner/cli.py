@@ -433,7 +433,8 @@ def estimate(
         str,
         typer.Option(
             "--queries",
-            help="CSV of what to predict: gpu_model, num_gpus, model, precision [, spec_gpu_model]",
+            help="CSV of what to predict: gpu_model, num_gpus, model, precision [, spec_gpu_model, "
+            "gpus_per_node, network_gbps, global_batch: per-row overrides]",
         ),
     ],
     output: Annotated[
