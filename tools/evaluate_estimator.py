@@ -38,6 +38,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.published import held_out  # noqa: E402
 from planner.throughput.scaling import (  # noqa: E402
     BAND_QUANTILES,
     DATA_PARALLEL_MODELS,
@@ -58,9 +59,10 @@ KEY = ["gpu_name", "model", "precision"]
 
 
 def load(path: Path) -> pd.DataFrame:
-    """Unflagged rows of GPUs with a spec row, in throughput.estimate's reference columns."""
+    """Unflagged rows of GPUs with a spec row, in throughput.estimate's reference columns,
+    without the rows kept aside for evaluation (benchmarks.published.held_out)."""
     raw = pd.read_csv(path)
-    raw = raw.loc[raw["flag"].isna() & raw["spec_gpu_model"].notna()]
+    raw = raw.loc[raw["flag"].isna() & raw["spec_gpu_model"].notna() & ~held_out(raw)]
     rows = pd.DataFrame(
         {
             "gpu_name": raw["spec_gpu_model"].map(canonical_gpu),
