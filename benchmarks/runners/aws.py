@@ -399,15 +399,15 @@ class AwsProvisioner:
         for region in dict.fromkeys(regions):
             token: str | None = None
             while True:
-                page = self._call(
-                    region,
-                    "describe_instances",
-                    Filters=[
+                params: dict[str, Any] = {
+                    "Filters": [
                         tag_filter,
                         {"Name": "instance-state-name", "Values": list(LIVE_STATES)},
-                    ],
-                    **({"NextToken": token} if token else {}),
-                )
+                    ]
+                }
+                if token:
+                    params["NextToken"] = token
+                page = self._call(region, "describe_instances", **params)
                 for reservation in page.get("Reservations", []):
                     for instance in reservation.get("Instances", []):
                         if instance["State"]["Name"] in LIVE_STATES:  # filters are advisory

@@ -8,14 +8,11 @@ import dataclasses
 import datetime as dt
 import uuid
 from collections.abc import Iterator
-from typing import Any
 
-import boto3
 import pytest
 from botocore.stub import Stubber
 
 from benchmarks.runners.aws import (
-    DLAMI_NAME,
     AwsProvisioner,
     instance_type_problem,
     quota_for,
@@ -29,6 +26,7 @@ from benchmarks.runners.machine import (
     ProvisionError,
     expires_label,
 )
+from tests.benchmarks.moto_ec2 import any_image, ec2, moto_server, register_dl_image
 
 SCRIPT = "#!/bin/bash\n# gpuplan dead-man switch\nshutdown -h +45\n"
 EXPIRES = dt.datetime(2026, 12, 1, 0, 15, tzinfo=dt.UTC)
@@ -36,35 +34,13 @@ EXPIRES = dt.datetime(2026, 12, 1, 0, 15, tzinfo=dt.UTC)
 
 @pytest.fixture(scope="module")
 def moto_url() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-def ec2(url: str, region: str = "us-east-1") -> Any:
-    return boto3.client("ec2", region_name=region, endpoint_url=url)
+    with moto_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def dl_image(moto_url: str) -> str:
-    """A 'Deep Learning Base' AMI owned by the test account in us-east-1 (x86_64)."""
-    client = ec2(moto_url)
-    base = client.describe_images(
-        Owners=["amazon"], Filters=[{"Name": "architecture", "Values": ["x86_64"]}]
-    )["Images"][0]["ImageId"]
-    builder = client.run_instances(ImageId=base, MinCount=1, MaxCount=1)["Instances"][0]
-    name = DLAMI_NAME.replace("*", "20261101")
-    image = client.create_image(InstanceId=builder["InstanceId"], Name=name)["ImageId"]
-    client.terminate_instances(InstanceIds=[builder["InstanceId"]])
-    return str(image)
-
-
-def any_image(url: str, region: str) -> str:
-    return str(ec2(url, region).describe_images(Owners=["amazon"])["Images"][0]["ImageId"])
+    return register_dl_image(moto_url)
 
 
 def provisioner(url: str) -> AwsProvisioner:
