@@ -15,6 +15,7 @@ GPUs; N1 types get theirs as guest accelerators, written as in the price catalog
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import difflib
@@ -403,7 +404,13 @@ class GcpProvisioner:
                 project=project, zone=zone, instance_resource=instance, timeout=60
             ),
         )
-        self._wait(operation, zone, project, "instances.insert", what)
+        try:
+            self._wait(operation, zone, project, "instances.insert", what)
+        except ProvisionError:
+            # The caller never learns this name: do not leave a half-made instance behind.
+            with contextlib.suppress(Exception):
+                instances.delete_unary(project=project, zone=zone, instance=vm_name, timeout=60)
+            raise
         return Machine(
             backend="gcp",
             host="",

@@ -5,8 +5,9 @@ only forms it understands: anything else is a 400), aggregated list, and zone
 operations get/wait. Inserted instances boot on successive gets (PROVISIONING ->
 STAGING -> RUNNING, then with an external address `nat_ip`); operations are RUNNING
 when returned and DONE once waited on or read. Every request is recorded with its body.
-`fail(method, path_part, ...)` makes the next matching request answer an HTTP error, or
-an operation that finishes with an error (as capacity errors arrive on real GCE).
+`fail(Fault(...))` makes the next matching request answer an HTTP error, an operation
+that finishes with an error (as capacity errors arrive on real GCE), or (code "STUCK")
+an operation that never finishes.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class FakeGce:
         self.operations: dict[str, dict[str, Any]] = {}
         self.requests: list[Recorded] = []
         self.faults: list[Fault] = []
+        self.stuck: set[str] = set()  # operations that never finish
         self.lock = threading.Lock()
         self.ids = itertools.count(1000)
         fake = self
@@ -139,7 +141,8 @@ class FakeGce:
             operation = self.operations.get(match.group(3))
             if operation is None:
                 return 404, _error(404, f"operation {match.group(3)} not found", "notFound")
-            operation["status"] = "DONE"
+            if match.group(3) not in self.stuck:
+                operation["status"] = "DONE"
             return 200, operation
         if match := AGGREGATED.match(path):
             chosen = self._select(match.group(1), None, query)
@@ -224,7 +227,10 @@ class FakeGce:
             "targetLink": f"projects/{project}/zones/{zone}/instances/{name}",
             "status": "RUNNING",
         }
-        if fault is not None and not fault.status:
+        if fault is not None and fault.code == "STUCK":
+            self.faults.remove(fault)
+            self.stuck.add(op_name)
+        elif fault is not None and not fault.status:
             self.faults.remove(fault)
             operation["error"] = {"errors": [{"code": fault.code, "message": fault.message}]}
             operation["httpErrorStatusCode"] = 503

@@ -220,6 +220,16 @@ def test_quota_exceeded_names_the_quota_and_region(gce: FakeGce) -> None:
     assert "Request an increase of NVIDIA_A100_GPUS for us-central1" in str(err.value)
 
 
+def test_an_insert_that_never_finishes_is_undone(gce: FakeGce) -> None:
+    gce.fail(Fault("POST", "/instances", code="STUCK"))
+    gcp = provisioner(gce)
+    gcp.operation_timeout_s = 0.3
+    with pytest.raises(ProvisionError, match="did not finish within 0 s"):
+        gcp.launch(target(), "sw", in_minutes(45), SCRIPT, "slow")
+    assert [r.path.rsplit("/", 1)[-1] for r in gce.requests if r.method == "DELETE"] == ["slow"]
+    assert gce.live() == []
+
+
 def test_unknown_machine_type_in_zone(gce: FakeGce) -> None:
     gce.fail(
         Fault(
