@@ -56,6 +56,7 @@ INSTANCE_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 # Families whose processors are Graviton (arm64): the default image must match.
 ARM_FAMILIES = re.compile(r"^(g5g|[a-z]+\d+g[a-z]*)\.")
 
+NOT_FOUND = "InvalidInstanceID.NotFound"  # EC2 knows no instance with that id (any more)
 LIVE_STATES = ("pending", "running", "stopping", "stopped")
 GONE_STATES = ("shutting-down", "terminated")
 
@@ -378,9 +379,8 @@ class AwsProvisioner:
         try:
             self._call(region, "terminate_instances", InstanceIds=[instance_id])
         except ProvisionError as err:
-            if "InvalidInstanceID.NotFound" in str(err):
-                return
-            raise
+            if _error_code(err) != NOT_FOUND:
+                raise
 
     def is_terminated(self, machine: Machine) -> bool:
         """True when describe_instances says shutting-down/terminated, or knows no such id."""
@@ -424,7 +424,7 @@ class AwsProvisioner:
         try:
             page = self._call(region, "describe_instances", InstanceIds=[instance_id])
         except ProvisionError as err:
-            if "InvalidInstanceID.NotFound" in str(err):
+            if _error_code(err) == NOT_FOUND:
                 return None
             raise
         for reservation in page.get("Reservations", []):
@@ -466,3 +466,9 @@ class AwsProvisioner:
                 port=base.port, identity_file=base.identity_file, spot=base.spot or fields["spot"]
             )
         return Machine(**fields)
+
+
+def _error_code(err: ProvisionError) -> str:
+    """The EC2 error code behind a ProvisionError ("" when it came from elsewhere)."""
+    response = getattr(err.__cause__, "response", None) or {}
+    return str(response.get("Error", {}).get("Code", ""))
