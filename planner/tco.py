@@ -661,7 +661,6 @@ def load_onprem_config(path: str | Path) -> LoadedConfig:
         shorten,
     )
 
-    path = Path(path)
     hint = "pass a TOML file such as examples/onprem-dgx-h100.toml"
     try:
         data = loads_toml(read_text_file(path, "on-prem config", MAX_CONFIG_BYTES, hint))
@@ -671,7 +670,7 @@ def load_onprem_config(path: str | Path) -> LoadedConfig:
         raise OnPremConfigError(f"not a usable TOML file: {exc}", file=shorten(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise OnPremConfigError(f"not valid TOML: {exc}", file=shorten(path)) from None
-    return config_from_mapping(data, shorten(path))
+    return config_from_mapping(data, shorten(Path(path)))
 
 
 def defaults_frame() -> pd.DataFrame:
