@@ -46,6 +46,7 @@ from planner.ui.plan_view import (
     ui_words,
 )
 from planner.ui.state import PageState, remembered_inputs
+from planner.ui.text import md_text
 from planner.workloads import WORKLOADS, Workload, llm_workload
 from pricing.catalog import PRICING_KINDS, unique_values
 
@@ -342,9 +343,9 @@ def _status(plan: Plan) -> None:
 def _notes(plan: Plan, problems: Sequence[str]) -> None:
     with st.expander("Assumptions and warnings"):
         for line in plan.assumptions:
-            st.markdown(f"- {ui_words(line)}")
+            st.markdown(f"- {md_text(ui_words(line))}")
         for line in [*plan.warnings, *problems]:
-            st.markdown(f"- :material/warning: {ui_words(line)}")
+            st.markdown(f"- :material/warning: {md_text(ui_words(line), 500)}")
 
 
 def render() -> None:
