@@ -77,7 +77,7 @@ def list_results(
                 r.source,
             )
             table.add_row(*(Text(shorten(c)) for c in cells))
-        Console().print(table)
+        Console(width=None if Console().is_terminal else 200).print(table)
     sys.stdout.flush()
     _warn([f"skipped: {p}" for p in problems])
 
@@ -91,7 +91,11 @@ def show(
     if not result.strip():
         _fail("give a result id (gpuplan bench list shows them) or a path to a result file")
     path = Path(result)
-    if not (path.exists() or path.is_symlink()):
+    try:
+        given_as_path = path.exists() or path.is_symlink()
+    except OSError:  # a name too long to be a path: treat it as an id (refused below)
+        given_as_path = False
+    if not given_as_path:
         folder = directory or default_results_dir()
         try:
             path = path_under(folder, f"{check_result_id(result)}.json")
@@ -125,7 +129,9 @@ def add(
     problems = [c.error for c in checked if c.error] or conflicts(checked, folder)
     if problems:
         for problem in problems:
-            Console(stderr=True).print(f"[bold red]error:[/] {escape(problem)}", highlight=False)
+            Console(stderr=True).print(
+                f"[bold red]error:[/] {escape(problem)}", highlight=False, soft_wrap=True
+            )
         _fail("nothing was added: fix or leave out the file(s) above")
     try:
         written = save_all(checked, folder)
@@ -141,7 +147,9 @@ def add(
 
 def _fail(message: str, code: int = 2) -> NoReturn:
     """Print `error: message` to stderr and exit with `code` (no traceback)."""
-    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    Console(stderr=True).print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
+    )
     raise typer.Exit(code)
 
 

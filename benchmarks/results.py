@@ -253,10 +253,13 @@ def load_results(directory: str | Path) -> tuple[list[BenchmarkResult], list[str
     directory = Path(directory)
     results: list[BenchmarkResult] = []
     problems: list[str] = []
-    if not directory.exists():
-        return results, problems
-    if not directory.is_dir():
-        return results, [str(ResultFileError(directory, "<folder>", "not a folder"))]
+    try:
+        if not directory.exists():
+            return results, problems
+        if not directory.is_dir():
+            return results, [str(ResultFileError(directory, "<folder>", "not a folder"))]
+    except OSError as exc:
+        return results, [str(ResultFileError(directory, "<folder>", f"unusable ({exc})"))]
     paths, skipped = walk_files(directory, ".json")
     problems.extend(str(ResultFileError(path, "<file>", why)) for path, why in skipped)
     for path in paths:

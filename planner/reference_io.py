@@ -60,8 +60,6 @@ class Reference:
 
 
 def _read(path: Path, required: tuple[str, ...], what: str) -> pd.DataFrame:
-    if not path.exists() and str(path).strip():
-        raise InputFileError(f"{what} file {shorten(path)!r} does not exist")
     try:
         text = read_text_file(path, f"{what} file", MAX_TABLE_BYTES, "give a CSV file")
     except InputPathError as exc:
