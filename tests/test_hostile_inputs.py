@@ -106,6 +106,11 @@ def hostile_folder(tmp_path: Path) -> Path:
     """A results folder holding one good result and one of each hostile entry."""
     folder = tmp_path / "results"
     folder.mkdir()
+    return fill_hostile(folder, tmp_path)
+
+
+def fill_hostile(folder: Path, tmp_path: Path) -> Path:
+    """Put one good result and each of HOSTILE_NAMES into `folder`."""
     result_file(folder / "good.json")
     (folder / "evil.json").mkdir()  # what an id of 'evil.json/x' made
     (folder / "evil.json" / "x.json").write_text(json.dumps(GOOD))
