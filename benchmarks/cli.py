@@ -7,6 +7,7 @@ without it; `bench run` imports the harness when it runs.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -283,6 +284,14 @@ def run(
             raise ValueError(f"--format: {fmt!r} is not one of table, json")
         if device not in ("cpu", "cuda", "auto"):
             raise ValueError(f"--device: {device!r} is not one of cpu, cuda, auto")
+        for flag, value in (
+            ("--peak-tflops", peak_tflops),
+            ("--memory-budget-gib", memory_budget_gib),
+        ):
+            if value is not None and not (math.isfinite(value) and 0 < value <= 1e6):
+                raise ValueError(
+                    f"{flag} {value:g}: must be a finite number greater than 0 and at most 1e+06"
+                )
     except ValueError as exc:
         _fail(str(exc))
     try:

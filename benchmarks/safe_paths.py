@@ -153,9 +153,10 @@ def walk_files(
     directory: str | Path, suffix: str, max_depth: int = MAX_FOLDER_DEPTH
 ) -> tuple[list[Path], list[tuple[Path, str]]]:
     """Entries named `*suffix` under `directory` (sorted), and (entry, why) for those
-    skipped: folders named `*suffix`, sub-folders deeper than `max_depth`, linked folders
-    (never followed: no loops) and folders that cannot be listed. Hidden names are left
-    out. Files are returned as found: reading them safely is the caller's job."""
+    skipped: folders named `*suffix`, sub-folders deeper than `max_depth` and folders that
+    cannot be listed. Linked folders are never descended into (no loops); hidden names are
+    left out. Entries are returned as found: reading them safely (a link named `*suffix`
+    may dangle or lead to a folder) is the caller's job."""
     found: list[Path] = []
     skipped: list[tuple[Path, str]] = []
     stack = [(Path(directory), 0)]

@@ -443,6 +443,18 @@ BAD_COMMANDS = {
         ["tco", "--config", str(EXAMPLE_TOML), "--utilization", "nan"],
         "--utilization nan",
     ),
+    "bench run peak inf": (
+        ["bench", "run", "-w", "gpt", "--size", "tiny", "--device", "cpu", "--peak-tflops", "inf"],
+        "--peak-tflops inf",
+    ),
+    "bench run memory nan": (
+        ["bench", "run", "-w", "gpt", "--size", "tiny", "--memory-budget-gib", "nan"],
+        "--memory-budget-gib nan",
+    ),
+    "bench run out is a file": (
+        ["bench", "run", "-w", "gpt", "--size", "tiny", "--device", "cpu", "--out", "{ref}"],
+        "not a folder",
+    ),
     "estimate network nan": (
         ["estimate", "--reference", "{ref}", "--queries", "{q}", "--network-gbps", "nan"],
         "--network-gbps nan",
