@@ -100,6 +100,26 @@ REQUIRED_COLUMNS: tuple[str, ...] = (
     "source",
     "priced_at",
 )
+# The documented range of each number in an offer: (exclusive low, inclusive high).
+# Wide on purpose (a whole rack rents for a few hundred USD/h; the largest hosts have
+# a few hundred vCPUs and tens of TiB of memory): a value outside is a unit or data
+# error, and inf/nan never pass.
+MAX_USD_PER_HOUR = 10_000.0
+NUMERIC_RANGES: dict[str, tuple[float, float]] = {
+    "gpu_count": (0.0, 1024.0),
+    "gpu_memory_gib": (0.0, 1024.0),
+    "vcpus": (0.0, 8192.0),
+    "memory_gib": (0.0, 65536.0),
+    **dict.fromkeys(
+        (
+            "usd_per_hour",
+            "spot_usd_per_hour",
+            "reserved_1y_usd_per_hour",
+            "reserved_3y_usd_per_hour",
+        ),
+        (0.0, MAX_USD_PER_HOUR),
+    ),
+}
 INTERCONNECTS = ("nvlink", "pcie", "none")
 PRICING_KINDS: dict[str, str] = {
     "on-demand": "usd_per_hour",
@@ -268,7 +288,9 @@ def validate_offers(frame: pd.DataFrame, file: str | Path = "<offers>") -> pd.Da
     Rejects (SnapshotError naming file, line and field): a missing required column,
     a blank provider/region/instance type, an unknown GPU name, a GPU count <= 0, a price
     that is negative, zero or not a number, an interconnect outside INTERCONNECTS, a
-    priced_at that is not an ISO date. Blank prices are allowed: they mean unknown.
+    priced_at that is not an ISO date, and any number that is not finite or outside
+    NUMERIC_RANGES (with the range in the message). Blank prices are allowed: they mean
+    unknown.
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
@@ -326,6 +348,16 @@ def validate_offers(frame: pd.DataFrame, file: str | Path = "<offers>") -> pd.Da
             column,
             "is zero; 0 is a placeholder, not a price: leave it blank when unknown",
         )
+    for column, (low, high) in NUMERIC_RANGES.items():
+        _fail_rows(
+            file,
+            out,
+            out_of_range(out[column], column),
+            column,
+            f"is out of range: it must be a finite number > {low:g} and <= {high:g}"
+            + (" USD/h" if column in PRICE_COLUMNS else "")
+            + ("" if column in REQUIRED_COLUMNS else ", or blank when unknown"),
+        )
     _fail_rows(
         file,
         out,
@@ -337,6 +369,13 @@ def validate_offers(frame: pd.DataFrame, file: str | Path = "<offers>") -> pd.Da
     _fail_rows(file, out, dates.isna(), "priced_at", "is not an ISO date (YYYY-MM-DD)")
     out["provider"] = out["provider"].str.lower()
     return out.loc[:, list(OFFER_COLUMNS)].reset_index(drop=True)
+
+
+def out_of_range(values: pd.Series, column: str) -> pd.Series:
+    """Where a numeric column is outside NUMERIC_RANGES (missing values are not)."""
+    low, high = NUMERIC_RANGES[column]
+    numbers = pd.to_numeric(values, errors="coerce").astype(float)
+    return numbers.notna() & ~((numbers > low) & (numbers <= high))
 
 
 def read_snapshot(path: Path, expected_rows: int | None = None) -> pd.DataFrame:

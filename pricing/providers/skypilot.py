@@ -19,7 +19,7 @@ import pandas as pd
 from pricing.aliases import AZURE_GPU_COUNT_FIX, resolve_offer_gpu, unsupported_reason
 from pricing.catalog import OFFER_COLUMNS, validate_offers
 from pricing.gpus import UnknownGPUError
-from pricing.providers.common import FIX_COLUMNS, interconnect_for
+from pricing.providers.common import FIX_COLUMNS, drop_out_of_range, interconnect_for
 from pricing.providers.composition import (
     GCP_HOST_ACCELERATORS,
     compose_gpu_machines,
@@ -224,7 +224,7 @@ def parse_skypilot_vms(
                 priced_at,
             )
         )
-    return _finish(rows, provider), _fixes(fixes)
+    return _finish(rows, provider, fixes), _fixes(fixes)
 
 
 def _offer(
@@ -260,8 +260,10 @@ def _offer(
     }
 
 
-def _finish(rows: list[dict[str, object]], provider: str) -> pd.DataFrame:
-    offers = pd.DataFrame(rows, columns=list(OFFER_COLUMNS))
+def _finish(
+    rows: list[dict[str, object]], provider: str, fixes: list[dict[str, str]]
+) -> pd.DataFrame:
+    offers = drop_out_of_range(pd.DataFrame(rows, columns=list(OFFER_COLUMNS)), provider, fixes)
     offers = offers.sort_values(["region", "gpu_name", "gpu_count", "instance_type"])
     return validate_offers(offers, f"<{provider} catalog>")
 
@@ -405,7 +407,7 @@ def parse_gcp_skypilot_vms(
                 "reason": "CPU-only machine types that take no GPU",
             }
         )
-    return _finish(rows, "gcp"), _fixes(fixes)
+    return _finish(rows, "gcp", fixes), _fixes(fixes)
 
 
 __all__ = ["UnknownGPUError", "parse_gcp_skypilot_vms", "parse_skypilot_vms"]

@@ -58,7 +58,12 @@ def fast_retry(attempts: int = 3, timeout_s: float = 2.0) -> tuple[RetryPolicy, 
     """A retry policy for tests: real backoff arithmetic, recorded (not slept) delays."""
     sleeps = Sleeps()
     policy = RetryPolicy(
-        attempts=attempts, base_delay_s=0.5, max_delay_s=8.0, timeout_s=timeout_s, sleep=sleeps
+        attempts=attempts,
+        base_delay_s=0.5,
+        max_delay_s=8.0,
+        timeout_s=timeout_s,
+        jitter=0.0,
+        sleep=sleeps,
     )
     return policy, sleeps
 
