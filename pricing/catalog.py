@@ -38,6 +38,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -236,10 +237,37 @@ def read_manifest(directory: Path | None = None) -> list[SnapshotInfo]:
     return merged + list(user.values())
 
 
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
+_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.csv$")
+_TEXT_FIELDS = ("provider", "file", "priced_at", "source", "sha256")
+
+
 def _read_manifest_file(directory: Path) -> list[SnapshotInfo]:
+    return _manifest_entries(directory, "snapshots")
+
+
+def read_history(directory: Path) -> list[SnapshotInfo]:
+    """Snapshots a folder's manifest keeps for `diff` but no longer uses ("history")."""
+    if not (directory / MANIFEST_NAME).is_file():
+        return []
+    return _manifest_entries(directory, "history")
+
+
+def _manifest_entries(directory: Path, key: str) -> list[SnapshotInfo]:
+    """The validated entries of one list of a folder's MANIFEST.json.
+
+    Only what a manifest lists is ever read as a snapshot: a CSV left in the folder
+    by a refresh that never committed is not. File names are plain names inside the
+    folder (no path), numbers and dates are checked.
+    """
     path = directory / MANIFEST_NAME
     try:
-        raw = json.loads(path.read_text())
+        if path.is_dir():
+            raise SnapshotError(path, "is a folder, not a manifest file")
+        if path.stat().st_size > MAX_MANIFEST_BYTES:
+            raise SnapshotError(path, f"is larger than {MAX_MANIFEST_BYTES:,} bytes")
+        raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SnapshotError(
             path,
@@ -250,26 +278,62 @@ def _read_manifest_file(directory: Path) -> list[SnapshotInfo]:
         raise SnapshotError(
             path, f"not valid JSON ({exc.msg} at line {exc.lineno})", line=exc.lineno
         ) from None
-    entries = raw.get("snapshots") if isinstance(raw, dict) else None
-    if not isinstance(entries, list):
+    except (UnicodeDecodeError, RecursionError, OSError) as exc:
+        raise SnapshotError(path, f"cannot be read ({type(exc).__name__})") from None
+    if not isinstance(raw, dict):
         raise SnapshotError(path, "expected an object with a 'snapshots' list", field="snapshots")
+    entries = raw.get(key, [] if key == "history" else None)
+    if not isinstance(entries, list):
+        raise SnapshotError(path, f"expected an object with a {key!r} list", field=key)
     infos = []
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict) or "directory" in entry:
-            raise SnapshotError(path, f"entry {i} is not a snapshot entry", field="snapshots")
+            raise SnapshotError(path, f"entry {i} is not a snapshot entry", field=key)
         try:
-            infos.append(SnapshotInfo(**entry, directory=str(directory)))
+            info = SnapshotInfo(**entry, directory=str(directory))
         except TypeError as exc:
-            raise SnapshotError(path, f"entry {i}: {exc}", field="snapshots") from None
+            raise SnapshotError(path, f"entry {i}: {exc}", field=key) from None
+        _check_entry(info, path, f"{key} entry {i}")
+        infos.append(info)
     return infos
 
 
-def write_manifest(directory: Path, infos: Sequence[SnapshotInfo]) -> None:
-    """Write a folder's MANIFEST.json atomically (temp file + rename)."""
-    text = json.dumps(
-        {"schema_version": 1, "snapshots": [info.manifest_entry() for info in infos]}, indent=2
-    )
-    atomic_write_text(directory / MANIFEST_NAME, text + "\n")
+def _check_entry(info: SnapshotInfo, path: Path, where: str) -> None:
+    for name in _TEXT_FIELDS:
+        if not isinstance(getattr(info, name), str):
+            raise SnapshotError(path, f"{where}: {name} is not text", field=name)
+    for name in ("file", "spot_zones_file", "fixes_file"):
+        value = getattr(info, name)
+        if (name == "file" or value) and not (isinstance(value, str) and _FILE_NAME.match(value)):
+            raise SnapshotError(
+                path,
+                f"{where}: {name} {str(value)[:80]!r} is not a plain CSV file name in this folder",
+                field=name,
+            )
+    if isinstance(info.rows, bool) or not isinstance(info.rows, int) or info.rows < 0:
+        raise SnapshotError(path, f"{where}: rows must be a whole number >= 0", field="rows")
+    try:
+        dt.date.fromisoformat(info.priced_at)
+    except ValueError:
+        raise SnapshotError(
+            path, f"{where}: priced_at {info.priced_at[:40]!r} is not YYYY-MM-DD", field="priced_at"
+        ) from None
+
+
+def write_manifest(
+    directory: Path, infos: Sequence[SnapshotInfo], history: Sequence[SnapshotInfo] = ()
+) -> None:
+    """Write a folder's MANIFEST.json atomically (temp file + rename).
+
+    `infos` are the snapshots in use; `history` the older ones kept for `diff`.
+    """
+    document: dict[str, object] = {
+        "schema_version": 1,
+        "snapshots": [info.manifest_entry() for info in infos],
+    }
+    if history:
+        document["history"] = [info.manifest_entry() for info in history]
+    atomic_write_text(directory / MANIFEST_NAME, json.dumps(document, indent=2) + "\n")
 
 
 def _fail_rows(file: str | Path, frame: pd.DataFrame, bad: pd.Series, field: str, why: str) -> None:
@@ -381,11 +445,17 @@ def out_of_range(values: pd.Series, column: str) -> pd.Series:
 def read_snapshot(path: Path, expected_rows: int | None = None) -> pd.DataFrame:
     """One snapshot CSV, validated. `expected_rows` guards against a truncated file."""
     try:
+        if path.is_dir():
+            raise SnapshotError(path, "is a folder, not a snapshot CSV")
+        if path.stat().st_size > MAX_SNAPSHOT_BYTES:
+            raise SnapshotError(path, f"is larger than {MAX_SNAPSHOT_BYTES:,} bytes")
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except FileNotFoundError:
         raise SnapshotError(path, "file listed in the manifest does not exist") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise SnapshotError(path, f"not a readable CSV: {exc}") from None
+    except OSError as exc:
+        raise SnapshotError(path, f"cannot be read ({exc.strerror or exc})") from None
     frame = frame.replace("", np.nan)
     offers = validate_offers(frame, path)
     if expected_rows is not None and len(offers) != expected_rows:

@@ -151,11 +151,18 @@ def add_custom(
     key = custom_key(path, name)
     now = now or dt.datetime.now(dt.UTC)
     previous = _in_use(key)
-    others = [info for info in read_manifest() if info.provider != key]
-    taken = set(SOURCES)
-    for info in others:
-        taken |= set(read_snapshot(info.path, info.rows)["provider"])
-    parsed = custom.parse_custom(custom.fetch_custom(path), path, taken)
+    frame = custom.fetch_custom(path)
+    parsed = custom.parse_custom(frame, path, set(SOURCES))
+
+    def provider_names_are_free() -> None:
+        # Under the snapshot folder's lock: no other list can land between this check
+        # and the commit.
+        taken = set(SOURCES)
+        for info in read_manifest():
+            if info.provider != key:
+                taken |= set(read_snapshot(info.path, info.rows)["provider"])
+        custom.parse_custom(frame, path, taken)
+
     oldest = str(parsed.offers["priced_at"].min())
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     info = commit_snapshot(
@@ -166,5 +173,6 @@ def add_custom(
         date_basis=f"the oldest priced_at in {path.name}; each row carries its own date",
         retrieved_at=stamp,
         directory=directory,
+        check=provider_names_are_free,
     )
     return Added(info, previous, 0)

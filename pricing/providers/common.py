@@ -165,7 +165,7 @@ def drop_out_of_range(offers: pd.DataFrame, provider: str, fixes: list[Fix]) -> 
     """
     from pricing.catalog import NUMERIC_RANGES, PRICE_COLUMNS, out_of_range
 
-    out = offers.copy()
+    out = offers.reset_index(drop=True)
     prices = [c for c in PRICE_COLUMNS if c in out]
     priced = out.loc[:, prices].notna().any(axis=1)
     for column, (low, high) in NUMERIC_RANGES.items():
