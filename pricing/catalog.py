@@ -155,6 +155,9 @@ class SnapshotInfo:
 
     `directory` is the folder the entry was read from (not stored in the manifest);
     `spot_zones_file` and `fixes_file` name optional detail tables beside the snapshot.
+    `date_bound` is empty when `priced_at` is the date the prices were published or
+    read, and says what is known ("not before 2025-06") when the source is undated
+    and `priced_at` is only a lower bound (the bundled catalog extracts).
     """
 
     provider: str
@@ -168,12 +171,19 @@ class SnapshotInfo:
     retrieved_at: str = ""
     spot_zones_file: str = ""
     fixes_file: str = ""
+    date_bound: str = ""
     directory: str = field(default="", compare=False)
 
     def age_days(self, today: dt.date | None = None) -> int:
         """Days since `priced_at`."""
         today = today or dt.date.today()
         return (today - dt.date.fromisoformat(self.priced_at)).days
+
+    @property
+    def date_label(self) -> str:
+        """The price date as it is known: '2026-11-30', or 'catalog extract, not before
+        2025-06' for a bounded date (never an exact age for a date that is not exact)."""
+        return f"catalog extract, {self.date_bound}" if self.date_bound else self.priced_at
 
     @property
     def path(self) -> Path:
@@ -189,7 +199,7 @@ class SnapshotInfo:
         """The entry as stored in MANIFEST.json (no `directory`; empty extras left out)."""
         entry = asdict(self)
         entry.pop("directory")
-        for optional in ("spot_zones_file", "fixes_file"):
+        for optional in ("spot_zones_file", "fixes_file", "date_bound"):
             if not entry[optional]:
                 entry.pop(optional)
         return entry

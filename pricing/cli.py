@@ -8,6 +8,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 from rich.markup import escape
+from rich.text import Text
 
 from pricing.catalog import (
     OFFER_COLUMNS,
@@ -124,33 +125,77 @@ def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
+BASE_URL_OPTION = {
+    "azure": "base_url",
+    "aws-public": "base_url",
+    "skypilot": "base_url",
+}
+
+
 @app.command("refresh")
 def refresh_command(
-    provider: Annotated[str, typer.Argument(help="aws | gcp | azure")],
+    provider: Annotated[
+        str, typer.Argument(help="aws | gcp | azure (APIs); aws-public | skypilot (public files)")
+    ],
     regions: Annotated[
         list[str] | None,
         typer.Option(
             "--regions",
             "--region",
             help="comma-separated or repeated; default: "
-            + "; ".join(f"{p} {','.join(s.default_regions)}" for p, s in SOURCES.items()),
+            + "; ".join(f"{p} {','.join(s.default_regions) or 'all'}" for p, s in SOURCES.items()),
         ),
     ] = None,
     project: Annotated[
         str | None, typer.Option(help="GCP project for the Compute API (gcp only)")
     ] = None,
-    timeout: Annotated[float, typer.Option(help="seconds to wait for each page")] = 60.0,
+    clouds: Annotated[
+        str | None,
+        typer.Option(help="skypilot only: comma-separated clouds (default: every cloud covered)"),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="azure, aws-public, skypilot: the source's base URL (a mirror; default: the "
+            "provider's public URL)"
+        ),
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="seconds to wait for data before a retry")] = 60.0,
+    deadline: Annotated[
+        float | None,
+        typer.Option(
+            help="seconds one request (page or file) may take in all; "
+            "default 300 (aws-public: 1800, its files are large)"
+        ),
+    ] = None,
     attempts: Annotated[int, typer.Option(help="tries per page (throttling, 5xx, timeouts)")] = 5,
 ) -> None:
-    """Fetch current prices from a provider's API into a new dated snapshot.
+    """Fetch current prices from a provider's API or public files into new dated snapshots.
 
     The previous snapshot stays in use, unchanged, when anything fails.
     """
-    options = {"project": project} if provider == "gcp" and project else {}
+    options: dict[str, object] = {}
     if project and provider != "gcp":
         abort("--project is for gcp only")
-    if attempts < 1 or timeout <= 0:
-        abort(f"--attempts must be >= 1 and --timeout > 0 (got {attempts}, {timeout})")
+    if project:
+        options["project"] = project
+    if clouds is not None:
+        if provider != "skypilot":
+            abort("--clouds is for skypilot only")
+        options["clouds"] = _split([clouds])
+    if base_url is not None:
+        if provider not in BASE_URL_OPTION:
+            abort(f"--base-url is for {', '.join(BASE_URL_OPTION)} only")
+        if not base_url.startswith(("https://", "http://")):
+            abort(f"--base-url must be an http(s) URL, not {base_url[:80]!r}")
+        options[BASE_URL_OPTION[provider]] = base_url
+    default_deadline = 1800.0 if provider == "aws-public" else 300.0
+    limits = (attempts, timeout, deadline if deadline is not None else default_deadline)
+    if not (1 <= attempts <= 100) or not (0 < timeout <= 3600) or not (0 < limits[2] <= 86400):
+        abort(
+            "--attempts must be 1..100, --timeout in (0, 3600] and --deadline in (0, 86400] "
+            f"seconds (got {attempts}, {timeout}, {limits[2]})"
+        )
     console = wide_console(stderr=True)
     try:
         with console.status(f"refreshing {provider} prices") as spinner:
@@ -158,8 +203,8 @@ def refresh_command(
                 provider,
                 _split(regions) or None,
                 options=options,
-                retry=RetryPolicy(attempts=attempts, timeout_s=timeout),
-                progress=lambda message: spinner.update(message),
+                retry=RetryPolicy(attempts=attempts, timeout_s=timeout, deadline_s=limits[2]),
+                progress=lambda message: spinner.update(Text(message)),
             )
     except ValueError as exc:
         abort(str(exc))
@@ -167,21 +212,23 @@ def refresh_command(
     except RefreshError as exc:
         abort(str(exc), code=1)
         return
-    info = added.info
-    replaced = (
-        f"; replaces the {added.previous.origin} snapshot of {added.previous.priced_at}"
-        if added.previous
-        else ""
-    )
-    typer.echo(
-        f"{provider}: {info.rows} offers from {', '.join(added.regions)}, priced "
-        f"{info.priced_at}, in {info.path}{replaced}."
-    )
-    if added.fixes:
-        typer.echo(
-            f"{added.fixes} rows dropped or values set missing, each with its reason: "
-            f"{info.path.parent / info.fixes_file}"
+    for one in (added, *added.also):
+        info = one.info
+        replaced = (
+            f"; replaces the {one.previous.origin} snapshot of {one.previous.priced_at}"
+            if one.previous
+            else ""
         )
+        where = ", ".join(one.regions) or "every region"
+        typer.echo(
+            f"{info.provider}: {info.rows} offers from {where}, priced "
+            f"{info.date_label}, in {info.path}{replaced}."
+        )
+        if one.fixes:
+            typer.echo(
+                f"{one.fixes} rows dropped or values set missing, each with its reason: "
+                f"{info.path.parent / info.fixes_file}"
+            )
 
 
 @app.command("add-custom")

@@ -12,7 +12,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -80,6 +81,21 @@ def remove_stale_temp_files(directory: Path) -> list[str]:
     return removed
 
 
+@dataclass(frozen=True)
+class NewSnapshot:
+    """One provider's offers to commit, with where they came from and their date."""
+
+    provider: str
+    offers: pd.DataFrame
+    source: str
+    priced_at: str
+    date_basis: str
+    retrieved_at: str = ""
+    details: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    source_commit: str = ""
+    date_bound: str = ""
+
+
 def commit_snapshot(
     provider: str,
     offers: pd.DataFrame,
@@ -99,6 +115,22 @@ def commit_snapshot(
     written (a check-then-write, such as "is this provider name free?", must not race
     another writer); it raises to stop the commit. Returns the new manifest entry.
     """
+    new = NewSnapshot(
+        provider, offers, source, priced_at, date_basis, retrieved_at, dict(details or {})
+    )
+    return commit_snapshots([new], directory=directory, check=check)[0]
+
+
+def commit_snapshots(
+    snapshots: Sequence[NewSnapshot],
+    *,
+    directory: Path | None = None,
+    check: Callable[[], None] | None = None,
+) -> list[SnapshotInfo]:
+    """Add several providers' snapshots with one manifest swap: all land, or none.
+
+    See commit_snapshot; returns the new manifest entries in order.
+    """
     directory = directory or user_snapshot_dir()
     directory.mkdir(parents=True, exist_ok=True)
     with _locked(directory):
@@ -106,41 +138,48 @@ def commit_snapshot(
             check()
         existing = read_manifest(directory) if (directory / MANIFEST_NAME).exists() else []
         kept_history = read_history(directory)
-        name = snapshot_name(directory, provider, priced_at)
-        stem = name.removesuffix(".csv")
         written: list[Path] = []
+        infos: list[SnapshotInfo] = []
         try:
-            path = directory / name
-            atomic_write_text(path, offers_to_csv(offers))
-            written.append(path)
-            read_snapshot(path, expected_rows=len(offers))
-            extra: dict[str, str] = {}
-            for kind, frame in (details or {}).items():
-                detail = directory / f"{stem}.{kind}.csv"
-                atomic_write_text(detail, frame.to_csv(index=False, lineterminator="\n"))
-                written.append(detail)
-                extra[kind] = detail.name
-            info = SnapshotInfo(
-                provider=provider,
-                file=name,
-                priced_at=priced_at,
-                source=source,
-                rows=len(offers),
-                sha256=file_sha256(path),
-                date_basis=date_basis,
-                retrieved_at=retrieved_at,
-                spot_zones_file=extra.get("spot-zones", ""),
-                fixes_file=extra.get("fixes", ""),
-                directory=str(directory),
-            )
-            kept = [i for i in existing if i.provider != provider]
-            replaced = [i for i in existing if i.provider == provider]
-            write_manifest(directory, [*kept, info], [*kept_history, *replaced])
+            for new in snapshots:
+                name = snapshot_name(directory, new.provider, new.priced_at)
+                stem = name.removesuffix(".csv")
+                path = directory / name
+                atomic_write_text(path, offers_to_csv(new.offers))
+                written.append(path)
+                read_snapshot(path, expected_rows=len(new.offers))
+                extra: dict[str, str] = {}
+                for kind, frame in new.details.items():
+                    detail = directory / f"{stem}.{kind}.csv"
+                    atomic_write_text(detail, frame.to_csv(index=False, lineterminator="\n"))
+                    written.append(detail)
+                    extra[kind] = detail.name
+                infos.append(
+                    SnapshotInfo(
+                        provider=new.provider,
+                        file=name,
+                        priced_at=new.priced_at,
+                        source=new.source,
+                        rows=len(new.offers),
+                        sha256=file_sha256(path),
+                        date_basis=new.date_basis,
+                        source_commit=new.source_commit,
+                        retrieved_at=new.retrieved_at,
+                        spot_zones_file=extra.get("spot-zones", ""),
+                        fixes_file=extra.get("fixes", ""),
+                        date_bound=new.date_bound,
+                        directory=str(directory),
+                    )
+                )
+            providers = {new.provider for new in snapshots}
+            kept = [i for i in existing if i.provider not in providers]
+            replaced = [i for i in existing if i.provider in providers]
+            write_manifest(directory, [*kept, *infos], [*kept_history, *replaced])
         except BaseException:
             for done in written:
                 done.unlink(missing_ok=True)
             raise
-    return info
+    return infos
 
 
 def remove_snapshot(provider: str, directory: Path | None = None) -> SnapshotInfo:

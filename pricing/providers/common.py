@@ -33,6 +33,9 @@ class ParsedCatalog:
     fixes: pd.DataFrame
     source: str
     details: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # Per provider, for sources that date each provider's prices apart:
+    # provider -> (priced_at, date basis, source commit).
+    dates: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
 
 def fix(

@@ -26,7 +26,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,8 +128,12 @@ def stream(
     max_bytes: int = DEFAULT_MAX_BYTES,
     what: str = "",
     headers: dict[str, str] | None = None,
+    on_headers: Callable[[dict[str, str]], None] | None = None,
 ) -> Iterator[bytes]:
     """The body of GET `url` in chunks, within `deadline_s` seconds and `max_bytes` bytes.
+
+    `on_headers` gets the response headers before the body. A body shorter than its
+    Content-Length raises http.client.IncompleteRead (retryable: a dropped connection).
 
     Raises HttpStatusError for an error status, DeadlineExceeded past the deadline,
     FetchError past the size; socket errors (timeouts, resets) pass through for the
@@ -160,6 +164,8 @@ def stream(
                 raise late() from exc
             raise
         with response:
+            if on_headers is not None:
+                on_headers(dict(response.headers.items()))
             declared = response.headers.get("Content-Length")
             if declared and declared.isdigit() and int(declared) > max_bytes:
                 raise FetchError(
@@ -177,6 +183,9 @@ def stream(
                 if watchdog.expired or time.monotonic() - started > deadline_s:
                     raise late()
                 if not chunk:
+                    missing = getattr(response, "length", None)
+                    if missing:
+                        raise http.client.IncompleteRead(b"", missing)
                     return
                 received += len(chunk)
                 if received > max_bytes:

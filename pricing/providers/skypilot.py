@@ -191,11 +191,16 @@ def parse_skypilot_vms(
             )
         reason = unsupported_reason(accelerator)
         memory_gib = gpu_memory_mib(row.get("GpuInfo"), provider, count) / 1024
-        gpu = (
-            None
-            if reason
-            else resolve_offer_gpu(provider, accelerator, row["InstanceType"], memory_gib)
-        )
+        gpu = None
+        if reason is None:
+            try:
+                gpu = resolve_offer_gpu(provider, accelerator, row["InstanceType"], memory_gib)
+            except UnknownGPUError as exc:
+                closest = f" (closest known name: {exc.suggestion!r})" if exc.suggestion else ""
+                reason = (
+                    f"GPU {accelerator!r} is in no quirk table of pricing/aliases.py{closest}; "
+                    "add it there to plan for it"
+                )
         if gpu is None:
             fixes.append(
                 {
