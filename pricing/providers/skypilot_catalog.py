@@ -189,6 +189,10 @@ def parse_skypilot(payload: SkypilotPayload, priced_at: str) -> ParsedCatalog:
     """
     offers, fixes, bases = [], [], {}
     for file in payload.files:
+        if not file.text.endswith("\n"):
+            raise MalformedPayload(
+                f"SkyPilot catalog {file.cloud}/vms.csv ends mid-line: the download was cut short"
+            )
         try:
             catalog = pd.read_csv(io.StringIO(file.text))
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
@@ -201,10 +205,6 @@ def parse_skypilot(payload: SkypilotPayload, priced_at: str) -> ParsedCatalog:
                 f"SkyPilot catalog {file.cloud}/vms.csv lacks column(s) {missing} "
                 f"(has {list(catalog.columns)[:12]}); the catalog format changed: "
                 "pricing/providers/skypilot.py needs updating"
-            )
-        if not file.text.endswith("\n"):
-            raise MalformedPayload(
-                f"SkyPilot catalog {file.cloud}/vms.csv ends mid-line: the download was cut short"
             )
         if payload.regions:
             catalog = catalog.loc[catalog["Region"].astype(str).isin(payload.regions)]
