@@ -478,15 +478,16 @@ def read_snapshot(path: Path, expected_rows: int | None = None) -> pd.DataFrame:
 
 
 def load_offers(directory: Path | None = None) -> pd.DataFrame:
-    """Every provider's offers as one Offer table.
+    """Every provider's offers as one Offer table, with each offer's `tier` (pricing.tiers).
 
     From one snapshot folder's manifest, or with no folder from the manifest in use
     (read_manifest: the user's snapshots over the bundled ones).
     """
+    from pricing.tiers import tiers_of
+
     frames = [read_snapshot(info.path, info.rows) for info in read_manifest(directory)]
-    if not frames:
-        return empty_offers()
-    return pd.concat(frames, ignore_index=True)
+    offers = pd.concat(frames, ignore_index=True) if frames else empty_offers()
+    return offers.assign(tier=tiers_of(offers["provider"]))
 
 
 def empty_offers() -> pd.DataFrame:
@@ -534,15 +535,28 @@ def filter_offers(
     providers: Sequence[str] | None = None,
     regions: Sequence[str] | None = None,
     gpus: Sequence[str] | None = None,
+    *,
+    tiers: Sequence[str] | None = None,
+    include_retired: bool = False,
+    today: dt.date | None = None,
 ) -> pd.DataFrame:
     """Offers matching any of the providers, regions and GPU filters given.
 
     GPU filters are families or canonical names (see pricing.gpus.match_gpu_names);
-    an unknown one raises UnknownGPUError with the closest match.
+    an unknown one raises UnknownGPUError with the closest match. Offers outside `tiers`
+    (default pricing.tiers.DEFAULT_TIERS, unless `providers` names providers) and
+    retired sizes (pricing.retired, unless `include_retired`) are left out.
     """
+    from pricing.retired import retired_mask
+    from pricing.tiers import DEFAULT_TIERS, check_tiers, in_tiers
+
     keep = pd.Series(True, index=offers.index)
     if providers:
         keep &= offers["provider"].isin([p.lower() for p in providers])
+    if tiers or not providers:
+        keep &= in_tiers(offers, check_tiers(tiers or DEFAULT_TIERS))
+    if not include_retired:
+        keep &= ~retired_mask(offers, today)
     if regions:
         keep &= offers["region"].isin(list(regions))
     if gpus:

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import pandas as pd
 import typer
-from rich.markup import escape
 from rich.text import Text
 
 from pricing.catalog import (
@@ -25,7 +24,7 @@ from pricing.gpus import UnknownGPUError
 from pricing.output import FORMATS, abort, emit, wide_console
 from pricing.providers.retry import RetryPolicy
 from pricing.refresh import SOURCES, RefreshError, add_custom, refresh
-from pricing.status import stale_text, status_frame
+from pricing.status import sources_frame, stale_text, status_frame
 
 app = typer.Typer(
     help="Price snapshots: show offers, check their age, refresh them from the providers' "
@@ -47,6 +46,22 @@ SHOW_COLUMNS = (
 )
 
 
+def tier_option_help() -> str:
+    from pricing.tiers import DEFAULT_TIERS, TIERS
+
+    return (
+        f"{' | '.join(TIERS)}; repeatable (default: {', '.join(DEFAULT_TIERS)}, or every "
+        "tier of the providers named with --provider)"
+    )
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr, as text (never markup), for every output format."""
+    wide_console(stderr=True).print(
+        Text.assemble(("warning: ", "yellow"), message), highlight=False, soft_wrap=True
+    )
+
+
 @app.command("show")
 def show(
     gpu: Annotated[
@@ -58,33 +73,62 @@ def show(
         typer.Option("--provider", help="aws, gcp, azure, lambda, ...; repeatable"),
     ] = None,
     region: Annotated[list[str] | None, typer.Option("--region", help="repeatable")] = None,
+    tier: Annotated[list[str] | None, typer.Option("--tier", help=tier_option_help())] = None,
+    include_retired: Annotated[
+        bool,
+        typer.Option("--include-retired", help="also list sizes the provider no longer sells"),
+    ] = False,
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
     """Offers in the snapshot, cheapest per GPU first, with each price's date."""
     try:
         check_choices([fmt], FORMATS, "format")
         offers = load_offers()
+        infos = read_manifest()
         check_choices(provider or [], unique_values(offers, "provider"), "provider")
         check_choices(region or [], unique_values(offers, "region"), "region")
-        chosen = filter_offers(offers, provider, region, gpu)
+        chosen = filter_offers(
+            offers, provider, region, gpu, tiers=tier, include_retired=include_retired
+        )
     except (SnapshotError, UnknownGPUError, ValueError) as exc:
         abort(str(exc))
         return
+    labels = {info.provider: info.date_label for info in infos}
     chosen = chosen.assign(
-        price_date=chosen["priced_at"],
+        price_date=[
+            labels.get(p, d) if labels.get(p, "").startswith("catalog") else d
+            for p, d in zip(chosen["provider"], chosen["priced_at"], strict=True)
+        ],
         usd_per_gpu_hour=chosen["usd_per_hour"] / chosen["gpu_count"],
     )
     chosen = chosen.sort_values(["gpu_name", "usd_per_gpu_hour", "provider", "region"])
     columns = [
         *SHOW_COLUMNS,
         *(c for c in OFFER_COLUMNS if c not in SHOW_COLUMNS and c != "priced_at"),
+        "priced_at",
+        "tier",
         "usd_per_gpu_hour",
     ]
     emit(
         chosen.loc[:, columns],
         fmt,
         title=f"{len(chosen)} offers",
-        table_columns=[*SHOW_COLUMNS[:-3], "usd_per_gpu_hour", "price_date"],
+        table_columns=[*SHOW_COLUMNS[:-3], "usd_per_gpu_hour", "tier", "price_date"],
+    )
+    shown = {info.provider: info for info in infos if info.provider in set(chosen["provider"])}
+    frame = status_frame(list(shown.values()))
+    listed = stale_text(frame)
+    if listed:
+        warn(stale_warning(listed))
+
+
+def stale_warning(listed: str) -> str:
+    """The stale-prices warning, with what to run."""
+    return (
+        f"prices older than {STALE_AFTER_DAYS} days, or of unknown age: {listed}; "
+        "refresh without credentials with `gpuplan pricing refresh skypilot` (every cloud "
+        "SkyPilot covers), `aws-public` or `azure`; `gpuplan pricing status` says what "
+        "each source needs"
     )
 
 
@@ -92,7 +136,8 @@ def show(
 def status(
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
-    """Each price source in use: its date, age and where it lives; warns past 30 days."""
+    """Each price source in use: its date, age and where it lives, and every source a
+    refresh can read with what it needs; warns past 30 days."""
     try:
         check_choices([fmt], FORMATS, "format")
         infos = read_manifest()
@@ -104,21 +149,19 @@ def status(
         frame,
         fmt,
         title=f"price sources in use (user snapshots: {user_snapshot_dir()})",
-        table_columns=["provider", "origin", "priced_at", "age_days", "rows", "date_basis"],
+        table_columns=["provider", "origin", "price_date", "age", "rows", "refresh", "date_basis"],
     )
-    console = wide_console(stderr=True)
+    if fmt == "table":
+        emit(
+            sources_frame(),
+            fmt,
+            title="sources `gpuplan pricing refresh SOURCE` reads",
+        )
     listed = stale_text(frame)
     if listed:
-        console.print(
-            f"[yellow]warning:[/] prices older than {STALE_AFTER_DAYS} days: {listed}; "
-            "refresh with `gpuplan pricing refresh aws|gcp|azure` where credentials allow",
-            highlight=False,
-        )
+        warn(stale_warning(listed))
     for row in frame.loc[frame["integrity"] != "ok"].itertuples():
-        console.print(
-            f"[yellow]warning:[/] {escape(f'{row.provider}: {row.file} {row.integrity}')}",
-            highlight=False,
-        )
+        warn(f"{row.provider}: {row.file} {row.integrity}")
 
 
 def _split(values: list[str] | None) -> list[str]:
