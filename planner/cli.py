@@ -19,8 +19,11 @@ from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
 from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, parse_rates
 from planner.plan import Plan, make_plan
+from planner.render.notes import OWN_CODES, notes_text
+from planner.request import PRECISIONS, PlanRequest, RequestError
 from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 from planner.throughput import own_and_published_results
+from planner.validate import check_flags, check_output_path, shorten, warn_lines
 from planner.workloads import WORKLOADS, get_workload
 from pricing.catalog import (
     PRICING_KINDS,
@@ -36,7 +39,19 @@ from pricing.output import FORMATS, abort, emit
 if TYPE_CHECKING:
     from planner.tco import OnPremConfig
 
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+# The flag that sets each PlanRequest field, to name it in errors.
+REQUEST_FLAGS = {
+    "deadline_hours": "--deadline-hours",
+    "budget_usd": "--budget-usd",
+    "max_gpus": "--max-gpus",
+    "draws": "--draws",
+    "seed": "--seed",
+    "checkpoint_hours": "--checkpoint-minutes",
+    "restart_hours": "--restart-minutes",
+    "interruption_rates": "--interruption-rate",
+    "precision": "--precision",
+    "pricing": "--pricing",
+}
 
 app = typer.Typer(
     help="gpuplan: which GPUs train this job fastest for the money, and how sure we are.",
@@ -175,9 +190,13 @@ def plan(
         check_choices([kind], list(PRICING_KINDS), "pricing")
         if top is not None and top < 1:
             raise ValueError(f"--top {top}: it must be >= 1")
-        for name, minutes in (("checkpoint", checkpoint_minutes), ("restart", restart_minutes)):
-            if not minutes >= 0:
-                raise ValueError(f"--{name}-minutes {minutes:g}: it must be >= 0")
+        check_flags(
+            {
+                "--checkpoint-minutes": checkpoint_minutes,
+                "--restart-minutes": restart_minutes,
+                "--global-batch-tokens": global_batch_tokens,
+            }
+        )
         settings = LLMSettings(recompute=recompute, global_batch_tokens=global_batch_tokens)
         chosen = get_workload(workload)
         offers = load_offers()
@@ -188,31 +207,34 @@ def plan(
         table, problems = own_and_published_results(
             results if results is not None else [str(default_results_dir())]
         )
-        result = make_plan(
-            chosen,
-            precision,
-            offers,
-            table,
-            kind,
-            provider,
-            region,
-            gpu,
+        request = PlanRequest(
+            workload=chosen,
+            precision=precision,
+            pricing=kind,
+            providers=tuple(provider or ()),
+            regions=tuple(region or ()),
+            gpus=tuple(gpu or ()),
             deadline_hours=deadline_hours,
             budget_usd=budget_usd,
             max_gpus=max_gpus,
-            onprem=[c.config for c in loaded],
-            onprem_sources=[c.path for c in loaded],
+            onprem=tuple(c.config for c in loaded),
+            onprem_sources=tuple(c.path for c in loaded),
             seed=seed,
             draws=draws,
-            interruption_rates=rates,
+            interruption_rates=tuple(rates.items()),
             checkpoint_hours=checkpoint_minutes / 60,
             restart_hours=restart_minutes / 60,
-            llm_settings=settings,
+            llm=settings,
         )
+        result = make_plan(request, offers, table)
+    except RequestError as exc:
+        abort(f"{REQUEST_FLAGS.get(exc.field, exc.field)}: {exc.message}")
+        return
     except (OnPremConfigError, LLMMemoryError, SnapshotError, UnknownGPUError, ValueError) as exc:
         abort(str(exc))
         return
     if fmt != "table":
+        warn_lines([*notes_text(result.notes), *problems])
         chosen_view = {
             "rows": result.rows if top is None else result.rows.head(top),
             "picks": result.picks,
@@ -223,7 +245,7 @@ def plan(
         emit(chosen_view, fmt)
         return
     _plan_tables(result, top, kind)
-    _notes(result.assumptions, result.warnings, problems)
+    _notes(result, problems)
 
 
 def _number(value: float, money: bool) -> str:
@@ -299,14 +321,17 @@ def _plan_tables(result: Plan, top: int | None, kind: str) -> None:
         console.print(f"{row.constraint} {label}: {row.note}", highlight=False, soft_wrap=True)
 
 
-def _notes(assumptions: tuple[str, ...], warnings: tuple[str, ...], problems: list[str]) -> None:
+def _notes(result: Plan, problems: list[str]) -> None:
     from pricing.output import wide_console
 
     sys.stdout.flush()
     console = wide_console(stderr=True)
-    for line in assumptions:
+    for line in result.assumptions:
         console.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
-    for line in [*warnings, *problems]:
+    for line in notes_text(result.notes_of(*OWN_CODES)):
+        console.print(f"[dim]own results:[/] {escape(line)}", highlight=False)
+    warnings = [n for n in result.notes if n.code not in OWN_CODES]
+    for line in [*notes_text(warnings), *problems]:
         console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
 
 
@@ -384,13 +409,22 @@ def estimate(
     """
     from pathlib import Path
 
-    from planner.estimate import fit_throughput_model, predict_throughput
-    from planner.reference_io import InputFileError, read_queries, read_reference
-    from planner.scaling import CommModel
+    from planner.throughput.estimate import fit_throughput_model, predict_throughput
+    from planner.throughput.reference_io import InputFileError, read_queries, read_reference
+    from planner.throughput.scaling import CommModel
     from pricing.catalog import atomic_write_text
 
     try:
         check_choices([fmt], FORMATS, "format")
+        check_flags(
+            {
+                "--network-gbps": network_gbps,
+                "--gpus-per-node": gpus_per_node,
+                "--overlap": overlap,
+            }
+        )
+        if output:
+            check_output_path(output)
         comm = CommModel(
             network_gbps_per_node=network_gbps, gpus_per_node=gpus_per_node, overlap=overlap
         )
@@ -408,7 +442,10 @@ def estimate(
     result["method"] = predicted["throughput_source"].to_numpy()
     result["method_detail"] = predicted["throughput_detail"].to_numpy()
     if output:
-        atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
+        try:
+            atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
+        except OSError as exc:
+            abort(f"--output {shorten(output)}: cannot be written ({exc.strerror or exc})", 1)
     else:
         emit(
             result,
@@ -454,8 +491,9 @@ def _estimate_notes(model: Any, ref: Any, result: pd.DataFrame, output: str | No
     if ref.unresolved_gpus:
         console.print(
             "[yellow]warning:[/] REF GPUs with no spec row, used only for queries naming "
-            f"them: {', '.join(ref.unresolved_gpus)}",
+            f"them: {escape(shorten(', '.join(ref.unresolved_gpus), 1000))}",
             highlight=False,
+            soft_wrap=True,
         )
     missing = int((result["method"] == "none").sum())
     if missing:
@@ -508,8 +546,10 @@ def tco(
             check_value("utilization", utilization)
         except OnPremConfigError as exc:
             abort(f"--utilization {utilization:g}: {exc.message}")
-    if monthly_gpu_hours is not None and not monthly_gpu_hours > 0:
-        abort(f"--monthly-gpu-hours {monthly_gpu_hours:g}: must be > 0 GPU-hours per month")
+    try:
+        check_flags({"--monthly-gpu-hours": monthly_gpu_hours})
+    except ValueError as exc:
+        abort(str(exc))
     try:
         loaded = load_onprem_config(config)
         onprem = loaded.config
@@ -534,9 +574,6 @@ def tco(
     except (OfferRefError, SnapshotError, UnknownGPUError, ValueError) as exc:
         abort(str(exc))
         return
-    if fmt != "table":
-        emit(rows, fmt)
-        return
     warnings = [
         f"{ref} has {gpu}, not {onprem.gpu_name}: its price per GPU-hour buys different work"
         for ref, gpu in zip(rows["ref"].iloc[1:], rows["gpu_name"].iloc[1:], strict=True)
@@ -547,6 +584,10 @@ def tco(
             "spot prices are per hour of capacity: interruptions add lost work and restarts "
             "(planner.spot overhead factor), not included here"
         )
+    if fmt != "table":
+        emit(rows, fmt)
+        warn_lines(warnings)
+        return
     _tco_tables(onprem, rows, loaded.defaulted_notes(), warnings)
 
 

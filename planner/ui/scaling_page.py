@@ -9,8 +9,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from planner.hardware import load_specs
-from planner.scaling import CommModel
-from planner.scaling_report import (
+from planner.throughput.scaling import CommModel
+from planner.throughput.scaling_report import (
     EXTRAPOLATION_MAX_GPUS,
     extrapolation,
     extrapolation_counts,
@@ -262,7 +262,8 @@ def render() -> None:
         return
     model_name, precision, gpu, comm = _inputs(ps, reference)
     model = data.throughput_model(directory, model_name)
-    results_table, _ = data.results(directory)
+    results_table, skipped = data.results(directory)
+    data.warn_skipped(skipped)
     unit = throughput_unit(results_table, model_name)
     counts = extrapolation_counts(EXTRAPOLATION_MAX_GPUS, comm.gpus_per_node)
     points = scaling_points(model, gpu, model_name, precision)
@@ -352,7 +353,7 @@ def render() -> None:
         download_csv(shown, f"scaling-{gpu}-{model_name}-{precision}.csv", key=f"{PAGE}.csv")
     assumptions = [
         f"Within the node ({comm.gpus_per_node} GPUs) and the data: the law chosen by held-out "
-        "error (planner.scaling), anchored at the nearest figure.",
+        "error (planner.throughput.scaling), anchored at the nearest figure.",
         f"Across nodes: ring all-reduce of fp32 gradients over {comm.network_gbps_per_node:g} "
         f"Gb/s per node at {comm.achievable_fraction:.0%} of peak, overlap {comm.overlap:.0%} "
         "(Thakur et al. 2005; Patarasuk & Yuan 2009).",

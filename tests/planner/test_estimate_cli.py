@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.cli import app
-from planner.scaling import ring_throughput
-from planner.spec_model import spec_features
+from planner.throughput.scaling import ring_throughput
+from planner.throughput.spec_model import spec_features
 
 runner = CliRunner()
 # Lambda's labels, with the spec name where the reference gives one.
@@ -171,7 +171,8 @@ def test_non_positive_throughput_is_rejected_with_its_line(tmp_path: Path) -> No
         ],
     )
     assert done.exit_code == 2
-    assert "ref.csv, line 6, field 'throughput': '-5.0' must be > 0" in done.output
+    expected = "ref.csv, line 6, field 'throughput': '-5.0' must be a finite number greater than 0"
+    assert expected in done.output
 
 
 def test_unknown_model_in_queries(tmp_path: Path) -> None:

@@ -121,7 +121,7 @@ def test_llm_plan_names_memory_and_mfu(results_dir: Path) -> None:
     [
         (["--deadline-hours", "-1"], "deadline -1.0 hours: it must be a number > 0"),
         (["--budget-usd", "0"], "budget 0.0 USD: it must be a number > 0"),
-        (["--max-gpus", "0"], "max GPUs 0: it must be >= 1"),
+        (["--max-gpus", "0"], "--max-gpus: max_gpus 0: it must be a whole number >= 1"),
         (["--draws", "0"], "draws 0: it must be between 1"),
         (["--interruption-rate", "aws"], "write PROVIDER=RATE, e.g. aws=0.01"),
         (["--interruption-rate", "awz=0.1"], "did you mean 'aws'?"),
@@ -131,7 +131,7 @@ def test_llm_plan_names_memory_and_mfu(results_dir: Path) -> None:
         (["--view", "frontiers"], "did you mean 'frontier'?"),
         (["--recompute", "some"], "recompute 'some': valid are auto, none, full"),
         (["--top", "0"], "--top 0: it must be >= 1"),
-        (["--checkpoint-minutes", "-5"], "--checkpoint-minutes -5: it must be >= 0"),
+        (["--checkpoint-minutes", "-5"], "--checkpoint-minutes -5: must be a finite number from 0"),
     ],
 )
 def test_bad_plan_input_exits_2_without_a_traceback(
