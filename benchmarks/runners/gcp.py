@@ -59,6 +59,7 @@ DEFAULT_USER = "gpuplan"  # created from the `ssh-keys` metadata entry
 BOOT_DISK_GB = 100  # DL VM images need at least 50 GB; room for a venv and results
 
 ZONE_PATTERN = re.compile(r"^([a-z]+-[a-z]+\d+)-([a-z])$")
+RESOURCE_PATH = re.compile(r"^projects/([^/]+)/(?:zones|regions)/([^/]+)$")
 MACHINE_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9]*-[a-z0-9-]+$")
 # "n1-standard-8 + 1 x T4" (the price catalog's spelling of an N1 type with GPUs attached)
 N1_WITH_GPUS = re.compile(r"^(n1-[a-z0-9-]+)\s*\+\s*(\d+)\s*x\s*([A-Za-z0-9-]+)$")
@@ -479,33 +480,41 @@ class GcpProvisioner:
         return instance is None or _status(instance.status) in GONE_STATUSES
 
     def find_launched(self, regions: list[str], sweep_id: str | None = None) -> list[Machine]:
-        """Every existing instance labelled `gpuplan-sweep` (= sweep_id) in these zones (a
-        region name searches all its zones). A TERMINATED (stopped) instance still bills
-        its disk, so it is listed too."""
-        project = self.project_for()
+        """Every existing instance labelled `gpuplan-sweep` (= sweep_id) in these zones.
+
+        An entry is a zone (us-central1-a) or a region (all its zones), in this
+        provisioner's project, or a resource path naming the project too
+        (projects/P/zones/Z, projects/P/regions/R). A TERMINATED (stopped) instance still
+        bills its disk, so it is listed too.
+        """
         instances, _ = self.clients()
         label = f"labels.{SWEEP_TAG}"
         flt = f'{label} = "{label_value(sweep_id)}"' if sweep_id else f"{label}:*"
         found: list[Machine] = []
 
-        def in_zone(zone: str) -> list[Any]:  # every page read inside _call
+        def in_zone(project: str, zone: str) -> list[Any]:  # every page read inside _call
             request = {"project": project, "zone": zone, "filter": flt}
             return list(instances.list(request=request, timeout=60))
 
-        def in_all_zones() -> list[Any]:
+        def in_all_zones(project: str) -> list[Any]:
             request = {"project": project, "filter": flt}
             return list(instances.aggregated_list(request=request, timeout=60))
 
-        for where in dict.fromkeys(regions):
+        for entry in dict.fromkeys(regions):
+            path = RESOURCE_PATH.match(entry)
+            project = self.project_for(path.group(1) if path else None)
+            where = path.group(2) if path else entry
             if ZONE_PATTERN.match(where):
                 listed = self._call(
-                    "instances.list", where, project, "instances", in_zone, zone=where
-                )
+                    "instances.list", where, project, "instances", in_zone,
+                    project=project, zone=where,
+                )  # fmt: skip
                 found += [self._machine(i, where, project) for i in listed]
                 continue
             scopes = self._call(
-                "instances.aggregatedList", where, project, "instances", in_all_zones
-            )
+                "instances.aggregatedList", where, project, "instances", in_all_zones,
+                project=project,
+            )  # fmt: skip
             for scope, scoped in scopes:
                 zone = scope.rsplit("/", 1)[-1]
                 if region_of(zone) == where:

@@ -165,6 +165,13 @@ def test_find_launched_by_label_per_zone_and_region(gce: FakeGce) -> None:
     assert sorted(m.name or "" for m in every) == ["a", "c"]
     by_region = gcp.find_launched(["us-central1"], "sw-1")  # aggregated list, one region
     assert sorted(m.zone or "" for m in by_region) == ["us-central1-a", "us-central1-b"]
+    other_project = target(project="team-b", region="us-central1-a")
+    theirs = gcp.launch(other_project, "sw-1", in_minutes(45), SCRIPT, "d")
+    assert [m.project for m in gcp.find_launched(["projects/team-b/zones/us-central1-a"])] == [
+        "team-b"
+    ]
+    in_b = gcp.find_launched(["projects/team-b/regions/us-central1"], "sw-1")
+    assert [(m.name, m.project) for m in in_b] == [(theirs.name, "team-b")]
     filters = {r.query["filter"][0] for r in gce.requests if "filter" in r.query}
     assert filters == {'labels.gpuplan-sweep = "sw-1"', "labels.gpuplan-sweep:*"}
 
