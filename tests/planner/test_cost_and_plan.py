@@ -30,7 +30,7 @@ def result(
     started_at: str = "2025-12-01",
 ) -> BenchmarkResult:
     return BenchmarkResult(
-        id=f"{source}-{gpu}-{count}-{throughput}-{started_at}",
+        id=f"{source}-{gpu}-{count}-{throughput}-{started_at}".replace(":", "_"),
         source=source,
         workload="resnet50",
         model_size="full",
