@@ -283,8 +283,8 @@ def no_fit_message(
         f"{workload.name} does not fit in GPU memory at any GPU count offered: it needs "
         f"{states:,.0f} GB of weights, gradients and Adam state (16 bytes/parameter, "
         f"Rajbhandari et al. 2020) plus activations (micro-batch {settings.micro_batch}, "
-        f"sequence {workload.seq_len}). " + "; ".join(parts) + ". Raise --max-gpus "
-        f"(now {max_gpus:g}), pick GPUs with more memory (--gpu), or train a smaller model."
+        f"sequence {workload.seq_len}). " + "; ".join(parts) + ". Allow more GPUs "
+        f"per option (now {max_gpus:g}), pick GPUs with more memory, or train a smaller model."
     )
 
 

@@ -16,6 +16,7 @@ import streamlit as st
 
 from planner.pareto import PICKS
 from planner.plan import Plan
+from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.ui.export import Report
 from pricing.catalog import SnapshotInfo
 
@@ -48,8 +49,9 @@ SOURCE_WORDS = (
 TABLE_COLUMNS: tuple[str, ...] = (
     "rank", "pick", "provider", "instance_type", "total_gpus", "gpu_name", "hours_to_train",
     "cost_usd", "region", "hours_p10", "hours_p90", "cost_p10_usd", "cost_p90_usd",
-    "throughput", "throughput_unit", "throughput_source", "price_date", "usd_per_hour",
-    "option_usd_per_hour", "usd_per_gpu_hour", "instances", "gpu_count", "pricing",
+    "compute_hours", "setup_hours", "staging_hours", "billed_hours", "billing_basis",
+    "limit_code", "throughput", "throughput_unit", "throughput_source", "price_date",
+    "usd_per_hour", "option_usd_per_hour", "usd_per_gpu_hour", "instances", "gpu_count", "pricing",
     "price_source", "on_pareto", "feasible", "misses", "throughput_detail",
 )  # fmt: skip
 SPOT_COLUMNS: tuple[str, ...] = (
@@ -69,22 +71,11 @@ PROVIDER_COLORS = (
     "#7f7f7f",
 )  # fmt: skip
 ONPREM_COLOR = "#d62728"
-# What a CLI flag in a planner message is called on this page.
-FLAG_WORDS = {
-    "--deadline-hours": "Deadline",
-    "--budget-usd": "Budget",
-    "--max-gpus": "Max GPUs per option",
-    "--interruption-rate PROVIDER=RATE": "the spot interruption rates in the sidebar",
-    "--interruption-rate": "spot interruption rates",
-    " (--gpu)": "",
-}
 
 
-def ui_words(text: str) -> str:
-    """A planner message with its CLI flags named as this page's inputs."""
-    for flag, words in FLAG_WORDS.items():
-        text = text.replace(flag, words)
-    return text
+def warning_lines(plan: Plan) -> list[str]:
+    """The plan's notes other than own results, in this app's words."""
+    return notes_text([n for n in plan.notes if n.code not in OWN_CODES], APP_CONTROLS)
 
 
 # ---------------------------------------------------------------- formatting
@@ -389,6 +380,22 @@ def column_config() -> dict[str, Any]:
         "hours_to_train": col.NumberColumn("hours", format=hours),
         "hours_p10": col.NumberColumn("hours P10", format=hours),
         "hours_p90": col.NumberColumn("hours P90", format=hours),
+        "compute_hours": col.NumberColumn("compute hours", format=hours),
+        "setup_hours": col.NumberColumn(
+            "start-up hours", format=hours, help="provisioning + environment start"
+        ),
+        "staging_hours": col.NumberColumn(
+            "staging hours", format=hours, help="copying the dataset to each instance"
+        ),
+        "billed_hours": col.NumberColumn(
+            "billed hours", format=hours, help="wall time in the provider's billing increments"
+        ),
+        "billing_basis": col.TextColumn("billing", width="medium"),
+        "limit_code": col.TextColumn(
+            "limit",
+            help="cpu-bound: the vCPUs cannot decode images as fast as the GPUs train; "
+            "batch-bound: the global batch cap leaves each GPU a small batch",
+        ),
         "cost_usd": col.NumberColumn("cost", format="dollar"),
         "cost_p10_usd": col.NumberColumn("cost P10", format="dollar"),
         "cost_p90_usd": col.NumberColumn("cost P90", format="dollar"),
@@ -437,7 +444,7 @@ def pick_lines(plan: Plan) -> list[str]:
     for name in PICKS:
         row = plan.pick(name)
         if row is None:
-            lines.append(f"{PICK_TITLES[name]}: none ({ui_words(no_pick_reason(plan, name))})")
+            lines.append(f"{PICK_TITLES[name]}: none ({no_pick_reason(plan, name)})")
             continue
         lines.append(
             f"{PICK_TITLES[name]}: {option_text(row)}, {gpus_text(row)}: "
@@ -466,7 +473,7 @@ def plan_report(plan: Plan, manifest: Sequence[SnapshotInfo], link: str = "") ->
     workload = plan.workload
     status = [
         f"{CONSTRAINT_NAMES.get(str(row.constraint), str(row.constraint))} "
-        f"{'binds' if row.binds else 'does not bind'}: {sentence(ui_words(row.note))}"
+        f"{'binds' if row.binds else 'does not bind'}: {sentence(str(row.note))}"
         for row in plan.constraint_status.itertuples()
     ]
     return Report(
@@ -483,7 +490,11 @@ def plan_report(plan: Plan, manifest: Sequence[SnapshotInfo], link: str = "") ->
             (f"Ranked options ({len(plan.rows)})", readable(ranked_table(plan))),
             ("Constraints", plan.constraint_status),
         ],
-        assumptions=[*plan.assumptions, *(f"Warning: {ui_words(w)}" for w in plan.warnings)],
+        assumptions=[
+            *plan.assumptions,
+            *(f"Own results: {w}" for w in notes_text(plan.notes_of(*OWN_CODES), APP_CONTROLS)),
+            *(f"Warning: {w}" for w in warning_lines(plan)),
+        ],
         sources=plan_sources(plan, manifest),
         link=link,
     )
