@@ -16,6 +16,7 @@ from typing import Any
 
 from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, MAX_DRAWS
 from planner.llm import LLMSettings
+from planner.overheads import JobOverheads
 from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 from planner.tco import OnPremConfig
 from planner.throughput.scaling import CommModel
@@ -57,6 +58,7 @@ class PlanRequest:
     the providers named). include_retired: weigh sizes the provider no longer sells.
     reserved_discount: for reserved pricing, a missing reserved price is assumed to be
     on-demand x (1 - this) and labelled so (None: no assumption).
+    overheads: start-up, staging and checkpoint overrides (planner.overheads).
     """
 
     workload: Workload
@@ -83,6 +85,7 @@ class PlanRequest:
     tiers: tuple[str, ...] = ()
     include_retired: bool = False
     reserved_discount: float | None = None
+    overheads: JobOverheads = field(default_factory=JobOverheads)
 
     def __post_init__(self) -> None:
         for name in ("providers", "regions", "gpus", "onprem", "onprem_sources", "tiers"):

@@ -13,7 +13,7 @@ from planner.ui.prices_page import chart as prices_chart
 from planner.ui.prices_page import offers_table, prices_report
 from pricing.catalog import filter_offers, load_offers
 from pricing.status import status_frame
-from tests.app.conftest import chart, metrics, table_with, trace
+from tests.app.conftest import chart, metrics, plain, table_with, trace
 
 Open = Callable[..., AppTest]
 
@@ -72,7 +72,7 @@ def test_a_link_reproduces_the_view(open_page: Open) -> None:
 
 def test_an_unknown_provider_in_a_link_is_named(open_page: Open) -> None:
     at = open_page("prices", {"providers": ["awz", "gcp"]})
-    warnings = " ".join(w.value for w in at.warning)
+    warnings = plain(" ".join(w.value for w in at.warning))
     assert "providers='awz' is not a choice; did you mean 'aws'?" in warnings
     assert set(offers(at)["provider"]) == {"gcp"}
 
