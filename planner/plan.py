@@ -499,7 +499,14 @@ def _stale_price_notes(offers: pd.DataFrame, today: dt.date | None) -> list[Note
             stale.append((str(provider), str(priced_at), age))
     if not stale:
         return []
-    return [Note("stale_prices", {"stale_after_days": STALE_AFTER_DAYS, "providers": tuple(stale)})]
+    # A bundled catalog extract's date is only a lower bound ("not before 2025-06").
+    bounds = (
+        {str(p): str(b) for p, b in offers.groupby("provider")["date_bound"].first().items() if b}
+        if "date_bound" in offers
+        else {}
+    )
+    values = {"stale_after_days": STALE_AFTER_DAYS, "providers": tuple(stale)}
+    return [Note("stale_prices", {**values, "bounds": bounds} if bounds else values)]
 
 
 def _assumptions(request: PlanRequest, rows: pd.DataFrame) -> tuple[str, ...]:

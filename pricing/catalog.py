@@ -511,15 +511,21 @@ def read_snapshot(path: Path, expected_rows: int | None = None) -> pd.DataFrame:
 
 
 def load_offers(directory: Path | None = None) -> pd.DataFrame:
-    """Every provider's offers as one Offer table, with each offer's `tier` (pricing.tiers).
+    """Every provider's offers as one Offer table, with each offer's `tier` (pricing.tiers)
+    and `date_bound` (its snapshot's; '' when priced_at is exact, see SnapshotInfo).
 
     From one snapshot folder's manifest, or with no folder from the manifest in use
     (read_manifest: the user's snapshots over the bundled ones).
     """
     from pricing.tiers import tiers_of
 
-    frames = [read_snapshot(info.path, info.rows) for info in read_manifest(directory)]
+    infos = read_manifest(directory)
+    frames = [
+        read_snapshot(info.path, info.rows).assign(date_bound=info.date_bound) for info in infos
+    ]
     offers = pd.concat(frames, ignore_index=True) if frames else empty_offers()
+    if "date_bound" not in offers:
+        offers["date_bound"] = pd.Series(dtype=object)
     return offers.assign(tier=tiers_of(offers["provider"]))
 
 
