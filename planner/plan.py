@@ -82,6 +82,13 @@ from planner.throughput import (
 from planner.throughput.scaling import DATA_PARALLEL_MODELS
 from planner.workloads import Workload
 from pricing.catalog import STALE_AFTER_DAYS, filter_offers
+from pricing.reserved import (
+    RESERVED_KINDS,
+    has_kind_price,
+    no_reserved_message,
+    with_reserved_discount,
+)
+from pricing.tiers import DEFAULT_TIERS
 
 PLAN_COLUMNS: tuple[str, ...] = (
     "rank", "option_id", "kind", "provider", "region", "instance_type", "gpu_name",
@@ -180,8 +187,22 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     own = own_result_notes(results, workload, precision)
     settings = request.llm
     chosen = filter_offers(
-        offers, list(request.providers), list(request.regions), list(request.gpus)
+        offers,
+        list(request.providers),
+        list(request.regions),
+        list(request.gpus),
+        tiers=list(request.tiers) or None,
+        include_retired=request.include_retired,
+        today=request.today,
     )
+    if request.reserved_discount is not None:
+        chosen = with_reserved_discount(chosen, request.pricing, request.reserved_discount)
+    elif (
+        request.pricing in RESERVED_KINDS
+        and not request.onprem
+        and not has_kind_price(chosen, request.pricing)
+    ):
+        raise NoReservedPriceError(no_reserved_message(request.pricing))
     cloud, warnings = cloud_options(chosen, pricing, max_gpus)
     local, onprem_warnings = onprem_options(onprem, max_gpus, request.onprem_sources)
     warnings += onprem_warnings
@@ -463,6 +484,10 @@ def _unmet(status: pd.DataFrame) -> list[Note]:
     return out
 
 
+class NoReservedPriceError(ValueError):
+    """Reserved pricing asked for, and no offer chosen has such a price."""
+
+
 def _stale_price_notes(offers: pd.DataFrame, today: dt.date | None) -> list[Note]:
     """One stale_prices note naming the providers whose prices are older than
     STALE_AFTER_DAYS (provider, oldest price date, age in days)."""
@@ -474,7 +499,14 @@ def _stale_price_notes(offers: pd.DataFrame, today: dt.date | None) -> list[Note
             stale.append((str(provider), str(priced_at), age))
     if not stale:
         return []
-    return [Note("stale_prices", {"stale_after_days": STALE_AFTER_DAYS, "providers": tuple(stale)})]
+    # A bundled catalog extract's date is only a lower bound ("not before 2025-06").
+    bounds = (
+        {str(p): str(b) for p, b in offers.groupby("provider")["date_bound"].first().items() if b}
+        if "date_bound" in offers
+        else {}
+    )
+    values = {"stale_after_days": STALE_AFTER_DAYS, "providers": tuple(stale)}
+    return [Note("stale_prices", {**values, "bounds": bounds} if bounds else values)]
 
 
 def _assumptions(request: PlanRequest, rows: pd.DataFrame) -> tuple[str, ...]:
@@ -510,6 +542,28 @@ def _assumptions(request: PlanRequest, rows: pd.DataFrame) -> tuple[str, ...]:
             "fabrics and published Ethernet figures; 25 Gb/s assumed where none is "
             "published); image workloads capped by the vCPUs' JPEG decoding rate; GPUs "
             "with no figure estimated from their specs (spec regression, cross-validated band)."
+        )
+    weighed = request.tiers or (() if request.providers else DEFAULT_TIERS)
+    lines.append(
+        "Providers weighed: "
+        + (f"tiers {', '.join(weighed)}" if weighed else "the providers named")
+        + (
+            "; marketplace single hosts (Vast.ai) left out: a company buying GPU time usually "
+            "cannot buy them under a contract"
+            if "marketplace" not in weighed and not request.providers
+            else ""
+        )
+        + (
+            "; sizes the provider no longer sells (pricing/retired.py) left out."
+            if not request.include_retired
+            else "; retired sizes included on request."
+        )
+    )
+    if request.reserved_discount is not None:
+        lines.append(
+            f"Reserved prices: where no {request.pricing} price is listed, assumed on-demand "
+            f"less {request.reserved_discount:.0%} (a negotiated discount given by the user, "
+            "not a quote); such rows say so in their price source."
         )
     lines += [
         f"Prices: {constraints.pricing}, whole instances, billed in each provider's "
