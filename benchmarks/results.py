@@ -9,8 +9,9 @@ Units are in the field names. Fields a run could not measure are null, and
 (Lambda) load into the same schema with `source = "published:lambda"`.
 
 Schema versions: 1 (the first); 2 adds `peak_memory_source`, `samples_per_s_per_core`
-and input-pipeline results (workload "input-pipeline", precision null). Both are read;
-files are written as version 2.
+and input-pipeline results (workload "input-pipeline", precision null); 3 adds `sweep`
+(where a sweep ran it: sweep_id, backend, cloud, region, instance_type, spot). All three
+are read; files are written as version 3.
 """
 
 from __future__ import annotations
@@ -34,11 +35,14 @@ from pydantic import (
     field_validator,
 )
 
-SCHEMA_VERSION = 2
-SUPPORTED_SCHEMA_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 # Fields a version-1 file may not carry (added in version 2).
 V2_FIELDS = ("peak_memory_source", "samples_per_s_per_core")
+# Fields a version-1 or -2 file may not carry (added in version 3).
+V3_FIELDS = ("sweep",)
+SWEEP_KEYS = ("sweep_id", "backend", "cloud", "region", "instance_type", "spot")
 # Workloads that train nothing (so have no precision): the data-loading benchmark.
 NON_TRAINING_WORKLOADS = ("input-pipeline",)
 
@@ -114,6 +118,23 @@ class BenchmarkResult(BaseModel):
     started_at: str
     runs_averaged: int | None = None
     notes: str = ""
+    sweep: dict[str, Any] | None = Field(
+        default=None, description="set when a sweep ran it: " + ", ".join(SWEEP_KEYS)
+    )
+
+    @field_validator("sweep")
+    @classmethod
+    def _sweep_keys(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return value
+        unknown = sorted(set(value) - set(SWEEP_KEYS))
+        if unknown or not isinstance(value.get("sweep_id"), str):
+            raise ValueError(
+                f"needs sweep_id and only {', '.join(SWEEP_KEYS)} (got {', '.join(sorted(value))})"
+            )
+        if not isinstance(value.get("spot", False), bool):
+            raise ValueError("spot must be true or false")
+        return value
 
     @field_validator("started_at")
     @classmethod
@@ -167,12 +188,12 @@ def parse_result(data: Any, path: str | Path = "<result>") -> BenchmarkResult:
             f"version {version!r} is not supported (this gpuplan reads {readable}); "
             "upgrade gpuplan or re-run the benchmark",
         )
-    if version == 1:
-        for name in V2_FIELDS:
-            if name in data:
-                raise ResultFileError(
-                    path, name, "added in schema version 2; set schema_version to 2"
-                )
+    added = {name: 2 for name in V2_FIELDS} | {name: 3 for name in V3_FIELDS}
+    for name, since in added.items():
+        if version < since and data.get(name) is not None:
+            raise ResultFileError(
+                path, name, f"added in schema version {since}; set schema_version to {since}"
+            )
     try:
         return BenchmarkResult.model_validate(data)
     except ValidationError as exc:
