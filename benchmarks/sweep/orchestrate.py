@@ -61,6 +61,7 @@ class SweepRun:
     _wheel: Path | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _teardown_locks: dict[int, threading.Lock] = field(default_factory=dict)
+    _launching: set[int] = field(default_factory=set)  # targets inside Provisioner.launch
 
     @property
     def sweep_id(self) -> str:
@@ -89,9 +90,7 @@ class SweepRun:
         """Spent by finished targets + the worst case of targets still going."""
         total = 0.0
         for t, p in zip(self.state.data["targets"], self.preview.targets, strict=True):
-            if t["state"] in (st.PENDING, st.SKIPPED):
-                continue
-            if t["state"] in st.FINAL_STATES or t["state"] == st.INTERRUPTED:
+            if t["state"] in (st.PENDING, st.SKIPPED, *st.FINAL_STATES, st.INTERRUPTED):
                 total += st.spend_usd(t, now)
             else:
                 total += max(p.worst_usd or 0.0, st.spend_usd(t, now))
@@ -129,20 +128,25 @@ class SweepRun:
         self._event(index, "launching")
         now = st.utc_now()
         expires = now + dt.timedelta(minutes=self.spec.max_minutes_per_target)
-        machine = provisioner.launch(
-            self._cloud_target(target),
-            self.sweep_id,
-            expires,
-            dead_man_script(self.spec.max_minutes_per_target, self.sweep_id),
-            f"gpuplan-{self.sweep_id}-{index}"[:63],
-        )
-        self.state.update_target(
-            index,
-            machine=st.machine_to_dict(machine),
-            launched_at=machine.launched_at or st.iso(now),
-            terminated_at=None,
-            detail="waiting for the instance to run",
-        )
+        self._check_stop()
+        self._launching.add(index)
+        try:
+            machine = provisioner.launch(
+                self._cloud_target(target),
+                self.sweep_id,
+                expires,
+                dead_man_script(self.spec.max_minutes_per_target, self.sweep_id),
+                f"gpuplan-{self.sweep_id}-{index}"[:63],
+            )
+            self.state.update_target(
+                index,
+                machine=st.machine_to_dict(machine),
+                launched_at=machine.launched_at or st.iso(now),
+                terminated_at=None,
+                detail="waiting for the instance to run",
+            )
+        finally:
+            self._launching.discard(index)
         self._event(index, f"launched {machine.instance_id}")
         if self.stop.is_set():
             raise Interrupted("interrupted")
@@ -354,7 +358,7 @@ class SweepRun:
                 while thread.is_alive():
                     thread.join(timeout=0.2)
         except KeyboardInterrupt:
-            self.interrupt(threads)
+            self.interrupt()
             return EXIT_INTERRUPTED
         states = [t["state"] for t in self.state.data["targets"]]
         self.state.set_status(
@@ -362,16 +366,17 @@ class SweepRun:
         )
         return 0 if all(s == st.DONE for s in states) else 1
 
-    def interrupt(self, threads: list[threading.Thread]) -> None:
+    def interrupt(self) -> None:
         """Ctrl-C: stop every ssh process and tear down every launched machine."""
         self.stop.set()
         ssh.stop_all()
         for t in self.state.data["targets"]:
             if t.get("machine") and not t.get("terminated_at"):
                 self.teardown(t["index"])
+        # A launch in flight returns a machine that must go too: wait for those calls.
         deadline = time.monotonic() + JOIN_AFTER_INTERRUPT_S
-        for thread in threads:
-            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        while self._launching and time.monotonic() < deadline:
+            time.sleep(0.1)
         for t in self.state.data["targets"]:  # launched while we were tearing down
             if t.get("machine") and not t.get("terminated_at"):
                 self.teardown(t["index"])

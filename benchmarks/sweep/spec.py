@@ -447,7 +447,7 @@ def check_cloud_targets(spec: SweepSpec, known: Callable[[str], dict[str, set[st
             key = "zone" if target.backend == "gcp" else "region"
             raise SpecError(
                 spec.path, where + key,
-                f"{target.region!r} is not a {target.backend} region in the catalog"
+                f"{target.region!r} is not a region of {target.backend} in the catalog"
                 f"{_closest(target.region, catalog)}",
             )  # fmt: skip
         types = catalog[target.region]
@@ -461,6 +461,6 @@ def check_cloud_targets(spec: SweepSpec, known: Callable[[str], dict[str, set[st
             )
             raise SpecError(
                 spec.path, where + "instance_type",
-                f"{target.instance_type!r} is not a {target.backend} instance type in "
+                f"{target.instance_type!r} is not an instance type of {target.backend} in "
                 f"{target.region} in the catalog{hint}",
             )  # fmt: skip

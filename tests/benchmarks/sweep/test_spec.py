@@ -90,7 +90,7 @@ def test_instance_type_and_region_are_checked_against_the_catalog() -> None:
     with pytest.raises(SpecError, match=r"did you mean 'p4d\.24xlarge'"):
         check_cloud_targets(spec, data.known_instances)  # type: ignore[arg-type]
     spec = parse(BASE.replace("us-east-1", "us-east-9"))
-    with pytest.raises(SpecError, match=r"targets\[0\]\.region: 'us-east-9' is not an? aws region"):
+    with pytest.raises(SpecError, match=r"targets\[0\]\.region: 'us-east-9' is not a region"):
         check_cloud_targets(spec, data.known_instances)  # type: ignore[arg-type]
     spec = parse(BASE.replace("us-east-1", "eu-west-1").replace("p4d.24xlarge", "p5.48xlarge"))
     with pytest.raises(SpecError, match=r"offered in .*us-east-1"):
