@@ -52,8 +52,14 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "device", "world_size", "batch_size_per_device", "throughput", "throughput_unit",
     "throughput_p10", "throughput_p90", "throughput_cv", "samples_per_s", "tokens_per_s",
     "mfu", "achieved_tflops", "peak_memory_gib", "mean_power_w", "energy_j",
-    "interconnect", "started_at", "detail",
+    "interconnect", "started_at", "detail", "sweep_id", "sweep_provider", "sweep_region",
+    "sweep_instance_type",
 )  # fmt: skip
+# results_frame() columns filled from BenchmarkResult.sweep (NaN for results no sweep ran).
+SWEEP_COLUMNS = {
+    "sweep_id": "sweep_id", "sweep_provider": "cloud", "sweep_region": "region",
+    "sweep_instance_type": "instance_type",
+}  # fmt: skip
 
 
 class ResultFileError(ValueError):
@@ -259,11 +265,14 @@ def load_results(directory: str | Path) -> tuple[list[BenchmarkResult], list[str
 
 
 def results_frame(results: Iterable[BenchmarkResult]) -> pd.DataFrame:
-    """Results as a table with RESULT_COLUMNS (`detail` says where each figure came from)."""
+    """Results as a table with RESULT_COLUMNS (`detail` says where each figure came from;
+    the sweep_* columns say which sweep ran it on which cloud instance type, if one did)."""
     rows = []
     for r in results:
         row = {c: getattr(r, c, None) for c in RESULT_COLUMNS if c != "detail"}
         row["detail"] = r.notes or r.device_name
+        for column, key in SWEEP_COLUMNS.items():
+            row[column] = (r.sweep or {}).get(key)
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
     for column in (
