@@ -176,4 +176,3 @@ def test_sweeps_are_listed_beside_published_figures(open_page: Open, results_dir
     # Lambda publishes resnet50 fp16 on one A100 40GB: the ratio is against that figure.
     assert row["published_throughput"] > 0
     assert row["measured_over_published"] == round(2500.0 / row["published_throughput"], 3)
-
