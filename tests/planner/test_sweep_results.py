@@ -61,3 +61,19 @@ def test_sweep_figure_wins_for_its_instance_type_only() -> None:
     other = by_type.loc["g5.2xlarge"]
     assert other["throughput"] == pytest.approx(400.0)  # the GPU-keyed join, as before
     assert other["throughput_detail"] == "own run resnet50-full-bf16-onprem"
+
+
+def test_a_swept_cpu_run_is_said_used_for_its_instance_type() -> None:
+    from planner.render.notes import notes_text
+
+    where = {"sweep_id": SWEEP, "backend": "aws", "cloud": "aws", "region": "us-east-1",
+             "instance_type": "g5.xlarge", "spot": False}  # fmt: skip
+    run = result(2.0, where, "2026-11-30T12:01:00+00:00", "cpu").model_copy(
+        update={"device": "cpu", "device_name": "", "gpu_name": None}
+    )
+    request = PlanRequest(get_workload("resnet50-imagenet-90ep"), "bf16", gpu_count=1)
+    plan = make_plan(request, offers(), results_frame([run]))
+    swept = plan.rows.set_index("instance_type").loc["g5.xlarge"]
+    assert swept["throughput"] == 2.0 and swept["throughput_source"] == "measured"
+    text = " ".join(notes_text(plan.notes))
+    assert "own result resnet50-full-bf16-cpu used for g5.xlarge (sweep)" in text
