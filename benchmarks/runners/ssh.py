@@ -81,8 +81,8 @@ def ssh_command(
     timeout_s: int = CONNECT_TIMEOUT_S,
 ) -> list[str]:  # fmt: skip
     """The argv of `ssh` running `command` (a shell command line) on the machine."""
-    if machine.backend == "local":  # this machine: the same command line, no ssh
-        return ["bash", "-c", command]
+    if machine.backend == "local":  # this machine: the same command line from $HOME, no ssh
+        return ["bash", "-c", f'cd "$HOME" && {command}']
     port = ["-p", str(machine.port)] if machine.port else []
     return ["ssh", *_common(machine, extra, timeout_s), *port, "--", machine.host, command]
 
@@ -289,7 +289,10 @@ def install(
         )
         run_remote(machine, command, "installing gpuplan[bench]", on_line, extra=extra)
         python = f"{venv}/bin/python"
-    check = f"{prefix}{shlex.quote(python)} -c 'import planner.cli, benchmarks.harness'"
+    # Found without importing (torch takes seconds): gpuplan's CLI, its benchmarks, torch.
+    probe = "import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in (" \
+        "'planner.cli', 'benchmarks.harness', 'torch')))"  # fmt: skip
+    check = f"{prefix}{shlex.quote(python)} -c {shlex.quote(probe)}"
     try:
         run_remote(machine, check, "import check", extra=extra)
     except RemoteCommandFailed as exc:

@@ -25,6 +25,7 @@ steps = 2
 warmup = 1
 batch = [2, 4]
 """
+ONE_RUN = TINY_RUNS.replace("batch = [2, 4]", "batch = 2")
 
 
 def ssh_target(host: str, extra: str = "") -> str:

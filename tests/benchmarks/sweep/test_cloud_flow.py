@@ -24,12 +24,11 @@ from benchmarks.sweep.backends import provisioner_for, register
 from benchmarks.sweep.spec import load_spec
 from benchmarks.sweep.startup import dead_man_script
 from planner.cli import app
-from tests.benchmarks.sweep.conftest import REMOTE, TINY_RUNS, only_state, spec_text
+from tests.benchmarks.sweep.conftest import ONE_RUN, REMOTE, only_state, spec_text
 from tests.benchmarks.sweep.fakes import FakeProvisioner, log_events
 from tests.sshd import SshServer
 
 HERE = Path(__file__).resolve().parent
-ONE_RUN = TINY_RUNS.replace("batch = [2, 4]", "batch = 2")
 
 
 def aws_target(instance_type: str = "g5.xlarge", region: str = "us-east-1", extra: str = "") -> str:
