@@ -98,6 +98,7 @@ def test_worst_case_over_the_cap_is_refused_with_the_figures(
     assert log_events(tmp_path / "fake.log") == []
 
 
+@pytest.mark.slow  # real benchmark processes over ssh
 def test_cloud_target_is_launched_tagged_measured_and_terminated(
     fake: FakeProvisioner, sweep_dir: Path, tmp_path: Path
 ) -> None:

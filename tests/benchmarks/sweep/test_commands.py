@@ -57,6 +57,7 @@ def test_remote_paths_and_env_are_safe_on_a_command_line() -> None:
     assert ssh.env_prefix([("A", "x y"), ("B", "$(id)")]) == "env A='x y' B='$(id)' "
 
 
+@pytest.mark.slow  # real benchmark processes over ssh
 def test_local_backend_runs_on_this_machine(sweep_dir: Path, tmp_path: Path) -> None:
     import sys
 

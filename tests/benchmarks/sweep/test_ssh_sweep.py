@@ -41,6 +41,7 @@ def start_sweep(spec_path: Path, results: Path, ssh_options: list[str]) -> Sweep
     return SweepRun(spec, state, preview, results, ssh_options=ssh_options, ssh_wait_s=5)
 
 
+@pytest.mark.slow  # real benchmark processes over ssh
 def test_ssh_sweep_collects_every_result_and_resumes_only_unfinished_runs(
     sshd: SshServer, sweep_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -103,6 +104,7 @@ def test_ssh_sweep_collects_every_result_and_resumes_only_unfinished_runs(
     assert len(list((results / state["id"]).glob("*.json"))) == 2
 
 
+@pytest.mark.slow  # real benchmark processes over ssh
 def test_sshd_stopped_mid_run_fails_that_target_only(
     sshd_factory: Any, sweep_dir: Path, tmp_path: Path
 ) -> None:
