@@ -62,8 +62,8 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "device", "world_size", "batch_size_per_device", "throughput", "throughput_unit",
     "throughput_p10", "throughput_p90", "throughput_cv", "samples_per_s", "tokens_per_s",
     "mfu", "achieved_tflops", "peak_memory_gib", "mean_power_w", "energy_j",
-    "interconnect", "started_at", "detail", "sweep_id", "sweep_provider", "sweep_region",
-    "sweep_instance_type",
+    "interconnect", "started_at", "detail", "samples_per_s_per_core", "sweep_id",
+    "sweep_provider", "sweep_region", "sweep_instance_type",
 )  # fmt: skip
 # results_frame() columns filled from BenchmarkResult.sweep (NaN for results no sweep ran).
 SWEEP_COLUMNS = {

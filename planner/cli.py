@@ -20,11 +20,13 @@ from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
 from benchmarks.sweep.cli import make_app as make_sweep_app
 from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, parse_rates
+from planner.overheads import JobOverheads
 from planner.plan import Plan, make_plan
 from planner.render.notes import OWN_CODES, notes_text
 from planner.request import PRECISIONS, PlanRequest, RequestError
 from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 from planner.throughput import own_and_published_results
+from planner.throughput.explain import explain_limit, explain_time
 from planner.validate import check_flags, check_output_path, shorten, warn_lines
 from planner.workloads import WORKLOADS, get_workload
 from pricing.catalog import (
@@ -158,6 +160,20 @@ def plan(
     restart_minutes: Annotated[
         float, typer.Option(help="minutes to restart after an interruption (spot)")
     ] = DEFAULT_RESTART_HOURS * 60,
+    startup_minutes: Annotated[
+        float | None,
+        typer.Option(
+            help="minutes from request to training: provisioning + environment start "
+            "(default: per provider, see README)"
+        ),
+    ] = None,
+    staging_gbps: Annotated[
+        float | None,
+        typer.Option(help="Gb/s to copy the dataset to each instance; 0 = already there"),
+    ] = None,
+    checkpoint_every_hours: Annotated[
+        float, typer.Option(help="hours between checkpoint writes; 0 = none")
+    ] = 1.0,
     seed: Annotated[int, typer.Option(help="Monte Carlo seed (same seed, same figures)")] = 0,
     draws: Annotated[int, typer.Option(help="Monte Carlo draws for spot rows")] = DEFAULT_DRAWS,
     recompute: Annotated[
@@ -236,6 +252,7 @@ def plan(
             checkpoint_hours=checkpoint_minutes / 60,
             restart_hours=restart_minutes / 60,
             llm=settings,
+            overheads=_overheads(startup_minutes, staging_gbps, checkpoint_every_hours),
         )
         result = make_plan(request, offers, table)
     except RequestError as exc:
@@ -257,6 +274,39 @@ def plan(
         return
     _plan_tables(result, top, kind)
     _notes(result, problems)
+
+
+def _overheads(
+    startup_minutes: float | None, staging_gbps: float | None, checkpoint_every_hours: float
+) -> JobOverheads:
+    """The job-overhead overrides, each refused with its flag when negative."""
+    for flag, value in (
+        ("--startup-minutes", startup_minutes),
+        ("--staging-gbps", staging_gbps),
+        ("--checkpoint-every-hours", checkpoint_every_hours),
+    ):
+        if value is not None and not value >= 0:
+            raise ValueError(f"{flag} {value:g}: it must be >= 0")
+    return JobOverheads(startup_minutes, staging_gbps, checkpoint_every_hours)
+
+
+def _explanations(result: Plan) -> list[str]:
+    """Words for the picks' time split and for shown rows whose throughput a limit caps."""
+    unit = result.workload.throughput_unit
+    lines = []
+    for row in result.picks.to_dict(orient="records") if len(result.picks) else []:
+        name = PICK_LABELS.get(str(row["pick"]), str(row["pick"]))
+        what = f"{row['provider']} {row['instance_type']} x{row['instances']:g}"
+        lines.append(f"{name} ({what}): {explain_time(row)}")
+        limit = explain_limit(row, unit)
+        if limit:
+            lines.append(f"  {limit}")
+    bound = result.rows.loc[result.rows["limit_code"] == "cpu-bound"]
+    for row in bound.head(5).to_dict(orient="records"):
+        lines.append(f"rank {row['rank']} {row['instance_type']}: {explain_limit(row, unit)}")
+    if len(bound) > 5:
+        lines.append(f"... and {len(bound) - 5} more CPU-bound rows (limit_code in --format csv)")
+    return lines
 
 
 def _number(value: float, money: bool) -> str:
@@ -327,6 +377,8 @@ def _plan_tables(result: Plan, top: int | None, kind: str) -> None:
             table_columns=FRONTIER_TABLE_COLUMNS,
         )
     console = wide_console()
+    for line in _explanations(result):
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
     for row in result.constraint_status.itertuples():
         label = "binds" if row.binds else "does not bind"
         console.print(f"{row.constraint} {label}: {row.note}", highlight=False, soft_wrap=True)
@@ -359,6 +411,9 @@ def workloads(
         [
             {
                 "name": w.name,
+                "kind": w.kind,
+                "target": w.target,
+                "global_batch_cap": w.global_batch_cap,
                 "model": w.model,
                 "model_size": w.model_size,
                 "samples": w.samples,
@@ -374,7 +429,7 @@ def workloads(
         frame,
         fmt,
         title="Workloads (LLMs: any llm-<params>-<tokens>, e.g. llm-7b-140b)",
-        table_columns=("name", "samples", "sample_unit", "flops_per_sample", "description"),
+        table_columns=("name", "kind", "samples", "sample_unit", "flops_per_sample", "description"),
     )
 
 
@@ -395,7 +450,8 @@ def estimate(
         str,
         typer.Option(
             "--queries",
-            help="CSV of what to predict: gpu_model, num_gpus, model, precision [, spec_gpu_model]",
+            help="CSV of what to predict: gpu_model, num_gpus, model, precision [, spec_gpu_model, "
+            "gpus_per_node, network_gbps, global_batch: per-row overrides]",
         ),
     ],
     output: Annotated[

@@ -23,6 +23,7 @@ import pandas as pd
 
 from planner.throughput.spec_model import PEAK_COLUMNS
 from planner.validate import (
+    FLAG_RANGES,
     GPU_COUNT_RANGE,
     MAX_TABLE_BYTES,
     THROUGHPUT_RANGE,
@@ -103,6 +104,29 @@ def _positive(frame: pd.DataFrame, column: str, path: Path, valid: Range) -> pd.
             f"({int(bad.sum())} such row(s))"
         )
     return values.astype(float)
+
+
+# Per-row overrides of the command's options; a blank cell keeps the option's value.
+QUERY_OVERRIDES = ("gpus_per_node", "network_gbps", "global_batch")
+# The valid range of each per-row override (the same as its command-line option's).
+OVERRIDE_RANGES = {
+    "gpus_per_node": FLAG_RANGES["--gpus-per-node"],
+    "network_gbps": FLAG_RANGES["--network-gbps"],
+    "global_batch": Range(0, 1e9, low_inclusive=False, unit="samples"),
+}
+
+
+def _optional_positive(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
+    """A column that may be absent or blank (NaN); any value given must be a number > 0."""
+    if column not in frame.columns:
+        return pd.Series(np.nan, index=frame.index)
+    raw = frame[column]
+    blank = raw.isna() | (raw.astype(str).str.strip() == "")
+    given = frame.loc[~blank]
+    values = pd.Series(np.nan, index=frame.index)
+    if len(given):
+        values.loc[~blank] = _positive(given, column, path, OVERRIDE_RANGES[column]).to_numpy()
+    return values
 
 
 def _check_precision(frame: pd.DataFrame, path: Path) -> None:
@@ -186,7 +210,9 @@ def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, 
     """The Q file as read (for the output) and its rows in planner.throughput.estimate's columns.
 
     A GPU resolves through spec_gpu_model, then gpu_model; a label that resolves to no
-    spec row is accepted only when REF has rows of that same label.
+    spec row is accepted only when REF has rows of that same label. Optional columns
+    gpus_per_node, network_gbps (Gb/s per node) and global_batch (samples per step)
+    override the command's options for their row; blank cells keep the options.
     """
     path = Path(path)
     frame = _read(path, QUERY_REQUIRED, "queries")
@@ -231,6 +257,7 @@ def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, 
             "model": frame["model"],
             "precision": frame["precision"],
             "generation": generation,
+            **{c: _optional_positive(frame, c, path) for c in QUERY_OVERRIDES},
         }
     )
     return frame, queries
