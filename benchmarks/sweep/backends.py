@@ -2,7 +2,8 @@
 
 `provisioner_for("aws", **opts)` imports benchmarks.runners.aws (boto3) only when a sweep
 has an AWS target, and likewise runners.gcp (google-cloud-compute). Each module
-provides `make_provisioner(**opts)` (or a `Provisioner` class taking the same options).
+provides `make_provisioner(**opts)` or its provisioner class (AwsProvisioner,
+GcpProvisioner) taking the same keyword options.
 `register(backend, factory)` plugs in another implementation (tests use an in-memory
 one); a registered factory wins over the module.
 """
@@ -17,7 +18,7 @@ from benchmarks.runners.machine import Provisioner, ProvisionError
 
 MODULES = {"aws": "benchmarks.runners.aws", "gcp": "benchmarks.runners.gcp"}
 EXTRAS = {"aws": "gpuplan[aws] (boto3)", "gcp": "gpuplan[gcp] (google-cloud-compute)"}
-FACTORY_NAMES = ("make_provisioner", "Provisioner", "AwsProvisioner", "GcpProvisioner")
+CLASSES = {"aws": "AwsProvisioner", "gcp": "GcpProvisioner"}
 
 _registered: dict[str, Callable[..., Provisioner]] = {}
 
@@ -46,8 +47,9 @@ def provisioner_for(backend: str, **opts: Any) -> Provisioner:
         raise ProvisionError(
             f"the {backend} backend needs {exc.name}: pip install '{EXTRAS[backend]}'"
         ) from None
-    for name in FACTORY_NAMES:
+    names = ("make_provisioner", CLASSES[backend])
+    for name in names:
         factory = getattr(module, name, None)
         if callable(factory):
             return factory(**opts)  # type: ignore[no-any-return]
-    raise ProvisionError(f"{MODULES[backend]} defines none of {', '.join(FACTORY_NAMES)}")
+    raise ProvisionError(f"{MODULES[backend]} defines none of {', '.join(names)}")

@@ -329,16 +329,28 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
             console.print("no cloud machines were launched by these sweeps; nothing to clean up")
             return
         try:
-            outcome = do_cleanup(regions, sweep_id, dry_run)
+            reports = do_cleanup(regions, sweep_id, dry_run)
         except ProvisionError as exc:
             _fail(str(exc), 1)
         places = "; ".join(f"{c}: {', '.join(r)}" for c, r in regions.items())
-        if not outcome:
+        if not any(report.found for report in reports):
             console.print(f"no gpuplan machines running in {places}", highlight=False)
-        for machine, what in outcome:
-            console.print(f"{machine.cloud or machine.backend} {machine.region or machine.zone} "
-                          f"{machine.instance_id}: {what}", highlight=False)  # fmt: skip
-        if any(what.startswith("failed") for _, what in outcome):
+        for report in reports:
+            failed = {id(m): why for m, why in report.failed}
+            for machine in report.found:
+                what = (
+                    "would terminate"
+                    if dry_run
+                    else (
+                        f"failed: {failed[id(machine)]}" if id(machine) in failed else "terminated"
+                    )
+                )
+                console.print(
+                    f"{report.backend} {machine.zone or machine.region} {machine.instance_id}: "
+                    f"{what}",
+                    highlight=False,
+                )
+        if any(report.failed for report in reports):
             raise typer.Exit(1)
 
     @app.command("export")

@@ -24,6 +24,7 @@ from typing import Any
 
 from benchmarks.results import ResultFileError, read_result, write_result
 from benchmarks.runners import ssh
+from benchmarks.runners.cleanup import CleanupReport, terminate_all
 from benchmarks.runners.machine import CloudTarget, Machine, Provisioner, ProvisionError
 from benchmarks.sweep import state as st
 from benchmarks.sweep.backends import provisioner_for
@@ -388,9 +389,11 @@ class SweepRun:
 
 
 def cleanup_regions(states: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """backend -> the regions (AWS) / zones (GCP) these sweeps launched in."""
+    """backend -> where these sweeps launched: AWS regions; GCP zones, as
+    projects/P/zones/Z when the target named its project."""
     regions: dict[str, set[str]] = {}
     for data in states:
+        spec_targets = (data.get("spec") or {}).get("targets") or []
         for t in data.get("targets", []):
             machine = t.get("machine") or {}
             cloud = machine.get("cloud") or (
@@ -399,6 +402,11 @@ def cleanup_regions(states: list[dict[str, Any]]) -> dict[str, list[str]]:
             if not cloud:
                 continue
             place = machine.get("zone") if cloud == "gcp" else machine.get("region")
+            index = t.get("index", -1)
+            raw = spec_targets[index] if 0 <= index < len(spec_targets) else {}
+            project = raw.get("project") if isinstance(raw, dict) else None
+            if cloud == "gcp" and place and isinstance(project, str) and project:
+                place = f"projects/{project}/zones/{place}"
             if place:
                 regions.setdefault(cloud, set()).add(place)
     return {cloud: sorted(places) for cloud, places in regions.items()}
@@ -407,20 +415,10 @@ def cleanup_regions(states: list[dict[str, Any]]) -> dict[str, list[str]]:
 def cleanup(
     regions: dict[str, list[str]], sweep_id: str | None, dry_run: bool,
     provisioner: Callable[[str], Provisioner] = provisioner_for,
-) -> list[tuple[Machine, str]]:  # fmt: skip
-    """Find every machine tagged gpuplan-sweep (of `sweep_id`, or any) in these regions and
-    terminate those still running: [(machine, what happened)]."""
-    outcome: list[tuple[Machine, str]] = []
-    for cloud, places in sorted(regions.items()):
-        backend = provisioner(cloud)
-        found = backend.find_launched(places, sweep_id)
-        for machine in found:
-            if dry_run:
-                outcome.append((machine, "would terminate"))
-                continue
-            try:
-                backend.terminate(machine)
-                outcome.append((machine, "terminated"))
-            except ProvisionError as exc:
-                outcome.append((machine, f"failed: {exc}"))
-    return outcome
+) -> list[CleanupReport]:  # fmt: skip
+    """Find every machine tagged gpuplan-sweep (of `sweep_id`, or any) in these regions,
+    terminate those still there and confirm it (benchmarks.runners.cleanup)."""
+    return [
+        terminate_all(provisioner(cloud), places, sweep_id, dry_run=dry_run)
+        for cloud, places in sorted(regions.items())
+    ]

@@ -225,3 +225,12 @@ def test_ctrl_c_tears_down_every_launched_machine_and_exits_130(
     assert state["status"] == "interrupted"
     for target in state["targets"]:
         assert target["state"] == "interrupted" and target["terminated_at"]
+
+
+def test_registry_finds_the_aws_and_gcp_runners() -> None:
+    register("aws", None)
+    register("gcp", None)
+    aws = provisioner_for("aws", poll_s=1.0)
+    gcp = provisioner_for("gcp", project="gpuplan-test")
+    assert type(aws).__name__ == "AwsProvisioner" and aws.backend == "aws"
+    assert type(gcp).__name__ == "GcpProvisioner" and gcp.backend == "gcp"
