@@ -73,6 +73,7 @@ from planner.pareto import (
 )
 from planner.request import PlanRequest
 from planner.spot import default_rate, spot_for_offers
+from planner.sweep_results import apply_sweep_figures, sweep_figures
 from planner.tco import OnPremConfig
 from planner.throughput import (
     model_key,
@@ -255,6 +256,8 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
             recompute=False,
             speed_position=np.arange(len(opts)),
         )
+        figures = sweep_figures(results, workload.model, workload.model_size, precision)
+        opts = apply_sweep_figures(opts, figures)
         describe = fast
     warnings += _llm_notes(notes)
     opts, dropped = drop_without(
@@ -363,6 +366,8 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     shown = shown.join(_with_fixed_hours(quantiles, shown))
     if describe is not None:
         shown["throughput_detail"] = describe.details(shown["speed_position"].to_numpy())
+        swept = (shown["sweep_detail"] != "").to_numpy()
+        shown.loc[swept, "throughput_detail"] = shown.loc[swept, "sweep_detail"]
     shown = shown.assign(
         throughput_unit=workload.throughput_unit,
         usd_per_gpu_hour=shown["option_usd_per_hour"] / shown["total_gpus"],
@@ -535,9 +540,12 @@ def _assumptions(request: PlanRequest, rows: pd.DataFrame) -> tuple[str, ...]:
             f"Precision {precision}. Throughput: own measurements first, then published "
             "(Lambda PyTorch benchmarks, newest generation, median of runs); other GPU counts "
             "scaled through the law fitted to that GPU (chosen by held-out error), across "
-            "nodes by the ring all-reduce model with the instance's GPUs per node over the "
-            "instance type's network (planner.network: EFA/InfiniBand/GPUDirect fabrics and "
-            "published Ethernet figures; 25 Gb/s assumed where none is published); GPUs "
+            "nodes and under the workload's global batch cap by the step-time model "
+            "(planner.throughput.step_model: per-GPU batch, fixed per-step floor, "
+            "hierarchical all-reduce with DDP overlap) with the instance's GPUs per node "
+            "over the instance type's network (planner.network: EFA/InfiniBand/GPUDirect "
+            "fabrics and published Ethernet figures; 25 Gb/s assumed where none is "
+            "published); image workloads capped by the vCPUs' JPEG decoding rate; GPUs "
             "with no figure estimated from their specs (spec regression, cross-validated band)."
         )
     weighed = request.tiers or (() if request.providers else DEFAULT_TIERS)
@@ -563,9 +571,11 @@ def _assumptions(request: PlanRequest, rows: pd.DataFrame) -> tuple[str, ...]:
             "not a quote); such rows say so in their price source."
         )
     lines += [
-        f"Prices: {constraints.pricing}, whole instances, per-second billing, no data or "
-        "storage costs, no start-up or data-loading time, capacity assumed available at "
-        "every count. Options: 1, 2, 4, ... instances of an offer up to "
+        f"Prices: {constraints.pricing}, whole instances, billed in each provider's "
+        "increment and minimum (planner.overheads), no data or storage costs; wall time "
+        "adds provisioning, environment start, dataset staging and checkpoint writes; "
+        "capacity assumed available at every count. Options: 1, 2, 4, ... instances of an "
+        "offer up to "
         f"{constraints.max_gpus} GPUs (one of a GPU slice or a marketplace listing, which is "
         "a single host); each offer shown at the count that meets the deadline at least cost "
         "(else its fastest), plus other counts on the frontier or picked.",
