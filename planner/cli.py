@@ -1,6 +1,7 @@
 """`gpuplan`: plan GPU training cost and time from measured throughput and dated prices.
 
-Commands: plan, workloads, estimate; `pricing` and `bench` are mounted from their packages.
+Commands: plan, workloads, estimate; `pricing`, `bench` and `sweep` are mounted from their
+packages.
 Every command prints a table by default and takes `--format json|csv`. Bad input
 gets `error: ...` with the valid choices and exit code 2, never a traceback.
 """
@@ -17,6 +18,7 @@ from rich.markup import escape
 
 from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
+from benchmarks.sweep.cli import make_app as make_sweep_app
 from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, parse_rates
 from planner.overheads import JobOverheads
 from planner.plan import Plan, make_plan
@@ -71,6 +73,15 @@ app = typer.Typer(
 )
 app.add_typer(pricing_app, name="pricing")
 app.add_typer(bench_app, name="bench")
+
+
+def _sweep_data() -> Any:
+    from planner.sweep_plan import CatalogSweepData
+
+    return CatalogSweepData()
+
+
+app.add_typer(make_sweep_app(_sweep_data), name="sweep")
 
 PLAN_TABLE_COLUMNS = (
     "rank",

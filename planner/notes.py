@@ -14,7 +14,7 @@ Codes and their values:
                        (optional: {provider: "not before 2025-06"} where a date is a lower bound)
   no_options           (no values): every offer was left out or none matched the filters
   own_result_used      id, gpu_name, device, model_size, precision, world_size,
-                       throughput, unit
+                       throughput, unit; instance_type when a sweep measured that instance
   own_result_skipped   id, gpu_name, device, model_size, precision, world_size,
                        reason (a SKIP_REASONS code), wanted (the plan's precision or size)
   own_results_elsewhere  count, workloads (own results of other workloads, not used)

@@ -73,6 +73,7 @@ from planner.pareto import (
 )
 from planner.request import PlanRequest
 from planner.spot import default_rate, spot_for_offers
+from planner.sweep_results import apply_sweep_figures, sweep_figures
 from planner.tco import OnPremConfig
 from planner.throughput import (
     model_key,
@@ -255,6 +256,8 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
             recompute=False,
             speed_position=np.arange(len(opts)),
         )
+        figures = sweep_figures(results, workload.model, workload.model_size, precision)
+        opts = apply_sweep_figures(opts, figures)
         describe = fast
     warnings += _llm_notes(notes)
     opts, dropped = drop_without(
@@ -363,6 +366,8 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     shown = shown.join(_with_fixed_hours(quantiles, shown))
     if describe is not None:
         shown["throughput_detail"] = describe.details(shown["speed_position"].to_numpy())
+        swept = (shown["sweep_detail"] != "").to_numpy()
+        shown.loc[swept, "throughput_detail"] = shown.loc[swept, "sweep_detail"]
     shown = shown.assign(
         throughput_unit=workload.throughput_unit,
         usd_per_gpu_hour=shown["option_usd_per_hour"] / shown["total_gpus"],

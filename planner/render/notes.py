@@ -87,7 +87,10 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
             "matched the filters"
         )
     if note.code == "own_result_used":
-        return f"own result {v['id']} used: {_run(v)}, {v['throughput']:,.4g} {v['unit']}".rstrip()
+        on = f" for {v['instance_type']} (sweep)" if v.get("instance_type") else ""
+        return (
+            f"own result {v['id']} used{on}: {_run(v)}, {v['throughput']:,.4g} {v['unit']}"
+        ).rstrip()
     if note.code == "own_result_skipped":
         why = SKIP_WORDS[v["reason"]].format(**v)
         return f"own result {v['id']} not used: {why}"
