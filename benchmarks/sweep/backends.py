@@ -51,5 +51,5 @@ def provisioner_for(backend: str, **opts: Any) -> Provisioner:
     for name in names:
         factory = getattr(module, name, None)
         if callable(factory):
-            return factory(**opts)  # type: ignore[no-any-return]
+            return factory(**opts)
     raise ProvisionError(f"{MODULES[backend]} defines none of {', '.join(names)}")
