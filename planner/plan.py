@@ -63,7 +63,6 @@ from planner.pareto import (
     pareto_mask,
     picks,
 )
-from planner.scaling import CommModel
 from planner.spot import (
     DEFAULT_CHECKPOINT_HOURS,
     DEFAULT_RESTART_HOURS,
@@ -76,6 +75,7 @@ from planner.throughput import (
     throughput_for_options,
     throughput_inputs,
 )
+from planner.throughput.scaling import CommModel
 from planner.workloads import Workload
 from pricing.catalog import STALE_AFTER_DAYS, filter_offers
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from planner.estimate import ThroughputModel
 from planner.plan import Plan, make_plan
 from planner.tco import LoadedConfig, OnPremConfig, load_onprem_config
 from planner.throughput import own_and_published_results, throughput_model_for_model
+from planner.throughput.estimate import ThroughputModel
 from planner.workloads import Workload
 from pricing.catalog import SnapshotInfo, load_offers, read_manifest
 
