@@ -53,7 +53,7 @@ import numpy as np
 from planner.llm_memory import activation_bytes_per_gpu, state_bytes_per_gpu, usable_bytes
 
 MICRO_BATCHES = (1, 2, 4, 8)
-ACHIEVABLE_FRACTION = 0.8  # share of a link's peak a ring reaches (as planner.scaling)
+ACHIEVABLE_FRACTION = 0.8  # share of a link's peak a ring reaches (as planner.throughput.scaling)
 NVLINK_LATENCY_S = 5e-6  # α within a node (Thakur et al. 2005 model; NCCL's order of magnitude)
 NETWORK_LATENCY_S = 10e-6  # α across nodes over InfiniBand/EFA/RoCE: an assumption
 DDP_BUCKET_BYTES = 25 * 2**20  # PyTorch DDP's default bucket_cap_mb = 25 (Li et al. 2020)
