@@ -375,7 +375,14 @@ def workloads(
         fmt,
         title="Workloads (LLMs: any llm-<params>[-finetune|-lora|-qlora]-<tokens>, e.g. "
         "llm-7b-140b, llm-69b-lora-1b; presets are named by their true size)",
-        table_columns=("name", "samples", "sample_unit", "flops_per_sample", "description"),
+        table_columns=(
+            "name",
+            "mode",
+            "samples",
+            "sample_unit",
+            "flops_per_sample",
+            "description",
+        ),
     )
 
 

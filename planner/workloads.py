@@ -292,10 +292,11 @@ for _preset in LLM_PRESETS.values():
     # Pre-training at ~20 tokens per parameter (Chinchilla), named by the true size.
     _w = llm_workload(_preset.params, CHINCHILLA_TOKENS_PER_PARAM * label_params(_preset.label))
     WORKLOADS[_w.name] = _w
-# Fine-tuning an existing model: 1B tokens (e.g. an instruction set of ~250k sequences of 4k).
+# Fine-tuning an existing model: 1B tokens (e.g. an instruction set of ~500k sequences of
+# 2k); the default sequence length, as every llm-... name has (set another with --seq-len).
 for _label in ("6.7b", "69b"):
     for _mode in ("finetune", "lora", "qlora"):
-        _w = llm_workload(LLM_PRESETS[_label].params, 1e9, seq_len=4096, mode=_mode)
+        _w = llm_workload(LLM_PRESETS[_label].params, 1e9, mode=_mode)
         WORKLOADS[_w.name] = _w
 
 
