@@ -150,13 +150,40 @@ def llm_shape_of(workload: Workload) -> LLMShape:
     )
 
 
-def peak_flops(gpu_name: str, precision: str) -> float:
-    """Dense peak FLOP/s at a precision from gpu_specs.csv (NaN when the GPU lacks it)."""
+@dataclass(frozen=True)
+class GPUFigures:
+    """What the LLM model reads from one GPU's spec row (read once per GPU)."""
+
+    memory_gb: float
+    peaks_tflops: dict[str, float]
+    nvlink_gbs: float
+    pcie_gen: int
+    bridged_nvlink: bool
+
+
+@lru_cache(maxsize=256)
+def gpu_figures(gpu_name: str) -> GPUFigures | None:
+    """The spec row's memory, peaks and links (None when the GPU has no row)."""
     specs = load_specs()
     if gpu_name not in specs.index:
+        return None
+    row = specs.loc[gpu_name]
+    peaks = {p: float(row[column]) for p, column in PEAK_COLUMN.items()}
+    return GPUFigures(
+        memory_gb=float(row["memory_gb"]),
+        peaks_tflops={p: v for p, v in peaks.items() if v > 0},
+        nvlink_gbs=float(row["nvlink_gbs"]) if pd.notna(row["nvlink_gbs"]) else 0.0,
+        pcie_gen=int(row["pcie_gen"]) if pd.notna(row["pcie_gen"]) else 4,
+        bridged_nvlink="bridge" in str(row.get("interconnect_note", "") or "").lower(),
+    )
+
+
+def peak_flops(gpu_name: str, precision: str) -> float:
+    """Dense peak FLOP/s at a precision from gpu_specs.csv (NaN when the GPU lacks it)."""
+    figures = gpu_figures(gpu_name)
+    if figures is None or precision not in figures.peaks_tflops:
         return math.nan
-    value = float(specs.loc[gpu_name, PEAK_COLUMN[precision]])
-    return value * 1e12 if value > 0 else math.nan
+    return figures.peaks_tflops[precision] * 1e12
 
 
 def has_fp8(gpu_name: str) -> bool:
@@ -168,13 +195,13 @@ def intra_node_gbs(gpu_name: str, gpus: int) -> float:
     """Achievable GB/s per direction between GPUs of a node: NVLink (spec nvlink_gbs is
     bidirectional, so half; a bridge joins pairs only) else PCIe x16 by generation, x
     ACHIEVABLE_FRACTION."""
-    spec = load_specs().loc[gpu_name]
-    note = str(spec.get("interconnect_note", "") or "").lower()
-    nvlink = float(spec["nvlink_gbs"]) / 2.0 if pd.notna(spec["nvlink_gbs"]) else 0.0
-    gen = int(spec["pcie_gen"]) if pd.notna(spec["pcie_gen"]) else 4
-    pcie = PCIE_X16_GBS.get(gen, PCIE_X16_GBS[4])
-    bridged = "bridge" in note and gpus > 2
-    return (nvlink if nvlink > 0 and not bridged else pcie) * ACHIEVABLE_FRACTION
+    figures = gpu_figures(gpu_name)
+    if figures is None:
+        return math.nan
+    pcie = PCIE_X16_GBS.get(figures.pcie_gen, PCIE_X16_GBS[4])
+    nvlink = figures.nvlink_gbs / 2.0
+    usable_nvlink = nvlink > 0 and not (figures.bridged_nvlink and gpus > 2)
+    return (nvlink if usable_nvlink else pcie) * ACHIEVABLE_FRACTION
 
 
 @dataclass(frozen=True)
@@ -224,12 +251,13 @@ def _predict(
     settings: LLMSettings,
 ) -> LayoutPrediction:
     per_node = max(1, min(gpus_per_node, num_gpus))
+    figures = gpu_figures(gpu_name)
     peak = peak_flops(gpu_name, precision)
     half = peak_flops(gpu_name, "bf16")
     half = half if np.isfinite(half) else peak_flops(gpu_name, "fp16")
     rate = anchor.mfu * (half * FP8_SPEEDUP[0] if precision == "fp8" else peak)
     hardware = Hardware(
-        memory_gb=float(load_specs().loc[gpu_name, "memory_gb"]),
+        memory_gb=figures.memory_gb if figures else math.nan,
         peak_flops=peak,
         compute_flops=rate,
         intra_gbs=intra_node_gbs(gpu_name, per_node),
