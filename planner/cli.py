@@ -534,17 +534,25 @@ def estimate_llm(
     flash_attention: Annotated[
         bool, typer.Option(help="attention without stored scores (Dao et al. 2022)")
     ] = True,
+    results: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--results",
+            help="folder of own benchmark results whose GPT runs' MFU replaces the literature "
+            "prior on their GPUs; repeatable (default: none, only Q and the spec table)",
+        ),
+    ] = None,
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
     """Predict LLM training tokens/s: the fastest tensor/pipeline/data-parallel layout that fits.
 
     Output: Q plus tokens_per_s (all GPUs), tokens_per_s_low, tokens_per_s_high (80% band),
     mfu, layout (e.g. tp8 pp2 dp4 zero1 mb1), fits, method (scaled | estimated | none),
-    method_detail. Uses only Q and the bundled spec table.
+    method_detail. Uses only Q and the bundled spec table, and --results where given.
     """
     from pathlib import Path
 
-    from planner.llm import LLMSettings
+    from planner.llm import LLMSettings, gpt_mfu_figures
     from planner.llm_estimate import LLMQueryError, estimate_llm, read_llm_queries
     from pricing.catalog import atomic_write_text
 
@@ -556,10 +564,16 @@ def estimate_llm(
             raise ValueError(f"--gpus-per-node {gpus_per_node}: it must be >= 1")
         settings = LLMSettings(recompute=recompute, zero=zero, flash_attention=flash_attention)
         raw, rows = read_llm_queries(queries)
+        figures: dict[str, pd.DataFrame] = {}
+        problems: list[str] = []
+        if results:
+            table, problems = own_and_published_results(results)
+            figures = {q.precision: gpt_mfu_figures(table, q.precision)[0] for q in rows}
     except (LLMQueryError, ValueError) as exc:
         abort(str(exc))
         return
-    predicted = estimate_llm(rows, gpus_per_node, network_gbps, settings)
+    predicted = estimate_llm(rows, gpus_per_node, network_gbps, settings, figures)
+    _notes((), (), problems)
     result = pd.concat([raw.reset_index(drop=True), predicted], axis=1)
     if output:
         atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))

@@ -180,9 +180,18 @@ def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
 
 
 def estimate_llm(
-    rows: list[LLMQuery], gpus_per_node: int, network_gbps: float, settings: LLMSettings
+    rows: list[LLMQuery],
+    gpus_per_node: int,
+    network_gbps: float,
+    settings: LLMSettings,
+    figures: dict[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
-    """OUTPUT_COLUMNS for each query (row defaults fill from the arguments)."""
+    """OUTPUT_COLUMNS for each query (row defaults fill from the arguments).
+
+    `figures`: own GPT-benchmark MFU per precision (planner.llm_mfu.gpt_mfu_figures); a
+    GPU with a figure starts from it instead of the literature prior.
+    """
+    figures = figures or {}
     out = []
     for q in rows:
         workload = llm_workload(
@@ -203,6 +212,7 @@ def estimate_llm(
             q.num_gpus,
             q.gpus_per_node or gpus_per_node,
             q.network_gbps or network_gbps,
+            figures.get(q.precision),
             settings=row_settings,
         )
         layout = found.layout

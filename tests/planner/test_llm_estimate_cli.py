@@ -125,3 +125,20 @@ def test_bad_queries_exit_2_name_the_place_and_write_nothing(
 def test_missing_queries_file_is_an_error(tmp_path: Path) -> None:
     done = runner.invoke(app, ["estimate-llm", "--queries", str(tmp_path / "none.csv")])
     assert done.exit_code == 2 and "does not exist" in done.stderr
+
+
+def test_own_gpt_results_replace_the_prior(tmp_path: Path, results_dir: Path) -> None:
+    from benchmarks.results import write_result
+    from tests.planner.test_llm_mfu import gpt
+
+    write_result(gpt("H100-SXM", "1.3b", 0.44), results_dir)
+    text = "params,seq_len,num_gpus,gpu_model,precision\n1.3b,2048,1,H100-SXM,bf16\n"
+    text += "1.3b,2048,8,H100-SXM,bf16\n6.7b,2048,8,A100-SXM-80GB,bf16\n"
+    code, err, out = run(tmp_path, text, "--results", str(results_dir))
+    assert code == 0, err
+    table = pd.read_csv(out)
+    assert table["method"].tolist() == ["measured", "scaled", "estimated"]
+    assert table["mfu"].iloc[0] == pytest.approx(0.44)
+    assert "measured by the GPT benchmark on this GPU" in table["method_detail"].iloc[0]
+    without = pd.read_csv(run(tmp_path, text)[2])
+    assert without["method"].tolist() == ["estimated"] * 3
