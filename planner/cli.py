@@ -20,6 +20,8 @@ from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
 from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, parse_rates
 from planner.plan import Plan, make_plan
+from planner.render.notes import OWN_CODES, notes_text
+from planner.request import PRECISIONS, PlanRequest, RequestError
 from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 from planner.throughput import own_and_published_results
 from planner.workloads import WORKLOADS, get_workload, reshape_llm
@@ -37,7 +39,19 @@ from pricing.output import FORMATS, abort, emit
 if TYPE_CHECKING:
     from planner.tco import OnPremConfig
 
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
+# The flag that sets each PlanRequest field, to name it in errors.
+REQUEST_FLAGS = {
+    "deadline_hours": "--deadline-hours",
+    "budget_usd": "--budget-usd",
+    "max_gpus": "--max-gpus",
+    "draws": "--draws",
+    "seed": "--seed",
+    "checkpoint_hours": "--checkpoint-minutes",
+    "restart_hours": "--restart-minutes",
+    "interruption_rates": "--interruption-rate",
+    "precision": "--precision",
+    "pricing": "--pricing",
+}
 
 app = typer.Typer(
     help="gpuplan: which GPUs train this job fastest for the money, and how sure we are.",
@@ -202,11 +216,6 @@ def plan(
         shaped = seq_len is not None or n_layer is not None or d_model is not None
         if shaped:
             chosen = reshape_llm(chosen, seq_len, n_layer, d_model)
-        if precision == "fp8" and not chosen.is_llm:
-            raise ValueError(
-                f"--precision fp8 applies to LLM workloads only; {chosen.name} is measured at "
-                "fp32, tf32, fp16 or bf16"
-            )
         offers = load_offers()
         check_choices(provider or [], unique_values(offers, "provider"), "provider")
         check_choices(region or [], unique_values(offers, "region"), "region")
@@ -215,27 +224,29 @@ def plan(
         table, problems = own_and_published_results(
             results if results is not None else [str(default_results_dir())]
         )
-        result = make_plan(
-            chosen,
-            precision,
-            offers,
-            table,
-            kind,
-            provider,
-            region,
-            gpu,
+        request = PlanRequest(
+            workload=chosen,
+            precision=precision,
+            pricing=kind,
+            providers=tuple(provider or ()),
+            regions=tuple(region or ()),
+            gpus=tuple(gpu or ()),
             deadline_hours=deadline_hours,
             budget_usd=budget_usd,
             max_gpus=max_gpus,
-            onprem=[c.config for c in loaded],
-            onprem_sources=[c.path for c in loaded],
+            onprem=tuple(c.config for c in loaded),
+            onprem_sources=tuple(c.path for c in loaded),
             seed=seed,
             draws=draws,
-            interruption_rates=rates,
+            interruption_rates=tuple(rates.items()),
             checkpoint_hours=checkpoint_minutes / 60,
             restart_hours=restart_minutes / 60,
-            llm_settings=settings,
+            llm=settings,
         )
+        result = make_plan(request, offers, table)
+    except RequestError as exc:
+        abort(f"{REQUEST_FLAGS.get(exc.field, exc.field)}: {exc.message}")
+        return
     except (OnPremConfigError, LLMMemoryError, SnapshotError, UnknownGPUError, ValueError) as exc:
         abort(str(exc))
         return
@@ -257,7 +268,7 @@ def plan(
         emit(chosen_view, fmt)
         return
     _plan_tables(result, top, kind)
-    _notes(result.assumptions, result.warnings, problems)
+    _notes(result, problems)
 
 
 def _number(value: float, money: bool) -> str:
@@ -333,14 +344,17 @@ def _plan_tables(result: Plan, top: int | None, kind: str) -> None:
         console.print(f"{row.constraint} {label}: {row.note}", highlight=False, soft_wrap=True)
 
 
-def _notes(assumptions: tuple[str, ...], warnings: tuple[str, ...], problems: list[str]) -> None:
+def _notes(result: Plan, problems: list[str]) -> None:
     from pricing.output import wide_console
 
     sys.stdout.flush()
     console = wide_console(stderr=True)
-    for line in assumptions:
+    for line in result.assumptions:
         console.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
-    for line in [*warnings, *problems]:
+    for line in notes_text(result.notes_of(*OWN_CODES)):
+        console.print(f"[dim]own results:[/] {escape(line)}", highlight=False)
+    warnings = [n for n in result.notes if n.code not in OWN_CODES]
+    for line in [*notes_text(warnings), *problems]:
         console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
 
 
@@ -573,7 +587,12 @@ def estimate_llm(
         abort(str(exc))
         return
     predicted = estimate_llm(rows, gpus_per_node, network_gbps, settings, figures)
-    _notes((), (), problems)
+    if problems:
+        from pricing.output import wide_console
+
+        console = wide_console(stderr=True)
+        for line in problems:
+            console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
     result = pd.concat([raw.reset_index(drop=True), predicted], axis=1)
     if output:
         atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))

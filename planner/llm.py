@@ -416,6 +416,7 @@ def no_fit_message(
     options: pd.DataFrame,
     found: pd.DataFrame,
     settings: LLMSettings | None = None,
+    max_gpus: float | None = None,
 ) -> str:
     """Why nothing fits: per GPU model the least memory any layout needs at its largest
     count, and the fewest GPUs (powers of two) that would hold it."""
@@ -446,7 +447,9 @@ def no_fit_message(
         f"tensor/pipeline/data-parallel layout, ZeRO-3, FlashAttention and full recomputation "
         f"({states}; sequence {workload.seq_len}). Least per GPU: "
         + ("; ".join(parts) or "no layout")
-        + ". Allow more GPUs, pick GPUs with more memory, or train a smaller model (or LoRA)."
+        + ". Allow more GPUs per option"
+        + (f" (now {max_gpus:g})" if max_gpus else "")
+        + ", pick GPUs with more memory, or train a smaller model (or LoRA)."
     )
 
 

@@ -118,7 +118,7 @@ def test_pricing_show_h100_lists_prices_spot_and_dates() -> None:
         (["plan", "-w", "resnet50-imagenet-90ep", "--precision", "fp4"], "Valid: fp32, tf32"),
         (
             ["plan", "-w", "resnet50-imagenet-90ep", "--precision", "fp8"],
-            "--precision fp8 applies to LLM workloads only",
+            "--precision: fp8 applies to LLM workloads only",
         ),
         (["plan", "-w", "resnet50-imagenet-90ep", "--provider", "awz"], "did you mean 'aws'"),
         (["plan", "-w", "resnet50-imagenet-90ep", "--pricing", "reserved"], "Valid: on-demand"),
