@@ -315,20 +315,20 @@ def prediction_detail(prediction: LayoutPrediction) -> str:
     layout = prediction.layout
     if not layout.fits:
         return ""
+    anchor = prediction.anchor
     rate = (
-        f"bf16 rate x {FP8_SPEEDUP[0]:g} fp8 speed-up (1.3-1.5x: Transformer Engine; Peng et "
-        "al. 2023)"
+        f"compute at {anchor.mfu:.0%} of the bf16 peak x {FP8_SPEEDUP[0]:g} for fp8 (1.3-1.5x "
+        "end to end: Transformer Engine; Peng et al. 2023)"
         if prediction.precision == "fp8"
-        else f"{prediction.precision} dense peak from gpu_specs"
+        else f"compute at {anchor.mfu:.0%} of the {prediction.precision} dense peak (gpu_specs)"
     )
     return (
-        f"layout {layout.label} (Megatron-style 3D search), {layout.memory_per_gpu_gb:.0f} of "
-        f"{layout.usable_gb:.0f} GB per GPU; step {layout.step_s:.3g} s: compute "
-        f"{layout.compute_share:.0%}, pipeline bubble {layout.bubble_share:.0%}, tensor-parallel "
-        f"comm {layout.tp_share:.0%}, pipeline comm {layout.pp_share:.0%}, exposed "
-        f"data-parallel comm {layout.dp_share:.0%}; MFU {layout.mfu:.0%} from "
-        f"{prediction.anchor.mfu:.0%} compute efficiency at the {rate}: "
-        f"{prediction.anchor.detail}"
+        f"layout {layout.label} (tensor/pipeline/data-parallel search), "
+        f"{layout.memory_per_gpu_gb:.0f} of {layout.usable_gb:.0f} GB per GPU; step "
+        f"{layout.step_s:.3g} s: compute {layout.compute_share:.0%}, pipeline bubble "
+        f"{layout.bubble_share:.0%}, tensor-parallel comm {layout.tp_share:.0%}, pipeline comm "
+        f"{layout.pp_share:.0%}, exposed data-parallel comm {layout.dp_share:.0%}; MFU "
+        f"{layout.mfu:.0%} of the {prediction.precision} peak; {rate}: {anchor.detail}"
     )
 
 
