@@ -19,11 +19,14 @@ from rich.markup import escape
 from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
 from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, parse_rates
+from planner.overheads import JobOverheads
 from planner.plan import Plan, make_plan
 from planner.render.notes import OWN_CODES, notes_text
 from planner.request import PRECISIONS, PlanRequest, RequestError
 from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 from planner.throughput import own_and_published_results
+from planner.throughput.explain import explain_limit, explain_time
+from planner.validate import check_flags, check_output_path, shorten, warn_lines
 from planner.workloads import WORKLOADS, get_workload, reshape_llm
 from pricing.catalog import (
     PRICING_KINDS,
@@ -152,6 +155,20 @@ def plan(
     restart_minutes: Annotated[
         float, typer.Option(help="minutes to restart after an interruption (spot)")
     ] = DEFAULT_RESTART_HOURS * 60,
+    startup_minutes: Annotated[
+        float | None,
+        typer.Option(
+            help="minutes from request to training: provisioning + environment start "
+            "(default: per provider, see README)"
+        ),
+    ] = None,
+    staging_gbps: Annotated[
+        float | None,
+        typer.Option(help="Gb/s to copy the dataset to each instance; 0 = already there"),
+    ] = None,
+    checkpoint_every_hours: Annotated[
+        float, typer.Option(help="hours between checkpoint writes; 0 = none")
+    ] = 1.0,
     seed: Annotated[int, typer.Option(help="Monte Carlo seed (same seed, same figures)")] = 0,
     draws: Annotated[int, typer.Option(help="Monte Carlo draws for spot rows")] = DEFAULT_DRAWS,
     recompute: Annotated[
@@ -208,9 +225,13 @@ def plan(
         check_choices([kind], list(PRICING_KINDS), "pricing")
         if top is not None and top < 1:
             raise ValueError(f"--top {top}: it must be >= 1")
-        for name, minutes in (("checkpoint", checkpoint_minutes), ("restart", restart_minutes)):
-            if not minutes >= 0:
-                raise ValueError(f"--{name}-minutes {minutes:g}: it must be >= 0")
+        check_flags(
+            {
+                "--checkpoint-minutes": checkpoint_minutes,
+                "--restart-minutes": restart_minutes,
+                "--global-batch-tokens": global_batch_tokens,
+            }
+        )
         settings = LLMSettings(recompute=recompute, global_batch_tokens=global_batch_tokens)
         chosen = get_workload(workload)
         shaped = seq_len is not None or n_layer is not None or d_model is not None
@@ -242,6 +263,7 @@ def plan(
             checkpoint_hours=checkpoint_minutes / 60,
             restart_hours=restart_minutes / 60,
             llm=settings,
+            overheads=_overheads(startup_minutes, staging_gbps, checkpoint_every_hours),
         )
         result = make_plan(request, offers, table)
     except RequestError as exc:
@@ -258,6 +280,7 @@ def plan(
         )
         return
     if fmt != "table":
+        warn_lines([*notes_text(result.notes), *problems])
         chosen_view = {
             "rows": result.rows if top is None else result.rows.head(top),
             "picks": result.picks,
@@ -269,6 +292,39 @@ def plan(
         return
     _plan_tables(result, top, kind)
     _notes(result, problems)
+
+
+def _overheads(
+    startup_minutes: float | None, staging_gbps: float | None, checkpoint_every_hours: float
+) -> JobOverheads:
+    """The job-overhead overrides, each refused with its flag when negative."""
+    for flag, value in (
+        ("--startup-minutes", startup_minutes),
+        ("--staging-gbps", staging_gbps),
+        ("--checkpoint-every-hours", checkpoint_every_hours),
+    ):
+        if value is not None and not value >= 0:
+            raise ValueError(f"{flag} {value:g}: it must be >= 0")
+    return JobOverheads(startup_minutes, staging_gbps, checkpoint_every_hours)
+
+
+def _explanations(result: Plan) -> list[str]:
+    """Words for the picks' time split and for shown rows whose throughput a limit caps."""
+    unit = result.workload.throughput_unit
+    lines = []
+    for row in result.picks.to_dict(orient="records") if len(result.picks) else []:
+        name = PICK_LABELS.get(str(row["pick"]), str(row["pick"]))
+        what = f"{row['provider']} {row['instance_type']} x{row['instances']:g}"
+        lines.append(f"{name} ({what}): {explain_time(row)}")
+        limit = explain_limit(row, unit)
+        if limit:
+            lines.append(f"  {limit}")
+    bound = result.rows.loc[result.rows["limit_code"] == "cpu-bound"]
+    for row in bound.head(5).to_dict(orient="records"):
+        lines.append(f"rank {row['rank']} {row['instance_type']}: {explain_limit(row, unit)}")
+    if len(bound) > 5:
+        lines.append(f"... and {len(bound) - 5} more CPU-bound rows (limit_code in --format csv)")
+    return lines
 
 
 def _number(value: float, money: bool) -> str:
@@ -339,6 +395,8 @@ def _plan_tables(result: Plan, top: int | None, kind: str) -> None:
             table_columns=FRONTIER_TABLE_COLUMNS,
         )
     console = wide_console()
+    for line in _explanations(result):
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
     for row in result.constraint_status.itertuples():
         label = "binds" if row.binds else "does not bind"
         console.print(f"{row.constraint} {label}: {row.note}", highlight=False, soft_wrap=True)
@@ -371,6 +429,9 @@ def workloads(
         [
             {
                 "name": w.name,
+                "kind": w.kind,
+                "target": w.target,
+                "global_batch_cap": w.global_batch_cap,
                 "model": w.model,
                 "model_size": w.model_size,
                 "samples": w.samples,
@@ -391,6 +452,7 @@ def workloads(
         "llm-7b-140b, llm-69b-lora-1b; presets are named by their true size)",
         table_columns=(
             "name",
+            "kind",
             "mode",
             "samples",
             "sample_unit",
@@ -417,7 +479,8 @@ def estimate(
         str,
         typer.Option(
             "--queries",
-            help="CSV of what to predict: gpu_model, num_gpus, model, precision [, spec_gpu_model]",
+            help="CSV of what to predict: gpu_model, num_gpus, model, precision [, spec_gpu_model, "
+            "gpus_per_node, network_gbps, global_batch: per-row overrides]",
         ),
     ],
     output: Annotated[
@@ -449,6 +512,15 @@ def estimate(
 
     try:
         check_choices([fmt], FORMATS, "format")
+        check_flags(
+            {
+                "--network-gbps": network_gbps,
+                "--gpus-per-node": gpus_per_node,
+                "--overlap": overlap,
+            }
+        )
+        if output:
+            check_output_path(output)
         comm = CommModel(
             network_gbps_per_node=network_gbps, gpus_per_node=gpus_per_node, overlap=overlap
         )
@@ -466,7 +538,10 @@ def estimate(
     result["method"] = predicted["throughput_source"].to_numpy()
     result["method_detail"] = predicted["throughput_detail"].to_numpy()
     if output:
-        atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
+        try:
+            atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
+        except OSError as exc:
+            abort(f"--output {shorten(output)}: cannot be written ({exc.strerror or exc})", 1)
     else:
         emit(
             result,
@@ -512,8 +587,9 @@ def _estimate_notes(model: Any, ref: Any, result: pd.DataFrame, output: str | No
     if ref.unresolved_gpus:
         console.print(
             "[yellow]warning:[/] REF GPUs with no spec row, used only for queries naming "
-            f"them: {', '.join(ref.unresolved_gpus)}",
+            f"them: {escape(shorten(', '.join(ref.unresolved_gpus), 1000))}",
             highlight=False,
+            soft_wrap=True,
         )
     missing = int((result["method"] == "none").sum())
     if missing:
@@ -572,10 +648,9 @@ def estimate_llm(
 
     try:
         check_choices([fmt], FORMATS, "format")
-        if not network_gbps > 0:
-            raise ValueError(f"--network-gbps {network_gbps:g}: it must be > 0 Gb/s per node")
-        if gpus_per_node < 1:
-            raise ValueError(f"--gpus-per-node {gpus_per_node}: it must be >= 1")
+        check_flags({"--network-gbps": network_gbps, "--gpus-per-node": gpus_per_node})
+        if output:
+            check_output_path(output)
         settings = LLMSettings(recompute=recompute, zero=zero, flash_attention=flash_attention)
         raw, rows = read_llm_queries(queries)
         figures: dict[str, pd.DataFrame] = {}
@@ -595,7 +670,10 @@ def estimate_llm(
             console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
     result = pd.concat([raw.reset_index(drop=True), predicted], axis=1)
     if output:
-        atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
+        try:
+            atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
+        except OSError as exc:
+            abort(f"--output {shorten(output)}: cannot be written ({exc.strerror or exc})", 1)
         from pricing.output import wide_console
 
         fits = int(result["fits"].sum())
@@ -672,8 +750,10 @@ def tco(
             check_value("utilization", utilization)
         except OnPremConfigError as exc:
             abort(f"--utilization {utilization:g}: {exc.message}")
-    if monthly_gpu_hours is not None and not monthly_gpu_hours > 0:
-        abort(f"--monthly-gpu-hours {monthly_gpu_hours:g}: must be > 0 GPU-hours per month")
+    try:
+        check_flags({"--monthly-gpu-hours": monthly_gpu_hours})
+    except ValueError as exc:
+        abort(str(exc))
     try:
         loaded = load_onprem_config(config)
         onprem = loaded.config
@@ -698,9 +778,6 @@ def tco(
     except (OfferRefError, SnapshotError, UnknownGPUError, ValueError) as exc:
         abort(str(exc))
         return
-    if fmt != "table":
-        emit(rows, fmt)
-        return
     warnings = [
         f"{ref} has {gpu}, not {onprem.gpu_name}: its price per GPU-hour buys different work"
         for ref, gpu in zip(rows["ref"].iloc[1:], rows["gpu_name"].iloc[1:], strict=True)
@@ -711,6 +788,10 @@ def tco(
             "spot prices are per hour of capacity: interruptions add lost work and restarts "
             "(planner.spot overhead factor), not included here"
         )
+    if fmt != "table":
+        emit(rows, fmt)
+        warn_lines(warnings)
+        return
     _tco_tables(onprem, rows, loaded.defaulted_notes(), warnings)
 
 

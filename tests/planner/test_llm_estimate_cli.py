@@ -124,7 +124,7 @@ def test_bad_queries_exit_2_name_the_place_and_write_nothing(
 
 def test_missing_queries_file_is_an_error(tmp_path: Path) -> None:
     done = runner.invoke(app, ["estimate-llm", "--queries", str(tmp_path / "none.csv")])
-    assert done.exit_code == 2 and "does not exist" in done.stderr
+    assert done.exit_code == 2 and "no such file" in done.stderr
 
 
 def test_own_gpt_results_replace_the_prior(tmp_path: Path, results_dir: Path) -> None:
