@@ -376,7 +376,7 @@ def llm_options(
                 "layout": found.layout.label,
                 "memory_per_gpu_gb": found.layout.memory_per_gpu_gb,
                 "usable_gb": found.layout.usable_gb,
-                "recompute": found.layout.recompute == "full",
+                "recompute": found.layout.recompute not in ("none", "selective", ""),
             }
         )
     table = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(list(dict.fromkeys(keys))))

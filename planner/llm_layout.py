@@ -13,17 +13,22 @@ this precision, e.g. fp8 on a GPU without fp8 tensor cores).
 Step time of one optimizer step, with B sequences per step and m = floor(B / (d b))
 micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
 
-  step = (m + p - 1) (t_mb + t_tp + t_pp) + t_dp
+  step = (m + (p - 1)/v) (t_mb + t_tp + t_pp) + t_dp
 
   t_mb  compute of one micro-batch on one GPU: FLOPs/token x b s x recompute factor x
         ceil(L/p) p / L / (t p) over the rate (MFU anchor x dense peak; fp8: the bf16 rate
-        x FP8_SPEEDUP). The (p - 1) extra slots are the pipeline bubble, (p - 1)/m of the
+        x FP8_SPEEDUP). The (p - 1)/v extra slots are the pipeline bubble, (p - 1)/(v m) of
+        the compute with v interleaved virtual stages per GPU (v = 1: plain 1F1B; v > 1 needs
+        m a multiple of p and costs v times the point-to-point traffic: Narayanan et al.
+        2021, sec. 2.2.2; the first stage then holds 1 + (p - 1)/(p v) times the activations,
+        Korthikanti et al. 2022). The bubble is (p - 1)/m of the
         compute (Narayanan et al. 2021, eq. 1). Recompute factor: full adds a forward pass
-        (2N + 4 L s h FLOPs per token), selective the attention core (4 L s h) (Korthikanti
-        et al. 2022, sec. 5).
+        (2N + 4 L s h FLOPs per token), partial the same for its share of the layers,
+        selective the attention core (4 L s h) (Korthikanti et al. 2022, sec. 5).
   t_tp  4 all-reduces per layer per micro-batch of b s h 16-bit values among t GPUs, 6 with
-        full recomputation (Shoeybi et al. 2019, fig. 4; sequence parallelism moves the same
-        bytes as reduce-scatter + all-gather, Korthikanti et al. 2022, sec. 4.2.2), not hidden.
+        full recomputation, in between for partial (Shoeybi et al. 2019, fig. 4; sequence
+        parallelism moves the same bytes as reduce-scatter + all-gather, Korthikanti et al.
+        2022, sec. 4.2.2), not hidden.
   t_pp  one activation and one gradient of b s h / t values per micro-batch across a stage
         boundary (scatter/gather optimization: Narayanan et al. 2021, sec. 4.1).
   t_dp  ZeRO-1: reduce-scatter of the gradients + all-gather of the updated weights (the
@@ -59,6 +64,15 @@ NETWORK_LATENCY_S = 10e-6  # α across nodes over InfiniBand/EFA/RoCE: an assump
 DDP_BUCKET_BYTES = 25 * 2**20  # PyTorch DDP's default bucket_cap_mb = 25 (Li et al. 2020)
 PCIE_X16_GBS = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}  # per direction (PCI-SIG)
 REASONS = ("fits", "no_layout_fits", "batch_too_small", "no_peak")
+# Full recomputation of a share of each stage's layers, the rest stored whole (Megatron-LM's
+# --recompute-method block --recompute-num-layers; Korthikanti et al. 2022, sec. 5).
+PARTIAL_RECOMPUTE = {"partial-25": 0.25, "partial-50": 0.5, "partial-75": 0.75}
+
+
+def recompute_share(recompute: np.ndarray) -> np.ndarray:
+    """Share of layers fully recomputed: 1 for full, 0 for none or selective."""
+    shares = {"none": 0.0, "selective": 0.0, "full": 1.0, **PARTIAL_RECOMPUTE}
+    return np.array([shares[str(r)] for r in np.asarray(recompute)], dtype=float)
 
 
 @dataclass(frozen=True)
@@ -118,6 +132,7 @@ class Layout:
     dp: int = 0
     micro_batch: int = 0
     micro_batches: int = 0
+    interleave: int = 1  # virtual pipeline stages per GPU (interleaved 1F1B)
     zero: str = ""
     recompute: str = ""
     memory_per_gpu_gb: float = math.nan
@@ -138,13 +153,17 @@ class Layout:
 
     @property
     def label(self) -> str:
-        """E.g. "tp8 pp2 dp4 zero1 mb1" ("" when nothing fits)."""
+        """E.g. "tp8 pp2 dp4 zero1 mb1", "tp8 pp16 vpp2 dp64 zero1 mb1" ("" when nothing
+        fits)."""
         if not self.fits:
             return ""
         zero = f" {self.zero}" if self.dp > 1 else ""
         rc = {"none": "", "selective": " selective-recompute", "full": " full-recompute"}
+        rc |= {k: f" recompute-{v:.0%}" for k, v in PARTIAL_RECOMPUTE.items()}
+        vpp = f" vpp{self.interleave}" if self.interleave > 1 else ""
         return (
-            f"tp{self.tp} pp{self.pp} dp{self.dp}{zero} mb{self.micro_batch}" + rc[self.recompute]
+            f"tp{self.tp} pp{self.pp}{vpp} dp{self.dp}{zero} mb{self.micro_batch}"
+            + rc[self.recompute]
         )
 
 
@@ -177,19 +196,25 @@ def _grid(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> dict[str, 
     tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= hw.gpus_per_node and n % t == 0]
     tps = [t for t in tps if shape.n_heads % t == 0 and (shape.n_kv_heads % t == 0 or t <= 1)]
     pps = [p for p in (2**i for i in range(12)) if p <= shape.n_layer]
+    interleaves = (1, 2, 4)
     micro = [settings.micro_batch] if settings.micro_batch else list(MICRO_BATCHES)
     zeros = {"auto": ("zero1", "zero3"), "zero1": ("zero1",), "zero3": ("zero3",)}[settings.zero]
+    partial = tuple(PARTIAL_RECOMPUTE)
     recomputes = {
-        "auto": ("none", "full") if settings.flash_attention else ("none", "selective", "full"),
+        "auto": ("none", *partial, "full")
+        if settings.flash_attention
+        else ("none", "selective", *partial, "full"),
         "none": ("none",),
         "selective": ("selective",),
         "full": ("full",),
     }[settings.recompute]
     rows = [
-        (t, p, n // (t * p), b, z, r)
+        (t, p, n // (t * p), b, z, r, v)
         for t in tps
         for p in pps
         if n % (t * p) == 0
+        for v in interleaves
+        if v == 1 or (p > 1 and p * v <= shape.n_layer)
         for b in micro
         for z in zeros
         for r in recomputes
@@ -197,8 +222,10 @@ def _grid(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> dict[str, 
     ]
     if not rows:
         return {}
-    t, p, d, b, z, r = (np.array(col) for col in zip(*rows, strict=True))
-    return {"tp": t, "pp": p, "dp": d, "mb": b, "zero3": z == "zero3", "recompute": r}
+    t, p, d, b, z, r, v = (np.array(col) for col in zip(*rows, strict=True))
+    return {
+        "tp": t, "pp": p, "dp": d, "mb": b, "zero3": z == "zero3", "recompute": r, "vpp": v,
+    }  # fmt: skip
 
 
 def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> Layout:
@@ -209,25 +236,34 @@ def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> La
     sequences = max(1, int(settings.global_batch_tokens // shape.seq_len))
     if not grid:
         return Layout("no_layout_fits")
-    tp, pp, dp, mb = (grid[k].astype(float) for k in ("tp", "pp", "dp", "mb"))
+    tp, pp, dp, mb, vpp = (grid[k].astype(float) for k in ("tp", "pp", "dp", "mb", "vpp"))
     m = np.floor(sequences / (dp * mb))
-    usable_batch = m >= 1
+    # Interleaving needs whole rounds of p micro-batches (Megatron-LM's schedule).
+    usable_batch = (m >= 1) & ((vpp == 1) | (np.mod(m, pp) == 0))
     if not usable_batch.any():
         return Layout("batch_too_small")
     m = np.maximum(m, 1.0)
     zero3, recompute = grid["zero3"], grid["recompute"]
+    share = recompute_share(recompute)
+    whole = np.where(share > 0, "none", recompute)
+
+    def activations(mode: np.ndarray) -> np.ndarray:
+        return activation_bytes_per_gpu(
+            shape.seq_len, shape.d_model, shape.n_heads, shape.n_layer, shape.vocab_size,
+            settings.precision, tp, pp, mb, m, mode, settings.flash_attention, vpp,
+        )  # fmt: skip
+
+    stored = activations(whole)
+    rebuilt = activations(np.full(len(share), "full"))
     memory = state_bytes_per_gpu(
         shape.params, shape.adapter_params, shape.mode, settings.precision, tp, pp, dp, zero3
-    ) + activation_bytes_per_gpu(
-        shape.seq_len, shape.d_model, shape.n_heads, shape.n_layer, shape.vocab_size,
-        settings.precision, tp, pp, mb, m, recompute, settings.flash_attention,
-    )  # fmt: skip
+    ) + np.where(share > 0, share * rebuilt + (1.0 - share) * stored, stored)
     usable = usable_bytes(hw.memory_gb, settings.memory_reserve_fraction)
     fits = (memory <= usable) & usable_batch
     if not fits.any():
         least = float(np.min(np.where(usable_batch, memory, np.inf)))
         return Layout("no_layout_fits", memory_per_gpu_gb=least / 1e9, usable_gb=usable / 1e9)
-    times = _step_times(shape, hw, settings, tp, pp, dp, mb, m, zero3, recompute)
+    times = _step_times(shape, hw, settings, tp, pp, dp, mb, m, zero3, recompute, vpp)
     tokens = m * dp * mb * shape.seq_len / times["step"]
     best = int(np.argmax(np.where(fits, tokens, -np.inf)))
     step = float(times["step"][best])
@@ -238,6 +274,7 @@ def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> La
         dp=int(dp[best]),
         micro_batch=int(mb[best]),
         micro_batches=int(m[best]),
+        interleave=int(vpp[best]),
         zero=str(np.where(zero3, "zero3", "zero1")[best]),
         recompute=str(recompute[best]),
         memory_per_gpu_gb=float(memory[best]) / 1e9,
@@ -264,19 +301,19 @@ def _step_times(
     m: np.ndarray,
     zero3: np.ndarray,
     recompute: np.ndarray,
+    vpp: np.ndarray,
 ) -> dict[str, np.ndarray]:
     """Seconds per optimizer step and its parts (module docstring), per layout."""
     s, h, layers = float(shape.seq_len), float(shape.d_model), float(shape.n_layer)
     forward = 2.0 * shape.params + 4.0 * layers * s * h
-    extra = np.select(
-        [recompute == "full", recompute == "selective"], [forward, 4.0 * layers * s * h], 0.0
-    )
+    share = recompute_share(recompute)
+    extra = share * forward + np.where(recompute == "selective", 4.0 * layers * s * h, 0.0)
     stage_layers = np.ceil(layers / pp)
     imbalance = stage_layers * pp / layers
     flops_mb = (shape.flops_per_token + extra) * mb * s * imbalance / (tp * pp)
     t_mb = flops_mb / hw.compute_flops
     act_bytes = mb * s * h * 2.0
-    n_tp = np.where(recompute == "full", 6.0, 4.0)
+    n_tp = 4.0 + 2.0 * share
     t_tp = np.where(
         tp > 1,
         stage_layers * n_tp * ring_seconds(tp, act_bytes, hw.intra_gbs, NVLINK_LATENCY_S, 2.0),
@@ -284,15 +321,15 @@ def _step_times(
     )
     pp_gbs = hw.intra_gbs if hw.num_gpus <= hw.gpus_per_node else hw.network_gbs_per_gpu
     pp_latency = NVLINK_LATENCY_S if hw.num_gpus <= hw.gpus_per_node else NETWORK_LATENCY_S
-    t_pp = np.where(pp > 1, 2.0 * (pp_latency + act_bytes / tp / (pp_gbs * 1e9)), 0.0)
-    slots = m + pp - 1.0
+    t_pp = np.where(pp > 1, 2.0 * vpp * (pp_latency + act_bytes / tp / (pp_gbs * 1e9)), 0.0)
+    slots = m + (pp - 1.0) / vpp
     per_slot = t_mb + t_tp + t_pp
     t_dp = _dp_seconds(shape, hw, settings, tp, pp, dp, m, zero3, t_mb)
     step = slots * per_slot + t_dp
     return {
         "step": step,
         "compute": m * t_mb,
-        "bubble": (pp - 1.0) * per_slot,
+        "bubble": (pp - 1.0) / vpp * per_slot,
         "tp": m * t_tp,
         "pp": m * t_pp,
         "dp": t_dp,

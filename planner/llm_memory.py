@@ -109,11 +109,19 @@ def activation_bytes_per_gpu(
     micro_batches: np.ndarray,
     recompute: np.ndarray,
     flash: bool,
+    interleave: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Activations held by the busiest (first) pipeline stage, bytes, per layout."""
+    """Activations held by the busiest (first) pipeline stage, bytes, per layout.
+
+    `interleave`: v virtual stages per GPU (interleaved 1F1B); the first stage then holds
+    1 + (p - 1)/(p v) times as much (Korthikanti et al. 2022, sec. 4.2.3).
+    """
     pp = np.asarray(pp, float)
     layers = np.ceil(n_layer / pp)
     in_flight = np.minimum(pp, np.maximum(np.asarray(micro_batches, float), 1.0))
+    if interleave is not None:
+        v = np.asarray(interleave, float)
+        in_flight = in_flight * np.where(v > 1, 1.0 + (pp - 1.0) / (pp * v), 1.0)
     kept = activation_bytes_per_layer(
         seq_len, micro_batch, d_model, heads, tp, recompute, flash, precision
     )

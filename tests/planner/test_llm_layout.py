@@ -49,10 +49,10 @@ def test_a_70b_on_64_gpus_splits_the_model_and_one_node_cannot_train_it() -> Non
     assert found.tp * found.pp > 1 or found.zero == "zero3"
     assert found.tp * found.pp * found.dp == 64
     assert found.memory_per_gpu_gb <= found.usable_gb
-    # Pipeline bubble: (p - 1) slots of m + p - 1 (Narayanan et al. 2021).
-    slots = found.micro_batches + found.pp - 1
+    # Pipeline bubble: (p - 1)/v slots of m + (p - 1)/v (Narayanan et al. 2021).
+    bubble = (found.pp - 1) / found.interleave
     assert found.bubble_share == pytest.approx(
-        (found.pp - 1) / slots * (1 - found.dp_share), rel=1e-6
+        bubble / (found.micro_batches + bubble) * (1 - found.dp_share), rel=1e-6
     )
     eight = predict_layout(P69, "bf16", "H100-SXM", 8, 8, IB).layout
     assert eight.reason == "no_layout_fits"
@@ -133,3 +133,23 @@ def test_dp_collectives_split_into_nvlink_and_network_parts() -> None:
     assert one_node[0] == pytest.approx(2 * 7 / 8 * 1e9 / 100e9 + buckets * 2 * 7 * 5e-6)
     inter = 2 * 1 / 2 * (1e9 / 8) / 10e9
     assert two_nodes[0] == pytest.approx(one_node[0] + inter + buckets * 2 * 10e-6)
+
+
+def test_thousands_of_gpus_interleave_the_pipeline_and_recompute_only_what_memory_needs() -> None:
+    # Llama 3 405B's setting: 16M tokens of 8,192 per step on 16,384 H100 (Dubey et al.
+    # 2024 ran tp8 pp16 with an interleaved schedule there).
+    llama3 = reshape_llm(P405, seq_len=8192)
+    batch = LLMSettings(global_batch_tokens=16 * 2**20)
+    found = predict_layout(llama3, "bf16", "H100-SXM", 16384, 8, IB, settings=batch).layout
+    assert (found.tp, found.pp) == (8, 16) and found.interleave > 1
+    bubble = (found.pp - 1) / found.interleave
+    assert found.bubble_share == pytest.approx(
+        bubble / (found.micro_batches + bubble) * (1 - found.dp_share), rel=1e-6
+    )
+    assert found.micro_batches % found.pp == 0  # whole rounds for the interleaved schedule
+    # Full recomputation of every layer is not needed: only a share of them.
+    assert found.recompute.startswith("partial-")
+    plain = LLMSettings(global_batch_tokens=16 * 2**20, recompute="full")
+    full = predict_layout(llama3, "bf16", "H100-SXM", 16384, 8, IB, settings=plain).layout
+    assert full.tokens_per_s < found.tokens_per_s
+    assert full.memory_per_gpu_gb < found.memory_per_gpu_gb <= found.usable_gb
