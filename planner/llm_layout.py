@@ -71,8 +71,9 @@ PARTIAL_RECOMPUTE = {"partial-25": 0.25, "partial-50": 0.5, "partial-75": 0.75}
 
 def recompute_share(recompute: np.ndarray) -> np.ndarray:
     """Share of layers fully recomputed: 1 for full, 0 for none or selective."""
-    shares = {"none": 0.0, "selective": 0.0, "full": 1.0, **PARTIAL_RECOMPUTE}
-    return np.array([shares[str(r)] for r in np.asarray(recompute)], dtype=float)
+    recompute = np.asarray(recompute)
+    conditions = [recompute == "full", *(recompute == k for k in PARTIAL_RECOMPUTE)]
+    return np.select(conditions, [1.0, *PARTIAL_RECOMPUTE.values()], 0.0)
 
 
 @dataclass(frozen=True)
@@ -208,23 +209,22 @@ def _grid(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> dict[str, 
         "selective": ("selective",),
         "full": ("full",),
     }[settings.recompute]
-    rows = [
-        (t, p, n // (t * p), b, z, r, v)
-        for t in tps
-        for p in pps
-        if n % (t * p) == 0
-        for v in interleaves
-        if v == 1 or (p > 1 and p * v <= shape.n_layer)
-        for b in micro
-        for z in zeros
-        for r in recomputes
-        if not (z == "zero3" and n // (t * p) == 1 and len(zeros) > 1)
-    ]
-    if not rows:
+    if not tps:
         return {}
-    t, p, d, b, z, r, v = (np.array(col) for col in zip(*rows, strict=True))
+    axes = np.meshgrid(
+        np.array(tps), np.array(pps), np.array(interleaves), np.array(micro),
+        np.array([z == "zero3" for z in zeros]), np.arange(len(recomputes)), indexing="ij",
+    )  # fmt: skip
+    t, p, v, b, z3, r = (axis.ravel() for axis in axes)
+    dp = n // (t * p)
+    keep = (n % (t * p) == 0) & ((v == 1) | ((p > 1) & (p * v <= shape.n_layer)))
+    if len(zeros) > 1:
+        keep &= ~(z3 & (dp == 1))  # one data-parallel rank: ZeRO-1 and -3 are the same
+    if not keep.any():
+        return {}
     return {
-        "tp": t, "pp": p, "dp": d, "mb": b, "zero3": z == "zero3", "recompute": r, "vpp": v,
+        "tp": t[keep], "pp": p[keep], "dp": dp[keep], "mb": b[keep], "zero3": z3[keep],
+        "recompute": np.array(recomputes)[r[keep]], "vpp": v[keep],
     }  # fmt: skip
 
 

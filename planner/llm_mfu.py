@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -117,6 +118,7 @@ SIZE_LABEL = re.compile(r"^(\d+(?:\.\d+)?)([kmbt])$")
 SOURCE_RANK = {"measured": 0, "published": 1}
 
 
+@lru_cache(maxsize=512)
 def generation_prior(gpu_name: str, d_model: int) -> MFUPrior:
     """The literature prior for a GPU's generation (GENERATION_PRIORS), band widened below
     SMALL_WIDTH."""
@@ -152,8 +154,8 @@ class MFUAnchor:
 
 def mfu_anchor(gpu_name: str, params: float, d_model: int, figures: pd.DataFrame) -> MFUAnchor:
     """Own GPT figure on this GPU (nearest size, measured before published), else the prior."""
-    own = figures.loc[figures["gpu_name"] == gpu_name] if len(figures) else figures
-    if own.empty:
+    own = figures.loc[figures["gpu_name"] == gpu_name] if len(figures) else None
+    if own is None or own.empty:
         prior = generation_prior(gpu_name, d_model)
         return MFUAnchor(prior.mfu, prior.low, prior.high, "prior", prior.source)
     decades = np.abs(np.log10(own["params"].astype(float) / params))
