@@ -75,8 +75,30 @@ FINETUNE_BATCH_TOKENS = 64 * 4096.0
 OVERHEAD_LOG_ERROR = 0.30
 
 
+@dataclass(frozen=True)
+class Shortfall:
+    """One GPU model where no layout fits: at its largest count offered, the least memory
+    any layout needs per GPU, the usable memory, and the fewest GPUs (a power of two) that
+    would hold the model (None: none up to 131,072)."""
+
+    gpu_name: str
+    gpus: int
+    need_gb: float
+    usable_gb: float
+    fewest_gpus: int | None
+
+
 class LLMMemoryError(ValueError):
-    """An LLM that fits on no option: names the memory needed and what would fit."""
+    """An LLM that fits on no option (reason code "no_layout_fits").
+
+    `shortfalls` carries the figures per GPU model (Shortfall); the message words them.
+    """
+
+    code = "no_layout_fits"
+
+    def __init__(self, message: str, shortfalls: tuple[Shortfall, ...] = ()) -> None:
+        super().__init__(message)
+        self.shortfalls = shortfalls
 
 
 @dataclass(frozen=True)
@@ -410,21 +432,19 @@ def fewest_gpus(
     return None
 
 
-def no_fit_message(
+def shortfalls(
     workload: Workload,
     precision: str,
     options: pd.DataFrame,
     found: pd.DataFrame,
     settings: LLMSettings | None = None,
-    max_gpus: float | None = None,
-) -> str:
-    """Why nothing fits: per GPU model the least memory any layout needs at its largest
-    count, and the fewest GPUs (powers of two) that would hold it."""
+) -> tuple[Shortfall, ...]:
+    """Per GPU model (most memory first, four at most) the Shortfall at its largest count."""
     joined = options.loc[:, ["gpu_name", "total_gpus", "gpus_per_node", "network_gbps"]].join(
         found.loc[:, ["memory_per_gpu_gb", "usable_gb"]]
     )
     largest = joined.sort_values("total_gpus").drop_duplicates("gpu_name", keep="last")
-    parts = []
+    out = []
     for row in largest.sort_values("usable_gb", ascending=False).head(4).itertuples():
         if not np.isfinite(row.memory_per_gpu_gb):
             continue
@@ -432,17 +452,37 @@ def no_fit_message(
             workload, precision, str(row.gpu_name), int(row.total_gpus),
             int(row.gpus_per_node), float(row.network_gbps), settings,
         )  # fmt: skip
-        more = f"; {enough:,} would hold it" if enough else "; no count up to 131,072 holds it"
-        parts.append(
-            f"{row.gpu_name} x {row.total_gpus:g}: at least {row.memory_per_gpu_gb:,.1f} GB per "
-            f"GPU of {row.usable_gb:,.1f} usable{more}"
+        need, usable = float(row.memory_per_gpu_gb), float(row.usable_gb)
+        out.append(Shortfall(str(row.gpu_name), int(row.total_gpus), need, usable, enough))
+    return tuple(out)
+
+
+def no_fit_error(
+    workload: Workload,
+    precision: str,
+    options: pd.DataFrame,
+    found: pd.DataFrame,
+    settings: LLMSettings | None = None,
+    max_gpus: float | None = None,
+) -> LLMMemoryError:
+    """The LLMMemoryError for options where no layout fits: its Shortfalls and message."""
+    short = shortfalls(workload, precision, options, found, settings)
+    parts = [
+        f"{s.gpu_name} x {s.gpus:g}: at least {s.need_gb:,.1f} GB per GPU of "
+        f"{s.usable_gb:,.1f} usable"
+        + (
+            f"; {s.fewest_gpus:,} would hold it"
+            if s.fewest_gpus
+            else "; no count up to 131,072 holds it"
         )
+        for s in short
+    ]
     states = (
         "adapters on frozen weights"
         if workload.llm_mode in ("lora", "qlora")
         else "weights, gradients and Adam state: 16 bytes/parameter, Rajbhandari et al. 2020"
     )
-    return (
+    message = (
         f"{workload.name} does not fit in GPU memory at any GPU count offered, with any "
         f"tensor/pipeline/data-parallel layout, ZeRO-3, FlashAttention and full recomputation "
         f"({states}; sequence {workload.seq_len}). Least per GPU: "
@@ -451,6 +491,7 @@ def no_fit_message(
         + (f" (now {max_gpus:g})" if max_gpus else "")
         + ", pick GPUs with more memory, or train a smaller model (or LoRA)."
     )
+    return LLMMemoryError(message, short)
 
 
 def memory_note(workload: Workload, options: pd.DataFrame, found: pd.DataFrame) -> list[str]:

@@ -202,9 +202,7 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
         found = llm_model.llm_options(opts, workload, precision, figures, settings)
         no_room = (found["reason"] == "no_layout_fits").to_numpy()
         if len(opts) and no_room.any() and not found["fits"].any():
-            raise llm_model.LLMMemoryError(
-                llm_model.no_fit_message(workload, precision, opts, found, settings, max_gpus)
-            )
+            raise llm_model.no_fit_error(workload, precision, opts, found, settings, max_gpus)
         warnings += _llm_notes(llm_model.memory_note(workload, opts, found))
         keep = ~no_room & (found["reason"] != "batch_too_small").to_numpy()
         opts = opts.loc[keep].join(

@@ -279,6 +279,10 @@ def test_an_llm_that_fits_nowhere_is_a_clear_error() -> None:
     # before any activations (1-GPU instances: no tensor parallelism to split them).
     assert "T4 x 64: at least 21.2 GB per GPU of 14.4 usable; 128 would hold it" in text
     assert "Allow more GPUs per option (now 64)" in text and "--" not in text
+    assert info.value.code == "no_layout_fits"
+    (t4,) = info.value.shortfalls
+    assert (t4.gpu_name, t4.gpus, t4.fewest_gpus) == ("T4", 64, 128)
+    assert t4.need_gb > t4.usable_gb == pytest.approx(14.4)
 
 
 def test_invalid_constraints_are_refused() -> None:
