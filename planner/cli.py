@@ -1,7 +1,7 @@
 """`gpuplan`: plan GPU training cost and time from measured throughput and dated prices.
 
-Commands: plan, workloads, estimate, estimate-llm, tco; `pricing` and `bench` are mounted
-from their packages.
+Commands: plan, workloads, estimate, estimate-llm, tco; `pricing`, `bench` and `sweep` are
+mounted from their packages.
 Every command prints a table by default and takes `--format json|csv`. Bad input
 gets `error: ...` with the valid choices and exit code 2, never a traceback.
 """
@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
+from benchmarks.sweep.cli import make_app as make_sweep_app
 from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, parse_rates
 from planner.overheads import JobOverheads
 from planner.plan import Plan, make_plan
@@ -36,8 +37,15 @@ from pricing.catalog import (
     unique_values,
 )
 from pricing.cli import app as pricing_app
+from pricing.cli import tier_option_help
 from pricing.gpus import UnknownGPUError
 from pricing.output import FORMATS, abort, emit
+from pricing.reserved import (
+    RESERVED_KINDS,
+    has_kind_price,
+    no_reserved_message,
+    with_reserved_discount,
+)
 
 if TYPE_CHECKING:
     from planner.tco import OnPremConfig
@@ -54,6 +62,8 @@ REQUEST_FLAGS = {
     "interruption_rates": "--interruption-rate",
     "precision": "--precision",
     "pricing": "--pricing",
+    "tiers": "--tier",
+    "reserved_discount": "--reserved-discount",
 }
 
 app = typer.Typer(
@@ -63,6 +73,15 @@ app = typer.Typer(
 )
 app.add_typer(pricing_app, name="pricing")
 app.add_typer(bench_app, name="bench")
+
+
+def _sweep_data() -> Any:
+    from planner.sweep_plan import CatalogSweepData
+
+    return CatalogSweepData()
+
+
+app.add_typer(make_sweep_app(_sweep_data), name="sweep")
 
 PLAN_TABLE_COLUMNS = (
     "rank",
@@ -124,6 +143,18 @@ def plan(
     pricing: Annotated[
         str, typer.Option(help="on-demand | spot | reserved-1y | reserved-3y")
     ] = "on-demand",
+    tier: Annotated[list[str] | None, typer.Option("--tier", help=tier_option_help())] = None,
+    include_retired: Annotated[
+        bool,
+        typer.Option("--include-retired", help="also weigh sizes the provider no longer sells"),
+    ] = False,
+    reserved_discount: Annotated[
+        float | None,
+        typer.Option(
+            help="reserved pricing: where no reserved price is listed, assume on-demand less "
+            "this fraction (0.35 = 35%; labelled an assumption in every row it touches)"
+        ),
+    ] = None,
     deadline_hours: Annotated[
         float | None, typer.Option("--deadline-hours", help="finish within this many hours")
     ] = None,
@@ -263,6 +294,9 @@ def plan(
             checkpoint_hours=checkpoint_minutes / 60,
             restart_hours=restart_minutes / 60,
             llm=settings,
+            tiers=tuple(tier or ()),
+            include_retired=include_retired,
+            reserved_discount=reserved_discount,
             overheads=_overheads(startup_minutes, staging_gbps, checkpoint_every_hours),
         )
         result = make_plan(request, offers, table)
@@ -727,6 +761,13 @@ def tco(
     pricing: Annotated[
         str, typer.Option(help="cloud price: on-demand | spot | reserved-1y | reserved-3y")
     ] = "on-demand",
+    reserved_discount: Annotated[
+        float | None,
+        typer.Option(
+            help="reserved pricing: where no reserved price is listed, assume on-demand less "
+            "this fraction (0.35 = 35%; labelled an assumption)"
+        ),
+    ] = None,
     utilization: Annotated[
         float | None, typer.Option(help="0 < U <= 1; overrides the config's utilization")
     ] = None,
@@ -760,6 +801,10 @@ def tco(
         if utilization is not None:
             onprem = onprem.with_utilization(utilization)
         offers = load_offers()
+        if reserved_discount is not None:
+            offers = with_reserved_discount(offers, pricing, reserved_discount)
+        elif pricing in RESERVED_KINDS and not has_kind_price(offers, pricing):
+            raise ValueError(no_reserved_message(pricing))
         if compare:
             chosen = resolve_offer_refs(offers, compare, pricing)
         else:
