@@ -7,7 +7,6 @@ gets `error: ...` with the valid choices and exit code 2, never a traceback.
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
@@ -18,8 +17,8 @@ from rich.markup import escape
 from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
 from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, parse_rates
-from planner.plan import Plan, make_plan
-from planner.render.notes import OWN_CODES, notes_text
+from planner.plan import make_plan
+from planner.render.plan_tables import VIEWS
 from planner.request import PRECISIONS, PlanRequest, RequestError
 from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 from planner.throughput import own_and_published_results
@@ -59,39 +58,6 @@ app = typer.Typer(
 )
 app.add_typer(pricing_app, name="pricing")
 app.add_typer(bench_app, name="bench")
-
-PLAN_TABLE_COLUMNS = (
-    "rank",
-    "frontier",
-    "pick",
-    "provider",
-    "region",
-    "instance_type",
-    "gpu_name",
-    "gpus",
-    "throughput",
-    "throughput_source",
-    "hours",
-    "hours P10-P90",
-    "cost",
-    "cost P10-P90",
-    "$/h",
-    "price_date",
-)
-PICK_TABLE_COLUMNS = (
-    "pick", "provider", "region", "instance_type", "gpus", "hours", "hours P10-P90", "cost",
-    "cost P10-P90", "why",
-)  # fmt: skip
-FRONTIER_TABLE_COLUMNS = (
-    "provider", "region", "instance_type", "gpu_name", "gpus", "throughput_source", "hours",
-    "hours P10-P90", "cost", "cost P10-P90", "feasible",
-)  # fmt: skip
-PICK_LABELS = {
-    "cheapest_within_deadline": "cheapest",
-    "fastest_within_budget": "fastest",
-    "best_cost_per_hour_saved": "value",
-}
-VIEWS = ("rows", "picks", "frontier", "options", "constraints")
 
 
 @app.command("plan")
@@ -157,10 +123,17 @@ def plan(
     view: Annotated[
         str,
         typer.Option(
-            help="what json/csv print: rows (one per offer) | picks | frontier | options "
-            "(every count) | constraints"
+            help="what to print: rows (picks, binding constraints, one row per offer) | "
+            "picks | frontier | options (every count) | constraints"
         ),
     ] = "rows",
+    wide: Annotated[
+        bool, typer.Option("--wide", help="tables: every column, however wide")
+    ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="every assumption, own result and warning in full"),
+    ] = False,
     top: Annotated[int | None, typer.Option(help="show the N best rows")] = None,
     results: Annotated[
         list[str] | None,
@@ -238,95 +211,9 @@ def plan(
         }[view]
         emit(chosen_view, fmt)
         return
-    _plan_tables(result, top, kind)
-    _notes(result, problems)
+    from planner.render.plan_tables import print_plan
 
-
-def _number(value: float, money: bool) -> str:
-    """Hours or dollars with the digits that matter (0.013 h, 4.5 h, 1,234 h; $0.52, $1,234)."""
-    if not np.isfinite(value):
-        return "-"
-    sign = "$" if money else ""
-    if value >= 100:
-        return f"{sign}{value:,.0f}"
-    if value >= 1:
-        return f"{sign}{value:,.2f}" if money else f"{value:.1f}"
-    return f"{sign}{value:.2g}"
-
-
-def _range(low: pd.Series, high: pd.Series, money: bool) -> list[str]:
-    return [f"{_number(a, money)}-{_number(b, money)}" for a, b in zip(low, high, strict=True)]
-
-
-def _display(frame: pd.DataFrame) -> pd.DataFrame:
-    """Plan columns made readable for the table: frontier mark, short picks, P10-P90."""
-    shown = frame.copy()
-    shown["frontier"] = np.where(shown["on_pareto"], "*", "")
-    shown["pick"] = [
-        ",".join(PICK_LABELS.get(p, p) for p in str(v).split(",") if p) for v in shown["pick"]
-    ]
-    shown["gpus"] = [
-        f"{n:g}x{g:g}" if n > 1 else f"{g:g}"
-        for n, g in zip(shown["instances"], shown["gpu_count"], strict=True)
-    ]
-    shown["hours"] = [_number(v, money=False) for v in shown["hours_to_train"]]
-    shown["cost"] = [_number(v, money=True) for v in shown["cost_usd"]]
-    shown["$/h"] = [_number(v, money=True) for v in shown["option_usd_per_hour"]]
-    shown["hours P10-P90"] = _range(shown["hours_p10"], shown["hours_p90"], money=False)
-    shown["cost P10-P90"] = _range(shown["cost_p10_usd"], shown["cost_p90_usd"], money=True)
-    return shown
-
-
-def _plan_tables(result: Plan, top: int | None, kind: str) -> None:
-    """Rows, picks, frontier and binding constraints on stdout."""
-    from pricing.output import wide_console
-
-    rows = result.rows if top is None else result.rows.head(top)
-    unit = result.workload.throughput_unit
-    emit(
-        _display(rows),
-        "table",
-        title=(
-            f"{result.workload.name} ({result.precision}, {kind}): {len(result.rows)} offers "
-            f"at their best GPU count, {len(result.options)} options weighed; "
-            f"* = time/cost frontier; throughput in {unit}"
-        ),
-        table_columns=PLAN_TABLE_COLUMNS,
-    )
-    if len(result.picks):
-        picks = _display(result.picks)
-        picks["pick"] = result.picks["pick"]
-        emit(
-            picks,
-            "table",
-            title="Picks",
-            table_columns=PICK_TABLE_COLUMNS,
-        )
-    if len(result.frontier):
-        emit(
-            _display(result.frontier),
-            "table",
-            title=f"Time/cost frontier ({len(result.frontier)} options, every GPU count)",
-            table_columns=FRONTIER_TABLE_COLUMNS,
-        )
-    console = wide_console()
-    for row in result.constraint_status.itertuples():
-        label = "binds" if row.binds else "does not bind"
-        console.print(f"{row.constraint} {label}: {row.note}", highlight=False, soft_wrap=True)
-
-
-def _notes(result: Plan, problems: list[str]) -> None:
-    from pricing.output import wide_console
-
-    sys.stdout.flush()
-    console = wide_console(stderr=True)
-    for line in result.assumptions:
-        console.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
-    for line in notes_text(result.notes_of(*OWN_CODES)):
-        console.print(f"[dim]own results:[/] {escape(line)}", highlight=False)
-    warnings = [n for n in result.notes if n.code not in OWN_CODES]
-    for line in [*notes_text(warnings), *problems]:
-        console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+    print_plan(result, view, top, wide=wide, explain=explain, problems=problems)
 
 
 @app.command("workloads")

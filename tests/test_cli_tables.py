@@ -1,0 +1,94 @@
+"""CLI tables that fit: 100 columns, picks and binding constraints first, --view, --wide."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from typer.testing import CliRunner
+
+from planner.cli import app
+from planner.render.format import duration, money, money_range
+from planner.render.tables import Col, fit_table, make_console
+
+runner = CliRunner()
+PLAN = ["plan", "--workload", "resnet50-imagenet-90ep", "--top", "10"]
+
+
+def _lines(text: str) -> list[str]:
+    return text.rstrip("\n").splitlines()
+
+
+def test_default_plan_fits_100_columns_and_40_lines(results_dir: object) -> None:
+    env = {**os.environ, "COLUMNS": "100"}
+    done = subprocess.run(
+        [sys.executable, "-m", "planner.cli", *PLAN],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = _lines(done.stdout) + _lines(done.stderr)
+    assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+    assert len(lines) <= 40, len(lines)
+    out = done.stdout
+    # picks first, then the ranked table with the asked-for columns, then the price dates
+    assert out.index("Picks") < out.index("rank") < out.index("priced:")
+    for header in ("provider", "instance", "GPUs", "time", "cost", "P10–P90", "$/h", "source"):
+        assert header in out.splitlines()[out.splitlines().index(_row_header(out))]
+    assert "--explain" in done.stderr and "assumption:" not in done.stderr
+
+
+def _row_header(out: str) -> str:
+    return next(line for line in out.splitlines() if line.lstrip().startswith("rank"))
+
+
+def test_views_wide_and_explain(results_dir: object) -> None:
+    env = {"COLUMNS": "100"}
+    picks = runner.invoke(app, [*PLAN, "--view", "picks"], env=env)
+    assert picks.exit_code == 0, picks.output
+    assert "why" in picks.stdout and "rank" not in picks.stdout
+    constraints = runner.invoke(app, [*PLAN, "--view", "constraints"], env=env)
+    assert "max GPUs binds" in constraints.stdout and "Picks" not in constraints.stdout
+    frontier = runner.invoke(app, [*PLAN, "--view", "frontier"], env=env)
+    assert "time/cost frontier" in frontier.stdout
+    wide = runner.invoke(app, [*PLAN, "--wide"], env=env)
+    assert "throughput_detail" in wide.stdout and "price_source" in wide.stdout
+    assert max(len(line) for line in _lines(wide.stdout)) > 100
+    explain = runner.invoke(app, [*PLAN, "--explain"], env=env)
+    assert "assumption: Workload resnet50-imagenet-90ep" in explain.stderr
+    assert "own results: own result resnet50-tiny" in explain.stderr
+
+
+def test_readable_money_and_durations() -> None:
+    assert [duration(h, short=True) for h in (0.01, 0.5, 5.17, 30, 760)] == [
+        "36 s",
+        "30 min",
+        "5.2 h",
+        "30 h",
+        "31.7 d",
+    ]
+    assert [money(v, short=True) for v in (0.5, 42.0, 1234.0, 98_765.0, 2.5e6)] == [
+        "$0.50",
+        "$42.00",
+        "$1.23k",
+        "$98.8k",
+        "$2.5M",
+    ]
+    assert money_range(1100, 1400) == "$1.1k-$1.4k"
+
+
+def test_a_table_cuts_only_shrinkable_columns_to_fit() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"name": ["x" * 80], "cost": [1234.5], "extra": ["ignored"]})
+    columns = (Col("name", "name", shrink_to=8), Col("cost", "cost", money, right=True))
+    console = make_console(40)
+    with console.capture() as captured:
+        console.print(fit_table(frame, columns, 40, "title"))
+    lines = captured.get().splitlines()
+    assert max(len(line) for line in lines) <= 40
+    assert "$1,234" in lines[-1] and "…" in lines[-1] and "ignored" not in captured.get()
