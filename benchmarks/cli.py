@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,6 +18,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchmarks.results import ResultFileError, load_results, read_result
+
+FORMATS = ("table", "json", "csv")
+# Above this coefficient of variation of the per-step throughput (5%), a result is noisy:
+# other load, thermal throttling or too few steps; `bench run` warns.
+HIGH_CV = 0.05
 
 app = typer.Typer(help="Training benchmarks: run, list and show results.", no_args_is_help=True)
 
@@ -29,35 +35,27 @@ def default_results_dir() -> Path:
 @app.command("list")
 def list_results(
     directory: Annotated[Path | None, typer.Argument(help="results folder")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+    wide: Annotated[
+        bool, typer.Option("--wide", help="tables: every column, however wide")
+    ] = False,
 ) -> None:
     """One line per result in a folder (default $GPUPLAN_RESULTS_DIR or ./results)."""
+    from benchmarks.results import results_frame
+
+    if fmt not in FORMATS:
+        _fail(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
     directory = directory or default_results_dir()
     results, problems = load_results(directory)
-    console = Console()
-    table = Table(title=f"{len(results)} results in {directory}")
-    for column in (
-        "id",
-        "workload",
-        "size",
-        "precision",
-        "device",
-        "world",
-        "throughput",
-        "source",
-    ):
-        table.add_column(column)
-    for r in sorted(results, key=lambda r: r.started_at):
-        table.add_row(
-            r.id,
-            r.workload,
-            r.model_size,
-            r.precision or "-",
-            r.device_name or r.device,
-            str(r.world_size),
-            f"{r.throughput:,.1f} {r.throughput_unit}",
-            r.source,
-        )
-    console.print(table)
+    frame = results_frame(sorted(results, key=lambda r: r.started_at))
+    if fmt == "table":
+        from planner.render.bench_tables import print_results
+
+        print_results(frame, f"{len(results)} results in {directory}", wide=wide)
+    else:
+        from pricing.output import emit
+
+        emit(frame, fmt)
     for problem in problems:
         Console(stderr=True).print(f"[yellow]skipped:[/] {escape(problem)}", highlight=False)
 
@@ -66,8 +64,11 @@ def list_results(
 def show(
     result: Annotated[str, typer.Argument(help="result id or path to a result file")],
     directory: Annotated[Path | None, typer.Option("--dir", help="results folder")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
-    """Print one result file in full (validated)."""
+    """One result file in full (validated): a field/value table, JSON or one CSV row."""
+    if fmt not in FORMATS:
+        _fail(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
     path = Path(result)
     if not path.exists():
         path = (directory or default_results_dir()) / f"{result}.json"
@@ -80,7 +81,18 @@ def show(
     except ResultFileError as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
-    print(json.dumps(loaded.model_dump(), indent=2))
+    record = loaded.model_dump()
+    if fmt == "json":
+        print(json.dumps(record, indent=2))
+    elif fmt == "csv":
+        import pandas as pd
+
+        flat = {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in record.items()}
+        sys.stdout.write(pd.DataFrame([flat]).to_csv(index=False))
+    else:
+        from planner.render.bench_tables import print_result
+
+        print_result(record)
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -132,6 +144,7 @@ RUN_TABLE = (
 def _print_results(written: list[tuple[Any, Path]], fmt: str) -> None:
     if fmt == "json":
         print(json.dumps([r.model_dump() for r, _ in written], indent=2))
+        _warn_noisy([r for r, _ in written])
         return
     probe = Console()
     console = Console(width=None if probe.is_terminal else 200)
@@ -153,6 +166,27 @@ def _print_results(written: list[tuple[Any, Path]], fmt: str) -> None:
         console.print(f"{result.id}: {path}", highlight=False)
         if result.mean_power_w is None:
             console.print(f"  power and energy {result.power_source}", highlight=False)
+    _warn_noisy([r for r, _ in written])
+
+
+def noisy_warnings(results: list[Any], limit: float = HIGH_CV) -> list[str]:
+    """One warning per result whose throughput's coefficient of variation exceeds `limit`."""
+    out = []
+    for result in results:
+        cv = getattr(result, "throughput_cv", None)
+        if cv is not None and cv > limit:
+            out.append(
+                f"{result.id}: throughput varied {cv:.1%} between steps (coefficient of "
+                f"variation, above {limit:.0%}): other load on the machine, thermal "
+                "throttling or too few steps; rerun with more --steps on an idle machine"
+            )
+    return out
+
+
+def _warn_noisy(results: list[Any]) -> None:
+    err = Console(stderr=True)
+    for line in noisy_warnings(results):
+        err.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
 
 
 @app.command("run")

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import numpy as np
 import pandas as pd
 import typer
-from rich.markup import escape
 
 from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
@@ -399,6 +398,12 @@ def tco(
         typer.Option(help="demand for break-even months (default: capacity x utilization)"),
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+    wide: Annotated[
+        bool, typer.Option("--wide", help="tables: every column, however wide")
+    ] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="every assumption and defaulted field in full")
+    ] = False,
 ) -> None:
     """On-prem amortized $/GPU-hour, and break-even utilization and months against cloud offers."""
     from planner.tco import OnPremConfigError, check_value, load_onprem_config, tco_table
@@ -453,50 +458,23 @@ def tco(
             "spot prices are per hour of capacity: interruptions add lost work and restarts "
             "(planner.spot overhead factor), not included here"
         )
-    _tco_tables(onprem, rows, loaded.defaulted_notes(), warnings)
+    from planner.render.tco_tables import print_tco
 
-
-def _tco_tables(
-    onprem: OnPremConfig, rows: pd.DataFrame, defaulted: list[str], warnings: list[str]
-) -> None:
-    """Breakdown and comparison tables on stdout; assumptions and defaults on stderr."""
-    from planner.tco import COMPONENTS, cost_breakdown
-    from pricing.output import wide_console
-
-    breakdown = cost_breakdown(onprem)
-    breakdown["share"] = breakdown["share"].map(lambda s: f"{s:.0%}")
-    emit(
-        breakdown,
-        "table",
-        title=(
-            f"On-prem {onprem.name}: {onprem.gpus} x {onprem.gpu_name}, "
-            f"{onprem.utilization:.0%} utilization -> "
-            f"${rows['usd_per_gpu_hour'].iloc[0]:.2f} per GPU-hour"
-        ),
+    print_tco(
+        onprem,
+        rows,
+        _tco_assumptions(onprem),
+        loaded.defaulted_notes(),
+        warnings,
+        wide=wide,
+        explain=explain,
     )
-    cloud = rows.iloc[1:].copy()
-    life_months = onprem.lifetime_years * 12
-    cloud["break_even_util"] = [
-        f"{u:.1%}" if pd.notna(u) else "never" for u in cloud["break_even_utilization"]
-    ]
-    cloud["break_even_months"] = [
-        "never" if pd.isna(m) else f"{m:,.1f}" + (" (after life)" if m > life_months else "")
-        for m in cloud["break_even_months"]
-    ]
-    demand = float(cloud["monthly_gpu_hours"].iloc[0]) if len(cloud) else 0.0
-    emit(
-        cloud,
-        "table",
-        title=f"Against the cloud (break-even months at {demand:,.0f} GPU-hours per month)",
-        table_columns=(
-            *TCO_COMPARE_COLUMNS,
-            "break_even_util",
-            "break_even_months",
-            "price_date",
-        ),
-    )
-    console = wide_console(stderr=True)
-    notes = [
+
+
+def _tco_assumptions(onprem: OnPremConfig) -> list[str]:
+    from planner.tco import COMPONENTS
+
+    return [
         f"Power: {onprem.power_basis}.",
         "Capex straight-line over the lifetime, no salvage value, no cost of capital; "
         f"components: {', '.join(COMPONENTS)}; a year is 8760 h, a month 730 h.",
@@ -504,12 +482,6 @@ def _tco_tables(
         "break-even months: when cumulative cloud spend for the demand exceeds capex plus "
         "cumulative running cost.",
     ]
-    for line in notes:
-        console.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
-    for line in defaulted:
-        console.print(f"[yellow]defaulted:[/] {escape(line)}", highlight=False)
-    for line in warnings:
-        console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
 
 
 def main() -> None:

@@ -58,6 +58,9 @@ def show(
     ] = None,
     region: Annotated[list[str] | None, typer.Option("--region", help="repeatable")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+    wide: Annotated[
+        bool, typer.Option("--wide", help="tables: every column, however wide")
+    ] = False,
 ) -> None:
     """Offers in the snapshot, cheapest per GPU first, with each price's date."""
     try:
@@ -79,12 +82,12 @@ def show(
         *(c for c in OFFER_COLUMNS if c not in SHOW_COLUMNS and c != "priced_at"),
         "usd_per_gpu_hour",
     ]
-    emit(
-        chosen.loc[:, columns],
-        fmt,
-        title=f"{len(chosen)} offers",
-        table_columns=[*SHOW_COLUMNS[:-3], "usd_per_gpu_hour", "price_date"],
-    )
+    if fmt == "table":
+        from planner.render.price_tables import print_offers
+
+        print_offers(chosen.loc[:, columns], wide=wide)
+        return
+    emit(chosen.loc[:, columns], fmt)
 
 
 @app.command("status")

@@ -92,3 +92,68 @@ def test_a_table_cuts_only_shrinkable_columns_to_fit() -> None:
     lines = captured.get().splitlines()
     assert max(len(line) for line in lines) <= 40
     assert "$1,234" in lines[-1] and "…" in lines[-1] and "ignored" not in captured.get()
+
+
+def test_pricing_show_tco_and_bench_tables_fit_100_columns() -> None:
+    env = {"COLUMNS": "100"}
+    for args in (
+        ["pricing", "show", "--gpu", "H100"],
+        ["tco", "--config", "examples/onprem-dgx-h100.toml"],
+        ["bench", "list", "benchmarks/results"],
+        ["bench", "show", "gpt-tiny-fp32-cpux1-20261130T055325Z-616968", "--dir",
+         "benchmarks/results"],
+    ):  # fmt: skip
+        done = runner.invoke(app, args, env=env)
+        assert done.exit_code == 0, done.output
+        lines = _lines(done.stdout) + _lines(done.stderr)
+        assert max(len(line) for line in lines) <= 100, (args, max(lines, key=len))
+    wide = runner.invoke(app, ["pricing", "show", "--gpu", "H100", "--wide"], env=env)
+    assert "reserved_1y_usd_per_hour" in wide.stdout
+
+
+def test_tco_says_when_break_even_comes_after_the_servers_life() -> None:
+    done = runner.invoke(app, ["tco", "--config", "examples/onprem-dgx-h100.toml"])
+    rows = runner.invoke(
+        app, ["tco", "--config", "examples/onprem-dgx-h100.toml", "--format", "json"]
+    )
+    import json
+
+    months = [r["break_even_months"] for r in json.loads(rows.stdout)[1:]]
+    late = [m for m in months if m is not None and m > 48]
+    assert late, "the example config has an offer that pays back after its 4-year life"
+    assert done.stdout.count("(after life)") == len(late)
+    assert "after the server's 48-month life" in done.stdout
+
+
+def test_bench_list_and_show_take_json_and_csv() -> None:
+    import io
+    import json
+
+    import pandas as pd
+
+    listed = runner.invoke(app, ["bench", "list", "benchmarks/results", "--format", "csv"])
+    frame = pd.read_csv(io.StringIO(listed.stdout))
+    assert len(frame) == 7 and {"id", "throughput", "throughput_cv"} <= set(frame.columns)
+    as_json = runner.invoke(app, ["bench", "list", "benchmarks/results", "--format", "json"])
+    assert {r["workload"] for r in json.loads(as_json.stdout)} >= {"gpt", "bert", "resnet50"}
+    one = "bert-tiny-fp32-cpux1-20261130T055055Z-092127"
+    shown = runner.invoke(app, ["bench", "show", one, "--dir", "benchmarks/results", "--format",
+                                "json"])  # fmt: skip
+    assert json.loads(shown.stdout)["id"] == one
+    row = runner.invoke(app, ["bench", "show", one, "--dir", "benchmarks/results", "--format",
+                              "csv"])  # fmt: skip
+    assert pd.read_csv(io.StringIO(row.stdout))["id"].tolist() == [one]
+    bad = runner.invoke(app, ["bench", "list", "benchmarks/results", "--format", "xml"])
+    assert bad.exit_code == 2 and "table, json, csv" in bad.stderr
+
+
+def test_bench_run_warns_when_throughput_varies_more_than_5_percent() -> None:
+    from benchmarks.cli import HIGH_CV, noisy_warnings
+    from benchmarks.results import load_results
+
+    results, _ = load_results("benchmarks/results")
+    by_id = {r.id.split("-2026")[0]: r for r in results}
+    noisy, steady = by_id["gpt-tiny-fp32-cpux1"], by_id["bert-tiny-fp32-cpux1"]
+    assert noisy.throughput_cv > HIGH_CV > steady.throughput_cv
+    (warning,) = noisy_warnings([noisy, steady])
+    assert warning.startswith(f"{noisy.id}: throughput varied 14.4% between steps")
