@@ -289,9 +289,9 @@ def estimate(
     """
     from pathlib import Path
 
-    from planner.estimate import fit_throughput_model, predict_throughput
-    from planner.reference_io import InputFileError, read_queries, read_reference
-    from planner.scaling import CommModel
+    from planner.throughput.estimate import fit_throughput_model, predict_throughput
+    from planner.throughput.reference_io import InputFileError, read_queries, read_reference
+    from planner.throughput.scaling import CommModel
     from pricing.catalog import atomic_write_text
 
     try:

@@ -16,9 +16,9 @@ from typing import Any
 
 from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, MAX_DRAWS
 from planner.llm import LLMSettings
-from planner.scaling import CommModel
 from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 from planner.tco import OnPremConfig
+from planner.throughput.scaling import CommModel
 from planner.workloads import Workload
 from pricing.catalog import PRICING_KINDS
 from pricing.gpus import did_you_mean

@@ -14,11 +14,11 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from planner.estimate import ThroughputModel
 from planner.plan import Plan, make_plan
 from planner.request import PlanRequest
 from planner.tco import LoadedConfig, load_onprem_config
 from planner.throughput import own_and_published_results, throughput_model_for_model
+from planner.throughput.estimate import ThroughputModel
 from pricing.catalog import SnapshotInfo, load_offers, read_manifest
 
 # The example on-prem configuration (4 x DGX H100), beside the app in a checkout.

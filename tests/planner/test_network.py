@@ -11,7 +11,7 @@ from planner.network import (
     instance_network_gbps,
     network_for,
 )
-from planner.scaling import CommModel, bus_bandwidth_gbs
+from planner.throughput.scaling import CommModel, bus_bandwidth_gbs
 
 CASES = [
     ("aws", "p5.48xlarge", 3200), ("aws", "p5en.48xlarge", 3200),
