@@ -157,3 +157,15 @@ def test_bench_run_warns_when_throughput_varies_more_than_5_percent() -> None:
     assert noisy.throughput_cv > HIGH_CV > steady.throughput_cv
     (warning,) = noisy_warnings([noisy, steady])
     assert warning.startswith(f"{noisy.id}: throughput varied 14.4% between steps")
+
+
+def test_log_axis_ticks_read_as_durations_and_money() -> None:
+    from planner.render.axes import duration_ticks, money_ticks
+
+    values, labels = duration_ticks(0.2, 30)
+    assert labels == ["15 min", "30 min", "1 h", "2 h", "6 h", "12 h", "1 day", "2 days"]
+    assert values[labels.index("1 day")] == 24
+    assert duration_ticks(0.01, 9000)[1] == ["1 min", "1 h", "1 day", "1 week", "1 month",
+                                             "1 year"]  # fmt: skip
+    assert money_ticks(4, 150)[1] == ["$5", "$10", "$20", "$50", "$100", "$200"]
+    assert money_ticks(0.5, 2e6)[1] == ["$1", "$10", "$100", "$1k", "$10k", "$100k", "$1M"]
