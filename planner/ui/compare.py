@@ -18,6 +18,7 @@ from planner.ui.plan_view import option_text
 MAX_COMPARED = 4
 # What the comparison shows, one line per field (label, how to word the row).
 FIELDS: tuple[str, ...] = (
+    "region",
     "GPUs",
     "time to train",
     "time P10–P90",
@@ -57,11 +58,26 @@ def default_labels(plan: Plan, table: pd.DataFrame) -> list[str]:
     return [str(by_id[i]) for i in ids[:MAX_COMPARED] if i in by_id.index]
 
 
+def short_names(chosen: pd.DataFrame) -> list[str]:
+    """Column headers: 'aws p5.48xlarge', 'aws p5.48xlarge x 2', with the region where two
+    would read the same."""
+    names = [
+        f"{row['provider']} {row['instance_type']}"
+        + (f" x {row['instances']:g}" if row["instances"] > 1 else "")
+        for _, row in chosen.iterrows()
+    ]
+    return [
+        f"{n} ({r})" if names.count(n) > 1 else n
+        for n, r in zip(names, chosen["region"].astype(str), strict=True)
+    ]
+
+
 def side_by_side(chosen: pd.DataFrame) -> pd.DataFrame:
-    """One column per option (its label), one row per FIELDS entry, in words."""
+    """One column per option (short_names), one row per FIELDS entry, in words."""
     columns = {}
-    for _, row in chosen.iterrows():
-        columns[str(row["label"])] = [
+    for name, (_, row) in zip(short_names(chosen), chosen.iterrows(), strict=True):
+        columns[name] = [
+            str(row["region"]) or "-",
             f"{row['total_gpus']:g} x {row['gpu_name']}"
             + (f" ({row['instances']:g} instances)" if row["instances"] > 1 else ""),
             duration(row["hours_to_train"]),
@@ -74,7 +90,7 @@ def side_by_side(chosen: pd.DataFrame) -> pd.DataFrame:
             str(row["throughput_source"]),
             str(row["pricing"]),
             str(row["price_date"]) or "-",
-            str(row["price_source"]),
+            str(row["price_source"]).split(" (")[0],
             "yes" if row["feasible"] else f"no: misses {row['misses']}",
         ]
     return pd.DataFrame({"": list(FIELDS), **columns})
@@ -109,7 +125,13 @@ def compare_section(plan: Plan, page: str) -> None:
         c: st.column_config.TextColumn(c if c else "figure", width=_width(shown[c], c))
         for c in shown.columns
     }
-    st.dataframe(shown, hide_index=True, column_config=config, key=f"{page}.compare_table")
+    st.dataframe(
+        shown,
+        hide_index=True,
+        column_config=config,
+        key=f"{page}.compare_table",
+        height=(len(shown) + 1) * 35 + 3,
+    )
     download_csv(
         chosen.drop(columns="label"),
         f"compare-{plan.workload.name}-{plan.pricing}.csv",

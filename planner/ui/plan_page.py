@@ -460,7 +460,6 @@ def render() -> None:
         + ". P10/P90: the 10th and 90th percentiles. Prices with their date and source."
     )
     show_table(ranked_table(plan), column_config(), key=f"{PAGE}.table")
-    compare_section(plan, PAGE)
     with st.container(horizontal=True):
         download_csv(plan.rows, f"plan-{workload.name}-{plan.pricing}.csv", key=f"{PAGE}.csv")
         link = ps.link()  # read now: the report is built on click, outside the script run
@@ -469,5 +468,6 @@ def render() -> None:
             f"plan-{workload.name}-{plan.pricing}.html",
             key=f"{PAGE}.report",
         )
+    compare_section(plan, PAGE)
     _notes(plan, problems)
     ps.share_box()

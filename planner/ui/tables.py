@@ -16,8 +16,8 @@ import streamlit as st
 
 # Pixels per character of the grid's 14 px font (digits and capitals are the widest), and
 # for the cell padding plus the header's sort arrow.
-PX_PER_CHAR = 8.6
-PADDING_PX = 34
+PX_PER_CHAR = 7.6
+PADDING_PX = 30
 MAX_PX = 520
 
 
