@@ -12,15 +12,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import numpy as np
 import pandas as pd
 import typer
+from rich.markup import escape
 
 from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
 from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, parse_rates
 from planner.plan import make_plan
+from planner.render.notes import notes_text
 from planner.render.plan_tables import VIEWS
 from planner.request import PRECISIONS, PlanRequest, RequestError
 from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 from planner.throughput import own_and_published_results
+from planner.validate import check_flags, check_output_path, shorten, warn_lines
 from planner.workloads import WORKLOADS, get_workload
 from pricing.catalog import (
     PRICING_KINDS,
@@ -161,9 +164,13 @@ def plan(
         check_choices([kind], list(PRICING_KINDS), "pricing")
         if top is not None and top < 1:
             raise ValueError(f"--top {top}: it must be >= 1")
-        for name, minutes in (("checkpoint", checkpoint_minutes), ("restart", restart_minutes)):
-            if not minutes >= 0:
-                raise ValueError(f"--{name}-minutes {minutes:g}: it must be >= 0")
+        check_flags(
+            {
+                "--checkpoint-minutes": checkpoint_minutes,
+                "--restart-minutes": restart_minutes,
+                "--global-batch-tokens": global_batch_tokens,
+            }
+        )
         settings = LLMSettings(recompute=recompute, global_batch_tokens=global_batch_tokens)
         chosen = get_workload(workload)
         offers = load_offers()
@@ -201,6 +208,7 @@ def plan(
         abort(str(exc))
         return
     if fmt != "table":
+        warn_lines([*notes_text(result.notes), *problems])
         chosen_view = {
             "rows": result.rows if top is None else result.rows.head(top),
             "picks": result.picks,
@@ -296,6 +304,15 @@ def estimate(
 
     try:
         check_choices([fmt], FORMATS, "format")
+        check_flags(
+            {
+                "--network-gbps": network_gbps,
+                "--gpus-per-node": gpus_per_node,
+                "--overlap": overlap,
+            }
+        )
+        if output:
+            check_output_path(output)
         comm = CommModel(
             network_gbps_per_node=network_gbps, gpus_per_node=gpus_per_node, overlap=overlap
         )
@@ -313,7 +330,10 @@ def estimate(
     result["method"] = predicted["throughput_source"].to_numpy()
     result["method_detail"] = predicted["throughput_detail"].to_numpy()
     if output:
-        atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
+        try:
+            atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
+        except OSError as exc:
+            abort(f"--output {shorten(output)}: cannot be written ({exc.strerror or exc})", 1)
     else:
         emit(
             result,
@@ -359,8 +379,9 @@ def _estimate_notes(model: Any, ref: Any, result: pd.DataFrame, output: str | No
     if ref.unresolved_gpus:
         console.print(
             "[yellow]warning:[/] REF GPUs with no spec row, used only for queries naming "
-            f"them: {', '.join(ref.unresolved_gpus)}",
+            f"them: {escape(shorten(', '.join(ref.unresolved_gpus), 1000))}",
             highlight=False,
+            soft_wrap=True,
         )
     missing = int((result["method"] == "none").sum())
     if missing:
@@ -419,8 +440,10 @@ def tco(
             check_value("utilization", utilization)
         except OnPremConfigError as exc:
             abort(f"--utilization {utilization:g}: {exc.message}")
-    if monthly_gpu_hours is not None and not monthly_gpu_hours > 0:
-        abort(f"--monthly-gpu-hours {monthly_gpu_hours:g}: must be > 0 GPU-hours per month")
+    try:
+        check_flags({"--monthly-gpu-hours": monthly_gpu_hours})
+    except ValueError as exc:
+        abort(str(exc))
     try:
         loaded = load_onprem_config(config)
         onprem = loaded.config
@@ -445,9 +468,6 @@ def tco(
     except (OfferRefError, SnapshotError, UnknownGPUError, ValueError) as exc:
         abort(str(exc))
         return
-    if fmt != "table":
-        emit(rows, fmt)
-        return
     warnings = [
         f"{ref} has {gpu}, not {onprem.gpu_name}: its price per GPU-hour buys different work"
         for ref, gpu in zip(rows["ref"].iloc[1:], rows["gpu_name"].iloc[1:], strict=True)
@@ -458,6 +478,10 @@ def tco(
             "spot prices are per hour of capacity: interruptions add lost work and restarts "
             "(planner.spot overhead factor), not included here"
         )
+    if fmt != "table":
+        emit(rows, fmt)
+        warn_lines(warnings)
+        return
     from planner.render.tco_tables import print_tco
 
     print_tco(

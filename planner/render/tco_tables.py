@@ -102,8 +102,8 @@ def print_tco(
     else:
         err.print(
             escape(
-                f"assumptions: straight-line capex, no salvage; components "
-                f"{', '.join(COMPONENTS)}; {len(defaulted)} fields defaulted"
+                f"{len(defaulted)} fields defaulted; assumptions: straight-line capex, no "
+                f"salvage value, components {', '.join(COMPONENTS)}"
             )[:width],
             highlight=False,
         )

@@ -319,7 +319,8 @@ def render() -> None:
         return
     model_name, precision, gpu, comm = _inputs(ps, reference)
     model = data.throughput_model(directory, model_name)
-    results_table, _ = data.results(directory)
+    results_table, skipped = data.results(directory)
+    data.warn_skipped(skipped)
     unit = throughput_unit(results_table, model_name)
     counts = extrapolation_counts(EXTRAPOLATION_MAX_GPUS, comm.gpus_per_node)
     points = scaling_points(model, gpu, model_name, precision)

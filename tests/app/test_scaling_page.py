@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import chart, metrics, table_with, trace
+from tests.app.conftest import chart, metrics, plain, table_with, trace
 
 Open = Callable[..., AppTest]
 
@@ -86,7 +86,7 @@ def test_a_link_reproduces_the_view(open_page: Open) -> None:
 
 def test_a_misspelt_gpu_in_the_link_is_named(open_page: Open) -> None:
     at = open_page("scaling", {"gpu": "H100-SMX", "gpus_per_node": "0"})
-    text = " ".join(w.value for w in at.warning)
+    text = plain(" ".join(w.value for w in at.warning))
     assert "did you mean 'H100-SXM'?" in text
     assert "gpus_per_node='0' is out of range" in text
     assert at.selectbox(key="scaling.gpu").value == "H100-SXM"

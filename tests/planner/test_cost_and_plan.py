@@ -32,7 +32,7 @@ def result(
     started_at: str = "2025-12-01",
 ) -> BenchmarkResult:
     return BenchmarkResult(
-        id=f"{source}-{gpu}-{count}-{throughput}-{started_at}",
+        id=f"{source.replace(':', '-')}-{gpu}-{count}-{throughput}-{started_at}",
         source=source,
         workload="resnet50",
         model_size="full",
