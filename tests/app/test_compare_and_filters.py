@@ -107,3 +107,15 @@ def test_log_axes_read_as_money_and_durations(open_page: Open) -> None:
     assert x["type"] == "log" == y["type"]
     assert set(x["ticktext"]) & {"1 min", "1 h", "1 day"}
     assert all(t.startswith("$") for t in y["ticktext"]) and "$10" in y["ticktext"]
+
+
+def test_prices_table_has_readable_headers_dollars_and_fitted_widths(open_page: Open) -> None:
+    at = open_page("prices")
+    configs = [json.loads(e.proto.columns) for e in at.dataframe]
+    offers = next(c for c in configs if "instance_type" in c)
+    assert offers["instance_type"]["label"] == "instance"
+    assert offers["spot_usd_per_gpu_hour"]["label"] == "spot $/GPU-h"
+    assert offers["usd_per_hour"]["type_config"]["format"] == "dollar"
+    frame = table_with(at, "instance_type", "usd_per_hour")
+    longest = max(len(str(v)) for v in frame["instance_type"])
+    assert offers["instance_type"]["width"] >= longest * PX_PER_CHAR
