@@ -1,6 +1,7 @@
 """`gpuplan`: plan GPU training cost and time from measured throughput and dated prices.
 
-Commands: plan, workloads, estimate; `pricing` and `bench` are mounted from their packages.
+Commands: plan, workloads, estimate; `pricing`, `bench` and `sweep` are mounted from their
+packages.
 Every command prints a table by default and takes `--format json|csv`. Bad input
 gets `error: ...` with the valid choices and exit code 2, never a traceback.
 """
@@ -16,13 +17,16 @@ from rich.markup import escape
 
 from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
+from benchmarks.sweep.cli import make_app as make_sweep_app
 from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, parse_rates
-from planner.plan import make_plan
+from planner.overheads import JobOverheads
+from planner.plan import Plan, make_plan
 from planner.render.notes import notes_text
-from planner.render.plan_tables import VIEWS
+from planner.render.plan_tables import PICK_LABELS, VIEWS
 from planner.request import PRECISIONS, PlanRequest, RequestError
 from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 from planner.throughput import own_and_published_results
+from planner.throughput.explain import explain_limit, explain_time
 from planner.validate import check_flags, check_output_path, shorten, warn_lines
 from planner.workloads import WORKLOADS, get_workload
 from pricing.catalog import (
@@ -33,8 +37,15 @@ from pricing.catalog import (
     unique_values,
 )
 from pricing.cli import app as pricing_app
+from pricing.cli import tier_option_help
 from pricing.gpus import UnknownGPUError
 from pricing.output import FORMATS, abort, emit
+from pricing.reserved import (
+    RESERVED_KINDS,
+    has_kind_price,
+    no_reserved_message,
+    with_reserved_discount,
+)
 
 if TYPE_CHECKING:
     from planner.tco import OnPremConfig
@@ -51,6 +62,8 @@ REQUEST_FLAGS = {
     "interruption_rates": "--interruption-rate",
     "precision": "--precision",
     "pricing": "--pricing",
+    "tiers": "--tier",
+    "reserved_discount": "--reserved-discount",
 }
 
 app = typer.Typer(
@@ -60,6 +73,15 @@ app = typer.Typer(
 )
 app.add_typer(pricing_app, name="pricing")
 app.add_typer(bench_app, name="bench")
+
+
+def _sweep_data() -> Any:
+    from planner.sweep_plan import CatalogSweepData
+
+    return CatalogSweepData()
+
+
+app.add_typer(make_sweep_app(_sweep_data), name="sweep")
 
 
 @app.command("plan")
@@ -83,6 +105,18 @@ def plan(
     pricing: Annotated[
         str, typer.Option(help="on-demand | spot | reserved-1y | reserved-3y")
     ] = "on-demand",
+    tier: Annotated[list[str] | None, typer.Option("--tier", help=tier_option_help())] = None,
+    include_retired: Annotated[
+        bool,
+        typer.Option("--include-retired", help="also weigh sizes the provider no longer sells"),
+    ] = False,
+    reserved_discount: Annotated[
+        float | None,
+        typer.Option(
+            help="reserved pricing: where no reserved price is listed, assume on-demand less "
+            "this fraction (0.35 = 35%; labelled an assumption in every row it touches)"
+        ),
+    ] = None,
     deadline_hours: Annotated[
         float | None, typer.Option("--deadline-hours", help="finish within this many hours")
     ] = None,
@@ -114,6 +148,20 @@ def plan(
     restart_minutes: Annotated[
         float, typer.Option(help="minutes to restart after an interruption (spot)")
     ] = DEFAULT_RESTART_HOURS * 60,
+    startup_minutes: Annotated[
+        float | None,
+        typer.Option(
+            help="minutes from request to training: provisioning + environment start "
+            "(default: per provider, see README)"
+        ),
+    ] = None,
+    staging_gbps: Annotated[
+        float | None,
+        typer.Option(help="Gb/s to copy the dataset to each instance; 0 = already there"),
+    ] = None,
+    checkpoint_every_hours: Annotated[
+        float, typer.Option(help="hours between checkpoint writes; 0 = none")
+    ] = 1.0,
     seed: Annotated[int, typer.Option(help="Monte Carlo seed (same seed, same figures)")] = 0,
     draws: Annotated[int, typer.Option(help="Monte Carlo draws for spot rows")] = DEFAULT_DRAWS,
     recompute: Annotated[
@@ -199,6 +247,10 @@ def plan(
             checkpoint_hours=checkpoint_minutes / 60,
             restart_hours=restart_minutes / 60,
             llm=settings,
+            tiers=tuple(tier or ()),
+            include_retired=include_retired,
+            reserved_discount=reserved_discount,
+            overheads=_overheads(startup_minutes, staging_gbps, checkpoint_every_hours),
         )
         result = make_plan(request, offers, table)
     except RequestError as exc:
@@ -220,7 +272,48 @@ def plan(
         return
     from planner.render.plan_tables import print_plan
 
-    print_plan(result, view, top, wide=wide, explain=explain, problems=problems)
+    print_plan(
+        result,
+        view,
+        top,
+        wide=wide,
+        explain=explain,
+        problems=problems,
+        explanations=_explanations(result),
+    )
+
+
+def _overheads(
+    startup_minutes: float | None, staging_gbps: float | None, checkpoint_every_hours: float
+) -> JobOverheads:
+    """The job-overhead overrides, each refused with its flag when negative."""
+    for flag, value in (
+        ("--startup-minutes", startup_minutes),
+        ("--staging-gbps", staging_gbps),
+        ("--checkpoint-every-hours", checkpoint_every_hours),
+    ):
+        if value is not None and not value >= 0:
+            raise ValueError(f"{flag} {value:g}: it must be >= 0")
+    return JobOverheads(startup_minutes, staging_gbps, checkpoint_every_hours)
+
+
+def _explanations(result: Plan) -> list[str]:
+    """Words for the picks' time split and for shown rows whose throughput a limit caps."""
+    unit = result.workload.throughput_unit
+    lines = []
+    for row in result.picks.to_dict(orient="records") if len(result.picks) else []:
+        name = PICK_LABELS.get(str(row["pick"]), str(row["pick"]))
+        what = f"{row['provider']} {row['instance_type']} x{row['instances']:g}"
+        lines.append(f"{name} ({what}): {explain_time(row)}")
+        limit = explain_limit(row, unit)
+        if limit:
+            lines.append(f"  {limit}")
+    bound = result.rows.loc[result.rows["limit_code"] == "cpu-bound"]
+    for row in bound.head(5).to_dict(orient="records"):
+        lines.append(f"rank {row['rank']} {row['instance_type']}: {explain_limit(row, unit)}")
+    if len(bound) > 5:
+        lines.append(f"... and {len(bound) - 5} more CPU-bound rows (limit_code in --format csv)")
+    return lines
 
 
 @app.command("workloads")
@@ -236,6 +329,9 @@ def workloads(
         [
             {
                 "name": w.name,
+                "kind": w.kind,
+                "target": w.target,
+                "global_batch_cap": w.global_batch_cap,
                 "model": w.model,
                 "model_size": w.model_size,
                 "samples": w.samples,
@@ -251,7 +347,7 @@ def workloads(
         frame,
         fmt,
         title="Workloads (LLMs: any llm-<params>-<tokens>, e.g. llm-7b-140b)",
-        table_columns=("name", "samples", "sample_unit", "flops_per_sample", "description"),
+        table_columns=("name", "kind", "samples", "sample_unit", "flops_per_sample", "description"),
     )
 
 
@@ -272,7 +368,8 @@ def estimate(
         str,
         typer.Option(
             "--queries",
-            help="CSV of what to predict: gpu_model, num_gpus, model, precision [, spec_gpu_model]",
+            help="CSV of what to predict: gpu_model, num_gpus, model, precision [, spec_gpu_model, "
+            "gpus_per_node, network_gbps, global_batch: per-row overrides]",
         ),
     ],
     output: Annotated[
@@ -411,6 +508,13 @@ def tco(
     pricing: Annotated[
         str, typer.Option(help="cloud price: on-demand | spot | reserved-1y | reserved-3y")
     ] = "on-demand",
+    reserved_discount: Annotated[
+        float | None,
+        typer.Option(
+            help="reserved pricing: where no reserved price is listed, assume on-demand less "
+            "this fraction (0.35 = 35%; labelled an assumption)"
+        ),
+    ] = None,
     utilization: Annotated[
         float | None, typer.Option(help="0 < U <= 1; overrides the config's utilization")
     ] = None,
@@ -450,6 +554,10 @@ def tco(
         if utilization is not None:
             onprem = onprem.with_utilization(utilization)
         offers = load_offers()
+        if reserved_discount is not None:
+            offers = with_reserved_discount(offers, pricing, reserved_discount)
+        elif pricing in RESERVED_KINDS and not has_kind_price(offers, pricing):
+            raise ValueError(no_reserved_message(pricing))
         if compare:
             chosen = resolve_offer_refs(offers, compare, pricing)
         else:

@@ -55,6 +55,12 @@ from planner.options import (
     no_spec_row,
     onprem_options,
 )
+from planner.overheads import (
+    billed_hours,
+    images_per_s_per_vcpu,
+    job_overheads,
+    loader_ceiling,
+)
 from planner.own_results import own_result_notes
 from planner.pareto import (
     PICKS,
@@ -67,14 +73,23 @@ from planner.pareto import (
 )
 from planner.request import PlanRequest
 from planner.spot import default_rate, spot_for_offers
+from planner.sweep_results import apply_sweep_figures, sweep_figures
 from planner.tco import OnPremConfig
 from planner.throughput import (
     model_key,
     throughput_for_options,
     throughput_inputs,
 )
+from planner.throughput.scaling import DATA_PARALLEL_MODELS
 from planner.workloads import Workload
 from pricing.catalog import STALE_AFTER_DAYS, filter_offers
+from pricing.reserved import (
+    RESERVED_KINDS,
+    has_kind_price,
+    no_reserved_message,
+    with_reserved_discount,
+)
+from pricing.tiers import DEFAULT_TIERS
 
 PLAN_COLUMNS: tuple[str, ...] = (
     "rank", "option_id", "kind", "provider", "region", "instance_type", "gpu_name",
@@ -84,7 +99,10 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "hours_p90", "cost_usd", "cost_p10_usd", "cost_p50_usd", "cost_p90_usd",
     "quantile_method", "usd_per_hour", "option_usd_per_hour", "usd_per_gpu_hour", "pricing",
     "price_date", "price_source", "interruptions_per_hour", "interruption_rate_source",
-    "spot_overhead_factor", "mfu", "memory_per_gpu_gb", "sharding", "recompute", "feasible",
+    "spot_overhead_factor", "setup_hours", "staging_hours", "checkpoint_write_hours",
+    "billed_hours", "billing_basis", "samples_to_train", "per_gpu_batch", "global_batch",
+    "limit_code", "gpu_throughput", "loader_ceiling", "vcpus",
+    "mfu", "memory_per_gpu_gb", "sharding", "recompute", "feasible",
     "misses", "on_pareto", "pick", "chosen_count",
 )  # fmt: skip
 # Every option evaluated (Plan.options), for charts of the whole trade-off.
@@ -92,7 +110,8 @@ OPTION_SUMMARY_COLUMNS: tuple[str, ...] = (
     "option_id", "kind", "offer_key", "provider", "region", "instance_type", "gpu_name",
     "gpu_count", "instances", "total_gpus", "throughput", "throughput_low", "throughput_high",
     "throughput_source", "hours_to_train", "cost_usd", "option_usd_per_hour", "feasible",
-    "on_pareto", "chosen_count",
+    "on_pareto", "chosen_count", "compute_hours", "setup_hours", "staging_hours",
+    "billed_hours", "per_gpu_batch", "limit_code",
 )  # fmt: skip
 
 
@@ -169,8 +188,22 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     own = own_result_notes(results, workload, precision)
     settings = request.llm
     chosen = filter_offers(
-        offers, list(request.providers), list(request.regions), list(request.gpus)
+        offers,
+        list(request.providers),
+        list(request.regions),
+        list(request.gpus),
+        tiers=list(request.tiers) or None,
+        include_retired=request.include_retired,
+        today=request.today,
     )
+    if request.reserved_discount is not None:
+        chosen = with_reserved_discount(chosen, request.pricing, request.reserved_discount)
+    elif (
+        request.pricing in RESERVED_KINDS
+        and not request.onprem
+        and not has_kind_price(chosen, request.pricing)
+    ):
+        raise NoReservedPriceError(no_reserved_message(request.pricing))
     cloud, warnings = cloud_options(chosen, pricing, max_gpus)
     local, onprem_warnings = onprem_options(onprem, max_gpus, request.onprem_sources)
     warnings += onprem_warnings
@@ -209,7 +242,12 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     else:
         inputs = throughput_inputs(results, workload, precision)
         fast = throughput_for_options(
-            opts, inputs.figures, inputs.model, model_key(workload), precision
+            opts,
+            inputs.figures,
+            inputs.model,
+            model_key(workload),
+            precision,
+            workload.global_batch_cap,
         )
         opts = opts.join(fast.values).assign(
             mfu=np.nan,
@@ -218,6 +256,8 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
             recompute=False,
             speed_position=np.arange(len(opts)),
         )
+        figures = sweep_figures(results, workload.model, workload.model_size, precision)
+        opts = apply_sweep_figures(opts, figures)
         describe = fast
     warnings += _llm_notes(notes)
     opts, dropped = drop_without(
@@ -231,8 +271,17 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     if opts.empty:
         return _empty_plan(request, warnings + own, chosen)
     opts = opts.reset_index(drop=True)
+    opts = _limits_and_work(opts, workload, results)
+    # Speeds in units of the nominal `workload.samples`, so hours = samples / speed also
+    # for time-to-accuracy workloads whose samples depend on each option's global batch.
+    scale = workload.samples / opts["samples_to_train"].to_numpy(float)
+    speed = opts.assign(
+        throughput=opts["throughput"] * scale,
+        throughput_low=opts["throughput_low"] * scale,
+        throughput_high=opts["throughput_high"] * scale,
+    )
 
-    compute = hours_to_train(workload.samples, opts["throughput"])
+    compute = hours_to_train(workload.samples, speed["throughput"])
     spot = (opts["pricing"] == "spot").to_numpy()
     spot_rows = spot_for_offers(
         opts.loc[spot],
@@ -255,7 +304,18 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
         spot_rows["interruptions_per_hour"].to_numpy() / opts.loc[spot, "instances"].to_numpy()
     )
     opts.loc[spot, "interruption_rate_source"] = spot_rows["rate_source"].to_numpy()
-    opts["cost_usd"] = cost_to_train(opts["hours_to_train"], opts["option_usd_per_hour"])
+    extra = job_overheads(
+        opts,
+        workload.dataset_gb,
+        _params(workload),
+        compute.to_numpy(float),
+        request.overheads,
+    )
+    opts = opts.join(extra)
+    fixed_hours = _fixed_hours(opts)
+    opts["hours_to_train"] = opts["hours_to_train"] + fixed_hours
+    opts["billed_hours"] = _billed(opts, opts["hours_to_train"].to_numpy(float))
+    opts["cost_usd"] = cost_to_train(opts["billed_hours"], opts["option_usd_per_hour"])
 
     hours = opts["hours_to_train"].to_numpy(float)
     cost = opts["cost_usd"].to_numpy(float)
@@ -287,9 +347,15 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
         | shown["on_pareto"].to_numpy()
         | (chosen_rows & (shown["rank"].to_numpy() <= sample_limit))
     )
+    scale = workload.samples / shown["samples_to_train"].to_numpy(float)
     quantiles = time_cost_quantiles(
         workload.samples,
-        shown.assign(overhead_factor=shown["spot_overhead_factor"]),
+        shown.assign(
+            overhead_factor=shown["spot_overhead_factor"],
+            throughput=shown["throughput"] * scale,
+            throughput_low=shown["throughput_low"] * scale,
+            throughput_high=shown["throughput_high"] * scale,
+        ),
         (shown["pricing"] == "spot").to_numpy(),
         simulate,
         checkpoint_hours,
@@ -297,9 +363,11 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
         seed,
         draws,
     )
-    shown = shown.join(quantiles)
+    shown = shown.join(_with_fixed_hours(quantiles, shown))
     if describe is not None:
         shown["throughput_detail"] = describe.details(shown["speed_position"].to_numpy())
+        swept = (shown["sweep_detail"] != "").to_numpy()
+        shown.loc[swept, "throughput_detail"] = shown.loc[swept, "sweep_detail"]
     shown = shown.assign(
         throughput_unit=workload.throughput_unit,
         usd_per_gpu_hour=shown["option_usd_per_hour"] / shown["total_gpus"],
@@ -421,6 +489,10 @@ def _unmet(status: pd.DataFrame) -> list[Note]:
     return out
 
 
+class NoReservedPriceError(ValueError):
+    """Reserved pricing asked for, and no offer chosen has such a price."""
+
+
 def _stale_price_notes(offers: pd.DataFrame, today: dt.date | None) -> list[Note]:
     """One stale_prices note naming the providers whose prices are older than
     STALE_AFTER_DAYS (provider, oldest price date, age in days)."""
@@ -432,7 +504,14 @@ def _stale_price_notes(offers: pd.DataFrame, today: dt.date | None) -> list[Note
             stale.append((str(provider), str(priced_at), age))
     if not stale:
         return []
-    return [Note("stale_prices", {"stale_after_days": STALE_AFTER_DAYS, "providers": tuple(stale)})]
+    # A bundled catalog extract's date is only a lower bound ("not before 2025-06").
+    bounds = (
+        {str(p): str(b) for p, b in offers.groupby("provider")["date_bound"].first().items() if b}
+        if "date_bound" in offers
+        else {}
+    )
+    values = {"stale_after_days": STALE_AFTER_DAYS, "providers": tuple(stale)}
+    return [Note("stale_prices", {**values, "bounds": bounds} if bounds else values)]
 
 
 def _assumptions(request: PlanRequest, rows: pd.DataFrame) -> tuple[str, ...]:
@@ -461,15 +540,42 @@ def _assumptions(request: PlanRequest, rows: pd.DataFrame) -> tuple[str, ...]:
             f"Precision {precision}. Throughput: own measurements first, then published "
             "(Lambda PyTorch benchmarks, newest generation, median of runs); other GPU counts "
             "scaled through the law fitted to that GPU (chosen by held-out error), across "
-            "nodes by the ring all-reduce model with the instance's GPUs per node over the "
-            "instance type's network (planner.network: EFA/InfiniBand/GPUDirect fabrics and "
-            "published Ethernet figures; 25 Gb/s assumed where none is published); GPUs "
+            "nodes and under the workload's global batch cap by the step-time model "
+            "(planner.throughput.step_model: per-GPU batch, fixed per-step floor, "
+            "hierarchical all-reduce with DDP overlap) with the instance's GPUs per node "
+            "over the instance type's network (planner.network: EFA/InfiniBand/GPUDirect "
+            "fabrics and published Ethernet figures; 25 Gb/s assumed where none is "
+            "published); image workloads capped by the vCPUs' JPEG decoding rate; GPUs "
             "with no figure estimated from their specs (spec regression, cross-validated band)."
         )
+    weighed = request.tiers or (() if request.providers else DEFAULT_TIERS)
+    lines.append(
+        "Providers weighed: "
+        + (f"tiers {', '.join(weighed)}" if weighed else "the providers named")
+        + (
+            "; marketplace single hosts (Vast.ai) left out: a company buying GPU time usually "
+            "cannot buy them under a contract"
+            if "marketplace" not in weighed and not request.providers
+            else ""
+        )
+        + (
+            "; sizes the provider no longer sells (pricing/retired.py) left out."
+            if not request.include_retired
+            else "; retired sizes included on request."
+        )
+    )
+    if request.reserved_discount is not None:
+        lines.append(
+            f"Reserved prices: where no {request.pricing} price is listed, assumed on-demand "
+            f"less {request.reserved_discount:.0%} (a negotiated discount given by the user, "
+            "not a quote); such rows say so in their price source."
+        )
     lines += [
-        f"Prices: {constraints.pricing}, whole instances, per-second billing, no data or "
-        "storage costs, no start-up or data-loading time, capacity assumed available at "
-        "every count. Options: 1, 2, 4, ... instances of an offer up to "
+        f"Prices: {constraints.pricing}, whole instances, billed in each provider's "
+        "increment and minimum (planner.overheads), no data or storage costs; wall time "
+        "adds provisioning, environment start, dataset staging and checkpoint writes; "
+        "capacity assumed available at every count. Options: 1, 2, 4, ... instances of an "
+        "offer up to "
         f"{constraints.max_gpus} GPUs (one of a GPU slice or a marketplace listing, which is "
         "a single host); each offer shown at the count that meets the deadline at least cost "
         "(else its fastest), plus other counts on the frontier or picked.",
@@ -514,3 +620,73 @@ def _rate_line(rows: pd.DataFrame, overrides: Mapping[str, float]) -> str:
         + ". The providers publish different measures, so set your own rates where you "
         "know them."
     )
+
+
+def _params(workload: Workload) -> float:
+    """Trainable parameters (checkpoint size): the workload's, else its benchmark model's."""
+    if workload.params:
+        return float(workload.params)
+    known = DATA_PARALLEL_MODELS.get(model_key(workload))
+    return known.params if known else 0.0
+
+
+def _limits_and_work(opts: pd.DataFrame, workload: Workload, results: pd.DataFrame) -> pd.DataFrame:
+    """Apply the CPU data-loader ceiling (planner.overheads) and size each option's job.
+
+    Adds gpu_throughput (what the GPUs could do), loader_ceiling, limit_code
+    ("cpu-bound" where the ceiling binds, "batch-bound" where the global batch cap shrinks
+    the per-GPU batch below its limit, else ""), global_batch and samples_to_train
+    (workload.samples_at(global batch) × benchmark samples per sample).
+    """
+    opts = opts.copy()
+    for column in ("per_gpu_batch", "compute_s", "comm_s", "overhead_s"):
+        if column not in opts.columns:
+            opts[column] = np.nan
+    x = opts["throughput"].to_numpy(float)
+    opts["gpu_throughput"] = x
+    ceiling = np.full(len(opts), np.nan)
+    if workload.loader == "jpeg" and len(opts):
+        per_vcpu, _ = images_per_s_per_vcpu(results)
+        ceiling = loader_ceiling(opts, per_vcpu)
+    bound = np.isfinite(ceiling) & (x > ceiling)
+    factor = np.where(bound, ceiling / np.where(x > 0, x, 1.0), 1.0)
+    for column in ("throughput", "throughput_low", "throughput_high"):
+        opts[column] = opts[column].to_numpy(float) * factor
+    opts["loader_ceiling"] = ceiling
+    batch = opts["per_gpu_batch"].to_numpy(float)
+    total = opts["total_gpus"].to_numpy(float)
+    opts["global_batch"] = batch * total
+    cap = workload.global_batch_cap
+    batch_bound = (
+        np.isfinite(batch) & (cap is not None) & (batch * total >= (cap or np.inf) * 0.999)
+    )
+    opts["limit_code"] = np.where(bound, "cpu-bound", np.where(batch_bound, "batch-bound", ""))
+    samples = workload.samples_at(opts["global_batch"].to_numpy(float))
+    opts["samples_to_train"] = samples * workload.benchmark_samples_per_sample
+    return opts
+
+
+def _fixed_hours(opts: pd.DataFrame) -> np.ndarray:
+    return (
+        opts["setup_hours"].to_numpy(float)
+        + opts["staging_hours"].to_numpy(float)
+        + opts["checkpoint_write_hours"].to_numpy(float)
+    )
+
+
+def _billed(opts: pd.DataFrame, hours: np.ndarray) -> np.ndarray:
+    return billed_hours(
+        hours, opts["billing_increment_s"].to_numpy(float), opts["billing_minimum_s"].to_numpy()
+    )
+
+
+def _with_fixed_hours(quantiles: pd.DataFrame, shown: pd.DataFrame) -> pd.DataFrame:
+    """Quantiles with start-up, staging and checkpoint hours added, costs at billed hours."""
+    out = quantiles.copy()
+    fixed = _fixed_hours(shown)
+    price = shown["option_usd_per_hour"].to_numpy(float)
+    for q in ("p10", "p50", "p90"):
+        hours = out[f"hours_{q}"].to_numpy(float) + fixed
+        out[f"hours_{q}"] = hours
+        out[f"cost_{q}_usd"] = _billed(shown, hours) * price
+    return out

@@ -119,8 +119,12 @@ def print_plan(
     explain: bool = False,
     problems: Sequence[str] = (),
     width: int | None = None,
+    explanations: Sequence[str] = (),
 ) -> None:
-    """The plan's `view` on stdout; notes on stderr (short, or all with `explain`)."""
+    """The plan's `view` on stdout; notes on stderr (short, or all with `explain`).
+
+    `explanations` (the picks' time split, rows a limit caps) print with `explain` only.
+    """
     width = width or console_width()
     out = make_console(width)
     frames = {
@@ -145,6 +149,9 @@ def print_plan(
         out.print(fit_table(_with_display(frame), OPTION_COLUMNS, width, _title(plan, view)))
     else:
         _print_constraints(plan, out, only_binding=False)
+    if explain:
+        for line in explanations:
+            out.print(escape(line), highlight=False)
     print_footer(plan, problems, explain, width)
 
 

@@ -105,6 +105,28 @@ def _positive(frame: pd.DataFrame, column: str, path: Path, valid: Range) -> pd.
     return values.astype(float)
 
 
+# Per-row overrides of the command's options; a blank cell keeps the option's value.
+QUERY_OVERRIDES: dict[str, Range] = {
+    "gpus_per_node": Range(1, 1024, unit="GPUs"),
+    "network_gbps": Range(0, 1e6, low_inclusive=False, unit="Gb/s"),
+    "global_batch": Range(0, 1e9, low_inclusive=False, unit="samples per step"),
+}
+
+
+def _optional_positive(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
+    """A column that may be absent or blank (NaN); any value given must be within
+    QUERY_OVERRIDES[column]."""
+    if column not in frame.columns:
+        return pd.Series(np.nan, index=frame.index)
+    raw = frame[column]
+    blank = raw.isna() | (raw.astype(str).str.strip() == "")
+    given = frame.loc[~blank]
+    values = pd.Series(np.nan, index=frame.index)
+    if len(given):
+        values.loc[~blank] = _positive(given, column, path, QUERY_OVERRIDES[column]).to_numpy()
+    return values
+
+
 def _check_precision(frame: pd.DataFrame, path: Path) -> None:
     bad = ~frame["precision"].isin(PRECISIONS)
     if bad.any():
@@ -186,7 +208,9 @@ def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, 
     """The Q file as read (for the output) and its rows in planner.throughput.estimate's columns.
 
     A GPU resolves through spec_gpu_model, then gpu_model; a label that resolves to no
-    spec row is accepted only when REF has rows of that same label.
+    spec row is accepted only when REF has rows of that same label. Optional columns
+    gpus_per_node, network_gbps (Gb/s per node) and global_batch (samples per step)
+    override the command's options for their row; blank cells keep the options.
     """
     path = Path(path)
     frame = _read(path, QUERY_REQUIRED, "queries")
@@ -231,6 +255,7 @@ def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, 
             "model": frame["model"],
             "precision": frame["precision"],
             "generation": generation,
+            **{c: _optional_positive(frame, c, path) for c in QUERY_OVERRIDES},
         }
     )
     return frame, queries

@@ -104,3 +104,20 @@ def test_efficiency_is_stated_in_words_before_the_tables(open_page: Open) -> Non
     assert f"**{eight:.0%}**" in words.split(";")[0]
     at.toggle(key="scaling.every_count").set_value(True).run()
     assert len(table_with(at, "num_gpus", "efficiency")) > len(counts)
+
+
+def test_the_step_chart_shows_why_efficiency_falls_at_scale(open_page: Open) -> None:
+    at = open_page("scaling")
+    steps = chart(at, "scaling.step_chart")
+    compute = trace(steps, "compute")
+    overhead = trace(steps, "fixed overhead")
+    assert trace(steps, "communication (exposed)")["x"] == compute["x"]
+    # ResNet-50 at the 8k global batch: compute per step shrinks with the per-GPU batch,
+    # the fixed overhead does not, so at 1,024 GPUs it is a large share of the step.
+    assert compute["y"][-1] < compute["y"][0] / 50
+    assert overhead["y"][-1] == overhead["y"][0]
+    assert overhead["y"][-1] > compute["y"][-1]
+    before = metrics(at)["Efficiency at 1,024 GPUs"]
+    at.number_input(key="scaling.global_batch_resnet50").set_value(0.0).run()
+    assert not at.exception
+    assert metrics(at)["Efficiency at 1,024 GPUs"] != before
