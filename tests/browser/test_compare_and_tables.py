@@ -57,13 +57,17 @@ def query_plan() -> Plan:
     from planner.throughput import own_and_published_results
     from planner.workloads import WORKLOADS
     from pricing.catalog import load_offers, unique_values
+    from pricing.tiers import DEFAULT_TIERS
 
     offers = load_offers()
     with tempfile.TemporaryDirectory() as empty:
         table, _ = own_and_published_results([empty])
+    # The page weighs the default tiers' providers by default.
+    buyable = offers.loc[offers["tier"].isin(DEFAULT_TIERS)]
     request = PlanRequest(
         WORKLOADS["resnet50-imagenet-90ep"],
-        providers=tuple(unique_values(offers, "provider")),
+        providers=tuple(unique_values(buyable, "provider")),
+        tiers=tuple(DEFAULT_TIERS),
         gpus=("H100-SXM",),
         gpu_count=8,
     )
