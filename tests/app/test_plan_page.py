@@ -80,7 +80,7 @@ def test_default_view_shows_the_planners_picks_chart_and_sources(
         table.columns
     )
     assert table.loc[0, "pick"] == "cheapest"
-    assert "Prices as of: aws 2025-06-01" in at.caption[0].value
+    assert "Prices as of: aws (catalog extract, not before 2025-06)" in at.caption[0].value
     figure = chart(at, "plan.chart")
     assert figure["layout"]["xaxis"]["type"] == "log" == figure["layout"]["yaxis"]["type"]
     frontier = trace(figure, "time/cost frontier (every GPU count)")
