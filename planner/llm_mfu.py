@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from planner.hardware import load_specs, peak_tflops
-from planner.llm_presets import LLM_PRESETS, label_params
+from planner.llm_presets import label_params, preset_named
 from planner.notes import Note
 
 
@@ -174,10 +174,12 @@ def mfu_anchor(gpu_name: str, params: float, d_model: int, figures: pd.DataFrame
 
 
 def params_from_size(label: str) -> float | None:
-    """Parameters of a GPT benchmark size label ("124m", "1.3b", "6.7b"); None for "tiny"."""
+    """Parameters of a GPT benchmark size label ("124m", "350m", "1.3b", "6.7b"): the
+    preset's true count where a preset has that shape, else the label's; None for "tiny"."""
     text = str(label).strip().lower()
-    if text in LLM_PRESETS:
-        return LLM_PRESETS[text].params
+    preset = preset_named(text)
+    if preset is not None:
+        return preset.params
     match = SIZE_LABEL.match(text)
     if not match:
         return None

@@ -8,8 +8,6 @@ spec regression), scaling_report (the Scaling page's tables), reference_io (CSV 
 
 from planner.throughput.estimate import predict, predict_throughput
 from planner.throughput.offers import (
-    ASSUMED_LLM_MFU,
-    ASSUMED_LLM_MFU_BAND,
     SOURCE_RANK,
     TABLE_COLUMNS,
     bundled_results_dir,
@@ -26,8 +24,6 @@ from planner.throughput.offers import (
 )
 
 __all__ = [
-    "ASSUMED_LLM_MFU",
-    "ASSUMED_LLM_MFU_BAND",
     "SOURCE_RANK",
     "TABLE_COLUMNS",
     "bundled_results_dir",

@@ -56,14 +56,6 @@ TABLE_COLUMNS = (
     "throughput_detail",
 )
 
-# LLM throughput without a GPT measurement (planner.llm): an assumed model-FLOPs utilization.
-# PaLM reports 46% MFU (Chowdhery et al. 2022, table 3); Megatron-LM 54% on A100 at
-# scale with selective recomputation (Korthikanti et al. 2022); typical public training
-# runs report 30-50%. Default 40%, band 25-55%.
-ASSUMED_LLM_MFU = 0.40
-ASSUMED_LLM_MFU_BAND = (0.25, 0.55)
-
-
 def _matching_results(results: pd.DataFrame, workload: Workload, precision: str) -> pd.DataFrame:
     """Result rows for this workload and precision (published rows joined by Lambda name)."""
     same_model = results["workload"] == workload.model
