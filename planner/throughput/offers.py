@@ -56,6 +56,7 @@ TABLE_COLUMNS = (
     "throughput_detail",
 )
 
+
 def _matching_results(results: pd.DataFrame, workload: Workload, precision: str) -> pd.DataFrame:
     """Result rows for this workload and precision (published rows joined by Lambda name)."""
     same_model = results["workload"] == workload.model
