@@ -22,8 +22,9 @@ from planner.throughput import own_and_published_results, throughput_model_for_m
 from planner.workloads import Workload
 from pricing.catalog import SnapshotInfo, load_offers, read_manifest
 
-# The example on-prem configuration (4 x DGX H100), beside the app in a checkout.
-EXAMPLE_ONPREM = Path(__file__).resolve().parents[2] / "examples" / "onprem-dgx-h100.toml"
+# The example on-prem configuration (4 x DGX H100), shipped with the package; shown as
+# examples/onprem-dgx-h100.toml (the same file is in the repository's examples/).
+EXAMPLE_ONPREM = Path(__file__).resolve().parents[1] / "data" / "examples" / "onprem-dgx-h100.toml"
 
 
 def results_dir() -> str:
