@@ -13,9 +13,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# What the app needs (no torch, no cloud SDKs).
+# What the app needs: the planner plus the `app` extra (streamlit, plotly); no torch, no cloud SDKs.
 $(VENV)/.installed-app: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[app]'
 	touch $@
 
 # Everything the tests need; torch pinned to its CPU build (constraints/cpu.txt).
@@ -24,9 +24,11 @@ $(VENV)/.installed-dev: pyproject.toml constraints/cpu.txt | $(BIN)/python
 	touch $@ $(VENV)/.installed-app
 
 app: $(VENV)/.installed-app
-	$(BIN)/python -m streamlit run app.py --server.address $(HOST) --server.port $(PORT)
+	$(BIN)/gpuplan app --host $(HOST) --port $(PORT)
 
-# Debian's chromium (browser tests) and openssh-server (SSH runner tests), when missing.
+# Debian packages some tests need, installed with apt-get when missing and make runs as root
+# (otherwise listed): chromium (tests/browser drives it through playwright) and
+# openssh-server (the SSH runner tests start their own sshd on 127.0.0.1). Nothing else.
 system-deps:
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \

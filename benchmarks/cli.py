@@ -16,8 +16,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from benchmarks.results import ResultFileError, load_results, read_result
-
 app = typer.Typer(help="Training benchmarks: run, list and show results.", no_args_is_help=True)
 
 
@@ -31,6 +29,8 @@ def list_results(
     directory: Annotated[Path | None, typer.Argument(help="results folder")] = None,
 ) -> None:
     """One line per result in a folder (default $GPUPLAN_RESULTS_DIR or ./results)."""
+    from benchmarks.results import load_results
+
     directory = directory or default_results_dir()
     results, problems = load_results(directory)
     console = Console()
@@ -68,6 +68,8 @@ def show(
     directory: Annotated[Path | None, typer.Option("--dir", help="results folder")] = None,
 ) -> None:
     """Print one result file in full (validated)."""
+    from benchmarks.results import ResultFileError, read_result
+
     path = Path(result)
     if not path.exists():
         path = (directory or default_results_dir()) / f"{result}.json"
@@ -250,6 +252,7 @@ def run(
         _fail(f"--world-size {max(sizes)}: only {torch.cuda.device_count()} CUDA GPU(s) visible")
     out_dir = out or default_results_dir()
     from benchmarks.progress import StepProgress, progress_bar
+    from benchmarks.results import read_result
 
     err = Console(stderr=True)
     written: list[tuple[Any, Path]] = []

@@ -1,39 +1,37 @@
 """`gpuplan`: plan GPU training cost and time from measured throughput and dated prices.
 
-Commands: plan, workloads, estimate; `pricing` and `bench` are mounted from their packages.
+Commands: plan, workloads, estimate, tco, app; `pricing` and `bench` are mounted from their
+packages; `--version` prints the version.
 Every command prints a table by default and takes `--format json|csv`. Bad input
 gets `error: ...` with the valid choices and exit code 2, never a traceback.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
-import pandas as pd
 import typer
 from rich.markup import escape
 
+# Only light modules at the top: `gpuplan --help` and `--version` must not load pandas,
+# numpy or scipy (tests/test_cli_startup.py); commands import the engine when they run.
 from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
-from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, parse_rates
-from planner.plan import Plan, make_plan
-from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
-from planner.throughput import own_and_published_results
-from planner.workloads import WORKLOADS, get_workload
-from pricing.catalog import (
-    PRICING_KINDS,
-    SnapshotError,
-    check_choices,
-    load_offers,
-    unique_values,
+from planner.defaults import (
+    DEFAULT_CHECKPOINT_HOURS,
+    DEFAULT_DRAWS,
+    DEFAULT_MAX_GPUS,
+    DEFAULT_RESTART_HOURS,
 )
 from pricing.cli import app as pricing_app
-from pricing.gpus import UnknownGPUError
 from pricing.output import FORMATS, abort, emit
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from planner.plan import Plan
     from planner.tco import OnPremConfig
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -45,6 +43,35 @@ app = typer.Typer(
 )
 app.add_typer(pricing_app, name="pricing")
 app.add_typer(bench_app, name="bench")
+
+
+def package_version() -> str:
+    """The installed gpuplan's version (importlib.metadata), or 'unknown' from a bare checkout."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gpuplan")
+    except PackageNotFoundError:
+        return "unknown (not installed: pip install -e .)"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"gpuplan {package_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    """gpuplan: which GPUs train this job fastest for the money, and how sure we are."""
+
 
 PLAN_TABLE_COLUMNS = (
     "rank",
@@ -164,8 +191,20 @@ def plan(
     its row is the count that meets --deadline-hours at the least cost. Rows say where the
     throughput came from and carry P10-P90 hours and cost; * marks the Pareto frontier.
     """
+    from planner.constraints import parse_rates
     from planner.llm import LLMMemoryError, LLMSettings
+    from planner.plan import make_plan
     from planner.tco import OnPremConfigError, load_onprem_config
+    from planner.throughput import own_and_published_results
+    from planner.workloads import get_workload
+    from pricing.catalog import (
+        PRICING_KINDS,
+        SnapshotError,
+        check_choices,
+        load_offers,
+        unique_values,
+    )
+    from pricing.gpus import UnknownGPUError
 
     kind = "spot" if spot else pricing
     try:
@@ -228,7 +267,7 @@ def plan(
 
 def _number(value: float, money: bool) -> str:
     """Hours or dollars with the digits that matter (0.013 h, 4.5 h, 1,234 h; $0.52, $1,234)."""
-    if not np.isfinite(value):
+    if not math.isfinite(value):
         return "-"
     sign = "$" if money else ""
     if value >= 100:
@@ -244,6 +283,8 @@ def _range(low: pd.Series, high: pd.Series, money: bool) -> list[str]:
 
 def _display(frame: pd.DataFrame) -> pd.DataFrame:
     """Plan columns made readable for the table: frontier mark, short picks, P10-P90."""
+    import numpy as np
+
     shown = frame.copy()
     shown["frontier"] = np.where(shown["on_pareto"], "*", "")
     shown["pick"] = [
@@ -315,6 +356,11 @@ def workloads(
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
     """The workload catalog: samples to train and FLOPs per sample."""
+    import pandas as pd
+
+    from planner.workloads import WORKLOADS
+    from pricing.catalog import check_choices
+
     try:
         check_choices([fmt], FORMATS, "format")
     except ValueError as exc:
@@ -387,7 +433,7 @@ def estimate(
     from planner.estimate import fit_throughput_model, predict_throughput
     from planner.reference_io import InputFileError, read_queries, read_reference
     from planner.scaling import CommModel
-    from pricing.catalog import atomic_write_text
+    from pricing.catalog import atomic_write_text, check_choices
 
     try:
         check_choices([fmt], FORMATS, "format")
@@ -420,6 +466,8 @@ def estimate(
 
 
 def _estimate_notes(model: Any, ref: Any, result: pd.DataFrame, output: str | None) -> None:
+    import numpy as np
+
     from pricing.output import wide_console
 
     console = wide_console(stderr=True)
@@ -496,6 +544,8 @@ def tco(
 ) -> None:
     """On-prem amortized $/GPU-hour, and break-even utilization and months against cloud offers."""
     from planner.tco import OnPremConfigError, check_value, load_onprem_config, tco_table
+    from pricing.catalog import PRICING_KINDS, SnapshotError, check_choices, load_offers
+    from pricing.gpus import UnknownGPUError
     from pricing.refs import OfferRefError, cheapest_per_provider, resolve_offer_refs
 
     try:
@@ -554,6 +604,8 @@ def _tco_tables(
     onprem: OnPremConfig, rows: pd.DataFrame, defaulted: list[str], warnings: list[str]
 ) -> None:
     """Breakdown and comparison tables on stdout; assumptions and defaults on stderr."""
+    import pandas as pd
+
     from planner.tco import COMPONENTS, cost_breakdown
     from pricing.output import wide_console
 
@@ -604,6 +656,54 @@ def _tco_tables(
         console.print(f"[yellow]defaulted:[/] {escape(line)}", highlight=False)
     for line in warnings:
         console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+
+
+APP_EXTRA_HINT = "pip install 'gpuplan[app]'"
+
+
+@app.command(
+    "app",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def serve_app(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on (0 < port < 65536)")] = 8501,
+) -> None:
+    """Start the web app (Streamlit) in this terminal; needs pip install 'gpuplan[app]'.
+
+    Other options go to `streamlit run` as written, e.g. --server.headless true.
+    """
+    import importlib.util
+    import os
+    from importlib.resources import files
+
+    missing = [name for name in ("streamlit", "plotly") if importlib.util.find_spec(name) is None]
+    if missing:
+        abort(
+            f"the app needs {' and '.join(missing)}, which are not installed: {APP_EXTRA_HINT}",
+            code=1,
+        )
+    if not 0 < port < 65536:
+        abort(f"--port {port}: it must be between 1 and 65535")
+    script = files("planner.ui").joinpath("app_main.py")
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.address",
+        host,
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+        *ctx.args,
+    ]
+    sys.stdout.flush()
+    # Replace this process: Ctrl-C and signals reach the server directly.
+    os.execv(sys.executable, command)
 
 
 def main() -> None:

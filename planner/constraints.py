@@ -10,11 +10,10 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from planner.defaults import DEFAULT_DRAWS, DEFAULT_MAX_GPUS
 from pricing.catalog import PRICING_KINDS
 from pricing.gpus import did_you_mean
 
-DEFAULT_MAX_GPUS = 512
-DEFAULT_DRAWS = 10_000
 MAX_DRAWS = 1_000_000
 
 
