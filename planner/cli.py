@@ -699,6 +699,10 @@ def serve_app(
         str(port),
         "--browser.gatherUsageStats",
         "false",
+        "--server.fileWatcherType",
+        "none",
+        "--client.toolbarMode",
+        "minimal",
         *ctx.args,
     ]
     sys.stdout.flush()
