@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
                 reported.append(r)
         print(
             f"round {i + 1}: bare {bare[-1]:,.1f}  harness {wall[-1]:,.1f} (wall) "
-            f"{reported[-1]:,.1f} (reported median step) samples/s"
+            f"{reported[-1]:,.1f} (reported median step) samples/s, "
+            f"ratio {wall[-1] / bare[-1]:.4f}"
         )
     med_bare, med_wall, med_rep = (statistics.median(x) for x in (bare, wall, reported))
     print(f"median bare loop:          {med_bare:,.1f} samples/s")
