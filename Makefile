@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8501
 APT_PACKAGES := chromium openssh-server
 
-.PHONY: app test lint typecheck pytest system-deps data clean
+.PHONY: app test lint typecheck pytest system-deps screenshots data clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ pytest: $(VENV)/.installed-dev system-deps
 	$(BIN)/python -m pytest
 
 test: lint typecheck pytest
+
+# Retake the README's Plan page screenshot (docs/img/plan-page.png) from the browser test.
+screenshots: $(VENV)/.installed-dev system-deps
+	GPUPLAN_UPDATE_SCREENSHOTS=1 $(BIN)/python -m pytest tests/browser -k plan_page_answers_first
 
 # Rebuild the bundled data (specs, price snapshots, published results) from reference/.
 data: $(VENV)/.installed-app
