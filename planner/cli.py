@@ -34,7 +34,19 @@ if TYPE_CHECKING:
     from planner.plan import Plan
     from planner.tco import OnPremConfig
 
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+# The flag that sets each PlanRequest field, to name it in errors.
+REQUEST_FLAGS = {
+    "deadline_hours": "--deadline-hours",
+    "budget_usd": "--budget-usd",
+    "max_gpus": "--max-gpus",
+    "draws": "--draws",
+    "seed": "--seed",
+    "checkpoint_hours": "--checkpoint-minutes",
+    "restart_hours": "--restart-minutes",
+    "interruption_rates": "--interruption-rate",
+    "precision": "--precision",
+    "pricing": "--pricing",
+}
 
 app = typer.Typer(
     help="gpuplan: which GPUs train this job fastest for the money, and how sure we are.",
@@ -194,6 +206,7 @@ def plan(
     from planner.constraints import parse_rates
     from planner.llm import LLMMemoryError, LLMSettings
     from planner.plan import make_plan
+    from planner.request import PRECISIONS, PlanRequest, RequestError
     from planner.tco import OnPremConfigError, load_onprem_config
     from planner.throughput import own_and_published_results
     from planner.workloads import get_workload
@@ -227,27 +240,29 @@ def plan(
         table, problems = own_and_published_results(
             results if results is not None else [str(default_results_dir())]
         )
-        result = make_plan(
-            chosen,
-            precision,
-            offers,
-            table,
-            kind,
-            provider,
-            region,
-            gpu,
+        request = PlanRequest(
+            workload=chosen,
+            precision=precision,
+            pricing=kind,
+            providers=tuple(provider or ()),
+            regions=tuple(region or ()),
+            gpus=tuple(gpu or ()),
             deadline_hours=deadline_hours,
             budget_usd=budget_usd,
             max_gpus=max_gpus,
-            onprem=[c.config for c in loaded],
-            onprem_sources=[c.path for c in loaded],
+            onprem=tuple(c.config for c in loaded),
+            onprem_sources=tuple(c.path for c in loaded),
             seed=seed,
             draws=draws,
-            interruption_rates=rates,
+            interruption_rates=tuple(rates.items()),
             checkpoint_hours=checkpoint_minutes / 60,
             restart_hours=restart_minutes / 60,
-            llm_settings=settings,
+            llm=settings,
         )
+        result = make_plan(request, offers, table)
+    except RequestError as exc:
+        abort(f"{REQUEST_FLAGS.get(exc.field, exc.field)}: {exc.message}")
+        return
     except (OnPremConfigError, LLMMemoryError, SnapshotError, UnknownGPUError, ValueError) as exc:
         abort(str(exc))
         return
@@ -262,7 +277,7 @@ def plan(
         emit(chosen_view, fmt)
         return
     _plan_tables(result, top, kind)
-    _notes(result.assumptions, result.warnings, problems)
+    _notes(result, problems)
 
 
 def _number(value: float, money: bool) -> str:
@@ -340,14 +355,18 @@ def _plan_tables(result: Plan, top: int | None, kind: str) -> None:
         console.print(f"{row.constraint} {label}: {row.note}", highlight=False, soft_wrap=True)
 
 
-def _notes(assumptions: tuple[str, ...], warnings: tuple[str, ...], problems: list[str]) -> None:
+def _notes(result: Plan, problems: list[str]) -> None:
+    from planner.render.notes import OWN_CODES, notes_text
     from pricing.output import wide_console
 
     sys.stdout.flush()
     console = wide_console(stderr=True)
-    for line in assumptions:
+    for line in result.assumptions:
         console.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
-    for line in [*warnings, *problems]:
+    for line in notes_text(result.notes_of(*OWN_CODES)):
+        console.print(f"[dim]own results:[/] {escape(line)}", highlight=False)
+    warnings = [n for n in result.notes if n.code not in OWN_CODES]
+    for line in [*notes_text(warnings), *problems]:
         console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
 
 
@@ -430,9 +449,9 @@ def estimate(
     """
     from pathlib import Path
 
-    from planner.estimate import fit_throughput_model, predict_throughput
-    from planner.reference_io import InputFileError, read_queries, read_reference
-    from planner.scaling import CommModel
+    from planner.throughput.estimate import fit_throughput_model, predict_throughput
+    from planner.throughput.reference_io import InputFileError, read_queries, read_reference
+    from planner.throughput.scaling import CommModel
     from pricing.catalog import atomic_write_text, check_choices
 
     try:

@@ -41,7 +41,7 @@ sizes that do not parse as a parameter count ("tiny") never predict GPU MFU. fp1
 MFUs stand in for each other (same dense peak where a GPU has both).
 
 Across GPU counts MFU(N) = MFU(W) x E(N) / E(W), W the anchor's count and E the ring
-all-reduce efficiency (planner.scaling.comm_efficiency) of the gradients (x1.5 with ZeRO-3,
+all-reduce efficiency (throughput.scaling.comm_efficiency) of the gradients (x1.5 with ZeRO-3,
 which moves 3N instead of 2N: Rajbhandari et al. 2020, section 7.2) against the compute of
 a global batch of `global_batch_tokens` split over N GPUs, with the option's GPUs per node.
 
@@ -62,13 +62,13 @@ import numpy as np
 import pandas as pd
 
 from planner.hardware import PEAK_COLUMN_BY_PRECISION, load_specs, peak_tflops
-from planner.scaling import (
+from planner.throughput import ASSUMED_LLM_MFU, ASSUMED_LLM_MFU_BAND
+from planner.throughput.scaling import (
     GRADIENT_BYTES_PER_PARAM,
     CommModel,
     bus_bandwidth_gbs,
     comm_efficiency,
 )
-from planner.throughput import ASSUMED_LLM_MFU, ASSUMED_LLM_MFU_BAND
 from planner.workloads import LLM_PRESETS, Workload
 
 STATE_BYTES_PER_PARAM = 16.0  # Rajbhandari et al. 2020, section 3.1 (K = 12, + 2 + 2)
@@ -283,8 +283,8 @@ def no_fit_message(
         f"{workload.name} does not fit in GPU memory at any GPU count offered: it needs "
         f"{states:,.0f} GB of weights, gradients and Adam state (16 bytes/parameter, "
         f"Rajbhandari et al. 2020) plus activations (micro-batch {settings.micro_batch}, "
-        f"sequence {workload.seq_len}). " + "; ".join(parts) + ". Raise --max-gpus "
-        f"(now {max_gpus:g}), pick GPUs with more memory (--gpu), or train a smaller model."
+        f"sequence {workload.seq_len}). " + "; ".join(parts) + ". Allow more GPUs "
+        f"per option (now {max_gpus:g}), pick GPUs with more memory, or train a smaller model."
     )
 
 

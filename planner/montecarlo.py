@@ -5,7 +5,7 @@ is read as a split normal in log space (Wallis 2014, "The two-piece normal, bino
 double Gaussian distribution"): log X = log x + σ_down Z for Z < 0, log x + σ_up Z for Z >= 0,
 with σ_down = ln(x / low) / 1.2816 and σ_up = ln(high / x) / 1.2816 (1.2816 = Φ⁻¹(0.9)), so
 its median is x and its 10% and 90% quantiles are low and high. The bands already hold the
-scaling fit's error (planner.estimate widens them by the chosen law's held-out quantiles per
+scaling fit's error (throughput.estimate widens them by the chosen law's held-out quantiles per
 doubling of the count; planner.llm by the communication model's), so it is not drawn twice.
 
 Hours = samples / X / 3600 and cost = hours x price are monotone in X, so without spot their

@@ -32,6 +32,7 @@ import pandas as pd
 
 from planner.hardware import load_specs
 from planner.network import ONPREM_NETWORK_GBPS, SINGLE_HOST_PROVIDERS, instance_network_gbps
+from planner.notes import Note
 from planner.tco import OnPremConfig, amortized_usd_per_gpu_hour
 from pricing.catalog import price_for_kind
 
@@ -52,8 +53,8 @@ def doublings(limit: float) -> np.ndarray:
 
 def cloud_options(
     offers: pd.DataFrame, pricing: str, max_gpus: int
-) -> tuple[pd.DataFrame, list[str]]:
-    """Every offer x instance count within `max_gpus` (vectorized). Returns options, warnings."""
+) -> tuple[pd.DataFrame, list[Note]]:
+    """Every offer x instance count within `max_gpus` (vectorized). Returns options, notes."""
     price = price_for_kind(offers, pricing).astype(float)
     per = offers["gpu_count"].astype(float).to_numpy()
     counts = doublings(max_gpus)
@@ -70,8 +71,7 @@ def cloud_options(
     too_big = per > max_gpus
     if too_big.any():
         warnings.append(
-            f"{int(too_big.sum())} offers left out: more GPUs per instance than the "
-            f"{max_gpus} allowed (--max-gpus)"
+            Note("offers_too_big", {"offers": int(too_big.sum()), "max_gpus": max_gpus})
         )
     rows = grid_offer[keep]
     k = grid_k[keep]
@@ -117,21 +117,21 @@ def onprem_counts(config: OnPremConfig, max_gpus: int) -> list[tuple[int, int]]:
 
 def onprem_options(
     configs: Sequence[OnPremConfig], max_gpus: int, sources: Sequence[str] = ()
-) -> tuple[pd.DataFrame, list[str]]:
+) -> tuple[pd.DataFrame, list[Note]]:
     """Each on-prem config x the GPUs it can give one job, priced at its amortized rate.
 
     A config's USD per GPU-hour is planner.tco.amortized_usd_per_gpu_hour at the config's
     utilization; the option pays it for every GPU it uses, for the hours it runs.
     """
     frames = []
-    warnings: list[str] = []
+    warnings: list[Note] = []
     if not configs:
         return empty_options(), warnings
     for i, config in enumerate(configs):
         source = sources[i] if i < len(sources) else f"on-prem config {config.name}"
         pairs = onprem_counts(config, max_gpus)
         if not pairs:
-            warnings.append(f"on-prem {config.name}: no GPU count within --max-gpus {max_gpus}")
+            warnings.append(Note("onprem_no_count", {"name": config.name, "max_gpus": max_gpus}))
             continue
         rate = float(amortized_usd_per_gpu_hour(config))
         per = np.array([p[0] for p in pairs], dtype=float)
@@ -190,16 +190,18 @@ def empty_options() -> pd.DataFrame:
 
 
 def drop_without(
-    options: pd.DataFrame, missing: pd.Series | np.ndarray, why: str
-) -> tuple[pd.DataFrame, list[str]]:
-    """Options where `missing` is False; a warning naming how many offers and GPUs went."""
+    options: pd.DataFrame, missing: pd.Series | np.ndarray, reason: str, **values: object
+) -> tuple[pd.DataFrame, list[Note]]:
+    """Options where `missing` is False; an offers_dropped note (planner.notes) naming how
+    many offers and which GPUs went, `reason` (a DROP_REASONS code) and `values`."""
     missing = np.asarray(missing, dtype=bool)
     if not missing.any():
         return options, []
     gone = options.loc[missing]
     offers = gone["offer_key"].nunique()
-    gpus = ", ".join(sorted(gone["gpu_name"].astype(str).unique()))
-    return options.loc[~missing], [f"{offers} offers left out: {why} ({gpus})"]
+    gpus = tuple(sorted(gone["gpu_name"].astype(str).unique()))
+    note = Note("offers_dropped", {"offers": int(offers), "gpus": gpus, "reason": reason, **values})
+    return options.loc[~missing], [note]
 
 
 def no_spec_row(options: pd.DataFrame) -> np.ndarray:

@@ -177,13 +177,22 @@ def best_cost_per_hour_saved(
     return int(best), float((cost[best] - cost[base]) / (hours[base] - hours[best])), base
 
 
+STATUS_COLUMNS: tuple[str, ...] = (
+    "constraint", "value", "binds", "unmet", "closest", "closest_hours", "closest_usd", "note",
+)  # fmt: skip
+
+
 def constraint_status(
     options: pd.DataFrame,
     deadline_hours: float | None,
     budget_usd: float | None,
     max_gpus: int,
 ) -> pd.DataFrame:
-    """Which constraints bind, in words. Columns: constraint, value, binds (bool), note.
+    """Which constraints bind. Columns: STATUS_COLUMNS.
+
+    constraint, value, binds (bool), unmet (bool: nothing meets this deadline or budget),
+    closest (label of the option closest to meeting an unmet one, else ""),
+    closest_hours, closest_usd (its figures, NaN when not unmet), note (in words).
 
     `options`: provider, instance_type, instances, total_gpus, kind, gpus_available
     (on-prem cluster size, NaN for cloud), hours, cost. A deadline binds when the cheapest
@@ -191,7 +200,7 @@ def constraint_status(
     option (within the budget, where given) uses more than half the GPUs allowed, so the
     next doubling is cut off; an on-prem cluster when its fastest option uses all of it.
     """
-    columns = ["constraint", "value", "binds", "note"]
+    columns = list(STATUS_COLUMNS)
     h = options["hours"].to_numpy(float)
     c = options["cost"].to_numpy(float)
     ok = np.isfinite(h) & np.isfinite(c)
@@ -205,7 +214,8 @@ def constraint_status(
         row = options.iloc[i]
         return f"{row['provider']} {row['instance_type']} x{row['instances']:g} ({gpus[i]:g} GPUs)"
 
-    rows: list[tuple[str, float, bool, str]] = []
+    rows: list[tuple[str, float, bool, bool, str, float, float, str]] = []
+    nan = float("nan")
     if deadline_hours is not None:
         binds = bool(h[cheapest] > deadline_hours)
         meets = _best(ok & (h <= deadline_hours), c, h)
@@ -221,7 +231,14 @@ def constraint_status(
                 f"the cheapest option takes {_hours(h[cheapest])}; meeting the deadline costs "
                 f"{_usd(c[meets] - c[cheapest])} more ({label(meets)})"
             )
-        rows.append(("deadline_hours", float(deadline_hours), binds, note))
+        unmet = binds and meets is None
+        rows.append(
+            (
+                "deadline_hours", float(deadline_hours), binds, unmet,
+                label(fastest) if unmet else "", float(h[fastest]) if unmet else nan,
+                float(c[fastest]) if unmet else nan, note,
+            )
+        )  # fmt: skip
     if budget_usd is not None:
         binds = bool(c[fastest] > budget_usd)
         within = _best(ok & (c <= budget_usd), h, c)
@@ -237,16 +254,24 @@ def constraint_status(
                 f"the fastest option costs {_usd(c[fastest])}; within the budget the fastest "
                 f"takes {_hours(h[within] - h[fastest])} longer ({label(within)})"
             )
-        rows.append(("budget_usd", float(budget_usd), binds, note))
+        unmet = binds and within is None
+        rows.append(
+            (
+                "budget_usd", float(budget_usd), binds, unmet,
+                label(cheapest) if unmet else "", float(h[cheapest]) if unmet else nan,
+                float(c[cheapest]) if unmet else nan, note,
+            )
+        )  # fmt: skip
     within_budget = _best(ok & (c <= (np.inf if budget_usd is None else budget_usd)), h, c)
     top = fastest if within_budget is None else within_budget
     binds = bool(gpus[top] * 2 > max_gpus and options["kind"].iloc[top] == "cloud")
     scope = " within the budget" if budget_usd is not None else ""
     note = f"the fastest option{scope}, {label(top)}, uses {gpus[top]:g} of {max_gpus} allowed"
-    rows.append(("max_gpus", float(max_gpus), binds, note + ("; more might be faster" * binds)))
+    note += "; more might be faster" * binds
+    rows.append(("max_gpus", float(max_gpus), binds, False, "", nan, nan, note))
     onprem = _best(ok & (options["kind"].to_numpy() == "on-prem"), h, c)
     if onprem is not None:
         size = float(options["gpus_available"].iloc[onprem])
         note = f"the fastest on-prem option uses {gpus[onprem]:g} of the cluster's {size:g} GPUs"
-        rows.append(("onprem_gpus", size, bool(gpus[onprem] >= size), note))
+        rows.append(("onprem_gpus", size, bool(gpus[onprem] >= size), False, "", nan, nan, note))
     return pd.DataFrame(rows, columns=columns)

@@ -45,9 +45,9 @@ import numpy as np
 import pandas as pd
 
 from planner import llm as llm_model
-from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, Constraints
 from planner.cost import cost_to_train, hours_to_train
 from planner.montecarlo import time_cost_quantiles
+from planner.notes import Note
 from planner.options import (
     cloud_options,
     combine,
@@ -55,21 +55,18 @@ from planner.options import (
     no_spec_row,
     onprem_options,
 )
+from planner.own_results import own_result_notes
 from planner.pareto import (
     PICKS,
+    STATUS_COLUMNS,
     choose_counts,
     constraint_status,
     feasible_mask,
     pareto_mask,
     picks,
 )
-from planner.scaling import CommModel
-from planner.spot import (
-    DEFAULT_CHECKPOINT_HOURS,
-    DEFAULT_RESTART_HOURS,
-    default_rate,
-    spot_for_offers,
-)
+from planner.request import PlanRequest
+from planner.spot import default_rate, spot_for_offers
 from planner.tco import OnPremConfig
 from planner.throughput import (
     model_key,
@@ -97,8 +94,6 @@ OPTION_SUMMARY_COLUMNS: tuple[str, ...] = (
     "throughput_source", "hours_to_train", "cost_usd", "option_usd_per_hour", "feasible",
     "on_pareto", "chosen_count",
 )  # fmt: skip
-# Spot rows simulated by Monte Carlo beyond the frontier and the picks (best-ranked first).
-DEFAULT_SAMPLE_LIMIT = 10
 
 
 @dataclass(frozen=True)
@@ -108,21 +103,42 @@ class Plan:
     rows: PLAN_COLUMNS, one per offer at its chosen count. picks: pick, why, then the
     pick's PLAN_COLUMNS (it may be another count of an offer). frontier: the Pareto options
     of every count, fastest first, in PLAN_COLUMNS. options: every
-    option evaluated (OPTION_SUMMARY_COLUMNS). constraint_status: constraint, value, binds,
-    note (planner.pareto.constraint_status).
+    option evaluated (OPTION_SUMMARY_COLUMNS). constraint_status: planner.pareto
+    STATUS_COLUMNS. notes: structured notes (planner.notes), worded by the CLI and app.
     """
 
-    workload: Workload
-    precision: str
-    pricing: str
+    request: PlanRequest
     rows: pd.DataFrame
     assumptions: tuple[str, ...] = field(default_factory=tuple)
-    warnings: tuple[str, ...] = field(default_factory=tuple)
-    constraints: Constraints = field(default_factory=Constraints)
+    notes: tuple[Note, ...] = field(default_factory=tuple)
     picks: pd.DataFrame = field(default_factory=pd.DataFrame)
     frontier: pd.DataFrame = field(default_factory=pd.DataFrame)
     options: pd.DataFrame = field(default_factory=pd.DataFrame)
     constraint_status: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def workload(self) -> Workload:
+        """The workload planned."""
+        return self.request.workload
+
+    @property
+    def precision(self) -> str:
+        """The precision planned at."""
+        return self.request.precision
+
+    @property
+    def pricing(self) -> str:
+        """The pricing kind planned at."""
+        return self.request.pricing
+
+    @property
+    def constraints(self) -> PlanRequest:
+        """The request (its deadline_hours, budget_usd, max_gpus, filters, ...)."""
+        return self.request
+
+    def notes_of(self, *codes: str) -> list[Note]:
+        """The notes with one of these codes, in order."""
+        return [n for n in self.notes if n.code in codes]
 
     def records(self) -> list[dict[str, object]]:
         """Rows as a list of plain dicts (JSON-ready: NaN becomes None)."""
@@ -135,63 +151,40 @@ class Plan:
         return None if found.empty else found.iloc[0]
 
 
-def make_plan(
-    workload: Workload,
-    precision: str,
-    offers: pd.DataFrame,
-    results: pd.DataFrame,
-    pricing: str = "on-demand",
-    providers: Sequence[str] | None = None,
-    regions: Sequence[str] | None = None,
-    gpus: Sequence[str] | None = None,
-    today: dt.date | None = None,
-    *,
-    deadline_hours: float | None = None,
-    budget_usd: float | None = None,
-    max_gpus: int = DEFAULT_MAX_GPUS,
-    onprem: Sequence[OnPremConfig] = (),
-    onprem_sources: Sequence[str] = (),
-    seed: int = 0,
-    draws: int = DEFAULT_DRAWS,
-    interruption_rates: Mapping[str, float] | None = None,
-    checkpoint_hours: float = DEFAULT_CHECKPOINT_HOURS,
-    restart_hours: float = DEFAULT_RESTART_HOURS,
-    llm_settings: llm_model.LLMSettings | None = None,
-    comm: CommModel | None = None,
-    sample_limit: int = DEFAULT_SAMPLE_LIMIT,
-) -> Plan:
-    """Every option (offer x instances, on-prem config x GPUs) timed and priced for `workload`.
+def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame) -> Plan:
+    """Every option (offer x instances, on-prem config x GPUs) timed and priced for a request.
 
-    Raises ValueError for invalid constraints and planner.llm.LLMMemoryError when an LLM
-    fits on no option. See the module docstring for the rows.
+    `request` says what is asked (planner.request.PlanRequest, validated where built);
+    `offers` (pricing.catalog.load_offers) and `results` (planner.throughput
+    .own_and_published_results) are the data it is asked of. Raises
+    planner.llm.LLMMemoryError when an LLM fits on no option. See the module docstring for
+    the rows; Plan.notes holds structured notes (planner.notes) for the CLI and app to word.
     """
-    constraints = Constraints(
-        deadline_hours=deadline_hours,
-        budget_usd=budget_usd,
-        max_gpus=max_gpus,
-        providers=tuple(providers or ()),
-        regions=tuple(regions or ()),
-        gpus=tuple(gpus or ()),
-        pricing=pricing,
-        onprem=tuple(c.name for c in onprem),
-        seed=seed,
-        draws=draws,
-        interruption_rates=dict(interruption_rates or {}),
+    workload, precision, pricing = request.workload, request.precision, request.pricing
+    deadline_hours, budget_usd = request.deadline_hours, request.budget_usd
+    max_gpus = request.gpu_count or request.max_gpus
+    onprem, today = request.onprem, request.today
+    checkpoint_hours, restart_hours = request.checkpoint_hours, request.restart_hours
+    seed, draws, sample_limit = request.seed, request.draws, request.sample_limit
+    own = own_result_notes(results, workload, precision)
+    settings = request.llm
+    chosen = filter_offers(
+        offers, list(request.providers), list(request.regions), list(request.gpus)
     )
-    settings = llm_settings or llm_model.LLMSettings()
-    chosen = filter_offers(offers, providers, regions, gpus)
     cloud, warnings = cloud_options(chosen, pricing, max_gpus)
-    local, onprem_warnings = onprem_options(onprem, max_gpus, onprem_sources)
+    local, onprem_warnings = onprem_options(onprem, max_gpus, request.onprem_sources)
     warnings += onprem_warnings
     opts = combine(cloud, local)
-    opts, dropped = drop_without(opts, opts["option_usd_per_hour"].isna(), f"no {pricing} price")
-    warnings += dropped
+    if request.gpu_count is not None:
+        opts = opts.loc[opts["total_gpus"].to_numpy(float) == request.gpu_count]
     opts, dropped = drop_without(
-        opts, no_spec_row(opts), "no row in planner/data/gpu_specs.csv to estimate them from"
+        opts, opts["option_usd_per_hour"].isna(), "no_price", pricing=pricing
     )
     warnings += dropped
+    opts, dropped = drop_without(opts, no_spec_row(opts), "no_spec_row")
+    warnings += dropped
     if opts.empty:
-        return _empty_plan(workload, precision, constraints, warnings, chosen, today)
+        return _empty_plan(request, warnings + own, chosen)
     notes: list[str] = []
     if workload.is_llm:
         memory = llm_model.memory_check(
@@ -202,13 +195,15 @@ def make_plan(
                 llm_model.no_fit_message(workload, precision, _most_gpus(opts), max_gpus, settings)
             )
         memory.index = opts.index
-        warnings += llm_model.memory_note(
-            workload, precision, opts, memory["fits"].to_numpy(), settings
+        warnings += _llm_notes(
+            llm_model.memory_note(workload, precision, opts, memory["fits"].to_numpy(), settings)
         )
         opts = opts.loc[memory["fits"].to_numpy()]
         memory = memory.loc[opts.index]
         figures, notes = llm_model.gpt_mfu_figures(results, precision)
-        speed = llm_model.llm_throughput(opts, workload, precision, figures, memory, settings, comm)
+        speed = llm_model.llm_throughput(
+            opts, workload, precision, figures, memory, settings, request.comm
+        )
         opts = opts.join(speed).join(memory.loc[:, ["memory_per_gpu_gb", "sharding", "recompute"]])
         describe = None
     else:
@@ -224,17 +219,17 @@ def make_plan(
             speed_position=np.arange(len(opts)),
         )
         describe = fast
-    warnings += notes
-    why = (
-        f"no {precision} dense peak in planner/data/gpu_specs.csv to apply an MFU to "
-        "(no such tensor cores; fp16 may have one)"
-        if workload.is_llm
-        else f"no {workload.model} {precision} throughput figure or estimate"
+    warnings += _llm_notes(notes)
+    opts, dropped = drop_without(
+        opts,
+        opts["throughput"].isna().to_numpy(),
+        "no_llm_peak" if workload.is_llm else "no_throughput",
+        precision=precision,
+        model=workload.model,
     )
-    opts, dropped = drop_without(opts, opts["throughput"].isna().to_numpy(), why)
     warnings += dropped
     if opts.empty:
-        return _empty_plan(workload, precision, constraints, warnings + notes, chosen, today)
+        return _empty_plan(request, warnings + own, chosen)
     opts = opts.reset_index(drop=True)
 
     compute = hours_to_train(workload.samples, opts["throughput"])
@@ -244,7 +239,7 @@ def make_plan(
         compute.loc[spot].to_numpy(),
         checkpoint_hours,
         restart_hours,
-        constraints.interruption_rates,
+        request.rates,
         opts.loc[spot, "instances"].to_numpy(),
     )
     opts = opts.assign(
@@ -323,16 +318,13 @@ def make_plan(
         max_gpus,
     )
     warnings += _unmet(status)
-    warnings += _stale_price_warnings(chosen, today)
+    warnings += _stale_price_notes(chosen, today)
     frontier = shown.loc[shown["on_pareto"]].sort_values(["hours_to_train", "cost_usd"])
     return Plan(
-        workload,
-        precision,
-        pricing,
+        request,
         rows,
-        _assumptions(workload, precision, constraints, rows, settings, sample_limit, onprem),
-        tuple(warnings),
-        constraints,
+        _assumptions(request, rows),
+        tuple(warnings + own),
         pick_table,
         frontier.reset_index(drop=True),
         opts.loc[:, list(OPTION_SUMMARY_COLUMNS)],
@@ -340,33 +332,24 @@ def make_plan(
     )
 
 
-def _empty_plan(
-    workload: Workload,
-    precision: str,
-    constraints: Constraints,
-    warnings: list[str],
-    offers: pd.DataFrame,
-    today: dt.date | None,
-) -> Plan:
-    """A plan with no option left, saying so (the warnings say why each was left out)."""
+def _empty_plan(request: PlanRequest, notes: list[Note], offers: pd.DataFrame) -> Plan:
+    """A plan with no option left, saying so (the notes say why each was left out)."""
     empty = pd.DataFrame({c: pd.Series(dtype=object) for c in PLAN_COLUMNS})
-    reason = [
-        "no option left to plan: every offer was left out (see the warnings above), or none "
-        "matched the filters"
-    ]
     return Plan(
-        workload,
-        precision,
-        constraints.pricing,
+        request,
         empty,
-        ("Constraints: " + "; ".join(constraints.describe()) + ".",),
-        tuple(warnings + reason + _stale_price_warnings(offers, today)),
-        constraints,
+        ("Constraints: " + "; ".join(request.describe()) + ".",),
+        tuple([*notes, Note("no_options"), *_stale_price_notes(offers, request.today)]),
         pd.DataFrame(columns=["pick", "why", *PLAN_COLUMNS]),
         empty.copy(),
         pd.DataFrame({c: pd.Series(dtype=object) for c in OPTION_SUMMARY_COLUMNS}),
-        pd.DataFrame(columns=["constraint", "value", "binds", "note"]),
+        pd.DataFrame(columns=list(STATUS_COLUMNS)),
     )
+
+
+def _llm_notes(lines: Sequence[str]) -> list[Note]:
+    """The LLM model's notes (already in words) as structured notes."""
+    return [Note("llm", {"text": line}) for line in lines]
 
 
 def _most_gpus(opts: pd.DataFrame) -> pd.DataFrame:
@@ -409,42 +392,52 @@ def _cluster_sizes(onprem: Sequence[OnPremConfig]) -> dict[str, float]:
     return {f"on-prem:{i}": float(c.gpus) for i, c in enumerate(onprem)}
 
 
-def _unmet(status: pd.DataFrame) -> list[str]:
-    """A warning for a deadline or budget nothing meets (status notes say what is closest)."""
+def _unmet(status: pd.DataFrame) -> list[Note]:
+    """A note for a deadline or budget nothing meets (the status row says what is closest)."""
     out = []
-    for row in status.itertuples():
-        if row.constraint in ("deadline_hours", "budget_usd") and str(row.note).startswith(
-            "nothing"
-        ):
-            out.append(f"{row.note} (--{str(row.constraint).replace('_', '-')})")
+    for row in status.loc[status["unmet"]].itertuples():
+        if row.constraint == "deadline_hours":
+            out.append(
+                Note(
+                    "deadline_unmet",
+                    {
+                        "deadline_hours": row.value,
+                        "closest": row.closest,
+                        "closest_hours": row.closest_hours,
+                    },
+                )
+            )
+        elif row.constraint == "budget_usd":
+            out.append(
+                Note(
+                    "budget_unmet",
+                    {
+                        "budget_usd": row.value,
+                        "closest": row.closest,
+                        "closest_usd": row.closest_usd,
+                    },
+                )
+            )
     return out
 
 
-def _stale_price_warnings(offers: pd.DataFrame, today: dt.date | None) -> list[str]:
-    """One warning listing the providers whose prices are older than STALE_AFTER_DAYS."""
+def _stale_price_notes(offers: pd.DataFrame, today: dt.date | None) -> list[Note]:
+    """One stale_prices note naming the providers whose prices are older than
+    STALE_AFTER_DAYS (provider, oldest price date, age in days)."""
     today = today or dt.date.today()
     stale = []
     for provider, priced_at in offers.groupby("provider")["priced_at"].min().items():
         age = (today - dt.date.fromisoformat(str(priced_at))).days
         if age > STALE_AFTER_DAYS:
-            stale.append(f"{provider} {priced_at} ({age} d)")
+            stale.append((str(provider), str(priced_at), age))
     if not stale:
         return []
-    return [
-        f"prices older than {STALE_AFTER_DAYS} days: {', '.join(stale)}; refresh with "
-        "`gpuplan pricing refresh aws|gcp|azure` where credentials allow"
-    ]
+    return [Note("stale_prices", {"stale_after_days": STALE_AFTER_DAYS, "providers": tuple(stale)})]
 
 
-def _assumptions(
-    workload: Workload,
-    precision: str,
-    constraints: Constraints,
-    rows: pd.DataFrame,
-    settings: llm_model.LLMSettings,
-    sample_limit: int,
-    onprem: Sequence[OnPremConfig],
-) -> tuple[str, ...]:
+def _assumptions(request: PlanRequest, rows: pd.DataFrame) -> tuple[str, ...]:
+    workload, precision, settings = request.workload, request.precision, request.llm
+    constraints, sample_limit, onprem = request, request.sample_limit, request.onprem
     lines = [
         f"Workload {workload.name}: {workload.description}; {workload.samples:,.0f} "
         f"{workload.sample_unit} ({workload.source}).",
@@ -491,7 +484,7 @@ def _assumptions(
         "(planner.montecarlo).",
     ]
     if constraints.pricing == "spot" and len(rows):
-        lines.append(_rate_line(rows, constraints.interruption_rates))
+        lines.append(_rate_line(rows, request.rates))
     for config in onprem:
         lines.append(
             f"On-prem {config.name}: {config.gpus} x {config.gpu_name}, amortized cost at "
@@ -507,7 +500,7 @@ def _rate_line(rows: pd.DataFrame, overrides: Mapping[str, float]) -> str:
     for provider in sorted(spot["provider"].unique()):
         if provider.lower() in {p.lower() for p in overrides}:
             rate = {p.lower(): r for p, r in overrides.items()}[provider.lower()]
-            parts.append(f"{provider} {rate:.3g}/h (--interruption-rate)")
+            parts.append(f"{provider} {rate:.3g}/h (yours)")
         else:
             d = default_rate(provider)
             parts.append(
@@ -518,6 +511,6 @@ def _rate_line(rows: pd.DataFrame, overrides: Mapping[str, float]) -> str:
         "Spot interruptions per instance-hour (Poisson; a job on k instances stops when any "
         "is interrupted; checkpoint and restart per planner.spot, Daly 2006): "
         + "; ".join(parts)
-        + ". The providers publish different measures, so set your own with "
-        "--interruption-rate PROVIDER=RATE."
+        + ". The providers publish different measures, so set your own rates where you "
+        "know them."
     )

@@ -23,8 +23,9 @@ marginal electricity. For a monthly demand of D GPU-hours, cumulative cloud spen
 overtakes capex + m x monthly running cost after m* = capex / (p D - running per month)
 months; inf ("never") when the cloud bill does not exceed the running cost.
 
-Defaults (DEFAULTS, with their sources, from reference/onprem-tco.md) describe one NVIDIA
-DGX H100 in wholesale colocation; every figure is a list or survey figure, real quotes vary.
+Defaults (in OnPremConfig's fields, with units, sources and valid ranges; DEFAULTS reads them;
+from reference/onprem-tco.md) describe one NVIDIA DGX H100 in wholesale colocation; every
+figure is a list or survey figure, real quotes vary.
 """
 
 from __future__ import annotations
@@ -32,13 +33,23 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import annotated_types
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from pricing.gpus import UnknownGPUError, canonical_gpu, did_you_mean
 
@@ -57,88 +68,6 @@ class Default:
     source: str
 
 
-# Confidence: H primary/official, M reputable secondary, L blog/vendor (reference/onprem-tco.md).
-DEFAULTS: dict[str, Default] = {
-    "name": Default("on-prem", "", "label for rows and charts"),
-    "gpu_name": Default("H100-SXM", "canonical GPU", "NVIDIA DGX H100: 8x H100 SXM"),
-    "servers": Default(1, "servers", "one server"),
-    "gpus_per_server": Default(8, "GPUs", "NVIDIA DGX H100: 8x H100 SXM"),
-    "capex_usd_per_server": Default(
-        199_000.0,
-        "USD",
-        "DGX H100 list price ~$199,000 base, discounts typical (supercluster.blog, ~2024, L); "
-        "8x H100 node incl. PSUs, cooling, networking $180K-220K (theneuralbase.com, L)",
-    ),
-    "extra_capex_usd": Default(
-        0.0,
-        "USD",
-        "site-wide capex (network fabric, storage, installation): not collected in "
-        "reference/onprem-tco.md; add yours",
-    ),
-    "lifetime_years": Default(
-        4.0,
-        "years",
-        "3-5 years straight-line for GPU servers; hyperscalers book 5-6 (Microsoft, Alphabet "
-        "6 y from 2022-23 filings; Amazon 5 y for some servers from 2025-01-01), M",
-    ),
-    "power_kw_per_server": Default(
-        None,
-        "kW",
-        "TDP-derived: gpus_per_server x GPU tdp_w (planner/data/gpu_specs.csv) x "
-        "(1 + host_overhead_fraction); or your measured draw",
-    ),
-    "host_overhead_fraction": Default(
-        0.34,
-        "fraction of GPU TDP",
-        "calibrated so 8x 700 W lands at 7.5 kW, the middle of DGX H100's 6.5-8.5 kW typical "
-        "draw (supercluster.blog, ~2024, L); DGX H100 max 10.2 kW (NVIDIA user guide via "
-        "unanswered.io, M)",
-    ),
-    "idle_power_fraction": Default(
-        1.0,
-        "fraction of power_kw",
-        "assumption (conservative): powered servers draw their configured power all year",
-    ),
-    "pue": Default(
-        1.58,
-        "ratio",
-        "Uptime Institute 2023 survey average (UII Update 221, 2023-11-23, H); new facilities "
-        "~1.3, Google fleet 1.10",
-    ),
-    "usd_per_kwh": Default(
-        0.1194,
-        "USD/kWh",
-        "EIA Electricity Monthly Update, Sept 2024, median state all sectors (Kansas) 11.94 "
-        "c/kWh, H; states range 7.83 (ND) to 29.21 (CA); industrial e.g. PA 7.79 c (EIA Table "
-        "5.6.B, Jul 2024 YTD)",
-    ),
-    "colocation_usd_per_kw_month": Default(
-        184.06,
-        "USD per kW-month",
-        "CBRE North America Data Center Trends H2 2024 (2025-02-26): wholesale colocation, "
-        "primary markets, 250-500 kW, N+1/Tier III, H",
-    ),
-    "facility_usd_per_year": Default(
-        0.0, "USD/year", "own facility cost; 0 when colocation covers it"
-    ),
-    "staff_usd_per_year": Default(
-        0.0,
-        "USD/year",
-        "staffing cost per node: not collected in reference/onprem-tco.md; add yours",
-    ),
-    "maintenance_fraction_per_year": Default(
-        0.20,
-        "fraction of capex per year",
-        "DGX H100 1-year support ~$39,800 = ~20% of base price (supercluster.blog, ~2024, L)",
-    ),
-    "utilization": Default(
-        0.7,
-        "fraction of the year",
-        "assumption: share of the year the GPUs run paid work; compare with break-even",
-    ),
-}
-
-
 class OnPremConfigError(ValueError):
     """An on-prem configuration that cannot be used, naming the file, the field and the fix."""
 
@@ -151,103 +80,210 @@ class OnPremConfigError(ValueError):
         self.file = file
 
 
-# (lowest, lowest allowed?, highest, highest allowed?, what it means) per numeric field.
-_RANGES: dict[str, tuple[float, bool, float, bool, str]] = {
-    "servers": (1, True, 100_000, True, "whole servers"),
-    "gpus_per_server": (1, True, 1024, True, "GPUs in one server"),
-    "capex_usd_per_server": (0, False, 1e9, True, "purchase price of one server, USD"),
-    "extra_capex_usd": (0, True, 1e12, True, "site-wide capex, USD"),
-    "lifetime_years": (0, False, 30, True, "years the hardware is depreciated over"),
-    "power_kw_per_server": (0, False, 1000, True, "average draw of one server, kW"),
-    "host_overhead_fraction": (0, True, 10, True, "host power as a fraction of GPU TDP"),
-    "idle_power_fraction": (0, True, 1, True, "share of power drawn while idle"),
-    "pue": (1, True, 5, True, "facility power / IT power"),
-    "usd_per_kwh": (0, True, 5, True, "electricity price, USD/kWh"),
-    "colocation_usd_per_kw_month": (0, True, 10_000, True, "USD per kW of IT load per month"),
-    "facility_usd_per_year": (0, True, 1e12, True, "USD per year"),
-    "staff_usd_per_year": (0, True, 1e12, True, "USD per year"),
-    "maintenance_fraction_per_year": (0, True, 1, True, "support as a fraction of capex/year"),
-    "utilization": (0, False, 1, True, "share of the year the GPUs run paid work"),
-}
-_INT_FIELDS = ("servers", "gpus_per_server")
-
-
-def _range_text(field: str) -> str:
-    low, low_ok, high, high_ok, meaning = _RANGES[field]
-    return f"{'>=' if low_ok else '>'} {low:g} and {'<=' if high_ok else '<'} {high:g} ({meaning})"
-
-
-def check_value(field: str, value: Any) -> float | int:
-    """A numeric field's value, type-checked and range-checked; OnPremConfigError otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise OnPremConfigError(
-            f"{value!r} is not a number; it must be {_range_text(field)}", field
-        )
-    if field in _INT_FIELDS:
-        if not float(value).is_integer():
-            raise OnPremConfigError(f"{value!r} is not a whole number", field)
-        value = int(value)
-    low, low_ok, high, high_ok, _ = _RANGES[field]
-    number = float(value)
-    ok = (
-        math.isfinite(number)
-        and (number >= low if low_ok else number > low)
-        and (number <= high if high_ok else number < high)
+def _spec(
+    default: Any,
+    unit: str,
+    source: str,
+    meaning: str,
+    low: float | None = None,
+    high: float | None = None,
+    low_ok: bool = True,
+) -> Any:
+    """A config field: default, unit and source (confidence H/M/L, reference/onprem-tco.md),
+    and for numbers the valid range (low excluded where low_ok is False; high included)."""
+    bounds: dict[str, float] = {}
+    if low is not None:
+        bounds["ge" if low_ok else "gt"] = low
+    if high is not None:
+        bounds["le"] = high
+    return Field(  # type: ignore[call-overload]
+        default,
+        description=meaning,
+        json_schema_extra={"unit": unit, "source": source},
+        **bounds,
     )
-    if not ok:
-        raise OnPremConfigError(
-            f"{value!r} is out of range; it must be {_range_text(field)}", field
-        )
-    return value
 
 
-@dataclass(frozen=True)
-class OnPremConfig:
-    """An on-prem GPU cluster and what it costs to own and run (see DEFAULTS for sources).
+class OnPremConfig(BaseModel):
+    """An on-prem GPU cluster and what it costs to own and run: the one schema behind
+    `gpuplan tco --config`, `gpuplan plan --onprem` and the app's Cloud vs on-prem form.
 
-    Money in USD, power in kW, time in years/months/hours as named. `power_kw_per_server`
-    None means TDP-derived (power_basis says how). Validated where built: an unknown GPU names
-    the closest match, a value out of range names the field and the valid range.
+    Each field carries its default, unit, source and valid range (Field metadata; DEFAULTS
+    and defaults_frame() read them). Money in USD, power in kW, time in years/months/hours
+    as named. `power_kw_per_server` None means TDP-derived (power_basis says how).
+    Validated where built: an unknown GPU names the closest match, a value out of range
+    raises OnPremConfigError naming the field and the valid range.
     """
 
-    name: str = DEFAULTS["name"].value
-    gpu_name: str = DEFAULTS["gpu_name"].value
-    servers: int = DEFAULTS["servers"].value
-    gpus_per_server: int = DEFAULTS["gpus_per_server"].value
-    capex_usd_per_server: float = DEFAULTS["capex_usd_per_server"].value
-    extra_capex_usd: float = DEFAULTS["extra_capex_usd"].value
-    lifetime_years: float = DEFAULTS["lifetime_years"].value
-    power_kw_per_server: float | None = DEFAULTS["power_kw_per_server"].value
-    host_overhead_fraction: float = DEFAULTS["host_overhead_fraction"].value
-    idle_power_fraction: float = DEFAULTS["idle_power_fraction"].value
-    pue: float = DEFAULTS["pue"].value
-    usd_per_kwh: float = DEFAULTS["usd_per_kwh"].value
-    colocation_usd_per_kw_month: float = DEFAULTS["colocation_usd_per_kw_month"].value
-    facility_usd_per_year: float = DEFAULTS["facility_usd_per_year"].value
-    staff_usd_per_year: float = DEFAULTS["staff_usd_per_year"].value
-    maintenance_fraction_per_year: float = DEFAULTS["maintenance_fraction_per_year"].value
-    utilization: float = DEFAULTS["utilization"].value
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise OnPremConfigError("must be a non-empty string", "name")
-        if not isinstance(self.gpu_name, str):
-            raise OnPremConfigError(f"{self.gpu_name!r} is not a GPU name", "gpu_name")
+    name: str = _spec("on-prem", "", "label for rows and charts", "label for rows and charts")
+    gpu_name: str = _spec(
+        "H100-SXM", "canonical GPU", "NVIDIA DGX H100: 8x H100 SXM", "GPU model (gpu_specs.csv)"
+    )
+    servers: int = _spec(1, "servers", "one server", "whole servers", 1, 100_000)
+    gpus_per_server: int = _spec(
+        8, "GPUs", "NVIDIA DGX H100: 8x H100 SXM", "GPUs in one server", 1, 1024
+    )
+    capex_usd_per_server: float = _spec(
+        199_000.0,
+        "USD",
+        "DGX H100 list price ~$199,000 base, discounts typical (supercluster.blog, ~2024, L); "
+        "8x H100 node incl. PSUs, cooling, networking $180K-220K (theneuralbase.com, L)",
+        "purchase price of one server, USD",
+        0,
+        1e9,
+        low_ok=False,
+    )
+    extra_capex_usd: float = _spec(
+        0.0,
+        "USD",
+        "site-wide capex (network fabric, storage, installation): not collected in "
+        "reference/onprem-tco.md; add yours",
+        "site-wide capex, USD",
+        0,
+        1e12,
+    )
+    lifetime_years: float = _spec(
+        4.0,
+        "years",
+        "3-5 years straight-line for GPU servers; hyperscalers book 5-6 (Microsoft, Alphabet "
+        "6 y from 2022-23 filings; Amazon 5 y for some servers from 2025-01-01), M",
+        "years the hardware is depreciated over",
+        0,
+        30,
+        low_ok=False,
+    )
+    power_kw_per_server: float | None = _spec(
+        None,
+        "kW",
+        "TDP-derived: gpus_per_server x GPU tdp_w (planner/data/gpu_specs.csv) x "
+        "(1 + host_overhead_fraction); or your measured draw",
+        "average draw of one server, kW",
+        0,
+        1000,
+        low_ok=False,
+    )
+    host_overhead_fraction: float = _spec(
+        0.34,
+        "fraction of GPU TDP",
+        "calibrated so 8x 700 W lands at 7.5 kW, the middle of DGX H100's 6.5-8.5 kW typical "
+        "draw (supercluster.blog, ~2024, L); DGX H100 max 10.2 kW (NVIDIA user guide via "
+        "unanswered.io, M)",
+        "host power as a fraction of GPU TDP",
+        0,
+        10,
+    )
+    idle_power_fraction: float = _spec(
+        1.0,
+        "fraction of power_kw",
+        "assumption (conservative): powered servers draw their configured power all year",
+        "share of power drawn while idle",
+        0,
+        1,
+    )
+    pue: float = _spec(
+        1.58,
+        "ratio",
+        "Uptime Institute 2023 survey average (UII Update 221, 2023-11-23, H); new facilities "
+        "~1.3, Google fleet 1.10",
+        "facility power / IT power",
+        1,
+        5,
+    )
+    usd_per_kwh: float = _spec(
+        0.1194,
+        "USD/kWh",
+        "EIA Electricity Monthly Update, Sept 2024, median state all sectors (Kansas) 11.94 "
+        "c/kWh, H; states range 7.83 (ND) to 29.21 (CA); industrial e.g. PA 7.79 c (EIA Table "
+        "5.6.B, Jul 2024 YTD)",
+        "electricity price, USD/kWh",
+        0,
+        5,
+    )
+    colocation_usd_per_kw_month: float = _spec(
+        184.06,
+        "USD per kW-month",
+        "CBRE North America Data Center Trends H2 2024 (2025-02-26): wholesale colocation, "
+        "primary markets, 250-500 kW, N+1/Tier III, H",
+        "USD per kW of IT load per month",
+        0,
+        10_000,
+    )
+    facility_usd_per_year: float = _spec(
+        0.0, "USD/year", "own facility cost; 0 when colocation covers it", "USD per year", 0, 1e12
+    )
+    staff_usd_per_year: float = _spec(
+        0.0,
+        "USD/year",
+        "staffing cost per node: not collected in reference/onprem-tco.md; add yours",
+        "USD per year",
+        0,
+        1e12,
+    )
+    maintenance_fraction_per_year: float = _spec(
+        0.20,
+        "fraction of capex per year",
+        "DGX H100 1-year support ~$39,800 = ~20% of base price (supercluster.blog, ~2024, L)",
+        "support as a fraction of capex/year",
+        0,
+        1,
+    )
+    utilization: float = _spec(
+        0.7,
+        "fraction of the year",
+        "assumption: share of the year the GPUs run paid work; compare with break-even",
+        "share of the year the GPUs run paid work",
+        0,
+        1,
+        low_ok=False,
+    )
+
+    def __init__(self, **data: Any) -> None:
         try:
-            object.__setattr__(self, "gpu_name", canonical_gpu(self.gpu_name))
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _config_error(exc) from None
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name(cls, value: Any) -> Any:
+        if not isinstance(value, str) or not value.strip():
+            raise OnPremConfigError("must be a non-empty string", "name")
+        return value
+
+    @field_validator("gpu_name", mode="before")
+    @classmethod
+    def _gpu(cls, value: Any) -> str:
+        if not isinstance(value, str):
+            raise OnPremConfigError(f"{value!r} is not a GPU name", "gpu_name")
+        try:
+            return canonical_gpu(value)
         except UnknownGPUError as exc:
             raise OnPremConfigError(str(exc), "gpu_name") from None
-        for field in _RANGES:
-            value = getattr(self, field)
-            if field == "power_kw_per_server" and value is None:
-                continue
-            object.__setattr__(self, field, check_value(field, value))
+
+    @field_validator(
+        "servers", "gpus_per_server", "capex_usd_per_server", "extra_capex_usd",
+        "lifetime_years", "power_kw_per_server", "host_overhead_fraction",
+        "idle_power_fraction", "pue", "usd_per_kwh", "colocation_usd_per_kw_month",
+        "facility_usd_per_year", "staff_usd_per_year", "maintenance_fraction_per_year",
+        "utilization", mode="before",
+    )  # fmt: skip
+    @classmethod
+    def _number(cls, value: Any, info: ValidationInfo) -> Any:
+        if info.field_name == "power_kw_per_server" and value is None:
+            return None
+        return check_value(str(info.field_name), value)
+
+    @model_validator(mode="after")
+    def _power(self) -> OnPremConfig:
         if self.power_kw_per_server is None and not math.isfinite(self._gpu_tdp_w()):
             raise OnPremConfigError(
                 f"no TDP for {self.gpu_name} in planner/data/gpu_specs.csv to derive power "
                 "from; set power_kw_per_server (kW, measured or from the vendor)",
                 "power_kw_per_server",
             )
+        return self
 
     def _gpu_tdp_w(self) -> float:
         from planner.hardware import load_specs
@@ -286,13 +322,88 @@ class OnPremConfig:
 
     def with_utilization(self, utilization: float) -> OnPremConfig:
         """A copy at another utilization (validated)."""
-        return replace(self, utilization=utilization)
+        return OnPremConfig(**{**self.model_dump(), "utilization": utilization})
 
     def params(self) -> dict[str, float]:
         """The numbers the cost functions use (power resolved), one value per name."""
         out = {f: float(getattr(self, f)) for f in _RANGES if f != "power_kw_per_server"}
         out["power_kw_per_server"] = self.server_power_kw
         return out
+
+
+def _config_error(exc: ValidationError) -> OnPremConfigError:
+    """The first problem of a ValidationError as an OnPremConfigError naming its field."""
+    error = exc.errors()[0]
+    field = str(error["loc"][0]) if error.get("loc") else None
+    original = (error.get("ctx") or {}).get("error")
+    if isinstance(original, OnPremConfigError):
+        return OnPremConfigError(original.message, original.field or field)
+    if error["type"] == "extra_forbidden" and field is not None:
+        fix = did_you_mean(field, CONFIG_KEYS)
+        return OnPremConfigError(f"unknown key {field!r}{fix} Valid keys: {', '.join(CONFIG_KEYS)}")
+    return OnPremConfigError(str(error["msg"]), field)
+
+
+def _field_defaults() -> dict[str, Default]:
+    out = {}
+    for name, info in OnPremConfig.model_fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        out[name] = Default(info.default, str(extra.get("unit", "")), str(extra.get("source", "")))
+    return out
+
+
+def _field_ranges() -> dict[str, tuple[float, bool, float, bool, str]]:
+    """(lowest, lowest allowed?, highest, highest allowed?, what it means) per numeric field."""
+    out = {}
+    for name, info in OnPremConfig.model_fields.items():
+        low = high = None
+        low_ok = True
+        for item in info.metadata:
+            if isinstance(item, annotated_types.Ge):
+                low = float(item.ge)  # type: ignore[arg-type]
+            elif isinstance(item, annotated_types.Gt):
+                low, low_ok = float(item.gt), False  # type: ignore[arg-type]
+            elif isinstance(item, annotated_types.Le):
+                high = float(item.le)  # type: ignore[arg-type]
+        if low is not None and high is not None:
+            out[name] = (low, low_ok, high, True, str(info.description))
+    return out
+
+
+CONFIG_KEYS: tuple[str, ...] = tuple(OnPremConfig.model_fields)
+# Defaults with their units and sources (reference/onprem-tco.md), read from the fields.
+DEFAULTS: dict[str, Default] = _field_defaults()
+_RANGES = _field_ranges()
+_INT_FIELDS = ("servers", "gpus_per_server")
+
+
+def _range_text(field: str) -> str:
+    low, low_ok, high, high_ok, meaning = _RANGES[field]
+    return f"{'>=' if low_ok else '>'} {low:g} and {'<=' if high_ok else '<'} {high:g} ({meaning})"
+
+
+def check_value(field: str, value: Any) -> float | int:
+    """A numeric field's value, type-checked and range-checked; OnPremConfigError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise OnPremConfigError(
+            f"{value!r} is not a number; it must be {_range_text(field)}", field
+        )
+    if field in _INT_FIELDS:
+        if not float(value).is_integer():
+            raise OnPremConfigError(f"{value!r} is not a whole number", field)
+        value = int(value)
+    low, low_ok, high, high_ok, _ = _RANGES[field]
+    number = float(value)
+    ok = (
+        math.isfinite(number)
+        and (number >= low if low_ok else number > low)
+        and (number <= high if high_ok else number < high)
+    )
+    if not ok:
+        raise OnPremConfigError(
+            f"{value!r} is out of range; it must be {_range_text(field)}", field
+        )
+    return value
 
 
 # ---------------------------------------------------------------- vectorized cost model
@@ -620,9 +731,6 @@ class LoadedConfig:
         return lines
 
 
-CONFIG_KEYS: tuple[str, ...] = tuple(f.name for f in fields(OnPremConfig))
-
-
 def config_from_mapping(data: Mapping[str, Any], source: str = "<config>") -> LoadedConfig:
     """An OnPremConfig from a mapping: unknown keys rejected (closest match named), missing
     keys defaulted and listed, bad values rejected with the field named."""
@@ -654,7 +762,7 @@ def load_onprem_config(path: str | Path) -> LoadedConfig:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise OnPremConfigError(
-            "no such file; pass --config with a TOML file such as examples/onprem-dgx-h100.toml",
+            "no such file; give a TOML file such as examples/onprem-dgx-h100.toml",
             file=str(path),
         ) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

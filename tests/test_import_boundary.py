@@ -16,7 +16,7 @@ HEAVY = ("torch", "boto3", "botocore", "google.cloud", "streamlit")
     [
         "planner, planner.plan, planner.cli, planner.throughput, planner.hardware, "
         "planner.spot, planner.tco",
-        "planner.scaling_report, planner.benchmark_compare",
+        "planner.throughput.scaling_report, planner.throughput.benchmark_compare",
         "pricing, pricing.catalog, pricing.cli, pricing.providers.skypilot, pricing.refs, "
         "pricing.status",
         "pricing.refresh, pricing.store, pricing.diff, pricing.providers.aws, "

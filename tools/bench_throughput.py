@@ -23,18 +23,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.published import published_frame  # noqa: E402
-from planner.estimate import (  # noqa: E402
-    CURVE_KEY,
-    evaluate_curves,
-    predict_throughput,
-    prepare_queries,
-    throughput_curves,
-)
 from planner.throughput import (  # noqa: E402
     model_key,
     table_figures,
     throughput_model_for_results,
     throughput_table,
+)
+from planner.throughput.estimate import (  # noqa: E402
+    CURVE_KEY,
+    evaluate_curves,
+    predict_throughput,
+    prepare_queries,
+    throughput_curves,
 )
 from planner.workloads import get_workload  # noqa: E402
 from pricing.catalog import load_offers  # noqa: E402

@@ -6,7 +6,7 @@ On the bundled reference (reference/benchmarks/lambda_pytorch_throughput.csv, fl
 rows and GPUs without a spec row left out) it prints:
 
 (a) 1-GPU throughput of a GPU left out entirely (leave-one-GPU-out), MAPE per model and
-    precision and overall, for the spec regression (planner.spec_model) and two naive
+    precision and overall, for the spec regression (planner.throughput.spec_model) and two naive
     baselines, each predicting every held-out (GPU, model, precision, generation) figure:
       peak-ratio/nearest: X_g = X_h * peak_g / peak_h, h the other GPU with a 1-GPU
         figure of this model and precision whose peak (dense, at the precision, never
@@ -16,7 +16,7 @@ rows and GPUs without a spec row left out) it prints:
     newest generation (what a query without one gets), and, for GPUs known from other
     models, by 10-fold CV over (GPU, model, precision) cells.
 (b) 4-GPU throughput from the same GPU's 1- and 2-GPU figures (3-GPU rows dropped): the
-    error of every law (planner.scaling), of the law chosen per model and precision by
+    error of every law (planner.throughput.scaling), of the law chosen per model and precision by
     held-out error, and of the linear baselines 2 x X(2) and 4 x X(1).
 (c) Band coverage: the share of held-out truths inside [low, high]; each band is built
     from the other GPUs' residuals only (nominal 80%).
@@ -38,7 +38,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from planner.scaling import (  # noqa: E402
+from planner.throughput.scaling import (  # noqa: E402
     BAND_QUANTILES,
     DATA_PARALLEL_MODELS,
     GRADIENT_BYTES_PER_PARAM,
@@ -50,7 +50,7 @@ from planner.scaling import (  # noqa: E402
     heldout_errors,
     interconnect_class,
 )
-from planner.spec_model import fit_spec_estimator, leave_one_gpu_out, spec_features  # noqa: E402
+from planner.throughput.spec_model import fit_spec_estimator, leave_one_gpu_out, spec_features  # noqa: E402
 from pricing.gpus import canonical_gpu  # noqa: E402
 
 REFERENCE = ROOT / "reference" / "benchmarks" / "lambda_pytorch_throughput.csv"
@@ -58,7 +58,7 @@ KEY = ["gpu_name", "model", "precision"]
 
 
 def load(path: Path) -> pd.DataFrame:
-    """Unflagged rows of GPUs with a spec row, in planner.estimate's reference columns."""
+    """Unflagged rows of GPUs with a spec row, in throughput.estimate's reference columns."""
     raw = pd.read_csv(path)
     raw = raw.loc[raw["flag"].isna() & raw["spec_gpu_model"].notna()]
     rows = pd.DataFrame(

@@ -10,7 +10,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from planner.benchmark_compare import (
+from planner.throughput.benchmark_compare import (
     is_published,
     measured_vs_published,
     model_label,

@@ -8,18 +8,17 @@ st.cache_resource (one shared, read-only object). After a results file is added,
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from planner.estimate import ThroughputModel
 from planner.plan import Plan, make_plan
-from planner.tco import LoadedConfig, OnPremConfig, load_onprem_config
+from planner.request import PlanRequest
+from planner.tco import LoadedConfig, load_onprem_config
 from planner.throughput import own_and_published_results, throughput_model_for_model
-from planner.workloads import Workload
+from planner.throughput.estimate import ThroughputModel
 from pricing.catalog import SnapshotInfo, load_offers, read_manifest
 
 # The example on-prem configuration (4 x DGX H100), shipped with the package; shown as
@@ -82,42 +81,15 @@ def onprem_example() -> LoadedConfig:
 
 
 @st.cache_data(show_spinner="Planning ...", max_entries=64, ttl=3600)
-def plan(
-    results_dir: str,
-    workload: Workload,
-    precision: str,
-    pricing: str,
-    providers: Sequence[str],
-    regions: Sequence[str],
-    deadline_hours: float | None,
-    budget_usd: float | None,
-    max_gpus: int,
-    onprem: Sequence[OnPremConfig],
-    onprem_sources: Sequence[str],
-    interruption_rates: tuple[tuple[str, float], ...],
-) -> Plan:
-    """planner.plan.make_plan on the snapshot in use and the results of `results_dir`.
+def plan(results_dir: str, request: PlanRequest) -> Plan:
+    """planner.plan.make_plan of `request` on the snapshot in use and the results of
+    `results_dir`.
 
-    Kept an hour at most (prices age; the stale-price warning is dated when planned).
-    Raises what make_plan raises (ValueError, planner.llm.LLMMemoryError); errors are not
-    cached.
+    Kept an hour at most (prices age; the stale-price note is dated when planned).
+    Raises what make_plan raises (planner.llm.LLMMemoryError); errors are not cached.
     """
     table, _ = results(results_dir)
-    return make_plan(
-        workload,
-        precision,
-        offers(),
-        table,
-        pricing,
-        providers=list(providers),
-        regions=list(regions),
-        deadline_hours=deadline_hours,
-        budget_usd=budget_usd,
-        max_gpus=max_gpus,
-        onprem=list(onprem),
-        onprem_sources=list(onprem_sources),
-        interruption_rates=dict(interruption_rates),
-    )
+    return make_plan(request, offers(), table)
 
 
 def clear_results() -> None:

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
-from planner.constraints import DEFAULT_MAX_GPUS, Constraints
+from planner.constraints import DEFAULT_MAX_GPUS
 from planner.llm import LLMMemoryError
 from planner.pareto import PICKS
 from planner.plan import Plan
+from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
+from planner.request import PlanRequest, RequestError
 from planner.spot import default_rate
 from planner.tco import LoadedConfig, OnPremConfigError
 from planner.ui import data
@@ -43,7 +45,7 @@ from planner.ui.plan_view import (
     ranked_table,
     sentence,
     throughput_text,
-    ui_words,
+    warning_lines,
 )
 from planner.ui.state import PageState, remembered_inputs
 from planner.workloads import WORKLOADS, Workload, llm_workload
@@ -55,6 +57,19 @@ PRECISIONS = ["fp16", "bf16", "tf32", "fp32"]
 DEFAULT_WORKLOAD = "resnet50-imagenet-90ep"
 MAX_GPUS_LIMIT = 8192
 JOBS = {"catalog": "From the catalog", "llm": "Describe an LLM"}
+# The sidebar input behind each PlanRequest field, and how to fix a bad value.
+INPUT_LABELS = {
+    "deadline_hours": "Deadline (hours)",
+    "budget_usd": "Budget (USD)",
+    "max_gpus": "Max GPUs per option",
+    "gpu_count": "Exact GPU count",
+    "interruption_rates": "Spot interruption rates",
+}
+INPUT_FIXES = {
+    "deadline_hours": "Enter a larger value, or clear the field for no deadline",
+    "budget_usd": "Enter a larger value, or clear the field for no budget",
+    "gpu_count": "Raise Max GPUs per option, or clear the field for any count",
+}
 ONPREM_SOURCES = {
     "example": "Example: 4 x DGX H100 (examples/onprem-dgx-h100.toml)",
     "onprem_page": "My inputs on the Cloud vs on-prem page",
@@ -75,6 +90,8 @@ class PlanInputs:
     max_gpus: int
     providers: list[str]
     regions: list[str]
+    gpus: list[str]
+    gpu_count: int | None
     pricing: str
     onprem: bool
     onprem_source: str
@@ -164,6 +181,17 @@ def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
             step=1,
             help="Each offer is weighed at 1, 2, 4, ... instances up to this many GPUs.",
         )
+        gpu_count = ps.number_input(
+            "Exact GPU count",
+            name="gpu_count",
+            default=None,
+            min_value=1,
+            max_value=MAX_GPUS_LIMIT,
+            step=1,
+            placeholder="any",
+            help="Only options with exactly this many GPUs in all (e.g. 8 for one 8-GPU "
+            "server). Empty: every count up to the most GPUs per option.",
+        )
         st.header("Where")
         everyone = unique_values(offers, "provider")
         providers = ps.multiselect("Providers", everyone, name="providers", default=everyone)
@@ -172,6 +200,13 @@ def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
             unique_values(offers.loc[offers["provider"].isin(providers)], "region"),
             name="regions",
             default=[],
+        )
+        gpus = ps.multiselect(
+            "GPUs (none = all)",
+            unique_values(offers.loc[offers["provider"].isin(providers)], "gpu_name"),
+            name="gpus",
+            default=[],
+            help="Plan only on these GPU models.",
         )
         pricing = ps.radio(
             "Pricing",
@@ -212,6 +247,8 @@ def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
         max_gpus=int(max_gpus),
         providers=providers,
         regions=regions,
+        gpus=gpus,
+        gpu_count=None if gpu_count is None else int(gpu_count),
         pricing=pricing,
         onprem=onprem,
         onprem_source=source,
@@ -261,22 +298,31 @@ def _workload(inputs: PlanInputs) -> Workload | None:
         return None
 
 
-def _constraints_ok(inputs: PlanInputs) -> bool:
-    """Deadline and budget as the planner checks them; an inline error for each bad one."""
-    ok = True
-    for label, given, fix in (
-        ("Deadline (hours)", {"deadline_hours": inputs.deadline_hours}, "no deadline"),
-        ("Budget (USD)", {"budget_usd": inputs.budget_usd}, "no budget"),
-    ):
-        try:
-            Constraints(**given)  # type: ignore[arg-type]
-        except ValueError as exc:
-            st.error(
-                f"**{label}**: {exc}. Enter a larger value, or clear the field for {fix}.",
-                icon=":material/error:",
-            )
-            ok = False
-    return ok
+def _request(
+    inputs: PlanInputs, workload: Workload, onprem: Sequence[LoadedConfig]
+) -> PlanRequest | None:
+    """The plan request of the inputs; None after an inline error naming the input."""
+    try:
+        return PlanRequest(
+            workload=workload,
+            precision=inputs.precision,
+            pricing=inputs.pricing,
+            providers=tuple(inputs.providers),
+            regions=tuple(inputs.regions),
+            gpus=tuple(inputs.gpus),
+            gpu_count=inputs.gpu_count,
+            deadline_hours=inputs.deadline_hours,
+            budget_usd=inputs.budget_usd,
+            max_gpus=inputs.max_gpus,
+            onprem=tuple(c.config for c in onprem),
+            onprem_sources=tuple(c.path for c in onprem),
+            interruption_rates=tuple(sorted(inputs.rates.items())),
+        )
+    except RequestError as exc:
+        label = INPUT_LABELS.get(exc.field, exc.field)
+        fix = INPUT_FIXES.get(exc.field, "Change it")
+        st.error(f"**{label}**: {exc.message}. {fix}.", icon=":material/error:")
+        return None
 
 
 def _onprem(inputs: PlanInputs) -> list[LoadedConfig] | None:
@@ -314,7 +360,7 @@ def _picks(plan: Plan) -> None:
         with col.container(border=True, key=f"{PAGE}_pick_{name}"):
             if row is None:
                 st.metric(PICK_TITLES[name], "none")
-                st.caption(sentence(ui_words(no_pick_reason(plan, name))))
+                st.caption(sentence(no_pick_reason(plan, name)))
                 continue
             st.metric(
                 PICK_TITLES[name],
@@ -332,19 +378,23 @@ def _picks(plan: Plan) -> None:
 
 def _status(plan: Plan) -> None:
     for row in plan.constraint_status.itertuples():
-        if row.binds and str(row.note).startswith("nothing"):
+        if row.unmet:
             continue  # said in the warning above the picks
         word = "binds" if row.binds else "does not bind"
         name = CONSTRAINT_NAMES.get(str(row.constraint), str(row.constraint))
-        st.caption(f":material/tune: **{name} {word}**: {sentence(ui_words(row.note))}")
+        st.caption(f":material/tune: **{name} {word}**: {sentence(str(row.note))}")
 
 
 def _notes(plan: Plan, problems: Sequence[str]) -> None:
+    with st.expander("Own results: used and skipped"):
+        own = notes_text(plan.notes_of(*OWN_CODES), APP_CONTROLS)
+        for line in own or ["no own results: add them on the Benchmarks page"]:
+            st.markdown(f"- {sentence(line)}")
     with st.expander("Assumptions and warnings"):
         for line in plan.assumptions:
-            st.markdown(f"- {ui_words(line)}")
-        for line in [*plan.warnings, *problems]:
-            st.markdown(f"- :material/warning: {ui_words(line)}")
+            st.markdown(f"- {line}")
+        for line in [*warning_lines(plan), *problems]:
+            st.markdown(f"- :material/warning: {line}")
 
 
 def render() -> None:
@@ -360,31 +410,20 @@ def render() -> None:
         st.info("Pick at least one provider in the sidebar.", icon=":material/info:")
         return
     workload = _workload(inputs)
-    ok = _constraints_ok(inputs)
     onprem = _onprem(inputs)
-    if workload is None or not ok or onprem is None:
+    if workload is None or onprem is None:
+        return
+    request = _request(inputs, workload, onprem)
+    if request is None:
         return
     directory = data.results_dir()
     try:
-        plan = data.plan(
-            directory,
-            workload,
-            inputs.precision,
-            inputs.pricing,
-            tuple(inputs.providers),
-            tuple(inputs.regions),
-            inputs.deadline_hours,
-            inputs.budget_usd,
-            inputs.max_gpus,
-            tuple(c.config for c in onprem),
-            tuple(c.path for c in onprem),
-            tuple(sorted(inputs.rates.items())),
-        )
+        plan = data.plan(directory, request)
     except LLMMemoryError as exc:
-        st.error(sentence(ui_words(str(exc))), icon=":material/error:")
+        st.error(sentence(str(exc)), icon=":material/error:")
         return
     except ValueError as exc:
-        st.error(sentence(ui_words(str(exc))), icon=":material/error:")
+        st.error(sentence(str(exc)), icon=":material/error:")
         return
     _, problems = data.results(directory)
     st.markdown(
@@ -394,15 +433,14 @@ def render() -> None:
     )
     if plan.rows.empty:
         st.warning(
-            "No option to plan with these inputs: " + "; ".join(ui_words(w) for w in plan.warnings),
+            "No option to plan with these inputs: " + "; ".join(warning_lines(plan)),
             icon=":material/warning:",
         )
         _notes(plan, problems)
         ps.share_box()
         return
-    for row in plan.constraint_status.itertuples():
-        if row.binds and str(row.note).startswith("nothing"):
-            st.warning(sentence(ui_words(row.note)), icon=":material/warning:")
+    for line in notes_text(plan.notes_of("deadline_unmet", "budget_unmet"), APP_CONTROLS):
+        st.warning(sentence(line), icon=":material/warning:")
     _picks(plan)
     _status(plan)
     figure = plan_figure(plan)

@@ -16,6 +16,7 @@ import streamlit as st
 
 from planner.pareto import PICKS
 from planner.plan import Plan
+from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.ui.export import Report
 from pricing.catalog import SnapshotInfo
 
@@ -69,22 +70,11 @@ PROVIDER_COLORS = (
     "#7f7f7f",
 )  # fmt: skip
 ONPREM_COLOR = "#d62728"
-# What a CLI flag in a planner message is called on this page.
-FLAG_WORDS = {
-    "--deadline-hours": "Deadline",
-    "--budget-usd": "Budget",
-    "--max-gpus": "Max GPUs per option",
-    "--interruption-rate PROVIDER=RATE": "the spot interruption rates in the sidebar",
-    "--interruption-rate": "spot interruption rates",
-    " (--gpu)": "",
-}
 
 
-def ui_words(text: str) -> str:
-    """A planner message with its CLI flags named as this page's inputs."""
-    for flag, words in FLAG_WORDS.items():
-        text = text.replace(flag, words)
-    return text
+def warning_lines(plan: Plan) -> list[str]:
+    """The plan's notes other than own results, in this app's words."""
+    return notes_text([n for n in plan.notes if n.code not in OWN_CODES], APP_CONTROLS)
 
 
 # ---------------------------------------------------------------- formatting
@@ -437,7 +427,7 @@ def pick_lines(plan: Plan) -> list[str]:
     for name in PICKS:
         row = plan.pick(name)
         if row is None:
-            lines.append(f"{PICK_TITLES[name]}: none ({ui_words(no_pick_reason(plan, name))})")
+            lines.append(f"{PICK_TITLES[name]}: none ({no_pick_reason(plan, name)})")
             continue
         lines.append(
             f"{PICK_TITLES[name]}: {option_text(row)}, {gpus_text(row)}: "
@@ -466,7 +456,7 @@ def plan_report(plan: Plan, manifest: Sequence[SnapshotInfo], link: str = "") ->
     workload = plan.workload
     status = [
         f"{CONSTRAINT_NAMES.get(str(row.constraint), str(row.constraint))} "
-        f"{'binds' if row.binds else 'does not bind'}: {sentence(ui_words(row.note))}"
+        f"{'binds' if row.binds else 'does not bind'}: {sentence(str(row.note))}"
         for row in plan.constraint_status.itertuples()
     ]
     return Report(
@@ -483,7 +473,11 @@ def plan_report(plan: Plan, manifest: Sequence[SnapshotInfo], link: str = "") ->
             (f"Ranked options ({len(plan.rows)})", readable(ranked_table(plan))),
             ("Constraints", plan.constraint_status),
         ],
-        assumptions=[*plan.assumptions, *(f"Warning: {ui_words(w)}" for w in plan.warnings)],
+        assumptions=[
+            *plan.assumptions,
+            *(f"Own results: {w}" for w in notes_text(plan.notes_of(*OWN_CODES), APP_CONTROLS)),
+            *(f"Warning: {w}" for w in warning_lines(plan)),
+        ],
         sources=plan_sources(plan, manifest),
         link=link,
     )

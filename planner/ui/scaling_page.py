@@ -9,8 +9,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from planner.hardware import load_specs
-from planner.scaling import CommModel
-from planner.scaling_report import (
+from planner.throughput.scaling import CommModel
+from planner.throughput.scaling_report import (
     EXTRAPOLATION_MAX_GPUS,
     extrapolation,
     extrapolation_counts,
@@ -352,7 +352,7 @@ def render() -> None:
         download_csv(shown, f"scaling-{gpu}-{model_name}-{precision}.csv", key=f"{PAGE}.csv")
     assumptions = [
         f"Within the node ({comm.gpus_per_node} GPUs) and the data: the law chosen by held-out "
-        "error (planner.scaling), anchored at the nearest figure.",
+        "error (planner.throughput.scaling), anchored at the nearest figure.",
         f"Across nodes: ring all-reduce of fp32 gradients over {comm.network_gbps_per_node:g} "
         f"Gb/s per node at {comm.achievable_fraction:.0%} of peak, overlap {comm.overlap:.0%} "
         "(Thakur et al. 2005; Patarasuk & Yuan 2009).",

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from planner.constraints import DEFAULT_MAX_GPUS
 from planner.plan import Plan, make_plan
+from planner.request import PlanRequest
 from planner.throughput import own_and_published_results
 from planner.ui.export import csv_bytes, report_html
 from planner.ui.plan_view import (
@@ -38,14 +39,7 @@ def direct(results_dir: Path, workload: Workload | None = None, **kwargs: Any) -
     table, _ = own_and_published_results([str(results_dir)])
     kwargs.setdefault("providers", unique_values(offers, "provider"))
     kwargs.setdefault("max_gpus", DEFAULT_MAX_GPUS)
-    return make_plan(
-        workload or WORKLOADS[DEFAULT],
-        kwargs.pop("precision", "fp16"),
-        offers,
-        table,
-        kwargs.pop("pricing", "on-demand"),
-        **kwargs,
-    )
+    return make_plan(PlanRequest(workload or WORKLOADS[DEFAULT], **kwargs), offers, table)
 
 
 def shown_options(at: AppTest) -> list[str]:
@@ -284,7 +278,7 @@ def test_an_llm_that_fits_nowhere_is_an_inline_error(open_page: Open) -> None:
     assert not at.exception and not at.metric
     message = at.error[0].value
     assert "does not fit in GPU memory at any GPU count offered" in message
-    assert "Raise Max GPUs per option (now 8)" in message and "--max-gpus" not in message
+    assert "Allow more GPUs per option (now 8)" in message and "--max-gpus" not in message
 
 
 def test_a_deadline_nothing_meets_says_so_and_names_the_fastest(

@@ -24,6 +24,7 @@ def planner_picks(**kwargs: Any) -> list[str]:
     """What make_plan picks for the Plan page's defaults changed by `kwargs`, as the page
     names the options (the app's results folder is empty too: bundled and published only)."""
     from planner.plan import make_plan
+    from planner.request import PlanRequest
     from planner.throughput import own_and_published_results
     from planner.ui.plan_view import option_text
     from planner.workloads import WORKLOADS
@@ -33,14 +34,7 @@ def planner_picks(**kwargs: Any) -> list[str]:
     with tempfile.TemporaryDirectory() as empty:
         table, _ = own_and_published_results([empty])
     kwargs.setdefault("providers", unique_values(offers, "provider"))
-    plan = make_plan(
-        WORKLOADS["resnet50-imagenet-90ep"],
-        "fp16",
-        offers,
-        table,
-        kwargs.pop("pricing", "on-demand"),
-        **kwargs,
-    )
+    plan = make_plan(PlanRequest(WORKLOADS["resnet50-imagenet-90ep"], **kwargs), offers, table)
     return [option_text(plan.pick(name)) for name in plan.picks["pick"]]
 
 

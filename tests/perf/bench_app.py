@@ -39,8 +39,8 @@ def clear_caches() -> None:
     planner's fitted-model cache."""
     from streamlit.testing.v1 import AppTest
 
-    from planner import throughput
     from planner.hardware import load_specs
+    from planner.throughput import offers as throughput
 
     AppTest.from_string(
         "import streamlit as st\nst.cache_data.clear()\nst.cache_resource.clear()"

@@ -31,6 +31,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.published import published_frame  # noqa: E402
 from planner.plan import Plan, make_plan  # noqa: E402
+from planner.request import PlanRequest  # noqa: E402
 from planner.workloads import get_workload  # noqa: E402
 from pricing.catalog import load_offers  # noqa: E402
 
@@ -71,10 +72,10 @@ def measure(
         section: dict[str, Any] = {}
 
         def one(name: str, precision: str, pricing: str = pricing) -> Plan:
-            return make_plan(
-                get_workload(name), precision, offers, results, pricing,
-                max_gpus=max_gpus, draws=draws,
-            )  # fmt: skip
+            request = PlanRequest(
+                get_workload(name), precision, pricing, max_gpus=max_gpus, draws=draws
+            )
+            return make_plan(request, offers, results)
 
         for name, precision in workloads:
             start = time.perf_counter()

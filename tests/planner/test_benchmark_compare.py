@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from benchmarks.results import BenchmarkResult, results_frame
-from planner.benchmark_compare import (
+from planner.throughput.benchmark_compare import (
     COMPARE_COLUMNS,
     measured_vs_published,
     model_label,

@@ -11,6 +11,8 @@ import pytest
 from benchmarks.results import BenchmarkResult, results_frame
 from planner.cost import cost_to_train, hours_to_train, usd_per_million_samples
 from planner.plan import PLAN_COLUMNS, make_plan
+from planner.render.notes import notes_text
+from planner.request import PlanRequest
 from planner.throughput import throughput_for_offers, throughput_table
 from planner.workloads import get_workload
 from pricing.catalog import validate_offers
@@ -58,8 +60,7 @@ def test_one_a100_hours_are_samples_over_published_throughput() -> None:
     workload = get_workload("resnet50-imagenet-90ep")
     table = results_frame([result("A100-SXM-40GB", 1, 2000.0)])
     plan = make_plan(
-        workload,
-        "fp16",
+        PlanRequest(workload, "fp16"),
         offers(
             {"instance_type": "a", "gpu_name": "A100-SXM-40GB", "gpu_count": 1, "usd_per_hour": 4.0}
         ),
@@ -134,10 +135,10 @@ def test_plan_ranks_by_cost_leaves_out_unpriced_and_unmeasured_with_warnings() -
         {"instance_type": "no-price", "gpu_name": "H100-SXM", "gpu_count": 1, "usd_per_hour": None},
         {"instance_type": "no-figure", "gpu_name": "T4", "gpu_count": 1, "usd_per_hour": 0.5},
     )
-    plan = make_plan(workload, "fp16", some, table, today=dt.date(2026, 11, 2))
+    plan = make_plan(PlanRequest(workload, "fp16", today=dt.date(2026, 11, 2)), some, table)
     assert plan.rows["instance_type"].tolist() == ["slow-cheap", "fast-dear"]
     assert plan.rows["rank"].tolist() == [1, 2]
-    text = " ".join(plan.warnings)
+    text = " ".join(notes_text(plan.notes))
     assert "1 offers left out: no resnet50 fp16 throughput figure or estimate (T4)" in text
     assert "1 offers left out: no on-demand price (H100-SXM)" in text
     assert "older than" not in text
@@ -156,10 +157,13 @@ def test_spot_plan_uses_spot_prices_and_warns_on_stale_prices() -> None:
         },
         {"instance_type": "b", "gpu_name": "A100-SXM-40GB", "gpu_count": 1, "usd_per_hour": 3.0},
     )
-    plan = make_plan(workload, "fp16", some, table, pricing="spot", today=dt.date(2027, 1, 1))
+    request = PlanRequest(workload, "fp16", pricing="spot", today=dt.date(2027, 1, 1))
+    plan = make_plan(request, some, table)
     assert plan.rows["instance_type"].tolist() == ["a"]
     assert plan.rows["usd_per_hour"].tolist() == [1.5]
-    assert any("older than 30 days: aws 2026-11-01 (61 d)" in w for w in plan.warnings)
+    (stale,) = plan.notes_of("stale_prices")
+    assert stale["providers"] == (("aws", "2026-11-01", 61),)
+    assert "older than 30 days: aws 2026-11-01 (61 d)" in notes_text([stale])[0]
 
 
 def test_bf16_uses_fp16_figures_only_on_gpus_with_bf16() -> None:
@@ -176,7 +180,7 @@ def test_llm_plan_uses_assumed_mfu_and_shards_where_one_gpu_cannot_hold_it() -> 
         {"instance_type": "one", "gpu_name": "H100-SXM", "gpu_count": 1, "usd_per_hour": 4.0},
         {"instance_type": "eight", "gpu_name": "H100-SXM", "gpu_count": 8, "usd_per_hour": 32.0},
     )
-    plan = make_plan(workload, "bf16", some, results_frame([]), max_gpus=8)
+    plan = make_plan(PlanRequest(workload, "bf16", max_gpus=8), some, results_frame([]))
     rows = plan.rows.set_index("instance_type")
     # 6.7e9 x 16 bytes = 107 GB: one 80 GB GPU (72 GB usable) cannot hold it. ZeRO-3 over
     # 2 needs full recompute (53.6 + 30.6 GB of activations > 72), which costs a forward
@@ -194,8 +198,8 @@ def test_llm_plan_uses_assumed_mfu_and_shards_where_one_gpu_cannot_hold_it() -> 
     assert eight["throughput_source"] == "estimated"
     assert "assumed MFU 40%" in eight["throughput_detail"]
     assert eight["hours_p10"] < eight["hours_to_train"] < eight["hours_p90"]
-    assert any("options with too few GPUs to hold llm-7b-140b" in w for w in plan.warnings)
-    assert any("H100-SXM 2" in w for w in plan.warnings)
+    assert any("options with too few GPUs to hold llm-7b-140b" in w for w in notes_text(plan.notes))
+    assert any("H100-SXM 2" in w for w in notes_text(plan.notes))
 
 
 def test_offers_without_figures_get_estimates_on_the_bundled_data() -> None:
@@ -210,7 +214,7 @@ def test_offers_without_figures_get_estimates_on_the_bundled_data() -> None:
             for n in (1, 8)
         )
     )
-    plan = make_plan(workload, "fp16", some, published_frame())
+    plan = make_plan(PlanRequest(workload, "fp16"), some, published_frame())
     rows = plan.rows.set_index(["gpu_name", "gpu_count"])
     assert len(rows) == len(gpus) * 2
     for gpu in gpus[:-1]:

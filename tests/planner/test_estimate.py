@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner.estimate import fit_throughput_model, predict_throughput
-from planner.scaling import ring_throughput
-from planner.spec_model import spec_features
+from planner.throughput.estimate import fit_throughput_model, predict_throughput
+from planner.throughput.scaling import ring_throughput
+from planner.throughput.spec_model import spec_features
 
 GPUS = ["A100-SXM-40GB", "A100-PCIe-80GB", "H100-SXM", "H100-PCIe", "RTX-A6000", "RTX-3090"]
 

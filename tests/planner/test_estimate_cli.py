@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.cli import app
-from planner.scaling import ring_throughput
-from planner.spec_model import spec_features
+from planner.throughput.scaling import ring_throughput
+from planner.throughput.spec_model import spec_features
 
 runner = CliRunner()
 # Lambda's labels, with the spec name where the reference gives one.

@@ -11,7 +11,7 @@ from planner.network import (
     instance_network_gbps,
     network_for,
 )
-from planner.scaling import CommModel, bus_bandwidth_gbs
+from planner.throughput.scaling import CommModel, bus_bandwidth_gbs
 
 CASES = [
     ("aws", "p5.48xlarge", 3200), ("aws", "p5en.48xlarge", 3200),
@@ -75,6 +75,7 @@ def test_bus_bandwidth_across_nodes_follows_each_rows_network() -> None:
 
 def test_a_plan_scales_worse_over_a_slow_network() -> None:
     from planner.plan import make_plan
+    from planner.request import PlanRequest
     from planner.throughput import own_and_published_results
     from planner.workloads import get_workload
     from pricing.catalog import validate_offers
@@ -90,7 +91,7 @@ def test_a_plan_scales_worse_over_a_slow_network() -> None:
         ).assign(source="test", priced_at="2026-11-01")
     )  # fmt: skip
     results, _ = own_and_published_results([])
-    plan = make_plan(get_workload("llm-7b-140b"), "bf16", offers, results, max_gpus=64)
+    plan = make_plan(PlanRequest(get_workload("llm-7b-140b"), "bf16", max_gpus=64), offers, results)
     options = plan.options
     at64 = options.loc[options["total_gpus"] == 64].set_index("provider")
     assert at64.loc["aws", "throughput"] > 1.2 * at64.loc["acme", "throughput"]

@@ -14,6 +14,7 @@ from planner.options import (
     onprem_counts,
     onprem_options,
 )
+from planner.render.notes import APP_CONTROLS, notes_text
 from planner.tco import OnPremConfig, amortized_usd_per_gpu_hour
 from pricing.catalog import filter_offers, validate_offers
 
@@ -63,7 +64,13 @@ def test_counts_stay_within_max_gpus_and_slices_stay_single() -> None:
 def test_instances_too_big_for_max_gpus_are_left_out_with_a_warning() -> None:
     options, warnings = cloud_options(SOME, "on-demand", max_gpus=4)
     assert set(options["instance_type"]) == {"one", "slice"}
-    assert warnings == ["2 offers left out: more GPUs per instance than the 4 allowed (--max-gpus)"]
+    assert [w.to_dict() for w in warnings] == [
+        {"code": "offers_too_big", "offers": 2, "max_gpus": 4}
+    ]
+    assert notes_text(warnings) == [
+        "2 offers left out: more GPUs per instance than the 4 allowed (--max-gpus)"
+    ]
+    assert notes_text(warnings, APP_CONTROLS)[0].endswith("(Max GPUs per option)")
 
 
 def test_prices_follow_the_kind_and_multiply_by_instances() -> None:
@@ -101,8 +108,10 @@ def test_combine_numbers_options_and_drop_without_names_what_went() -> None:
     cloud, _ = cloud_options(SOME, "spot", max_gpus=8)
     table = combine(cloud)
     assert table["option_id"].tolist() == list(range(len(table)))
-    kept, warnings = drop_without(table, table["option_usd_per_hour"].isna(), "no spot price")
+    kept, warnings = drop_without(
+        table, table["option_usd_per_hour"].isna(), "no_price", pricing="spot"
+    )
     assert kept["option_usd_per_hour"].notna().all()
-    assert warnings == ["3 offers left out: no spot price (A100-SXM-40GB, H100-SXM)"]
+    assert notes_text(warnings) == ["3 offers left out: no spot price (A100-SXM-40GB, H100-SXM)"]
     same, none = drop_without(kept, np.zeros(len(kept), bool), "x")
     assert len(same) == len(kept) and none == []

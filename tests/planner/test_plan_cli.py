@@ -121,7 +121,7 @@ def test_llm_plan_names_memory_and_mfu(results_dir: Path) -> None:
     [
         (["--deadline-hours", "-1"], "deadline -1.0 hours: it must be a number > 0"),
         (["--budget-usd", "0"], "budget 0.0 USD: it must be a number > 0"),
-        (["--max-gpus", "0"], "max GPUs 0: it must be >= 1"),
+        (["--max-gpus", "0"], "--max-gpus: max_gpus 0: it must be a whole number >= 1"),
         (["--draws", "0"], "draws 0: it must be between 1"),
         (["--interruption-rate", "aws"], "write PROVIDER=RATE, e.g. aws=0.01"),
         (["--interruption-rate", "awz=0.1"], "did you mean 'aws'?"),

@@ -10,6 +10,8 @@ from benchmarks.results import BenchmarkResult, results_frame
 from planner.llm import LLMMemoryError
 from planner.pareto import pareto_mask
 from planner.plan import PLAN_COLUMNS, make_plan
+from planner.render.notes import notes_text
+from planner.request import PlanRequest
 from planner.spot import SPOT_RATE_DEFAULTS
 from planner.tco import (
     OnPremConfig,
@@ -83,7 +85,7 @@ CLOUD = offers(
 
 
 def plan(**kwargs: object):  # type: ignore[no-untyped-def]
-    return make_plan(RESNET, "fp16", CLOUD, RESULTS, **kwargs)  # type: ignore[arg-type]
+    return make_plan(PlanRequest(RESNET, "fp16", **kwargs), CLOUD, RESULTS)  # type: ignore[arg-type]
 
 
 def test_rows_are_one_per_offer_with_all_columns_and_counts_within_max_gpus() -> None:
@@ -162,7 +164,9 @@ def test_a_deadline_nothing_meets_says_so_and_names_the_fastest() -> None:
     result = plan(max_gpus=8, deadline_hours=0.01)
     assert result.pick("cheapest_within_deadline") is None
     fastest = result.options.sort_values("hours_to_train").iloc[0]
-    text = " ".join(result.warnings)
+    (unmet,) = result.notes_of("deadline_unmet")
+    assert unmet["closest_hours"] == pytest.approx(fastest["hours_to_train"])
+    text = " ".join(notes_text(result.notes))
     assert "nothing finishes within 0.01 h; the fastest option is" in text
     assert f"{fastest['instance_type']} x{fastest['instances']:g}" in text
     assert not result.rows["feasible"].any()
@@ -177,7 +181,7 @@ def test_a_budget_nothing_meets_says_so_and_names_the_cheapest() -> None:
     assert any(
         w.startswith("nothing costs $0.50 or less; the cheapest option is ")
         and f"{cheapest['instance_type']} x{cheapest['instances']:g}" in w
-        for w in result.warnings
+        for w in notes_text(result.notes)
     )
 
 
@@ -222,7 +226,7 @@ def test_spot_takes_longer_than_on_demand_and_uses_the_rate_given() -> None:
     user = plan(max_gpus=8, pricing="spot", interruption_rates={"gcp": 0.2})
     again = user.options.set_index(["instance_type", "total_gpus"])
     assert again.loc[("h100x1", 1.0), "hours_to_train"] > b.loc[("h100x1", 1.0), "hours_to_train"]
-    assert "gcp 0.2/h (--interruption-rate)" in " ".join(user.assumptions)
+    assert "gcp 0.2/h (yours)" in " ".join(user.assumptions)
 
 
 def test_the_seed_fixes_the_monte_carlo_figures() -> None:
@@ -242,11 +246,11 @@ def test_a_gpu_with_no_spec_row_is_left_out_with_its_name() -> None:
         [CLOUD, CLOUD.iloc[[0]].assign(gpu_name="Z100", instance_type="future")],
         ignore_index=True,
     )
-    result = make_plan(RESNET, "fp16", odd, RESULTS, max_gpus=8)
+    result = make_plan(PlanRequest(RESNET, "fp16", max_gpus=8), odd, RESULTS)
     assert "future" not in set(result.rows["instance_type"])
     assert any(
         "1 offers left out: no row in planner/data/gpu_specs.csv" in w and "(Z100)" in w
-        for w in result.warnings
+        for w in notes_text(result.notes)
     )
 
 
@@ -261,20 +265,22 @@ def test_an_llm_that_fits_nowhere_is_a_clear_error() -> None:
         }
     )
     with pytest.raises(LLMMemoryError) as info:
-        make_plan(get_workload("llm-70b-1.4t"), "fp16", small, results_frame([]), max_gpus=64)
+        request = PlanRequest(get_workload("llm-70b-1.4t"), "fp16", max_gpus=64)
+        make_plan(request, small, results_frame([]))
     text = str(info.value)
     assert "llm-70b-1.4t does not fit in GPU memory at any GPU count offered" in text
     assert "1,120 GB of weights, gradients and Adam state" in text
     # ceil(1,120 GB / (14.4 GB usable - 4.6 GB of activations with full recompute))
     assert "T4 (16 GB): at least 115 GPUs with ZeRO-3 and full recompute" in text
-    assert "Raise --max-gpus (now 64)" in text
+    assert "Allow more GPUs per option (now 64)" in text and "--" not in text
 
 
 def test_invalid_constraints_are_refused() -> None:
     for kwargs, message in (
         ({"deadline_hours": 0}, "deadline 0 hours"),
         ({"budget_usd": -5}, "budget -5 USD"),
-        ({"max_gpus": 0}, "max GPUs 0"),
+        ({"max_gpus": 0}, "max_gpus 0"),
+        ({"gpu_count": 16, "max_gpus": 8}, "GPU count 16 is more than the 8 GPUs allowed"),
         ({"draws": 0}, "draws 0"),
         ({"pricing": "spt"}, "did you mean 'spot'"),
         ({"interruption_rates": {"aws": -1}}, "interruption rate for 'aws'"),
@@ -286,8 +292,18 @@ def test_invalid_constraints_are_refused() -> None:
 @pytest.mark.parametrize("name", ["resnet50-imagenet-90ep", "llm-7b-140b"])
 def test_nothing_left_to_plan_is_an_empty_plan_that_says_why(name: str) -> None:
     unpriced = CLOUD.assign(spot_usd_per_hour=np.nan)
-    result = make_plan(get_workload(name), "bf16", unpriced, RESULTS, "spot", max_gpus=8)
+    request = PlanRequest(get_workload(name), "bf16", "spot", max_gpus=8)
+    result = make_plan(request, unpriced, RESULTS)
     assert result.rows.empty and list(result.rows.columns) == list(PLAN_COLUMNS)
     assert result.picks.empty and result.frontier.empty and result.options.empty
-    assert result.warnings[0] == "3 offers left out: no spot price (A100-SXM-80GB, H100-SXM)"
-    assert result.warnings[1].startswith("no option left to plan")
+    words = notes_text(result.notes)
+    assert result.notes[0].to_dict() == {
+        "code": "offers_dropped",
+        "offers": 3,
+        "gpus": ("A100-SXM-80GB", "H100-SXM"),
+        "reason": "no_price",
+        "pricing": "spot",
+    }
+    assert words[0] == "3 offers left out: no spot price (A100-SXM-80GB, H100-SXM)"
+    assert [n.code for n in result.notes][1:2] == ["no_options"]
+    assert words[1].startswith("no option left to plan")

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner.scaling import (
+from planner.throughput.scaling import (
     LAW_CODE,
     CommModel,
     amdahl_throughput,

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner.estimate import fit_throughput_model
-from planner.scaling import CommModel, ring_throughput
-from planner.scaling_report import (
+from planner.throughput.estimate import fit_throughput_model
+from planner.throughput.scaling import CommModel, ring_throughput
+from planner.throughput.scaling_report import (
     LAW_COLUMNS,
     extrapolation,
     extrapolation_counts,

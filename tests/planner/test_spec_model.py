@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from planner.hardware import load_specs
-from planner.spec_model import fit_spec_estimator, spec_features
+from planner.throughput.spec_model import fit_spec_estimator, spec_features
 
 MODELS = {
     "alpha": 3.0, "beta": 0.5, "gamma": 12.0, "delta": 1.0,

@@ -21,6 +21,7 @@ from botocore.stub import ANY, Stubber
 
 from benchmarks.published import published_frame
 from planner.plan import make_plan
+from planner.request import PlanRequest
 from planner.workloads import get_workload
 from pricing.catalog import load_offers, read_manifest, user_snapshot_dir
 from pricing.providers.aws import PRICE_FILTERS, AwsPayload, fetch_aws, parse_aws
@@ -230,7 +231,9 @@ def test_refresh_aws_end_to_end_is_ranked_by_the_planner_at_every_pricing(
         ("reserved-1y", "reserved_1y_usd_per_hour"),
         ("reserved-3y", "reserved_3y_usd_per_hour"),
     ):
-        plan = make_plan(workload, "fp16", offers, published_frame(), kind, ["aws"])
+        plan = make_plan(
+            PlanRequest(workload, "fp16", kind, providers=("aws",)), offers, published_frame()
+        )
         assert len(plan.rows) > 0, kind
         assert set(plan.rows["price_date"]) == {"2026-11-30"}
         chosen = offers.set_index(["region", "instance_type"])[column]

@@ -10,6 +10,7 @@ import pytest
 
 from benchmarks.published import published_frame
 from planner.plan import make_plan
+from planner.request import PlanRequest
 from planner.workloads import get_workload
 from pricing import refresh as refresh_module
 from pricing.catalog import load_offers, read_manifest, user_snapshot_dir
@@ -116,7 +117,9 @@ def test_refresh_azure_end_to_end_is_ranked_by_the_planner(
     assert (azure["priced_at"] == info.priced_at).all()
     assert (offers["provider"] == "aws").any()  # other providers still from the bundle
     plan = make_plan(
-        get_workload("resnet50-imagenet-90ep"), "fp16", offers, published_frame(), "reserved-1y"
+        PlanRequest(get_workload("resnet50-imagenet-90ep"), "fp16", "reserved-1y"),
+        offers,
+        published_frame(),
     )
     rows = plan.rows.loc[plan.rows["provider"] == "azure"]
     a100 = rows.loc[rows["instance_type"] == "Standard_NC24ads_A100_v4"]

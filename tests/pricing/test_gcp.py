@@ -11,6 +11,7 @@ from google.auth.credentials import AnonymousCredentials
 
 from benchmarks.published import published_frame
 from planner.plan import make_plan
+from planner.request import PlanRequest
 from planner.workloads import get_workload
 from pricing import refresh as refresh_module
 from pricing.catalog import bundled_snapshot_dir, load_offers, read_snapshot, user_snapshot_dir
@@ -142,7 +143,9 @@ def test_refresh_gcp_end_to_end_is_ranked_by_the_planner(
     assert added.info.origin == "user" and added.info.rows == len(offers_by_key())
     offers = load_offers()
     plan = make_plan(
-        get_workload("resnet50-imagenet-90ep"), "fp16", offers, published_frame(), "spot", ["gcp"]
+        PlanRequest(get_workload("resnet50-imagenet-90ep"), "fp16", "spot", providers=("gcp",)),
+        offers,
+        published_frame(),
     )
     assert len(plan.rows) > 0
     assert set(plan.rows["price_date"]) == {added.info.priced_at}

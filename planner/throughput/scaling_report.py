@@ -1,6 +1,6 @@
 """One GPU's scaling for a model and precision, as tables: what the Scaling page draws.
 
-All figures come from a fitted planner.estimate.ThroughputModel; nothing here fits anew
+All figures come from a fitted planner.throughput.estimate.ThroughputModel; nothing here fits anew
 except the level λ of each law's curve (the closed-form step of the planner's own fit).
 
   scaling_points        the measured / published figures, with their efficiency
@@ -8,7 +8,7 @@ except the level λ of each law's curve (the closed-form step of the planner's o
   extrapolation         the planner's throughput at 1..1024 GPUs with its 80% band
   interconnect_assumed  the links the communication model assumes at each scale
 
-Efficiency E(N) = X(N) / (N X(1)) (the scalability laws' definition, planner.scaling).
+Efficiency E(N) = X(N) / (N X(1)) (the scalability laws' definition, planner.throughput.scaling).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from planner.estimate import ThroughputModel, predict_throughput
 from planner.hardware import load_specs
-from planner.scaling import (
+from planner.throughput.estimate import ThroughputModel, predict_throughput
+from planner.throughput.scaling import (
     LAW_CODE,
     LAWS,
     CommModel,
@@ -96,7 +96,7 @@ def law_curves(
     heldout_mape is the law's held-out error over this model and precision, and `chosen`
     marks the law the planner uses for this GPU. Each curve's level λ is the relative-error
     least-squares level of the newest generation's figures for that shape,
-    λ = Σ r / Σ r² with r = N E(N) / X (the λ step of planner.scaling.fit_law_groups).
+    λ = Σ r / Σ r² with r = N E(N) / X (the λ step of planner.throughput.scaling.fit_law_groups).
     Empty when the GPU has figures at fewer than two counts (nothing was fitted to it).
     """
     fits = model.scaling
@@ -162,7 +162,7 @@ def extrapolation(
 ) -> pd.DataFrame:
     """The planner's throughput for this GPU at `counts` (EXTRAPOLATION_COLUMNS).
 
-    Same engine as every plan row (planner.estimate.predict_throughput) under `comm`
+    Same engine as every plan row (planner.throughput.estimate.predict_throughput) under `comm`
     (default the model's): the fitted law within the data and the node, the ring
     all-reduce model across nodes (`beyond_node`), band = the method's 80% band.
     Efficiency is relative to the curve's own 1-GPU value.
@@ -194,7 +194,7 @@ def interconnect_assumed(gpu_name: str, comm: CommModel) -> pd.DataFrame:
     """The link a ring all-reduce crosses at each scale, and its bus bandwidth.
 
     Columns: scope, num_gpus (a representative count), link, bus_gbs (GB/s per GPU after
-    comm.achievable_fraction; planner.scaling.bus_bandwidth_gbs).
+    comm.achievable_fraction; planner.throughput.scaling.bus_bandwidth_gbs).
     """
     specs = load_specs()
     per_node = int(comm.gpus_per_node)
@@ -264,7 +264,7 @@ def gpus_with_figures(reference: pd.DataFrame, model_name: str, precision: str) 
 
 def throughput_unit(results: pd.DataFrame, model_name: str) -> str:
     """The unit figures of a benchmark model are in (images/s, sequences/s, tokens/s, ...)."""
-    from planner.throughput import _result_model
+    from planner.throughput.offers import _result_model
 
     pairs = results.loc[:, ["workload", "model_size", "throughput_unit"]].fillna("")
     pairs = pairs.drop_duplicates()

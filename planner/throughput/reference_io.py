@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from planner.spec_model import PEAK_COLUMNS
+from planner.throughput.spec_model import PEAK_COLUMNS
 from pricing.gpus import (
     CANONICAL_GPUS,
     USER_ALIASES,
@@ -42,7 +42,7 @@ class InputFileError(ValueError):
 
 @dataclass(frozen=True)
 class Reference:
-    """Checked reference rows in planner.estimate's columns, and what was left out."""
+    """Checked reference rows in planner.throughput.estimate's columns, and what was left out."""
 
     rows: pd.DataFrame  # gpu_name, num_gpus, model, precision, throughput, generation, ...
     skipped_flagged: int
@@ -168,7 +168,7 @@ def read_reference(path: str | Path) -> Reference:
 
 
 def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The Q file as read (for the output) and its rows in planner.estimate's columns.
+    """The Q file as read (for the output) and its rows in planner.throughput.estimate's columns.
 
     A GPU resolves through spec_gpu_model, then gpu_model; a label that resolves to no
     spec row is accepted only when REF has rows of that same label.

@@ -4,8 +4,8 @@ Sources, most trusted first:
   measured   - the user's own `gpuplan bench` results
   published  - published figures (Lambda's PyTorch benchmarks)
   scaled     - a measured or published figure at another GPU count, through the scaling
-               law fitted to that GPU (planner.scaling; chosen by held-out error)
-  estimated  - no figure for this GPU: the spec regression (planner.spec_model) times the
+               law fitted to that GPU (planner.throughput.scaling; chosen by held-out error)
+  estimated  - no figure for this GPU: the spec regression (planner.throughput.spec_model) times the
                pooled scaling law (LLMs: planner.llm, from measured or assumed MFU)
 
 Every row says which figure or fit it came from (`throughput_detail`, with the fit's
@@ -24,7 +24,8 @@ from typing import Generic, TypeVar
 import numpy as np
 import pandas as pd
 
-from planner.estimate import (
+from planner.hardware import load_specs
+from planner.throughput.estimate import (
     CURVE_KEY,
     ThroughputCurves,
     ThroughputModel,
@@ -35,7 +36,6 @@ from planner.estimate import (
     throughput_curves,
     throughput_details,
 )
-from planner.hardware import load_specs
 from planner.workloads import Workload
 
 SOURCE_RANK = {"measured": 0, "published": 1, "scaled": 2, "estimated": 3}
@@ -153,7 +153,7 @@ OWN_GENERATION = "own"
 
 
 def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
-    """Every non-LLM result as planner.estimate reference rows.
+    """Every non-LLM result as planner.throughput.estimate reference rows.
 
     model: Lambda's model name; generation: Lambda's benchmark version for published
     rows ("own" for measured ones); source: measured | published.
@@ -348,8 +348,8 @@ def throughput_for_offers(
 
 
 def table_figures(table: pd.DataFrame) -> pd.DataFrame:
-    """throughput_table() rows in planner.estimate.aggregate_figures' columns."""
-    from planner.scaling import interconnect_class
+    """throughput_table() rows in planner.throughput.estimate.aggregate_figures' columns."""
+    from planner.throughput.scaling import interconnect_class
 
     columns = [
         "gpu_name", "model", "precision", "generation", "num_gpus", "throughput",

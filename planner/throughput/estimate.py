@@ -2,14 +2,14 @@
 
   measured / published  a figure at this count: median of its runs, band = min..max
   scaled                figures of the same GPU at other counts, through the scaling law
-                        chosen by held-out error (planner.scaling), anchored at the nearest
+                        chosen by held-out error (throughput.scaling), anchored at the nearest
                         figure; band from the law's held-out error per doubling
   estimated             no figure of this GPU for this model and precision: 1-GPU throughput
-                        from the spec regression (planner.spec_model) x the law pooled over
+                        from the spec regression (throughput.spec_model) x the law pooled over
                         the measured GPUs; band from both cross-validated errors
 
 Beyond a node (`gpus_per_node`, and beyond the largest measured count) the law is not
-extrapolated: the analytic ring all-reduce model (planner.scaling.comm_efficiency) carries
+extrapolated: the analytic ring all-reduce model (throughput.scaling.comm_efficiency) carries
 the figure across the network.
 
 Reference rows (`fit_throughput_model`), one per run or figure:
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from planner.hardware import load_specs
-from planner.scaling import (
+from planner.throughput.scaling import (
     DATA_PARALLEL_MODELS,
     GRADIENT_BYTES_PER_PARAM,
     LAW_CODE,
@@ -44,7 +44,7 @@ from planner.scaling import (
     fit_scaling,
     interconnect_class,
 )
-from planner.spec_model import PRECISION_FAMILY, SpecEstimator, fit_spec_estimator
+from planner.throughput.spec_model import PRECISION_FAMILY, SpecEstimator, fit_spec_estimator
 
 REFERENCE_COLUMNS: tuple[str, ...] = ("gpu_name", "num_gpus", "model", "precision", "throughput")
 QUERY_COLUMNS: tuple[str, ...] = ("gpu_name", "num_gpus", "model", "precision")
@@ -67,7 +67,7 @@ class ThroughputModel:
 
     figures: one row per (gpu_name, model, precision, generation, num_gpus) with
       throughput (median), throughput_low/high (min/max of runs), runs, source, detail,
-      interconnect. scaling: planner.scaling.ScalingFits. estimator: the spec
+      interconnect. scaling: planner.throughput.scaling.ScalingFits. estimator: the spec
       regression (None when no 1-GPU figure of a GPU with a spec row exists).
     generations: oldest first; target_generation: what estimates are for by default.
     """

@@ -1,0 +1,67 @@
+"""Structured notes: what the engine has to say about a plan, as a code and its values.
+
+The engine (planner/) never words a note; the CLI and the app do (planner.render.notes),
+each naming its own controls. A Note is a reason code from NOTE_CODES and a mapping of
+plain values (numbers, strings, tuples of strings).
+
+Codes and their values:
+  offers_dropped       offers (count), gpus (names), reason (a DROP_REASONS code), pricing
+  offers_too_big       offers (count), max_gpus
+  onprem_no_count      name, max_gpus
+  deadline_unmet       deadline_hours, fastest (option label), fastest_hours
+  budget_unmet         budget_usd, cheapest (option label), cheapest_usd
+  stale_prices         stale_after_days, providers (tuple of "provider date (age d)")
+  no_options           (no values): every offer was left out or none matched the filters
+  own_result_used      id, gpu_name, device, model_size, precision, world_size,
+                       throughput, unit
+  own_result_skipped   id, gpu_name, device, model_size, precision, world_size,
+                       reason (a SKIP_REASONS code), wanted (the plan's precision or size)
+  own_results_elsewhere  count, workloads (own results of other workloads, not used)
+  results_rejected     text (a results file that could not be read, as the reader said)
+  llm                  text (a note of the LLM memory and MFU model, already in words)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+NOTE_CODES: tuple[str, ...] = (
+    "offers_dropped",
+    "offers_too_big",
+    "onprem_no_count",
+    "deadline_unmet",
+    "budget_unmet",
+    "stale_prices",
+    "no_options",
+    "own_result_used",
+    "own_result_skipped",
+    "own_results_elsewhere",
+    "results_rejected",
+    "llm",
+)
+# Why options were dropped (offers_dropped.reason).
+DROP_REASONS: tuple[str, ...] = ("no_price", "no_spec_row", "no_throughput", "no_llm_peak")
+# Why an own result was not used (own_result_skipped.reason).
+SKIP_REASONS: tuple[str, ...] = ("cpu_run", "unknown_gpu", "other_precision", "other_size")
+
+
+@dataclass(frozen=True)
+class Note:
+    """A reason code (NOTE_CODES) and its values; worded by planner.render.notes."""
+
+    code: str
+    values: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.code not in NOTE_CODES:
+            raise ValueError(f"unknown note code {self.code!r}; known: {', '.join(NOTE_CODES)}")
+        object.__setattr__(self, "values", dict(self.values))
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def to_dict(self) -> dict[str, Any]:
+        """{"code": ..., **values} (JSON-ready when the values are)."""
+        return {"code": self.code, **self.values}

@@ -1,0 +1,85 @@
+"""Which of the user's own benchmark results a plan used, which it skipped, and why.
+
+Own results are the rows of planner.throughput.own_and_published_results() whose source is
+"measured" (bundled samples and the results folder). A result is used when it measures the
+plan's benchmark model (workload and size; "gpt" for LLMs) at the plan's precision on a
+GPU the spec table knows; otherwise it is skipped with a reason code (planner.notes
+SKIP_REASONS): a CPU run does not predict a GPU, a device name not matched to a GPU has no
+specs to scale by, another precision or model size measures another job. Results of other
+workloads are counted in one own_results_elsewhere note.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from planner.notes import Note
+from planner.workloads import Workload
+
+# Precisions that share a dense peak (an LLM MFU at fp16 stands for bf16 and back).
+_HALF = {"fp16": "half", "bf16": "half", "fp32": "fp32", "tf32": "tf32"}
+
+
+def own_result_notes(results: pd.DataFrame, workload: Workload, precision: str) -> list[Note]:
+    """One own_result_used or own_result_skipped note per own result of this workload's
+    benchmark model, then one own_results_elsewhere note for the rest (if any)."""
+    if results.empty or "source" not in results.columns:
+        return []
+    own = results.loc[results["source"].astype(str) == "measured"]
+    if own.empty:
+        return []
+    model = "gpt" if workload.is_llm else workload.model
+    same = own["workload"].astype(str) == model
+    notes = [_note(row, workload, precision) for _, row in own.loc[same].iterrows()]
+    elsewhere = own.loc[~same]
+    if len(elsewhere):
+        names = tuple(sorted(elsewhere["workload"].astype(str).unique()))
+        notes.append(Note("own_results_elsewhere", {"count": len(elsewhere), "workloads": names}))
+    return notes
+
+
+def _note(row: pd.Series, workload: Workload, precision: str) -> Note:
+    base = {
+        "id": str(row["id"]),
+        "gpu_name": "" if pd.isna(row["gpu_name"]) else str(row["gpu_name"]),
+        "device": str(row.get("device", "")),
+        "model_size": str(row["model_size"]),
+        "precision": str(row["precision"]),
+        "world_size": int(row["world_size"]) if pd.notna(row["world_size"]) else 0,
+    }
+    reason = _skip_reason(row, workload, precision)
+    if reason is None:
+        unit = row.get("throughput_unit", "")
+        return Note(
+            "own_result_used",
+            {**base, "throughput": float(row["throughput"]), "unit": str(unit or "")},
+        )
+    return Note(
+        "own_result_skipped",
+        {**base, "reason": reason, "wanted": _wanted(workload, precision, reason)},
+    )
+
+
+def _skip_reason(row: pd.Series, workload: Workload, precision: str) -> str | None:
+    if str(row.get("device", "")) == "cpu":
+        return "cpu_run"
+    if pd.isna(row["gpu_name"]):
+        return "unknown_gpu"
+    if workload.is_llm:
+        if _HALF.get(str(row["precision"])) != _HALF.get(precision):
+            return "other_precision"
+        return None
+    if str(row["precision"]) != precision:
+        return "other_precision"
+    if workload.model_size and str(row["model_size"]) not in (workload.model_size, ""):
+        return "other_size"
+    return None
+
+
+def _wanted(workload: Workload, precision: str, reason: str) -> str:
+    """What would have been used instead (the plan's precision or model size)."""
+    if reason == "other_precision":
+        return precision
+    if reason == "other_size":
+        return workload.model_size
+    return ""

@@ -1,0 +1,63 @@
+"""Numbers as people read them: money, durations, ratios (for the CLI and the app)."""
+
+from __future__ import annotations
+
+import math
+
+HOURS_PER_DAY = 24.0
+
+
+def _finite(value: object) -> bool:
+    try:
+        return math.isfinite(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+def money(usd: float, short: bool = False) -> str:
+    """$0.52, $4.38, $1,234; short: $18.4k, $1.31M from $10,000 up (and $1.2k from $1,000)."""
+    if not _finite(usd):
+        return "-"
+    usd = float(usd)
+    if short and abs(usd) >= 1e6:
+        return f"${usd / 1e6:,.3g}M"
+    if short and abs(usd) >= 1e3:
+        return f"${usd / 1e3:,.3g}k" if abs(usd) < 1e5 else f"${usd / 1e3:,.0f}k"
+    return f"${usd:,.0f}" if abs(usd) >= 100 else f"${usd:,.2f}"
+
+
+def duration(hours: float, short: bool = False) -> str:
+    """Hours as a reader says them: 49 s, 39 min, 5.2 h, 31.6 days (short: 31.6 d)."""
+    if not _finite(hours):
+        return "-"
+    hours = float(hours)
+    if hours < 1 / 60:
+        return f"{hours * 3600:.0f} s"
+    if hours < 1:
+        return f"{hours * 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.1f} h" if hours < 10 else f"{hours:.0f} h"
+    days = hours / HOURS_PER_DAY
+    text = f"{days:,.1f}" if days < 100 else f"{days:,.0f}"
+    return f"{text} d" if short else f"{text} days"
+
+
+def duration_range(low: float, high: float) -> str:
+    """P10-P90 hours in one unit where both fit it: 4.1-5.3 h, 39-52 min, 12-15 d."""
+    if not (_finite(low) and _finite(high)):
+        return "-"
+    a, b = duration(low, short=True), duration(high, short=True)
+    unit_a, unit_b = a.split(" ")[-1], b.split(" ")[-1]
+    return f"{a.rsplit(' ', 1)[0]}-{b}" if unit_a == unit_b else f"{a}-{b}"
+
+
+def money_range(low: float, high: float) -> str:
+    """P10-P90 dollars, short: $4.4k-$5.1k."""
+    if not (_finite(low) and _finite(high)):
+        return "-"
+    return f"{money(low, short=True)}-{money(high, short=True)}"
+
+
+def percent(fraction: float, digits: int = 1) -> str:
+    """0.9069 -> 90.7%."""
+    return "-" if not _finite(fraction) else f"{float(fraction) * 100:.{digits}f}%"

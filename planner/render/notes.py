@@ -1,0 +1,102 @@
+"""The engine's structured notes (planner.notes) in words, for the CLI and the app.
+
+Each interface names its own controls: `controls` maps a request field (max_gpus,
+deadline_hours, budget_usd, interruption_rates, gpus) to how the interface calls it
+(CLI_CONTROLS: the flag; the app passes its input labels).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from planner.notes import Note
+from planner.render.format import duration, money
+
+CLI_CONTROLS: dict[str, str] = {
+    "max_gpus": "--max-gpus",
+    "deadline_hours": "--deadline-hours",
+    "budget_usd": "--budget-usd",
+    "gpus": "--gpu",
+    "pricing": "--pricing",
+    "results": "--results",
+}
+APP_CONTROLS: dict[str, str] = {
+    "max_gpus": "Max GPUs per option",
+    "deadline_hours": "Deadline (hours)",
+    "budget_usd": "Budget (USD)",
+    "gpus": "GPUs",
+    "pricing": "Pricing",
+    "results": "the Benchmarks page",
+}
+DROP_WORDS = {
+    "no_price": "no {pricing} price",
+    "no_spec_row": "no row in planner/data/gpu_specs.csv to estimate them from",
+    "no_throughput": "no {model} {precision} throughput figure or estimate",
+    "no_llm_peak": "no {precision} dense peak in planner/data/gpu_specs.csv to apply an MFU to "
+    "(no such tensor cores; fp16 may have one)",
+}
+SKIP_WORDS = {
+    "cpu_run": "a CPU run does not predict a GPU",
+    "unknown_gpu": "its device is not a GPU in planner/data/gpu_specs.csv",
+    "other_precision": "measured at {precision}, the plan is at {wanted}",
+    "other_size": "model size {model_size}, the plan's is {wanted}",
+}
+# Notes about own results (used, skipped), apart from the warnings.
+OWN_CODES = ("own_result_used", "own_result_skipped", "own_results_elsewhere")
+
+
+def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
+    """One note as a sentence fragment (no final period)."""
+    v = note.values
+    name = controls.get
+    if note.code == "offers_dropped":
+        why = DROP_WORDS[v["reason"]].format(**{"pricing": "", "model": "", "precision": "", **v})
+        return f"{v['offers']} offers left out: {why} ({', '.join(v['gpus'])})"
+    if note.code == "offers_too_big":
+        return (
+            f"{v['offers']} offers left out: more GPUs per instance than the {v['max_gpus']} "
+            f"allowed ({name('max_gpus', 'max GPUs')})"
+        )
+    if note.code == "onprem_no_count":
+        return f"on-prem {v['name']}: no GPU count within {name('max_gpus')} {v['max_gpus']}"
+    if note.code == "deadline_unmet":
+        return (
+            f"nothing finishes within {v['deadline_hours']:g} h; the fastest option is "
+            f"{v['closest']} at {duration(v['closest_hours'])} ({name('deadline_hours')})"
+        )
+    if note.code == "budget_unmet":
+        return (
+            f"nothing costs {money(v['budget_usd'])} or less; the cheapest option is "
+            f"{v['closest']} at {money(v['closest_usd'])} ({name('budget_usd')})"
+        )
+    if note.code == "stale_prices":
+        listed = ", ".join(f"{p} {d} ({age} d)" for p, d, age in v["providers"])
+        return (
+            f"prices older than {v['stale_after_days']} days: {listed}; refresh with "
+            "`gpuplan pricing refresh aws|gcp|azure` where credentials allow"
+        )
+    if note.code == "no_options":
+        return (
+            "no option left to plan: every offer was left out (see the notes above), or none "
+            "matched the filters"
+        )
+    if note.code == "own_result_used":
+        return f"own result {v['id']} used: {_run(v)}, {v['throughput']:,.4g} {v['unit']}".rstrip()
+    if note.code == "own_result_skipped":
+        why = SKIP_WORDS[v["reason"]].format(**v)
+        return f"own result {v['id']} not used: {why}"
+    if note.code == "own_results_elsewhere":
+        return (
+            f"{v['count']} own results of other workloads ({', '.join(v['workloads'])}) "
+            "not used: they measure another job"
+        )
+    return str(v.get("text", note.code))
+
+
+def notes_text(notes: Iterable[Note], controls: Mapping[str, str] = CLI_CONTROLS) -> list[str]:
+    """Each note in words, in order."""
+    return [note_text(n, controls) for n in notes]
+
+
+def _run(v: Mapping[str, object]) -> str:
+    return f"{v['gpu_name']} x{v['world_size']} {v['precision']}"

@@ -1,0 +1,43 @@
+"""The throughput layer: results -> fitted model -> throughput per (GPU, count, workload).
+
+Modules: offers (results joined to offers and options), estimate (figures, scaling laws and
+the spec regression combined), scaling (laws and the communication model), spec_model (the
+spec regression), scaling_report (the Scaling page's tables), reference_io (CSV edges of
+`gpuplan estimate`), benchmark_compare (own runs against published figures).
+"""
+
+from planner.throughput.offers import (
+    ASSUMED_LLM_MFU,
+    ASSUMED_LLM_MFU_BAND,
+    SOURCE_RANK,
+    TABLE_COLUMNS,
+    bundled_results_dir,
+    model_key,
+    own_and_published_results,
+    reference_from_results,
+    table_figures,
+    throughput_for_offers,
+    throughput_for_options,
+    throughput_inputs,
+    throughput_model_for_model,
+    throughput_model_for_results,
+    throughput_table,
+)
+
+__all__ = [
+    "ASSUMED_LLM_MFU",
+    "ASSUMED_LLM_MFU_BAND",
+    "SOURCE_RANK",
+    "TABLE_COLUMNS",
+    "bundled_results_dir",
+    "model_key",
+    "own_and_published_results",
+    "reference_from_results",
+    "table_figures",
+    "throughput_for_offers",
+    "throughput_for_options",
+    "throughput_inputs",
+    "throughput_model_for_model",
+    "throughput_model_for_results",
+    "throughput_table",
+]
