@@ -77,7 +77,8 @@ def main() -> None:
             cpus[name].append(cpu)
     shutil.rmtree(scratch, ignore_errors=True)
     print(
-        f"CLI start-up, {args.runs} alternating rounds, medians (min-max); {os.cpu_count()} cores"
+        f"CLI start-up, {args.runs} alternating rounds, medians (min-max); "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
     print(f"{'command':<12} {'wall s':>7} {'(min-max)':>13} {'CPU s':>7}  aim")
     for name in COMMANDS:
