@@ -83,11 +83,12 @@ def test_wheel_metadata_puts_the_app_in_an_extra(wheel: Path) -> None:
     assert metadata["License-Expression"] == "Apache-2.0"
 
 
-def test_packaged_examples_are_the_repository_examples() -> None:
+def test_packaged_examples_are_copies_of_the_repository_examples() -> None:
+    """Each example shipped in the package (the app's on-prem example at least) is the
+    same file as in the repository's examples/."""
     packaged = ROOT / "planner" / "data" / "examples"
-    names = sorted(p.name for p in (ROOT / "examples").glob("*.toml"))
-    assert names
-    assert sorted(p.name for p in packaged.glob("*.toml")) == names
+    names = sorted(p.name for p in packaged.glob("*.toml"))
+    assert "onprem-dgx-h100.toml" in names
     _, mismatch, errors = filecmp.cmpfiles(ROOT / "examples", packaged, names, shallow=False)
     assert (mismatch, errors) == ([], [])
 
