@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from planner.plan import Plan, make_plan
@@ -92,9 +93,20 @@ def plan(results_dir: str, request: PlanRequest) -> Plan:
     return make_plan(request, offers(), table)
 
 
+@st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
+def plan_chart(results_dir: str, request: PlanRequest) -> go.Figure:
+    """The Plan page's time-vs-cost figure of `plan(results_dir, request)`, built once per
+    plan and shared read-only: building it (planner.ui.plan_view.plan_figure, a trace per
+    provider with hover text per row) is most of a warm Plan page run (~0.3 s of ~0.35 s)."""
+    from planner.ui.plan_view import plan_figure
+
+    return plan_figure(plan(results_dir, request))
+
+
 def clear_results() -> None:
     """Forget the cached results and what was computed from them (a file was added)."""
     results.clear()
     reference.clear()
     throughput_model.clear()
     plan.clear()
+    plan_chart.clear()
