@@ -7,14 +7,20 @@ without it; `bench run` imports the harness when it runs.
 from __future__ import annotations
 
 import json
+import math
 import os
+import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
+
+# Light modules only (`gpuplan --help` loads no pandas): commands import results and intake.
+from benchmarks.safe_paths import UnsafeInputError, check_result_id, path_under, shorten
 
 app = typer.Typer(help="Training benchmarks: run, list and show results.", no_args_is_help=True)
 
@@ -24,42 +30,58 @@ def default_results_dir() -> Path:
     return Path(os.environ.get("GPUPLAN_RESULTS_DIR", "results"))
 
 
+LIST_COLUMNS = ("id", "workload", "size", "precision", "device", "world", "throughput", "source")
+
+
+def _warn(lines: list[str]) -> None:
+    """Each line to stderr as `warning: ...`, plain text (never markup), one line each."""
+    for line in lines:
+        flat = " ".join(shorten(line, 1000).split())
+        sys.stderr.write(f"warning: {flat}\n")
+    sys.stderr.flush()
+
+
 @app.command("list")
 def list_results(
     directory: Annotated[Path | None, typer.Argument(help="results folder")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
-    """One line per result in a folder (default $GPUPLAN_RESULTS_DIR or ./results)."""
-    from benchmarks.results import load_results
+    """One line per result in a folder (default $GPUPLAN_RESULTS_DIR or ./results).
 
+    Entries that cannot be read (invalid, a folder named *.json, a dangling link, too
+    large or too deep) are named on stderr as `warning: ...` and left out.
+    """
+    from benchmarks.results import load_results, results_frame
+
+    if fmt not in ("table", "json", "csv"):
+        _fail(f"--format: {shorten(fmt)!r} is not one of table, json, csv")
     directory = directory or default_results_dir()
     results, problems = load_results(directory)
-    console = Console()
-    table = Table(title=f"{len(results)} results in {directory}")
-    for column in (
-        "id",
-        "workload",
-        "size",
-        "precision",
-        "device",
-        "world",
-        "throughput",
-        "source",
-    ):
-        table.add_column(column)
-    for r in sorted(results, key=lambda r: r.started_at):
-        table.add_row(
-            r.id,
-            r.workload,
-            r.model_size,
-            r.precision or "-",
-            r.device_name or r.device,
-            str(r.world_size),
-            f"{r.throughput:,.1f} {r.throughput_unit}",
-            r.source,
-        )
-    console.print(table)
-    for problem in problems:
-        Console(stderr=True).print(f"[yellow]skipped:[/] {escape(problem)}", highlight=False)
+    ordered = sorted(results, key=lambda r: r.started_at)
+    if fmt == "json":
+        print(json.dumps([r.model_dump() for r in ordered], indent=2))
+    elif fmt == "csv":
+        sys.stdout.write(results_frame(ordered).to_csv(index=False))
+    else:
+        table = Table(title=Text(f"{len(results)} results in {directory}"))
+        for column in LIST_COLUMNS:
+            table.add_column(column)
+        for r in ordered:
+            # Text cells: an id or name is never read as rich markup ("[/bogus]").
+            cells = (
+                r.id,
+                r.workload,
+                r.model_size,
+                r.precision or "-",
+                r.device_name or r.device,
+                str(r.world_size),
+                f"{r.throughput:,.1f} {r.throughput_unit}",
+                r.source,
+            )
+            table.add_row(*(Text(shorten(c)) for c in cells))
+        Console(width=None if Console().is_terminal else 200).print(table)
+    sys.stdout.flush()
+    _warn([f"skipped: {p}" for p in problems])
 
 
 @app.command("show")
@@ -70,25 +92,79 @@ def show(
     """Print one result file in full (validated)."""
     from benchmarks.results import ResultFileError, read_result
 
+    if not result.strip():
+        _fail("give a result id (gpuplan bench list shows them) or a path to a result file")
     path = Path(result)
-    if not path.exists():
-        path = (directory or default_results_dir()) / f"{result}.json"
+    try:
+        given_as_path = path.exists() or path.is_symlink()
+    except OSError:  # a name too long to be a path: treat it as an id (refused below)
+        given_as_path = False
+    if not given_as_path:
+        folder = directory or default_results_dir()
+        try:
+            path = path_under(folder, f"{check_result_id(result)}.json")
+        except UnsafeInputError as exc:
+            _fail(f"{exc}; give a result id or a path to a result file")
     try:
         loaded = read_result(path)
     except FileNotFoundError:
-        message = escape(f"no result {result!r} (looked for {path})")
-        Console(stderr=True).print(f"[bold red]error:[/] {message}")
-        raise typer.Exit(2) from None
+        _fail(f"no result {shorten(result)!r} (looked for {shorten(path)})")
     except ResultFileError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from None
+        _fail(str(exc))
     print(json.dumps(loaded.model_dump(), indent=2))
 
 
-def _fail(message: str, code: int = 2) -> None:
+@app.command("add")
+def add(
+    files: Annotated[list[Path], typer.Argument(help="result JSON files to add")],
+    directory: Annotated[
+        Path | None,
+        typer.Option("--dir", help="results folder (default $GPUPLAN_RESULTS_DIR or ./results)"),
+    ] = None,
+) -> None:
+    """Add result files to the results folder: all checked first, then all written or none.
+
+    The same checks as the app's upload: at most 2 MiB per file, JSON nested at most 64
+    deep, finite numbers, the result schema and its id pattern. A different result with
+    the same id is never overwritten. Exit 2 names each bad file; nothing is written.
+    """
+    from benchmarks.intake import check_file, conflicts, save_all
+
+    folder = directory or default_results_dir()
+    checked = [check_file(path) for path in files]
+    problems = [c.error for c in checked if c.error] or conflicts(checked, folder)
+    if problems:
+        for problem in problems:
+            Console(stderr=True).print(
+                f"[bold red]error:[/] {escape(problem)}", highlight=False, soft_wrap=True
+            )
+        _fail("nothing was added: fix or leave out the file(s) above")
+    try:
+        written = save_all(checked, folder)
+    except (OSError, UnsafeInputError) as exc:
+        _fail(f"cannot write into {shorten(folder)}: {exc}; nothing was added", 1)
+    console = Console(highlight=False)
+    for path in written:
+        console.print(Text(f"added {path}"))
+    kept = len(checked) - len(written)
+    if kept:
+        console.print(Text(f"{kept} file(s) already in {folder} (same id, same content)"))
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
     """Print `error: message` to stderr and exit with `code` (no traceback)."""
-    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    Console(stderr=True).print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
+    )
     raise typer.Exit(code)
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    """Exit 2 when the results folder given is an existing file (or a dangling link)."""
+    if (out_dir.exists() and not out_dir.is_dir()) or (
+        out_dir.is_symlink() and not out_dir.exists()
+    ):
+        _fail(f"--out {shorten(out_dir)}: not a folder; give a folder for the result files")
 
 
 def parse_world_sizes(text: str) -> list[int]:
@@ -152,7 +228,7 @@ def _print_results(written: list[tuple[Any, Path]], fmt: str) -> None:
         table.add_row(*cells)
     console.print(table)
     for result, path in written:
-        console.print(f"{result.id}: {path}", highlight=False)
+        console.print(Text(f"{result.id}: {path}"))
         if result.mean_power_w is None:
             console.print(f"  power and energy {result.power_source}", highlight=False)
 
@@ -203,6 +279,8 @@ def run(
     fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
 ) -> None:
     """Measure training throughput of a standard model; one result file per world size."""
+    from benchmarks.results import read_result
+
     try:
         from benchmarks.models import WORKLOADS, check_size
 
@@ -213,6 +291,14 @@ def run(
             raise ValueError(f"--format: {fmt!r} is not one of table, json")
         if device not in ("cpu", "cuda", "auto"):
             raise ValueError(f"--device: {device!r} is not one of cpu, cuda, auto")
+        for flag, value in (
+            ("--peak-tflops", peak_tflops),
+            ("--memory-budget-gib", memory_budget_gib),
+        ):
+            if value is not None and not (math.isfinite(value) and 0 < value <= 1e6):
+                raise ValueError(
+                    f"{flag} {value:g}: must be a finite number greater than 0 and at most 1e+06"
+                )
     except ValueError as exc:
         _fail(str(exc))
     try:
@@ -251,8 +337,8 @@ def run(
     if chosen_device == "cuda" and max(sizes) > torch.cuda.device_count():
         _fail(f"--world-size {max(sizes)}: only {torch.cuda.device_count()} CUDA GPU(s) visible")
     out_dir = out or default_results_dir()
+    _check_out_dir(out_dir)
     from benchmarks.progress import StepProgress, progress_bar
-    from benchmarks.results import read_result
 
     err = Console(stderr=True)
     written: list[tuple[Any, Path]] = []
@@ -318,6 +404,7 @@ def pipeline(
     except ImportError as exc:
         _fail(f"the input-pipeline benchmark needs torch and Pillow ({exc})")
     out_dir = out or default_results_dir()
+    _check_out_dir(out_dir)
     console = Console()
     for count in counts:
         options = PipelineOptions(
@@ -328,7 +415,10 @@ def pipeline(
             result = run_pipeline(options, run_id, utc_now())
         except KeyboardInterrupt:
             _fail("interrupted: no result written", 130)
-        path = write_result(result, out_dir)
+        try:
+            path = write_result(result, out_dir)
+        except (OSError, ValueError) as exc:
+            _fail(f"cannot write the result into {shorten(out_dir)}: {exc}", 1)
         console.print(
             f"{count} worker(s): {result.throughput:,.0f} images/s, "
             f"{result.samples_per_s_per_core:,.0f} images/s per core -> {path}",

@@ -34,6 +34,16 @@ from pydantic import (
     field_validator,
 )
 
+from benchmarks.safe_paths import (
+    MAX_RESULT_BYTES,
+    UnsafeInputError,
+    check_result_id,
+    loads_bounded,
+    path_under,
+    read_text_bounded,
+    walk_files,
+)
+
 SCHEMA_VERSION = 2
 SUPPORTED_SCHEMA_VERSIONS = (1, 2)
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -48,7 +58,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "device", "world_size", "batch_size_per_device", "throughput", "throughput_unit",
     "throughput_p10", "throughput_p90", "throughput_cv", "samples_per_s", "tokens_per_s",
     "mfu", "achieved_tflops", "peak_memory_gib", "mean_power_w", "energy_j",
-    "interconnect", "started_at", "detail",
+    "interconnect", "started_at", "detail", "samples_per_s_per_core",
 )  # fmt: skip
 
 
@@ -64,10 +74,11 @@ class ResultFileError(ValueError):
 class BenchmarkResult(BaseModel):
     """One benchmark run (or one published figure), frozen and validated where built."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # allow_inf_nan=False: every float field must be finite (1e309 or Infinity is refused).
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     schema_version: int = SCHEMA_VERSION
-    id: str = Field(min_length=1)
+    id: str = Field(min_length=1, description="file name stem: benchmarks.safe_paths pattern")
     source: str = "measured"
     workload: str = Field(min_length=1, description="resnet50 | bert | gpt | published model")
     model_size: str = ""
@@ -114,6 +125,14 @@ class BenchmarkResult(BaseModel):
     started_at: str
     runs_averaged: int | None = None
     notes: str = ""
+
+    @field_validator("id")
+    @classmethod
+    def _safe_id(cls, value: str) -> str:
+        try:
+            return check_result_id(value)
+        except UnsafeInputError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("started_at")
     @classmethod
@@ -178,32 +197,39 @@ def parse_result(data: Any, path: str | Path = "<result>") -> BenchmarkResult:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "<root>"
-        raise ResultFileError(path, field, first["msg"]) from None
+        message = first["msg"].removeprefix("Value error, ")
+        raise ResultFileError(path, field, message) from None
 
 
 def read_result(path: str | Path) -> BenchmarkResult:
-    """Read and validate one result file."""
+    """Read and validate one result file (a regular UTF-8 file of at most MAX_RESULT_BYTES,
+    JSON nested at most MAX_JSON_DEPTH deep, finite numbers)."""
     path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        raise FileNotFoundError(str(path))
     try:
-        data = json.loads(path.read_text())
+        data = loads_bounded(read_text_bounded(path, MAX_RESULT_BYTES))
     except json.JSONDecodeError as exc:
         raise ResultFileError(
             path, "<json>", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
-    except UnicodeDecodeError:
-        raise ResultFileError(path, "<json>", "not a text file") from None
+    except UnsafeInputError as exc:
+        raise ResultFileError(path, "<file>", str(exc)) from None
     return parse_result(data, path)
 
 
 def result_path(result: BenchmarkResult, directory: str | Path) -> Path:
-    """Where write_result puts a result: DIR/<id>.json."""
-    return Path(directory) / f"{result.id}.json"
+    """Where write_result puts a result: DIR/<id>.json (UnsafeInputError when that would
+    resolve outside DIR, e.g. through a symlink)."""
+    return path_under(directory, f"{check_result_id(result.id)}.json")
 
 
 def write_result(result: BenchmarkResult, directory: str | Path) -> Path:
-    """Write a result atomically (temp file + rename); returns the final path."""
+    """Write a result atomically (temp file + rename) inside `directory`; returns the path.
+
+    UnsafeInputError when the target would land outside `directory`."""
+    Path(directory).mkdir(parents=True, exist_ok=True)
     path = result_path(result, directory)
-    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as handle:
@@ -218,22 +244,31 @@ def write_result(result: BenchmarkResult, directory: str | Path) -> Path:
 
 
 def load_results(directory: str | Path) -> tuple[list[BenchmarkResult], list[str]]:
-    """Every valid result in a folder (recursively), and one message per rejected file.
+    """Every valid result in a folder (sub-folders too), and one message per skipped entry.
 
-    A bad file never stops the others from loading; the caller shows the messages.
+    Nothing in the folder stops the others from loading: an invalid file, a folder named
+    *.json, a dangling link, a file too large or nested too deep, a folder too deep is
+    named in a message (the caller shows them) and left out.
     """
     directory = Path(directory)
     results: list[BenchmarkResult] = []
     problems: list[str] = []
-    if not directory.exists():
-        return results, problems
-    for path in sorted(directory.rglob("*.json")):
-        if path.name.startswith("."):
-            continue
+    try:
+        if not directory.exists():
+            return results, problems
+        if not directory.is_dir():
+            return results, [str(ResultFileError(directory, "<folder>", "not a folder"))]
+    except OSError as exc:
+        return results, [str(ResultFileError(directory, "<folder>", f"unusable ({exc})"))]
+    paths, skipped = walk_files(directory, ".json")
+    problems.extend(str(ResultFileError(path, "<file>", why)) for path, why in skipped)
+    for path in paths:
         try:
             results.append(read_result(path))
         except ResultFileError as exc:
             problems.append(str(exc))
+        except (OSError, ValueError, RecursionError) as exc:  # never let one entry stop all
+            problems.append(str(ResultFileError(path, "<file>", f"cannot be read ({exc})")))
     return results, problems
 
 

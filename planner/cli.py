@@ -25,12 +25,14 @@ from planner.defaults import (
     DEFAULT_MAX_GPUS,
     DEFAULT_RESTART_HOURS,
 )
+from planner.validate import check_flags, check_output_path, shorten, warn_lines
 from pricing.cli import app as pricing_app
 from pricing.output import FORMATS, abort, emit
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from planner.overheads import JobOverheads
     from planner.plan import Plan
     from planner.tco import OnPremConfig
 
@@ -171,6 +173,20 @@ def plan(
     restart_minutes: Annotated[
         float, typer.Option(help="minutes to restart after an interruption (spot)")
     ] = DEFAULT_RESTART_HOURS * 60,
+    startup_minutes: Annotated[
+        float | None,
+        typer.Option(
+            help="minutes from request to training: provisioning + environment start "
+            "(default: per provider, see README)"
+        ),
+    ] = None,
+    staging_gbps: Annotated[
+        float | None,
+        typer.Option(help="Gb/s to copy the dataset to each instance; 0 = already there"),
+    ] = None,
+    checkpoint_every_hours: Annotated[
+        float, typer.Option(help="hours between checkpoint writes; 0 = none")
+    ] = 1.0,
     seed: Annotated[int, typer.Option(help="Monte Carlo seed (same seed, same figures)")] = 0,
     draws: Annotated[int, typer.Option(help="Monte Carlo draws for spot rows")] = DEFAULT_DRAWS,
     recompute: Annotated[
@@ -206,6 +222,7 @@ def plan(
     from planner.constraints import parse_rates
     from planner.llm import LLMMemoryError, LLMSettings
     from planner.plan import make_plan
+    from planner.render.notes import notes_text
     from planner.request import PRECISIONS, PlanRequest, RequestError
     from planner.tco import OnPremConfigError, load_onprem_config
     from planner.throughput import own_and_published_results
@@ -227,9 +244,13 @@ def plan(
         check_choices([kind], list(PRICING_KINDS), "pricing")
         if top is not None and top < 1:
             raise ValueError(f"--top {top}: it must be >= 1")
-        for name, minutes in (("checkpoint", checkpoint_minutes), ("restart", restart_minutes)):
-            if not minutes >= 0:
-                raise ValueError(f"--{name}-minutes {minutes:g}: it must be >= 0")
+        check_flags(
+            {
+                "--checkpoint-minutes": checkpoint_minutes,
+                "--restart-minutes": restart_minutes,
+                "--global-batch-tokens": global_batch_tokens,
+            }
+        )
         settings = LLMSettings(recompute=recompute, global_batch_tokens=global_batch_tokens)
         chosen = get_workload(workload)
         offers = load_offers()
@@ -258,6 +279,7 @@ def plan(
             checkpoint_hours=checkpoint_minutes / 60,
             restart_hours=restart_minutes / 60,
             llm=settings,
+            overheads=_overheads(startup_minutes, staging_gbps, checkpoint_every_hours),
         )
         result = make_plan(request, offers, table)
     except RequestError as exc:
@@ -267,6 +289,7 @@ def plan(
         abort(str(exc))
         return
     if fmt != "table":
+        warn_lines([*notes_text(result.notes), *problems])
         chosen_view = {
             "rows": result.rows if top is None else result.rows.head(top),
             "picks": result.picks,
@@ -278,6 +301,43 @@ def plan(
         return
     _plan_tables(result, top, kind)
     _notes(result, problems)
+
+
+def _overheads(
+    startup_minutes: float | None, staging_gbps: float | None, checkpoint_every_hours: float
+) -> JobOverheads:
+    """The job-overhead overrides, each refused with its flag when negative."""
+    from planner.overheads import JobOverheads
+
+    for flag, value in (
+        ("--startup-minutes", startup_minutes),
+        ("--staging-gbps", staging_gbps),
+        ("--checkpoint-every-hours", checkpoint_every_hours),
+    ):
+        if value is not None and not value >= 0:
+            raise ValueError(f"{flag} {value:g}: it must be >= 0")
+    return JobOverheads(startup_minutes, staging_gbps, checkpoint_every_hours)
+
+
+def _explanations(result: Plan) -> list[str]:
+    """Words for the picks' time split and for shown rows whose throughput a limit caps."""
+    from planner.throughput.explain import explain_limit, explain_time
+
+    unit = result.workload.throughput_unit
+    lines = []
+    for row in result.picks.to_dict(orient="records") if len(result.picks) else []:
+        name = PICK_LABELS.get(str(row["pick"]), str(row["pick"]))
+        what = f"{row['provider']} {row['instance_type']} x{row['instances']:g}"
+        lines.append(f"{name} ({what}): {explain_time(row)}")
+        limit = explain_limit(row, unit)
+        if limit:
+            lines.append(f"  {limit}")
+    bound = result.rows.loc[result.rows["limit_code"] == "cpu-bound"]
+    for row in bound.head(5).to_dict(orient="records"):
+        lines.append(f"rank {row['rank']} {row['instance_type']}: {explain_limit(row, unit)}")
+    if len(bound) > 5:
+        lines.append(f"... and {len(bound) - 5} more CPU-bound rows (limit_code in --format csv)")
+    return lines
 
 
 def _number(value: float, money: bool) -> str:
@@ -350,6 +410,8 @@ def _plan_tables(result: Plan, top: int | None, kind: str) -> None:
             table_columns=FRONTIER_TABLE_COLUMNS,
         )
     console = wide_console()
+    for line in _explanations(result):
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
     for row in result.constraint_status.itertuples():
         label = "binds" if row.binds else "does not bind"
         console.print(f"{row.constraint} {label}: {row.note}", highlight=False, soft_wrap=True)
@@ -388,6 +450,9 @@ def workloads(
         [
             {
                 "name": w.name,
+                "kind": w.kind,
+                "target": w.target,
+                "global_batch_cap": w.global_batch_cap,
                 "model": w.model,
                 "model_size": w.model_size,
                 "samples": w.samples,
@@ -403,7 +468,7 @@ def workloads(
         frame,
         fmt,
         title="Workloads (LLMs: any llm-<params>-<tokens>, e.g. llm-7b-140b)",
-        table_columns=("name", "samples", "sample_unit", "flops_per_sample", "description"),
+        table_columns=("name", "kind", "samples", "sample_unit", "flops_per_sample", "description"),
     )
 
 
@@ -424,7 +489,8 @@ def estimate(
         str,
         typer.Option(
             "--queries",
-            help="CSV of what to predict: gpu_model, num_gpus, model, precision [, spec_gpu_model]",
+            help="CSV of what to predict: gpu_model, num_gpus, model, precision [, spec_gpu_model, "
+            "gpus_per_node, network_gbps, global_batch: per-row overrides]",
         ),
     ],
     output: Annotated[
@@ -456,6 +522,15 @@ def estimate(
 
     try:
         check_choices([fmt], FORMATS, "format")
+        check_flags(
+            {
+                "--network-gbps": network_gbps,
+                "--gpus-per-node": gpus_per_node,
+                "--overlap": overlap,
+            }
+        )
+        if output:
+            check_output_path(output)
         comm = CommModel(
             network_gbps_per_node=network_gbps, gpus_per_node=gpus_per_node, overlap=overlap
         )
@@ -473,7 +548,10 @@ def estimate(
     result["method"] = predicted["throughput_source"].to_numpy()
     result["method_detail"] = predicted["throughput_detail"].to_numpy()
     if output:
-        atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
+        try:
+            atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
+        except OSError as exc:
+            abort(f"--output {shorten(output)}: cannot be written ({exc.strerror or exc})", 1)
     else:
         emit(
             result,
@@ -521,8 +599,9 @@ def _estimate_notes(model: Any, ref: Any, result: pd.DataFrame, output: str | No
     if ref.unresolved_gpus:
         console.print(
             "[yellow]warning:[/] REF GPUs with no spec row, used only for queries naming "
-            f"them: {', '.join(ref.unresolved_gpus)}",
+            f"them: {escape(shorten(', '.join(ref.unresolved_gpus), 1000))}",
             highlight=False,
+            soft_wrap=True,
         )
     missing = int((result["method"] == "none").sum())
     if missing:
@@ -577,8 +656,10 @@ def tco(
             check_value("utilization", utilization)
         except OnPremConfigError as exc:
             abort(f"--utilization {utilization:g}: {exc.message}")
-    if monthly_gpu_hours is not None and not monthly_gpu_hours > 0:
-        abort(f"--monthly-gpu-hours {monthly_gpu_hours:g}: must be > 0 GPU-hours per month")
+    try:
+        check_flags({"--monthly-gpu-hours": monthly_gpu_hours})
+    except ValueError as exc:
+        abort(str(exc))
     try:
         loaded = load_onprem_config(config)
         onprem = loaded.config
@@ -603,9 +684,6 @@ def tco(
     except (OfferRefError, SnapshotError, UnknownGPUError, ValueError) as exc:
         abort(str(exc))
         return
-    if fmt != "table":
-        emit(rows, fmt)
-        return
     warnings = [
         f"{ref} has {gpu}, not {onprem.gpu_name}: its price per GPU-hour buys different work"
         for ref, gpu in zip(rows["ref"].iloc[1:], rows["gpu_name"].iloc[1:], strict=True)
@@ -616,6 +694,10 @@ def tco(
             "spot prices are per hour of capacity: interruptions add lost work and restarts "
             "(planner.spot overhead factor), not included here"
         )
+    if fmt != "table":
+        emit(rows, fmt)
+        warn_lines(warnings)
+        return
     _tco_tables(onprem, rows, loaded.defaulted_notes(), warnings)
 
 

@@ -39,7 +39,7 @@ from pricing.catalog import price_for_kind
 OPTION_COLUMNS: tuple[str, ...] = (
     "option_id", "kind", "offer_key", "provider", "region", "instance_type", "gpu_name",
     "gpu_count", "instances", "total_gpus", "gpus_per_node", "network_gbps", "network_basis",
-    "gpu_memory_gb", "usd_per_hour",
+    "gpu_memory_gb", "vcpus", "usd_per_hour",
     "option_usd_per_hour", "spot_usd_per_hour", "pricing", "price_date", "price_source",
     "interconnect",
 )  # fmt: skip
@@ -94,6 +94,11 @@ def cloud_options(
             "network_gbps": network[rows],
             "network_basis": _text(network_note[rows]),
             "gpu_memory_gb": _spec_memory(chosen["gpu_name"]),
+            "vcpus": (
+                chosen["vcpus"].astype(float).to_numpy()
+                if "vcpus" in chosen.columns
+                else np.full(len(rows), np.nan)
+            ),
             "usd_per_hour": usd,
             "option_usd_per_hour": usd * k,
             "spot_usd_per_hour": chosen["spot_usd_per_hour"].astype(float),

@@ -55,6 +55,12 @@ from planner.options import (
     no_spec_row,
     onprem_options,
 )
+from planner.overheads import (
+    billed_hours,
+    images_per_s_per_vcpu,
+    job_overheads,
+    loader_ceiling,
+)
 from planner.own_results import own_result_notes
 from planner.pareto import (
     PICKS,
@@ -73,6 +79,7 @@ from planner.throughput import (
     throughput_for_options,
     throughput_inputs,
 )
+from planner.throughput.scaling import DATA_PARALLEL_MODELS
 from planner.workloads import Workload
 from pricing.catalog import STALE_AFTER_DAYS, filter_offers
 
@@ -84,7 +91,10 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "hours_p90", "cost_usd", "cost_p10_usd", "cost_p50_usd", "cost_p90_usd",
     "quantile_method", "usd_per_hour", "option_usd_per_hour", "usd_per_gpu_hour", "pricing",
     "price_date", "price_source", "interruptions_per_hour", "interruption_rate_source",
-    "spot_overhead_factor", "mfu", "memory_per_gpu_gb", "sharding", "recompute", "feasible",
+    "spot_overhead_factor", "setup_hours", "staging_hours", "checkpoint_write_hours",
+    "billed_hours", "billing_basis", "samples_to_train", "per_gpu_batch", "global_batch",
+    "limit_code", "gpu_throughput", "loader_ceiling", "vcpus",
+    "mfu", "memory_per_gpu_gb", "sharding", "recompute", "feasible",
     "misses", "on_pareto", "pick", "chosen_count",
 )  # fmt: skip
 # Every option evaluated (Plan.options), for charts of the whole trade-off.
@@ -92,7 +102,8 @@ OPTION_SUMMARY_COLUMNS: tuple[str, ...] = (
     "option_id", "kind", "offer_key", "provider", "region", "instance_type", "gpu_name",
     "gpu_count", "instances", "total_gpus", "throughput", "throughput_low", "throughput_high",
     "throughput_source", "hours_to_train", "cost_usd", "option_usd_per_hour", "feasible",
-    "on_pareto", "chosen_count",
+    "on_pareto", "chosen_count", "compute_hours", "setup_hours", "staging_hours",
+    "billed_hours", "per_gpu_batch", "limit_code",
 )  # fmt: skip
 
 
@@ -209,7 +220,12 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     else:
         inputs = throughput_inputs(results, workload, precision)
         fast = throughput_for_options(
-            opts, inputs.figures, inputs.model, model_key(workload), precision
+            opts,
+            inputs.figures,
+            inputs.model,
+            model_key(workload),
+            precision,
+            workload.global_batch_cap,
         )
         opts = opts.join(fast.values).assign(
             mfu=np.nan,
@@ -231,8 +247,17 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     if opts.empty:
         return _empty_plan(request, warnings + own, chosen)
     opts = opts.reset_index(drop=True)
+    opts = _limits_and_work(opts, workload, results)
+    # Speeds in units of the nominal `workload.samples`, so hours = samples / speed also
+    # for time-to-accuracy workloads whose samples depend on each option's global batch.
+    scale = workload.samples / opts["samples_to_train"].to_numpy(float)
+    speed = opts.assign(
+        throughput=opts["throughput"] * scale,
+        throughput_low=opts["throughput_low"] * scale,
+        throughput_high=opts["throughput_high"] * scale,
+    )
 
-    compute = hours_to_train(workload.samples, opts["throughput"])
+    compute = hours_to_train(workload.samples, speed["throughput"])
     spot = (opts["pricing"] == "spot").to_numpy()
     spot_rows = spot_for_offers(
         opts.loc[spot],
@@ -255,7 +280,18 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
         spot_rows["interruptions_per_hour"].to_numpy() / opts.loc[spot, "instances"].to_numpy()
     )
     opts.loc[spot, "interruption_rate_source"] = spot_rows["rate_source"].to_numpy()
-    opts["cost_usd"] = cost_to_train(opts["hours_to_train"], opts["option_usd_per_hour"])
+    extra = job_overheads(
+        opts,
+        workload.dataset_gb,
+        _params(workload),
+        compute.to_numpy(float),
+        request.overheads,
+    )
+    opts = opts.join(extra)
+    fixed_hours = _fixed_hours(opts)
+    opts["hours_to_train"] = opts["hours_to_train"] + fixed_hours
+    opts["billed_hours"] = _billed(opts, opts["hours_to_train"].to_numpy(float))
+    opts["cost_usd"] = cost_to_train(opts["billed_hours"], opts["option_usd_per_hour"])
 
     hours = opts["hours_to_train"].to_numpy(float)
     cost = opts["cost_usd"].to_numpy(float)
@@ -287,9 +323,15 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
         | shown["on_pareto"].to_numpy()
         | (chosen_rows & (shown["rank"].to_numpy() <= sample_limit))
     )
+    scale = workload.samples / shown["samples_to_train"].to_numpy(float)
     quantiles = time_cost_quantiles(
         workload.samples,
-        shown.assign(overhead_factor=shown["spot_overhead_factor"]),
+        shown.assign(
+            overhead_factor=shown["spot_overhead_factor"],
+            throughput=shown["throughput"] * scale,
+            throughput_low=shown["throughput_low"] * scale,
+            throughput_high=shown["throughput_high"] * scale,
+        ),
         (shown["pricing"] == "spot").to_numpy(),
         simulate,
         checkpoint_hours,
@@ -297,7 +339,7 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
         seed,
         draws,
     )
-    shown = shown.join(quantiles)
+    shown = shown.join(_with_fixed_hours(quantiles, shown))
     if describe is not None:
         shown["throughput_detail"] = describe.details(shown["speed_position"].to_numpy())
     shown = shown.assign(
@@ -514,3 +556,73 @@ def _rate_line(rows: pd.DataFrame, overrides: Mapping[str, float]) -> str:
         + ". The providers publish different measures, so set your own rates where you "
         "know them."
     )
+
+
+def _params(workload: Workload) -> float:
+    """Trainable parameters (checkpoint size): the workload's, else its benchmark model's."""
+    if workload.params:
+        return float(workload.params)
+    known = DATA_PARALLEL_MODELS.get(model_key(workload))
+    return known.params if known else 0.0
+
+
+def _limits_and_work(opts: pd.DataFrame, workload: Workload, results: pd.DataFrame) -> pd.DataFrame:
+    """Apply the CPU data-loader ceiling (planner.overheads) and size each option's job.
+
+    Adds gpu_throughput (what the GPUs could do), loader_ceiling, limit_code
+    ("cpu-bound" where the ceiling binds, "batch-bound" where the global batch cap shrinks
+    the per-GPU batch below its limit, else ""), global_batch and samples_to_train
+    (workload.samples_at(global batch) × benchmark samples per sample).
+    """
+    opts = opts.copy()
+    for column in ("per_gpu_batch", "compute_s", "comm_s", "overhead_s"):
+        if column not in opts.columns:
+            opts[column] = np.nan
+    x = opts["throughput"].to_numpy(float)
+    opts["gpu_throughput"] = x
+    ceiling = np.full(len(opts), np.nan)
+    if workload.loader == "jpeg" and len(opts):
+        per_vcpu, _ = images_per_s_per_vcpu(results)
+        ceiling = loader_ceiling(opts, per_vcpu)
+    bound = np.isfinite(ceiling) & (x > ceiling)
+    factor = np.where(bound, ceiling / np.where(x > 0, x, 1.0), 1.0)
+    for column in ("throughput", "throughput_low", "throughput_high"):
+        opts[column] = opts[column].to_numpy(float) * factor
+    opts["loader_ceiling"] = ceiling
+    batch = opts["per_gpu_batch"].to_numpy(float)
+    total = opts["total_gpus"].to_numpy(float)
+    opts["global_batch"] = batch * total
+    cap = workload.global_batch_cap
+    batch_bound = (
+        np.isfinite(batch) & (cap is not None) & (batch * total >= (cap or np.inf) * 0.999)
+    )
+    opts["limit_code"] = np.where(bound, "cpu-bound", np.where(batch_bound, "batch-bound", ""))
+    samples = workload.samples_at(opts["global_batch"].to_numpy(float))
+    opts["samples_to_train"] = samples * workload.benchmark_samples_per_sample
+    return opts
+
+
+def _fixed_hours(opts: pd.DataFrame) -> np.ndarray:
+    return (
+        opts["setup_hours"].to_numpy(float)
+        + opts["staging_hours"].to_numpy(float)
+        + opts["checkpoint_write_hours"].to_numpy(float)
+    )
+
+
+def _billed(opts: pd.DataFrame, hours: np.ndarray) -> np.ndarray:
+    return billed_hours(
+        hours, opts["billing_increment_s"].to_numpy(float), opts["billing_minimum_s"].to_numpy()
+    )
+
+
+def _with_fixed_hours(quantiles: pd.DataFrame, shown: pd.DataFrame) -> pd.DataFrame:
+    """Quantiles with start-up, staging and checkpoint hours added, costs at billed hours."""
+    out = quantiles.copy()
+    fixed = _fixed_hours(shown)
+    price = shown["option_usd_per_hour"].to_numpy(float)
+    for q in ("p10", "p50", "p90"):
+        hours = out[f"hours_{q}"].to_numpy(float) + fixed
+        out[f"hours_{q}"] = hours
+        out[f"cost_{q}_usd"] = _billed(shown, hours) * price
+    return out

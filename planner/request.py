@@ -16,6 +16,7 @@ from typing import Any
 
 from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, MAX_DRAWS
 from planner.llm import LLMSettings
+from planner.overheads import JobOverheads
 from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 from planner.tco import OnPremConfig
 from planner.throughput.scaling import CommModel
@@ -51,6 +52,7 @@ class PlanRequest:
     spot checkpoint and restart times. llm: LLM training settings. comm: the communication
     model (None: each instance's network). sample_limit: spot rows simulated beyond the
     frontier and picks. today: the date prices are aged against (None: today).
+    overheads: start-up, staging and checkpoint overrides (planner.overheads).
     """
 
     workload: Workload
@@ -74,6 +76,7 @@ class PlanRequest:
     comm: CommModel | None = None
     sample_limit: int = DEFAULT_SAMPLE_LIMIT
     today: dt.date | None = None
+    overheads: JobOverheads = field(default_factory=JobOverheads)
 
     def __post_init__(self) -> None:
         for name in ("providers", "regions", "gpus", "onprem", "onprem_sources"):

@@ -756,18 +756,29 @@ def config_from_mapping(data: Mapping[str, Any], source: str = "<config>") -> Lo
 
 
 def load_onprem_config(path: str | Path) -> LoadedConfig:
-    """Read an on-prem config from a TOML file (see examples/onprem-dgx-h100.toml)."""
-    path = Path(path)
+    """Read an on-prem config from a TOML file (see examples/onprem-dgx-h100.toml).
+
+    The file must be a regular UTF-8 file of at most 1 MiB nested at most 16 deep
+    (planner.validate); anything else is an OnPremConfigError naming the file."""
+    from planner.validate import (
+        MAX_CONFIG_BYTES,
+        InputPathError,
+        NestingError,
+        loads_toml,
+        read_text_file,
+        shorten,
+    )
+
+    hint = "pass a TOML file such as examples/onprem-dgx-h100.toml"
     try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise OnPremConfigError(
-            "no such file; give a TOML file such as examples/onprem-dgx-h100.toml",
-            file=str(path),
-        ) from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise OnPremConfigError(f"not valid TOML: {exc}", file=str(path)) from None
-    return config_from_mapping(data, str(path))
+        data = loads_toml(read_text_file(path, "on-prem config", MAX_CONFIG_BYTES, hint))
+    except InputPathError as exc:
+        raise OnPremConfigError(str(exc)) from None
+    except NestingError as exc:
+        raise OnPremConfigError(f"not a usable TOML file: {exc}", file=shorten(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise OnPremConfigError(f"not valid TOML: {exc}", file=shorten(path)) from None
+    return config_from_mapping(data, shorten(Path(path)))
 
 
 def defaults_frame() -> pd.DataFrame:

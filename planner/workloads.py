@@ -14,6 +14,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from pricing.gpus import did_you_mean
 
@@ -22,6 +25,14 @@ SQUAD_V11_TRAIN_FEATURES_384 = 88_641  # SQuAD v1.1 train, seq 384 / stride 128 
 RESNET50_FORWARD_FLOPS = 2 * 4.09e9  # 4.09 GMACs at 224x224 (He et al. 2016), 2 FLOPs/MAC
 LLM_DEFAULT_SEQ_LEN = 2048
 CHINCHILLA_TOKENS_PER_PARAM = 20  # Hoffmann et al. 2022, compute-optimal D ~ 20 N
+# ILSVRC2012_img_train.tar: 137.7 GiB = 147.9 GB (image-net.org download page).
+IMAGENET_TRAIN_GB = 147.9
+SQUAD_DATASET_GB = 0.04  # SQuAD v1.1 train-v1.1.json 30 MB + BERT vocabulary and features
+# BERT pre-training text: English Wikipedia (2,500M words) + BooksCorpus (800M words)
+# (Devlin et al. 2019, section 3.1), ~6 bytes a word as plain text: ~20 GB.
+BERT_PRETRAIN_GB = 20.0
+# Goyal et al. 2017: linear scaling with warm-up keeps 90-epoch accuracy up to B = 8k.
+RESNET50_FIXED_BATCH_CAP = 8192.0
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,34 @@ class Workload:
     seq_len: int | None = None
     source: str = ""
     tags: tuple[str, ...] = field(default_factory=tuple)
+    # Global batch cap (samples per step): the largest batch the recipe keeps accuracy
+    # at; past cap / per-GPU batch GPUs, each GPU's batch shrinks (planner.throughput.
+    # step_model). None: no cap.
+    global_batch_cap: float | None = None
+    # Time-to-accuracy workloads: samples to the target grow with the global batch B as
+    # S(B) = samples_min (1 + B / batch_noise) (McCandlish et al. 2018, eq. 2.11); None for
+    # fixed-epoch workloads, whose `samples` do not depend on B.
+    samples_min: float | None = None
+    batch_noise: float | None = None
+    target: str = ""  # what "done" means for time-to-accuracy workloads
+    dataset_gb: float = 0.0  # bytes staged to each instance before training (GB)
+    loader: str = ""  # "jpeg": images decoded and augmented on the CPU each step
+    # Benchmark samples one sample of this workload costs (its FLOPs / the benchmark's):
+    # BERT pre-training at seq 512 timed by the seq-384 SQuAD benchmark.
+    benchmark_samples_per_sample: float = 1.0
+
+    @property
+    def kind(self) -> str:
+        """ "to-accuracy" (samples grow with the global batch) or "fixed" (a set amount)."""
+        return "to-accuracy" if self.samples_min is not None else "fixed"
+
+    def samples_at(self, global_batch: Any) -> np.ndarray:
+        """Samples to train at global batch B: `samples` for fixed workloads, else
+        samples_min (1 + B / batch_noise) (McCandlish et al. 2018)."""
+        batch = np.asarray(global_batch, dtype=float)
+        if self.samples_min is None or self.batch_noise is None:
+            return np.full(batch.shape, self.samples)
+        return self.samples_min * (1.0 + np.nan_to_num(batch, nan=0.0) / self.batch_noise)
 
     @property
     def throughput_unit(self) -> str:
@@ -160,7 +199,11 @@ def _bert(size: str, layers: int, d_model: int, params: float) -> Workload:
         d_model=d_model,
         seq_len=seq,
         source="88,641 train features (SQuAD v1.1, seq 384, stride 128; Devlin et al. 2019); "
-        "FLOPs 6N + 12 n_layer n_ctx d per token (Chowdhery et al. 2022, PaLM app. B)",
+        "FLOPs 6N + 12 n_layer n_ctx d per token (Chowdhery et al. 2022, PaLM app. B); "
+        "global batch cap 256 (fine-tuning batches of 32-256 keep accuracy, Devlin et al. "
+        "2019 appendix A.3 and its SQuAD batch of 32 for 2-3 epochs)",
+        global_batch_cap=256.0,
+        dataset_gb=SQUAD_DATASET_GB,
     )
 
 
@@ -175,7 +218,10 @@ WORKLOADS: dict[str, Workload] = {
         flops_per_sample=3 * RESNET50_FORWARD_FLOPS,
         published_model="resnet50",
         source="1,281,167 images x 90 epochs (Goyal et al. 2017); 4.09 GMACs/image forward "
-        "(He et al. 2016), training = 3 x forward",
+        "(He et al. 2016), training = 3 x forward; global batch cap 8k (Goyal et al. 2017)",
+        global_batch_cap=RESNET50_FIXED_BATCH_CAP,
+        dataset_gb=IMAGENET_TRAIN_GB,
+        loader="jpeg",
     ),
     "resnet50-imagenet-1ep": Workload(
         name="resnet50-imagenet-1ep",
@@ -186,7 +232,59 @@ WORKLOADS: dict[str, Workload] = {
         samples=IMAGENET_TRAIN_IMAGES,
         flops_per_sample=3 * RESNET50_FORWARD_FLOPS,
         published_model="resnet50",
-        source="ILSVRC-2012 train set",
+        source="ILSVRC-2012 train set; global batch cap 8k (Goyal et al. 2017)",
+        global_batch_cap=RESNET50_FIXED_BATCH_CAP,
+        dataset_gb=IMAGENET_TRAIN_GB,
+        loader="jpeg",
+    ),
+    "resnet50-imagenet-to-75.9": Workload(
+        name="resnet50-imagenet-to-75.9",
+        description="Train ResNet-50 on ImageNet-1k to 75.9% top-1 (time to accuracy; "
+        "larger batches need more epochs)",
+        model="resnet50",
+        model_size="full",
+        sample_unit="images",
+        samples=90 * IMAGENET_TRAIN_IMAGES,
+        flops_per_sample=3 * RESNET50_FORWARD_FLOPS,
+        published_model="resnet50",
+        source="epochs(B) = 72 (1 + B / 32k) (McCandlish et al. 2018 form): 90 epochs at "
+        "B = 8k as with linear scaling + warm-up (Goyal et al. 2017), about 1.6 x that at "
+        "32k, where LARS still converges (You et al. 2017); global batch cap 32k (LARS)",
+        global_batch_cap=32768.0,
+        samples_min=72 * IMAGENET_TRAIN_IMAGES,
+        batch_noise=32768.0,
+        target="75.9% top-1",
+        dataset_gb=IMAGENET_TRAIN_GB,
+        loader="jpeg",
+    ),
+    "bert-large-pretrain-phase2": Workload(
+        name="bert-large-pretrain-phase2",
+        description="BERT-large pre-training phase 2 (sequence 512) to the phase's target "
+        "loss (time to accuracy; LAMB)",
+        model="bert",
+        model_size="large",
+        sample_unit="sequences",
+        samples=25.6e6,
+        flops_per_sample=512
+        * transformer_training_flops_per_token(12 * 24 * 1024**2, 24, 512, 1024),
+        published_model="bert_large_squad",
+        params=12 * 24 * 1024**2,
+        n_layer=24,
+        d_model=1024,
+        seq_len=512,
+        source="sequences(B) = 25.4M (1 + B / 32k) (McCandlish et al. 2018 form) through "
+        "two published points: 100k steps x 256 at seq 512 (Devlin et al. 2019, A.2) and "
+        "1,563 steps x 32k with LAMB (You et al. 2019, table 1); cap 32k (LAMB). "
+        "Throughput: the BERT-large SQuAD (seq 384) benchmark x 384/512 tokens",
+        global_batch_cap=32768.0,
+        samples_min=25.4e6,
+        batch_noise=32256.0,
+        target="phase-2 loss of the LAMB recipe",
+        benchmark_samples_per_sample=(
+            512 * transformer_training_flops_per_token(12 * 24 * 1024**2, 24, 512, 1024)
+        )
+        / (384 * transformer_training_flops_per_token(12 * 24 * 1024**2, 24, 384, 1024)),
+        dataset_gb=BERT_PRETRAIN_GB,
     ),
     # Non-embedding parameters: 12 n_layer d^2 (BERT-large 24 x 1024: 302M of 335M).
     "bert-large-squad-2ep": _bert("large", 24, 1024, 12 * 24 * 1024**2),

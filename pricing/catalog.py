@@ -38,6 +38,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -100,6 +101,26 @@ REQUIRED_COLUMNS: tuple[str, ...] = (
     "source",
     "priced_at",
 )
+# The documented range of each number in an offer: (exclusive low, inclusive high).
+# Wide on purpose (a whole rack rents for a few hundred USD/h; the largest hosts have
+# a few hundred vCPUs and tens of TiB of memory): a value outside is a unit or data
+# error, and inf/nan never pass.
+MAX_USD_PER_HOUR = 10_000.0
+NUMERIC_RANGES: dict[str, tuple[float, float]] = {
+    "gpu_count": (0.0, 1024.0),
+    "gpu_memory_gib": (0.0, 1024.0),
+    "vcpus": (0.0, 8192.0),
+    "memory_gib": (0.0, 65536.0),
+    **dict.fromkeys(
+        (
+            "usd_per_hour",
+            "spot_usd_per_hour",
+            "reserved_1y_usd_per_hour",
+            "reserved_3y_usd_per_hour",
+        ),
+        (0.0, MAX_USD_PER_HOUR),
+    ),
+}
 INTERCONNECTS = ("nvlink", "pcie", "none")
 PRICING_KINDS: dict[str, str] = {
     "on-demand": "usd_per_hour",
@@ -134,6 +155,9 @@ class SnapshotInfo:
 
     `directory` is the folder the entry was read from (not stored in the manifest);
     `spot_zones_file` and `fixes_file` name optional detail tables beside the snapshot.
+    `date_bound` is empty when `priced_at` is the date the prices were published or
+    read, and says what is known ("not before 2025-06") when the source is undated
+    and `priced_at` is only a lower bound (the bundled catalog extracts).
     """
 
     provider: str
@@ -147,12 +171,19 @@ class SnapshotInfo:
     retrieved_at: str = ""
     spot_zones_file: str = ""
     fixes_file: str = ""
+    date_bound: str = ""
     directory: str = field(default="", compare=False)
 
     def age_days(self, today: dt.date | None = None) -> int:
         """Days since `priced_at`."""
         today = today or dt.date.today()
         return (today - dt.date.fromisoformat(self.priced_at)).days
+
+    @property
+    def date_label(self) -> str:
+        """The price date as it is known: '2026-11-30', or 'catalog extract, not before
+        2025-06' for a bounded date (never an exact age for a date that is not exact)."""
+        return f"catalog extract, {self.date_bound}" if self.date_bound else self.priced_at
 
     @property
     def path(self) -> Path:
@@ -168,7 +199,7 @@ class SnapshotInfo:
         """The entry as stored in MANIFEST.json (no `directory`; empty extras left out)."""
         entry = asdict(self)
         entry.pop("directory")
-        for optional in ("spot_zones_file", "fixes_file"):
+        for optional in ("spot_zones_file", "fixes_file", "date_bound"):
             if not entry[optional]:
                 entry.pop(optional)
         return entry
@@ -216,10 +247,37 @@ def read_manifest(directory: Path | None = None) -> list[SnapshotInfo]:
     return merged + list(user.values())
 
 
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
+_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.csv$")
+_TEXT_FIELDS = ("provider", "file", "priced_at", "source", "sha256")
+
+
 def _read_manifest_file(directory: Path) -> list[SnapshotInfo]:
+    return _manifest_entries(directory, "snapshots")
+
+
+def read_history(directory: Path) -> list[SnapshotInfo]:
+    """Snapshots a folder's manifest keeps for `diff` but no longer uses ("history")."""
+    if not (directory / MANIFEST_NAME).is_file():
+        return []
+    return _manifest_entries(directory, "history")
+
+
+def _manifest_entries(directory: Path, key: str) -> list[SnapshotInfo]:
+    """The validated entries of one list of a folder's MANIFEST.json.
+
+    Only what a manifest lists is ever read as a snapshot: a CSV left in the folder
+    by a refresh that never committed is not. File names are plain names inside the
+    folder (no path), numbers and dates are checked.
+    """
     path = directory / MANIFEST_NAME
     try:
-        raw = json.loads(path.read_text())
+        if path.is_dir():
+            raise SnapshotError(path, "is a folder, not a manifest file")
+        if path.stat().st_size > MAX_MANIFEST_BYTES:
+            raise SnapshotError(path, f"is larger than {MAX_MANIFEST_BYTES:,} bytes")
+        raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SnapshotError(
             path,
@@ -230,26 +288,62 @@ def _read_manifest_file(directory: Path) -> list[SnapshotInfo]:
         raise SnapshotError(
             path, f"not valid JSON ({exc.msg} at line {exc.lineno})", line=exc.lineno
         ) from None
-    entries = raw.get("snapshots") if isinstance(raw, dict) else None
-    if not isinstance(entries, list):
+    except (UnicodeDecodeError, RecursionError, OSError) as exc:
+        raise SnapshotError(path, f"cannot be read ({type(exc).__name__})") from None
+    if not isinstance(raw, dict):
         raise SnapshotError(path, "expected an object with a 'snapshots' list", field="snapshots")
+    entries = raw.get(key, [] if key == "history" else None)
+    if not isinstance(entries, list):
+        raise SnapshotError(path, f"expected an object with a {key!r} list", field=key)
     infos = []
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict) or "directory" in entry:
-            raise SnapshotError(path, f"entry {i} is not a snapshot entry", field="snapshots")
+            raise SnapshotError(path, f"entry {i} is not a snapshot entry", field=key)
         try:
-            infos.append(SnapshotInfo(**entry, directory=str(directory)))
+            info = SnapshotInfo(**entry, directory=str(directory))
         except TypeError as exc:
-            raise SnapshotError(path, f"entry {i}: {exc}", field="snapshots") from None
+            raise SnapshotError(path, f"entry {i}: {exc}", field=key) from None
+        _check_entry(info, path, f"{key} entry {i}")
+        infos.append(info)
     return infos
 
 
-def write_manifest(directory: Path, infos: Sequence[SnapshotInfo]) -> None:
-    """Write a folder's MANIFEST.json atomically (temp file + rename)."""
-    text = json.dumps(
-        {"schema_version": 1, "snapshots": [info.manifest_entry() for info in infos]}, indent=2
-    )
-    atomic_write_text(directory / MANIFEST_NAME, text + "\n")
+def _check_entry(info: SnapshotInfo, path: Path, where: str) -> None:
+    for name in _TEXT_FIELDS:
+        if not isinstance(getattr(info, name), str):
+            raise SnapshotError(path, f"{where}: {name} is not text", field=name)
+    for name in ("file", "spot_zones_file", "fixes_file"):
+        value = getattr(info, name)
+        if (name == "file" or value) and not (isinstance(value, str) and _FILE_NAME.match(value)):
+            raise SnapshotError(
+                path,
+                f"{where}: {name} {str(value)[:80]!r} is not a plain CSV file name in this folder",
+                field=name,
+            )
+    if isinstance(info.rows, bool) or not isinstance(info.rows, int) or info.rows < 0:
+        raise SnapshotError(path, f"{where}: rows must be a whole number >= 0", field="rows")
+    try:
+        dt.date.fromisoformat(info.priced_at)
+    except ValueError:
+        raise SnapshotError(
+            path, f"{where}: priced_at {info.priced_at[:40]!r} is not YYYY-MM-DD", field="priced_at"
+        ) from None
+
+
+def write_manifest(
+    directory: Path, infos: Sequence[SnapshotInfo], history: Sequence[SnapshotInfo] = ()
+) -> None:
+    """Write a folder's MANIFEST.json atomically (temp file + rename).
+
+    `infos` are the snapshots in use; `history` the older ones kept for `diff`.
+    """
+    document: dict[str, object] = {
+        "schema_version": 1,
+        "snapshots": [info.manifest_entry() for info in infos],
+    }
+    if history:
+        document["history"] = [info.manifest_entry() for info in history]
+    atomic_write_text(directory / MANIFEST_NAME, json.dumps(document, indent=2) + "\n")
 
 
 def _fail_rows(file: str | Path, frame: pd.DataFrame, bad: pd.Series, field: str, why: str) -> None:
@@ -268,7 +362,9 @@ def validate_offers(frame: pd.DataFrame, file: str | Path = "<offers>") -> pd.Da
     Rejects (SnapshotError naming file, line and field): a missing required column,
     a blank provider/region/instance type, an unknown GPU name, a GPU count <= 0, a price
     that is negative, zero or not a number, an interconnect outside INTERCONNECTS, a
-    priced_at that is not an ISO date. Blank prices are allowed: they mean unknown.
+    priced_at that is not an ISO date, and any number that is not finite or outside
+    NUMERIC_RANGES (with the range in the message). Blank prices are allowed: they mean
+    unknown.
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
@@ -326,6 +422,16 @@ def validate_offers(frame: pd.DataFrame, file: str | Path = "<offers>") -> pd.Da
             column,
             "is zero; 0 is a placeholder, not a price: leave it blank when unknown",
         )
+    for column, (low, high) in NUMERIC_RANGES.items():
+        _fail_rows(
+            file,
+            out,
+            out_of_range(out[column], column),
+            column,
+            f"is out of range: it must be a finite number > {low:g} and <= {high:g}"
+            + (" USD/h" if column in PRICE_COLUMNS else "")
+            + ("" if column in REQUIRED_COLUMNS else ", or blank when unknown"),
+        )
     _fail_rows(
         file,
         out,
@@ -339,14 +445,27 @@ def validate_offers(frame: pd.DataFrame, file: str | Path = "<offers>") -> pd.Da
     return out.loc[:, list(OFFER_COLUMNS)].reset_index(drop=True)
 
 
+def out_of_range(values: pd.Series, column: str) -> pd.Series:
+    """Where a numeric column is outside NUMERIC_RANGES (missing values are not)."""
+    low, high = NUMERIC_RANGES[column]
+    numbers = pd.to_numeric(values, errors="coerce").astype(float)
+    return numbers.notna() & ~((numbers > low) & (numbers <= high))
+
+
 def read_snapshot(path: Path, expected_rows: int | None = None) -> pd.DataFrame:
     """One snapshot CSV, validated. `expected_rows` guards against a truncated file."""
     try:
+        if path.is_dir():
+            raise SnapshotError(path, "is a folder, not a snapshot CSV")
+        if path.stat().st_size > MAX_SNAPSHOT_BYTES:
+            raise SnapshotError(path, f"is larger than {MAX_SNAPSHOT_BYTES:,} bytes")
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except FileNotFoundError:
         raise SnapshotError(path, "file listed in the manifest does not exist") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise SnapshotError(path, f"not a readable CSV: {exc}") from None
+    except OSError as exc:
+        raise SnapshotError(path, f"cannot be read ({exc.strerror or exc})") from None
     frame = frame.replace("", np.nan)
     offers = validate_offers(frame, path)
     if expected_rows is not None and len(offers) != expected_rows:
@@ -359,15 +478,16 @@ def read_snapshot(path: Path, expected_rows: int | None = None) -> pd.DataFrame:
 
 
 def load_offers(directory: Path | None = None) -> pd.DataFrame:
-    """Every provider's offers as one Offer table.
+    """Every provider's offers as one Offer table, with each offer's `tier` (pricing.tiers).
 
     From one snapshot folder's manifest, or with no folder from the manifest in use
     (read_manifest: the user's snapshots over the bundled ones).
     """
+    from pricing.tiers import tiers_of
+
     frames = [read_snapshot(info.path, info.rows) for info in read_manifest(directory)]
-    if not frames:
-        return empty_offers()
-    return pd.concat(frames, ignore_index=True)
+    offers = pd.concat(frames, ignore_index=True) if frames else empty_offers()
+    return offers.assign(tier=tiers_of(offers["provider"]))
 
 
 def empty_offers() -> pd.DataFrame:
@@ -415,15 +535,28 @@ def filter_offers(
     providers: Sequence[str] | None = None,
     regions: Sequence[str] | None = None,
     gpus: Sequence[str] | None = None,
+    *,
+    tiers: Sequence[str] | None = None,
+    include_retired: bool = False,
+    today: dt.date | None = None,
 ) -> pd.DataFrame:
     """Offers matching any of the providers, regions and GPU filters given.
 
     GPU filters are families or canonical names (see pricing.gpus.match_gpu_names);
-    an unknown one raises UnknownGPUError with the closest match.
+    an unknown one raises UnknownGPUError with the closest match. Offers outside `tiers`
+    (default pricing.tiers.DEFAULT_TIERS, unless `providers` names providers) and
+    retired sizes (pricing.retired, unless `include_retired`) are left out.
     """
+    from pricing.retired import retired_mask
+    from pricing.tiers import DEFAULT_TIERS, check_tiers, in_tiers
+
     keep = pd.Series(True, index=offers.index)
     if providers:
         keep &= offers["provider"].isin([p.lower() for p in providers])
+    if tiers or not providers:
+        keep &= in_tiers(offers, check_tiers(tiers or DEFAULT_TIERS))
+    if not include_retired:
+        keep &= ~retired_mask(offers, today)
     if regions:
         keep &= offers["region"].isin(list(regions))
     if gpus:

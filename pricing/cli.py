@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
+from rich.text import Text
 
 # Only light modules at the top (`gpuplan --help` loads no pandas); commands import the rest.
 from pricing.output import FORMATS, abort, emit, wide_console
@@ -32,6 +32,22 @@ SHOW_COLUMNS = (
 )
 
 
+def tier_option_help() -> str:
+    from pricing.tiers import DEFAULT_TIERS, TIERS
+
+    return (
+        f"{' | '.join(TIERS)}; repeatable (default: {', '.join(DEFAULT_TIERS)}, or every "
+        "tier of the providers named with --provider)"
+    )
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr, as text (never markup), for every output format."""
+    wide_console(stderr=True).print(
+        Text.assemble(("warning: ", "yellow"), message), highlight=False, soft_wrap=True
+    )
+
+
 @app.command("show")
 def show(
     gpu: Annotated[
@@ -43,6 +59,11 @@ def show(
         typer.Option("--provider", help="aws, gcp, azure, lambda, ...; repeatable"),
     ] = None,
     region: Annotated[list[str] | None, typer.Option("--region", help="repeatable")] = None,
+    tier: Annotated[list[str] | None, typer.Option("--tier", help=tier_option_help())] = None,
+    include_retired: Annotated[
+        bool,
+        typer.Option("--include-retired", help="also list sizes the provider no longer sells"),
+    ] = False,
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
     """Offers in the snapshot, cheapest per GPU first, with each price's date."""
@@ -52,34 +73,62 @@ def show(
         check_choices,
         filter_offers,
         load_offers,
+        read_manifest,
         unique_values,
     )
     from pricing.gpus import UnknownGPUError
+    from pricing.status import stale_text, status_frame
 
     try:
         check_choices([fmt], FORMATS, "format")
         offers = load_offers()
+        infos = read_manifest()
         check_choices(provider or [], unique_values(offers, "provider"), "provider")
         check_choices(region or [], unique_values(offers, "region"), "region")
-        chosen = filter_offers(offers, provider, region, gpu)
+        chosen = filter_offers(
+            offers, provider, region, gpu, tiers=tier, include_retired=include_retired
+        )
     except (SnapshotError, UnknownGPUError, ValueError) as exc:
         abort(str(exc))
         return
+    labels = {info.provider: info.date_label for info in infos}
     chosen = chosen.assign(
-        price_date=chosen["priced_at"],
+        price_date=[
+            labels.get(p, d) if labels.get(p, "").startswith("catalog") else d
+            for p, d in zip(chosen["provider"], chosen["priced_at"], strict=True)
+        ],
         usd_per_gpu_hour=chosen["usd_per_hour"] / chosen["gpu_count"],
     )
     chosen = chosen.sort_values(["gpu_name", "usd_per_gpu_hour", "provider", "region"])
     columns = [
         *SHOW_COLUMNS,
         *(c for c in OFFER_COLUMNS if c not in SHOW_COLUMNS and c != "priced_at"),
+        "priced_at",
+        "tier",
         "usd_per_gpu_hour",
     ]
     emit(
         chosen.loc[:, columns],
         fmt,
         title=f"{len(chosen)} offers",
-        table_columns=[*SHOW_COLUMNS[:-3], "usd_per_gpu_hour", "price_date"],
+        table_columns=[*SHOW_COLUMNS[:-3], "usd_per_gpu_hour", "tier", "price_date"],
+    )
+    shown = {info.provider: info for info in infos if info.provider in set(chosen["provider"])}
+    frame = status_frame(list(shown.values()))
+    listed = stale_text(frame)
+    if listed:
+        warn(stale_warning(listed))
+
+
+def stale_warning(listed: str) -> str:
+    """The stale-prices warning, with what to run."""
+    from pricing.catalog import STALE_AFTER_DAYS
+
+    return (
+        f"prices older than {STALE_AFTER_DAYS} days, or of unknown age: {listed}; "
+        "refresh without credentials with `gpuplan pricing refresh skypilot` (every cloud "
+        "SkyPilot covers), `aws-public` or `azure`; `gpuplan pricing status` says what "
+        "each source needs"
     )
 
 
@@ -87,15 +136,10 @@ def show(
 def status(
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
-    """Each price source in use: its date, age and where it lives; warns past 30 days."""
-    from pricing.catalog import (
-        STALE_AFTER_DAYS,
-        SnapshotError,
-        check_choices,
-        read_manifest,
-        user_snapshot_dir,
-    )
-    from pricing.status import stale_text, status_frame
+    """Each price source in use: its date, age and where it lives, and every source a
+    refresh can read with what it needs; warns past 30 days."""
+    from pricing.catalog import SnapshotError, check_choices, read_manifest, user_snapshot_dir
+    from pricing.status import sources_frame, stale_text, status_frame
 
     try:
         check_choices([fmt], FORMATS, "format")
@@ -108,57 +152,99 @@ def status(
         frame,
         fmt,
         title=f"price sources in use (user snapshots: {user_snapshot_dir()})",
-        table_columns=["provider", "origin", "priced_at", "age_days", "rows", "date_basis"],
+        table_columns=["provider", "origin", "price_date", "age", "rows", "refresh", "date_basis"],
     )
-    console = wide_console(stderr=True)
+    if fmt == "table":
+        emit(
+            sources_frame(),
+            fmt,
+            title="sources `gpuplan pricing refresh SOURCE` reads",
+        )
     listed = stale_text(frame)
     if listed:
-        console.print(
-            f"[yellow]warning:[/] prices older than {STALE_AFTER_DAYS} days: {listed}; "
-            "refresh with `gpuplan pricing refresh aws|gcp|azure` where credentials allow",
-            highlight=False,
-        )
+        warn(stale_warning(listed))
     for row in frame.loc[frame["integrity"] != "ok"].itertuples():
-        console.print(
-            f"[yellow]warning:[/] {escape(f'{row.provider}: {row.file} {row.integrity}')}",
-            highlight=False,
-        )
+        warn(f"{row.provider}: {row.file} {row.integrity}")
 
 
 def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
+BASE_URL_OPTION = {
+    "azure": "base_url",
+    "aws-public": "base_url",
+    "skypilot": "base_url",
+}
+
+
 @app.command("refresh")
 def refresh_command(
-    provider: Annotated[str, typer.Argument(help="aws | gcp | azure")],
+    provider: Annotated[
+        str, typer.Argument(help="aws | gcp | azure (APIs); aws-public | skypilot (public files)")
+    ],
     regions: Annotated[
         list[str] | None,
         typer.Option(
             "--regions",
             "--region",
             help="comma-separated or repeated; default: "
-            + "; ".join(f"{p} {','.join(regions)}" for p, regions in DEFAULT_REGIONS.items()),
+            + "; ".join(f"{p} {','.join(r) or 'all'}" for p, r in DEFAULT_REGIONS.items()),
         ),
     ] = None,
     project: Annotated[
         str | None, typer.Option(help="GCP project for the Compute API (gcp only)")
     ] = None,
-    timeout: Annotated[float, typer.Option(help="seconds to wait for each page")] = 60.0,
+    clouds: Annotated[
+        str | None,
+        typer.Option(help="skypilot only: comma-separated clouds (default: every cloud covered)"),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="azure, aws-public, skypilot: the source's base URL (a mirror; default: the "
+            "provider's public URL)"
+        ),
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="seconds to wait for data before a retry")] = 60.0,
+    deadline: Annotated[
+        float | None,
+        typer.Option(
+            help="seconds one request (page or file) may take in all; "
+            "default 300 (aws-public: 1800, its files are large)"
+        ),
+    ] = None,
     attempts: Annotated[int, typer.Option(help="tries per page (throttling, 5xx, timeouts)")] = 5,
 ) -> None:
-    """Fetch current prices from a provider's API into a new dated snapshot.
+    """Fetch current prices from a provider's API or public files into new dated snapshots.
 
     The previous snapshot stays in use, unchanged, when anything fails.
     """
     from pricing.providers.retry import RetryPolicy
     from pricing.refresh import RefreshError, refresh
 
-    options = {"project": project} if provider == "gcp" and project else {}
+    options: dict[str, object] = {}
     if project and provider != "gcp":
         abort("--project is for gcp only")
-    if attempts < 1 or timeout <= 0:
-        abort(f"--attempts must be >= 1 and --timeout > 0 (got {attempts}, {timeout})")
+    if project:
+        options["project"] = project
+    if clouds is not None:
+        if provider != "skypilot":
+            abort("--clouds is for skypilot only")
+        options["clouds"] = _split([clouds])
+    if base_url is not None:
+        if provider not in BASE_URL_OPTION:
+            abort(f"--base-url is for {', '.join(BASE_URL_OPTION)} only")
+        if not base_url.startswith(("https://", "http://")):
+            abort(f"--base-url must be an http(s) URL, not {base_url[:80]!r}")
+        options[BASE_URL_OPTION[provider]] = base_url
+    default_deadline = 1800.0 if provider == "aws-public" else 300.0
+    limits = (attempts, timeout, deadline if deadline is not None else default_deadline)
+    if not (1 <= attempts <= 100) or not (0 < timeout <= 3600) or not (0 < limits[2] <= 86400):
+        abort(
+            "--attempts must be 1..100, --timeout in (0, 3600] and --deadline in (0, 86400] "
+            f"seconds (got {attempts}, {timeout}, {limits[2]})"
+        )
     console = wide_console(stderr=True)
     try:
         with console.status(f"refreshing {provider} prices") as spinner:
@@ -166,8 +252,8 @@ def refresh_command(
                 provider,
                 _split(regions) or None,
                 options=options,
-                retry=RetryPolicy(attempts=attempts, timeout_s=timeout),
-                progress=lambda message: spinner.update(message),
+                retry=RetryPolicy(attempts=attempts, timeout_s=timeout, deadline_s=limits[2]),
+                progress=lambda message: spinner.update(Text(message)),
             )
     except ValueError as exc:
         abort(str(exc))
@@ -175,21 +261,23 @@ def refresh_command(
     except RefreshError as exc:
         abort(str(exc), code=1)
         return
-    info = added.info
-    replaced = (
-        f"; replaces the {added.previous.origin} snapshot of {added.previous.priced_at}"
-        if added.previous
-        else ""
-    )
-    typer.echo(
-        f"{provider}: {info.rows} offers from {', '.join(added.regions)}, priced "
-        f"{info.priced_at}, in {info.path}{replaced}."
-    )
-    if added.fixes:
-        typer.echo(
-            f"{added.fixes} rows dropped or values set missing, each with its reason: "
-            f"{info.path.parent / info.fixes_file}"
+    for one in (added, *added.also):
+        info = one.info
+        replaced = (
+            f"; replaces the {one.previous.origin} snapshot of {one.previous.priced_at}"
+            if one.previous
+            else ""
         )
+        where = ", ".join(one.regions) or "every region"
+        typer.echo(
+            f"{info.provider}: {info.rows} offers from {where}, priced "
+            f"{info.date_label}, in {info.path}{replaced}."
+        )
+        if one.fixes:
+            typer.echo(
+                f"{one.fixes} rows dropped or values set missing, each with its reason: "
+                f"{info.path.parent / info.fixes_file}"
+            )
 
 
 @app.command("add-custom")

@@ -18,27 +18,64 @@ from typing import Any
 
 from pricing.catalog import SnapshotError, SnapshotInfo, read_manifest, read_snapshot
 from pricing.gpus import did_you_mean
-from pricing.providers import aws, azure, custom, gcp
+from pricing.providers import aws, aws_public, azure, custom, gcp, skypilot_catalog
 from pricing.providers.common import MalformedPayload, ParsedCatalog
 from pricing.providers.retry import FetchError, RetryPolicy, describe
-from pricing.store import commit_snapshot
+from pricing.store import NewSnapshot, commit_snapshot, commit_snapshots
 
 Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
 class Source:
-    """A provider with a price API: how to fetch, how to parse, which regions by default."""
+    """A price source: how to fetch, how to parse, which regions by default, which
+    providers it prices, and what a refresh from it needs."""
 
     fetch: Callable[..., Any]
     parse: Callable[[Any, str], ParsedCatalog]
     default_regions: tuple[str, ...]
+    providers: tuple[str, ...] = ()
+    needs: str = "nothing: a public source"
 
 
 SOURCES: dict[str, Source] = {
-    "aws": Source(aws.fetch_aws, aws.parse_aws, aws.DEFAULT_REGIONS),
-    "gcp": Source(gcp.fetch_gcp, gcp.parse_gcp, gcp.DEFAULT_REGIONS),
-    "azure": Source(azure.fetch_azure, azure.parse_azure, azure.DEFAULT_REGIONS),
+    "aws": Source(
+        aws.fetch_aws,
+        aws.parse_aws,
+        aws.DEFAULT_REGIONS,
+        ("aws",),
+        "AWS credentials (pricing:GetProducts, ec2:DescribeInstanceTypes, "
+        "ec2:DescribeSpotPriceHistory); pip install 'gpuplan[aws]'",
+    ),
+    "gcp": Source(
+        gcp.fetch_gcp,
+        gcp.parse_gcp,
+        gcp.DEFAULT_REGIONS,
+        ("gcp",),
+        "GCP credentials (gcloud auth application-default login) and a project; "
+        "pip install 'gpuplan[gcp]'",
+    ),
+    "azure": Source(
+        azure.fetch_azure,
+        azure.parse_azure,
+        azure.DEFAULT_REGIONS,
+        ("azure",),
+        "nothing: Azure's public Retail Prices API",
+    ),
+    "aws-public": Source(
+        aws_public.fetch_aws_public,
+        aws_public.parse_aws_public,
+        aws_public.DEFAULT_REGIONS,
+        ("aws",),
+        "nothing: AWS's public Price List bulk files (no spot prices)",
+    ),
+    "skypilot": Source(
+        skypilot_catalog.fetch_skypilot,
+        skypilot_catalog.parse_skypilot,
+        (),
+        skypilot_catalog.CLOUDS,
+        "nothing: SkyPilot's public catalog on GitHub",
+    ),
 }
 CUSTOM_PREFIX = "custom-"
 
@@ -55,6 +92,8 @@ class Added:
     previous: SnapshotInfo | None
     fixes: int
     regions: tuple[str, ...] = ()
+    # Other providers' snapshots the same refresh added (a source covering several).
+    also: tuple[Added, ...] = ()
 
 
 def _in_use(provider: str) -> SnapshotInfo | None:
@@ -80,26 +119,30 @@ def refresh(
     now: dt.datetime | None = None,
     directory: Path | None = None,
 ) -> Added:
-    """Fetch `provider`'s prices for `regions` and make them the snapshot in use.
+    """Fetch a source's prices for `regions` and make them the snapshots in use.
 
-    `options` go to the provider's fetch function (e.g. GCP's project). Raises
-    RefreshError, with the previous snapshot untouched.
+    `provider` names a source (SOURCES); a source may price several providers
+    (skypilot), each committed as its own snapshot in one manifest swap. `options` go
+    to the source's fetch function (e.g. GCP's project). Raises RefreshError, with
+    every previous snapshot untouched.
     """
     if provider not in SOURCES:
         fix = did_you_mean(provider, SOURCES)
         raise ValueError(
-            f"no price API for {provider!r}{fix} Refreshable: "
+            f"no price source {provider!r}{fix} Refreshable: "
             f"{', '.join(SOURCES)} (other providers: `gpuplan pricing add-custom FILE`)"
         )
     source = SOURCES[provider]
     chosen = tuple(regions) if regions else source.default_regions
     now = now or dt.datetime.now(dt.UTC)
     priced_at = now.date().isoformat()
+    covered = source.providers or (provider,)
     try:
-        previous = _in_use(provider)
+        previous = {p: _in_use(p) for p in covered}
     except SnapshotError as exc:
         raise RefreshError(f"{provider} refresh not started: {exc}") from exc
-    kept = _kept(provider, previous)
+    kept = " ".join(_kept(p, previous[p]) for p in covered)
+    where = ", ".join(chosen) if chosen else "every region"
     try:
         payload = source.fetch(chosen, retry=retry, progress=progress, **(options or {}))
         parsed = source.parse(payload, priced_at)
@@ -109,24 +152,37 @@ def refresh(
         raise RefreshError(f"{provider} refresh failed: {describe(exc)}. {kept}") from exc
     if parsed.offers.empty:
         raise RefreshError(
-            f"{provider} refresh found no GPU offers in {', '.join(chosen)}: check --regions. "
-            f"{kept}"
+            f"{provider} refresh found no GPU offers in {where}: check --regions. {kept}"
         )
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
-    try:
-        info = commit_snapshot(
-            provider,
-            parsed.offers,
-            source=f"{parsed.source}; regions {', '.join(chosen)}",
-            priced_at=priced_at,
-            date_basis=f"retrieved from the {provider} price API at {stamp}",
-            retrieved_at=stamp,
-            details={**parsed.details, "fixes": parsed.fixes},
-            directory=directory,
+    snapshots = []
+    for name in sorted(set(parsed.offers["provider"])):
+        offers = parsed.offers.loc[parsed.offers["provider"] == name].reset_index(drop=True)
+        fixes = parsed.fixes.loc[parsed.fixes["provider"] == name].reset_index(drop=True)
+        day, basis, commit = parsed.dates.get(
+            name, (priced_at, f"retrieved from the {provider} price API at {stamp}", "")
         )
+        snapshots.append(
+            NewSnapshot(
+                name,
+                offers,
+                source=f"{parsed.source}; regions {where}",
+                priced_at=day,
+                date_basis=basis,
+                retrieved_at=stamp,
+                details={**parsed.details, "fixes": fixes},
+                source_commit=commit,
+            )
+        )
+    try:
+        infos = commit_snapshots(snapshots, directory=directory)
     except (OSError, SnapshotError) as exc:
         raise RefreshError(f"{provider} snapshot not written: {exc}. {kept}") from exc
-    return Added(info, previous, len(parsed.fixes), chosen)
+    added = [
+        Added(info, previous.get(info.provider), len(new.details["fixes"]), chosen)
+        for info, new in zip(infos, snapshots, strict=True)
+    ]
+    return Added(added[0].info, added[0].previous, added[0].fixes, chosen, tuple(added[1:]))
 
 
 def custom_key(path: Path, name: str | None = None) -> str:
@@ -151,11 +207,18 @@ def add_custom(
     key = custom_key(path, name)
     now = now or dt.datetime.now(dt.UTC)
     previous = _in_use(key)
-    others = [info for info in read_manifest() if info.provider != key]
-    taken = set(SOURCES)
-    for info in others:
-        taken |= set(read_snapshot(info.path, info.rows)["provider"])
-    parsed = custom.parse_custom(custom.fetch_custom(path), path, taken)
+    frame = custom.fetch_custom(path)
+    parsed = custom.parse_custom(frame, path, set(SOURCES))
+
+    def provider_names_are_free() -> None:
+        # Under the snapshot folder's lock: no other list can land between this check
+        # and the commit.
+        taken = set(SOURCES)
+        for info in read_manifest():
+            if info.provider != key:
+                taken |= set(read_snapshot(info.path, info.rows)["provider"])
+        custom.parse_custom(frame, path, taken)
+
     oldest = str(parsed.offers["priced_at"].min())
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     info = commit_snapshot(
@@ -166,5 +229,6 @@ def add_custom(
         date_basis=f"the oldest priced_at in {path.name}; each row carries its own date",
         retrieved_at=stamp,
         directory=directory,
+        check=provider_names_are_free,
     )
     return Added(info, previous, 0)

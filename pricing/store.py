@@ -12,7 +12,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -25,6 +26,7 @@ from pricing.catalog import (
     bundled_snapshot_dir,
     file_sha256,
     offers_to_csv,
+    read_history,
     read_manifest,
     read_snapshot,
     user_snapshot_dir,
@@ -47,7 +49,11 @@ def snapshot_name(directory: Path, provider: str, day: str) -> str:
 
 @contextlib.contextmanager
 def _locked(directory: Path) -> Iterator[None]:
-    """Hold an advisory lock on the folder while its manifest is read and replaced."""
+    """Hold an advisory lock on the folder while its manifest is read and replaced.
+
+    Whoever holds it first removes temp files a killed writer left behind
+    (remove_stale_temp_files): no other writer can be between write and rename then.
+    """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX: no concurrent-refresh guard
@@ -56,9 +62,38 @@ def _locked(directory: Path) -> Iterator[None]:
     with open(directory / ".lock", "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
+            remove_stale_temp_files(directory)
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def remove_stale_temp_files(directory: Path) -> list[str]:
+    """Remove the temp files (`.NAME.*.tmp`, from atomic_write_text) a killed writer left.
+
+    Called under the folder's lock only. Returns the names removed.
+    """
+    removed = []
+    for path in directory.glob(".*.tmp"):
+        if path.is_file() and not path.is_symlink():
+            path.unlink(missing_ok=True)
+            removed.append(path.name)
+    return removed
+
+
+@dataclass(frozen=True)
+class NewSnapshot:
+    """One provider's offers to commit, with where they came from and their date."""
+
+    provider: str
+    offers: pd.DataFrame
+    source: str
+    priced_at: str
+    date_basis: str
+    retrieved_at: str = ""
+    details: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    source_commit: str = ""
+    date_bound: str = ""
 
 
 def commit_snapshot(
@@ -71,50 +106,80 @@ def commit_snapshot(
     retrieved_at: str = "",
     details: Mapping[str, pd.DataFrame] | None = None,
     directory: Path | None = None,
+    check: Callable[[], None] | None = None,
 ) -> SnapshotInfo:
     """Add `offers` as `provider`'s snapshot in the user's folder and make it the one in use.
 
     `details` are extra tables written beside it ("spot-zones", "fixes") and named in
-    the manifest entry. Returns the new manifest entry.
+    the manifest entry. `check` runs under the folder's lock before anything is
+    written (a check-then-write, such as "is this provider name free?", must not race
+    another writer); it raises to stop the commit. Returns the new manifest entry.
+    """
+    new = NewSnapshot(
+        provider, offers, source, priced_at, date_basis, retrieved_at, dict(details or {})
+    )
+    return commit_snapshots([new], directory=directory, check=check)[0]
+
+
+def commit_snapshots(
+    snapshots: Sequence[NewSnapshot],
+    *,
+    directory: Path | None = None,
+    check: Callable[[], None] | None = None,
+) -> list[SnapshotInfo]:
+    """Add several providers' snapshots with one manifest swap: all land, or none.
+
+    See commit_snapshot; returns the new manifest entries in order.
     """
     directory = directory or user_snapshot_dir()
     directory.mkdir(parents=True, exist_ok=True)
     with _locked(directory):
+        if check is not None:
+            check()
         existing = read_manifest(directory) if (directory / MANIFEST_NAME).exists() else []
-        name = snapshot_name(directory, provider, priced_at)
-        stem = name.removesuffix(".csv")
+        kept_history = read_history(directory)
         written: list[Path] = []
+        infos: list[SnapshotInfo] = []
         try:
-            path = directory / name
-            atomic_write_text(path, offers_to_csv(offers))
-            written.append(path)
-            read_snapshot(path, expected_rows=len(offers))
-            extra: dict[str, str] = {}
-            for kind, frame in (details or {}).items():
-                detail = directory / f"{stem}.{kind}.csv"
-                atomic_write_text(detail, frame.to_csv(index=False, lineterminator="\n"))
-                written.append(detail)
-                extra[kind] = detail.name
-            info = SnapshotInfo(
-                provider=provider,
-                file=name,
-                priced_at=priced_at,
-                source=source,
-                rows=len(offers),
-                sha256=file_sha256(path),
-                date_basis=date_basis,
-                retrieved_at=retrieved_at,
-                spot_zones_file=extra.get("spot-zones", ""),
-                fixes_file=extra.get("fixes", ""),
-                directory=str(directory),
-            )
-            kept = [i for i in existing if i.provider != provider]
-            write_manifest(directory, [*kept, info])
+            for new in snapshots:
+                name = snapshot_name(directory, new.provider, new.priced_at)
+                stem = name.removesuffix(".csv")
+                path = directory / name
+                atomic_write_text(path, offers_to_csv(new.offers))
+                written.append(path)
+                read_snapshot(path, expected_rows=len(new.offers))
+                extra: dict[str, str] = {}
+                for kind, frame in new.details.items():
+                    detail = directory / f"{stem}.{kind}.csv"
+                    atomic_write_text(detail, frame.to_csv(index=False, lineterminator="\n"))
+                    written.append(detail)
+                    extra[kind] = detail.name
+                infos.append(
+                    SnapshotInfo(
+                        provider=new.provider,
+                        file=name,
+                        priced_at=new.priced_at,
+                        source=new.source,
+                        rows=len(new.offers),
+                        sha256=file_sha256(path),
+                        date_basis=new.date_basis,
+                        source_commit=new.source_commit,
+                        retrieved_at=new.retrieved_at,
+                        spot_zones_file=extra.get("spot-zones", ""),
+                        fixes_file=extra.get("fixes", ""),
+                        date_bound=new.date_bound,
+                        directory=str(directory),
+                    )
+                )
+            providers = {new.provider for new in snapshots}
+            kept = [i for i in existing if i.provider not in providers]
+            replaced = [i for i in existing if i.provider in providers]
+            write_manifest(directory, [*kept, *infos], [*kept_history, *replaced])
         except BaseException:
             for done in written:
                 done.unlink(missing_ok=True)
             raise
-    return info
+    return infos
 
 
 def remove_snapshot(provider: str, directory: Path | None = None) -> SnapshotInfo:
@@ -131,21 +196,32 @@ def remove_snapshot(provider: str, directory: Path | None = None) -> SnapshotInf
         raise ValueError(f"no user snapshot {provider!r}{fix} User snapshots: {names}")
     with _locked(directory):
         infos = read_manifest(directory)
-        write_manifest(directory, [i for i in infos if i.provider != provider])
-    return next(i for i in infos if i.provider == provider)
+        removed = [i for i in infos if i.provider == provider]
+        if not removed:
+            raise ValueError(f"no user snapshot {provider!r}")
+        write_manifest(
+            directory,
+            [i for i in infos if i.provider != provider],
+            [*read_history(directory), *removed],
+        )
+    return removed[0]
 
 
 def history(provider: str) -> list[tuple[str, Path]]:
-    """(date, file) of every snapshot of `provider` kept, bundled and user's, oldest first."""
+    """(date, file) of every snapshot of `provider` kept, bundled and user's, oldest first.
+
+    Only files a manifest lists (in use or in its history) count: a CSV that a killed
+    refresh wrote but never committed is not a snapshot.
+    """
     found: list[tuple[str, int, int, Path]] = []
     for rank, directory in enumerate((bundled_snapshot_dir(), user_snapshot_dir())):
-        if not directory.is_dir():
+        if not (directory / MANIFEST_NAME).is_file():
             continue
-        for path in directory.glob(f"{provider}-*.csv"):
-            match = _DATED.match(path.name)
-            if match and match["provider"] == provider:
-                found.append((match["date"], rank, int(match["n"] or 1), path))
-    return [(day, path) for day, _, _, path in sorted(found)]
+        for info in [*read_manifest(directory), *read_history(directory)]:
+            match = _DATED.match(info.file)
+            if info.provider == provider and match:
+                found.append((match["date"], rank, int(match["n"] or 1), info.path))
+    return [(day, path) for day, _, _, path in sorted(set(found))]
 
 
 def resolve_reference(reference: str) -> tuple[pd.DataFrame, str]:

@@ -37,6 +37,10 @@ os.environ.pop("GPUPLAN_SNAPSHOT_DIR", None)
 _SESSION_HOME = tempfile.mkdtemp(prefix="gpuplan-tests-")
 os.environ["XDG_DATA_HOME"] = os.path.join(_SESSION_HOME, "xdg-data")
 os.environ["CLOUDSDK_CONFIG"] = os.path.join(_SESSION_HOME, "gcloud")
+# Fitted models are cached on disk (planner.throughput.disk_cache): one temporary folder per
+# session, shared by its tests, never the user's ~/.cache.
+os.environ["GPUPLAN_CACHE_DIR"] = os.path.join(_SESSION_HOME, "cache")
+os.environ["XDG_CACHE_HOME"] = os.path.join(_SESSION_HOME, "xdg-cache")
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -72,7 +72,11 @@ def test_one_a100_hours_agree_with_the_published_figure(results_dir: object) -> 
     newest = a100.loc[a100["benchmark_version"] == a100["benchmark_version"].max(), "throughput"]
     for row in one:
         assert row["throughput"] == pytest.approx(newest.median())
-        assert row["hours_to_train"] == pytest.approx(1_281_167 * 90 / newest.median() / 3600)
+        compute = 1_281_167 * 90 / newest.median() / 3600
+        assert row["compute_hours"] == pytest.approx(compute)
+        overheads = row["setup_hours"] + row["staging_hours"] + row["checkpoint_write_hours"]
+        assert overheads > 0
+        assert row["hours_to_train"] == pytest.approx(compute + overheads)
 
 
 def test_plan_top_and_csv(results_dir: object) -> None:

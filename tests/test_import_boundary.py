@@ -24,6 +24,8 @@ HEAVY = ("torch", "boto3", "botocore", "google.cloud", "streamlit")
         "benchmarks.results, benchmarks.published, benchmarks.cli",
         "benchmarks.models, benchmarks.summary, benchmarks.env, benchmarks.power, "
         "benchmarks.progress, benchmarks.runners.local, benchmarks.pipeline",
+        "benchmarks.runners.machine, benchmarks.runners.aws, benchmarks.runners.gcp, "
+        "benchmarks.runners.cleanup",
     ],
 )
 def test_light_imports(modules: str) -> None:

@@ -217,6 +217,7 @@ def build_snapshots() -> dict[str, str]:
                 "file": name,
                 "priced_at": meta["priced_at"],
                 "date_basis": meta["date_basis"],
+                "date_bound": meta["date_basis"].split(":")[0],
                 "source": source,
                 "source_commit": meta["commit"],
                 "retrieved_at": "",

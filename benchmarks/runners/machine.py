@@ -53,6 +53,9 @@ class Machine:
     instance_id: str | None = None  # EC2 instance id, or GCE instance name
     spot: bool = False
     launched_at: str | None = None  # ISO 8601 UTC
+    sweep_id: str | None = None  # cloud: the `gpuplan-sweep` tag/label it carries
+    name: str | None = None  # cloud: the instance's Name tag (AWS) / instance name (GCP)
+    project: str | None = None  # GCP project the instance is in
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ spec regression), scaling_report (the Scaling page's tables), reference_io (CSV 
 `gpuplan estimate`), benchmark_compare (own runs against published figures).
 """
 
+from planner.throughput.estimate import predict, predict_throughput
 from planner.throughput.offers import (
     ASSUMED_LLM_MFU,
     ASSUMED_LLM_MFU_BAND,
@@ -32,6 +33,8 @@ __all__ = [
     "bundled_results_dir",
     "model_key",
     "own_and_published_results",
+    "predict",
+    "predict_throughput",
     "reference_from_results",
     "table_figures",
     "throughput_for_offers",

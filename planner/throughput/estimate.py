@@ -25,7 +25,7 @@ Predictions, aligned to the queries' index: throughput, throughput_low, throughp
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,7 @@ from planner.throughput.scaling import (
     interconnect_class,
 )
 from planner.throughput.spec_model import PRECISION_FAMILY, SpecEstimator, fit_spec_estimator
+from planner.throughput.step_model import StepInputs, step_breakdown
 
 REFERENCE_COLUMNS: tuple[str, ...] = ("gpu_name", "num_gpus", "model", "precision", "throughput")
 QUERY_COLUMNS: tuple[str, ...] = ("gpu_name", "num_gpus", "model", "precision")
@@ -59,6 +60,8 @@ KEY = ["gpu_name", "model", "precision"]
 SOURCE_RANK = {"measured": 0, "published": 1}
 # Fewer GPUs cannot separate compute from bandwidth (three slopes and an intercept).
 MIN_ESTIMATOR_GPUS = 4
+# DATA_PARALLEL_MODELS' per-GPU batches are those of the 80 GB GPUs in Lambda's runs.
+REFERENCE_MEMORY_GB = 80.0
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,8 @@ class ThroughputModel:
     comm: CommModel = field(default_factory=CommModel)
     generations: tuple[str, ...] = ("",)
     target_generation: str = ""
+    # What it was fitted from (planner.throughput.disk_cache), "" when not recorded.
+    digest: str = ""
 
 
 def aggregate_figures(reference: pd.DataFrame) -> pd.DataFrame:
@@ -131,10 +136,8 @@ def fit_throughput_model(
         figures if scaling_models is None else figures.loc[figures["model"].isin(scaling_models)]
     )
     scaling = fit_scaling(in_scope)
-    ones = figures.loc[figures["num_gpus"] == 1]
-    known = ones["gpu_name"].isin(load_specs().index)
-    if estimator is None and ones.loc[known, "gpu_name"].nunique() >= MIN_ESTIMATOR_GPUS:
-        estimator = fit_spec_estimator(ones, order)
+    if estimator is None:
+        estimator = fit_figures_estimator(figures, order)
     return ThroughputModel(
         figures=figures,
         scaling=scaling,
@@ -143,6 +146,18 @@ def fit_throughput_model(
         generations=order,
         target_generation=target_generation or order[-1],
     )
+
+
+def fit_figures_estimator(
+    figures: pd.DataFrame, generations: tuple[str, ...]
+) -> SpecEstimator | None:
+    """The spec regression on aggregate_figures()' 1-GPU rows, or None when fewer than
+    MIN_ESTIMATOR_GPUS GPUs with spec rows have one."""
+    ones = figures.loc[figures["num_gpus"] == 1]
+    known = ones["gpu_name"].isin(load_specs().index)
+    if ones.loc[known, "gpu_name"].nunique() < MIN_ESTIMATOR_GPUS:
+        return None
+    return fit_spec_estimator(ones, generations)
 
 
 # --------------------------------------------------------------------------- laws
@@ -451,10 +466,20 @@ def _comm_constants(info: pd.DataFrame, comm: CommModel) -> pd.DataFrame:
     per_node = info["gpus_per_node"].to_numpy(float)
     network = info["network_gbps"].to_numpy(float)
     gpus = info["gpu_name"]
+    specs = load_specs()
+    memory_gb = gpus.map(specs["memory_gb"]).astype(float).fillna(REFERENCE_MEMORY_GB)
+    step_units = info["model"].map({k: v.step_units_per_gpu for k, v in spec.items()})
     return info.assign(
         comm=params.notna().to_numpy(),
         grad_bytes=(params * grad).to_numpy(float),
-        step_units=info["model"].map({k: v.step_units_per_gpu for k, v in spec.items()}),
+        params=params.to_numpy(float),
+        step_units=step_units,
+        # The largest batch that fits grows with memory (activations ∝ batch): the
+        # reference batch is that of an 80 GB GPU.
+        batch_limit=(step_units * memory_gb / REFERENCE_MEMORY_GB).to_numpy(float),
+        kernels=info["model"].map({k: v.kernels_per_step for k, v in spec.items()}),
+        mem_bw_gbs=gpus.map(specs["memory_bw_gbs"]).astype(float).fillna(1000.0).to_numpy(),
+        net_gbs_per_gpu=network / 8.0 * comm.achievable_fraction / np.maximum(per_node, 1.0),
         strong=info["model"].map({k: v.global_batch for k, v in spec.items()}).fillna(False),
         bus_pair_gbs=bus_bandwidth_gbs(gpus, np.full(len(info), 2.0), comm, per_node, network),
         bus_node_gbs=bus_bandwidth_gbs(gpus, np.minimum(per_node, 3.0), comm, per_node, network),
@@ -493,18 +518,39 @@ def _efficiency(
     )
 
 
-def evaluate_curves(curves: ThroughputCurves, k: np.ndarray, n: np.ndarray) -> pd.DataFrame:
+def evaluate_curves(
+    curves: ThroughputCurves,
+    k: np.ndarray,
+    n: np.ndarray,
+    global_batch: np.ndarray | float | None = None,
+) -> pd.DataFrame:
     """Throughput of curve k[i] at n[i] GPUs, for arrays of any length (pure numpy).
+
+    Up to m (the node or the largest figure) the anchor figure and the fitted law give
+    X(min(N, m)); the step-time model (planner.throughput.step_model) carries it on:
+    X(N) = X(min(N, m)) · N·p(N) / (min(N, m)·p₀(min(N, m))), p the per-GPU throughput
+    with the per-GPU batch min(batch limit, global_batch / N) and p₀ at the batch the
+    figure was measured at. `global_batch` (samples per step, NaN/None = no cap) per row.
 
     Columns: throughput, throughput_low, throughput_high, source (one of SOURCE_CODES),
     anchor (slot of the anchor figure, -1 for estimates), beyond (N past the node and
-    the data: the ring all-reduce model carried it), m (that limit).
+    the data: the step model carried it), m (that limit), per_gpu_batch, compute_s,
+    comm_s, overhead_s (seconds per step at N; NaN where the model has no size).
     """
     keys = curves.keys
     k = np.asarray(k, dtype=int)
     n = np.asarray(n, dtype=float)
+    cap = np.broadcast_to(
+        np.asarray(np.nan if global_batch is None else global_batch, dtype=float), n.shape
+    )
+    cap = np.where(np.isfinite(cap) & (cap > 0), cap, np.inf)
     cn = curves.n[k]
-    have = np.isfinite(cn)
+    per_node = keys["gpus_per_node"].to_numpy(float)[k]
+    # A figure on more GPUs than one node of this option holds ran over a faster fabric
+    # (4 GPUs over NVLink are not four 1-GPU VMs over Ethernet): only counts within a
+    # node anchor; the step model carries them across nodes.
+    have = np.isfinite(cn) & (cn <= np.maximum(per_node, 1.0)[:, None] + 1e-9)
+    cn = np.where(have, cn, np.nan)
     has_fig = have.any(axis=1)
     # Generation: the one with a figure nearest N (in doublings), the newest among ties.
     distance = np.where(have, np.abs(np.log2(np.where(have, cn, 1.0) / n[:, None])), np.inf)
@@ -524,34 +570,38 @@ def evaluate_curves(curves: ThroughputCurves, k: np.ndarray, n: np.ndarray) -> p
     code = keys["law_code"].to_numpy()[k]
     a = keys["a"].to_numpy(float)[k]
     b = keys["b"].to_numpy(float)[k]
-    per_node = keys["gpus_per_node"].to_numpy(float)[k]
-    known_max = np.nan_to_num(keys["max_count"].to_numpy(float)[k])
+    known_max = np.minimum(np.nan_to_num(keys["max_count"].to_numpy(float)[k]), per_node)
     fig_max = np.where(have, cn, 0.0).max(axis=1)
     m = np.maximum.reduce([per_node, known_max, fig_max, an])
     x1 = ax / effective_gpus(an, code, a, b)
-    capped = np.minimum(n, m)
-    x = ax * effective_gpus(capped, code, a, b) / effective_gpus(an, code, a, b)
-    x = x * np.where(n > m, n / m, 1.0)
     comm_ok = keys["comm"].to_numpy(bool)[k]
     analytic = keys["analytic"].to_numpy(bool)[k] & comm_ok & np.isfinite(ax)
+    m = np.where(analytic, np.maximum(per_node, an), m)
+    nc = np.minimum(n, m)
+    x = ax * effective_gpus(nc, code, a, b) / effective_gpus(an, code, a, b)
     if analytic.any():
         # X(N) = X(anchor) N E(N) / (anchor E(anchor)), E from the ring all-reduce model
         # with the step time of one GPU taken as anchor figure / anchor count.
         i = np.flatnonzero(analytic)
         ki = k[i]
         compute = keys["step_units"].to_numpy(float)[ki] / (ax[i] / an[i])
-        e_n = _efficiency(keys, ki, n[i], per_node[i], compute, curves.comm)
+        e_n = _efficiency(keys, ki, nc[i], per_node[i], compute, curves.comm)
         e_a = _efficiency(keys, ki, an[i], per_node[i], compute, curves.comm)
-        x[i] = ax[i] * np.maximum(n[i], 0.0) * e_n / (an[i] * e_a)
-        m[i] = np.maximum(per_node[i], an[i])
-    beyond = (n > m) & comm_ok & np.isfinite(x1) & ~analytic
-    if beyond.any():
-        i = np.flatnonzero(beyond)
-        ki = k[i]
-        compute = keys["step_units"].to_numpy(float)[ki] / x1[i]
-        e_n = _efficiency(keys, ki, n[i], per_node[i], compute, curves.comm)
-        e_m = _efficiency(keys, ki, m[i], per_node[i], compute, curves.comm)
-        x[i] = x[i] * e_n / e_m
+        x[i] = ax[i] * np.maximum(nc[i], 0.0) * e_n / (an[i] * e_a)
+        x1 = np.where(analytic, ax / an, x1)
+    step_cols = {c: np.full(len(k), np.nan) for c in STEP_COLUMNS}
+    stepped = comm_ok & np.isfinite(x1) & np.isfinite(x)
+    if stepped.any():
+        i = np.flatnonzero(stepped)
+        inputs = _step_inputs(keys, k[i], x1[i], cap[i], per_node[i])
+        at_n = step_breakdown(inputs, n[i])
+        plain = replace(inputs, global_batch=np.full(len(i), np.inf))
+        at_m = step_breakdown(plain, nc[i])
+        x[i] = x[i] * at_n["throughput"] / at_m["throughput"]
+        for column in STEP_COLUMNS:
+            step_cols[column][i] = at_n[column]
+    rest = ~stepped & (n > m)
+    x = np.where(rest, x * n / m, x)
 
     q_low = keys["q_low"].to_numpy(float)[k]
     q_high = keys["q_high"].to_numpy(float)[k]
@@ -584,37 +634,108 @@ def evaluate_curves(curves: ThroughputCurves, k: np.ndarray, n: np.ndarray) -> p
             "anchor": np.where(has_fig, slot, -1),
             "beyond": (n > m) & ok & np.isfinite(x),
             "m": m,
+            **step_cols,
         }
     )
 
 
-def predict_throughput(
-    model: ThroughputModel,
-    queries: pd.DataFrame,
-    figures: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """Throughput, band, source and detail for every query row (see module docstring).
+STEP_COLUMNS = ("per_gpu_batch", "compute_s", "comm_s", "overhead_s")
 
-    `figures` replaces the model's own figures as the measured/published anchors (the
-    plan passes its measured-before-published table), in aggregate_figures' columns.
-    Built on throughput_curves + evaluate_curves; only the text is per distinct row.
-    """
+
+def _step_inputs(
+    keys: pd.DataFrame, ki: np.ndarray, x1: np.ndarray, cap: np.ndarray, per_node: np.ndarray
+) -> StepInputs:
+    """The step model's arrays for curves `ki` with 1-GPU throughput `x1`."""
+    column = lambda name: keys[name].to_numpy(float)[ki]  # noqa: E731
+    return StepInputs(
+        x1=x1,
+        b_mem=column("batch_limit"),
+        global_batch=cap,
+        kernels=column("kernels"),
+        params=column("params"),
+        grad_bytes=column("grad_bytes"),
+        mem_bw_gbs=column("mem_bw_gbs"),
+        bus_intra_gbs=column("bus_node_gbs"),
+        net_gbs_per_gpu=column("net_gbs_per_gpu"),
+        per_node=per_node,
+    )
+
+
+PREDICT_COLUMNS: tuple[str, ...] = (
+    "throughput", "throughput_low", "throughput_high", "throughput_source", "beyond_node",
+    "limit_code", *STEP_COLUMNS,
+)  # fmt: skip
+
+
+def _evaluate(
+    model: ThroughputModel, queries: pd.DataFrame, figures: pd.DataFrame | None
+) -> tuple[ThroughputCurves, np.ndarray, np.ndarray, pd.DataFrame]:
+    """Curves for the queries' distinct keys, then every row evaluated: (curves, k, n, values)."""
     q = prepare_queries(model, queries).reset_index(drop=True)
     key_codes = q.groupby(CURVE_KEY, sort=False, dropna=False).ngroup().to_numpy()
     first = np.unique(key_codes, return_index=True)[1]
     curves = throughput_curves(model, q.iloc[first], figures)
     k = _remap(key_codes, first)
     n = q["num_gpus"].to_numpy(float)
-    values = evaluate_curves(curves, k, n)
-    # Text once per distinct (curve, count).
+    cap = (
+        pd.to_numeric(queries["global_batch"], errors="coerce").to_numpy(float)
+        if "global_batch" in queries.columns
+        else None
+    )
+    return curves, k, n, evaluate_curves(curves, k, n, cap)
+
+
+def predict(
+    model: ThroughputModel,
+    queries: pd.DataFrame,
+    figures: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Numbers and reason codes for every query row, no words (PREDICT_COLUMNS).
+
+    The one entry point to the throughput model: `queries` has gpu_name, num_gpus, model,
+    precision and optionally generation, gpus_per_node, network_gbps, interconnect,
+    global_batch (samples per step). `figures` replaces the model's own figures as the
+    measured/published anchors, in aggregate_figures' columns. throughput_source is one
+    of SOURCE_CODES; beyond_node marks counts the step model carried past the node and
+    the data; limit_code is "batch-bound" where the global batch leaves each GPU less
+    than its batch limit, else ""; STEP_COLUMNS are the step time's parts at that count.
+    explain() (predict_throughput) adds the words.
+    """
+    curves, k, _, values = _evaluate(model, queries, figures)
+    return _numbers(curves, k, values, queries.index)
+
+
+def _numbers(
+    curves: ThroughputCurves, k: np.ndarray, values: pd.DataFrame, index: pd.Index
+) -> pd.DataFrame:
+    limit = curves.keys["batch_limit"].to_numpy(float)[k]
+    batch = values["per_gpu_batch"].to_numpy(float)
+    out = values.rename(columns={"source": "throughput_source", "beyond": "beyond_node"})
+    out["limit_code"] = np.where(np.isfinite(batch) & (batch < limit * 0.999), "batch-bound", "")
+    out.index = index
+    return out.loc[:, list(PREDICT_COLUMNS)]
+
+
+def predict_throughput(
+    model: ThroughputModel,
+    queries: pd.DataFrame,
+    figures: pd.DataFrame | None = None,
+    numbers: bool = False,
+) -> pd.DataFrame:
+    """predict() with words: throughput, band, source and throughput_detail per query row
+    (PREDICTION_COLUMNS; with `numbers`, also predict()'s codes and step parts).
+
+    The words are built once per distinct (curve, count), never per row.
+    """
+    curves, k, n, values = _evaluate(model, queries, figures)
     pair = pd.DataFrame({"k": k, "n": n})
     pair_codes = pair.groupby(["k", "n"], sort=False).ngroup().to_numpy()
     firsts = np.unique(pair_codes, return_index=True)[1]
     texts = _details(curves, values.iloc[firsts], k[firsts], n[firsts])
-    out = values.loc[:, ["throughput", "throughput_low", "throughput_high"]].copy()
-    out["throughput_source"] = values["source"].to_numpy()
+    out = _numbers(curves, k, values, queries.index)
     out["throughput_detail"] = texts[_remap(pair_codes, firsts)]
-    out.index = queries.index
+    if numbers:
+        return out
     return out.loc[:, list(PREDICTION_COLUMNS)]
 
 

@@ -16,26 +16,33 @@ runs for figures, the cross-validated error for fits (an 80% band).
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
-from collections.abc import Hashable, ItemsView
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+import threading
+from collections.abc import Hashable
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from planner.hardware import load_specs
+from planner.throughput import disk_cache
+from planner.throughput.disk_cache import frame_digest
 from planner.throughput.estimate import (
     CURVE_KEY,
+    STEP_COLUMNS,
     ThroughputCurves,
     ThroughputModel,
+    aggregate_figures,
     evaluate_curves,
+    fit_figures_estimator,
     fit_throughput_model,
     predict_throughput,
     prepare_queries,
     throughput_curves,
     throughput_details,
 )
+from planner.throughput.spec_model import SpecEstimator
 from planner.workloads import Workload
 
 SOURCE_RANK = {"measured": 0, "published": 1, "scaled": 2, "estimated": 3}
@@ -186,41 +193,34 @@ def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
+@dataclass(frozen=True, eq=False)
+class _ByKey:
+    """A cache key that carries its payload (a table, a model) but hashes and compares by
+    `key` alone, so functools.lru_cache can remember results computed from unhashable
+    tables."""
+
+    key: tuple[Hashable, ...]
+    payload: Any = None
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ByKey) and other.key == self.key
 
 
-class LruCache(Generic[K, V]):
-    """A small least-recently-used cache: the planner's fitted models and curves."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        """The value for `key` (now the most recently used), or None."""
-        if key not in self._items:
-            return None
-        self._items.move_to_end(key)
-        return self._items[key]
-
-    def put(self, key: K, value: V) -> V:
-        """Store `value`, dropping the least recently used past `size`; returns `value`."""
-        self._items[key] = value
-        while len(self._items) > self.size:
-            self._items.popitem(last=False)
-        return value
-
-    def items(self) -> ItemsView[K, V]:
-        """The cached (key, value) pairs."""
-        return self._items.items()
-
-    def clear(self) -> None:
-        """Forget everything."""
-        self._items.clear()
+# One lock for the in-process caches below: concurrent app sessions asking for the same
+# model wait for one fit rather than each fitting it.
+_LOCK = threading.RLock()
 
 
-_MODEL_CACHE: LruCache[tuple[int, str], ThroughputModel] = LruCache(8)
+def clear_caches() -> None:
+    """Forget the in-process fitted models, inputs and curves (the disk cache stays)."""
+    with _LOCK:
+        _fitted_model.cache_clear()
+        _fitted_estimator.cache_clear()
+        _inputs.cache_clear()
+        _curves.cache_clear()
 
 
 def throughput_model_for_results(
@@ -237,25 +237,59 @@ def throughput_model_for_results(
 
 def throughput_model_for_model(results: pd.DataFrame, model_name: str) -> ThroughputModel:
     """throughput_model_for_results for a benchmark model named as in the reference
-    (Lambda's names: resnet50, bert_large_squad, ssd, ...), cached per set of results."""
+    (Lambda's names: resnet50, bert_large_squad, ssd, ...).
+
+    Cached in process (per content of the results) and on disk (planner.throughput.
+    disk_cache, keyed by the reference's digest and the fitting code), so the bundled
+    data is fitted once per installation and again only when own results change it.
+    """
     reference = reference_from_results(results)
-    digest = _digest(reference)
-    key = (digest, model_name)
-    hit = _MODEL_CACHE.get(key)
-    if hit is not None:
-        return hit
+    with _LOCK:
+        return _fitted_model(_ByKey((frame_digest(reference), model_name), reference))
+
+
+def _generation_order(reference: pd.DataFrame) -> tuple[str, ...]:
     published = sorted(g for g in reference["generation"].unique() if g != OWN_GENERATION)
-    order = (OWN_GENERATION, *published) if published else (OWN_GENERATION,)
-    # The spec regression learns from every workload: fit it once per set of results.
-    same_results = [m for (d, _), m in _MODEL_CACHE.items() if d == digest]
-    model = fit_throughput_model(
-        reference,
-        generations=order,
-        target_generation=order[-1],
-        scaling_models=(model_name,),
-        estimator=same_results[0].estimator if same_results else None,
-    )
-    return _MODEL_CACHE.put(key, model)
+    return (OWN_GENERATION, *published) if published else (OWN_GENERATION,)
+
+
+@lru_cache(maxsize=4)
+def _fitted_estimator(key: _ByKey) -> SpecEstimator | None:
+    """The spec regression of one reference table (it learns from every model)."""
+    reference: pd.DataFrame = key.payload
+    digest = str(key.key[0])
+
+    def build() -> _Estimator:
+        figures = aggregate_figures(reference)
+        return _Estimator(fit_figures_estimator(figures, _generation_order(reference)))
+
+    return disk_cache.load_or_build("spec-estimator", digest, _Estimator, build).estimator
+
+
+@lru_cache(maxsize=8)
+def _fitted_model(key: _ByKey) -> ThroughputModel:
+    reference: pd.DataFrame = key.payload
+    digest, model_name = str(key.key[0]), str(key.key[1])
+
+    def build() -> ThroughputModel:
+        order = _generation_order(reference)
+        model = fit_throughput_model(
+            reference,
+            generations=order,
+            target_generation=order[-1],
+            scaling_models=(model_name,),
+            estimator=_fitted_estimator(_ByKey((digest,), reference)),
+        )
+        return replace(model, digest=f"{digest}:{model_name}")
+
+    return disk_cache.load_or_build(f"model:{model_name}", digest, ThroughputModel, build)
+
+
+@dataclass(frozen=True)
+class _Estimator:
+    """A fitted spec regression or None, as one picklable value for the disk cache."""
+
+    estimator: SpecEstimator | None
 
 
 # Columns that identify a results table's content for the caches below.
@@ -263,7 +297,6 @@ _IDENTITY_COLUMNS = (
     "id", "source", "workload", "model_size", "precision", "gpu_name", "device", "world_size",
     "throughput", "throughput_p10", "throughput_p90", "mfu", "started_at", "detail",
 )  # fmt: skip
-_INPUTS_CACHE: LruCache[tuple[int, str, str], ThroughputInputs] = LruCache(16)
 
 
 @dataclass(frozen=True)
@@ -275,10 +308,10 @@ class ThroughputInputs:
     model: ThroughputModel  # throughput_model_for_results()
 
 
-def results_digest(results: pd.DataFrame) -> int:
+def results_digest(results: pd.DataFrame) -> str:
     """A content hash of a results table (the columns that make figures and fits)."""
     present = [c for c in _IDENTITY_COLUMNS if c in results.columns]
-    return _digest(results.loc[:, present]) ^ len(results)
+    return frame_digest(results.loc[:, present])
 
 
 def throughput_inputs(
@@ -289,14 +322,17 @@ def throughput_inputs(
     Plans over the same results reuse them (the figures, the spec regression, the laws).
     """
     key = (results_digest(results), model_key(workload), precision)
-    hit = _INPUTS_CACHE.get(key)
-    if hit is not None:
-        return hit
+    with _LOCK:
+        return _inputs(_ByKey(key, (results, workload, precision)))
+
+
+@lru_cache(maxsize=16)
+def _inputs(key: _ByKey) -> ThroughputInputs:
+    results, workload, precision = key.payload
     table = throughput_table(results, workload, precision)
-    value = ThroughputInputs(
+    return ThroughputInputs(
         table, table_figures(table), throughput_model_for_results(results, workload, precision)
     )
-    return _INPUTS_CACHE.put(key, value)
 
 
 def throughput_for_offers(
@@ -400,24 +436,25 @@ class OptionThroughput:
         )
 
 
-_CURVES_CACHE: LruCache[tuple[int, int, int], tuple[ThroughputModel, ThroughputCurves]] = LruCache(
-    16
-)
-
-
-def _digest(frame: pd.DataFrame) -> int:
-    return int(pd.util.hash_pandas_object(frame, index=False).sum()) if len(frame) else 0
-
-
 def cached_curves(
     model: ThroughputModel, keys: pd.DataFrame, figures: pd.DataFrame
 ) -> ThroughputCurves:
     """throughput_curves, remembered per (model, keys, figures): plans reuse them."""
-    key = (id(model), _digest(keys), _digest(figures))
-    hit = _CURVES_CACHE.get(key)
-    if hit is not None and hit[0] is model:
-        return hit[1]
-    return _CURVES_CACHE.put(key, (model, throughput_curves(model, keys, figures)))[1]
+    with _LOCK:
+        key = (id(model), frame_digest(keys), frame_digest(figures))
+        return _curves(_ByKey(key, (model, keys, figures)))
+
+
+@lru_cache(maxsize=16)
+def _curves(key: _ByKey) -> ThroughputCurves:
+    """Curves from memory, else from disk when the model records what it was fitted from."""
+    model, keys, figures = key.payload
+    if not model.digest:
+        return throughput_curves(model, keys, figures)
+    digest = f"{model.digest}:{key.key[1]}:{key.key[2]}"
+    return disk_cache.load_or_build(
+        "curves", digest, ThroughputCurves, lambda: throughput_curves(model, keys, figures)
+    )
 
 
 def throughput_for_options(
@@ -426,6 +463,7 @@ def throughput_for_options(
     model: ThroughputModel,
     model_name: str,
     precision: str,
+    global_batch: float | None = None,
 ) -> OptionThroughput:
     """Throughput of every option (gpu_name, total_gpus, gpus_per_node) without per-row text.
 
@@ -434,6 +472,9 @@ def throughput_for_options(
     other counts scaled through the fitted law, the ring all-reduce model across nodes of
     `gpus_per_node` GPUs, spec estimates for GPUs without figures); the curves are built
     once per (GPU, node size) and cached across calls, counts are evaluated as arrays.
+    `global_batch` caps the global batch (planner.throughput.step_model); the values
+    also carry the step breakdown (STEP_COLUMNS: per_gpu_batch, compute_s, comm_s,
+    overhead_s).
     """
     columns = ["throughput", "throughput_low", "throughput_high", "throughput_source"]
     empty = pd.DataFrame(index=options.index, columns=columns, dtype=object)
@@ -462,7 +503,7 @@ def throughput_for_options(
     k = position[codes]
     n = q["num_gpus"].to_numpy(float)
     curves = cached_curves(model, keys, figures)
-    evaluated = evaluate_curves(curves, k, n)
+    evaluated = evaluate_curves(curves, k, n, global_batch)
     none = evaluated["source"].to_numpy() == "none"
     values = pd.DataFrame(
         {
@@ -470,6 +511,7 @@ def throughput_for_options(
             "throughput_low": evaluated["throughput_low"].to_numpy(),
             "throughput_high": evaluated["throughput_high"].to_numpy(),
             "throughput_source": np.where(none, None, evaluated["source"].to_numpy()),
+            **{c: evaluated[c].to_numpy() for c in STEP_COLUMNS},
         },
         index=options.index,
     )

@@ -14,6 +14,7 @@ and the closest valid value.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,16 @@ import numpy as np
 import pandas as pd
 
 from planner.throughput.spec_model import PEAK_COLUMNS
+from planner.validate import (
+    FLAG_RANGES,
+    GPU_COUNT_RANGE,
+    MAX_TABLE_BYTES,
+    THROUGHPUT_RANGE,
+    InputPathError,
+    Range,
+    read_text_file,
+    shorten,
+)
 from pricing.gpus import (
     CANONICAL_GPUS,
     USER_ALIASES,
@@ -50,10 +61,14 @@ class Reference:
 
 
 def _read(path: Path, required: tuple[str, ...], what: str) -> pd.DataFrame:
-    if not path.is_file():
-        raise InputFileError(f"{what} file {str(path)!r} does not exist")
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        text = read_text_file(path, f"{what} file", MAX_TABLE_BYTES, "give a CSV file")
+    except InputPathError as exc:
+        raise InputFileError(str(exc)) from None
+    try:
+        frame = pd.read_csv(
+            io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True
+        )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InputFileError(f"{path}: not a readable CSV file ({exc})") from exc
     frame.columns = [str(c).strip() for c in frame.columns]
@@ -76,18 +91,42 @@ def _where(path: Path, index: int, field: str) -> str:
     return f"{path}, line {index + 2}, field {field!r}"
 
 
-def _positive(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
+def _positive(frame: pd.DataFrame, column: str, path: Path, valid: Range) -> pd.Series:
+    """The column as floats, each finite and within `valid` (a positive range)."""
     values = pd.to_numeric(frame[column], errors="coerce")
-    bad = values.isna() | ~np.isfinite(values) | (values <= 0)
+    bad = values.isna() | ~np.isfinite(values) | (values <= 0) | (values > valid.high)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raw = frame[column].iloc[i]
-        problem = "is not a number" if pd.isna(values.iloc[i]) else "must be > 0"
+        raw = shorten(frame[column].iloc[i])
+        problem = "is not a number" if pd.isna(values.iloc[i]) else f"must be {valid.text()}"
         raise InputFileError(
-            f"{_where(path, frame.index[i], column)}: {raw!r} {problem}; give a positive number "
+            f"{_where(path, frame.index[i], column)}: {raw!r} {problem} "
             f"({int(bad.sum())} such row(s))"
         )
     return values.astype(float)
+
+
+# Per-row overrides of the command's options; a blank cell keeps the option's value.
+QUERY_OVERRIDES = ("gpus_per_node", "network_gbps", "global_batch")
+# The valid range of each per-row override (the same as its command-line option's).
+OVERRIDE_RANGES = {
+    "gpus_per_node": FLAG_RANGES["--gpus-per-node"],
+    "network_gbps": FLAG_RANGES["--network-gbps"],
+    "global_batch": Range(0, 1e9, low_inclusive=False, unit="samples"),
+}
+
+
+def _optional_positive(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
+    """A column that may be absent or blank (NaN); any value given must be a number > 0."""
+    if column not in frame.columns:
+        return pd.Series(np.nan, index=frame.index)
+    raw = frame[column]
+    blank = raw.isna() | (raw.astype(str).str.strip() == "")
+    given = frame.loc[~blank]
+    values = pd.Series(np.nan, index=frame.index)
+    if len(given):
+        values.loc[~blank] = _positive(given, column, path, OVERRIDE_RANGES[column]).to_numpy()
+    return values
 
 
 def _check_precision(frame: pd.DataFrame, path: Path) -> None:
@@ -137,8 +176,8 @@ def read_reference(path: str | Path) -> Reference:
         raise InputFileError(f"{path}: no reference rows left after skipping flagged rows")
     _check_model(kept, path)
     _check_precision(kept, path)
-    num = _positive(kept, "num_gpus", path)
-    throughput = _positive(kept, "throughput", path)
+    num = _positive(kept, "num_gpus", path, GPU_COUNT_RANGE)
+    throughput = _positive(kept, "throughput", path, THROUGHPUT_RANGE)
     spec = kept["spec_gpu_model"] if "spec_gpu_model" in kept.columns else None
     names, source = _resolve_names(kept["gpu_model"], spec)
     bad_spec = names.isna() & (source == "spec_gpu_model")
@@ -171,7 +210,9 @@ def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, 
     """The Q file as read (for the output) and its rows in planner.throughput.estimate's columns.
 
     A GPU resolves through spec_gpu_model, then gpu_model; a label that resolves to no
-    spec row is accepted only when REF has rows of that same label.
+    spec row is accepted only when REF has rows of that same label. Optional columns
+    gpus_per_node, network_gbps (Gb/s per node) and global_batch (samples per step)
+    override the command's options for their row; blank cells keep the options.
     """
     path = Path(path)
     frame = _read(path, QUERY_REQUIRED, "queries")
@@ -179,7 +220,7 @@ def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, 
         raise InputFileError(f"{path}: no query rows")
     _check_model(frame, path)
     _check_precision(frame, path)
-    num = _positive(frame, "num_gpus", path)
+    num = _positive(frame, "num_gpus", path, GPU_COUNT_RANGE)
     spec = frame["spec_gpu_model"] if "spec_gpu_model" in frame.columns else None
     names, source = _resolve_names(frame["gpu_model"], spec)
     by_label = frame["gpu_model"].isin(reference.unresolved_gpus) & (source == "gpu_model")
@@ -216,6 +257,7 @@ def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, 
             "model": frame["model"],
             "precision": frame["precision"],
             "generation": generation,
+            **{c: _optional_positive(frame, c, path) for c in QUERY_OVERRIDES},
         }
     )
     return frame, queries

@@ -633,32 +633,54 @@ class DataParallelModel:
 
     params: trainable parameters; step_units_per_gpu: throughput units one GPU processes
     per step at one GPU (per-GPU batch × units per sample); global_batch: the batch is
-    split across GPUs (strong scaling).
+    split across GPUs (strong scaling); kernels_per_step: CUDA kernels one training step
+    launches in PyTorch eager mode (forward ≈ one per layer op, backward ≈ 2 ×, plus AMP
+    casts and the optimizer; counted from the architectures, approximate to ±50%), for
+    the per-step floor of planner.throughput.step_model.
     """
 
     params: float
     step_units_per_gpu: float
     global_batch: bool = False
     source: str = ""
+    kernels_per_step: float = 1000.0
 
 
 # Per-GPU batches are the medians of batch_size_per_gpu in Lambda's 1-GPU fp16 runs
 # (reference/benchmarks); units per sample are approximate and only matter where no
 # measured scaling exists.
 DATA_PARALLEL_MODELS: dict[str, DataParallelModel] = {
-    "resnet50": DataParallelModel(25.6e6, 1280, source="He et al. 2016; 1280 images"),
-    "ssd": DataParallelModel(22e6, 448, source="SSD300, ResNet-50 to conv4 (approx.); 448 images"),
-    "maskrcnn": DataParallelModel(44.2e6, 16, source="Mask R-CNN R50-FPN; 16 images"),
-    "bert_base_squad": DataParallelModel(110e6, 320, source="Devlin et al. 2019; 320 sequences"),
-    "bert_large_squad": DataParallelModel(340e6, 112, source="Devlin et al. 2019; 112 sequences"),
-    "gnmt": DataParallelModel(160e6, 1520 * 50, source="GNMT v2 (approx.); 1520 x ~50 tokens"),
-    "ncf": DataParallelModel(31.8e6, 1e7, True, "NeuMF on ML-20m (approx.); global 1e7 samples"),
+    "resnet50": DataParallelModel(
+        25.6e6, 1280, source="He et al. 2016; 1280 images", kernels_per_step=550
+    ),
+    "ssd": DataParallelModel(
+        22e6, 448, source="SSD300, ResNet-50 to conv4 (approx.); 448 images", kernels_per_step=600
+    ),
+    "maskrcnn": DataParallelModel(
+        44.2e6, 16, source="Mask R-CNN R50-FPN; 16 images", kernels_per_step=3000
+    ),
+    "bert_base_squad": DataParallelModel(
+        110e6, 320, source="Devlin et al. 2019; 320 sequences", kernels_per_step=1100
+    ),
+    "bert_large_squad": DataParallelModel(
+        340e6, 112, source="Devlin et al. 2019; 112 sequences", kernels_per_step=2200
+    ),
+    "gnmt": DataParallelModel(
+        160e6, 1520 * 50, source="GNMT v2 (approx.); 1520 x ~50 tokens", kernels_per_step=1500
+    ),
+    "ncf": DataParallelModel(
+        31.8e6, 1e7, True, "NeuMF on ML-20m (approx.); global 1e7 samples", kernels_per_step=60
+    ),
     "transformerxl_base": DataParallelModel(
-        151e6, 40 * 192, True, "Dai et al. 2019; global 40 x 192 tokens"
+        151e6, 40 * 192, True, "Dai et al. 2019; global 40 x 192 tokens", kernels_per_step=1500
     ),
     "transformerxl_large": DataParallelModel(
-        257e6, 24 * 384, True, "Dai et al. 2019; global 24 x 384 tokens"
+        257e6, 24 * 384, True, "Dai et al. 2019; global 24 x 384 tokens", kernels_per_step=2500
     ),
-    "tacotron2": DataParallelModel(28.2e6, 256 * 560, source="Shen et al. 2018; 256 x ~560 frames"),
-    "waveglow": DataParallelModel(87.9e6, 48 * 16000, source="Prenger et al. 2019; 48 x 16000"),
+    "tacotron2": DataParallelModel(
+        28.2e6, 256 * 560, source="Shen et al. 2018; 256 x ~560 frames", kernels_per_step=11000
+    ),
+    "waveglow": DataParallelModel(
+        87.9e6, 48 * 16000, source="Prenger et al. 2019; 48 x 16000", kernels_per_step=1000
+    ),
 }

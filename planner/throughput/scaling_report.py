@@ -41,6 +41,7 @@ LAW_COLUMNS: tuple[str, ...] = (
 EXTRAPOLATION_COLUMNS: tuple[str, ...] = (
     "num_gpus", "throughput", "throughput_low", "throughput_high", "efficiency",
     "efficiency_low", "efficiency_high", "throughput_source", "beyond_node", "throughput_detail",
+    "per_gpu_batch", "compute_s", "comm_s", "overhead_s", "limit_code",
 )  # fmt: skip
 
 
@@ -159,8 +160,13 @@ def extrapolation(
     precision: str,
     counts: np.ndarray,
     comm: CommModel | None = None,
+    global_batch: float | None = None,
 ) -> pd.DataFrame:
     """The planner's throughput for this GPU at `counts` (EXTRAPOLATION_COLUMNS).
+
+    `global_batch` caps the samples per step (None: no cap); per_gpu_batch, compute_s,
+    comm_s (exposed) and overhead_s are the step time's parts (planner.throughput.
+    step_model), NaN for models without a size for the step model.
 
     Same engine as every plan row (planner.throughput.estimate.predict_throughput) under `comm`
     (default the model's): the fitted law within the data and the node, the ring
@@ -176,9 +182,10 @@ def extrapolation(
             "model": model_name,
             "precision": precision,
             "gpus_per_node": float(comm.gpus_per_node),
+            "global_batch": np.nan if global_batch is None else float(global_batch),
         }
     )
-    predicted = predict_throughput(with_comm(model, comm), queries)
+    predicted = predict_throughput(with_comm(model, comm), queries, numbers=True)
     x1 = float(predicted["throughput"].iloc[0])
     out = predicted.iloc[1:].reset_index(drop=True)
     per_gpu = n * x1
@@ -186,7 +193,6 @@ def extrapolation(
     out["efficiency"] = out["throughput"] / per_gpu
     out["efficiency_low"] = out["throughput_low"] / per_gpu
     out["efficiency_high"] = out["throughput_high"] / per_gpu
-    out["beyond_node"] = out["throughput_detail"].str.contains("; beyond ", regex=False)
     return out.loc[:, list(EXTRAPOLATION_COLUMNS)]
 
 

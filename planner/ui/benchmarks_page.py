@@ -19,6 +19,7 @@ from planner.throughput.benchmark_compare import (
 from planner.ui import bench_run, data, uploads
 from planner.ui.export import download_csv
 from planner.ui.state import PageState
+from planner.ui.text import md_text
 
 PAGE = "benchmarks"
 DEFAULT_MODEL = "resnet50 full"
@@ -87,9 +88,11 @@ def _chart(by_gpu: pd.DataFrame, title: str) -> go.Figure:
 def _upload_section(directory: str) -> None:
     st.subheader("Add result files")
     st.caption(
-        f"Result JSON files from `gpuplan bench run` on other machines go into the results "
-        f"folder ({directory}; set GPUPLAN_RESULTS_DIR to change it). Each file is checked "
-        "first; a bad file is named with its field and nothing is saved."
+        "Result JSON files from `gpuplan bench run` on other machines (or `gpuplan bench "
+        f"add`) go into the results folder ({md_text(directory)}; set GPUPLAN_RESULTS_DIR to "
+        "change it). Each file is checked first (at most 2 MiB, a valid result whose id is "
+        "1-128 letters, digits, '.', '_' or '-'); a bad file is named with its field and "
+        "nothing is saved."
     )
     files = st.file_uploader(
         "Result files (.json)", type=["json"], accept_multiple_files=True, key=f"{PAGE}.upload"
@@ -99,18 +102,19 @@ def _upload_section(directory: str) -> None:
     checked = [uploads.check_upload(f.name, f.getvalue()) for f in files]
     errors = [c.error for c in checked if c.error]
     for message in errors:
-        st.error(message, icon=":material/error:")
+        st.error(md_text(message, 1000), icon=":material/error:")
     if errors:
         st.error("Nothing was saved: fix or leave out the file(s) above.", icon=":material/error:")
         return
     taken = uploads.conflicts(checked, directory)
     for message in taken:
-        st.error(message, icon=":material/error:")
+        st.error(md_text(message, 1000), icon=":material/error:")
     if taken:
         return
     saved = st.session_state.pop(SAVED, None)
     if saved:
-        st.success("Saved: " + ", ".join(saved), icon=":material/check_circle:")
+        st.success(f"Saved {len(saved)} file(s):", icon=":material/check_circle:")
+        st.code("\n".join(saved), language=None)
     new = [c for c in checked if not uploads.already_saved(c, directory)]
     if not new:
         st.info(f"The {len(checked)} file(s) are in the results folder.")
@@ -180,9 +184,11 @@ def _quick_results(directory: str) -> None:
     for result in st.session_state.get(QUICK, []):
         path = Path(directory) / f"{result['id']}.json"
         st.success(
-            f"{result['workload']} {result.get('model_size', '')}: "
-            f"{result['throughput']:,.1f} {result['throughput_unit']} on "
-            f"{result.get('device_name') or result.get('device')}, saved to {path}",
+            md_text(
+                f"{result['workload']} {result.get('model_size', '')}: "
+                f"{result['throughput']:,.1f} {result['throughput_unit']} on "
+                f"{result.get('device_name') or result.get('device')}, saved to {path}"
+            ),
             icon=":material/check_circle:",
         )
         with st.expander(f"Result file {path.name}"):
@@ -195,12 +201,7 @@ def render() -> None:
     st.title("Benchmarks: own measurements and published figures")
     directory = data.results_dir()
     table, problems = data.results(directory)
-    if problems:
-        st.warning(
-            f"{len(problems)} file(s) in the results folder were skipped:\n\n"
-            + "\n".join(f"- {p}" for p in problems),
-            icon=":material/warning:",
-        )
+    data.warn_skipped(problems)
     model, precision, gpus, show = _inputs(ps, table)
     own = ~is_published(table)
     cols = st.columns(3)

@@ -103,6 +103,24 @@ def plan_chart(results_dir: str, request: PlanRequest) -> go.Figure:
     return plan_figure(plan(results_dir, request))
 
 
+MAX_LISTED = 20  # skipped results-folder entries named one by one
+
+
+def warn_skipped(problems: list[str]) -> None:
+    """An inline warning naming each results-folder entry that was skipped (as text)."""
+    if not problems:
+        return
+    from planner.ui.text import md_text
+
+    more = len(problems) - MAX_LISTED
+    st.warning(
+        f"{len(problems)} file(s) in the results folder were skipped:\n\n"
+        + "\n".join(f"- {md_text(p, 500)}" for p in problems[:MAX_LISTED])
+        + (f"\n- ... and {more} more" if more > 0 else ""),
+        icon=":material/warning:",
+    )
+
+
 def clear_results() -> None:
     """Forget the cached results and what was computed from them (a file was added)."""
     results.clear()

@@ -47,6 +47,7 @@ from planner.ui.plan_view import (
     warning_lines,
 )
 from planner.ui.state import PageState, remembered_inputs
+from planner.ui.text import md_text
 from planner.workloads import WORKLOADS, Workload, llm_workload
 from pricing.catalog import PRICING_KINDS, unique_values
 
@@ -388,12 +389,12 @@ def _notes(plan: Plan, problems: Sequence[str]) -> None:
     with st.expander("Own results: used and skipped"):
         own = notes_text(plan.notes_of(*OWN_CODES), APP_CONTROLS)
         for line in own or ["no own results: add them on the Benchmarks page"]:
-            st.markdown(f"- {sentence(line)}")
+            st.markdown(f"- {md_text(sentence(line))}")
     with st.expander("Assumptions and warnings"):
         for line in plan.assumptions:
-            st.markdown(f"- {line}")
+            st.markdown(f"- {md_text(line)}")
         for line in [*warning_lines(plan), *problems]:
-            st.markdown(f"- :material/warning: {line}")
+            st.markdown(f"- :material/warning: {md_text(line, 500)}")
 
 
 def render() -> None:

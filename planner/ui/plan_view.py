@@ -49,8 +49,9 @@ SOURCE_WORDS = (
 TABLE_COLUMNS: tuple[str, ...] = (
     "rank", "pick", "provider", "instance_type", "total_gpus", "gpu_name", "hours_to_train",
     "cost_usd", "region", "hours_p10", "hours_p90", "cost_p10_usd", "cost_p90_usd",
-    "throughput", "throughput_unit", "throughput_source", "price_date", "usd_per_hour",
-    "option_usd_per_hour", "usd_per_gpu_hour", "instances", "gpu_count", "pricing",
+    "compute_hours", "setup_hours", "staging_hours", "billed_hours", "billing_basis",
+    "limit_code", "throughput", "throughput_unit", "throughput_source", "price_date",
+    "usd_per_hour", "option_usd_per_hour", "usd_per_gpu_hour", "instances", "gpu_count", "pricing",
     "price_source", "on_pareto", "feasible", "misses", "throughput_detail",
 )  # fmt: skip
 SPOT_COLUMNS: tuple[str, ...] = (
@@ -379,6 +380,22 @@ def column_config() -> dict[str, Any]:
         "hours_to_train": col.NumberColumn("hours", format=hours),
         "hours_p10": col.NumberColumn("hours P10", format=hours),
         "hours_p90": col.NumberColumn("hours P90", format=hours),
+        "compute_hours": col.NumberColumn("compute hours", format=hours),
+        "setup_hours": col.NumberColumn(
+            "start-up hours", format=hours, help="provisioning + environment start"
+        ),
+        "staging_hours": col.NumberColumn(
+            "staging hours", format=hours, help="copying the dataset to each instance"
+        ),
+        "billed_hours": col.NumberColumn(
+            "billed hours", format=hours, help="wall time in the provider's billing increments"
+        ),
+        "billing_basis": col.TextColumn("billing", width="medium"),
+        "limit_code": col.TextColumn(
+            "limit",
+            help="cpu-bound: the vCPUs cannot decode images as fast as the GPUs train; "
+            "batch-bound: the global batch cap leaves each GPU a small batch",
+        ),
         "cost_usd": col.NumberColumn("cost", format="dollar"),
         "cost_p10_usd": col.NumberColumn("cost P10", format="dollar"),
         "cost_p90_usd": col.NumberColumn("cost P90", format="dollar"),

@@ -12,6 +12,7 @@ from planner.ui.state import PageState
 from pricing.catalog import PRICING_KINDS, STALE_AFTER_DAYS, filter_offers, unique_values
 from pricing.refs import GPU_HOUR_COLUMNS, gpu_hour_prices
 from pricing.status import stale_text
+from pricing.tiers import DEFAULT_TIERS, TIERS
 
 PAGE = "prices"
 KIND_COLORS = {
@@ -26,19 +27,36 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "usd_per_hour", "spot_usd_per_hour", "reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour",
     "interconnect", "priced_at", "source",
 )  # fmt: skip
-STATUS_SHOWN = ["provider", "origin", "priced_at", "age_days", "stale", "rows", "date_basis"]
+STATUS_SHOWN = ["provider", "origin", "price_date", "age", "stale", "rows", "date_basis"]
 
 
 def _inputs(
     ps: PageState, offers: pd.DataFrame
-) -> tuple[list[str], list[str], list[str], str, int]:
+) -> tuple[list[str], list[str], list[str], str, int, list[str], bool]:
     with st.sidebar:
         st.header("Filter offers")
+        tiers = ps.multiselect(
+            "Provider tiers",
+            list(TIERS),
+            name="tiers",
+            default=list(DEFAULT_TIERS),
+            help="Marketplace = single hosts listed by third parties (Vast.ai): most companies "
+            "cannot buy them under a contract, so they are left out unless picked here.",
+        )
+        in_tiers = offers.loc[offers["tier"].isin(tiers)]
         providers = ps.multiselect(
             "Providers",
             unique_values(offers, "provider"),
             name="providers",
-            default=unique_values(offers, "provider"),
+            default=unique_values(in_tiers, "provider"),
+            depends_on=tuple(tiers),
+        )
+        include_retired = ps.toggle(
+            "Include retired sizes",
+            name="retired",
+            default=False,
+            help="Sizes the provider no longer sells (pricing/retired.py lists them, with "
+            "sources), such as Azure's K80 Promo sizes.",
         )
         in_providers = offers.loc[offers["provider"].isin(providers)]
         regions = ps.multiselect(
@@ -62,7 +80,7 @@ def _inputs(
             help="Which price orders the offers in the chart.",
         )
         top = ps.slider("Offers in the chart", name="top", default=25, min_value=5, max_value=80)
-    return providers, regions, gpus, sort_kind, top
+    return providers, regions, gpus, sort_kind, top, tiers, include_retired
 
 
 def _label(rows: pd.DataFrame) -> pd.Series:
@@ -129,7 +147,7 @@ def prices_report(
             "missing, never 0.",
         ],
         sources=[
-            f"{r.provider}: {r.source}, priced {r.priced_at} ({r.age_days} days old; "
+            f"{r.provider}: {r.source}, priced {r.price_date} ({r.age} old; "
             f"{r.date_basis or 'date as given'})"
             for r in status.itertuples()
         ],
@@ -138,11 +156,23 @@ def prices_report(
 
 
 def offers_table(
-    offers: pd.DataFrame, providers: list[str], regions: list[str], gpus: list[str]
+    offers: pd.DataFrame,
+    providers: list[str],
+    regions: list[str],
+    gpus: list[str],
+    tiers: list[str] | None = None,
+    include_retired: bool = False,
 ) -> pd.DataFrame:
     """Offers matching the filters with USD per GPU-hour at every pricing kind, cheapest
-    on-demand first (TABLE_COLUMNS)."""
-    chosen = filter_offers(offers, providers, regions or None, gpus or None)
+    on-demand first (TABLE_COLUMNS). Retired sizes only with `include_retired`."""
+    chosen = filter_offers(
+        offers,
+        providers,
+        regions or None,
+        gpus or None,
+        tiers=tiers or list(TIERS),
+        include_retired=include_retired,
+    )
     rows = pd.concat([chosen, gpu_hour_prices(chosen)], axis=1)
     rows = rows.sort_values(
         [GPU_HOUR_COLUMNS["on-demand"], "provider", "region"], kind="stable"
@@ -156,20 +186,20 @@ def render() -> None:
     st.title("Prices: what a GPU-hour costs, and how old the price is")
     offers = data.offers()
     status = data.price_status()
-    providers, regions, gpus, sort_kind, top = _inputs(ps, offers)
+    providers, regions, gpus, sort_kind, top, tiers, include_retired = _inputs(ps, offers)
     stale = stale_text(status.loc[status["provider"].isin(providers)])
     if stale:
         st.warning(
-            f"Prices older than {STALE_AFTER_DAYS} days: {stale}. Refresh with "
-            "`gpuplan pricing refresh aws|gcp|azure` where credentials allow, or add your own "
-            "price list with `gpuplan pricing add-custom`.",
+            f"Prices older than {STALE_AFTER_DAYS} days, or of unknown age: {stale}. Refresh "
+            "without credentials with `gpuplan pricing refresh skypilot` (or `aws-public`, "
+            "`azure`), or add your own price list with `gpuplan pricing add-custom`.",
             icon=":material/warning:",
         )
     if not providers:
         st.info("Pick at least one provider in the sidebar.")
         ps.sync()
         return
-    rows = table = offers_table(offers, providers, regions, gpus)
+    rows = table = offers_table(offers, providers, regions, gpus, tiers, include_retired)
     cols = st.columns(4)
     cols[0].metric("Offers", f"{len(rows):,}", f"{rows['provider'].nunique()} providers",
                    delta_color="off")  # fmt: skip
@@ -189,8 +219,8 @@ def render() -> None:
     oldest = status.loc[status["provider"].isin(providers)].sort_values("age_days").iloc[-1]
     cols[3].metric(
         "Oldest price source",
-        f"{oldest['age_days']:,} days",
-        f"{oldest['provider']}, priced {oldest['priced_at']}",
+        str(oldest["age"]),
+        f"{oldest['provider']}, priced {oldest['price_date']}",
         delta_color="off",
     )
     reserved = [
@@ -199,7 +229,8 @@ def render() -> None:
     if not reserved:
         st.caption(
             "No reserved prices among these offers: the bundled snapshots carry on-demand and "
-            "spot only; `gpuplan pricing refresh aws|gcp|azure` adds 1- and 3-year prices."
+            "spot only; `gpuplan pricing refresh aws-public` or `azure` (no credentials), or "
+            "`aws` / `gcp`, adds 1- and 3-year prices."
         )
     if rows.empty:
         st.info("No offer matches these filters.")

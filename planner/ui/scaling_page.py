@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -32,7 +33,13 @@ LAW_COLORS = {"linear": "#7f7f7f", "amdahl": "#ff7f0e", "usl": "#9467bd", "ring"
 PLANNER_COLOR = "#1f77b4"
 
 
-def _inputs(ps: PageState, reference: pd.DataFrame) -> tuple[str, str, str, CommModel]:
+# Global batch caps of the catalog workloads that use these benchmarks (planner.workloads).
+DEFAULT_GLOBAL_BATCH = {"resnet50": 8192.0, "bert_large_squad": 256.0, "bert_base_squad": 256.0}
+
+
+def _inputs(
+    ps: PageState, reference: pd.DataFrame
+) -> tuple[str, str, str, CommModel, float | None]:
     choices = model_choices(reference)
     with st.sidebar:
         st.header("Model and GPU")
@@ -95,8 +102,50 @@ def _inputs(ps: PageState, reference: pd.DataFrame) -> tuple[str, str, str, Comm
             help="Share of the compute time that hides the gradient all-reduce (DDP overlaps "
             "it with the backward pass). 0 fitted the published 2- and 4-GPU figures best.",
         )
+        st.header("Batch")
+        global_batch = ps.number_input(
+            "Global batch (samples per step; 0 = no cap)",
+            name=f"global_batch_{model_name}",
+            default=DEFAULT_GLOBAL_BATCH.get(model_name, 0.0),
+            min_value=0.0,
+            max_value=1e7,
+            step=256.0,
+            help="The largest batch the training recipe keeps accuracy at (ResNet-50 90 "
+            "epochs: 8k, Goyal et al. 2017). Past it, more GPUs mean smaller per-GPU batches.",
+        )
     comm = CommModel(network_gbps_per_node=network, gpus_per_node=int(per_node), overlap=overlap)
-    return model_name, precision, gpu, comm
+    return model_name, precision, gpu, comm, (float(global_batch) if global_batch else None)
+
+
+def _step_figure(curve: pd.DataFrame, title: str) -> go.Figure:
+    """Seconds per step at powers of two, stacked: compute, exposed communication, and the
+    fixed per-step overhead, with the per-GPU batch on each bar."""
+    counts = curve["num_gpus"].to_numpy(float)
+    rows = curve.loc[np.isclose(np.log2(counts) % 1, 0) & curve["compute_s"].notna()]
+    fig = go.Figure()
+    labels = [f"{n:,.0f}" for n in rows["num_gpus"]]
+    for column, name in (
+        ("compute_s", "compute"),
+        ("comm_s", "communication (exposed)"),
+        ("overhead_s", "fixed overhead"),
+    ):
+        fig.add_bar(x=labels, y=rows[column] * 1e3, name=name)
+    fig.add_scatter(
+        x=labels,
+        y=(rows["compute_s"] + rows["comm_s"] + rows["overhead_s"]) * 1e3,
+        mode="text",
+        text=[f"b={b:.3g}" for b in rows["per_gpu_batch"]],
+        textposition="top center",
+        showlegend=False,
+    )
+    fig.update_layout(
+        barmode="stack",
+        title=title,
+        xaxis_title="GPUs",
+        yaxis_title="ms per step",
+        legend={"orientation": "h"},
+    )
+    return fig
 
 
 def _band_and_laws(
@@ -260,14 +309,15 @@ def render() -> None:
         st.warning("No throughput figures to show: the results and published tables are empty.")
         ps.sync()
         return
-    model_name, precision, gpu, comm = _inputs(ps, reference)
+    model_name, precision, gpu, comm, global_batch = _inputs(ps, reference)
     model = data.throughput_model(directory, model_name)
-    results_table, _ = data.results(directory)
+    results_table, skipped = data.results(directory)
+    data.warn_skipped(skipped)
     unit = throughput_unit(results_table, model_name)
     counts = extrapolation_counts(EXTRAPOLATION_MAX_GPUS, comm.gpus_per_node)
     points = scaling_points(model, gpu, model_name, precision)
     laws = law_curves(model, gpu, model_name, precision, counts)
-    curve = extrapolation(model, gpu, model_name, precision, counts, comm)
+    curve = extrapolation(model, gpu, model_name, precision, counts, comm, global_batch)
     links = interconnect_assumed(gpu, comm)
 
     one = curve.loc[curve["num_gpus"] == 1].iloc[0]
@@ -333,6 +383,18 @@ def render() -> None:
     with right:
         st.plotly_chart(efficiency_fig, key=f"{PAGE}.efficiency_chart")
 
+    st.subheader("Where each step's time goes")
+    if curve["compute_s"].notna().any():
+        st.caption(
+            "Per step: compute at the per-GPU batch b (which shrinks once the global batch "
+            "is split over more GPUs), the all-reduce time not hidden behind the backward "
+            "pass, and a fixed floor (kernel launches and the optimizer's pass over the "
+            "weights) that does not shrink with b (planner.throughput.step_model)."
+        )
+        step_fig = _step_figure(curve, f"Step time vs GPUs: {title}")
+        st.plotly_chart(step_fig, key=f"{PAGE}.step_chart")
+    else:
+        st.caption(f"No parameter count for {model_name}: the step model does not apply.")
     st.subheader("Interconnect assumed")
     st.dataframe(links, hide_index=True, key=f"{PAGE}.links")
     st.subheader("Laws fitted to this GPU")

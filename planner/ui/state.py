@@ -15,7 +15,9 @@ Every page creates its widgets through a PageState and calls `sync()` last:
 - A widget starts from, in order: its live value, the URL parameter, the value last
   used on this page in this session (kept across page switches), the default.
 - A URL value that is not valid (not a choice, not a number, out of range) is ignored
-  with an inline warning naming the parameter and the closest valid choice.
+  with an inline warning naming the parameter and the closest valid choice. A value is
+  echoed as plain text (never Markdown: a link or image in it stays text) and cut to 200
+  characters; a value longer than MAX_PARAM_CHARS is not parsed at all, only named.
 - `sync()` replaces the query string with this page's inputs (every input, defaults
   included, so a link keeps its meaning when a default changes).
 """
@@ -29,8 +31,11 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from planner.ui.text import cut, md_text
 from pricing.gpus import did_you_mean
 
+MAX_PARAM_CHARS = 500  # longer URL values are ignored (a real one is under 100)
+MAX_PARAM_VALUES = 100  # values of one repeated parameter (?p=a&p=b...) that are read
 _REMEMBERED = "_gpuplan_remembered"
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -38,6 +43,21 @@ _FALSE = {"false", "0", "no", "off"}
 
 class ParamError(ValueError):
     """A URL parameter value that cannot be used for its widget."""
+
+
+def check_length(name: str, raw: str) -> str:
+    """`raw` unless it is longer than MAX_PARAM_CHARS (ParamError, without the value)."""
+    if len(raw) > MAX_PARAM_CHARS:
+        raise ParamError(
+            f"URL parameter {name} is {len(raw):,} characters long (at most "
+            f"{MAX_PARAM_CHARS:,}): ignored"
+        )
+    return raw
+
+
+def warn(text: str) -> None:
+    """An inline warning whose text is shown as is (never read as Markdown)."""
+    st.warning(md_text(text), icon=":material/warning:")
 
 
 def encode_number(value: float | int) -> str:
@@ -57,6 +77,8 @@ def parse_number(
     max_value: float | None,
 ) -> float | int:
     """A URL number, range-checked; ParamError names the parameter and the valid range."""
+    check_length(name, raw)
+    raw = cut(raw)
     try:
         number = float(raw)
     except ValueError:
@@ -76,9 +98,11 @@ def parse_number(
 
 def parse_choice(name: str, raw: str, options: Sequence[Any]) -> Any:
     """The option whose text is `raw`; ParamError names the closest choice."""
+    check_length(name, raw)
     texts = [str(o) for o in options]
     if raw in texts:
         return options[texts.index(raw)]
+    raw = cut(raw)
     fix = did_you_mean(raw, texts)
     shown = ", ".join(texts[:12]) + (", ..." if len(texts) > 12 else "")
     raise ParamError(f"URL parameter {name}={raw!r} is not a choice{fix} Valid: {shown}")
@@ -86,6 +110,8 @@ def parse_choice(name: str, raw: str, options: Sequence[Any]) -> Any:
 
 def parse_bool(name: str, raw: str) -> bool:
     """true/false (also 1/0, yes/no, on/off)."""
+    check_length(name, raw)
+    raw = cut(raw)
     if raw.lower() in _TRUE:
         return True
     if raw.lower() in _FALSE:
@@ -150,7 +176,7 @@ class PageState:
                 value = parse()
             except ParamError as exc:
                 self.problems.append(str(exc))
-                st.warning(f"{exc}; using {default!r}.", icon=":material/warning:")
+                warn(f"{exc}; using {cut(repr(default))}.")
         elif key in remembered and not changed and valid(remembered[key]):
             value = remembered[key]
         st.session_state[key] = value
@@ -227,14 +253,20 @@ class PageState:
 
         def parse() -> list[Any]:
             chosen, bad = [], []
-            for raw in st.query_params.get_all(name):
+            given = st.query_params.get_all(name)
+            if len(given) > MAX_PARAM_VALUES:
+                bad.append(
+                    f"URL parameter {name} is given {len(given):,} times (at most "
+                    f"{MAX_PARAM_VALUES}): the rest ignored"
+                )
+            for raw in given[:MAX_PARAM_VALUES]:
                 try:
                     chosen.append(parse_choice(name, raw, options))
                 except ParamError as exc:
                     bad.append(str(exc))
             if bad:
                 self.problems.extend(bad)
-                st.warning("; ".join(bad) + "; left out.", icon=":material/warning:")
+                warn("; ".join(bad[:5]) + ("; ..." if len(bad) > 5 else "") + "; left out.")
             return chosen
 
         key = self.key(name)

@@ -368,7 +368,7 @@ def parse_aws(payload: AwsPayload, priced_at: str) -> ParsedCatalog:
     offers = drop_unpriced(offers, "aws", fixes)
     zones = zones.loc[zones["instance_type"].isin(offers["instance_type"])]
     return ParsedCatalog(
-        finish_offers(offers, "aws"),
+        finish_offers(offers, "aws", fixes),
         fixes_frame(fixes),
         SOURCE,
         {"spot-zones": zones.reset_index(drop=True)},

@@ -20,7 +20,6 @@ import functools
 import json
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +29,7 @@ import pandas as pd
 
 from pricing.aliases import AZURE_SIZE_SHAPES, AZURE_TERM_HOURS
 from pricing.catalog import PRICE_COLUMNS
+from pricing.providers import http
 from pricing.providers.common import (
     Fix,
     MalformedPayload,
@@ -42,6 +42,7 @@ from pricing.providers.common import (
     interconnects,
     resolve_gpus,
 )
+from pricing.providers.http import HttpStatusError
 from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
 from pricing.providers.retry import FetchError, RetryPolicy, call_with_retries, describe
 
@@ -52,7 +53,8 @@ REGION_FILTER = (
     "serviceName eq 'Virtual Machines' and armRegionName eq '{region}' "
     "and contains(armSkuName, 'Standard_N')"
 )
-MAX_PAGES = 1000
+MAX_PAGES = 200  # the largest region has a few dozen pages of 100 items
+MAX_PAGE_BYTES = 8 * 1024 * 1024  # a page of 100 items is ~60 KB
 SOURCE = "Azure Retail Prices API (Virtual Machines, Linux)"
 
 Progress = Callable[[str], None]
@@ -64,15 +66,6 @@ class AzurePayload:
 
     regions: tuple[str, ...]
     items: list[dict[str, Any]]
-
-
-class HttpStatusError(Exception):
-    """An HTTP error status from the API, with the server's Retry-After hint if any."""
-
-    def __init__(self, status: int, reason: str, retry_after_s: float | None) -> None:
-        super().__init__(f"HTTP {status} {reason}")
-        self.status = status
-        self.retry_after_s = retry_after_s
 
 
 # ---------------------------------------------------------------------------- fetch
@@ -98,20 +91,28 @@ def fetch_azure(
             {"$filter": REGION_FILTER.format(region=region)}, quote_via=urllib.parse.quote
         )
         url: str | None = f"{base_url}?{query}"
-        page = 0
+        pages = http.Pages(f"Azure retail prices for {region}", MAX_PAGES)
         while url:
-            page += 1
-            if page > MAX_PAGES:
-                raise FetchError(f"Azure retail prices for {region}: more than {MAX_PAGES} pages")
+            page = pages.follow(url)
             what = f"Azure retail prices ({region}, page {page})"
             try:
                 body = call_with_retries(
-                    functools.partial(_get, url, retry.timeout_s),
+                    functools.partial(
+                        http.get,
+                        url,
+                        deadline_s=retry.deadline_s,
+                        read_timeout_s=retry.timeout_s,
+                        max_bytes=MAX_PAGE_BYTES,
+                        what=what,
+                        headers={"Accept": "application/json"},
+                    ),
                     policy=retry,
-                    retryable=_retryable,
+                    retryable=http.retryable,
                     what=what,
                     retry_after_s=lambda exc: getattr(exc, "retry_after_s", None),
                 )
+            except FetchError:
+                raise
             except (HttpStatusError, urllib.error.URLError, OSError) as exc:
                 raise FetchError(f"{what}: {describe(exc)}; check the URL and the network") from exc
             try:
@@ -120,6 +121,8 @@ def fetch_azure(
                 next_link = data.get("NextPageLink")
                 if not isinstance(page_items, list):
                     raise TypeError("Items is not a list")
+                if next_link is not None and not isinstance(next_link, str):
+                    raise TypeError("NextPageLink is not a link")
             except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as exc:
                 raise FetchError(
                     f"Azure retail prices ({region}, page {page}) is not the documented JSON "
@@ -134,27 +137,6 @@ def fetch_azure(
 def _quoted(link: str) -> str:
     """NextPageLink with the spaces and quotes of its $filter percent-encoded."""
     return urllib.parse.quote(link, safe=":/?#[]@!$&()*+,;=%")
-
-
-def _get(url: str, timeout_s: float) -> bytes:
-    """GET `url`; HttpStatusError on an error status."""
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            return bytes(response.read())
-    except urllib.error.HTTPError as exc:
-        retry_after = exc.headers.get("Retry-After") if exc.headers else None
-        hint = float(retry_after) if retry_after and retry_after.isdigit() else None
-        raise HttpStatusError(exc.code, str(exc.reason), hint) from None
-
-
-def _retryable(exc: BaseException) -> bool:
-    """429, 5xx, timeouts and dropped connections are worth another try."""
-    if isinstance(exc, HttpStatusError):
-        return exc.status == 429 or exc.status >= 500
-    if isinstance(exc, urllib.error.URLError):
-        return isinstance(exc.reason, OSError)  # refused, reset, timed out, name not found
-    return isinstance(exc, TimeoutError | ConnectionError)
 
 
 # ---------------------------------------------------------------------------- parse
@@ -284,4 +266,4 @@ def parse_azure(payload: AzurePayload, priced_at: str) -> ParsedCatalog:
     offers["priced_at"] = priced_at
     drop_spot_not_below_on_demand(offers, "azure", fixes)
     offers = drop_unpriced(offers, "azure", fixes)
-    return ParsedCatalog(finish_offers(offers, "azure"), fixes_frame(fixes), SOURCE)
+    return ParsedCatalog(finish_offers(offers, "azure", fixes), fixes_frame(fixes), SOURCE)

@@ -33,6 +33,9 @@ class ParsedCatalog:
     fixes: pd.DataFrame
     source: str
     details: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # Per provider, for sources that date each provider's prices apart:
+    # provider -> (priced_at, date basis, source commit).
+    dates: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
 
 def fix(
@@ -156,8 +159,65 @@ def drop_unpriced(offers: pd.DataFrame, provider: str, fixes: list[Fix]) -> pd.D
     return offers.loc[~none]
 
 
-def finish_offers(offers: pd.DataFrame | list[dict[str, object]], provider: str) -> pd.DataFrame:
-    """Offers sorted (region, GPU, count, instance) and validated as a snapshot."""
+def drop_out_of_range(offers: pd.DataFrame, provider: str, fixes: list[Fix]) -> pd.DataFrame:
+    """Offers whose numbers are finite and in range (catalog.NUMERIC_RANGES), on record.
+
+    A price out of range (inf, 1e400, a unit error) is set missing; a row whose GPU
+    count is out of range, or that had prices and has none left, is dropped. An API answer must
+    never commit an infinite price.
+    """
+    from pricing.catalog import NUMERIC_RANGES, PRICE_COLUMNS, out_of_range
+
+    out = offers.reset_index(drop=True)
+    prices = [c for c in PRICE_COLUMNS if c in out]
+    priced = out.loc[:, prices].notna().any(axis=1)
+    for column, (low, high) in NUMERIC_RANGES.items():
+        if column not in out:
+            continue
+        bad = out_of_range(out[column], column)
+        action = "dropped" if column == "gpu_count" else "set missing"
+        for row in out.loc[bad].itertuples():
+            fixes.append(
+                fix(
+                    provider,
+                    str(row.region),
+                    str(row.instance_type),
+                    column,
+                    action,
+                    f"{getattr(row, column)!r} is not a finite number in ({low:g}, {high:g}]",
+                )
+            )
+        if column == "gpu_count":
+            out = out.loc[~bad]
+        else:
+            out.loc[bad, column] = np.nan
+    lost = priced.loc[out.index] & out.loc[:, prices].isna().all(axis=1)
+    for row in out.loc[lost].itertuples():
+        fixes.append(
+            fix(
+                provider,
+                str(row.region),
+                str(row.instance_type),
+                "usd_per_hour",
+                "dropped",
+                "no price left in range",
+            )
+        )
+    return out.loc[~lost]
+
+
+def finish_offers(
+    offers: pd.DataFrame | list[dict[str, object]],
+    provider: str,
+    fixes: list[Fix] | None = None,
+) -> pd.DataFrame:
+    """Offers sorted (region, GPU, count, instance) and validated as a snapshot.
+
+    With `fixes`, numbers out of range are first set missing or dropped on record
+    (drop_out_of_range) instead of failing the whole catalog.
+    """
     frame = pd.DataFrame(offers, columns=list(OFFER_COLUMNS))
+    if fixes is not None:
+        frame = drop_out_of_range(frame, provider, fixes)
     frame = frame.sort_values(["region", "gpu_name", "gpu_count", "instance_type"])
     return validate_offers(frame, f"<{provider} catalog>")

@@ -31,6 +31,7 @@ from pricing.catalog import (
 from pricing.gpus import did_you_mean
 from pricing.providers.common import ParsedCatalog, fixes_frame, interconnects
 
+MAX_FILE_BYTES = 32 * 1024 * 1024
 REQUIRED = (
     "provider",
     "region",
@@ -45,9 +46,15 @@ REQUIRED = (
 def fetch_custom(path: Path) -> pd.DataFrame:
     """Read the user's CSV as text cells (blank = missing); SnapshotError if it is not one."""
     try:
+        if path.is_dir():
+            raise SnapshotError(path, "is a folder; give the CSV file itself")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise SnapshotError(path, f"is larger than {MAX_FILE_BYTES:,} bytes")
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
     except FileNotFoundError:
         raise SnapshotError(path, "no such file") from None
+    except OSError as exc:
+        raise SnapshotError(path, f"cannot be read ({exc.strerror or exc})") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise SnapshotError(path, f"not a readable CSV: {exc}") from None
     frame.columns = [str(c).strip() for c in frame.columns]

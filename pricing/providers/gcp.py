@@ -364,7 +364,7 @@ def parse_gcp(payload: GcpPayload, priced_at: str) -> ParsedCatalog:
     offers["priced_at"] = priced_at
     drop_spot_not_below_on_demand(offers, "gcp", fixes)
     offers = drop_unpriced(offers, "gcp", fixes)
-    return ParsedCatalog(finish_offers(offers, "gcp"), fixes_frame(fixes), SOURCE)
+    return ParsedCatalog(finish_offers(offers, "gcp", fixes), fixes_frame(fixes), SOURCE)
 
 
 def _unit_price_usd(sku: dict[str, Any], fixes: list[Fix], component: str) -> float | None:

@@ -7,6 +7,7 @@ sleep is injectable so that tests of the retry path take milliseconds.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,27 +24,41 @@ class FetchError(RuntimeError):
 class RetryPolicy:
     """How often and how patiently a fetch retries one request.
 
-    `timeout_s` bounds each request (a page that never comes fails after it), `attempts`
-    bounds the tries per request, and the wait before try n+1 is `delay_s(n)`.
+    `timeout_s` bounds each wait for data (a page that never comes fails after it, and
+    is retried), `deadline_s` bounds each request as a whole (a server that drips bytes
+    fails at it, and is not retried), `attempts` bounds the tries per request, and the
+    wait before try n+1 is `delay_s(n)`, less a random part of up to `jitter` of it.
     """
 
     attempts: int = 5
     base_delay_s: float = 1.0
     max_delay_s: float = 30.0
     timeout_s: float = 60.0
+    deadline_s: float = 300.0
+    jitter: float = 0.25
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
+    random: Callable[[], float] = field(default=random.random, compare=False)
 
     def delay_s(self, attempt: int, hint_s: float | None = None) -> float:
         """Seconds to wait after failed try `attempt` (1-based).
 
         Exponential backoff, base_delay_s * 2**(attempt - 1), capped at max_delay_s
-        (AWS Architecture Blog, "Exponential Backoff and Jitter", 2015; no jitter: one
-        client). A server's Retry-After hint is honoured up to the same cap.
+        (AWS Architecture Blog, "Exponential Backoff and Jitter", 2015). A server's
+        Retry-After hint is honoured up to the same cap. wait_s adds the jitter.
         """
         backoff = self.base_delay_s * 2 ** (attempt - 1)
         if hint_s is not None:
             backoff = max(backoff, hint_s)
         return float(min(self.max_delay_s, backoff))
+
+    def wait_s(self, attempt: int, hint_s: float | None = None) -> float:
+        """delay_s less up to `jitter` of it at random ("Exponential Backoff and Jitter":
+        clients that failed together do not retry together), never below the server's
+        Retry-After hint."""
+        backoff = self.delay_s(attempt) * (1 - self.jitter * self.random())
+        if hint_s is not None:
+            backoff = max(backoff, min(hint_s, self.max_delay_s))
+        return float(backoff)
 
 
 def call_with_retries(
@@ -71,7 +86,7 @@ def call_with_retries(
                     f"({describe(exc)}); try again later"
                 ) from exc
             hint = retry_after_s(exc) if retry_after_s else None
-            policy.sleep(policy.delay_s(attempt, hint))
+            policy.sleep(policy.wait_s(attempt, hint))
     raise AssertionError("unreachable")  # pragma: no cover
 
 

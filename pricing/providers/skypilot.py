@@ -19,7 +19,7 @@ import pandas as pd
 from pricing.aliases import AZURE_GPU_COUNT_FIX, resolve_offer_gpu, unsupported_reason
 from pricing.catalog import OFFER_COLUMNS, validate_offers
 from pricing.gpus import UnknownGPUError
-from pricing.providers.common import FIX_COLUMNS, interconnect_for
+from pricing.providers.common import FIX_COLUMNS, drop_out_of_range, interconnect_for
 from pricing.providers.composition import (
     GCP_HOST_ACCELERATORS,
     compose_gpu_machines,
@@ -191,11 +191,16 @@ def parse_skypilot_vms(
             )
         reason = unsupported_reason(accelerator)
         memory_gib = gpu_memory_mib(row.get("GpuInfo"), provider, count) / 1024
-        gpu = (
-            None
-            if reason
-            else resolve_offer_gpu(provider, accelerator, row["InstanceType"], memory_gib)
-        )
+        gpu = None
+        if reason is None:
+            try:
+                gpu = resolve_offer_gpu(provider, accelerator, row["InstanceType"], memory_gib)
+            except UnknownGPUError as exc:
+                closest = f" (closest known name: {exc.suggestion!r})" if exc.suggestion else ""
+                reason = (
+                    f"GPU {accelerator!r} is in no quirk table of pricing/aliases.py{closest}; "
+                    "add it there to plan for it"
+                )
         if gpu is None:
             fixes.append(
                 {
@@ -224,7 +229,7 @@ def parse_skypilot_vms(
                 priced_at,
             )
         )
-    return _finish(rows, provider), _fixes(fixes)
+    return _finish(rows, provider, fixes), _fixes(fixes)
 
 
 def _offer(
@@ -260,8 +265,10 @@ def _offer(
     }
 
 
-def _finish(rows: list[dict[str, object]], provider: str) -> pd.DataFrame:
-    offers = pd.DataFrame(rows, columns=list(OFFER_COLUMNS))
+def _finish(
+    rows: list[dict[str, object]], provider: str, fixes: list[dict[str, str]]
+) -> pd.DataFrame:
+    offers = drop_out_of_range(pd.DataFrame(rows, columns=list(OFFER_COLUMNS)), provider, fixes)
     offers = offers.sort_values(["region", "gpu_name", "gpu_count", "instance_type"])
     return validate_offers(offers, f"<{provider} catalog>")
 
@@ -405,7 +412,7 @@ def parse_gcp_skypilot_vms(
                 "reason": "CPU-only machine types that take no GPU",
             }
         )
-    return _finish(rows, "gcp"), _fixes(fixes)
+    return _finish(rows, "gcp", fixes), _fixes(fixes)
 
 
 __all__ = ["UnknownGPUError", "parse_gcp_skypilot_vms", "parse_skypilot_vms"]

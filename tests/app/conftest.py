@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -73,3 +74,8 @@ def table_with(at: AppTest, *columns: str) -> pd.DataFrame:
         if set(columns) <= set(value.columns):
             return value
     raise KeyError(f"no table with columns {columns}")
+
+
+def plain(markdown: str) -> str:
+    """Markdown made by planner.ui.text.md_text back to the text it shows."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)

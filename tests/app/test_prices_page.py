@@ -11,9 +11,9 @@ from streamlit.testing.v1 import AppTest
 from planner.ui.export import csv_bytes, report_html
 from planner.ui.prices_page import chart as prices_chart
 from planner.ui.prices_page import offers_table, prices_report
-from pricing.catalog import load_offers
+from pricing.catalog import filter_offers, load_offers
 from pricing.status import status_frame
-from tests.app.conftest import chart, metrics, table_with, trace
+from tests.app.conftest import chart, metrics, plain, table_with, trace
 
 Open = Callable[..., AppTest]
 
@@ -22,17 +22,23 @@ def offers(at: AppTest) -> pd.DataFrame:
     return table_with(at, "instance_type", "on_demand_usd_per_gpu_hour", "priced_at")
 
 
-def test_default_view_lists_every_offer_and_warns_about_old_prices(open_page: Open) -> None:
+def test_default_view_lists_every_buyable_offer_and_warns_about_old_prices(
+    open_page: Open,
+) -> None:
     at = open_page("prices")
-    everything = load_offers()
-    assert len(offers(at)) == len(everything)
-    assert metrics(at)["Offers"] == f"{len(everything):,}"
-    status = table_with(at, "provider", "priced_at", "age_days", "stale")
-    assert set(status["provider"]) == set(everything["provider"])
+    buyable = filter_offers(load_offers())  # default tiers, no retired sizes
+    assert len(offers(at)) == len(buyable)
+    assert metrics(at)["Offers"] == f"{len(buyable):,}"
+    assert "vast" not in set(offers(at)["provider"])
+    assert not offers(at)["instance_type"].str.contains("_Promo").any()
+    status = table_with(at, "provider", "price_date", "age", "stale")
+    assert set(status["provider"]) == set(load_offers()["provider"])  # every source
     warning = at.warning[0].value
-    assert "Prices older than 30 days" in warning
-    for row in status.itertuples():
-        assert f"{row.provider} ({row.age_days} d)" in warning
+    assert "Prices older than 30 days, or of unknown age" in warning
+    assert "gpuplan pricing refresh skypilot" in warning
+    for row in status.loc[status["provider"].isin(buyable["provider"])].itertuples():
+        assert f"{row.provider} ({row.price_date})" in warning
+        assert row.price_date.startswith("catalog extract, not before")
     figure = chart(at, "prices.chart")
     assert len(trace(figure, "on-demand")["x"]) == 25
     assert "reserved" in at.caption[0].value  # the bundle has no reserved prices, and says so
@@ -43,7 +49,7 @@ def test_a_provider_filter_changes_the_rows(open_page: Open) -> None:
     at.multiselect(key="prices.providers").set_value(["aws"]).run()
     rows = offers(at)
     assert set(rows["provider"]) == {"aws"}
-    assert len(rows) == (load_offers()["provider"] == "aws").sum()
+    assert len(rows) == len(filter_offers(load_offers(), ["aws"]))
     assert metrics(at)["Offers"] == f"{len(rows):,}"
     assert "aws (" in at.warning[0].value and "gcp (" not in at.warning[0].value
     at.multiselect(key="prices.gpus").set_value(["H100-SXM"]).run()
@@ -66,7 +72,7 @@ def test_a_link_reproduces_the_view(open_page: Open) -> None:
 
 def test_an_unknown_provider_in_a_link_is_named(open_page: Open) -> None:
     at = open_page("prices", {"providers": ["awz", "gcp"]})
-    warnings = " ".join(w.value for w in at.warning)
+    warnings = plain(" ".join(w.value for w in at.warning))
     assert "providers='awz' is not a choice; did you mean 'aws'?" in warnings
     assert set(offers(at)["provider"]) == {"gcp"}
 
@@ -85,6 +91,18 @@ def test_the_csv_and_report_carry_the_rows_and_their_sources() -> None:
     for row in table.itertuples():
         assert row.instance_type in page
     for row in status.loc[status["provider"].isin(["lambda", "aws"])].itertuples():
-        assert f"{row.provider}: {row.source}, priced {row.priced_at}" in page
+        assert f"{row.provider}: {row.source}, priced {row.price_date}" in page
     assert "gcp:" not in page
     assert "Prices older than 30 days" in page
+
+
+def test_the_tier_filter_and_the_retired_toggle_bring_the_others_back(open_page: Open) -> None:
+    at = open_page("prices")
+    at.multiselect(key="prices.tiers").set_value(["marketplace"]).run()
+    assert at.multiselect(key="prices.providers").value == ["vast"]
+    assert set(offers(at)["provider"]) == {"vast"}
+    at.multiselect(key="prices.tiers").set_value(["hyperscaler"]).run()
+    at.multiselect(key="prices.providers").set_value(["azure"]).run()
+    assert not offers(at)["instance_type"].str.contains("_Promo").any()
+    at.toggle(key="prices.retired").set_value(True).run()
+    assert offers(at)["instance_type"].str.contains("_Promo").any()

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import chart, metrics, table_with, trace
+from tests.app.conftest import chart, metrics, plain, table_with, trace
 
 Open = Callable[..., AppTest]
 
@@ -86,7 +86,24 @@ def test_a_link_reproduces_the_view(open_page: Open) -> None:
 
 def test_a_misspelt_gpu_in_the_link_is_named(open_page: Open) -> None:
     at = open_page("scaling", {"gpu": "H100-SMX", "gpus_per_node": "0"})
-    text = " ".join(w.value for w in at.warning)
+    text = plain(" ".join(w.value for w in at.warning))
     assert "did you mean 'H100-SXM'?" in text
     assert "gpus_per_node='0' is out of range" in text
     assert at.selectbox(key="scaling.gpu").value == "H100-SXM"
+
+
+def test_the_step_chart_shows_why_efficiency_falls_at_scale(open_page: Open) -> None:
+    at = open_page("scaling")
+    steps = chart(at, "scaling.step_chart")
+    compute = trace(steps, "compute")
+    overhead = trace(steps, "fixed overhead")
+    assert trace(steps, "communication (exposed)")["x"] == compute["x"]
+    # ResNet-50 at the 8k global batch: compute per step shrinks with the per-GPU batch,
+    # the fixed overhead does not, so at 1,024 GPUs it is a large share of the step.
+    assert compute["y"][-1] < compute["y"][0] / 50
+    assert overhead["y"][-1] == overhead["y"][0]
+    assert overhead["y"][-1] > compute["y"][-1]
+    before = metrics(at)["Efficiency at 1,024 GPUs"]
+    at.number_input(key="scaling.global_batch_resnet50").set_value(0.0).run()
+    assert not at.exception
+    assert metrics(at)["Efficiency at 1,024 GPUs"] != before

@@ -12,6 +12,7 @@ from planner.ui.state import (
     parse_choice,
     parse_number,
 )
+from tests.app.conftest import plain
 
 
 def inputs_page() -> None:
@@ -112,7 +113,7 @@ def test_bad_url_values_are_named_and_ignored() -> None:
     )
     at.run()
     assert not at.exception
-    warnings = " ".join(w.value for w in at.warning)
+    warnings = plain(" ".join(w.value for w in at.warning))
     assert "pick='H100-SMX' is not a choice; did you mean 'H100-SXM'?" in warnings
     assert "many='q' is not a choice" in warnings
     assert "n='100' is out of range; valid: 1 to 64" in warnings

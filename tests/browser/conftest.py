@@ -55,10 +55,16 @@ def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout_s: float = 
 
 
 @pytest.fixture(scope="session")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def app_results_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The served app's results folder ($GPUPLAN_RESULTS_DIR), empty at the start."""
+    return tmp_path_factory.mktemp("results")
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory: pytest.TempPathFactory, app_results_dir: Path) -> Iterator[str]:
     """URL of `streamlit run app.py` on a free loopback port (stopped after the session)."""
     port = free_port()
-    env = {**os.environ, "GPUPLAN_RESULTS_DIR": str(tmp_path_factory.mktemp("results"))}
+    env = {**os.environ, "GPUPLAN_RESULTS_DIR": str(app_results_dir)}
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
     with log.open("wb") as out:
         process = subprocess.Popen(

@@ -45,7 +45,7 @@ def clear_caches() -> None:
     AppTest.from_string(
         "import streamlit as st\nst.cache_data.clear()\nst.cache_resource.clear()"
     ).run()
-    throughput._MODEL_CACHE.clear()
+    throughput.clear_caches()
     load_specs.cache_clear()
 
 

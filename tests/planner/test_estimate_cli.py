@@ -171,7 +171,8 @@ def test_non_positive_throughput_is_rejected_with_its_line(tmp_path: Path) -> No
         ],
     )
     assert done.exit_code == 2
-    assert "ref.csv, line 6, field 'throughput': '-5.0' must be > 0" in done.output
+    expected = "ref.csv, line 6, field 'throughput': '-5.0' must be a finite number greater than 0"
+    assert expected in done.output
 
 
 def test_unknown_model_in_queries(tmp_path: Path) -> None:
@@ -187,3 +188,26 @@ def test_lambda_labels_resolve_with_the_references_assumptions() -> None:
     assert canonical_gpu("V100 32GB") == "V100-PCIe-32GB"  # Lambda lists 250 W per GPU
     assert canonical_gpu("GH200 (Lambda label 80GB)") == "GH200"
     assert canonical_gpu("A100 40GB SXM4") == "A100-SXM-40GB"
+
+
+def test_query_rows_override_node_network_and_global_batch(tmp_path: Path) -> None:
+    queries = [
+        q("H100 SXM5 80GB", 64, gpus_per_node="", network_gbps="", global_batch=""),
+        q("H100 SXM5 80GB", 64, gpus_per_node="", network_gbps=10, global_batch=""),
+        q("H100 SXM5 80GB", 64, gpus_per_node="", network_gbps="", global_batch=512),
+        q("H100 SXM5 80GB", 4, gpus_per_node=1, network_gbps=10, global_batch=""),
+    ]
+    code, output = invoke(tmp_path, queries, "--network-gbps", "3200")
+    assert code == 0, output
+    out = pd.read_csv(tmp_path / "out.csv")["predicted_throughput"].tolist()
+    plain, slow_network, small_batch, one_gpu_nodes = out
+    assert slow_network < plain and small_batch < 0.7 * plain
+    # 1-GPU nodes: the 4-GPU NVLink figure does not apply, the 1-GPU one is scaled.
+    detail = pd.read_csv(tmp_path / "out.csv")["method_detail"].iloc[3]
+    assert "1-GPU" in detail and one_gpu_nodes > 0
+
+
+def test_a_bad_override_names_its_line_and_field(tmp_path: Path) -> None:
+    code, output = invoke(tmp_path, [q("H100 SXM5 80GB", 8, global_batch="lots")])
+    assert code != 0
+    assert "line 2, field 'global_batch'" in output and "not a number" in output

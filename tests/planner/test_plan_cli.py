@@ -131,7 +131,7 @@ def test_llm_plan_names_memory_and_mfu(results_dir: Path) -> None:
         (["--view", "frontiers"], "did you mean 'frontier'?"),
         (["--recompute", "some"], "recompute 'some': valid are auto, none, full"),
         (["--top", "0"], "--top 0: it must be >= 1"),
-        (["--checkpoint-minutes", "-5"], "--checkpoint-minutes -5: it must be >= 0"),
+        (["--checkpoint-minutes", "-5"], "--checkpoint-minutes -5: must be a finite number from 0"),
     ],
 )
 def test_bad_plan_input_exits_2_without_a_traceback(

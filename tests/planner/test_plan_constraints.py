@@ -97,7 +97,7 @@ def test_rows_are_one_per_offer_with_all_columns_and_counts_within_max_gpus() ->
     assert (result.rows["hours_p10"] <= result.rows["hours_p50"]).all()
     assert (result.rows["hours_p50"] <= result.rows["hours_p90"]).all()
     assert result.rows["cost_usd"].to_numpy() == pytest.approx(
-        (result.rows["hours_to_train"] * result.rows["option_usd_per_hour"]).to_numpy()
+        (result.rows["billed_hours"] * result.rows["option_usd_per_hour"]).to_numpy()
     )
     small = plan(max_gpus=4, providers=["gcp", "azure"], regions=["r1"])
     assert set(small.options["instance_type"]) == {"h100x1"}
@@ -192,8 +192,13 @@ def test_onprem_cost_is_amortized_rate_times_gpu_hours() -> None:
     assert local["total_gpus"].tolist() == [1, 2, 4, 8, 16]  # limited to the cluster
     rate = float(amortized_usd_per_gpu_hour(config))
     assert local["cost_usd"].to_numpy() == pytest.approx(
-        rate * (local["total_gpus"] * local["hours_to_train"]).to_numpy()
+        rate * (local["total_gpus"] * local["billed_hours"]).to_numpy()
     )
+    # Owned servers: no provisioning or staging, only the environment start; billed by
+    # the second of use.
+    assert (local["staging_hours"] == 0).all()
+    assert local["setup_hours"].to_numpy() == pytest.approx(1 / 60)
+    assert (local["billed_hours"] - local["hours_to_train"]).abs().max() <= 1 / 3600
     row = result.rows.loc[result.rows["kind"] == "on-prem"].iloc[0]
     assert row["pricing"] == "amortized" and row["usd_per_gpu_hour"] == pytest.approx(rate)
     assert row["price_source"].startswith("lab.toml: amortized")

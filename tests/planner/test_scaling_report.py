@@ -105,8 +105,9 @@ def test_a_smaller_node_moves_the_boundary(model) -> None:  # type: ignore[no-un
     curve = extrapolation(
         model, "H100-SXM", "resnet50", "fp16", counts, CommModel(100.0, gpus_per_node=2)
     )
-    # 4 GPUs is measured, so the law holds there; 8 is past both node and data.
-    assert curve["beyond_node"].tolist() == [False, False, True]
+    # The 4-GPU figure ran over one node's NVLink: with 2-GPU nodes, 4 GPUs already
+    # cross the network, so only the 2-GPU figure anchors and the step model carries it.
+    assert curve["beyond_node"].tolist() == [False, True, True]
 
 
 def test_an_unmeasured_gpu_is_estimated(model) -> None:  # type: ignore[no-untyped-def]

@@ -58,7 +58,12 @@ def fast_retry(attempts: int = 3, timeout_s: float = 2.0) -> tuple[RetryPolicy, 
     """A retry policy for tests: real backoff arithmetic, recorded (not slept) delays."""
     sleeps = Sleeps()
     policy = RetryPolicy(
-        attempts=attempts, base_delay_s=0.5, max_delay_s=8.0, timeout_s=timeout_s, sleep=sleeps
+        attempts=attempts,
+        base_delay_s=0.5,
+        max_delay_s=8.0,
+        timeout_s=timeout_s,
+        jitter=0.0,
+        sleep=sleeps,
     )
     return policy, sleeps
 
@@ -202,6 +207,91 @@ def gcp_api() -> Iterator[StandIn]:
     api = StandIn(route)
     yield api
     api.close()
+
+
+class FileServer:
+    """An HTTP server on 127.0.0.1 serving `files` (path -> bytes or a misbehaviour).
+
+    A misbehaviour is one of "drip" (a large Content-Length, then one byte per second),
+    "endless" (a body that never ends, as fast as the client reads), "stall" (headers,
+    then nothing) or an int (that HTTP status). `headers` adds response headers.
+    """
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes | str | int] = {}
+        self.headers: dict[str, str] = {}
+        self.requests: list[str] = []
+        self.stop = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                server.requests.append(self.path)
+                body = server.files.get(self.path, server.files.get(self.path.split("?")[0], 404))
+                try:
+                    server.serve(self, body)
+                except (BrokenPipeError, ConnectionResetError, OSError):
+                    return
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def serve(self, handler: BaseHTTPRequestHandler, body: bytes | str | int) -> None:
+        if isinstance(body, int):
+            handler.send_response(body)
+            handler.send_header("Content-Length", "2")
+            handler.end_headers()
+            handler.wfile.write(b"{}")
+            return
+        handler.send_response(200)
+        for key, value in self.headers.items():
+            handler.send_header(key, value)
+        if body == "drip":
+            handler.send_header("Content-Length", "100000")
+            handler.end_headers()
+            while not self.stop.wait(1.0):
+                handler.wfile.write(b"x")
+                handler.wfile.flush()
+        elif body == "endless":
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            chunk = b"InstanceType,Price\n" + b"x" * 65536
+            for _ in range(100_000):  # 6 GB at most, if nothing stopped reading
+                if self.stop.is_set():
+                    return
+                handler.wfile.write(chunk)
+        elif body == "stall":
+            handler.send_header("Content-Length", "100")
+            handler.end_headers()
+            self.stop.wait(30)
+        else:
+            data = body if isinstance(body, bytes) else body.encode()
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.write(data)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture()
+def file_server() -> Iterator[FileServer]:
+    """A FileServer, closed after the test."""
+    server = FileServer()
+    yield server
+    server.close()
 
 
 @pytest.fixture(scope="session")

@@ -53,7 +53,16 @@ def test_status_on_the_bundled_snapshot_shows_dates_ages_and_warns() -> None:
     assert "P5 on-demand price cut" in aws["date_basis"]
     assert "warning: prices older than 30 days" in done.stderr
     table = runner.invoke(app, ["pricing", "status"])
-    assert table.exit_code == 0 and "date_basis" in table.stdout and "2025-06-01" in table.stdout
+    assert table.exit_code == 0 and "date_basis" in table.stdout
+    # A bounded date is shown as one, not as an exact date with an exact age.
+    assert "catalog extract, not before 2025-06" in table.stdout
+    assert "at most" in table.stdout and "2025-06-01" not in table.stdout
+    assert aws["price_date"] == "catalog extract, not before 2025-06"
+    assert aws["refresh"] == "aws-public, skypilot (no credentials); aws (credentials)"
+    # Every source a refresh reads is listed, with what it needs.
+    for source in ("skypilot", "aws-public", "azure", "gcp"):
+        assert source in table.stdout
+    assert "gpuplan pricing refresh skypilot" in " ".join(done.stderr.split())
 
 
 def test_status_after_a_refresh_shows_the_user_snapshot(

@@ -1,0 +1,187 @@
+"""Names and files from outside, made safe before they are used.
+
+A result's `id` becomes its file name, and results folders are read that someone else
+may have written. So:
+
+- an id must match RESULT_ID_PATTERN (letters, digits, `.`, `_`, `-`; starts with a
+  letter or digit; at most 128 characters; no `..`; not ending in `.json`), checked by
+  `check_result_id` before any path is built from it;
+- every write goes through `path_under(folder, name)`, which resolves the target
+  (symlinks included) and refuses anything that lands outside the folder;
+- a file is read only when it is a regular file of at most MAX_RESULT_BYTES
+  (`read_text_bounded`), and JSON is decoded with `loads_bounded`: nesting deeper than
+  MAX_JSON_DEPTH, NaN, Infinity and numbers that overflow a float (1e309) are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+RESULT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+_RESULT_ID = re.compile(RESULT_ID_PATTERN)
+MAX_RESULT_BYTES = 2 * 1024 * 1024  # one result file (an upload, a file in a results folder)
+MAX_JSON_DEPTH = 64  # nested objects/arrays in a result file (real ones use 3)
+MAX_FOLDER_DEPTH = 8  # sub-folders of a results folder that are searched
+MAX_SHOWN_CHARS = 200  # what of a name or value is echoed back in a message
+
+
+class UnsafeInputError(ValueError):
+    """A name, path or file that is refused; the message says what and why."""
+
+
+def shorten(text: object, limit: int = MAX_SHOWN_CHARS) -> str:
+    """`text` as a string cut to `limit` characters (`...` and the full length added)."""
+    value = str(text)
+    if len(value) <= limit:
+        return value
+    return f"{value[:limit]}... ({len(value):,} characters)"
+
+
+def check_result_id(value: str) -> str:
+    """`value` when it is a safe result id (RESULT_ID_PATTERN, no `..`, no `.json` end)."""
+    shown = repr(shorten(value))
+    if not _RESULT_ID.fullmatch(value):
+        raise UnsafeInputError(
+            f"id {shown} is not a valid result id: use 1-128 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit (no '/', spaces or other characters)"
+        )
+    if ".." in value:
+        raise UnsafeInputError(f"id {shown} is not a valid result id: it may not contain '..'")
+    if value.lower().endswith(".json"):
+        raise UnsafeInputError(
+            f"id {shown} is not a valid result id: leave out the '.json' ending "
+            "(the file name adds it)"
+        )
+    return value
+
+
+def path_under(directory: str | Path, name: str) -> Path:
+    """DIR/name, refused (UnsafeInputError) unless it resolves inside DIR.
+
+    Resolution follows symlinks, so a link at DIR/name pointing elsewhere is refused
+    too. `name` must be one plain file name (no separators).
+    """
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise UnsafeInputError(f"{shorten(name)!r} is not a plain file name")
+    folder = Path(directory).resolve()
+    target = (folder / name).resolve()
+    if target.parent != folder:
+        raise UnsafeInputError(
+            f"{Path(directory) / name} resolves to {target}, outside {folder}; refusing to "
+            "write there (remove the link or choose another id)"
+        )
+    return Path(directory) / name
+
+
+def read_text_bounded(path: str | Path, max_bytes: int = MAX_RESULT_BYTES) -> str:
+    """The UTF-8 text of a regular file of at most `max_bytes`; UnsafeInputError otherwise
+    (a folder, a dangling link, a device, too large, not UTF-8, unreadable)."""
+    path = Path(path)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        why = "a dangling link" if path.is_symlink() else "no such file"
+        raise UnsafeInputError(f"{why}") from None
+    except OSError as exc:
+        raise UnsafeInputError(f"cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise UnsafeInputError("a folder, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafeInputError("not a regular file")
+    if info.st_size > max_bytes:
+        raise UnsafeInputError(f"{info.st_size:,} bytes; the limit is {max_bytes:,} bytes")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise UnsafeInputError(f"cannot be read ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:
+        raise UnsafeInputError(f"more than {max_bytes:,} bytes; that is the limit")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UnsafeInputError("not a UTF-8 text file") from None
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise UnsafeInputError(f"number {shorten(text, 40)} is too large for a float")
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise UnsafeInputError(f"{text} is not a JSON number; give a finite number or null")
+
+
+def json_depth(value: Any) -> int:
+    """How deeply objects and arrays nest in a decoded JSON value (a scalar is 0)."""
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+        else:
+            deepest = max(deepest, depth)
+            continue
+        deepest = max(deepest, depth + 1)
+    return deepest
+
+
+def loads_bounded(text: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """json.loads that refuses (UnsafeInputError) NaN, Infinity, overflowing numbers and
+    nesting deeper than `max_depth`; json.JSONDecodeError for text that is not JSON."""
+    try:
+        data = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
+    except RecursionError:
+        raise UnsafeInputError(f"nested deeper than {max_depth} levels") from None
+    if json_depth(data) > max_depth:
+        raise UnsafeInputError(f"nested deeper than {max_depth} levels")
+    return data
+
+
+def walk_files(
+    directory: str | Path, suffix: str, max_depth: int = MAX_FOLDER_DEPTH
+) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Entries named `*suffix` under `directory` (sorted), and (entry, why) for those
+    skipped: folders named `*suffix`, sub-folders deeper than `max_depth` and folders that
+    cannot be listed. Linked folders are never descended into (no loops); hidden names are
+    left out. Entries are returned as found: reading them safely (a link named `*suffix`
+    may dangle or lead to a folder) is the caller's job."""
+    found: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
+    stack = [(Path(directory), 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            skipped.append((folder, f"folder cannot be listed ({exc.strerror or exc})"))
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if entry.name.endswith(suffix):
+                    skipped.append((path, f"a folder named *{suffix}, not a file"))
+                elif depth + 1 > max_depth:
+                    skipped.append((path, f"deeper than {max_depth} folders"))
+                else:
+                    stack.append((path, depth + 1))
+            elif entry.name.endswith(suffix):
+                found.append(path)
+    return sorted(found), skipped

@@ -1,0 +1,178 @@
+"""What a training job costs besides its training steps: start-up, staging, checkpoints,
+billing granularity, and the CPU data-loader ceiling.
+
+Wall hours of a job = provisioning + environment start + dataset staging + compute
+(+ spot losses) + checkpoint writes. Billed hours per instance = the wall hours rounded up
+to the provider's billing increment, at least its minimum; cost = billed hours × the
+option's $/h. Defaults are documented below with their basis and the date recorded; the
+CLI's --startup-minutes, --staging-gbps, --checkpoint-every-hours override them.
+
+Data-loader ceiling (image workloads decoded on the CPU): samples/s ≤ (vCPUs − one per
+GPU for its training process) × images/s per vCPU, the per-vCPU rate from own `gpuplan
+bench pipeline` results (JPEG decode + random-resized crop), else DEFAULT_IMAGES_PER_S_PER_VCPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+RECORDED = "2026-11"
+
+# Provisioning: API call to a reachable instance, minutes. Assumptions of typical GPU VM
+# launch times (larger multi-GPU instances boot slower: host memory and GPU checks);
+# not measured here, override with --startup-minutes.
+PROVISION_MINUTES: dict[str, float] = {
+    "aws": 4.0,
+    "gcp": 4.0,
+    "azure": 6.0,
+    "lambda": 5.0,
+    "nebius": 5.0,
+    "vast": 3.0,
+    "paperspace": 5.0,
+    "fluidstack": 10.0,
+    "onprem": 0.0,
+}
+DEFAULT_PROVISION_MINUTES = 5.0
+# Environment start: pull a PyTorch container image (~10 GB compressed, NGC PyTorch
+# images are 9-10 GB) at registry speed, unpack and start: 2 min plus the pull at
+# REGISTRY_GBPS; on-prem keeps images cached (1 min).
+IMAGE_GB = 10.0
+REGISTRY_GBPS = 5.0
+ENV_START_MINUTES = 2.0
+ONPREM_ENV_MINUTES = 1.0
+# Dataset staging to local NVMe, each instance in parallel: dataset GB / min(instance
+# network, STAGING_CAP_GBPS): an object store serves one instance at ~10-25 Gb/s without
+# tuned parallel transfers; local NVMe writes ~2 GB/s. On-prem data is already local.
+STAGING_CAP_GBPS = 16.0
+# Checkpoints: weights + optimizer state, 16 B per parameter (fp32 weights, gradients'
+# master copy and Adam's two moments: Rajbhandari et al. 2020, section 3.1), written to
+# local NVMe at CHECKPOINT_WRITE_GBS every CHECKPOINT_EVERY_HOURS.
+CHECKPOINT_BYTES_PER_PARAM = 16.0
+CHECKPOINT_WRITE_GBS = 2.0
+CHECKPOINT_EVERY_HOURS = 1.0
+
+# Billing: (increment seconds, minimum seconds, basis). Recorded 2026-11.
+BILLING: dict[str, tuple[float, float, str]] = {
+    "aws": (1.0, 60.0, "per second, 60 s minimum (EC2 Linux On-Demand, since 2017-10)"),
+    "gcp": (1.0, 60.0, "per second, 1 min minimum (Compute Engine, since 2017-09)"),
+    "azure": (1.0, 60.0, "per second, 60 s minimum assumed (Linux VMs, pay as you go)"),
+    "lambda": (60.0, 60.0, "per minute (assumed from the provider's on-demand terms)"),
+    "nebius": (60.0, 60.0, "per minute (assumed)"),
+    "vast": (1.0, 60.0, "per second (marketplace; assumed 60 s minimum)"),
+    "paperspace": (3600.0, 3600.0, "per hour (assumed)"),
+    "fluidstack": (3600.0, 3600.0, "per hour (assumed)"),
+    "onprem": (1.0, 0.0, "owned: amortized by the hour used"),
+}
+DEFAULT_BILLING = (3600.0, 3600.0, "per hour assumed (provider's increment not recorded)")
+
+# Own bundled `gpuplan bench pipeline` runs (benchmarks/results/input-pipeline-*: 362-491
+# images/s per core on 2 EPYC vCPUs, Pillow) put the rate near 450; used only when no
+# results are given at all.
+DEFAULT_IMAGES_PER_S_PER_VCPU = 450.0
+
+OVERHEAD_COLUMNS: tuple[str, ...] = (
+    "setup_hours",
+    "staging_hours",
+    "checkpoint_write_hours",
+    "billing_increment_s",
+    "billing_minimum_s",
+    "billing_basis",
+)
+
+
+@dataclass(frozen=True)
+class JobOverheads:
+    """Overrides of the defaults above (None: the provider's default).
+
+    startup_minutes: provisioning + environment start; staging_gbps: staging bandwidth
+    per instance (Gb/s), 0 for data already in place; checkpoint_every_hours: 0 for none.
+    """
+
+    startup_minutes: float | None = None
+    staging_gbps: float | None = None
+    checkpoint_every_hours: float = CHECKPOINT_EVERY_HOURS
+
+    def __post_init__(self) -> None:
+        for name in ("startup_minutes", "staging_gbps"):
+            value = getattr(self, name)
+            if value is not None and (not np.isfinite(value) or value < 0):
+                raise ValueError(f"{name} must be a number >= 0 (got {value})")
+        if not np.isfinite(self.checkpoint_every_hours) or self.checkpoint_every_hours < 0:
+            raise ValueError("checkpoint_every_hours must be >= 0 (0 = no checkpoints)")
+
+
+def _provider_keys(options: pd.DataFrame) -> pd.Series:
+    kind = options["kind"].astype(str)
+    return options["provider"].astype(str).where(kind != "on-prem", "onprem")
+
+
+def job_overheads(
+    options: pd.DataFrame,
+    dataset_gb: float,
+    params: float,
+    compute_hours: np.ndarray,
+    settings: JobOverheads,
+) -> pd.DataFrame:
+    """OVERHEAD_COLUMNS per option (provider, kind, network_gbps), aligned to its index."""
+    provider = _provider_keys(options)
+    onprem = (provider == "onprem").to_numpy()
+    network = options["network_gbps"].astype(float).to_numpy()
+    if settings.startup_minutes is not None:
+        setup_min = np.full(len(options), settings.startup_minutes)
+    else:
+        provision = provider.map(PROVISION_MINUTES).fillna(DEFAULT_PROVISION_MINUTES)
+        pull = ENV_START_MINUTES + IMAGE_GB * 8.0 / np.minimum(network, REGISTRY_GBPS) / 60.0
+        setup_min = provision.to_numpy(float) + np.where(onprem, ONPREM_ENV_MINUTES, pull)
+    if settings.staging_gbps is not None:
+        rate = np.full(len(options), settings.staging_gbps)
+    else:
+        rate = np.where(onprem, 0.0, np.minimum(network, STAGING_CAP_GBPS))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        staging = np.where(rate > 0, dataset_gb * 8.0 / rate / 3600.0, 0.0)
+    every = settings.checkpoint_every_hours
+    writes = np.floor(np.asarray(compute_hours, float) / every) if every > 0 else 0.0
+    write_hours = CHECKPOINT_BYTES_PER_PARAM * params / (CHECKPOINT_WRITE_GBS * 1e9) / 3600.0
+    billing = [BILLING.get(p, DEFAULT_BILLING) for p in provider]
+    return pd.DataFrame(
+        {
+            "setup_hours": setup_min / 60.0,
+            "staging_hours": staging,
+            "checkpoint_write_hours": np.nan_to_num(writes * write_hours),
+            "billing_increment_s": [b[0] for b in billing],
+            "billing_minimum_s": [b[1] for b in billing],
+            "billing_basis": [b[2] for b in billing],
+        },
+        index=options.index,
+    )
+
+
+def billed_hours(
+    wall_hours: np.ndarray, increment_s: np.ndarray, minimum_s: np.ndarray
+) -> np.ndarray:
+    """Hours billed: wall time rounded up to the increment, at least the minimum."""
+    seconds = np.asarray(wall_hours, dtype=float) * 3600.0
+    increment = np.asarray(increment_s, dtype=float)
+    rounded = np.ceil(seconds / increment - 1e-9) * increment
+    return np.maximum(rounded, np.asarray(minimum_s, dtype=float)) / 3600.0
+
+
+def images_per_s_per_vcpu(results: pd.DataFrame) -> tuple[float, str]:
+    """(images/s per vCPU, where it came from): own pipeline results' median, else default."""
+    if "samples_per_s_per_core" in results.columns and "workload" in results.columns:
+        rows = results.loc[results["workload"] == "input-pipeline", "samples_per_s_per_core"]
+        rows = pd.to_numeric(rows, errors="coerce").dropna()
+        if len(rows):
+            return float(rows.median()), f"median of {len(rows)} own `bench pipeline` runs"
+    return DEFAULT_IMAGES_PER_S_PER_VCPU, "assumed (no `bench pipeline` results)"
+
+
+def loader_ceiling(options: pd.DataFrame, per_vcpu: float) -> np.ndarray:
+    """Samples/s the options' CPUs can decode: instances × (vCPUs − GPUs) × per-vCPU rate;
+    NaN where the vCPUs are unknown."""
+    vcpus = options["vcpus"].astype(float).to_numpy() if "vcpus" in options else np.nan
+    gpus = options["gpu_count"].astype(float).to_numpy()
+    free = np.maximum(np.asarray(vcpus, float) - np.ceil(gpus), 1.0)
+    return options["instances"].astype(float).to_numpy() * free * per_vcpu

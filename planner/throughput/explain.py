@@ -1,0 +1,83 @@
+"""Words for the reason codes and step figures of the rows a user is shown.
+
+The engine returns numbers and codes (limit_code, per_gpu_batch, setup_hours, ...); the
+CLI and the app call these for the few rows they display, never for every option.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+LIMIT_WORDS = {
+    "cpu-bound": "CPU-bound",
+    "batch-bound": "batch-bound",
+}
+
+
+def duration(hours: float) -> str:
+    """Readable duration: 45 s, 12 min, 3.4 h, 2.1 days."""
+    if not np.isfinite(hours):
+        return "-"
+    seconds = hours * 3600.0
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if hours < 1.5:
+        return f"{seconds / 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.1f} h"
+    return f"{hours / 24:.1f} days"
+
+
+def _get(row: Mapping[str, Any], key: str) -> float:
+    value = row.get(key)
+    try:
+        return float(value) if value is not None else float("nan")
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def explain_limit(row: Mapping[str, Any], unit: str = "samples/s") -> str:
+    """Why a row's throughput is below its GPUs' (limit_code), or "" when nothing binds."""
+    code = str(row.get("limit_code") or "")
+    if code == "cpu-bound":
+        vcpus = _get(row, "vcpus") * _get(row, "instances")
+        return (
+            f"CPU-bound: {vcpus:,.0f} vCPUs feed ~{_get(row, 'loader_ceiling'):,.0f} {unit}; "
+            f"the GPUs could do ~{_get(row, 'gpu_throughput'):,.0f}"
+        )
+    if code == "batch-bound":
+        return (
+            f"batch-bound: the global batch of {_get(row, 'global_batch'):,.0f} leaves "
+            f"{_get(row, 'per_gpu_batch'):.3g} samples per GPU per step on "
+            f"{_get(row, 'total_gpus'):g} GPUs, so each GPU runs below its best rate"
+        )
+    return ""
+
+
+def explain_time(row: Mapping[str, Any]) -> str:
+    """Where a row's wall time goes, naming the largest part besides compute."""
+    parts = {
+        "compute": _get(row, "compute_hours"),
+        "start-up": _get(row, "setup_hours"),
+        "data staging": _get(row, "staging_hours"),
+        "checkpoint writes": _get(row, "checkpoint_write_hours"),
+    }
+    total = _get(row, "hours_to_train")
+    spot = total - sum(v for v in parts.values() if np.isfinite(v))
+    if np.isfinite(spot) and spot > total * 0.01:
+        parts["spot interruptions"] = spot
+    shown = [f"{duration(v)} {k}" for k, v in parts.items() if np.isfinite(v) and v * 3600 >= 1]
+    others = {k: v for k, v in parts.items() if k != "compute" and np.isfinite(v)}
+    text = f"{duration(total)} = " + " + ".join(shown)
+    if others:
+        name, hours = max(others.items(), key=lambda item: item[1])
+        if hours > 0:
+            share = hours / total if total > 0 else 0.0
+            text += f"; {name} is the largest overhead ({share:.0%} of the time)"
+    basis = row.get("billing_basis")
+    if basis:
+        text += f"; billed {duration(_get(row, 'billed_hours'))}: {basis}"
+    return text

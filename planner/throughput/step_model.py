@@ -1,0 +1,150 @@
+"""Step time of data-parallel training: compute + exposed communication + fixed overhead.
+
+    t_step(N) = t_fixed + b(N) / x_sat + exposed_comm(N)          (seconds per step)
+    per-GPU throughput p(N) = b(N) / t_step(N)
+    b(N) = min(b_mem, B_cap / N)                                   (samples per GPU per step)
+
+- b_mem: the per-GPU batch the anchor figure was measured at (benchmarks such as Lambda's
+  use the largest batch that fits the GPU's memory); B_cap: the workload's global batch
+  cap (the largest batch its recipe keeps accuracy at; planner.workloads). Past
+  N = B_cap / b_mem the per-GPU batch shrinks.
+- t_fixed: a per-step floor that does not shrink with the batch: each of the step's
+  kernels costs a launch plus a minimum run time even on a tiny batch (CUDA kernel
+  launch overhead is ~4-10 µs: NVIDIA, "Getting Started with CUDA Graphs", 2019; Lustig
+  & Martonosi 2013), plus the optimizer's pass over the parameters at memory bandwidth
+  (the roofline's memory-bound floor, Williams et al. 2009). Hence the saturating curve
+  of per-GPU throughput against per-GPU batch, x(b) = b / (t_fixed + b / x_sat): half the
+  saturated rate at b = t_fixed · x_sat. x_sat comes from the anchor figure: b_mem / x1 =
+  t_fixed + b_mem / x_sat.
+- Communication: hierarchical ring all-reduce of the gradients (fp32 under AMP): reduce-
+  scatter inside the node, all-reduce of each GPU's 1/g shard across nodes over its own
+  share of the node's network (one rail per GPU), all-gather inside the node. Bandwidth
+  term 2(k−1)/k · bytes / bus per level (Patarasuk & Yuan 2009; Thakur et al. 2005);
+  latency α per ring step inside the node and 2·log2(nodes) tree steps across nodes (NCCL's
+  double binary trees: Sanders, Speck & Träff 2009), paid once per gradient bucket (DDP
+  buckets of 25 MB: Li et al. 2020, "PyTorch Distributed"; Horovod's tensor fusion:
+  Sergeev & Del Balso 2018).
+- Overlap: DDP all-reduces a bucket as soon as its gradients are ready, so communication
+  hides behind the rest of the backward pass (2/3 of the compute: backward ≈ 2 × forward,
+  Kaplan et al. 2020), except the last bucket, which waits for the end of backward:
+  exposed = max(T_comm − t_backward, T_comm / buckets) (Li et al. 2020, section 3.2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# Per-kernel floor: launch (~4-10 µs, NVIDIA CUDA Graphs post 2019) plus a minimal
+# run time; one figure for launch and tail of a small kernel.
+KERNEL_FLOOR_S = 6e-6
+# Optimizer pass: SGD-momentum / Adam read and write fp32 weights, gradients and state:
+# ~16 bytes per parameter per step (Rajbhandari et al. 2020 count 16 B of state for Adam).
+OPTIMIZER_BYTES_PER_PARAM = 16.0
+BUCKET_BYTES = 25e6  # torch DDP bucket_cap_mb default (Li et al. 2020)
+BACKWARD_SHARE = 2.0 / 3.0  # backward ≈ 2 × forward (Kaplan et al. 2020, section 2.1)
+ALPHA_INTRA_S = 5e-6  # per ring step over NVLink/PCIe (Thakur et al. 2005 α; NCCL ~µs)
+ALPHA_NET_S = 15e-6  # per tree step across nodes (RDMA/EFA ~10-20 µs incl. software)
+
+
+@dataclass(frozen=True)
+class StepInputs:
+    """Arrays (one entry per evaluated row) the step model needs.
+
+    x1: 1-GPU throughput at b_mem (samples/s); b_mem: per-GPU batch of that figure;
+    global_batch: cap on the global batch (inf = none); kernels: kernels per step;
+    params: parameters; grad_bytes: gradient bytes all-reduced per step; mem_bw_gbs: the
+    GPU's memory bandwidth (GB/s); bus_intra_gbs: ring bus bandwidth inside a node per GPU
+    (GB/s); net_gbs_per_gpu: network share of one GPU across nodes (GB/s); per_node: GPUs
+    per node.
+    """
+
+    x1: np.ndarray
+    b_mem: np.ndarray
+    global_batch: np.ndarray
+    kernels: np.ndarray
+    params: np.ndarray
+    grad_bytes: np.ndarray
+    mem_bw_gbs: np.ndarray
+    bus_intra_gbs: np.ndarray
+    net_gbs_per_gpu: np.ndarray
+    per_node: np.ndarray
+
+
+def fixed_step_seconds(kernels: Any, params: Any, mem_bw_gbs: Any) -> np.ndarray:
+    """Per-step floor t_fixed = kernels × KERNEL_FLOOR_S + 16 B × params / memory bandwidth."""
+    kernels = np.asarray(kernels, dtype=float)
+    traffic = OPTIMIZER_BYTES_PER_PARAM * np.asarray(params, dtype=float)
+    return kernels * KERNEL_FLOOR_S + traffic / (np.asarray(mem_bw_gbs, dtype=float) * 1e9)
+
+
+def per_gpu_batch(n: Any, b_mem: Any, global_batch: Any) -> np.ndarray:
+    """b(N) = min(b_mem, B_cap / N) samples per GPU per step."""
+    n = np.maximum(np.asarray(n, dtype=float), 1.0)
+    return np.minimum(np.asarray(b_mem, dtype=float), np.asarray(global_batch, dtype=float) / n)
+
+
+def hierarchical_allreduce_seconds(
+    n: Any,
+    per_node: Any,
+    message_bytes: Any,
+    bus_intra_gbs: Any,
+    net_gbs_per_gpu: Any,
+    bucket_bytes: float = BUCKET_BYTES,
+) -> np.ndarray:
+    """Time of one gradient all-reduce on N GPUs in nodes of g (see module docstring).
+
+    Inside a node (N ≤ g): ring, 2(N−1)/N · S / B_intra + buckets · 2(N−1) α_intra.
+    Across nodes: 2(g−1)/g · S / B_intra (reduce-scatter + all-gather inside) +
+    2(n−1)/n · (S/g) / B_rail (n = N/g nodes, each GPU's shard over its rail) + buckets ·
+    (2(g−1) α_intra + 2 log2(n) α_net).
+    """
+    n = np.maximum(np.asarray(n, dtype=float), 1.0)
+    g = np.maximum(np.minimum(np.asarray(per_node, dtype=float), n), 1.0)
+    size = np.asarray(message_bytes, dtype=float)
+    nodes = np.maximum(n / g, 1.0)
+    buckets = np.maximum(np.ceil(size / bucket_bytes), 1.0)
+    intra = 2.0 * (g - 1.0) / g * size / (np.asarray(bus_intra_gbs, dtype=float) * 1e9)
+    inter = 2.0 * (nodes - 1.0) / nodes * (size / g) / (np.asarray(net_gbs_per_gpu, float) * 1e9)
+    latency = buckets * (
+        2.0 * (g - 1.0) * ALPHA_INTRA_S
+        + np.where(nodes > 1, 2.0 * np.log2(np.maximum(nodes, 1.0)) * ALPHA_NET_S, 0.0)
+    )
+    return np.where(n > 1, intra + inter + latency, 0.0)
+
+
+def exposed_seconds(comm_s: Any, backward_s: Any, message_bytes: Any) -> np.ndarray:
+    """Communication not hidden by DDP: max(T − t_backward, T / buckets), T ≥ 0."""
+    comm_s = np.asarray(comm_s, dtype=float)
+    buckets = np.maximum(np.ceil(np.asarray(message_bytes, float) / BUCKET_BYTES), 1.0)
+    return np.maximum(comm_s - np.asarray(backward_s, dtype=float), comm_s / buckets)
+
+
+def step_breakdown(inputs: StepInputs, n: Any) -> dict[str, np.ndarray]:
+    """Seconds per step at N GPUs: compute_s, comm_s (exposed), overhead_s, step_s, plus
+    per_gpu_batch and per_gpu_throughput (samples/s per GPU) and throughput (all GPUs)."""
+    n = np.maximum(np.asarray(n, dtype=float), 1.0)
+    fixed = fixed_step_seconds(inputs.kernels, inputs.params, inputs.mem_bw_gbs)
+    anchor_step = inputs.b_mem / inputs.x1
+    # x_sat from the anchor; a figure faster than the floor allows keeps a small share.
+    per_sample = np.maximum(anchor_step - fixed, 0.1 * anchor_step) / inputs.b_mem
+    fixed = np.minimum(fixed, 0.9 * anchor_step)
+    b = per_gpu_batch(n, inputs.b_mem, inputs.global_batch)
+    compute = b * per_sample
+    total_comm = hierarchical_allreduce_seconds(
+        n, inputs.per_node, inputs.grad_bytes, inputs.bus_intra_gbs, inputs.net_gbs_per_gpu
+    )
+    comm = exposed_seconds(total_comm, BACKWARD_SHARE * (compute + fixed), inputs.grad_bytes)
+    step = compute + fixed + comm
+    per_gpu = b / step
+    return {
+        "per_gpu_batch": b,
+        "compute_s": compute,
+        "comm_s": comm,
+        "overhead_s": fixed,
+        "step_s": step,
+        "per_gpu_throughput": per_gpu,
+        "throughput": per_gpu * n,
+    }

@@ -1,0 +1,312 @@
+"""AWS GPU offers from the public Price List bulk offer files (no credentials needed).
+
+fetch_aws_public is the only I/O: for each region it streams
+`{base}/{region}/index.csv` (docs.aws.amazon.com/awsaccountbilling/latest/aboutv2/
+using-the-aws-price-list-bulk-api.html: five metadata lines, then one row per SKU and
+term) and keeps, while reading, only the rows of GPU instances ("Instance Family" = "GPU
+instance") that gpuplan prices: Linux, shared tenancy, no pre-installed software, used
+capacity, an hourly unit, on-demand or reserved standard No Upfront for 1 or 3 years.
+A region's file is hundreds of MB; memory holds only the kept rows.
+
+parse_aws_public turns those rows into offers: the GPU model from the instance family
+(pricing.aliases.AWS_FAMILY_GPU; these files name no GPU model), the GPU count, vCPUs
+and memory from the file. The price date is the file's "Publication Date". Spot prices
+are not in these files (`gpuplan pricing refresh aws` reads them with credentials).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from pricing.aliases import AWS_FAMILY_GPU
+from pricing.catalog import PRICE_COLUMNS
+from pricing.providers import http
+from pricing.providers.common import (
+    Fix,
+    MalformedPayload,
+    ParsedCatalog,
+    drop_unpriced,
+    finish_offers,
+    fix,
+    fixes_frame,
+    interconnects,
+)
+from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
+from pricing.providers.retry import FetchError, RetryPolicy, call_with_retries, describe
+
+OFFERS_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current"
+DEFAULT_REGIONS = PROVIDER_DEFAULT_REGIONS["aws-public"]
+MAX_FILE_BYTES = 8 * 1024**3  # us-east-1 is a few GB; streamed, never held whole
+DEFAULT_DEADLINE_S = 1800.0
+GPU_FAMILY = "GPU instance"
+# Row filter: column -> kept value (pricing the same instances as the credentialed
+# Price List query: Linux, shared tenancy, no pre-installed software, used capacity).
+KEEP: dict[str, str] = {
+    "Product Family": "Compute Instance",
+    "Operating System": "Linux",
+    "Tenancy": "Shared",
+    "Pre Installed S/W": "NA",
+    "CapacityStatus": "Used",
+    "Unit": "Hrs",
+    "Currency": "USD",
+}
+RESERVED_TERMS = {"1yr": "reserved_1y_usd_per_hour", "3yr": "reserved_3y_usd_per_hour"}
+COLUMNS = (
+    "TermType",
+    "PricePerUnit",
+    "LeaseContractLength",
+    "PurchaseOption",
+    "OfferingClass",
+    "Instance Type",
+    "Instance Family",
+    "vCPU",
+    "Memory",
+    "GPU",
+    "Region Code",
+    *KEEP,
+)
+SOURCE = "AWS Price List bulk offer files (AmazonEC2, Linux, shared tenancy; public)"
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class AwsPublicPayload:
+    """The kept rows of each region's offer file (COLUMNS only) and its publication date."""
+
+    regions: tuple[str, ...]
+    rows: list[dict[str, str]] = field(default_factory=list)
+    published: dict[str, str] = field(default_factory=dict)
+
+
+def offers_url() -> str:
+    """The offer files' base URL: $GPUPLAN_AWS_OFFERS_URL, else AWS's."""
+    return os.environ.get("GPUPLAN_AWS_OFFERS_URL") or OFFERS_URL
+
+
+def fetch_aws_public(
+    regions: Sequence[str] = DEFAULT_REGIONS,
+    *,
+    base_url: str | None = None,
+    retry: RetryPolicy | None = None,
+    progress: Progress | None = None,
+) -> AwsPublicPayload:
+    """Stream each region's EC2 offer file and keep its GPU rows. Raises FetchError."""
+    retry = retry or RetryPolicy(deadline_s=DEFAULT_DEADLINE_S)
+    say = progress or (lambda _message: None)
+    base = (base_url or offers_url()).rstrip("/")
+    rows: list[dict[str, str]] = []
+    published: dict[str, str] = {}
+    for region in regions:
+        what = f"AWS offer file {region}/index.csv"
+
+        def once(region: str = region, what: str = what) -> tuple[list[dict[str, str]], str]:
+            chunks = http.stream(
+                f"{base}/{region}/index.csv",
+                deadline_s=retry.deadline_s,
+                read_timeout_s=retry.timeout_s,
+                max_bytes=MAX_FILE_BYTES,
+                what=what,
+            )
+            return read_offer_file(_lines(chunks), what)
+
+        try:
+            kept, date = call_with_retries(
+                once,
+                policy=retry,
+                retryable=http.retryable,
+                what=what,
+                retry_after_s=lambda exc: getattr(exc, "retry_after_s", None),
+            )
+        except (FetchError, MalformedPayload):
+            raise
+        except Exception as exc:
+            raise FetchError(f"{what}: {describe(exc)}; check the URL and the network") from exc
+        rows += kept
+        published[region] = date
+        say(f"aws-public {region}: {len(kept)} GPU price rows, published {date}")
+    return AwsPublicPayload(tuple(regions), rows, published)
+
+
+def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    """Text lines (with their newline) from byte chunks; a last line without one too."""
+    rest = b""
+    for chunk in chunks:
+        rest += chunk
+        *whole, rest = rest.split(b"\n")
+        for line in whole:
+            yield line.decode("utf-8", errors="replace") + "\n"
+    if rest:
+        yield rest.decode("utf-8", errors="replace")
+
+
+def read_offer_file(lines: Iterable[str], what: str) -> tuple[list[dict[str, str]], str]:
+    """(kept rows, publication date YYYY-MM-DD) of an offer file's lines.
+
+    Raises MalformedPayload for a file without the metadata, the header or the columns
+    this parser needs (a changed format), or cut off in a row.
+    """
+    lines = iter(lines)
+    published = ""
+    header: list[str] | None = None
+    for line in lines:
+        cells = next(csv.reader([line]), [])
+        if cells[:1] == ["Publication Date"] and len(cells) > 1:
+            published = cells[1]
+        if cells[:1] == ["SKU"]:
+            header = cells
+            break
+    if header is None:
+        raise MalformedPayload(f"{what} has no header row (SKU, ...): not an offer file")
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise MalformedPayload(
+            f"{what} lacks column(s) {missing}: the offer file format changed; "
+            "pricing/providers/aws_public.py needs updating"
+        )
+    try:
+        day = dt.datetime.fromisoformat(published.replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        raise MalformedPayload(
+            f"{what} has no readable Publication Date ({published[:40]!r})"
+        ) from None
+    index = {name: header.index(name) for name in COLUMNS}
+    needle = f'"{GPU_FAMILY}"'
+    kept: list[dict[str, str]] = []
+    last = ""
+    # Only rows naming the GPU family are parsed as CSV: the rest are skipped as text.
+    for line in lines:
+        last = line
+        if needle not in line:
+            continue
+        cells = next(csv.reader([line]), [])
+        if len(cells) != len(header):
+            raise MalformedPayload(
+                f"{what}: a row has {len(cells)} cells, the header {len(header)}: "
+                "the file is cut short or malformed"
+            )
+        row = {name: cells[i] for name, i in index.items()}
+        if row["Instance Family"] != GPU_FAMILY:
+            continue
+        if any(row[column] != value for column, value in KEEP.items()):
+            continue
+        kept.append(row)
+    if last and not last.endswith("\n"):
+        raise MalformedPayload(f"{what} ends mid-line: the download was cut short")
+    return kept, day
+
+
+def _number(text: str) -> float:
+    """The leading number of '1152 GiB', '8', '0.125'; NaN if none."""
+    head = text.strip().split(" ")[0].replace(",", "")
+    try:
+        return float(head)
+    except ValueError:
+        return float("nan")
+
+
+def parse_aws_public(payload: AwsPublicPayload, priced_at: str) -> ParsedCatalog:
+    """Offers (on-demand, 1y/3y standard No Upfront reserved) and fixes from kept rows.
+
+    `priced_at` is not used: the offers carry their files' publication date.
+    """
+    fixes: list[Fix] = []
+    records = []
+    for row in payload.rows:
+        term = row["TermType"]
+        column = ""
+        if term == "OnDemand":
+            column = "usd_per_hour"
+        elif (
+            term == "Reserved"
+            and row["PurchaseOption"] == "No Upfront"
+            and row["OfferingClass"] == "standard"
+        ):
+            column = RESERVED_TERMS.get(row["LeaseContractLength"], "")
+        if not column:
+            continue
+        records.append(
+            {
+                "region": row["Region Code"],
+                "instance_type": row["Instance Type"],
+                "kind": column,
+                "usd": _number(row["PricePerUnit"]),
+                "gpu_count": _number(row["GPU"]),
+                "vcpus": _number(row["vCPU"]),
+                "memory_gib": _number(row["Memory"]),
+            }
+        )
+    frame = pd.DataFrame(
+        records,
+        columns=["region", "instance_type", "kind", "usd", "gpu_count", "vcpus", "memory_gib"],
+    )
+    keys = ["region", "instance_type", "kind"]
+    bad = ~(frame["usd"] > 0) | (frame.groupby(keys)["usd"].transform("nunique") > 1)
+    for row in frame.loc[bad].drop_duplicates(keys).itertuples():
+        fixes.append(
+            fix(
+                "aws",
+                str(row.region),
+                str(row.instance_type),
+                str(row.kind),
+                "set missing",
+                "placeholder price (0 or not a number)"
+                if not row.usd > 0
+                else "two SKUs price it differently",
+            )
+        )
+    frame.loc[bad, "usd"] = np.nan
+    frame = frame.drop_duplicates(keys)
+    wide = (
+        frame.pivot(index=["region", "instance_type"], columns="kind", values="usd")
+        .reindex(columns=list(PRICE_COLUMNS))
+        .reset_index()
+    )
+    wide.columns.name = None
+    shapes = frame.groupby(["region", "instance_type"], as_index=False)[
+        ["gpu_count", "vcpus", "memory_gib"]
+    ].first()
+    offers = wide.merge(shapes, on=["region", "instance_type"])
+    family = offers["instance_type"].str.split(".").str[0]
+    offers["gpu_name"] = family.map(AWS_FAMILY_GPU)
+    for instance in sorted(set(offers.loc[offers["gpu_name"].isna(), "instance_type"])):
+        fixes.append(
+            fix(
+                "aws",
+                "*",
+                instance,
+                "gpu_name",
+                "dropped",
+                "instance family not in pricing.aliases.AWS_FAMILY_GPU (legacy or non-NVIDIA "
+                "GPU); add it there to plan for it",
+            )
+        )
+    no_count = offers["gpu_name"].notna() & ~(offers["gpu_count"] > 0)
+    for instance in sorted(set(offers.loc[no_count, "instance_type"])):
+        fixes.append(fix("aws", "*", instance, "gpu_count", "dropped", "no GPU count in the file"))
+    offers = offers.loc[offers["gpu_name"].notna() & ~no_count].copy()
+    published = payload.published
+    offers["priced_at"] = offers["region"].map(published)
+    offers["provider"] = "aws"
+    offers["gpu_memory_gib"] = np.nan
+    offers["spot_usd_per_hour"] = np.nan
+    offers["interconnect"] = interconnects(offers["gpu_name"], offers["gpu_count"])
+    offers["source"] = SOURCE
+    offers = drop_unpriced(offers, "aws", fixes)
+    day = min(published.values()) if published else priced_at
+    basis = "AWS Price List publication date of each region's offer file: " + ", ".join(
+        f"{region} {date}" for region, date in sorted(published.items())
+    )
+    return ParsedCatalog(
+        finish_offers(offers, "aws", fixes),
+        fixes_frame(fixes),
+        SOURCE,
+        dates={"aws": (day, basis, "")},
+    )

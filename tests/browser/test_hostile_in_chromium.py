@@ -1,0 +1,68 @@
+"""A hostile upload and a hostile shared link against the served app, in chromium."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import quote, urlparse
+
+import pytest
+from playwright.sync_api import Page, Request, expect
+
+from tests.test_hostile_inputs import GOOD, tree
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+
+EVIL_LINK = "[click](http://evil)"
+EVIL_IMAGE = "![x](http://evil/img.png)"
+LONG_VALUE = "x" * 100_000
+
+
+def test_a_hostile_upload_writes_nothing_outside(
+    app_url: str, page: Page, app_results_dir: Path
+) -> None:
+    before = tree(app_results_dir)
+    page.goto(f"{app_url}/benchmarks", wait_until="domcontentloaded")
+    page.get_by_text("Add result files").wait_for(timeout=90_000)
+    content = json.dumps({**GOOD, "id": "../../evil"}).encode()
+    page.locator('input[type="file"]').set_input_files(
+        files=[{"name": "evil.json", "mimeType": "application/json", "buffer": content}]
+    )
+    alert = page.get_by_text("is not a valid result id")
+    alert.first.wait_for(timeout=60_000)
+    expect(page.get_by_text("Nothing was saved")).to_be_visible()
+    expect(page.get_by_role("button", name="Save")).to_have_count(0)
+    assert tree(app_results_dir) == before
+    for folder in (app_results_dir.parent, app_results_dir.parent.parent):
+        assert not (folder / "evil.json").exists()
+
+
+def test_a_hostile_shared_link_renders_as_plain_text(app_url: str, page: Page) -> None:
+    fetched: list[str] = []
+
+    def record(request: Request) -> None:
+        if urlparse(request.url).hostname == "evil":
+            fetched.append(request.url)
+
+    page.on("request", record)
+    query = "&".join(
+        [
+            f"providers={quote(EVIL_LINK)}",
+            f"providers={quote(EVIL_IMAGE)}",
+            f"regions={quote('<img src=http://evil/tag.png>')}",
+            f"top={LONG_VALUE}",
+        ]
+    )
+    page.goto(f"{app_url}/prices?{query}", wait_until="domcontentloaded")
+    warning = page.locator('[data-testid="stAlertContentWarning"]')
+    warning.first.wait_for(timeout=90_000)
+    expect(page.get_by_text(f"providers='{EVIL_LINK}' is not a choice", exact=False)).to_be_visible(
+        timeout=30_000
+    )
+    text = " ".join(warning.all_inner_texts())
+    assert f"providers='{EVIL_IMAGE}' is not a choice" in text
+    assert "URL parameter top is 100,000 characters long" in text
+    assert LONG_VALUE[:300] not in page.content()
+    assert page.locator('a[href*="evil"]').count() == 0
+    assert page.locator('img[src*="evil"]').count() == 0
+    assert fetched == []

@@ -1,0 +1,132 @@
+"""Job overheads, billing increments, the CPU data-loader ceiling and their words."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from planner.cli import app
+from planner.overheads import (
+    DEFAULT_IMAGES_PER_S_PER_VCPU,
+    JobOverheads,
+    billed_hours,
+    images_per_s_per_vcpu,
+    job_overheads,
+    loader_ceiling,
+)
+from planner.plan import make_plan
+from planner.request import PlanRequest
+from planner.throughput import own_and_published_results
+from planner.throughput.explain import explain_limit, explain_time
+from planner.workloads import get_workload
+
+
+def options(**columns: object) -> pd.DataFrame:
+    base = {
+        "kind": "cloud",
+        "provider": "aws",
+        "network_gbps": 100.0,
+        "vcpus": 32.0,
+        "gpu_count": 8.0,
+        "instances": 1.0,
+    }
+    return pd.DataFrame({**base, **columns}, index=[0])
+
+
+def test_billing_rounds_up_to_the_increment_and_the_minimum() -> None:
+    hours = np.array([10 / 3600, 61 / 60, 2.0])
+    assert billed_hours(hours, 1.0, 60.0) == pytest.approx([60 / 3600, 61 / 60, 2.0])
+    assert billed_hours(hours, 3600.0, 3600.0) == pytest.approx([1.0, 2.0, 2.0])
+    assert billed_hours(hours, 60.0, 60.0) == pytest.approx([1 / 60, 61 / 60, 2.0])
+
+
+def test_staging_is_dataset_over_the_slower_of_network_and_disk() -> None:
+    slow = job_overheads(options(network_gbps=10.0), 100.0, 0.0, np.array([1.0]), JobOverheads())
+    assert slow["staging_hours"].iloc[0] == pytest.approx(100 * 8 / 10 / 3600)
+    fast = job_overheads(options(network_gbps=3200.0), 100.0, 0.0, np.array([1.0]), JobOverheads())
+    assert fast["staging_hours"].iloc[0] == pytest.approx(100 * 8 / 16 / 3600)
+    given = job_overheads(options(), 100.0, 0.0, np.array([1.0]), JobOverheads(0, 0))
+    assert given["setup_hours"].iloc[0] == 0 and given["staging_hours"].iloc[0] == 0
+
+
+def test_checkpoints_are_written_every_interval() -> None:
+    frame = job_overheads(options(), 0.0, 1e9, np.array([5.5]), JobOverheads())
+    assert frame["checkpoint_write_hours"].iloc[0] == pytest.approx(5 * 16e9 / 2e9 / 3600)
+
+
+def test_negative_overrides_are_refused() -> None:
+    with pytest.raises(ValueError, match="startup_minutes"):
+        JobOverheads(startup_minutes=-1)
+
+
+def test_the_loader_rate_comes_from_own_pipeline_results() -> None:
+    results, _ = own_and_published_results([])
+    rate, basis = images_per_s_per_vcpu(results)
+    assert 300 < rate < 600 and "bench pipeline" in basis
+    assert images_per_s_per_vcpu(pd.DataFrame())[0] == DEFAULT_IMAGES_PER_S_PER_VCPU
+    # One process per GPU keeps a vCPU: (32 - 8) x rate.
+    assert loader_ceiling(options(), 500.0)[0] == pytest.approx(24 * 500)
+
+
+def test_a_plan_says_when_the_vcpus_cannot_feed_the_gpus() -> None:
+    offers = pd.DataFrame(
+        {
+            "provider": ["gcp", "gcp"],
+            "region": "us-central1",
+            "instance_type": ["few-cpus", "many-cpus"],
+            "gpu_name": "H100-SXM",
+            "gpu_count": 8.0,
+            "vcpus": [16.0, 208.0],
+            "memory_gib": 512.0,
+            "usd_per_hour": [80.0, 88.0],
+            "spot_usd_per_hour": np.nan,
+            "interconnect": "",
+            "source": "test",
+            "priced_at": "2026-11-01",
+        }
+    )
+    results, _ = own_and_published_results([])
+    request = PlanRequest(get_workload("resnet50-imagenet-90ep"), "fp16", max_gpus=8)
+    plan = make_plan(request, offers, results)
+    rows = plan.rows.set_index("instance_type")
+    few, many = rows.loc["few-cpus"], rows.loc["many-cpus"]
+    assert few["limit_code"] == "cpu-bound" and many["limit_code"] != "cpu-bound"
+    assert few["throughput"] == pytest.approx(few["loader_ceiling"])
+    assert few["gpu_throughput"] == pytest.approx(many["throughput"])
+    words = explain_limit(few.to_dict(), "images/s")
+    assert words.startswith("CPU-bound: 16 vCPUs feed ~") and "the GPUs could do ~" in words
+    assert "start-up" in explain_time(many.to_dict()) and "billed" in explain_time(many.to_dict())
+
+
+def test_bert_fine_tuning_is_minutes_not_seconds_and_start_up_binds() -> None:
+    result = CliRunner().invoke(
+        app, ["plan", "--workload", "bert-large-squad-2ep", "--format", "csv", "--view", "picks"]
+    )
+    assert result.exit_code == 0, result.output
+    from io import StringIO
+
+    picks = pd.read_csv(StringIO(result.stdout)).set_index("pick")
+    fastest = picks.loc["fastest_within_budget"]
+    assert fastest["hours_to_train"] > 5 / 60
+    assert fastest["setup_hours"] > fastest["compute_hours"]
+    for column in ("setup_hours", "staging_hours", "billed_hours", "billing_basis"):
+        assert picks[column].notna().all()
+
+
+def test_startup_minutes_override_and_its_error() -> None:
+    runner = CliRunner()
+    ok = runner.invoke(
+        app,
+        ["plan", "-w", "bert-base-squad-2ep", "--startup-minutes", "0", "--staging-gbps", "0",
+         "--format", "csv", "--provider", "aws"],
+    )  # fmt: skip
+    assert ok.exit_code == 0, ok.output
+    from io import StringIO
+
+    rows = pd.read_csv(StringIO(ok.stdout))
+    assert (rows["setup_hours"] == 0).all() and (rows["staging_hours"] == 0).all()
+    bad = runner.invoke(app, ["plan", "-w", "bert-base-squad-2ep", "--startup-minutes", "-3"])
+    assert bad.exit_code != 0 and "--startup-minutes -3" in bad.output
+    assert "Traceback" not in bad.output
