@@ -9,8 +9,9 @@ Units are in the field names. Fields a run could not measure are null, and
 (Lambda) load into the same schema with `source = "published:lambda"`.
 
 Schema versions: 1 (the first); 2 adds `peak_memory_source`, `samples_per_s_per_core`
-and input-pipeline results (workload "input-pipeline", precision null). Both are read;
-files are written as version 2.
+and input-pipeline results (workload "input-pipeline", precision null); 3 adds `sweep`
+(where a sweep ran it: sweep_id, backend, cloud, region, instance_type, spot). All three
+are read; files are written as version 3.
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -44,11 +44,17 @@ from benchmarks.safe_paths import (
     walk_files,
 )
 
-SCHEMA_VERSION = 2
-SUPPORTED_SCHEMA_VERSIONS = (1, 2)
+if TYPE_CHECKING:  # pandas is imported where a frame is built: `gpuplan --help` stays light
+    import pandas as pd
+
+SCHEMA_VERSION = 3
+SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 # Fields a version-1 file may not carry (added in version 2).
 V2_FIELDS = ("peak_memory_source", "samples_per_s_per_core")
+# Fields a version-1 or -2 file may not carry (added in version 3).
+V3_FIELDS = ("sweep",)
+SWEEP_KEYS = ("sweep_id", "backend", "cloud", "region", "instance_type", "spot")
 # Workloads that train nothing (so have no precision): the data-loading benchmark.
 NON_TRAINING_WORKLOADS = ("input-pipeline",)
 
@@ -58,8 +64,14 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "device", "world_size", "batch_size_per_device", "throughput", "throughput_unit",
     "throughput_p10", "throughput_p90", "throughput_cv", "samples_per_s", "tokens_per_s",
     "mfu", "achieved_tflops", "peak_memory_gib", "mean_power_w", "energy_j",
-    "interconnect", "started_at", "detail", "samples_per_s_per_core",
+    "interconnect", "started_at", "detail", "samples_per_s_per_core", "sweep_id",
+    "sweep_provider", "sweep_region", "sweep_instance_type",
 )  # fmt: skip
+# results_frame() columns filled from BenchmarkResult.sweep (NaN for results no sweep ran).
+SWEEP_COLUMNS = {
+    "sweep_id": "sweep_id", "sweep_provider": "cloud", "sweep_region": "region",
+    "sweep_instance_type": "instance_type",
+}  # fmt: skip
 
 
 class ResultFileError(ValueError):
@@ -125,6 +137,27 @@ class BenchmarkResult(BaseModel):
     started_at: str
     runs_averaged: int | None = None
     notes: str = ""
+    sweep: dict[str, Any] | None = Field(
+        default=None, description="set when a sweep ran it: " + ", ".join(SWEEP_KEYS)
+    )
+
+    @field_validator("sweep")
+    @classmethod
+    def _sweep_keys(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return value
+        unknown = sorted(set(value) - set(SWEEP_KEYS))
+        if unknown or not isinstance(value.get("sweep_id"), str):
+            raise ValueError(
+                f"needs sweep_id and only {', '.join(SWEEP_KEYS)} (got {', '.join(sorted(value))})"
+            )
+        if not isinstance(value.get("spot", False), bool):
+            raise ValueError("spot must be true or false")
+        for key in SWEEP_KEYS[:-1]:
+            text = value.get(key)
+            if text is not None and (not isinstance(text, str) or len(text) > 100):
+                raise ValueError(f"{key} must be text of at most 100 characters or null")
+        return value
 
     @field_validator("id")
     @classmethod
@@ -186,12 +219,12 @@ def parse_result(data: Any, path: str | Path = "<result>") -> BenchmarkResult:
             f"version {version!r} is not supported (this gpuplan reads {readable}); "
             "upgrade gpuplan or re-run the benchmark",
         )
-    if version == 1:
-        for name in V2_FIELDS:
-            if name in data:
-                raise ResultFileError(
-                    path, name, "added in schema version 2; set schema_version to 2"
-                )
+    added = {name: 2 for name in V2_FIELDS} | {name: 3 for name in V3_FIELDS}
+    for name, since in added.items():
+        if version < since and data.get(name) is not None:
+            raise ResultFileError(
+                path, name, f"added in schema version {since}; set schema_version to {since}"
+            )
     try:
         return BenchmarkResult.model_validate(data)
     except ValidationError as exc:
@@ -273,11 +306,16 @@ def load_results(directory: str | Path) -> tuple[list[BenchmarkResult], list[str
 
 
 def results_frame(results: Iterable[BenchmarkResult]) -> pd.DataFrame:
-    """Results as a table with RESULT_COLUMNS (`detail` says where each figure came from)."""
+    """Results as a table with RESULT_COLUMNS (`detail` says where each figure came from;
+    the sweep_* columns say which sweep ran it on which cloud instance type, if one did)."""
+    import pandas as pd
+
     rows = []
     for r in results:
         row = {c: getattr(r, c, None) for c in RESULT_COLUMNS if c != "detail"}
         row["detail"] = r.notes or r.device_name
+        for column, key in SWEEP_COLUMNS.items():
+            row[column] = (r.sweep or {}).get(key)
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
     for column in (

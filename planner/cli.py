@@ -1,7 +1,7 @@
 """`gpuplan`: plan GPU training cost and time from measured throughput and dated prices.
 
-Commands: plan, workloads, estimate, tco, app; `pricing` and `bench` are mounted from their
-packages; `--version` prints the version.
+Commands: plan, workloads, estimate, tco, app; `pricing`, `bench` and `sweep` are mounted from
+their packages; `--version` prints the version.
 Every command prints a table by default and takes `--format json|csv`. Bad input
 gets `error: ...` with the valid choices and exit code 2, never a traceback.
 """
@@ -19,6 +19,7 @@ from rich.markup import escape
 # numpy or scipy (tests/test_cli_startup.py); commands import the engine when they run.
 from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
+from benchmarks.sweep.cli import make_app as make_sweep_app
 from planner.defaults import (
     DEFAULT_CHECKPOINT_HOURS,
     DEFAULT_DRAWS,
@@ -27,6 +28,7 @@ from planner.defaults import (
 )
 from planner.validate import check_flags, check_output_path, shorten, warn_lines
 from pricing.cli import app as pricing_app
+from pricing.cli import tier_option_help
 from pricing.output import FORMATS, abort, emit
 
 if TYPE_CHECKING:
@@ -48,6 +50,8 @@ REQUEST_FLAGS = {
     "interruption_rates": "--interruption-rate",
     "precision": "--precision",
     "pricing": "--pricing",
+    "tiers": "--tier",
+    "reserved_discount": "--reserved-discount",
 }
 
 app = typer.Typer(
@@ -86,6 +90,14 @@ def main_options(
 ) -> None:
     """gpuplan: which GPUs train this job fastest for the money, and how sure we are."""
 
+
+def _sweep_data() -> Any:
+    from planner.sweep_plan import CatalogSweepData
+
+    return CatalogSweepData()
+
+
+app.add_typer(make_sweep_app(_sweep_data), name="sweep")
 
 PLAN_TABLE_COLUMNS = (
     "rank",
@@ -142,6 +154,18 @@ def plan(
     pricing: Annotated[
         str, typer.Option(help="on-demand | spot | reserved-1y | reserved-3y")
     ] = "on-demand",
+    tier: Annotated[list[str] | None, typer.Option("--tier", help=tier_option_help())] = None,
+    include_retired: Annotated[
+        bool,
+        typer.Option("--include-retired", help="also weigh sizes the provider no longer sells"),
+    ] = False,
+    reserved_discount: Annotated[
+        float | None,
+        typer.Option(
+            help="reserved pricing: where no reserved price is listed, assume on-demand less "
+            "this fraction (0.35 = 35%; labelled an assumption in every row it touches)"
+        ),
+    ] = None,
     deadline_hours: Annotated[
         float | None, typer.Option("--deadline-hours", help="finish within this many hours")
     ] = None,
@@ -279,6 +303,9 @@ def plan(
             checkpoint_hours=checkpoint_minutes / 60,
             restart_hours=restart_minutes / 60,
             llm=settings,
+            tiers=tuple(tier or ()),
+            include_retired=include_retired,
+            reserved_discount=reserved_discount,
             overheads=_overheads(startup_minutes, staging_gbps, checkpoint_every_hours),
         )
         result = make_plan(request, offers, table)
@@ -631,6 +658,13 @@ def tco(
     pricing: Annotated[
         str, typer.Option(help="cloud price: on-demand | spot | reserved-1y | reserved-3y")
     ] = "on-demand",
+    reserved_discount: Annotated[
+        float | None,
+        typer.Option(
+            help="reserved pricing: where no reserved price is listed, assume on-demand less "
+            "this fraction (0.35 = 35%; labelled an assumption)"
+        ),
+    ] = None,
     utilization: Annotated[
         float | None, typer.Option(help="0 < U <= 1; overrides the config's utilization")
     ] = None,
@@ -645,6 +679,12 @@ def tco(
     from pricing.catalog import PRICING_KINDS, SnapshotError, check_choices, load_offers
     from pricing.gpus import UnknownGPUError
     from pricing.refs import OfferRefError, cheapest_per_provider, resolve_offer_refs
+    from pricing.reserved import (
+        RESERVED_KINDS,
+        has_kind_price,
+        no_reserved_message,
+        with_reserved_discount,
+    )
 
     try:
         check_choices([fmt], FORMATS, "format")
@@ -666,6 +706,10 @@ def tco(
         if utilization is not None:
             onprem = onprem.with_utilization(utilization)
         offers = load_offers()
+        if reserved_discount is not None:
+            offers = with_reserved_discount(offers, pricing, reserved_discount)
+        elif pricing in RESERVED_KINDS and not has_kind_price(offers, pricing):
+            raise ValueError(no_reserved_message(pricing))
         if compare:
             chosen = resolve_offer_refs(offers, compare, pricing)
         else:

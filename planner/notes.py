@@ -10,10 +10,11 @@ Codes and their values:
   onprem_no_count      name, max_gpus
   deadline_unmet       deadline_hours, fastest (option label), fastest_hours
   budget_unmet         budget_usd, cheapest (option label), cheapest_usd
-  stale_prices         stale_after_days, providers (tuple of "provider date (age d)")
+  stale_prices         stale_after_days, providers (tuple of (provider, date, age d)), bounds
+                       (optional: {provider: "not before 2025-06"} where a date is a lower bound)
   no_options           (no values): every offer was left out or none matched the filters
   own_result_used      id, gpu_name, device, model_size, precision, world_size,
-                       throughput, unit
+                       throughput, unit; instance_type when a sweep measured that instance
   own_result_skipped   id, gpu_name, device, model_size, precision, world_size,
                        reason (a SKIP_REASONS code), wanted (the plan's precision or size)
   own_results_elsewhere  count, workloads (own results of other workloads, not used)

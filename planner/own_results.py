@@ -50,9 +50,11 @@ def _note(row: pd.Series, workload: Workload, precision: str) -> Note:
     reason = _skip_reason(row, workload, precision)
     if reason is None:
         unit = row.get("throughput_unit", "")
+        swept = row.get("sweep_instance_type")
+        where = {"instance_type": swept} if isinstance(swept, str) and swept else {}
         return Note(
             "own_result_used",
-            {**base, "throughput": float(row["throughput"]), "unit": str(unit or "")},
+            {**base, **where, "throughput": float(row["throughput"]), "unit": str(unit or "")},
         )
     return Note(
         "own_result_skipped",
@@ -61,6 +63,14 @@ def _note(row: pd.Series, workload: Workload, precision: str) -> Note:
 
 
 def _skip_reason(row: pd.Series, workload: Workload, precision: str) -> str | None:
+    swept = row.get("sweep_instance_type")
+    if isinstance(swept, str) and swept and not workload.is_llm:
+        # A sweep result measures its cloud instance type itself (planner.sweep_results).
+        if str(row["precision"]) != precision:
+            return "other_precision"
+        if workload.model_size and str(row["model_size"]) not in (workload.model_size, ""):
+            return "other_size"
+        return None
     if str(row.get("device", "")) == "cpu":
         return "cpu_run"
     if pd.isna(row["gpu_name"]):

@@ -73,6 +73,7 @@ from planner.pareto import (
 )
 from planner.request import PlanRequest
 from planner.spot import default_rate, spot_for_offers
+from planner.sweep_results import apply_sweep_figures, sweep_figures
 from planner.tco import OnPremConfig
 from planner.throughput import (
     model_key,
@@ -82,6 +83,13 @@ from planner.throughput import (
 from planner.throughput.scaling import DATA_PARALLEL_MODELS
 from planner.workloads import Workload
 from pricing.catalog import STALE_AFTER_DAYS, filter_offers
+from pricing.reserved import (
+    RESERVED_KINDS,
+    has_kind_price,
+    no_reserved_message,
+    with_reserved_discount,
+)
+from pricing.tiers import DEFAULT_TIERS
 
 PLAN_COLUMNS: tuple[str, ...] = (
     "rank", "option_id", "kind", "provider", "region", "instance_type", "gpu_name",
@@ -180,8 +188,22 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     own = own_result_notes(results, workload, precision)
     settings = request.llm
     chosen = filter_offers(
-        offers, list(request.providers), list(request.regions), list(request.gpus)
+        offers,
+        list(request.providers),
+        list(request.regions),
+        list(request.gpus),
+        tiers=list(request.tiers) or None,
+        include_retired=request.include_retired,
+        today=request.today,
     )
+    if request.reserved_discount is not None:
+        chosen = with_reserved_discount(chosen, request.pricing, request.reserved_discount)
+    elif (
+        request.pricing in RESERVED_KINDS
+        and not request.onprem
+        and not has_kind_price(chosen, request.pricing)
+    ):
+        raise NoReservedPriceError(no_reserved_message(request.pricing))
     cloud, warnings = cloud_options(chosen, pricing, max_gpus)
     local, onprem_warnings = onprem_options(onprem, max_gpus, request.onprem_sources)
     warnings += onprem_warnings
@@ -234,6 +256,8 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
             recompute=False,
             speed_position=np.arange(len(opts)),
         )
+        figures = sweep_figures(results, workload.model, workload.model_size, precision)
+        opts = apply_sweep_figures(opts, figures)
         describe = fast
     warnings += _llm_notes(notes)
     opts, dropped = drop_without(
@@ -342,6 +366,8 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     shown = shown.join(_with_fixed_hours(quantiles, shown))
     if describe is not None:
         shown["throughput_detail"] = describe.details(shown["speed_position"].to_numpy())
+        swept = (shown["sweep_detail"] != "").to_numpy()
+        shown.loc[swept, "throughput_detail"] = shown.loc[swept, "sweep_detail"]
     shown = shown.assign(
         throughput_unit=workload.throughput_unit,
         usd_per_gpu_hour=shown["option_usd_per_hour"] / shown["total_gpus"],
@@ -463,6 +489,10 @@ def _unmet(status: pd.DataFrame) -> list[Note]:
     return out
 
 
+class NoReservedPriceError(ValueError):
+    """Reserved pricing asked for, and no offer chosen has such a price."""
+
+
 def _stale_price_notes(offers: pd.DataFrame, today: dt.date | None) -> list[Note]:
     """One stale_prices note naming the providers whose prices are older than
     STALE_AFTER_DAYS (provider, oldest price date, age in days)."""
@@ -474,7 +504,14 @@ def _stale_price_notes(offers: pd.DataFrame, today: dt.date | None) -> list[Note
             stale.append((str(provider), str(priced_at), age))
     if not stale:
         return []
-    return [Note("stale_prices", {"stale_after_days": STALE_AFTER_DAYS, "providers": tuple(stale)})]
+    # A bundled catalog extract's date is only a lower bound ("not before 2025-06").
+    bounds = (
+        {str(p): str(b) for p, b in offers.groupby("provider")["date_bound"].first().items() if b}
+        if "date_bound" in offers
+        else {}
+    )
+    values = {"stale_after_days": STALE_AFTER_DAYS, "providers": tuple(stale)}
+    return [Note("stale_prices", {**values, "bounds": bounds} if bounds else values)]
 
 
 def _assumptions(request: PlanRequest, rows: pd.DataFrame) -> tuple[str, ...]:
@@ -503,15 +540,42 @@ def _assumptions(request: PlanRequest, rows: pd.DataFrame) -> tuple[str, ...]:
             f"Precision {precision}. Throughput: own measurements first, then published "
             "(Lambda PyTorch benchmarks, newest generation, median of runs); other GPU counts "
             "scaled through the law fitted to that GPU (chosen by held-out error), across "
-            "nodes by the ring all-reduce model with the instance's GPUs per node over the "
-            "instance type's network (planner.network: EFA/InfiniBand/GPUDirect fabrics and "
-            "published Ethernet figures; 25 Gb/s assumed where none is published); GPUs "
+            "nodes and under the workload's global batch cap by the step-time model "
+            "(planner.throughput.step_model: per-GPU batch, fixed per-step floor, "
+            "hierarchical all-reduce with DDP overlap) with the instance's GPUs per node "
+            "over the instance type's network (planner.network: EFA/InfiniBand/GPUDirect "
+            "fabrics and published Ethernet figures; 25 Gb/s assumed where none is "
+            "published); image workloads capped by the vCPUs' JPEG decoding rate; GPUs "
             "with no figure estimated from their specs (spec regression, cross-validated band)."
         )
+    weighed = request.tiers or (() if request.providers else DEFAULT_TIERS)
+    lines.append(
+        "Providers weighed: "
+        + (f"tiers {', '.join(weighed)}" if weighed else "the providers named")
+        + (
+            "; marketplace single hosts (Vast.ai) left out: a company buying GPU time usually "
+            "cannot buy them under a contract"
+            if "marketplace" not in weighed and not request.providers
+            else ""
+        )
+        + (
+            "; sizes the provider no longer sells (pricing/retired.py) left out."
+            if not request.include_retired
+            else "; retired sizes included on request."
+        )
+    )
+    if request.reserved_discount is not None:
+        lines.append(
+            f"Reserved prices: where no {request.pricing} price is listed, assumed on-demand "
+            f"less {request.reserved_discount:.0%} (a negotiated discount given by the user, "
+            "not a quote); such rows say so in their price source."
+        )
     lines += [
-        f"Prices: {constraints.pricing}, whole instances, per-second billing, no data or "
-        "storage costs, no start-up or data-loading time, capacity assumed available at "
-        "every count. Options: 1, 2, 4, ... instances of an offer up to "
+        f"Prices: {constraints.pricing}, whole instances, billed in each provider's "
+        "increment and minimum (planner.overheads), no data or storage costs; wall time "
+        "adds provisioning, environment start, dataset staging and checkpoint writes; "
+        "capacity assumed available at every count. Options: 1, 2, 4, ... instances of an "
+        "offer up to "
         f"{constraints.max_gpus} GPUs (one of a GPU slice or a marketplace listing, which is "
         "a single host); each offer shown at the count that meets the deadline at least cost "
         "(else its fastest), plus other counts on the frontier or picked.",

@@ -23,6 +23,8 @@ from planner.throughput.scaling import CommModel
 from planner.workloads import Workload
 from pricing.catalog import PRICING_KINDS
 from pricing.gpus import did_you_mean
+from pricing.reserved import check_discount
+from pricing.tiers import check_tiers
 
 PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16")
 # Spot rows simulated by Monte Carlo beyond the frontier and the picks (best-ranked first).
@@ -52,6 +54,10 @@ class PlanRequest:
     spot checkpoint and restart times. llm: LLM training settings. comm: the communication
     model (None: each instance's network). sample_limit: spot rows simulated beyond the
     frontier and picks. today: the date prices are aged against (None: today).
+    tiers: provider tiers weighed (pricing.tiers; empty = DEFAULT_TIERS, or every tier of
+    the providers named). include_retired: weigh sizes the provider no longer sells.
+    reserved_discount: for reserved pricing, a missing reserved price is assumed to be
+    on-demand x (1 - this) and labelled so (None: no assumption).
     overheads: start-up, staging and checkpoint overrides (planner.overheads).
     """
 
@@ -76,10 +82,13 @@ class PlanRequest:
     comm: CommModel | None = None
     sample_limit: int = DEFAULT_SAMPLE_LIMIT
     today: dt.date | None = None
+    tiers: tuple[str, ...] = ()
+    include_retired: bool = False
+    reserved_discount: float | None = None
     overheads: JobOverheads = field(default_factory=JobOverheads)
 
     def __post_init__(self) -> None:
-        for name in ("providers", "regions", "gpus", "onprem", "onprem_sources"):
+        for name in ("providers", "regions", "gpus", "onprem", "onprem_sources", "tiers"):
             object.__setattr__(self, name, _tuple(getattr(self, name)))
         rates = self.interruption_rates
         pairs = rates.items() if isinstance(rates, Mapping) else rates
@@ -144,6 +153,13 @@ class PlanRequest:
                 )
         if len(self.onprem_sources) not in (0, len(self.onprem)):
             raise RequestError("onprem_sources", "give one source per on-prem config, or none")
+        try:
+            check_tiers(self.tiers)
+            if self.reserved_discount is not None:
+                check_discount(self.reserved_discount)
+        except ValueError as exc:
+            field = "tiers" if "tier" in str(exc) else "reserved_discount"
+            raise RequestError(field, str(exc)) from None
 
     @property
     def rates(self) -> dict[str, float]:
@@ -173,6 +189,8 @@ class PlanRequest:
             if values:
                 parts.append(f"{name} {', '.join(values)}")
         parts.append(f"pricing {self.pricing}")
+        if self.reserved_discount is not None:
+            parts.append(f"assumed reserved discount {self.reserved_discount:.0%} off on-demand")
         return parts
 
 

@@ -34,6 +34,7 @@ price would rank as free.
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import hashlib
 import json
@@ -452,6 +453,38 @@ def out_of_range(values: pd.Series, column: str) -> pd.Series:
     return numbers.notna() & ~((numbers > low) & (numbers <= high))
 
 
+def read_text_table(path: Path, skipinitialspace: bool = False) -> pd.DataFrame:
+    """A CSV file as text cells (header row = column names; blank lines skipped).
+
+    Strict where pandas is lenient: a row with more or fewer cells than the header is an
+    error naming its line (pandas would turn surplus cells into an index, which for a
+    hostile row of 100,000 cells takes minutes), as is a cell past csv's size limit.
+    Raises SnapshotError, csv.Error or UnicodeDecodeError for the caller to name.
+    """
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle, skipinitialspace=skipinitialspace)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise SnapshotError(path, "is empty: expected a header row", line=1) from None
+        rows = []
+        for row in reader:
+            if not row:
+                continue
+            if len(row) != len(header):
+                raise SnapshotError(
+                    path,
+                    f"has {len(row)} cells where the header has {len(header)}",
+                    line=reader.line_num,
+                )
+            rows.append(row)
+    columns = [str(c).strip() for c in header]
+    if len(set(columns)) != len(columns):
+        duplicate = next(c for c in columns if columns.count(c) > 1)
+        raise SnapshotError(path, f"column {duplicate!r} appears twice", line=1, field=duplicate)
+    return pd.DataFrame(rows, columns=columns, dtype=object)
+
+
 def read_snapshot(path: Path, expected_rows: int | None = None) -> pd.DataFrame:
     """One snapshot CSV, validated. `expected_rows` guards against a truncated file."""
     try:
@@ -459,10 +492,10 @@ def read_snapshot(path: Path, expected_rows: int | None = None) -> pd.DataFrame:
             raise SnapshotError(path, "is a folder, not a snapshot CSV")
         if path.stat().st_size > MAX_SNAPSHOT_BYTES:
             raise SnapshotError(path, f"is larger than {MAX_SNAPSHOT_BYTES:,} bytes")
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame = read_text_table(path)
     except FileNotFoundError:
         raise SnapshotError(path, "file listed in the manifest does not exist") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+    except (csv.Error, UnicodeDecodeError) as exc:
         raise SnapshotError(path, f"not a readable CSV: {exc}") from None
     except OSError as exc:
         raise SnapshotError(path, f"cannot be read ({exc.strerror or exc})") from None
@@ -478,15 +511,21 @@ def read_snapshot(path: Path, expected_rows: int | None = None) -> pd.DataFrame:
 
 
 def load_offers(directory: Path | None = None) -> pd.DataFrame:
-    """Every provider's offers as one Offer table, with each offer's `tier` (pricing.tiers).
+    """Every provider's offers as one Offer table, with each offer's `tier` (pricing.tiers)
+    and `date_bound` (its snapshot's; '' when priced_at is exact, see SnapshotInfo).
 
     From one snapshot folder's manifest, or with no folder from the manifest in use
     (read_manifest: the user's snapshots over the bundled ones).
     """
     from pricing.tiers import tiers_of
 
-    frames = [read_snapshot(info.path, info.rows) for info in read_manifest(directory)]
+    infos = read_manifest(directory)
+    frames = [
+        read_snapshot(info.path, info.rows).assign(date_bound=info.date_bound) for info in infos
+    ]
     offers = pd.concat(frames, ignore_index=True) if frames else empty_offers()
+    if "date_bound" not in offers:
+        offers["date_bound"] = pd.Series(dtype=object)
     return offers.assign(tier=tiers_of(offers["provider"]))
 
 

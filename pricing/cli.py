@@ -171,11 +171,8 @@ def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
-BASE_URL_OPTION = {
-    "azure": "base_url",
-    "aws-public": "base_url",
-    "skypilot": "base_url",
-}
+# Sources whose fetch takes a base_url (a mirror, or a local server in tests).
+BASE_URL_SOURCES = ("azure", "aws-public", "skypilot")
 
 
 @app.command("refresh")
@@ -233,17 +230,17 @@ def refresh_command(
             abort("--clouds is for skypilot only")
         options["clouds"] = _split([clouds])
     if base_url is not None:
-        if provider not in BASE_URL_OPTION:
-            abort(f"--base-url is for {', '.join(BASE_URL_OPTION)} only")
+        if provider not in BASE_URL_SOURCES:
+            abort(f"--base-url is for {', '.join(BASE_URL_SOURCES)} only")
         if not base_url.startswith(("https://", "http://")):
             abort(f"--base-url must be an http(s) URL, not {base_url[:80]!r}")
-        options[BASE_URL_OPTION[provider]] = base_url
-    default_deadline = 1800.0 if provider == "aws-public" else 300.0
-    limits = (attempts, timeout, deadline if deadline is not None else default_deadline)
-    if not (1 <= attempts <= 100) or not (0 < timeout <= 3600) or not (0 < limits[2] <= 86400):
+        options["base_url"] = base_url
+    if deadline is None:
+        deadline = 1800.0 if provider == "aws-public" else 300.0
+    if not (1 <= attempts <= 100) or not (0 < timeout <= 3600) or not (0 < deadline <= 86400):
         abort(
             "--attempts must be 1..100, --timeout in (0, 3600] and --deadline in (0, 86400] "
-            f"seconds (got {attempts}, {timeout}, {limits[2]})"
+            f"seconds (got {attempts}, {timeout}, {deadline})"
         )
     console = wide_console(stderr=True)
     try:
@@ -252,7 +249,7 @@ def refresh_command(
                 provider,
                 _split(regions) or None,
                 options=options,
-                retry=RetryPolicy(attempts=attempts, timeout_s=timeout, deadline_s=limits[2]),
+                retry=RetryPolicy(attempts=attempts, timeout_s=timeout, deadline_s=deadline),
                 progress=lambda message: spinner.update(Text(message)),
             )
     except ValueError as exc:

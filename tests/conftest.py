@@ -96,3 +96,7 @@ def results_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     directory.mkdir()
     monkeypatch.setenv("GPUPLAN_RESULTS_DIR", str(directory))
     return directory
+
+
+# A real loopback sshd (tests/sshd.py) for the sweep and cloud end-to-end tests.
+from tests.sshd import sshd, sshd_factory  # noqa: E402, F401

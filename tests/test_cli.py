@@ -77,6 +77,7 @@ def test_one_a100_hours_agree_with_the_published_figure(results_dir: object) -> 
         overheads = row["setup_hours"] + row["staging_hours"] + row["checkpoint_write_hours"]
         assert overheads > 0
         assert row["hours_to_train"] == pytest.approx(compute + overheads)
+        assert row["cost_usd"] == pytest.approx(row["billed_hours"] * row["option_usd_per_hour"])
 
 
 def test_plan_top_and_csv(results_dir: object) -> None:

@@ -62,6 +62,7 @@ def loaded_by(*args: str) -> tuple[int, list[str], str]:
         ["pricing", "--help"],
         ["pricing", "refresh", "--help"],
         ["bench", "--help"],
+        ["sweep", "--help"],
     ],
     ids=" ".join,
 )

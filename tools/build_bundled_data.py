@@ -24,6 +24,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.published import held_out  # noqa: E402
 from pricing.catalog import offers_to_csv  # noqa: E402
 from pricing.gpus import CANONICAL_GPUS  # noqa: E402
 from pricing.providers.skypilot import parse_skypilot_vms  # noqa: E402
@@ -174,6 +175,7 @@ def build_specs() -> str:
             "fp32_tflops": ref["fp32_tflops"],
             "tf32_tflops": ref["tf32_tensor_dense_tflops"],
             "fp16_tflops": ref["fp16_bf16_tensor_dense_tflops"],
+            "fp16_fp16acc_tflops": ref["fp16_tensor_dense_fp16acc_tflops"],
             "bf16_tflops": ref["fp16_bf16_tensor_dense_tflops"].where(~no_bf16),
             "fp8_tflops": ref["fp8_tensor_dense_tflops"],
             "tdp_w": ref["tdp_w"],
@@ -237,7 +239,7 @@ def build_snapshots() -> dict[str, str]:
 
 def build_published() -> str:
     ref = pd.read_csv(REF / "benchmarks" / "lambda_pytorch_throughput.csv")
-    keep = ref["flag"].isna() & ref["spec_gpu_model"].notna()
+    keep = ref["flag"].isna() & ref["spec_gpu_model"].notna() & ~held_out(ref)
     table = ref.loc[keep].copy()
     table.insert(0, "gpu_name", table["spec_gpu_model"].map(SPEC_NAMES))
     key = (

@@ -27,6 +27,18 @@ MODEL_MAP: dict[str, tuple[str, str]] = {
 # Lambda precision labels -> gpuplan precision (fp16_amp is mixed precision, AMP).
 PRECISION_MAP: dict[str, str] = {"fp16_amp": "fp16", "tf32": "tf32", "fp32": "fp32"}
 SAMPLE_UNITS = {"images/s", "sequences/s", "samples/s"}
+# Rows kept aside to evaluate gpuplan against, never bundled or fitted to: Lambda's 8-GPU
+# runs and its A100 80GB (PCIe and SXM4) and RTX 4090 rows.
+HELD_OUT_GPU_PATTERN = r"A100.*80\s*GB|RTX\s*4090"
+HELD_OUT_MIN_GPUS = 8
+
+
+def held_out(table: pd.DataFrame) -> pd.Series:
+    """True for rows of `table` (Lambda's columns gpu_model, num_gpus) kept for evaluation."""
+    gpu = table["gpu_model"].astype(str).str.contains(HELD_OUT_GPU_PATTERN, regex=True)
+    return gpu | (pd.to_numeric(table["num_gpus"], errors="coerce") >= HELD_OUT_MIN_GPUS)
+
+
 # When each benchmark generation was published (commit dates in Lambda's repository).
 PUBLISHED_ON: dict[str, str] = {"v0": "2022-07-01", "v1": "2025-12-01", "v2": "2025-12-01"}
 

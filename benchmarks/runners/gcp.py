@@ -154,7 +154,7 @@ GRANT = (
 def explain_error(code: str, message: str, call: str, zone: str, project: str, what: str) -> str:
     """What a failed Compute call or operation error means and what to do about it."""
     head = f"GCE {call} of {what} in {zone} failed ({code}: {message})"
-    region = region_of(zone)
+    region = region_of(zone) if ZONE_PATTERN.match(zone) else zone
     quota = re.search(r"Quota '([A-Z0-9_]+)' exceeded", message)
     if quota or "QUOTA" in code.upper() or "quota" in message.lower():
         metric = quota.group(1) if quota else "the GPU quota"

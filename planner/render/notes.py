@@ -70,10 +70,16 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
             f"{v['closest']} at {money(v['closest_usd'])} ({name('budget_usd')})"
         )
     if note.code == "stale_prices":
-        listed = ", ".join(f"{p} {d} ({age} d)" for p, d, age in v["providers"])
+        bounds = v.get("bounds", {})
+        listed = ", ".join(
+            f"{p} catalog extract, {bounds[p]} (at most {age} d)"
+            if p in bounds
+            else f"{p} {d} ({age} d)"
+            for p, d, age in v["providers"]
+        )
         return (
-            f"prices older than {v['stale_after_days']} days: {listed}; refresh with "
-            "`gpuplan pricing refresh aws|gcp|azure` where credentials allow"
+            f"prices older than {v['stale_after_days']} days: {listed}; refresh without "
+            "credentials with `gpuplan pricing refresh skypilot` (or `aws-public`, `azure`)"
         )
     if note.code == "no_options":
         return (
@@ -81,7 +87,10 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
             "matched the filters"
         )
     if note.code == "own_result_used":
-        return f"own result {v['id']} used: {_run(v)}, {v['throughput']:,.4g} {v['unit']}".rstrip()
+        on = f" for {v['instance_type']} (sweep)" if v.get("instance_type") else ""
+        return (
+            f"own result {v['id']} used{on}: {_run(v)}, {v['throughput']:,.4g} {v['unit']}"
+        ).rstrip()
     if note.code == "own_result_skipped":
         why = SKIP_WORDS[v["reason"]].format(**v)
         return f"own result {v['id']} not used: {why}"

@@ -31,6 +31,8 @@ T = TypeVar("T")
 MAGIC = b"gpuplan-cache 1\n"
 # Files whose content decides a fitted model besides its inputs.
 _CODE_FILES = (
+    "throughput/offers.py",
+    "throughput/step_model.py",
     "throughput/estimate.py",
     "throughput/scaling.py",
     "throughput/spec_model.py",

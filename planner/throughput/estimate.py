@@ -801,7 +801,8 @@ def _beyond_text(
 ) -> np.ndarray:
     gbps_text = _unique_map(pd.Series(gbps), "{:g}".format).to_numpy(dtype=object)
     network = (
-        " GPUs: ring all-reduce over " + gbps_text + f" Gb/s per node, overlap {comm.overlap:.0%}"
+        " GPUs: step-time model (per-GPU batch, fixed per-step floor, hierarchical "
+        "all-reduce over " + gbps_text + " Gb/s per node hidden behind backward as DDP does)"
     )
     m_text = _unique_map(pd.Series(m), "{:g}".format).to_numpy(dtype=object)
     tail = np.where(known, network, " GPUs: law extrapolated (no model size for the comm model)")

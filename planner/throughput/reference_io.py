@@ -23,7 +23,6 @@ import pandas as pd
 
 from planner.throughput.spec_model import PEAK_COLUMNS
 from planner.validate import (
-    FLAG_RANGES,
     GPU_COUNT_RANGE,
     MAX_TABLE_BYTES,
     THROUGHPUT_RANGE,
@@ -107,17 +106,16 @@ def _positive(frame: pd.DataFrame, column: str, path: Path, valid: Range) -> pd.
 
 
 # Per-row overrides of the command's options; a blank cell keeps the option's value.
-QUERY_OVERRIDES = ("gpus_per_node", "network_gbps", "global_batch")
-# The valid range of each per-row override (the same as its command-line option's).
-OVERRIDE_RANGES = {
-    "gpus_per_node": FLAG_RANGES["--gpus-per-node"],
-    "network_gbps": FLAG_RANGES["--network-gbps"],
-    "global_batch": Range(0, 1e9, low_inclusive=False, unit="samples"),
+QUERY_OVERRIDES: dict[str, Range] = {
+    "gpus_per_node": Range(1, 1024, unit="GPUs"),
+    "network_gbps": Range(0, 1e6, low_inclusive=False, unit="Gb/s"),
+    "global_batch": Range(0, 1e9, low_inclusive=False, unit="samples per step"),
 }
 
 
 def _optional_positive(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
-    """A column that may be absent or blank (NaN); any value given must be a number > 0."""
+    """A column that may be absent or blank (NaN); any value given must be within
+    QUERY_OVERRIDES[column]."""
     if column not in frame.columns:
         return pd.Series(np.nan, index=frame.index)
     raw = frame[column]
@@ -125,7 +123,7 @@ def _optional_positive(frame: pd.DataFrame, column: str, path: Path) -> pd.Serie
     given = frame.loc[~blank]
     values = pd.Series(np.nan, index=frame.index)
     if len(given):
-        values.loc[~blank] = _positive(given, column, path, OVERRIDE_RANGES[column]).to_numpy()
+        values.loc[~blank] = _positive(given, column, path, QUERY_OVERRIDES[column]).to_numpy()
     return values
 
 

@@ -195,6 +195,23 @@ def _quick_results(directory: str) -> None:
             st.json(path.read_text() if path.exists() else result)
 
 
+def _sweeps_section(table: pd.DataFrame) -> None:
+    """Sweeps (`gpuplan sweep run`) and their results beside the published figures."""
+    from planner.sweep_results import sweep_table
+
+    st.subheader("Sweeps: results per instance type, beside published figures")
+    sweeps = sweep_table(table)
+    if sweeps.empty:
+        st.info(
+            "No sweep results in the results folder: `gpuplan sweep run SPEC` measures "
+            "on-prem servers and cloud instance types and puts them here."
+        )
+        return
+    sweeps = sweeps.assign(measured_over_published=sweeps["measured_over_published"].round(3))
+    st.caption(f"{sweeps['sweep_id'].nunique()} sweep(s), {int(sweeps['runs'].sum())} result(s)")
+    st.dataframe(sweeps, hide_index=True, key=f"{PAGE}.sweeps")
+
+
 def render() -> None:
     """Draw the Benchmarks page."""
     ps = PageState(PAGE)
@@ -241,6 +258,8 @@ def render() -> None:
     else:
         side = side.assign(measured_over_published=side["measured_over_published"].round(3))
         st.dataframe(side, hide_index=True, key=f"{PAGE}.side_by_side")
+
+    _sweeps_section(table)
 
     labels = model_label(table["workload"], table["model_size"])
     rows = table.loc[(labels == model) & (table["precision"] == precision)]

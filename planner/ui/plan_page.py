@@ -50,6 +50,8 @@ from planner.ui.state import PageState, remembered_inputs
 from planner.ui.text import md_text
 from planner.workloads import WORKLOADS, Workload, llm_workload
 from pricing.catalog import PRICING_KINDS, unique_values
+from pricing.reserved import RESERVED_KINDS
+from pricing.tiers import DEFAULT_TIERS, TIERS
 
 PAGE = "plan"
 TITLE = "gpuplan: where to train, for how much"
@@ -96,6 +98,9 @@ class PlanInputs:
     onprem: bool
     onprem_source: str
     rates: dict[str, float] = field(default_factory=dict)
+    tiers: list[str] = field(default_factory=lambda: list(DEFAULT_TIERS))
+    include_retired: bool = False
+    reserved_discount: float | None = None
 
 
 # ---------------------------------------------------------------- inputs
@@ -193,8 +198,29 @@ def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
             "server). Empty: every count up to the most GPUs per option.",
         )
         st.header("Where")
+        tiers = ps.multiselect(
+            "Provider tiers",
+            list(TIERS),
+            name="tiers",
+            default=list(DEFAULT_TIERS),
+            help="Marketplace = single hosts listed by third parties (Vast.ai): most companies "
+            "cannot buy them under a contract, so they are left out unless picked here.",
+        )
         everyone = unique_values(offers, "provider")
-        providers = ps.multiselect("Providers", everyone, name="providers", default=everyone)
+        providers = ps.multiselect(
+            "Providers",
+            everyone,
+            name="providers",
+            default=unique_values(offers.loc[offers["tier"].isin(tiers)], "provider"),
+            depends_on=tuple(tiers),
+        )
+        include_retired = ps.toggle(
+            "Include retired sizes",
+            name="retired",
+            default=False,
+            help="Sizes the provider no longer sells (pricing/retired.py), such as Azure's "
+            "K80 Promo sizes.",
+        )
         regions = ps.multiselect(
             "Regions (none = all)",
             unique_values(offers.loc[offers["provider"].isin(providers)], "region"),
@@ -217,6 +243,21 @@ def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
             "prices come from refreshed catalogs (`gpuplan pricing refresh`).",
         )
         rates = _rate_inputs(ps, providers) if pricing == "spot" else {}
+        discount = None
+        if pricing in RESERVED_KINDS:
+            percent = ps.number_input(
+                "Reserved discount (% off on-demand)",
+                name="reserved_discount",
+                default=None,
+                min_value=1.0,
+                max_value=99.0,
+                step=5.0,
+                format="%g",
+                placeholder="none: listed reserved prices only",
+                help="Where no reserved price is listed, assume on-demand less this "
+                "(your negotiated discount); every row it touches says so.",
+            )
+            discount = None if percent is None else float(percent) / 100
         st.header("Own servers")
         onprem = ps.toggle(
             "Compare with on-prem",
@@ -253,6 +294,9 @@ def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
         onprem=onprem,
         onprem_source=source,
         rates=rates,
+        tiers=tiers,
+        include_retired=include_retired,
+        reserved_discount=discount,
     )
 
 
@@ -317,6 +361,9 @@ def _request(
             onprem=tuple(c.config for c in onprem),
             onprem_sources=tuple(c.path for c in onprem),
             interruption_rates=tuple(sorted(inputs.rates.items())),
+            tiers=tuple(inputs.tiers),
+            include_retired=inputs.include_retired,
+            reserved_discount=inputs.reserved_discount,
         )
     except RequestError as exc:
         label = INPUT_LABELS.get(exc.field, exc.field)

@@ -154,8 +154,13 @@ def price_text(row: pd.Series) -> str:
 
 
 def price_dates(manifest: Sequence[SnapshotInfo], providers: Sequence[str]) -> str:
-    """'Prices as of: aws 2025-06-01, gcp 2025-01-01' for the providers chosen."""
-    parts = [f"{m.provider} {m.priced_at}" for m in manifest if m.provider in providers]
+    """'Prices as of: aws 2026-11-30, gcp (catalog extract, not before 2025)' for the
+    providers chosen: a bounded date is shown as the bound it is."""
+    parts = [
+        f"{m.provider} ({m.date_label})" if m.date_bound else f"{m.provider} {m.priced_at}"
+        for m in manifest
+        if m.provider in providers
+    ]
     return "Prices as of: " + ", ".join(parts)
 
 

@@ -28,6 +28,7 @@ import pandas as pd
 
 from pricing.aliases import AWS_FRACTIONAL_FIELDS, AWS_GPU_TYPE_PATTERNS
 from pricing.gpus import did_you_mean
+from pricing.providers import http
 from pricing.providers.common import (
     Fix,
     MalformedPayload,
@@ -54,6 +55,8 @@ PRICE_FILTERS: tuple[tuple[str, str], ...] = (
     ("capacitystatus", "Used"),
 )
 SPOT_PRODUCT = "Linux/UNIX"
+# Page budget per paginated call; a NextToken seen before also ends it (a loop).
+MAX_PAGES = 500
 # Reserved terms kept: standard class, no upfront payment (the hourly rate is the price).
 RESERVED_TERMS = {"1yr": "reserved_1y_usd_per_hour", "3yr": "reserved_3y_usd_per_hour"}
 THROTTLING_CODES = frozenset(
@@ -232,9 +235,9 @@ def _pages(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """(page number, response) for every page of a NextToken-paginated AWS call, retried."""
     token = ""
-    page = 0
+    pages = http.Pages(what(1).rsplit(" (", 1)[0], MAX_PAGES)
     while True:
-        page += 1
+        page = pages.follow(token or "<first page>")
         paged = {**request, "NextToken": token} if token else request
         response = call_with_retries(
             functools.partial(call, **paged),

@@ -16,6 +16,7 @@ and field of the first problem, with the closest valid choice.
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Collection
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from pricing.catalog import (
     OFFER_COLUMNS,
     PRICE_COLUMNS,
     SnapshotError,
+    read_text_table,
     validate_offers,
 )
 from pricing.gpus import did_you_mean
@@ -50,14 +52,15 @@ def fetch_custom(path: Path) -> pd.DataFrame:
             raise SnapshotError(path, "is a folder; give the CSV file itself")
         if path.stat().st_size > MAX_FILE_BYTES:
             raise SnapshotError(path, f"is larger than {MAX_FILE_BYTES:,} bytes")
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        frame = read_text_table(path, skipinitialspace=True)
     except FileNotFoundError:
         raise SnapshotError(path, "no such file") from None
+    except csv.Error as exc:
+        raise SnapshotError(path, f"not a readable CSV: {exc}") from None
     except OSError as exc:
         raise SnapshotError(path, f"cannot be read ({exc.strerror or exc})") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise SnapshotError(path, f"not a readable CSV: {exc}") from None
-    frame.columns = [str(c).strip() for c in frame.columns]
+    except UnicodeDecodeError as exc:
+        raise SnapshotError(path, f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     return frame.replace("", np.nan)
 
 

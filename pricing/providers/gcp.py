@@ -37,6 +37,7 @@ from pricing.aliases import (
     GCP_SKU_UNITS,
 )
 from pricing.catalog import PRICE_COLUMNS
+from pricing.providers import http
 from pricing.providers.common import (
     Fix,
     MalformedPayload,
@@ -57,6 +58,8 @@ from pricing.providers.composition import (
 from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
 from pricing.providers.retry import FetchError, RetryPolicy, call_with_retries, describe
 
+# Page budget per list call; a page token seen before also ends it (a loop).
+MAX_PAGES = 500
 DEFAULT_REGIONS = PROVIDER_DEFAULT_REGIONS["gcp"]
 COMPUTE_ENGINE_SERVICE = "services/6F81-5844-456A"
 KIND_BY_USAGE_TYPE: dict[str, str] = {
@@ -266,9 +269,10 @@ def _pages(
     first_page: Callable[[str], Any], retry: RetryPolicy, what: str, say: Progress
 ) -> Iterable[Any]:
     """Each page of a list call, following next_page_token; every page retried alone."""
-    token, page = "", 0
+    token = ""
+    pages = http.Pages(what, MAX_PAGES)
     while True:
-        page += 1
+        page = pages.follow(token or "<first page>")
         response = call_with_retries(
             functools.partial(first_page, token),
             policy=retry,

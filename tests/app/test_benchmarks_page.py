@@ -161,3 +161,20 @@ def test_quick_benchmark_runs_here_and_saves_its_result(open_page: Open, results
     assert (result.workload, result.model_size, result.device) == ("resnet50", "tiny", "cpu")
     # The message is literal Markdown: every punctuation character is backslash-escaped.
     assert str(written[0]) in at.success[0].value.replace("\\", "")
+
+
+def test_sweeps_are_listed_beside_published_figures(open_page: Open, results_dir: Path) -> None:
+    sweep = {"sweep_id": "ab-20261130t120000-ab12", "backend": "aws", "cloud": "aws",
+             "region": "us-east-1", "instance_type": "p4d.24xlarge", "spot": False}  # fmt: skip
+    run = {**GOOD, "id": "swept-a100", "device_name": "NVIDIA A100-SXM4-40GB", "sweep": sweep}
+    write_result(BenchmarkResult.model_validate(run), results_dir)
+    at = open_page("benchmarks")
+    assert not at.exception
+    table = table_with(at, "sweep_id", "instance_type", "published_throughput")
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert row["sweep_id"] == sweep["sweep_id"] and row["instance_type"] == "p4d.24xlarge"
+    assert row["gpu_name"] == "A100-SXM-40GB" and row["throughput"] == 2500.0
+    # Lambda publishes resnet50 fp16 on one A100 40GB: the ratio is against that figure.
+    assert row["published_throughput"] > 0
+    assert row["measured_over_published"] == round(2500.0 / row["published_throughput"], 3)

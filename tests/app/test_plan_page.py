@@ -26,6 +26,7 @@ from planner.ui.plan_view import (
 )
 from planner.workloads import WORKLOADS, Workload, llm_workload
 from pricing.catalog import load_offers, read_manifest, unique_values
+from pricing.tiers import DEFAULT_TIERS
 from tests.app.conftest import chart, metrics, table_with, trace, values
 
 Open = Callable[..., AppTest]
@@ -37,7 +38,10 @@ def direct(results_dir: Path, workload: Workload | None = None, **kwargs: Any) -
     """The plan make_plan gives for the page's default inputs, changed by `kwargs`."""
     offers = load_offers()
     table, _ = own_and_published_results([str(results_dir)])
-    kwargs.setdefault("providers", unique_values(offers, "provider"))
+    # The page weighs the default tiers' providers (no marketplace hosts) by default.
+    buyable = offers.loc[offers["tier"].isin(DEFAULT_TIERS)]
+    kwargs.setdefault("providers", unique_values(buyable, "provider"))
+    kwargs.setdefault("tiers", DEFAULT_TIERS)
     kwargs.setdefault("max_gpus", DEFAULT_MAX_GPUS)
     return make_plan(PlanRequest(workload or WORKLOADS[DEFAULT], **kwargs), offers, table)
 
@@ -76,7 +80,7 @@ def test_default_view_shows_the_planners_picks_chart_and_sources(
         table.columns
     )
     assert table.loc[0, "pick"] == "cheapest"
-    assert "Prices as of: aws 2025-06-01" in at.caption[0].value
+    assert "Prices as of: aws (catalog extract, not before 2025-06)" in at.caption[0].value
     figure = chart(at, "plan.chart")
     assert figure["layout"]["xaxis"]["type"] == "log" == figure["layout"]["yaxis"]["type"]
     frontier = trace(figure, "time/cost frontier (every GPU count)")
@@ -86,11 +90,11 @@ def test_default_view_shows_the_planners_picks_chart_and_sources(
     fastest = plan.pick("fastest_within_budget")
     assert fastest is not None
     assert star["x"] == [pytest.approx(fastest["hours_to_train"])]
-    vast = trace(figure, "vast")
-    assert vast["error_x"]["symmetric"] is False
-    assert max(values(vast["error_x"]["array"])) > 0  # P90 whiskers drawn
-    first = plan.rows.query("provider == 'vast'").iloc[0]
-    hover = vast["customdata"][0]
+    lam = trace(figure, "lambda")
+    assert lam["error_x"]["symmetric"] is False
+    assert max(values(lam["error_x"]["array"])) > 0  # P90 whiskers drawn
+    first = plan.rows.query("provider == 'lambda'").iloc[0]
+    hover = lam["customdata"][0]
     assert hover[0] == option_text(first)  # instance, instances and region
     assert hover[1].startswith(f"{first['total_gpus']:g} x {first['gpu_name']}")
     assert hover[2].endswith(f"({first['throughput_source']})")
@@ -142,11 +146,23 @@ def test_pricing_kind_changes_the_prices(open_page: Open) -> None:
     both = on_demand.merge(spot, on=["provider", "region", "instance_type"], suffixes=("", "_s"))
     assert len(both) > 10
     assert (both["usd_per_hour_s"] < both["usd_per_hour"]).mean() > 0.9
-    # The bundled snapshots carry no reserved prices: the page says why nothing is left.
+    # The bundled snapshots carry no reserved prices: the page says so in the words the
+    # CLI's plan and tco use (pricing.reserved.no_reserved_message).
     at.radio(key="plan.pricing").set_value("reserved-1y").run()
     assert not at.exception
-    assert "no reserved-1y price" in at.warning[0].value
+    assert "o reserved-1y price for the offers chosen" in at.error[0].value  # N or n
+    assert "--reserved-discount 0.35" in at.error[0].value
     assert not at.metric
+    # With a negotiated discount every row is priced, and labelled an assumption.
+    at.number_input(key="plan.reserved_discount").set_value(35.0).run()
+    reserved = ranked(at)
+    assert set(reserved["pricing"]) == {"reserved-1y"} and len(reserved) > 10
+    assert reserved["price_source"].str.contains("assumed: on-demand less 35%").all()
+    both = on_demand.merge(
+        reserved, on=["provider", "region", "instance_type"], suffixes=("", "_r")
+    )
+    ratio = both["option_usd_per_hour_r"] / both["option_usd_per_hour"]
+    assert ratio.round(6).eq(0.65).all()
 
 
 def test_spot_interruption_rate_override_lengthens_the_runs(open_page: Open) -> None:

@@ -13,14 +13,21 @@ from benchmarks.runners.aws import DLAMI_NAME
 
 @contextmanager
 def moto_server() -> Iterator[str]:
-    """A fresh moto server on a free loopback port; its endpoint URL."""
+    """A fresh moto server on a free loopback port; its endpoint URL.
+
+    moto keeps its backends per process, not per server: the state other tests left
+    behind is reset first, so each server starts empty."""
+    import urllib.request
+
     from moto.server import ThreadedMotoServer
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
+    url = f"http://{host}:{port}"
+    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST")).close()
     try:
-        yield f"http://{host}:{port}"
+        yield url
     finally:
         server.stop()
 

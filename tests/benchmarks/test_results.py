@@ -122,3 +122,24 @@ def test_only_the_input_pipeline_may_leave_precision_null(tmp_path: Path) -> Non
     data["workload"] = "input-pipeline"
     (tmp_path / "pipe.json").write_text(json.dumps(data))
     assert read_result(tmp_path / "pipe.json").precision is None
+
+
+def test_sweep_provenance_is_a_version_3_field(tmp_path: Path) -> None:
+    where = {"sweep_id": "demo-20261130t000000-ab12", "backend": "aws", "cloud": "aws",
+             "region": "us-east-1", "instance_type": "g5.xlarge", "spot": True}  # fmt: skip
+    tagged = sample().model_copy(update={"sweep": where})
+    path = write_result(tagged, tmp_path)
+    loaded = read_result(path)
+    assert loaded.schema_version == 3 and loaded.sweep == where
+    data = json.loads(path.read_text())
+    data["schema_version"] = 2
+    (tmp_path / "v2.json").write_text(json.dumps(data))
+    with pytest.raises(ResultFileError) as info:
+        read_result(tmp_path / "v2.json")
+    assert info.value.field == "sweep" and "schema version 3" in str(info.value)
+    data["schema_version"] = 3
+    data["sweep"] = {**where, "zone": "x"}
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(ResultFileError) as info:
+        read_result(tmp_path / "bad.json")
+    assert info.value.field == "sweep"

@@ -29,11 +29,15 @@ def planner_picks(**kwargs: Any) -> list[str]:
     from planner.ui.plan_view import option_text
     from planner.workloads import WORKLOADS
     from pricing.catalog import load_offers, unique_values
+    from pricing.tiers import DEFAULT_TIERS
 
     offers = load_offers()
     with tempfile.TemporaryDirectory() as empty:
         table, _ = own_and_published_results([empty])
-    kwargs.setdefault("providers", unique_values(offers, "provider"))
+    # The page weighs the default tiers' providers (no marketplace hosts) by default.
+    buyable = offers.loc[offers["tier"].isin(DEFAULT_TIERS)]
+    kwargs.setdefault("providers", unique_values(buyable, "provider"))
+    kwargs.setdefault("tiers", DEFAULT_TIERS)
     plan = make_plan(PlanRequest(WORKLOADS["resnet50-imagenet-90ep"], **kwargs), offers, table)
     return [option_text(plan.pick(name)) for name in plan.picks["pick"]]
 
@@ -77,7 +81,7 @@ def test_plan_page_answers_first_then_chart_then_table(
         if box is not None
     ]  # fmt: skip
     assert len(top) == 3 and top == sorted(top)
-    assert "Prices as of: aws 2025-06-01" in body
+    assert "Prices as of: aws (catalog extract, not before 2025-06)" in body
     page.wait_for_url(re.compile(r"/\?.*workload=resnet50-imagenet-90ep"), timeout=30_000)
     # Streamlit scrolls inside the page: a tall window shows picks, chart and table at once.
     page.set_viewport_size({"width": 1400, "height": 2300})

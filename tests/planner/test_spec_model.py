@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from planner.hardware import load_specs
-from planner.throughput.spec_model import fit_spec_estimator, spec_features
+from planner.throughput.spec_model import chip, fit_spec_estimator, spec_features
 
 MODELS = {
     "alpha": 3.0, "beta": 0.5, "gamma": 12.0, "delta": 1.0,
@@ -49,7 +49,10 @@ def ampere_or_newer() -> list[str]:
 def test_regression_recovers_the_law_and_bands_cover_held_out_gpus() -> None:
     gpus = ampere_or_newer()
     rng = np.random.default_rng(3)
-    held = set(rng.choice(gpus, size=len(gpus) // 3, replace=False))
+    # Hold out whole chips: a memory variant of a training GPU is the same silicon.
+    chips = sorted(set(chip(pd.Series(gpus))))
+    held_chips = set(rng.choice(chips, size=len(chips) // 3, replace=False))
+    held = {g for g in gpus if chip(pd.Series([g])).iloc[0] in held_chips}
     train_gpus = [g for g in gpus if g not in held]
     data = synthetic(gpus, noise=0.1, seed=4)
     train = data.loc[data["gpu_name"].isin(train_gpus)]
@@ -64,6 +67,21 @@ def test_regression_recovers_the_law_and_bands_cover_held_out_gpus() -> None:
     inside = (out["low"] <= test["throughput"]) & (test["throughput"] <= out["high"])
     assert 0.65 <= inside.mean() <= 0.95
     assert (out["low"] < out["estimate"]).all() and (out["estimate"] < out["high"]).all()
+
+
+def test_memory_variants_of_one_chip_get_the_same_estimate() -> None:
+    results = synthetic(ampere_or_newer(), noise=0.05, seed=7)
+    fitted = fit_spec_estimator(results)
+    queries = pd.DataFrame(
+        {
+            "gpu_name": ["V100-SXM2-16GB", "V100-SXM2-32GB"],
+            "model": results["model"].iloc[0],
+            "precision": results["precision"].iloc[0],
+            "generation": results["generation"].iloc[0],
+        }
+    )
+    small, large = fitted.predict(queries)["estimate"].tolist()
+    assert small == pytest.approx(large)
 
 
 def test_known_gpu_uses_its_own_offset_from_other_models() -> None:

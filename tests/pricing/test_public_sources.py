@@ -298,3 +298,27 @@ def test_offer_file_parsing_is_streamed_line_by_line(tmp_path: Path) -> None:
         "p2.xlarge",
         "g4ad.xlarge",
     }
+
+
+def test_aws_and_gcp_pagers_stop_on_a_repeated_token() -> None:
+    """A NextToken / page token that comes back again is a loop, not more pages."""
+    from types import SimpleNamespace
+
+    from pricing.providers import aws, gcp
+
+    calls: list[dict[str, object]] = []
+
+    def get_products(**request: object) -> dict[str, object]:
+        calls.append(request)
+        return {"PriceList": [], "NextToken": "same"}
+
+    retry = RetryPolicy(attempts=1, jitter=0.0)
+    client = SimpleNamespace(get_products=get_products)
+    with pytest.raises(FetchError, match="links back to a page already read"):
+        aws.fetch_price_list(client, "us-east-1", retry, lambda _m: None)
+    assert len(calls) == 2
+    pages = gcp._pages(
+        lambda _token: SimpleNamespace(next_page_token="again"), retry, "list_skus", lambda _m: None
+    )
+    with pytest.raises(FetchError, match="links back"):
+        list(pages)

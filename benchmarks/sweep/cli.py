@@ -1,0 +1,395 @@
+"""`gpuplan sweep`: plan, run, status, resume, cleanup, list and export benchmark sweeps.
+
+`make_app(data)` builds the command group; `data()` returns the prices and expected
+throughput (SweepData) for previews. planner.cli mounts it with the planner's catalog
+and throughput model, so this package never imports the planner or pricing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console, Group
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+
+from benchmarks.runners.machine import ProvisionError
+from benchmarks.sweep import state as st
+from benchmarks.sweep.preview import NoData, SweepData, SweepPreview, preview_sweep
+from benchmarks.sweep.spec import SpecError, SweepSpec, check_cloud_targets, load_spec, parse_spec
+
+FORMATS = ("table", "json")
+
+
+def _fail(message: str, code: int = 2) -> None:
+    Console(stderr=True, soft_wrap=True).print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False
+    )
+    raise typer.Exit(code)
+
+
+def _money(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.2f}"
+
+
+def preview_table(preview: SweepPreview) -> Table:
+    """One row per target, then the totals against max_usd."""
+    table = Table(
+        title="sweep preview (minutes and dollars expected; worst case = the cap per target)"
+    )
+    for column in (
+        "target", "backend", "region", "instance", "GPU", "$/h (priced at)", "provision",
+        "install", "runs", "expected min", "expected $", "worst $",
+    ):  # fmt: skip
+        table.add_column(column)
+    for t in preview.targets:
+        price = "-" if t.usd_per_hour is None else f"${t.usd_per_hour:,.3f}"
+        if t.priced_at:
+            price += f" ({t.priced_at})"
+        gpu = f"{t.gpu_count or '?'}x {t.gpu_name}" if t.gpu_name else "-"
+        table.add_row(
+            escape(t.label), t.backend, t.region or "-", t.instance_type or "-", gpu, price,
+            f"{t.provision_min:.1f}", f"{t.install_min:.1f}",
+            f"{sum(r.minutes for r in t.runs):.1f} ({len(t.runs)})", f"{t.expected_min:.1f}",
+            _money(t.expected_usd), _money(t.worst_usd),
+        )  # fmt: skip
+    table.add_section()
+    table.add_row(
+        "total", "", "", "", "", "", "", "", "",
+        f"{sum(t.expected_min for t in preview.targets):.1f}",
+        _money(preview.expected_usd), _money(preview.worst_usd),
+    )  # fmt: skip
+    return table
+
+
+def print_preview(preview: SweepPreview, console: Console) -> None:
+    console.print(preview_table(preview))
+    for t in preview.targets:
+        for run in t.runs:
+            console.print(
+                f"  {escape(t.label)} {run.key}: {run.minutes:.1f} min ({escape(run.how)})",
+                highlight=False,
+            )
+        for note in t.notes:
+            console.print(f"  [yellow]note:[/] {escape(t.label)}: {escape(note)}", highlight=False)
+        if t.usd_per_hour is not None and t.priced_at:
+            console.print(f"  {escape(t.label)} price: {escape(t.price_source)}", highlight=False)
+    verdict = "within" if preview.within_cap else "OVER"
+    console.print(
+        f"worst case {_money(preview.worst_usd)} (expected {_money(preview.expected_usd)}) "
+        f"is {verdict} max_usd {_money(preview.max_usd)}; every cloud machine powers off "
+        f"after {preview.max_minutes_per_target:g} min",
+        highlight=False,
+    )
+
+
+def preview_json(preview: SweepPreview) -> dict[str, Any]:
+    import dataclasses
+
+    out = dataclasses.asdict(preview)
+    out["within_cap"] = preview.within_cap
+    return out
+
+
+def _load(spec_path: Path, data: SweepData) -> tuple[SweepSpec, SweepPreview]:
+    try:
+        spec = load_spec(spec_path)
+        check_cloud_targets(spec, data.known_instances)
+    except SpecError as exc:
+        _fail(str(exc))
+    return spec, preview_sweep(spec, data)
+
+
+def _refuse_over_cap(preview: SweepPreview) -> None:
+    if preview.problems:
+        _fail("; ".join(preview.problems) + " (add the price, or drop the target)")
+    if not preview.within_cap:
+        per_target = ", ".join(
+            f"{t.label} {_money(t.worst_usd)}" for t in preview.targets if t.worst_usd
+        )
+        _fail(
+            f"worst case {_money(preview.worst_usd)} ({per_target}) exceeds limits.max_usd "
+            f"{_money(preview.max_usd)}: raise max_usd, lower max_minutes_per_target, or drop "
+            "targets; nothing was started"
+        )
+
+
+def status_table(data: dict[str, Any], live_line: dict[int, str] | None = None) -> Table:
+    """target, state, elapsed, dollars so far (and the last output line when live)."""
+    now = st.utc_now()
+    table = Table(title=f"sweep {data['id']} ({data.get('status')})")
+    for column in ("target", "state", "runs done", "elapsed", "spent", "why / last line"):
+        table.add_column(column, overflow="fold")
+    for t in data["targets"]:
+        state = t["state"] + (
+            f": {t['detail']}" if t.get("detail") and t["state"] not in ("done",) else ""
+        )
+        elapsed = "-"
+        if t.get("launched_at"):
+            end = st.parse_iso(t["terminated_at"]) if t.get("terminated_at") else now
+            seconds = int((end - st.parse_iso(t["launched_at"])).total_seconds())
+            elapsed = f"{seconds // 60}:{seconds % 60:02d}"
+        runs = t["runs"].values()
+        done = sum(1 for r in runs if r["status"] == st.DONE)
+        last = t.get("reason") or (live_line or {}).get(t["index"], "")
+        table.add_row(
+            escape(t["label"]), escape(state), f"{done}/{len(t['runs'])}", elapsed,
+            _money(st.spend_usd(t, now)), escape(str(last)[-160:]),
+        )  # fmt: skip
+    return table
+
+
+def _execute(
+    spec: SweepSpec, preview: SweepPreview, state: st.StateFile, results_dir: Path,
+    ssh_options: list[str] | None,
+) -> int:  # fmt: skip
+    from benchmarks.sweep.orchestrate import SweepRun
+
+    console = Console(stderr=True, width=None if Console(stderr=True).is_terminal else 200)
+    sweep = SweepRun(spec, state, preview, results_dir, ssh_options=ssh_options)
+    if console.is_terminal:
+        live = Live(
+            get_renderable=lambda: Group(status_table(state.data, sweep.live_line)),
+            console=console, refresh_per_second=2,
+        )  # fmt: skip
+        with live:
+            code = sweep.run()
+    else:
+
+        def event(index: int, text: str) -> None:
+            label = state.target(index)["label"]
+            console.print(f"{escape(label)}: {escape(text)}", highlight=False)
+
+        sweep.on_event = event
+        code = sweep.run()
+    console.print(status_table(state.data))
+    spent = sum(st.spend_usd(t) for t in state.data["targets"])
+    console.print(
+        f"sweep {state.data['id']}: {state.data['status']}; spent about {_money(spent)}; "
+        f"results in {results_dir / state.data['id']}; state {state.path}",
+        highlight=False,
+    )
+    if code == 130:
+        console.print("interrupted: every launched machine was torn down", highlight=False)
+    return code
+
+
+def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
+    """The `gpuplan sweep` command group, previews priced by `data_factory()`."""
+    app = typer.Typer(
+        help="Benchmark sweeps on SSH servers and cloud instances: preview, run, clean up.",
+        no_args_is_help=True,
+    )
+
+    @app.command("plan")
+    def plan(
+        spec_path: Annotated[Path, typer.Argument(help="sweep spec (TOML)")],
+        fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    ) -> None:
+        """Dry run: each target's expected minutes and dollars, and the total against max_usd."""
+        if fmt not in FORMATS:
+            _fail(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+        _, preview = _load(spec_path, data_factory())
+        if fmt == "json":
+            print(json.dumps(preview_json(preview), indent=2))
+        else:
+            print_preview(preview, Console(width=None if Console().is_terminal else 200))
+        if preview.problems:
+            _fail("; ".join(preview.problems), 1)
+
+    @app.command("run")
+    def run(
+        spec_path: Annotated[Path, typer.Argument(help="sweep spec (TOML)")],
+        yes: Annotated[bool, typer.Option("--yes", "-y", help="start without asking")] = False,
+        results: Annotated[
+            Path | None,
+            typer.Option(
+                "--results", help="results folder (default $GPUPLAN_RESULTS_DIR or ./results)"
+            ),
+        ] = None,
+        ssh_option: Annotated[
+            list[str] | None,
+            typer.Option("--ssh-option", help="extra ssh option, e.g. UserKnownHostsFile=/tmp/kh"),
+        ] = None,
+    ) -> None:
+        """Preview, ask, then run every target; results go into the results folder."""
+        from benchmarks.cli import default_results_dir
+
+        spec, preview = _load(spec_path, data_factory())
+        console = Console(width=None if Console().is_terminal else 200)
+        print_preview(preview, console)
+        _refuse_over_cap(preview)
+        if not yes:
+            if not sys.stdin.isatty():
+                _fail("not started: confirm with --yes when not at a terminal")
+            if not typer.confirm("start this sweep?", default=False):
+                _fail("not started", 1)
+        results_dir = (results or default_results_dir()).resolve()
+        sweep_id = st.new_sweep_id(spec.name)
+        prices = [t.usd_per_hour for t in preview.targets]
+        state = st.StateFile(st.new_state(
+            sweep_id, str(spec_path.resolve()), spec.raw, str(results_dir),
+            [t.label for t in spec.targets], [r.key for r in spec.runs], prices,
+        ))  # fmt: skip
+        state.save()
+        options = _ssh_options(ssh_option)
+        raise typer.Exit(_execute(spec, preview, state, results_dir, options))
+
+    @app.command("resume")
+    def resume(
+        sweep_id: Annotated[str, typer.Argument(help="sweep id (see `gpuplan sweep list`)")],
+        ssh_option: Annotated[list[str] | None, typer.Option("--ssh-option")] = None,
+    ) -> None:
+        """Run again only what did not finish (runs already collected are kept)."""
+        state = _state(sweep_id)
+        try:
+            spec = parse_spec(state.data["spec"], state.data.get("spec_path", "<state>"))
+        except SpecError as exc:
+            _fail(f"the sweep's saved spec no longer validates: {exc}")
+        preview = preview_sweep(spec, data_factory())
+        for t, p in zip(state.data["targets"], preview.targets, strict=True):
+            if t["state"] != st.DONE:
+                t["spent_before_usd"] = st.spend_usd(t)
+                t.update(state=st.PENDING, detail="", reason=None, launched_at=None,
+                         terminated_at=None, usd_per_hour=p.usd_per_hour)  # fmt: skip
+                for r in t["runs"].values():
+                    if r["status"] != st.DONE:
+                        r.update(status=st.PENDING, error=None)
+        state.save()
+        results_dir = Path(state.data["results_dir"])
+        raise typer.Exit(_execute(spec, preview, state, results_dir, _ssh_options(ssh_option)))
+
+    @app.command("status")
+    def status(
+        sweep_id: Annotated[
+            str | None, typer.Argument(help="sweep id (default: the latest)")
+        ] = None,
+        fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    ) -> None:
+        """Each target's state, elapsed time and dollars so far."""
+        state = _state(sweep_id)
+        if fmt == "json":
+            print(json.dumps(state.data, indent=2))
+            return
+        Console(width=None if Console().is_terminal else 200).print(status_table(state.data))
+        for t in state.data["targets"]:
+            for key, r in t["runs"].items():
+                if r.get("error"):
+                    Console().print(
+                        f"{escape(t['label'])} {key}: {escape(r['error'])}", highlight=False
+                    )
+
+    @app.command("list")
+    def list_sweeps() -> None:
+        """Every sweep with a state file: id, status, targets done, dollars spent."""
+        table = Table(title=f"sweeps in {st.sweeps_dir()}")
+        for column in ("id", "status", "created", "targets done", "results", "spent"):
+            table.add_column(column)
+        for path in st.list_state_paths():
+            try:
+                data = st.load_state(str(path)).data
+            except st.StateError as exc:
+                Console(stderr=True).print(f"[yellow]skipped:[/] {escape(str(exc))}")
+                continue
+            targets = data["targets"]
+            done = sum(1 for t in targets if t["state"] == st.DONE)
+            results = sum(len(r["result_ids"]) for t in targets for r in t["runs"].values())
+            spent = sum(st.spend_usd(t) for t in targets)
+            table.add_row(data["id"], str(data.get("status")), data.get("created_at", ""),
+                          f"{done}/{len(targets)}", str(results), _money(spent))  # fmt: skip
+        Console(width=None if Console().is_terminal else 200).print(table)
+
+    @app.command("cleanup")
+    def cleanup(
+        sweep_id: Annotated[
+            str | None, typer.Argument(help="sweep id (default: every sweep)")
+        ] = None,
+        dry_run: Annotated[bool, typer.Option("--dry-run", help="only list what would go")] = False,
+    ) -> None:
+        """Terminate every machine gpuplan launched (by tag/label) still running."""
+        from benchmarks.sweep.orchestrate import cleanup as do_cleanup
+        from benchmarks.sweep.orchestrate import cleanup_regions
+
+        states = [_state(sweep_id).data] if sweep_id else []
+        if sweep_id is None:
+            for path in st.list_state_paths():
+                try:
+                    states.append(st.load_state(str(path)).data)
+                except st.StateError:
+                    continue
+        regions = cleanup_regions(states)
+        console = Console()
+        if not regions:
+            console.print("no cloud machines were launched by these sweeps; nothing to clean up")
+            return
+        try:
+            reports = do_cleanup(regions, sweep_id, dry_run)
+        except ProvisionError as exc:
+            _fail(str(exc), 1)
+        places = "; ".join(f"{c}: {', '.join(r)}" for c, r in regions.items())
+        if not any(report.found for report in reports):
+            console.print(f"no gpuplan machines running in {places}", highlight=False)
+        for report in reports:
+            failed = {id(m): why for m, why in report.failed}
+            for machine in report.found:
+                what = (
+                    "would terminate"
+                    if dry_run
+                    else (
+                        f"failed: {failed[id(machine)]}" if id(machine) in failed else "terminated"
+                    )
+                )
+                console.print(
+                    f"{report.backend} {machine.zone or machine.region} {machine.instance_id}: "
+                    f"{what}",
+                    highlight=False,
+                )
+        if any(report.failed for report in reports):
+            raise typer.Exit(1)
+
+    @app.command("export")
+    def export(
+        spec_path: Annotated[Path, typer.Argument(help="sweep spec (TOML)")],
+        skypilot: Annotated[Path, typer.Option("--skypilot", help="folder for task YAML files")],
+    ) -> None:
+        """One SkyPilot task YAML per cloud target, running the same benchmarks."""
+        from benchmarks.sweep.skypilot import write_tasks
+
+        try:
+            spec = load_spec(spec_path)
+        except SpecError as exc:
+            _fail(str(exc))
+        for path in write_tasks(spec, skypilot):
+            print(path)
+
+    return app
+
+
+def _ssh_options(given: list[str] | None) -> list[str] | None:
+    if not given:
+        return None
+    from benchmarks.runners.ssh import extra_options
+
+    options = extra_options()
+    for option in given:
+        options += ["-o", option]
+    return options
+
+
+def _state(sweep_id: str | None) -> st.StateFile:
+    try:
+        if sweep_id is None:
+            paths = st.list_state_paths()
+            if not paths:
+                _fail(f"no sweeps yet in {st.sweeps_dir()}")
+            return st.load_state(str(paths[-1]))
+        return st.load_state(sweep_id)
+    except st.StateError as exc:
+        _fail(str(exc))
+        raise

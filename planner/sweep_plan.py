@@ -1,0 +1,97 @@
+"""Prices and expected throughput for `gpuplan sweep plan/run` previews (SweepData).
+
+The sweep package reads no catalog and has no throughput model; this joins the two for
+it: a target's price per hour (on-demand, or spot when the target is spot) from the
+price catalog with its date and source, and a run's expected samples per second on
+that GPU and count from the planner's throughput layer (measured, published, scaled or
+estimated, as for a plan).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+from typing import Any
+
+import pandas as pd
+
+from benchmarks.sweep.preview import PriceQuote, ThroughputGuess
+from benchmarks.sweep.spec import RunItem, TargetSpec
+from planner.workloads import WORKLOADS, Workload
+
+
+class CatalogSweepData:
+    """SweepData from the bundled/user price catalog and own + published results."""
+
+    def __init__(self, offers: pd.DataFrame | None = None, results: pd.DataFrame | None = None):
+        self._offers = offers
+        self._results = results
+
+    @cached_property
+    def offers(self) -> pd.DataFrame:
+        if self._offers is not None:
+            return self._offers
+        from pricing.catalog import load_offers
+
+        return load_offers()
+
+    @cached_property
+    def results(self) -> pd.DataFrame:
+        if self._results is not None:
+            return self._results
+        from planner.throughput import own_and_published_results
+
+        return own_and_published_results([])[0]
+
+    def known_instances(self, provider: str) -> dict[str, set[str]]:
+        rows = self.offers.loc[self.offers["provider"] == provider]
+        return {str(r): set(g["instance_type"].astype(str)) for r, g in rows.groupby("region")}
+
+    def price(self, target: TargetSpec) -> PriceQuote | None:
+        if not target.is_cloud:
+            return None
+        o = self.offers
+        rows = o.loc[
+            (o["provider"] == target.backend)
+            & (o["region"] == target.region)
+            & (o["instance_type"] == target.instance_type)
+        ]
+        column = "spot_usd_per_hour" if target.spot else "usd_per_hour"
+        rows = rows.loc[rows[column].notna()].sort_values("priced_at")
+        if rows.empty:
+            return None
+        row = rows.iloc[-1]
+        kind = "spot" if target.spot else "on-demand"
+        return PriceQuote(
+            usd_per_hour=float(row[column]),
+            priced_at=str(row["priced_at"]),
+            source=f"{kind}, {row['source']}",
+            gpu_name=str(row["gpu_name"]),
+            gpu_count=float(row["gpu_count"]),
+        )
+
+    def throughput(
+        self, gpu_name: str, gpu_count: int, run: RunItem, precision: str
+    ) -> ThroughputGuess | None:
+        workload = _workload_for(run.options)
+        if workload is None:
+            return None
+        from planner.throughput import throughput_for_offers, throughput_inputs
+
+        inputs = throughput_inputs(self.results, workload, precision)
+        query = pd.DataFrame({"gpu_name": [gpu_name], "gpu_count": [float(gpu_count)]})
+        predicted = throughput_for_offers(query, inputs.table, inputs.model)
+        value = float(predicted["throughput"].iloc[0])
+        if not math.isfinite(value) or value <= 0:
+            return None
+        if workload.is_llm and workload.seq_len:
+            value /= workload.seq_len  # tokens/s -> sequences/s
+        return ThroughputGuess(value, str(predicted["throughput_source"].iloc[0]))
+
+
+def _workload_for(options: dict[str, Any]) -> Workload | None:
+    """The planner workload measured by this benchmark and size (None: no such workload)."""
+    for workload in WORKLOADS.values():
+        if workload.model == options["workload"] and workload.model_size == options["size"]:
+            return workload
+    return None

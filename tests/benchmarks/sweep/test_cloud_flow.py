@@ -1,0 +1,236 @@
+"""Cloud targets through a Provisioner (an in-memory fake whose machines are the loopback
+sshd): launch arguments, the dead-man switch, teardown after success, failure and
+Ctrl-C, the dollar cap, and cleanup of what a dead controller left running."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from benchmarks.results import load_results
+from benchmarks.sweep import state as st
+from benchmarks.sweep.backends import provisioner_for, register
+from benchmarks.sweep.spec import load_spec
+from benchmarks.sweep.startup import dead_man_script
+from planner.cli import app
+from tests.benchmarks.sweep.conftest import ONE_RUN, REMOTE, only_state, spec_text
+from tests.benchmarks.sweep.fakes import FakeProvisioner, log_events
+from tests.sshd import SshServer
+
+HERE = Path(__file__).resolve().parent
+
+
+def aws_target(instance_type: str = "g5.xlarge", region: str = "us-east-1", extra: str = "") -> str:
+    return (
+        f'[[targets]]\nbackend = "aws"\ninstance_type = "{instance_type}"\n'
+        f'region = "{region}"\n{REMOTE}{extra}\n'
+    )
+
+
+@pytest.fixture()
+def fake(sshd: SshServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The aws backend is a FakeProvisioner whose machines are the loopback sshd."""
+    provisioner = FakeProvisioner(
+        port=sshd.port, user=sshd.user, identity_file=str(sshd.identity_file),
+        log_path=str(tmp_path / "fake.log"),
+    )  # fmt: skip
+    register("aws", lambda **_: provisioner)
+    known = f"-o UserKnownHostsFile={sshd.known_hosts} -o StrictHostKeyChecking=yes"
+    monkeypatch.setenv("GPUPLAN_SSH_OPTIONS", known)
+    yield provisioner
+    register("aws", None)
+
+
+def sweep(*args: str) -> Any:
+    return CliRunner().invoke(app, ["sweep", *args], catch_exceptions=False)
+
+
+def test_registry_imports_the_cloud_module_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import types
+
+    from benchmarks.runners.machine import ProvisionError
+    from benchmarks.sweep import backends
+
+    register("aws", None)
+    module = types.ModuleType("benchmarks.runners.aws")
+    module.make_provisioner = lambda **opts: ("made", opts)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "benchmarks.runners.aws", module)
+    assert provisioner_for("aws", profile="x") == ("made", {"profile": "x"})
+    monkeypatch.setitem(backends.MODULES, "gcp", "benchmarks.runners.no_such_cloud")
+    with pytest.raises(ProvisionError, match="has no gcp provisioner"):
+        provisioner_for("gcp")
+    with pytest.raises(ProvisionError, match="launches no machines"):
+        provisioner_for("ssh")
+    fake = FakeProvisioner()
+    register("aws", lambda **_: fake)
+    assert provisioner_for("aws") is fake  # a registered factory wins over the module
+    register("aws", None)
+
+
+def test_dead_man_script_powers_off_on_its_own() -> None:
+    script = dead_man_script(44.2, "demo-1")
+    assert script.startswith("#!/bin/sh")
+    assert "shutdown -h +45 " in script
+    assert "systemd-run --on-active=45m" in script
+    assert "sleep 2700; poweroff" in script
+    result = subprocess.run(["sh", "-n", "-c", script], capture_output=True, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+def test_worst_case_over_the_cap_is_refused_with_the_figures(
+    fake: FakeProvisioner, sweep_dir: Path, tmp_path: Path
+) -> None:
+    spec = tmp_path / "big.toml"
+    spec.write_text(spec_text(aws_target("p4d.24xlarge"), max_usd=1))
+    outcome = sweep("run", str(spec), "--yes", "--results", str(tmp_path / "r"))
+    assert outcome.exit_code == 2
+    # p4d.24xlarge in us-east-1: $21.9576/h x 10 min = $3.66 worst case
+    assert "worst case $3.66" in outcome.output
+    assert (
+        "exceeds limits.max_usd $1.00" in outcome.output and "nothing was started" in outcome.output
+    )
+    assert "(2025-06-01)" in outcome.output  # the price's date
+    assert not sweep_dir.exists() or not list(sweep_dir.iterdir())
+    assert log_events(tmp_path / "fake.log") == []
+
+
+@pytest.mark.slow  # real benchmark processes over ssh
+def test_cloud_target_is_launched_tagged_measured_and_terminated(
+    fake: FakeProvisioner, sweep_dir: Path, tmp_path: Path
+) -> None:
+    spec = tmp_path / "cloud.toml"
+    capacity = aws_target("p4d.24xlarge", extra='label = "no-capacity"')
+    spec.write_text(spec_text(aws_target() + capacity, ONE_RUN, max_usd=5, parallel=1))
+    real_launch = fake.launch
+
+    def launch(target: Any, *args: Any) -> Any:
+        if target.instance_type == "p4d.24xlarge":
+            from benchmarks.runners.machine import ProvisionError
+
+            raise ProvisionError("InsufficientInstanceCapacity: no p4d.24xlarge in us-east-1a")
+        return real_launch(target, *args)
+
+    fake.launch = launch  # type: ignore[method-assign]
+    before = dt.datetime.now(dt.UTC)
+    outcome = sweep("run", str(spec), "--yes", "--results", str(tmp_path / "results"))
+    assert outcome.exit_code == 1, outcome.output
+    state = only_state(sweep_dir)
+    ok, failed = state["targets"]
+    assert ok["state"] == "done" and ok["terminated_at"] and ok["launched_at"]
+    assert failed["state"] == "failed" and "InsufficientInstanceCapacity" in failed["reason"]
+    (launch_event,) = [e for e in log_events(tmp_path / "fake.log") if e["event"] == "launch"]
+    assert launch_event["sweep_id"] == state["id"]
+    expires = dt.datetime.fromisoformat(launch_event["expires_at"])
+    assert before + dt.timedelta(minutes=9) < expires < before + dt.timedelta(minutes=12)
+    assert "shutdown -h +10" in launch_event["startup_script"]
+    assert fake.is_terminated(st.machine_from_dict(ok["machine"]))  # type: ignore[arg-type]
+    assert fake.find_launched(["us-east-1"]) == []
+    (result,), problems = load_results(tmp_path / "results")
+    assert not problems
+    assert result.sweep == {
+        "sweep_id": state["id"], "backend": "aws", "cloud": "aws", "region": "us-east-1",
+        "instance_type": "g5.xlarge", "spot": False,
+    }  # fmt: skip
+    # g5.xlarge is priced, so the spend is the price times the time it was up.
+    assert ok["usd_per_hour"] == pytest.approx(1.006)
+    assert st.spend_usd(ok) < 1.006 * 10 / 60
+
+
+def test_no_target_starts_once_the_worst_case_would_pass_the_cap(
+    fake: FakeProvisioner, sweep_dir: Path, tmp_path: Path
+) -> None:
+    spec_path = tmp_path / "cap.toml"
+    spec_path.write_text(spec_text(aws_target(), ONE_RUN, max_usd=0.2, parallel=1))
+    spec = load_spec(spec_path)
+    data = st.new_state(
+        "cap-20261130t000000-ab12", str(spec_path), spec.raw, str(tmp_path / "r"),
+        [t.label for t in spec.targets], [r.key for r in spec.runs], [1.006],
+    )  # fmt: skip
+    # An earlier attempt of this target already cost $0.10; its worst case is $0.17.
+    data["targets"][0].update(state="failed", spent_before_usd=0.10)
+    state_file = st.StateFile(data)
+    state_file.save()
+    launches = len(log_events(tmp_path / "fake.log"))
+    outcome = sweep("resume", state_file.data["id"])
+    assert outcome.exit_code == 1
+    target = only_state(sweep_dir)["targets"][0]
+    assert target["state"] == "skipped"
+    assert "would pass max_usd $0.20" in target["reason"] and "$0.17" in target["reason"]
+    assert len(log_events(tmp_path / "fake.log")) == launches  # nothing launched
+
+
+def test_cleanup_terminates_what_a_dead_controller_left_running(
+    fake: FakeProvisioner, sweep_dir: Path, tmp_path: Path
+) -> None:
+    from benchmarks.runners.machine import CloudTarget
+
+    sweep_id = "crashed-20261130t000000-ab12"
+    left = fake.launch(CloudTarget("aws", "g5.xlarge", "us-east-1"), sweep_id,
+                       dt.datetime.now(dt.UTC), "#!/bin/sh", "x")  # fmt: skip
+    data = st.new_state(sweep_id, "s.toml", {"name": "crashed"}, str(tmp_path), ["t"], ["r"], [1.0])
+    data["targets"][0].update(machine=st.machine_to_dict(left), launched_at=st.iso(st.utc_now()))
+    st.StateFile(data).save()
+    dry = sweep("cleanup", sweep_id, "--dry-run")
+    assert dry.exit_code == 0 and f"{left.instance_id}: would terminate" in dry.output
+    assert not fake.is_terminated(left)
+    done = sweep("cleanup")
+    assert done.exit_code == 0 and f"{left.instance_id}: terminated" in done.output
+    assert fake.is_terminated(left) and fake.find_launched(["us-east-1"]) == []
+    assert "no gpuplan machines running" in sweep("cleanup", sweep_id).output
+
+
+def test_ctrl_c_tears_down_every_launched_machine_and_exits_130(
+    sshd: SshServer, tmp_path: Path
+) -> None:
+    spec = tmp_path / "int.toml"
+    spec.write_text(spec_text(aws_target() + aws_target(region="us-east-2"), ONE_RUN, parallel=2))
+    log = tmp_path / "fake.log"
+    sweeps = tmp_path / "sweeps"
+    env = {
+        **os.environ, "FAKE_LOG": str(log), "FAKE_HANG_S": "30", "FAKE_SSH_PORT": str(sshd.port),
+        "GPUPLAN_SWEEP_DIR": str(sweeps), "PYTHONUNBUFFERED": "1",
+    }  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "sweep_with_fake.py"), "sweep", "run", str(spec), "--yes",
+         "--results", str(tmp_path / "results")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while len([e for e in log_events(log) if e["event"] == "launch"]) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0]
+        time.sleep(0.1)
+    time.sleep(0.3)  # both launches recorded in the state file
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, output
+    assert "every launched machine was torn down" in output
+    events = log_events(log)
+    launched = {e["id"] for e in events if e["event"] == "launch"}
+    terminated = {e["id"] for e in events if e["event"] == "terminate"}
+    assert len(launched) == 2 and launched <= terminated
+    state = json.loads(next(sweeps.glob("*.json")).read_text())  # intact JSON
+    assert state["status"] == "interrupted"
+    for target in state["targets"]:
+        assert target["state"] == "interrupted" and target["terminated_at"]
+
+
+def test_registry_finds_the_aws_and_gcp_runners() -> None:
+    register("aws", None)
+    register("gcp", None)
+    aws = provisioner_for("aws", poll_s=1.0)
+    gcp = provisioner_for("gcp", project="gpuplan-test")
+    assert type(aws).__name__ == "AwsProvisioner" and aws.backend == "aws"
+    assert type(gcp).__name__ == "GcpProvisioner" and gcp.backend == "gcp"

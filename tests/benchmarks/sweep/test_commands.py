@@ -1,0 +1,95 @@
+"""The ssh/scp command lines a sweep runs, the local backend, and the SkyPilot export."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from benchmarks.runners import ssh
+from benchmarks.runners.machine import Machine
+from benchmarks.sweep.skypilot import task_yaml, write_tasks
+from benchmarks.sweep.spec import parse_spec
+from tests.benchmarks.sweep.conftest import ONE_RUN, only_state, spec_text
+from tests.benchmarks.sweep.test_ssh_sweep import start_sweep
+
+
+def test_ssh_command_uses_the_machine_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(
+        ssh.SSH_OPTIONS_ENV, "-o UserKnownHostsFile=/tmp/kh -o 'StrictHostKeyChecking=yes'"
+    )
+    machine = Machine("aws", "10.0.0.5", user="ubuntu", port=2222, identity_file="~/.ssh/k.pem")
+    argv = ssh.ssh_command(machine, "echo hi")
+    assert argv[0] == "ssh" and argv[-3:] == ["--", "10.0.0.5", "echo hi"]
+    assert argv[1:3] == ["-o", "BatchMode=yes"]
+    assert "ConnectTimeout=10" in argv and "User=ubuntu" in argv
+    assert argv[argv.index("-p") + 1] == "2222"
+    assert argv[argv.index("-i") + 1] == str(Path("~/.ssh/k.pem").expanduser())
+    assert "UserKnownHostsFile=/tmp/kh" in argv and "StrictHostKeyChecking=yes" in argv
+    alias = ssh.ssh_command(Machine("ssh", "gpu-box-1"), "true", extra=[])
+    assert alias == ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o",
+                     "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4", "--", "gpu-box-1",
+                     "true"]  # fmt: skip
+    scp = ssh.scp_command(machine, [":runs/*.json"], "/tmp/x", extra=[])
+    assert scp[scp.index("-P") + 1] == "2222"
+    assert scp[-2:] == ["10.0.0.5:runs/*.json", "/tmp/x"]
+
+
+@pytest.mark.parametrize(
+    ("stderr", "words"),
+    [
+        ("user@h: Permission denied (publickey).", "check identity_file and user"),
+        ("ssh: connect to host h port 22: Connection refused", "connection refused"),
+        ("ssh: connect to host h port 22: Connection timed out", "timed out"),
+        ("ssh: Could not resolve hostname nohost: Name or service not known", "unknown host"),
+    ],
+)
+def test_ssh_failures_are_said_plainly(stderr: str, words: str) -> None:
+    assert words in ssh.describe_ssh_failure(Machine("ssh", "h"), [stderr])
+
+
+def test_remote_paths_and_env_are_safe_on_a_command_line() -> None:
+    assert ssh.check_remote_path(".gpuplan-sweep/a-1/runs/x") == ".gpuplan-sweep/a-1/runs/x"
+    for bad in ("a; rm -rf ~", "../etc", "$(id)", "a b"):
+        with pytest.raises(ValueError):
+            ssh.check_remote_path(bad)
+    assert ssh.env_prefix([("A", "x y"), ("B", "$(id)")]) == "env A='x y' B='$(id)' "
+
+
+@pytest.mark.slow  # real benchmark processes over ssh
+def test_local_backend_runs_on_this_machine(sweep_dir: Path, tmp_path: Path) -> None:
+    import sys
+
+    from tests.benchmarks.sweep.conftest import ROOT
+
+    target = (
+        f'[[targets]]\nbackend = "local"\nremote_python = "{sys.executable}"\n'
+        f'remote_dir = "{tmp_path}/remote"\n'
+        f'remote_env = {{ PYTHONPATH = "{ROOT}", OMP_NUM_THREADS = "1" }}\n'
+    )
+    spec_path = tmp_path / "local.toml"
+    spec_path.write_text(spec_text(target, ONE_RUN))
+    sweep = start_sweep(spec_path, tmp_path / "results", [])
+    assert sweep.run() == 0
+    (run,) = only_state(sweep_dir)["targets"][0]["runs"].values()
+    assert run["status"] == "done"
+    assert (tmp_path / "results" / sweep.sweep_id / f"{run['result_ids'][0]}.json").exists()
+
+
+def test_skypilot_export_writes_one_task_per_cloud_target(tmp_path: Path) -> None:
+    text = spec_text(
+        '[[targets]]\nbackend = "ssh"\nhost = "box"\n'
+        '[[targets]]\nbackend = "aws"\ninstance_type = "p5.48xlarge"\nregion = "us-east-2"\n'
+        "spot = true\n"
+        '[[targets]]\nbackend = "gcp"\ninstance_type = "a2-highgpu-1g"\nzone = "us-central1-a"\n',
+        ONE_RUN,
+    )
+    spec = parse_spec(tomllib.loads(text), "s.toml")
+    paths = write_tasks(spec, tmp_path / "sky")
+    assert [p.name for p in paths] == ["loopback-1.yaml", "loopback-2.yaml"]
+    aws = task_yaml(spec, 1)
+    assert "  cloud: aws\n" in aws and '  instance_type: "p5.48xlarge"' in aws
+    assert '  region: "us-east-2"' in aws and "  use_spot: true" in aws
+    assert "gpuplan bench run --workload gpt --world-size 1 --size tiny" in aws
+    assert '  zone: "us-central1-a"' in task_yaml(spec, 2)
