@@ -1,7 +1,7 @@
 """`gpuplan`: plan GPU training cost and time from measured throughput and dated prices.
 
-Commands: plan, workloads, estimate, tco, app; `pricing`, `bench` and `sweep` are mounted from
-their packages; `--version` prints the version.
+Commands: plan, workloads, estimate, estimate-llm, tco, app; `pricing`, `bench` and `sweep`
+are mounted from their packages; `--version` prints the version.
 Every command prints a table by default and takes `--format json|csv`. Bad input
 gets `error: ...` with the valid choices and exit code 2, never a traceback.
 """
@@ -99,49 +99,21 @@ def _sweep_data() -> Any:
 
 app.add_typer(make_sweep_app(_sweep_data), name="sweep")
 
-PLAN_TABLE_COLUMNS = (
-    "rank",
-    "frontier",
-    "pick",
-    "provider",
-    "region",
-    "instance_type",
-    "gpu_name",
-    "gpus",
-    "throughput",
-    "throughput_source",
-    "hours",
-    "hours P10-P90",
-    "cost",
-    "cost P10-P90",
-    "$/h",
-    "price_date",
-)
-PICK_TABLE_COLUMNS = (
-    "pick", "provider", "region", "instance_type", "gpus", "hours", "hours P10-P90", "cost",
-    "cost P10-P90", "why",
-)  # fmt: skip
-FRONTIER_TABLE_COLUMNS = (
-    "provider", "region", "instance_type", "gpu_name", "gpus", "throughput_source", "hours",
-    "hours P10-P90", "cost", "cost P10-P90", "feasible",
-)  # fmt: skip
-PICK_LABELS = {
-    "cheapest_within_deadline": "cheapest",
-    "fastest_within_budget": "fastest",
-    "best_cost_per_hour_saved": "value",
-}
-VIEWS = ("rows", "picks", "frontier", "options", "constraints")
-
 
 @app.command("plan")
 def plan(
     workload: Annotated[
         str,
         typer.Option(
-            "--workload", "-w", help="catalog name (gpuplan workloads) or llm-<params>-<tokens>"
+            "--workload",
+            "-w",
+            help="catalog name (gpuplan workloads) or llm-<params>[-finetune|-lora|-qlora]"
+            "-<tokens>",
         ),
     ],
-    precision: Annotated[str, typer.Option(help="fp32 | tf32 | fp16 | bf16")] = "fp16",
+    precision: Annotated[
+        str, typer.Option(help="fp32 | tf32 | fp16 | bf16 | fp8 (LLMs on fp8 GPUs)")
+    ] = "fp16",
     provider: Annotated[
         list[str] | None,
         typer.Option("--provider", help="aws, gcp, azure, lambda, ...; repeatable"),
@@ -214,18 +186,38 @@ def plan(
     seed: Annotated[int, typer.Option(help="Monte Carlo seed (same seed, same figures)")] = 0,
     draws: Annotated[int, typer.Option(help="Monte Carlo draws for spot rows")] = DEFAULT_DRAWS,
     recompute: Annotated[
-        str, typer.Option(help="LLM activation recomputation: auto | none | full")
+        str, typer.Option(help="LLM activation recomputation: auto | none | selective | full")
     ] = "auto",
     global_batch_tokens: Annotated[
-        float, typer.Option(help="LLM tokens per optimizer step, all GPUs")
-    ] = 4_194_304.0,
+        float | None,
+        typer.Option(
+            help="LLM tokens per optimizer step, all GPUs (default 4,194,304 for pre-training, "
+            "262,144 for fine-tuning)"
+        ),
+    ] = None,
+    seq_len: Annotated[
+        int | None, typer.Option(help="LLM sequence length in tokens (default 2048)")
+    ] = None,
+    n_layer: Annotated[
+        int | None, typer.Option(help="LLM layers (default: the preset's or GPT-3-like)")
+    ] = None,
+    d_model: Annotated[
+        int | None, typer.Option(help="LLM width (default: the preset's or GPT-3-like)")
+    ] = None,
     view: Annotated[
         str,
         typer.Option(
-            help="what json/csv print: rows (one per offer) | picks | frontier | options "
-            "(every count) | constraints"
+            help="what to print: rows (picks, binding constraints, one row per offer) | "
+            "picks | frontier | options (every count) | constraints"
         ),
     ] = "rows",
+    wide: Annotated[
+        bool, typer.Option("--wide", help="tables: every column, however wide")
+    ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="every assumption, own result and warning in full"),
+    ] = False,
     top: Annotated[int | None, typer.Option(help="show the N best rows")] = None,
     results: Annotated[
         list[str] | None,
@@ -247,10 +239,11 @@ def plan(
     from planner.llm import LLMMemoryError, LLMSettings
     from planner.plan import make_plan
     from planner.render.notes import notes_text
+    from planner.render.plan_tables import VIEWS
     from planner.request import PRECISIONS, PlanRequest, RequestError
     from planner.tco import OnPremConfigError, load_onprem_config
     from planner.throughput import own_and_published_results
-    from planner.workloads import get_workload
+    from planner.workloads import get_workload, reshape_llm
     from pricing.catalog import (
         PRICING_KINDS,
         SnapshotError,
@@ -277,6 +270,9 @@ def plan(
         )
         settings = LLMSettings(recompute=recompute, global_batch_tokens=global_batch_tokens)
         chosen = get_workload(workload)
+        shaped = seq_len is not None or n_layer is not None or d_model is not None
+        if shaped:
+            chosen = reshape_llm(chosen, seq_len, n_layer, d_model)
         offers = load_offers()
         check_choices(provider or [], unique_values(offers, "provider"), "provider")
         check_choices(region or [], unique_values(offers, "region"), "region")
@@ -315,6 +311,13 @@ def plan(
     except (OnPremConfigError, LLMMemoryError, SnapshotError, UnknownGPUError, ValueError) as exc:
         abort(str(exc))
         return
+    if precision == "fp8" and result.rows.empty:
+        abort(
+            "--precision fp8: none of the GPUs offered has fp8 tensor cores (no fp8 peak in "
+            "planner/data/gpu_specs.csv; fp8 needs Hopper, Ada, Blackwell, MI300 or Gaudi); "
+            "use bf16, or choose such GPUs with --gpu"
+        )
+        return
     if fmt != "table":
         warn_lines([*notes_text(result.notes), *problems])
         chosen_view = {
@@ -326,8 +329,17 @@ def plan(
         }[view]
         emit(chosen_view, fmt)
         return
-    _plan_tables(result, top, kind)
-    _notes(result, problems)
+    from planner.render.plan_tables import print_plan
+
+    print_plan(
+        result,
+        view,
+        top,
+        wide=wide,
+        explain=explain,
+        problems=problems,
+        explanations=_explanations(result),
+    )
 
 
 def _overheads(
@@ -348,6 +360,7 @@ def _overheads(
 
 def _explanations(result: Plan) -> list[str]:
     """Words for the picks' time split and for shown rows whose throughput a limit caps."""
+    from planner.render.plan_tables import PICK_LABELS
     from planner.throughput.explain import explain_limit, explain_time
 
     unit = result.workload.throughput_unit
@@ -365,98 +378,6 @@ def _explanations(result: Plan) -> list[str]:
     if len(bound) > 5:
         lines.append(f"... and {len(bound) - 5} more CPU-bound rows (limit_code in --format csv)")
     return lines
-
-
-def _number(value: float, money: bool) -> str:
-    """Hours or dollars with the digits that matter (0.013 h, 4.5 h, 1,234 h; $0.52, $1,234)."""
-    if not math.isfinite(value):
-        return "-"
-    sign = "$" if money else ""
-    if value >= 100:
-        return f"{sign}{value:,.0f}"
-    if value >= 1:
-        return f"{sign}{value:,.2f}" if money else f"{value:.1f}"
-    return f"{sign}{value:.2g}"
-
-
-def _range(low: pd.Series, high: pd.Series, money: bool) -> list[str]:
-    return [f"{_number(a, money)}-{_number(b, money)}" for a, b in zip(low, high, strict=True)]
-
-
-def _display(frame: pd.DataFrame) -> pd.DataFrame:
-    """Plan columns made readable for the table: frontier mark, short picks, P10-P90."""
-    import numpy as np
-
-    shown = frame.copy()
-    shown["frontier"] = np.where(shown["on_pareto"], "*", "")
-    shown["pick"] = [
-        ",".join(PICK_LABELS.get(p, p) for p in str(v).split(",") if p) for v in shown["pick"]
-    ]
-    shown["gpus"] = [
-        f"{n:g}x{g:g}" if n > 1 else f"{g:g}"
-        for n, g in zip(shown["instances"], shown["gpu_count"], strict=True)
-    ]
-    shown["hours"] = [_number(v, money=False) for v in shown["hours_to_train"]]
-    shown["cost"] = [_number(v, money=True) for v in shown["cost_usd"]]
-    shown["$/h"] = [_number(v, money=True) for v in shown["option_usd_per_hour"]]
-    shown["hours P10-P90"] = _range(shown["hours_p10"], shown["hours_p90"], money=False)
-    shown["cost P10-P90"] = _range(shown["cost_p10_usd"], shown["cost_p90_usd"], money=True)
-    return shown
-
-
-def _plan_tables(result: Plan, top: int | None, kind: str) -> None:
-    """Rows, picks, frontier and binding constraints on stdout."""
-    from pricing.output import wide_console
-
-    rows = result.rows if top is None else result.rows.head(top)
-    unit = result.workload.throughput_unit
-    emit(
-        _display(rows),
-        "table",
-        title=(
-            f"{result.workload.name} ({result.precision}, {kind}): {len(result.rows)} offers "
-            f"at their best GPU count, {len(result.options)} options weighed; "
-            f"* = time/cost frontier; throughput in {unit}"
-        ),
-        table_columns=PLAN_TABLE_COLUMNS,
-    )
-    if len(result.picks):
-        picks = _display(result.picks)
-        picks["pick"] = result.picks["pick"]
-        emit(
-            picks,
-            "table",
-            title="Picks",
-            table_columns=PICK_TABLE_COLUMNS,
-        )
-    if len(result.frontier):
-        emit(
-            _display(result.frontier),
-            "table",
-            title=f"Time/cost frontier ({len(result.frontier)} options, every GPU count)",
-            table_columns=FRONTIER_TABLE_COLUMNS,
-        )
-    console = wide_console()
-    for line in _explanations(result):
-        console.print(line, highlight=False, soft_wrap=True, markup=False)
-    for row in result.constraint_status.itertuples():
-        label = "binds" if row.binds else "does not bind"
-        console.print(f"{row.constraint} {label}: {row.note}", highlight=False, soft_wrap=True)
-
-
-def _notes(result: Plan, problems: list[str]) -> None:
-    from planner.render.notes import OWN_CODES, notes_text
-    from pricing.output import wide_console
-
-    sys.stdout.flush()
-    console = wide_console(stderr=True)
-    for line in result.assumptions:
-        console.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
-    for line in notes_text(result.notes_of(*OWN_CODES)):
-        console.print(f"[dim]own results:[/] {escape(line)}", highlight=False)
-    warnings = [n for n in result.notes if n.code not in OWN_CODES]
-    for line in [*notes_text(warnings), *problems]:
-        console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
 
 
 @app.command("workloads")
@@ -485,6 +406,8 @@ def workloads(
                 "samples": w.samples,
                 "sample_unit": w.sample_unit,
                 "flops_per_sample": w.flops_per_sample,
+                "mode": w.llm_mode if w.is_llm else "",
+                "params": w.params if w.is_llm else None,
                 "description": w.description,
                 "source": w.source,
             }
@@ -494,8 +417,17 @@ def workloads(
     emit(
         frame,
         fmt,
-        title="Workloads (LLMs: any llm-<params>-<tokens>, e.g. llm-7b-140b)",
-        table_columns=("name", "kind", "samples", "sample_unit", "flops_per_sample", "description"),
+        title="Workloads (LLMs: any llm-<params>[-finetune|-lora|-qlora]-<tokens>, e.g. "
+        "llm-7b-140b, llm-69b-lora-1b; presets are named by their true size)",
+        table_columns=(
+            "name",
+            "kind",
+            "mode",
+            "samples",
+            "sample_unit",
+            "flops_per_sample",
+            "description",
+        ),
     )
 
 
@@ -638,6 +570,117 @@ def _estimate_notes(model: Any, ref: Any, result: pd.DataFrame, output: str | No
         )
 
 
+@app.command("estimate-llm")
+def estimate_llm(
+    queries: Annotated[
+        str,
+        typer.Option(
+            "--queries",
+            help="CSV: params, seq_len, num_gpus, gpu_model, precision [, n_layer, d_model, "
+            "global_batch_tokens, gpus_per_node, network_gbps, mode]",
+        ),
+    ],
+    output: Annotated[
+        str | None,
+        typer.Option("--output", help="write Q plus predictions here (CSV) instead of stdout"),
+    ] = None,
+    network_gbps: Annotated[
+        float, typer.Option(help="network Gb/s per node where a row gives none")
+    ] = 400.0,
+    gpus_per_node: Annotated[
+        int, typer.Option(help="GPUs per node (NVLink/PCIe domain) where a row gives none")
+    ] = 8,
+    recompute: Annotated[str, typer.Option(help="auto | none | selective | full")] = "auto",
+    zero: Annotated[str, typer.Option(help="auto | zero1 | zero3")] = "auto",
+    flash_attention: Annotated[
+        bool, typer.Option(help="attention without stored scores (Dao et al. 2022)")
+    ] = True,
+    results: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--results",
+            help="folder of own benchmark results whose GPT runs' MFU replaces the literature "
+            "prior on their GPUs; repeatable (default: none, only Q and the spec table)",
+        ),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+) -> None:
+    """Predict LLM training tokens/s: the fastest tensor/pipeline/data-parallel layout that fits.
+
+    Output: Q plus tokens_per_s (all GPUs), tokens_per_s_low, tokens_per_s_high (80% band),
+    mfu, layout (e.g. tp8 pp2 dp4 zero1 mb1), fits, method (scaled | estimated | none),
+    method_detail. Uses only Q and the bundled spec table, and --results where given.
+    """
+    from pathlib import Path
+
+    import pandas as pd
+
+    from planner.llm import LLMSettings, gpt_mfu_figures
+    from planner.llm_estimate import LLMQueryError, estimate_llm, read_llm_queries
+    from planner.throughput import own_and_published_results
+    from pricing.catalog import atomic_write_text, check_choices
+
+    try:
+        check_choices([fmt], FORMATS, "format")
+        check_flags({"--network-gbps": network_gbps, "--gpus-per-node": gpus_per_node})
+        if output:
+            check_output_path(output)
+        settings = LLMSettings(recompute=recompute, zero=zero, flash_attention=flash_attention)
+        raw, rows = read_llm_queries(queries)
+        figures: dict[str, pd.DataFrame] = {}
+        problems: list[str] = []
+        if results:
+            table, problems = own_and_published_results(results)
+            figures = {q.precision: gpt_mfu_figures(table, q.precision)[0] for q in rows}
+    except (LLMQueryError, ValueError) as exc:
+        abort(str(exc))
+        return
+    predicted = estimate_llm(rows, gpus_per_node, network_gbps, settings, figures)
+    if problems:
+        from pricing.output import wide_console
+
+        console = wide_console(stderr=True)
+        for line in problems:
+            console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+    result = pd.concat([raw.reset_index(drop=True), predicted], axis=1)
+    if output:
+        try:
+            atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
+        except OSError as exc:
+            abort(f"--output {shorten(output)}: cannot be written ({exc.strerror or exc})", 1)
+        from pricing.output import wide_console
+
+        fits = int(result["fits"].sum())
+        wide_console(stderr=True).print(
+            f"wrote {output}: {len(result)} rows ({fits} fit, {len(result) - fits} do not)",
+            highlight=False,
+        )
+        return
+    shown = result.copy()
+    if fmt == "table":
+        shown["tokens_per_s"] = [
+            f"{v:,.0f}" if math.isfinite(v) else "-" for v in shown["tokens_per_s"]
+        ]
+        shown["mfu"] = [f"{v:.0%}" if math.isfinite(v) else "-" for v in shown["mfu"]]
+    emit(
+        shown,
+        fmt,
+        title=f"{len(result)} LLM predictions (tokens/s over all GPUs; layout search)",
+        table_columns=(
+            "params",
+            "seq_len",
+            "num_gpus",
+            "gpu_model",
+            "precision",
+            "tokens_per_s",
+            "mfu",
+            "layout",
+            "fits",
+            "method",
+        ),
+    )
+
+
 TCO_COMPARE_COLUMNS = ("ref", "gpu_name", "pricing", "usd_per_gpu_hour", "cheaper")
 
 
@@ -673,6 +716,12 @@ def tco(
         typer.Option(help="demand for break-even months (default: capacity x utilization)"),
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+    wide: Annotated[
+        bool, typer.Option("--wide", help="tables: every column, however wide")
+    ] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="every assumption and defaulted field in full")
+    ] = False,
 ) -> None:
     """On-prem amortized $/GPU-hour, and break-even utilization and months against cloud offers."""
     from planner.tco import OnPremConfigError, check_value, load_onprem_config, tco_table
@@ -742,52 +791,23 @@ def tco(
         emit(rows, fmt)
         warn_lines(warnings)
         return
-    _tco_tables(onprem, rows, loaded.defaulted_notes(), warnings)
+    from planner.render.tco_tables import print_tco
 
-
-def _tco_tables(
-    onprem: OnPremConfig, rows: pd.DataFrame, defaulted: list[str], warnings: list[str]
-) -> None:
-    """Breakdown and comparison tables on stdout; assumptions and defaults on stderr."""
-    import pandas as pd
-
-    from planner.tco import COMPONENTS, cost_breakdown
-    from pricing.output import wide_console
-
-    breakdown = cost_breakdown(onprem)
-    breakdown["share"] = breakdown["share"].map(lambda s: f"{s:.0%}")
-    emit(
-        breakdown,
-        "table",
-        title=(
-            f"On-prem {onprem.name}: {onprem.gpus} x {onprem.gpu_name}, "
-            f"{onprem.utilization:.0%} utilization -> "
-            f"${rows['usd_per_gpu_hour'].iloc[0]:.2f} per GPU-hour"
-        ),
+    print_tco(
+        onprem,
+        rows,
+        _tco_assumptions(onprem),
+        loaded.defaulted_notes(),
+        warnings,
+        wide=wide,
+        explain=explain,
     )
-    cloud = rows.iloc[1:].copy()
-    life_months = onprem.lifetime_years * 12
-    cloud["break_even_util"] = [
-        f"{u:.1%}" if pd.notna(u) else "never" for u in cloud["break_even_utilization"]
-    ]
-    cloud["break_even_months"] = [
-        "never" if pd.isna(m) else f"{m:,.1f}" + (" (after life)" if m > life_months else "")
-        for m in cloud["break_even_months"]
-    ]
-    demand = float(cloud["monthly_gpu_hours"].iloc[0]) if len(cloud) else 0.0
-    emit(
-        cloud,
-        "table",
-        title=f"Against the cloud (break-even months at {demand:,.0f} GPU-hours per month)",
-        table_columns=(
-            *TCO_COMPARE_COLUMNS,
-            "break_even_util",
-            "break_even_months",
-            "price_date",
-        ),
-    )
-    console = wide_console(stderr=True)
-    notes = [
+
+
+def _tco_assumptions(onprem: OnPremConfig) -> list[str]:
+    from planner.tco import COMPONENTS
+
+    return [
         f"Power: {onprem.power_basis}.",
         "Capex straight-line over the lifetime, no salvage value, no cost of capital; "
         f"components: {', '.join(COMPONENTS)}; a year is 8760 h, a month 730 h.",
@@ -795,12 +815,6 @@ def _tco_tables(
         "break-even months: when cumulative cloud spend for the demand exceeds capex plus "
         "cumulative running cost.",
     ]
-    for line in notes:
-        console.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
-    for line in defaulted:
-        console.print(f"[yellow]defaulted:[/] {escape(line)}", highlight=False)
-    for line in warnings:
-        console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
 
 
 APP_EXTRA_HINT = "pip install 'gpuplan[app]'"

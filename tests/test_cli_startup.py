@@ -63,6 +63,8 @@ def loaded_by(*args: str) -> tuple[int, list[str], str]:
         ["pricing", "refresh", "--help"],
         ["bench", "--help"],
         ["sweep", "--help"],
+        ["estimate-llm", "--help"],
+        ["workloads", "--help"],
     ],
     ids=" ".join,
 )
