@@ -7,15 +7,15 @@ HOST ?= 127.0.0.1
 PORT ?= 8501
 APT_PACKAGES := chromium openssh-server
 
-.PHONY: app test lint typecheck pytest system-deps data clean
+.PHONY: app test lint typecheck pytest system-deps screenshots data clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# What the app needs (no torch, no cloud SDKs).
+# What the app needs: the planner plus the `app` extra (streamlit, plotly); no torch, no cloud SDKs.
 $(VENV)/.installed-app: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[app]'
 	touch $@
 
 # Everything the tests need; torch pinned to its CPU build (constraints/cpu.txt).
@@ -24,9 +24,11 @@ $(VENV)/.installed-dev: pyproject.toml constraints/cpu.txt | $(BIN)/python
 	touch $@ $(VENV)/.installed-app
 
 app: $(VENV)/.installed-app
-	$(BIN)/python -m streamlit run app.py --server.address $(HOST) --server.port $(PORT)
+	$(BIN)/gpuplan app --host $(HOST) --port $(PORT)
 
-# Debian's chromium (browser tests) and openssh-server (SSH runner tests), when missing.
+# Debian packages some tests need, installed with apt-get when missing and make runs as root
+# (otherwise listed): chromium (tests/browser drives it through playwright) and
+# openssh-server (the SSH runner tests start their own sshd on 127.0.0.1). Nothing else.
 system-deps:
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
@@ -50,6 +52,10 @@ pytest: $(VENV)/.installed-dev system-deps
 	$(BIN)/python -m pytest
 
 test: lint typecheck pytest
+
+# Retake the README's Plan page screenshot (docs/img/plan-page.png) from the browser test.
+screenshots: $(VENV)/.installed-dev system-deps
+	GPUPLAN_UPDATE_SCREENSHOTS=1 $(BIN)/python -m pytest tests/browser -k plan_page_answers_first
 
 # Rebuild the bundled data (specs, price snapshots, published results) from reference/.
 data: $(VENV)/.installed-app

@@ -19,8 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from benchmarks.intake import check_file, conflicts, save_all
-from benchmarks.results import ResultFileError, load_results, read_result, results_frame
+# Light modules only (`gpuplan --help` loads no pandas): commands import results and intake.
 from benchmarks.safe_paths import UnsafeInputError, check_result_id, path_under, shorten
 
 FORMATS = ("table", "json", "csv")
@@ -60,6 +59,8 @@ def list_results(
     Entries that cannot be read (invalid, a folder named *.json, a dangling link, too
     large or too deep) are named on stderr as `warning: ...` and left out.
     """
+    from benchmarks.results import load_results, results_frame
+
     if fmt not in FORMATS:
         _fail(f"--format: {shorten(fmt)!r} is not one of {', '.join(FORMATS)}")
     directory = directory or default_results_dir()
@@ -84,6 +85,8 @@ def show(
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
     """One result file in full (validated): a field/value table, JSON or one CSV row."""
+    from benchmarks.results import ResultFileError, read_result
+
     if fmt not in FORMATS:
         _fail(f"--format: {shorten(fmt)!r} is not one of {', '.join(FORMATS)}")
     if not result.strip():
@@ -133,6 +136,8 @@ def add(
     deep, finite numbers, the result schema and its id pattern. A different result with
     the same id is never overwritten. Exit 2 names each bad file; nothing is written.
     """
+    from benchmarks.intake import check_file, conflicts, save_all
+
     folder = directory or default_results_dir()
     checked = [check_file(path) for path in files]
     problems = [c.error for c in checked if c.error] or conflicts(checked, folder)
@@ -304,6 +309,8 @@ def run(
     fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
 ) -> None:
     """Measure training throughput of a standard model; one result file per world size."""
+    from benchmarks.results import read_result
+
     try:
         from benchmarks.models import WORKLOADS, check_size
 

@@ -23,9 +23,8 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -44,6 +43,9 @@ from benchmarks.safe_paths import (
     read_text_bounded,
     walk_files,
 )
+
+if TYPE_CHECKING:  # pandas is imported where a frame is built: `gpuplan --help` stays light
+    import pandas as pd
 
 SCHEMA_VERSION = 3
 SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
@@ -306,6 +308,8 @@ def load_results(directory: str | Path) -> tuple[list[BenchmarkResult], list[str
 def results_frame(results: Iterable[BenchmarkResult]) -> pd.DataFrame:
     """Results as a table with RESULT_COLUMNS (`detail` says where each figure came from;
     the sweep_* columns say which sweep ran it on which cloud instance type, if one did)."""
+    import pandas as pd
+
     rows = []
     for r in results:
         row = {c: getattr(r, c, None) for c in RESULT_COLUMNS if c != "detail"}

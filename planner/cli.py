@@ -1,53 +1,41 @@
 """`gpuplan`: plan GPU training cost and time from measured throughput and dated prices.
 
-Commands: plan, workloads, estimate, estimate-llm, tco; `pricing`, `bench` and `sweep` are
-mounted from their packages.
+Commands: plan, workloads, estimate, estimate-llm, tco, app; `pricing`, `bench` and `sweep`
+are mounted from their packages; `--version` prints the version.
 Every command prints a table by default and takes `--format json|csv`. Bad input
 gets `error: ...` with the valid choices and exit code 2, never a traceback.
 """
 
 from __future__ import annotations
 
+import math
+import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
-import pandas as pd
 import typer
 from rich.markup import escape
 
+# Only light modules at the top: `gpuplan --help` and `--version` must not load pandas,
+# numpy or scipy (tests/test_cli_startup.py); commands import the engine when they run.
 from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
 from benchmarks.sweep.cli import make_app as make_sweep_app
-from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, parse_rates
-from planner.overheads import JobOverheads
-from planner.plan import Plan, make_plan
-from planner.render.notes import notes_text
-from planner.render.plan_tables import PICK_LABELS, VIEWS
-from planner.request import PRECISIONS, PlanRequest, RequestError
-from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
-from planner.throughput import own_and_published_results
-from planner.throughput.explain import explain_limit, explain_time
-from planner.validate import check_flags, check_output_path, shorten, warn_lines
-from planner.workloads import WORKLOADS, get_workload, reshape_llm
-from pricing.catalog import (
-    PRICING_KINDS,
-    SnapshotError,
-    check_choices,
-    load_offers,
-    unique_values,
+from planner.defaults import (
+    DEFAULT_CHECKPOINT_HOURS,
+    DEFAULT_DRAWS,
+    DEFAULT_MAX_GPUS,
+    DEFAULT_RESTART_HOURS,
 )
+from planner.validate import check_flags, check_output_path, shorten, warn_lines
 from pricing.cli import app as pricing_app
 from pricing.cli import tier_option_help
-from pricing.gpus import UnknownGPUError
 from pricing.output import FORMATS, abort, emit
-from pricing.reserved import (
-    RESERVED_KINDS,
-    has_kind_price,
-    no_reserved_message,
-    with_reserved_discount,
-)
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from planner.overheads import JobOverheads
+    from planner.plan import Plan
     from planner.tco import OnPremConfig
 
 # The flag that sets each PlanRequest field, to name it in errors.
@@ -73,6 +61,34 @@ app = typer.Typer(
 )
 app.add_typer(pricing_app, name="pricing")
 app.add_typer(bench_app, name="bench")
+
+
+def package_version() -> str:
+    """The installed gpuplan's version (importlib.metadata), or 'unknown' from a bare checkout."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gpuplan")
+    except PackageNotFoundError:
+        return "unknown (not installed: pip install -e .)"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"gpuplan {package_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    """gpuplan: which GPUs train this job fastest for the money, and how sure we are."""
 
 
 def _sweep_data() -> Any:
@@ -219,9 +235,24 @@ def plan(
     its row is the count that meets --deadline-hours at the least cost. Rows say where the
     throughput came from and carry P10-P90 hours and cost; * marks the Pareto frontier.
     """
+    from planner.constraints import parse_rates
     from planner.llm import LLMMemoryError, LLMSettings
+    from planner.plan import make_plan
     from planner.render.llm import no_fit_text, with_llm_details
+    from planner.render.notes import notes_text
+    from planner.render.plan_tables import VIEWS
+    from planner.request import PRECISIONS, PlanRequest, RequestError
     from planner.tco import OnPremConfigError, load_onprem_config
+    from planner.throughput import own_and_published_results
+    from planner.workloads import get_workload, reshape_llm
+    from pricing.catalog import (
+        PRICING_KINDS,
+        SnapshotError,
+        check_choices,
+        load_offers,
+        unique_values,
+    )
+    from pricing.gpus import UnknownGPUError
 
     kind = "spot" if spot else pricing
     try:
@@ -319,6 +350,8 @@ def _overheads(
     startup_minutes: float | None, staging_gbps: float | None, checkpoint_every_hours: float
 ) -> JobOverheads:
     """The job-overhead overrides, each refused with its flag when negative."""
+    from planner.overheads import JobOverheads
+
     for flag, value in (
         ("--startup-minutes", startup_minutes),
         ("--staging-gbps", staging_gbps),
@@ -331,6 +364,9 @@ def _overheads(
 
 def _explanations(result: Plan) -> list[str]:
     """Words for the picks' time split and for shown rows whose throughput a limit caps."""
+    from planner.render.plan_tables import PICK_LABELS
+    from planner.throughput.explain import explain_limit, explain_time
+
     unit = result.workload.throughput_unit
     lines = []
     for row in result.picks.to_dict(orient="records") if len(result.picks) else []:
@@ -353,6 +389,11 @@ def workloads(
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
     """The workload catalog: samples to train and FLOPs per sample."""
+    import pandas as pd
+
+    from planner.workloads import WORKLOADS
+    from pricing.catalog import check_choices
+
     try:
         check_choices([fmt], FORMATS, "format")
     except ValueError as exc:
@@ -440,7 +481,7 @@ def estimate(
     from planner.throughput.estimate import fit_throughput_model, predict_throughput
     from planner.throughput.reference_io import InputFileError, read_queries, read_reference
     from planner.throughput.scaling import CommModel
-    from pricing.catalog import atomic_write_text
+    from pricing.catalog import atomic_write_text, check_choices
 
     try:
         check_choices([fmt], FORMATS, "format")
@@ -485,6 +526,8 @@ def estimate(
 
 
 def _estimate_notes(model: Any, ref: Any, result: pd.DataFrame, output: str | None) -> None:
+    import numpy as np
+
     from pricing.output import wide_console
 
     console = wide_console(stderr=True)
@@ -574,6 +617,8 @@ def estimate_llm(
     """
     from pathlib import Path
 
+    import pandas as pd
+
     from planner.llm import LLMSettings, gpt_mfu_figures
     from planner.llm_estimate import (
         DETAIL_COLUMNS,
@@ -582,7 +627,8 @@ def estimate_llm(
         read_llm_queries,
     )
     from planner.render.llm import estimate_detail
-    from pricing.catalog import atomic_write_text
+    from planner.throughput import own_and_published_results
+    from pricing.catalog import atomic_write_text, check_choices
 
     try:
         check_choices([fmt], FORMATS, "format")
@@ -627,9 +673,9 @@ def estimate_llm(
     shown = result.copy()
     if fmt == "table":
         shown["tokens_per_s"] = [
-            f"{v:,.0f}" if np.isfinite(v) else "-" for v in shown["tokens_per_s"]
+            f"{v:,.0f}" if math.isfinite(v) else "-" for v in shown["tokens_per_s"]
         ]
-        shown["mfu"] = [f"{v:.0%}" if np.isfinite(v) else "-" for v in shown["mfu"]]
+        shown["mfu"] = [f"{v:.0%}" if math.isfinite(v) else "-" for v in shown["mfu"]]
     emit(
         shown,
         fmt,
@@ -693,7 +739,15 @@ def tco(
 ) -> None:
     """On-prem amortized $/GPU-hour, and break-even utilization and months against cloud offers."""
     from planner.tco import OnPremConfigError, check_value, load_onprem_config, tco_table
+    from pricing.catalog import PRICING_KINDS, SnapshotError, check_choices, load_offers
+    from pricing.gpus import UnknownGPUError
     from pricing.refs import OfferRefError, cheapest_per_provider, resolve_offer_refs
+    from pricing.reserved import (
+        RESERVED_KINDS,
+        has_kind_price,
+        no_reserved_message,
+        with_reserved_discount,
+    )
 
     try:
         check_choices([fmt], FORMATS, "format")
@@ -775,6 +829,58 @@ def _tco_assumptions(onprem: OnPremConfig) -> list[str]:
         "break-even months: when cumulative cloud spend for the demand exceeds capex plus "
         "cumulative running cost.",
     ]
+
+
+APP_EXTRA_HINT = "pip install 'gpuplan[app]'"
+
+
+@app.command(
+    "app",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def serve_app(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on (0 < port < 65536)")] = 8501,
+) -> None:
+    """Start the web app (Streamlit) in this terminal; needs pip install 'gpuplan[app]'.
+
+    Other options go to `streamlit run` as written, e.g. --server.headless true.
+    """
+    import importlib.util
+    import os
+    from importlib.resources import files
+
+    missing = [name for name in ("streamlit", "plotly") if importlib.util.find_spec(name) is None]
+    if missing:
+        abort(
+            f"the app needs {' and '.join(missing)}, which are not installed: {APP_EXTRA_HINT}",
+            code=1,
+        )
+    if not 0 < port < 65536:
+        abort(f"--port {port}: it must be between 1 and 65535")
+    script = files("planner.ui").joinpath("app_main.py")
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.address",
+        host,
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--client.toolbarMode",
+        "minimal",
+        *ctx.args,
+    ]
+    sys.stdout.flush()
+    # Replace this process: Ctrl-C and signals reach the server directly.
+    os.execv(sys.executable, command)
 
 
 def main() -> None:

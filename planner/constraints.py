@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+# The defaults live in planner.defaults (light, for the CLI's help); callers import them here too.
+from planner.defaults import DEFAULT_DRAWS, DEFAULT_MAX_GPUS  # noqa: F401
 from pricing.gpus import did_you_mean
 
-DEFAULT_MAX_GPUS = 512
-DEFAULT_DRAWS = 10_000
 MAX_DRAWS = 1_000_000
 
 

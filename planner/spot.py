@@ -35,13 +35,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from planner.defaults import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
+
 FloatArray = NDArray[np.float64]
 HOURS_PER_MONTH = 730.0  # 8760 / 12
-# Assumed checkpoint and restart costs when a caller has no measurement (planning figures,
-# not sourced): a checkpoint of model + optimizer state to network storage takes minutes;
-# a restart is a new spot instance, boot, container start and checkpoint reload.
-DEFAULT_CHECKPOINT_HOURS = 5 / 60  # assumption; typical range 1-15 min
-DEFAULT_RESTART_HOURS = 0.25  # assumption; typical range 5-60 min
 # The exact sampler draws one number per interruption; above this many it asks for "moments".
 MAX_EXACT_DRAWS = 20_000_000
 

@@ -5,26 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import pandas as pd
 import typer
 from rich.text import Text
 
-from pricing.catalog import (
-    OFFER_COLUMNS,
-    STALE_AFTER_DAYS,
-    SnapshotError,
-    check_choices,
-    filter_offers,
-    load_offers,
-    read_manifest,
-    unique_values,
-    user_snapshot_dir,
-)
-from pricing.gpus import UnknownGPUError
+# Only light modules at the top (`gpuplan --help` loads no pandas); commands import the rest.
 from pricing.output import FORMATS, abort, emit, wide_console
-from pricing.providers.retry import RetryPolicy
-from pricing.refresh import SOURCES, RefreshError, add_custom, refresh
-from pricing.status import sources_frame, stale_text, status_frame
+from pricing.providers.regions import DEFAULT_REGIONS
 
 app = typer.Typer(
     help="Price snapshots: show offers, check their age, refresh them from the providers' "
@@ -84,6 +70,18 @@ def show(
     ] = False,
 ) -> None:
     """Offers in the snapshot, cheapest per GPU first, with each price's date."""
+    from pricing.catalog import (
+        OFFER_COLUMNS,
+        SnapshotError,
+        check_choices,
+        filter_offers,
+        load_offers,
+        read_manifest,
+        unique_values,
+    )
+    from pricing.gpus import UnknownGPUError
+    from pricing.status import stale_text, status_frame
+
     try:
         check_choices([fmt], FORMATS, "format")
         offers = load_offers()
@@ -127,6 +125,8 @@ def show(
 
 def stale_warning(listed: str) -> str:
     """The stale-prices warning, with what to run."""
+    from pricing.catalog import STALE_AFTER_DAYS
+
     return (
         f"prices older than {STALE_AFTER_DAYS} days, or of unknown age: {listed}; "
         "refresh without credentials with `gpuplan pricing refresh skypilot` (every cloud "
@@ -141,6 +141,9 @@ def status(
 ) -> None:
     """Each price source in use: its date, age and where it lives, and every source a
     refresh can read with what it needs; warns past 30 days."""
+    from pricing.catalog import SnapshotError, check_choices, read_manifest, user_snapshot_dir
+    from pricing.status import sources_frame, stale_text, status_frame
+
     try:
         check_choices([fmt], FORMATS, "format")
         infos = read_manifest()
@@ -186,7 +189,7 @@ def refresh_command(
             "--regions",
             "--region",
             help="comma-separated or repeated; default: "
-            + "; ".join(f"{p} {','.join(s.default_regions) or 'all'}" for p, s in SOURCES.items()),
+            + "; ".join(f"{p} {','.join(r) or 'all'}" for p, r in DEFAULT_REGIONS.items()),
         ),
     ] = None,
     project: Annotated[
@@ -217,6 +220,9 @@ def refresh_command(
 
     The previous snapshot stays in use, unchanged, when anything fails.
     """
+    from pricing.providers.retry import RetryPolicy
+    from pricing.refresh import RefreshError, refresh
+
     options: dict[str, object] = {}
     if project and provider != "gcp":
         abort("--project is for gcp only")
@@ -282,6 +288,10 @@ def add_custom_command(
     ] = None,
 ) -> None:
     """Validate a price list of your own (neoclouds, negotiated prices) and use it."""
+    from pricing.catalog import SnapshotError
+    from pricing.gpus import UnknownGPUError
+    from pricing.refresh import add_custom
+
     try:
         added = add_custom(file, name)
     except (SnapshotError, UnknownGPUError, ValueError, OSError) as exc:
@@ -300,6 +310,7 @@ def remove_command(
     provider: Annotated[str, typer.Argument(help="a user snapshot: aws, custom-NAME, ...")],
 ) -> None:
     """Stop using a refreshed or custom snapshot (the bundled one, if any, is used again)."""
+    from pricing.catalog import SnapshotError
     from pricing.store import remove_snapshot
 
     try:
@@ -332,6 +343,7 @@ def diff_command(
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
     """Offers added and removed and prices changed between two snapshots."""
+    from pricing.catalog import SnapshotError, check_choices
     from pricing.diff import diff_offers, summarize
     from pricing.store import resolve_reference
 
@@ -358,6 +370,10 @@ def spot_zones(
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
     """AWS spot prices per availability zone, from the refreshed AWS snapshot in use."""
+    import pandas as pd
+
+    from pricing.catalog import SnapshotError, check_choices, read_manifest
+
     try:
         check_choices([fmt], FORMATS, "format")
         info = next((i for i in read_manifest() if i.provider == "aws"), None)

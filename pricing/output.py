@@ -11,13 +11,15 @@ import json
 import math
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMATS = ("table", "json", "csv")
 
@@ -80,6 +82,8 @@ def emit(
     console: Console | None = None,
 ) -> None:
     """Print `frame` to stdout in `fmt` (table shows `table_columns`; json/csv show all)."""
+    import pandas as pd
+
     if fmt == "json":
         sys.stdout.write(json.dumps(records(frame), indent=2, default=str) + "\n")
     elif fmt == "csv":

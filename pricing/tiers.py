@@ -17,9 +17,11 @@ provider's public site (what is sold, and by whom).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # annotations only: the CLI's help reads TIERS without pandas
+    import numpy as np
+    import pandas as pd
 
 TIERS = ("hyperscaler", "neocloud", "marketplace", "custom")
 DEFAULT_TIERS = ("hyperscaler", "neocloud", "custom")

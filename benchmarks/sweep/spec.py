@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.models import WORKLOADS, check_size
-from benchmarks.results import PRECISIONS
 
 BACKENDS = ("ssh", "local", "aws", "gcp")
 CLOUD_BACKENDS = ("aws", "gcp")
@@ -309,6 +308,9 @@ def _check_run(path: str, where: str, o: dict[str, Any]) -> dict[str, Any]:
             f"{device!r}{_closest(str(device), DEVICES)} (valid: {', '.join(DEVICES)})",
         )
     o["device"] = device
+    # Imported here: the results schema (pydantic models) is not needed for `gpuplan --help`.
+    from benchmarks.results import PRECISIONS
+
     precision = o.get("precision")
     if precision is not None and precision not in PRECISIONS:
         raise SpecError(

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from planner.plan import Plan, make_plan
@@ -21,8 +22,9 @@ from planner.throughput import own_and_published_results, throughput_model_for_m
 from planner.throughput.estimate import ThroughputModel
 from pricing.catalog import SnapshotInfo, load_offers, read_manifest
 
-# The example on-prem configuration (4 x DGX H100), beside the app in a checkout.
-EXAMPLE_ONPREM = Path(__file__).resolve().parents[2] / "examples" / "onprem-dgx-h100.toml"
+# The example on-prem configuration (4 x DGX H100), shipped with the package; shown as
+# examples/onprem-dgx-h100.toml (the same file is in the repository's examples/).
+EXAMPLE_ONPREM = Path(__file__).resolve().parents[1] / "data" / "examples" / "onprem-dgx-h100.toml"
 
 
 def results_dir() -> str:
@@ -93,6 +95,16 @@ def plan(results_dir: str, request: PlanRequest) -> Plan:
     return with_llm_details(make_plan(request, offers(), table))
 
 
+@st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
+def plan_chart(results_dir: str, request: PlanRequest) -> go.Figure:
+    """The Plan page's time-vs-cost figure of `plan(results_dir, request)`, built once per
+    plan and shared read-only: building it (planner.ui.plan_view.plan_figure, a trace per
+    provider with hover text per row) is most of a warm Plan page run (~0.3 s of ~0.35 s)."""
+    from planner.ui.plan_view import plan_figure
+
+    return plan_figure(plan(results_dir, request))
+
+
 MAX_LISTED = 20  # skipped results-folder entries named one by one
 
 
@@ -117,3 +129,4 @@ def clear_results() -> None:
     reference.clear()
     throughput_model.clear()
     plan.clear()
+    plan_chart.clear()

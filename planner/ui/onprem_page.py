@@ -195,6 +195,11 @@ def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | N
         kind = ps.radio("Cloud pricing", list(PRICING_KINDS), name="pricing", default="on-demand")
     priced = priced_offers(offers, gpu, kind)
     default = cheapest_per_provider(offers, gpu, kind)["ref"].tolist()
+    # One label per offer, made once (not a row lookup per option on every run).
+    labels = {
+        ref: f"{ref} (${usd:.2f})"
+        for ref, usd in zip(priced["ref"], priced["usd_per_gpu_hour"], strict=True)
+    }
     with middle:
         chosen = ps.multiselect(
             f"{gpu} offers to compare ({kind}, USD per GPU-hour)",
@@ -202,7 +207,7 @@ def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | N
             name="offers",
             default=default,
             depends_on=(gpu, kind),
-            format_func=lambda ref: _offer_label(priced, ref),
+            format_func=lambda ref: labels.get(ref, ref),
             help="provider:region:instance_type; the default is each provider's cheapest.",
         )
     with right:
@@ -226,13 +231,6 @@ def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | N
         )
     rows = priced.loc[priced["ref"].isin(chosen)].set_index("ref").loc[chosen].reset_index()
     return kind, rows, demand, fraction
-
-
-def _offer_label(priced: pd.DataFrame, ref: str) -> str:
-    row = priced.loc[priced["ref"] == ref]
-    if row.empty:
-        return ref
-    return f"{ref} (${row['usd_per_gpu_hour'].iloc[0]:.2f})"
 
 
 def _never(value: float, fmt: str) -> str:

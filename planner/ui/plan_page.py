@@ -41,7 +41,6 @@ from planner.ui.plan_view import (
     money,
     no_pick_reason,
     option_text,
-    plan_figure,
     plan_report,
     price_dates,
     price_text,
@@ -533,8 +532,7 @@ def render() -> None:
         st.warning(sentence(line), icon=":material/warning:")
     _picks(plan)
     _status(plan)
-    figure = plan_figure(plan)
-    st.plotly_chart(figure, key=f"{PAGE}.chart")
+    st.plotly_chart(data.plan_chart(directory, request), key=f"{PAGE}.chart")
     st.caption(
         "Each dot is an offer at the GPU count that meets the deadline at least cost (else its "
         "fastest); whiskers span P10–P90 of hours and cost. The black line is the frontier: "

@@ -41,9 +41,10 @@ from pricing.providers.common import (
     interconnects,
     resolve_gpus,
 )
+from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
 from pricing.providers.retry import FetchError, RetryPolicy, call_with_retries, describe
 
-DEFAULT_REGIONS = ("us-east-1", "us-east-2", "us-west-2", "eu-west-1")
+DEFAULT_REGIONS = PROVIDER_DEFAULT_REGIONS["aws"]
 # The Price List query API answers in us-east-1 (also eu-central-1, ap-south-1).
 PRICING_REGION = "us-east-1"
 PRICE_FILTERS: tuple[tuple[str, str], ...] = (

@@ -38,10 +38,11 @@ from pricing.providers.common import (
     fixes_frame,
     interconnects,
 )
+from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
 from pricing.providers.retry import FetchError, RetryPolicy, call_with_retries, describe
 
 OFFERS_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current"
-DEFAULT_REGIONS = ("us-east-1", "us-east-2", "us-west-2", "eu-west-1")
+DEFAULT_REGIONS = PROVIDER_DEFAULT_REGIONS["aws-public"]
 MAX_FILE_BYTES = 8 * 1024**3  # us-east-1 is a few GB; streamed, never held whole
 DEFAULT_DEADLINE_S = 1800.0
 GPU_FAMILY = "GPU instance"

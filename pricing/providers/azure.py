@@ -43,10 +43,11 @@ from pricing.providers.common import (
     resolve_gpus,
 )
 from pricing.providers.http import HttpStatusError
+from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
 from pricing.providers.retry import FetchError, RetryPolicy, call_with_retries, describe
 
 RETAIL_PRICES_URL = "https://prices.azure.com/api/retail/prices"
-DEFAULT_REGIONS = ("eastus", "eastus2", "southcentralus", "westus2", "westus3", "westeurope")
+DEFAULT_REGIONS = PROVIDER_DEFAULT_REGIONS["azure"]
 # N-series (GPU) virtual machine sizes in one region; everything else is filtered in parse.
 REGION_FILTER = (
     "serviceName eq 'Virtual Machines' and armRegionName eq '{region}' "

@@ -55,11 +55,12 @@ from pricing.providers.composition import (
     n1_gpu_counts,
     n1_instance_name,
 )
+from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
 from pricing.providers.retry import FetchError, RetryPolicy, call_with_retries, describe
 
 # Page budget per list call; a page token seen before also ends it (a loop).
 MAX_PAGES = 500
-DEFAULT_REGIONS = ("us-central1", "us-east4", "europe-west4", "asia-east1")
+DEFAULT_REGIONS = PROVIDER_DEFAULT_REGIONS["gcp"]
 COMPUTE_ENGINE_SERVICE = "services/6F81-5844-456A"
 KIND_BY_USAGE_TYPE: dict[str, str] = {
     "OnDemand": "usd_per_hour",

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Page
 
 from tests.conftest import ROOT
 
@@ -28,6 +29,9 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 ARTIFACTS = ROOT / "test-artifacts"
+# `GPUPLAN_UPDATE_SCREENSHOTS=1 pytest tests/browser` (make screenshots) also writes the
+# README's images here; commit them.
+DOCS_IMAGES = ROOT / "docs" / "img"
 
 
 def free_port() -> int:
@@ -120,3 +124,15 @@ def screenshots() -> Path:
     """Folder for page screenshots (test-artifacts/, ignored by git)."""
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+def update_docs_image(page: Page, name: str, height: int) -> None:
+    """With GPUPLAN_UPDATE_SCREENSHOTS=1, save the top `height` pixels of the page as
+    docs/img/`name` (the README shows it); otherwise nothing."""
+    if os.environ.get("GPUPLAN_UPDATE_SCREENSHOTS") != "1":
+        return
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    width = page.viewport_size["width"] if page.viewport_size else 1400
+    page.screenshot(
+        path=str(DOCS_IMAGES / name), clip={"x": 0, "y": 0, "width": width, "height": height}
+    )

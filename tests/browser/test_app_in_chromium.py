@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.conftest import update_docs_image
+
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 
@@ -85,6 +87,7 @@ def test_plan_page_answers_first_then_chart_then_table(
     page.set_viewport_size({"width": 1400, "height": 2300})
     page.wait_for_timeout(1_000)
     page.screenshot(path=str(screenshots / "plan.png"), full_page=True)
+    update_docs_image(page, "plan-page.png", height=1300)
     no_error_on(page)
 
 

@@ -272,7 +272,7 @@ def test_spot_cost_is_wall_hours_times_price() -> None:
 
 
 def test_readme_example_figures() -> None:
-    """The figures quoted in README.md's Spot section."""
+    """The figures quoted in docs/model.md's Spot section."""
     rate = spot.SPOT_RATE_DEFAULTS["gcp"].interruptions_per_hour
     row = spot.spot_overhead(100.0, rate, checkpoint_hours=0.1, restart_hours=0.25).iloc[0]
     assert round(row["interval_hours"], 1) == 6.7

@@ -137,8 +137,8 @@ def test_a_provider_that_another_source_uses_is_refused(tmp_path: Path) -> None:
     assert "provider 'lambda' already comes from another price source" in done.stderr
 
 
-def test_the_readme_example_is_a_valid_custom_list(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_documented_example_is_a_valid_custom_list(tmp_path: Path) -> None:
+    readme = (ROOT / "docs" / "prices.md").read_text()
     example = readme.split("```csv\n", 1)[1].split("```", 1)[0]
     path = tmp_path / "example.csv"
     path.write_text(example)

@@ -1,0 +1,196 @@
+"""The package as users get it: a wheel with the app, its data and examples, and an
+install outside the repository whose `gpuplan --version` and `gpuplan app` work.
+
+The wheel is built from a copy of the sources (no build files left in the checkout),
+without network (`--no-build-isolation`, the test venv's setuptools).
+"""
+
+from __future__ import annotations
+
+import email
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+import tomllib
+import urllib.request
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "NOTICE", "planner", "pricing", "benchmarks")
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """gpuplan's wheel, built by pip from a copy of the sources."""
+    source = tmp_path_factory.mktemp("source")
+    for name in SOURCES:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(path, source / name)
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--no-index", "--quiet", str(source), "-w", str(out)],
+        check=True, timeout=300, cwd=source,
+    )  # fmt: skip
+    (built,) = out.glob("gpuplan-*.whl")
+    return built
+
+
+def test_wheel_holds_the_app_data_examples_and_license(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {
+        "planner/ui/app_main.py",
+        "planner/ui/pages/page_plan.py",
+        "planner/data/examples/onprem-dgx-h100.toml",
+        "planner/data/gpu_specs.csv",
+        "pricing/snapshots/MANIFEST.json",
+        "benchmarks/published/lambda_pytorch_throughput.csv",
+        "planner/py.typed",
+        "pricing/py.typed",
+        "benchmarks/py.typed",
+        f"gpuplan-{VERSION}.dist-info/licenses/LICENSE",
+        f"gpuplan-{VERSION}.dist-info/licenses/NOTICE",
+    }
+    assert expected <= names, sorted(expected - names)
+    manifest = ROOT / "pricing" / "snapshots" / "MANIFEST.json"
+    snapshots = {f"pricing/snapshots/{p.name}" for p in manifest.parent.glob("*.csv")}
+    assert snapshots <= names
+    assert not any(n.startswith(("tests/", "reference/")) for n in names)
+
+
+def test_wheel_metadata_puts_the_app_in_an_extra(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = email.message_from_bytes(archive.read(f"gpuplan-{VERSION}.dist-info/METADATA"))
+    requires = metadata.get_all("Requires-Dist") or []
+    core = [r for r in requires if "extra ==" not in r]
+    assert not [r for r in core if r.startswith(("streamlit", "plotly", "torch", "boto3"))]
+    assert any(r.startswith("streamlit") and 'extra == "app"' in r for r in requires)
+    assert any(r.startswith("plotly") and 'extra == "app"' in r for r in requires)
+    assert "app" in (metadata.get_all("Provides-Extra") or [])
+    assert metadata["License-Expression"] == "Apache-2.0"
+
+
+def test_packaged_examples_are_copies_of_the_repository_examples() -> None:
+    """Each example shipped in the package (the app's on-prem example at least) is the
+    same file as in the repository's examples/."""
+    packaged = ROOT / "planner" / "data" / "examples"
+    names = sorted(p.name for p in packaged.glob("*.toml"))
+    assert "onprem-dgx-h100.toml" in names
+    _, mismatch, errors = filecmp.cmpfiles(ROOT / "examples", packaged, names, shallow=False)
+    assert (mismatch, errors) == ([], [])
+
+
+PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A fresh venv outside the repository with the wheel installed (no network): its
+    dependencies come from this test environment's site-packages through a .pth file."""
+    venv = tmp_path_factory.mktemp("venv") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = Path(
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-c", PURELIB],
+            check=True, capture_output=True, text=True,
+        ).stdout.strip()
+    )  # fmt: skip
+    (site / "test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+         "--no-deps", "--no-index", "--quiet", str(wheel)],
+        check=True, timeout=300,
+    )  # fmt: skip
+    yield venv
+
+
+def outside_env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["GPUPLAN_RESULTS_DIR"] = str(tmp / "results")
+    return env
+
+
+def test_installed_package_prints_its_version_and_serves_the_app(
+    installed: Path, tmp_path: Path
+) -> None:
+    gpuplan = str(installed / "bin" / "gpuplan")
+    env = outside_env(tmp_path)
+    version = subprocess.run(
+        [gpuplan, "--version"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60
+    )
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.strip() == f"gpuplan {VERSION}"
+    where = subprocess.run(
+        [str(installed / "bin" / "python"), "-c", "import planner; print(planner.__file__)"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, check=True,
+    ).stdout  # fmt: skip
+    assert Path(where).resolve().is_relative_to(installed.resolve()), where
+
+    port = free_port()
+    log = (tmp_path / "app.log").open("wb")
+    server = subprocess.Popen(
+        [gpuplan, "app", "--port", str(port), "--server.headless", "true"],
+        cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        health = ""
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                url = f"http://127.0.0.1:{port}/_stcore/health"
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    health = response.read().decode().strip()
+                    break
+            except OSError:
+                time.sleep(0.3)
+        assert health == "ok", (tmp_path / "app.log").read_text()
+        # The server runs the installed app script, not a checkout's.
+        command = Path(f"/proc/{server.pid}/cmdline").read_text().split("\0")
+        script = Path(command[command.index("run") + 1])
+        assert script.name == "app_main.py"
+        assert script.resolve().is_relative_to(installed.resolve()), command
+        assert command[command.index("--server.port") + 1] == str(port)
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        log.close()
+
+
+def test_installed_app_renders_the_plan_page_outside_the_repository(
+    installed: Path, tmp_path: Path
+) -> None:
+    """The packaged app script runs its default page on the packaged data (AppTest)."""
+    probe = """
+from importlib.resources import files
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file(str(files("planner.ui") / "app_main.py"), default_timeout=240).run()
+assert not at.exception, at.exception
+print("ok", at.metric[0].label if at.metric else "", len(at.dataframe))
+"""
+    done = subprocess.run(
+        [str(installed / "bin" / "python"), "-c", probe],
+        capture_output=True, text=True, cwd=tmp_path, env=outside_env(tmp_path), timeout=280,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith("ok Cheapest within deadline"), done.stdout
