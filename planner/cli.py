@@ -34,6 +34,7 @@ from pricing.catalog import (
     SnapshotError,
     check_choices,
     load_offers,
+    price_date_labels,
     unique_values,
 )
 from pricing.cli import app as pricing_app
@@ -363,6 +364,7 @@ def _display(frame: pd.DataFrame) -> pd.DataFrame:
     shown["hours"] = [_number(v, money=False) for v in shown["hours_to_train"]]
     shown["cost"] = [_number(v, money=True) for v in shown["cost_usd"]]
     shown["$/h"] = [_number(v, money=True) for v in shown["option_usd_per_hour"]]
+    shown["price_date"] = price_date_labels(shown)
     shown["hours P10-P90"] = _range(shown["hours_p10"], shown["hours_p90"], money=False)
     shown["cost P10-P90"] = _range(shown["cost_p10_usd"], shown["cost_p90_usd"], money=True)
     return shown
@@ -712,6 +714,7 @@ def _tco_tables(
         ),
     )
     cloud = rows.iloc[1:].copy()
+    cloud["price_date"] = price_date_labels(cloud)
     life_months = onprem.lifetime_years * 12
     cloud["break_even_util"] = [
         f"{u:.1%}" if pd.notna(u) else "never" for u in cloud["break_even_utilization"]
