@@ -1,4 +1,6 @@
-"""Bounded retries with exponential backoff for the providers' `fetch_*` functions.
+"""Bounded retries with exponential backoff for the plain-HTTP sources' `fetch_*`
+functions (Azure, SkyPilot, AWS public price list); the SDK sources (AWS, GCP) hand the
+same RetryPolicy's figures to their SDK's own retry and check a RefreshClock between pages.
 
 Throttling, server errors and timeouts are retried a few times; anything else, and the
 last failure, becomes a FetchError whose message says what failed and what to do. The

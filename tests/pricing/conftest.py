@@ -374,3 +374,18 @@ def sdk_sleeps(monkeypatch: pytest.MonkeyPatch) -> Sleeps:
     sleeps = Sleeps()
     monkeypatch.setattr(botocore.endpoint, "time", types.SimpleNamespace(sleep=sleeps))
     return sleeps
+
+
+@pytest.fixture()
+def gcp_sleeps(monkeypatch: pytest.MonkeyPatch) -> Sleeps:
+    """The waits google-api-core's Retry asks for, recorded instead of slept (only
+    google.api_core.retry.retry_unary's `time.sleep` is replaced)."""
+    import time
+    import types
+
+    from google.api_core.retry import retry_unary
+
+    sleeps = Sleeps()
+    clock = types.SimpleNamespace(sleep=sleeps, monotonic=time.monotonic, time=time.time)
+    monkeypatch.setattr(retry_unary, "time", clock)
+    return sleeps
