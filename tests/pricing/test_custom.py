@@ -48,6 +48,16 @@ def test_a_valid_list_keeps_its_prices_dates_and_fractions() -> None:
         ([GOOD_ROW.replace("2026-11-15", "15/11/2026")], 2, "priced_at", "ISO date"),
         ([GOOD_ROW, GOOD_ROW.replace(",24.5,", ",,")], 3, "usd_per_hour", "has no price"),
         ([GOOD_ROW.replace("indus-gpu", "aws")], 2, "provider", "'aws-negotiated'"),
+        (
+            [GOOD_ROW, GOOD_ROW.replace("indus-gpu", "Indus GPU")],
+            3,
+            "provider",
+            "not a provider name: use 1 to 64 lower-case letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit; e.g. 'indus-gpu'",
+        ),
+        ([GOOD_ROW.replace("indus-gpu", "../../etc")], 2, "provider", "not a provider name"),
+        ([GOOD_ROW.replace("indus-gpu", "x" * 65)], 2, "provider", "not a provider name"),
+        ([GOOD_ROW.replace("indus-gpu", "-gpu")], 2, "provider", "e.g. 'gpu'"),
     ],
 )
 def test_a_malformed_list_is_refused_with_file_line_and_field(
