@@ -61,19 +61,16 @@ LIVE_STATES = ("pending", "running", "stopping", "stopped")
 GONE_STATES = ("shutting-down", "terminated")
 
 # EC2 service quotas by instance family (Service Quotas console, 2026-11):
-# (on-demand quota name and code, spot quota name and code).
+# (family prefixes, on-demand quota name, its code, spot quota name, its code). Codes
+# left empty were not checked; the message then says how to look them up.
 QUOTAS: tuple[tuple[str, str, str, str, str], ...] = (
-    # family prefixes, on-demand name, code, spot name, code
     ("p", "Running On-Demand P instances", "L-417A185B",
      "All P Spot Instance Requests", "L-7212CCBC"),
     ("g vt", "Running On-Demand G and VT instances", "L-DB2E81BA",
      "All G and VT Spot Instance Requests", "L-3819A6DF"),
-    ("inf", "Running On-Demand Inf instances", "L-1945791B",
-     "All Inf Spot Instance Requests", "L-B5D1601B"),
-    ("trn", "Running On-Demand Trn instances", "L-2C3B7624",
-     "All Trn Spot Instance Requests", "L-6B0D517C"),
-    ("dl", "Running On-Demand DL instances", "L-6E869C2A",
-     "All DL Spot Instance Requests", "L-85EED4F7"),
+    ("inf", "Running On-Demand Inf instances", "", "All Inf Spot Instance Requests", ""),
+    ("trn", "Running On-Demand Trn instances", "", "All Trn Spot Instance Requests", ""),
+    ("dl", "Running On-Demand DL instances", "", "All DL Spot Instance Requests", ""),
 )  # fmt: skip
 STANDARD_QUOTA = (
     "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances",
@@ -149,11 +146,17 @@ def explain_client_error(
         name, quota_code = quota_for(
             target.instance_type if target else "p", bool(target and target.spot)
         )
+        code_hint = (
+            f"({quota_code})"
+            if quota_code
+            else "(its code: `aws service-quotas list-service-quotas --service-code ec2`)"
+        )
         return (
             f"{what}: the account's vCPU quota for {kind} in {region} is too low. Request an "
-            f"increase of '{name}' ({quota_code}) to at least this instance's vCPU count: "
+            f"increase of '{name}' {code_hint} to at least this instance's vCPU count: "
             f"Service Quotas console, or `aws service-quotas request-service-quota-increase "
-            f"--service-code ec2 --quota-code {quota_code} --desired-value N --region {region}`."
+            f"--service-code ec2 --quota-code {quota_code or 'CODE'} --desired-value N "
+            f"--region {region}`."
         )
     if code in ("UnauthorizedOperation", "AccessDenied", "AccessDeniedException"):
         action = IAM_ACTIONS.get(call, f"ec2:{call}")

@@ -215,7 +215,7 @@ def stubbed(region: str) -> tuple[AwsProvisioner, Stubber]:
         (
             "InstanceLimitExceeded",
             CloudTarget("aws", "trn1.32xlarge", "us-east-2", image="ami-1"),
-            ["Running On-Demand Trn instances", "quota"],
+            ["Running On-Demand Trn instances", "list-service-quotas --service-code ec2"],
         ),
         (
             "UnauthorizedOperation",

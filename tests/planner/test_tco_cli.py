@@ -126,7 +126,7 @@ def write(tmp_path: Path, text: str) -> str:
         (["--utilization=-0.1"], "--utilization -0.1"),
         (["--compare", "aws:p5.48xlarg"], "did you mean 'aws:p5.48xlarge'"),
         (["--compare", "H10"], "did you mean 'H100'"),
-        (["--pricing", "reserved-1y"], "no reserved-1y price for H100-SXM"),
+        (["--pricing", "reserved-1y"], "no reserved-1y price for the offers chosen"),
         (["--pricing", "spott"], "did you mean 'spot'"),
         (["--monthly-gpu-hours", "99999"], "--monthly-gpu-hours 99999: 99,999 GPU-hours"),
         (["--format", "yaml"], "unknown format 'yaml'"),

@@ -1,0 +1,105 @@
+"""Run `gpuplan` in a child process with the cloud provisioners pointed at the stand-ins.
+
+    python -m tests.benchmarks.cloud_sweep_driver CONFIG.json sweep run SPEC --yes ...
+
+CONFIG.json: {"aws": {"endpoint_url": moto}, "gcp": {"api_endpoint": fake, "project": p},
+"ssh": {"host", "port", "user", "identity_file"}}. The real AwsProvisioner and
+GcpProvisioner do every cloud call (against moto and the fake Compute server); only the
+address they return is replaced by the loopback sshd's, since no cloud machine exists
+behind them. Like the test process, this child may connect to 127.0.0.1 only. Tests
+that need no child process call `register` themselves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import json
+import socket
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.runners.aws import AwsProvisioner
+from benchmarks.runners.gcp import GcpProvisioner
+from benchmarks.runners.machine import Machine
+
+
+def guard_loopback_only() -> None:
+    """Make every socket connect outside 127.0.0.1/::1 fail (as tests/conftest.py does)."""
+    connect = socket.socket.connect
+
+    def loopback_only(self: socket.socket, address: Any) -> None:
+        if isinstance(address, tuple):
+            host = "127.0.0.1" if address[0] == "localhost" else str(address[0])
+            if not ipaddress.ip_address(host).is_loopback:
+                raise OSError(f"the sweep test driver may not connect to {host}")
+        return connect(self, address)
+
+    socket.socket.connect = loopback_only  # type: ignore[method-assign]
+
+
+class LoopbackAws(AwsProvisioner):
+    def __init__(self, point: Callable[[Machine], Machine], **options: Any) -> None:
+        super().__init__(**options)
+        self.point = point
+
+    def wait_running(self, machine: Machine, timeout_s: float) -> Machine:
+        return self.point(super().wait_running(machine, timeout_s))
+
+
+class LoopbackGcp(GcpProvisioner):
+    def __init__(self, point: Callable[[Machine], Machine], **options: Any) -> None:
+        super().__init__(**options)
+        self.point = point
+
+    def wait_running(self, machine: Machine, timeout_s: float) -> Machine:
+        return self.point(super().wait_running(machine, timeout_s))
+
+
+def register(config: dict[str, Any]) -> None:
+    """Make the sweep's backend registry build the stand-in-bound provisioners."""
+    from google.auth.credentials import AnonymousCredentials
+
+    from benchmarks.sweep import backends
+
+    ssh = config["ssh"]
+
+    def point(machine: Machine) -> Machine:
+        return dataclasses.replace(
+            machine,
+            host=ssh["host"],
+            port=ssh["port"],
+            user=ssh["user"],
+            identity_file=ssh["identity_file"],
+        )
+
+    if "aws" in config:
+        url = config["aws"]["endpoint_url"]
+        backends.register("aws", lambda **_: LoopbackAws(point, endpoint_url=url, poll_s=0.05))
+    if "gcp" in config:
+        gcp = config["gcp"]
+        backends.register(
+            "gcp",
+            lambda **_: LoopbackGcp(
+                point,
+                project=gcp["project"],
+                credentials=AnonymousCredentials(),
+                api_endpoint=gcp["api_endpoint"],
+                poll_s=0.05,
+            ),
+        )
+
+
+def main(argv: list[str]) -> None:
+    guard_loopback_only()
+    register(json.loads(Path(argv[0]).read_text()))
+    from planner.cli import main as gpuplan
+
+    sys.argv = ["gpuplan", *argv[1:]]
+    gpuplan()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
