@@ -23,6 +23,7 @@ from benchmarks.runners.machine import ProvisionError
 from benchmarks.sweep import state as st
 from benchmarks.sweep.preview import NoData, SweepData, SweepPreview, preview_sweep
 from benchmarks.sweep.spec import SpecError, SweepSpec, check_cloud_targets, load_spec, parse_spec
+from pricing.catalog import price_date_label
 
 FORMATS = ("table", "json")
 
@@ -51,7 +52,7 @@ def preview_table(preview: SweepPreview) -> Table:
     for t in preview.targets:
         price = "-" if t.usd_per_hour is None else f"${t.usd_per_hour:,.3f}"
         if t.priced_at:
-            price += f" ({t.priced_at})"
+            price += f" ({price_date_label(t.priced_at, t.price_date_basis)})"
         gpu = f"{t.gpu_count or '?'}x {t.gpu_name}" if t.gpu_name else "-"
         table.add_row(
             escape(t.label), t.backend, t.region or "-", t.instance_type or "-", gpu, price,
