@@ -124,6 +124,11 @@ def test_adding_the_same_list_again_replaces_it(results_dir: object, tmp_path: P
     assert [i.provider for i in read_manifest()].count("custom-neoclouds") == 1
     shown = runner.invoke(app, ["pricing", "show", "--provider", "indus-gpu", "--format", "json"])
     assert {r["usd_per_hour"] for r in json.loads(shown.stdout)} == {20.0, 1.9}
+    # A custom list's dates are the user's own: exact; the bundled extracts' are bounds.
+    assert {r["price_date_basis"] for r in json.loads(shown.stdout)} == {"exact"}
+    bundled = runner.invoke(app, ["pricing", "show", "--provider", "aws", "--format", "json"])
+    rows = json.loads(bundled.stdout)
+    assert {(r["priced_at"], r["price_date_basis"]) for r in rows} == {("2025-06-01", "not-before")}
 
 
 def test_a_malformed_list_is_refused_on_the_cli_and_nothing_is_written(tmp_path: Path) -> None:
