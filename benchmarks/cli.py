@@ -23,6 +23,11 @@ from benchmarks.intake import check_file, conflicts, save_all
 from benchmarks.results import ResultFileError, load_results, read_result, results_frame
 from benchmarks.safe_paths import UnsafeInputError, check_result_id, path_under, shorten
 
+FORMATS = ("table", "json", "csv")
+# Above this coefficient of variation of the per-step throughput (5%), a result is noisy:
+# other load, thermal throttling or too few steps; `bench run` warns.
+HIGH_CV = 0.05
+
 app = typer.Typer(help="Training benchmarks: run, list and show results.", no_args_is_help=True)
 
 
@@ -46,14 +51,17 @@ def _warn(lines: list[str]) -> None:
 def list_results(
     directory: Annotated[Path | None, typer.Argument(help="results folder")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+    wide: Annotated[
+        bool, typer.Option("--wide", help="tables: every column, however wide")
+    ] = False,
 ) -> None:
     """One line per result in a folder (default $GPUPLAN_RESULTS_DIR or ./results).
 
     Entries that cannot be read (invalid, a folder named *.json, a dangling link, too
     large or too deep) are named on stderr as `warning: ...` and left out.
     """
-    if fmt not in ("table", "json", "csv"):
-        _fail(f"--format: {shorten(fmt)!r} is not one of table, json, csv")
+    if fmt not in FORMATS:
+        _fail(f"--format: {shorten(fmt)!r} is not one of {', '.join(FORMATS)}")
     directory = directory or default_results_dir()
     results, problems = load_results(directory)
     ordered = sorted(results, key=lambda r: r.started_at)
@@ -62,23 +70,9 @@ def list_results(
     elif fmt == "csv":
         sys.stdout.write(results_frame(ordered).to_csv(index=False))
     else:
-        table = Table(title=Text(f"{len(results)} results in {directory}"))
-        for column in LIST_COLUMNS:
-            table.add_column(column)
-        for r in ordered:
-            # Text cells: an id or name is never read as rich markup ("[/bogus]").
-            cells = (
-                r.id,
-                r.workload,
-                r.model_size,
-                r.precision or "-",
-                r.device_name or r.device,
-                str(r.world_size),
-                f"{r.throughput:,.1f} {r.throughput_unit}",
-                r.source,
-            )
-            table.add_row(*(Text(shorten(c)) for c in cells))
-        Console(width=None if Console().is_terminal else 200).print(table)
+        from planner.render.bench_tables import print_results
+
+        print_results(results_frame(ordered), f"{len(results)} results in {directory}", wide=wide)
     sys.stdout.flush()
     _warn([f"skipped: {p}" for p in problems])
 
@@ -87,8 +81,11 @@ def list_results(
 def show(
     result: Annotated[str, typer.Argument(help="result id or path to a result file")],
     directory: Annotated[Path | None, typer.Option("--dir", help="results folder")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
-    """Print one result file in full (validated)."""
+    """One result file in full (validated): a field/value table, JSON or one CSV row."""
+    if fmt not in FORMATS:
+        _fail(f"--format: {shorten(fmt)!r} is not one of {', '.join(FORMATS)}")
     if not result.strip():
         _fail("give a result id (gpuplan bench list shows them) or a path to a result file")
     path = Path(result)
@@ -108,7 +105,18 @@ def show(
         _fail(f"no result {shorten(result)!r} (looked for {shorten(path)})")
     except ResultFileError as exc:
         _fail(str(exc))
-    print(json.dumps(loaded.model_dump(), indent=2))
+    record = loaded.model_dump()
+    if fmt == "json":
+        print(json.dumps(record, indent=2))
+    elif fmt == "csv":
+        import pandas as pd
+
+        flat = {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in record.items()}
+        sys.stdout.write(pd.DataFrame([flat]).to_csv(index=False))
+    else:
+        from planner.render.bench_tables import print_result
+
+        print_result(record)
 
 
 @app.command("add")
@@ -205,6 +213,7 @@ RUN_TABLE = (
 def _print_results(written: list[tuple[Any, Path]], fmt: str) -> None:
     if fmt == "json":
         print(json.dumps([r.model_dump() for r, _ in written], indent=2))
+        _warn_noisy([r for r, _ in written])
         return
     probe = Console()
     console = Console(width=None if probe.is_terminal else 200)
@@ -226,6 +235,27 @@ def _print_results(written: list[tuple[Any, Path]], fmt: str) -> None:
         console.print(Text(f"{result.id}: {path}"))
         if result.mean_power_w is None:
             console.print(f"  power and energy {result.power_source}", highlight=False)
+    _warn_noisy([r for r, _ in written])
+
+
+def noisy_warnings(results: list[Any], limit: float = HIGH_CV) -> list[str]:
+    """One warning per result whose throughput's coefficient of variation exceeds `limit`."""
+    out = []
+    for result in results:
+        cv = getattr(result, "throughput_cv", None)
+        if cv is not None and cv > limit:
+            out.append(
+                f"{result.id}: throughput varied {cv:.1%} between steps (coefficient of "
+                f"variation, above {limit:.0%}): other load on the machine, thermal "
+                "throttling or too few steps; rerun with more --steps on an idle machine"
+            )
+    return out
+
+
+def _warn_noisy(results: list[Any]) -> None:
+    err = Console(stderr=True)
+    for line in noisy_warnings(results):
+        err.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
 
 
 @app.command("run")

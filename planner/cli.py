@@ -8,7 +8,6 @@ gets `error: ...` with the valid choices and exit code 2, never a traceback.
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
@@ -22,7 +21,8 @@ from benchmarks.sweep.cli import make_app as make_sweep_app
 from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, parse_rates
 from planner.overheads import JobOverheads
 from planner.plan import Plan, make_plan
-from planner.render.notes import OWN_CODES, notes_text
+from planner.render.notes import notes_text
+from planner.render.plan_tables import PICK_LABELS, VIEWS
 from planner.request import PRECISIONS, PlanRequest, RequestError
 from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 from planner.throughput import own_and_published_results
@@ -34,7 +34,6 @@ from pricing.catalog import (
     SnapshotError,
     check_choices,
     load_offers,
-    price_date_labels,
     unique_values,
 )
 from pricing.cli import app as pricing_app
@@ -83,39 +82,6 @@ def _sweep_data() -> Any:
 
 
 app.add_typer(make_sweep_app(_sweep_data), name="sweep")
-
-PLAN_TABLE_COLUMNS = (
-    "rank",
-    "frontier",
-    "pick",
-    "provider",
-    "region",
-    "instance_type",
-    "gpu_name",
-    "gpus",
-    "throughput",
-    "throughput_source",
-    "hours",
-    "hours P10-P90",
-    "cost",
-    "cost P10-P90",
-    "$/h",
-    "price_date",
-)
-PICK_TABLE_COLUMNS = (
-    "pick", "provider", "region", "instance_type", "gpus", "hours", "hours P10-P90", "cost",
-    "cost P10-P90", "why",
-)  # fmt: skip
-FRONTIER_TABLE_COLUMNS = (
-    "provider", "region", "instance_type", "gpu_name", "gpus", "throughput_source", "hours",
-    "hours P10-P90", "cost", "cost P10-P90", "feasible",
-)  # fmt: skip
-PICK_LABELS = {
-    "cheapest_within_deadline": "cheapest",
-    "fastest_within_budget": "fastest",
-    "best_cost_per_hour_saved": "value",
-}
-VIEWS = ("rows", "picks", "frontier", "options", "constraints")
 
 
 @app.command("plan")
@@ -225,10 +191,17 @@ def plan(
     view: Annotated[
         str,
         typer.Option(
-            help="what json/csv print: rows (one per offer) | picks | frontier | options "
-            "(every count) | constraints"
+            help="what to print: rows (picks, binding constraints, one row per offer) | "
+            "picks | frontier | options (every count) | constraints"
         ),
     ] = "rows",
+    wide: Annotated[
+        bool, typer.Option("--wide", help="tables: every column, however wide")
+    ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="every assumption, own result and warning in full"),
+    ] = False,
     top: Annotated[int | None, typer.Option(help="show the N best rows")] = None,
     results: Annotated[
         list[str] | None,
@@ -325,8 +298,17 @@ def plan(
         }[view]
         emit(chosen_view, fmt)
         return
-    _plan_tables(result, top, kind)
-    _notes(result, problems)
+    from planner.render.plan_tables import print_plan
+
+    print_plan(
+        result,
+        view,
+        top,
+        wide=wide,
+        explain=explain,
+        problems=problems,
+        explanations=_explanations(result),
+    )
 
 
 def _overheads(
@@ -360,96 +342,6 @@ def _explanations(result: Plan) -> list[str]:
     if len(bound) > 5:
         lines.append(f"... and {len(bound) - 5} more CPU-bound rows (limit_code in --format csv)")
     return lines
-
-
-def _number(value: float, money: bool) -> str:
-    """Hours or dollars with the digits that matter (0.013 h, 4.5 h, 1,234 h; $0.52, $1,234)."""
-    if not np.isfinite(value):
-        return "-"
-    sign = "$" if money else ""
-    if value >= 100:
-        return f"{sign}{value:,.0f}"
-    if value >= 1:
-        return f"{sign}{value:,.2f}" if money else f"{value:.1f}"
-    return f"{sign}{value:.2g}"
-
-
-def _range(low: pd.Series, high: pd.Series, money: bool) -> list[str]:
-    return [f"{_number(a, money)}-{_number(b, money)}" for a, b in zip(low, high, strict=True)]
-
-
-def _display(frame: pd.DataFrame) -> pd.DataFrame:
-    """Plan columns made readable for the table: frontier mark, short picks, P10-P90."""
-    shown = frame.copy()
-    shown["frontier"] = np.where(shown["on_pareto"], "*", "")
-    shown["pick"] = [
-        ",".join(PICK_LABELS.get(p, p) for p in str(v).split(",") if p) for v in shown["pick"]
-    ]
-    shown["gpus"] = [
-        f"{n:g}x{g:g}" if n > 1 else f"{g:g}"
-        for n, g in zip(shown["instances"], shown["gpu_count"], strict=True)
-    ]
-    shown["hours"] = [_number(v, money=False) for v in shown["hours_to_train"]]
-    shown["cost"] = [_number(v, money=True) for v in shown["cost_usd"]]
-    shown["$/h"] = [_number(v, money=True) for v in shown["option_usd_per_hour"]]
-    shown["price_date"] = price_date_labels(shown)
-    shown["hours P10-P90"] = _range(shown["hours_p10"], shown["hours_p90"], money=False)
-    shown["cost P10-P90"] = _range(shown["cost_p10_usd"], shown["cost_p90_usd"], money=True)
-    return shown
-
-
-def _plan_tables(result: Plan, top: int | None, kind: str) -> None:
-    """Rows, picks, frontier and binding constraints on stdout."""
-    from pricing.output import wide_console
-
-    rows = result.rows if top is None else result.rows.head(top)
-    unit = result.workload.throughput_unit
-    emit(
-        _display(rows),
-        "table",
-        title=(
-            f"{result.workload.name} ({result.precision}, {kind}): {len(result.rows)} offers "
-            f"at their best GPU count, {len(result.options)} options weighed; "
-            f"* = time/cost frontier; throughput in {unit}"
-        ),
-        table_columns=PLAN_TABLE_COLUMNS,
-    )
-    if len(result.picks):
-        picks = _display(result.picks)
-        picks["pick"] = result.picks["pick"]
-        emit(
-            picks,
-            "table",
-            title="Picks",
-            table_columns=PICK_TABLE_COLUMNS,
-        )
-    if len(result.frontier):
-        emit(
-            _display(result.frontier),
-            "table",
-            title=f"Time/cost frontier ({len(result.frontier)} options, every GPU count)",
-            table_columns=FRONTIER_TABLE_COLUMNS,
-        )
-    console = wide_console()
-    for line in _explanations(result):
-        console.print(line, highlight=False, soft_wrap=True, markup=False)
-    for row in result.constraint_status.itertuples():
-        label = "binds" if row.binds else "does not bind"
-        console.print(f"{row.constraint} {label}: {row.note}", highlight=False, soft_wrap=True)
-
-
-def _notes(result: Plan, problems: list[str]) -> None:
-    from pricing.output import wide_console
-
-    sys.stdout.flush()
-    console = wide_console(stderr=True)
-    for line in result.assumptions:
-        console.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
-    for line in notes_text(result.notes_of(*OWN_CODES)):
-        console.print(f"[dim]own results:[/] {escape(line)}", highlight=False)
-    warnings = [n for n in result.notes if n.code not in OWN_CODES]
-    for line in [*notes_text(warnings), *problems]:
-        console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
 
 
 @app.command("workloads")
@@ -778,6 +670,12 @@ def tco(
         typer.Option(help="demand for break-even months (default: capacity x utilization)"),
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+    wide: Annotated[
+        bool, typer.Option("--wide", help="tables: every column, however wide")
+    ] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="every assumption and defaulted field in full")
+    ] = False,
 ) -> None:
     """On-prem amortized $/GPU-hour, and break-even utilization and months against cloud offers."""
     from planner.tco import OnPremConfigError, check_value, load_onprem_config, tco_table
@@ -839,51 +737,23 @@ def tco(
         emit(rows, fmt)
         warn_lines(warnings)
         return
-    _tco_tables(onprem, rows, loaded.defaulted_notes(), warnings)
+    from planner.render.tco_tables import print_tco
 
-
-def _tco_tables(
-    onprem: OnPremConfig, rows: pd.DataFrame, defaulted: list[str], warnings: list[str]
-) -> None:
-    """Breakdown and comparison tables on stdout; assumptions and defaults on stderr."""
-    from planner.tco import COMPONENTS, cost_breakdown
-    from pricing.output import wide_console
-
-    breakdown = cost_breakdown(onprem)
-    breakdown["share"] = breakdown["share"].map(lambda s: f"{s:.0%}")
-    emit(
-        breakdown,
-        "table",
-        title=(
-            f"On-prem {onprem.name}: {onprem.gpus} x {onprem.gpu_name}, "
-            f"{onprem.utilization:.0%} utilization -> "
-            f"${rows['usd_per_gpu_hour'].iloc[0]:.2f} per GPU-hour"
-        ),
+    print_tco(
+        onprem,
+        rows,
+        _tco_assumptions(onprem),
+        loaded.defaulted_notes(),
+        warnings,
+        wide=wide,
+        explain=explain,
     )
-    cloud = rows.iloc[1:].copy()
-    cloud["price_date"] = price_date_labels(cloud)
-    life_months = onprem.lifetime_years * 12
-    cloud["break_even_util"] = [
-        f"{u:.1%}" if pd.notna(u) else "never" for u in cloud["break_even_utilization"]
-    ]
-    cloud["break_even_months"] = [
-        "never" if pd.isna(m) else f"{m:,.1f}" + (" (after life)" if m > life_months else "")
-        for m in cloud["break_even_months"]
-    ]
-    demand = float(cloud["monthly_gpu_hours"].iloc[0]) if len(cloud) else 0.0
-    emit(
-        cloud,
-        "table",
-        title=f"Against the cloud (break-even months at {demand:,.0f} GPU-hours per month)",
-        table_columns=(
-            *TCO_COMPARE_COLUMNS,
-            "break_even_util",
-            "break_even_months",
-            "price_date",
-        ),
-    )
-    console = wide_console(stderr=True)
-    notes = [
+
+
+def _tco_assumptions(onprem: OnPremConfig) -> list[str]:
+    from planner.tco import COMPONENTS
+
+    return [
         f"Power: {onprem.power_basis}.",
         "Capex straight-line over the lifetime, no salvage value, no cost of capital; "
         f"components: {', '.join(COMPONENTS)}; a year is 8760 h, a month 730 h.",
@@ -891,12 +761,6 @@ def _tco_tables(
         "break-even months: when cumulative cloud spend for the demand exceeds capex plus "
         "cumulative running cost.",
     ]
-    for line in notes:
-        console.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
-    for line in defaulted:
-        console.print(f"[yellow]defaulted:[/] {escape(line)}", highlight=False)
-    for line in warnings:
-        console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
 
 
 def main() -> None:

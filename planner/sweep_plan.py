@@ -82,7 +82,7 @@ class CatalogSweepData:
 
         inputs = throughput_inputs(self.results, workload, precision)
         query = pd.DataFrame({"gpu_name": [gpu_name], "gpu_count": [float(gpu_count)]})
-        predicted = throughput_for_offers(query, inputs.table, inputs.model)
+        predicted = throughput_for_offers(query, inputs.figures, inputs.model)
         value = float(predicted["throughput"].iloc[0])
         if not math.isfinite(value) or value <= 0:
             return None

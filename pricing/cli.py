@@ -80,6 +80,9 @@ def show(
         typer.Option("--include-retired", help="also list sizes the provider no longer sells"),
     ] = False,
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+    wide: Annotated[
+        bool, typer.Option("--wide", help="tables: every column, however wide")
+    ] = False,
 ) -> None:
     """Offers in the snapshot, cheapest per GPU first, with each price's date."""
     try:
@@ -112,12 +115,12 @@ def show(
         "tier",
         "usd_per_gpu_hour",
     ]
-    emit(
-        chosen.loc[:, columns],
-        fmt,
-        title=f"{len(chosen)} offers",
-        table_columns=[*SHOW_COLUMNS[:-3], "usd_per_gpu_hour", "tier", "price_date"],
-    )
+    if fmt == "table":
+        from planner.render.price_tables import print_offers
+
+        print_offers(chosen.loc[:, columns], wide=wide)
+    else:
+        emit(chosen.loc[:, columns], fmt)
     shown = {info.provider: info for info in infos if info.provider in set(chosen["provider"])}
     frame = status_frame(list(shown.values()))
     listed = stale_text(frame)

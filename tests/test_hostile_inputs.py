@@ -329,7 +329,8 @@ def test_bench_list_names_every_skipped_entry_on_stderr_with_json(
 
 def test_bench_list_shows_markup_in_a_name_as_text(tmp_path: Path) -> None:
     result_file(tmp_path / "a.json", id="run-1", workload="[/bogus][bold]x", source="[red]y")
-    done = runner.invoke(app, ["bench", "list", str(tmp_path)])
+    clean_exit(runner.invoke(app, ["bench", "list", str(tmp_path)]), (0,))
+    done = runner.invoke(app, ["bench", "list", str(tmp_path), "--wide"])  # every column
     out = clean_exit(done, (0,))
     assert "[/bogus][bold]x" in out and "[red]y" in out
 

@@ -25,7 +25,6 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.published import published_frame  # noqa: E402
 from planner.throughput import (  # noqa: E402
     model_key,
-    table_figures,
     throughput_model_for_results,
     throughput_table,
 )
@@ -70,7 +69,7 @@ def main() -> None:
         queries = grid.assign(model=model_key(workload), precision="fp16")
         q = prepare_queries(models[name], queries)
         keys = q.drop_duplicates(CURVE_KEY)
-        figures = table_figures(throughput_table(results, workload, "fp16"))
+        figures = throughput_table(results, workload, "fp16")
         index = pd.MultiIndex.from_frame(keys[CURVE_KEY])
         k = index.get_indexer(pd.MultiIndex.from_frame(q[CURVE_KEY]))
         prepared[name] = (queries, keys, figures, k, q["num_gpus"].to_numpy(float))

@@ -41,6 +41,12 @@ SKIP_WORDS = {
     "other_precision": "measured at {precision}, the plan is at {wanted}",
     "other_size": "model size {model_size}, the plan's is {wanted}",
 }
+SKIP_SHORT = {
+    "cpu_run": "CPU run",
+    "unknown_gpu": "unknown GPU",
+    "other_precision": "other precision",
+    "other_size": "other model size",
+}
 # Notes about own results (used, skipped), apart from the warnings.
 OWN_CODES = ("own_result_used", "own_result_skipped", "own_results_elsewhere")
 

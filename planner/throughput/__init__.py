@@ -1,5 +1,8 @@
 """The throughput layer: results -> fitted model -> throughput per (GPU, count, workload).
 
+Results become figures once (estimate.aggregate_figures, over offers.reference_from_results'
+rows); plans, `estimate` and the Scaling page all read those figures.
+
 Modules: offers (results joined to offers and options), estimate (figures, scaling laws and
 the spec regression combined), scaling (laws and the communication model), spec_model (the
 spec regression), scaling_report (the Scaling page's tables), reference_io (CSV edges of
@@ -11,12 +14,10 @@ from planner.throughput.offers import (
     ASSUMED_LLM_MFU,
     ASSUMED_LLM_MFU_BAND,
     SOURCE_RANK,
-    TABLE_COLUMNS,
     bundled_results_dir,
     model_key,
     own_and_published_results,
     reference_from_results,
-    table_figures,
     throughput_for_offers,
     throughput_for_options,
     throughput_inputs,
@@ -29,14 +30,12 @@ __all__ = [
     "ASSUMED_LLM_MFU",
     "ASSUMED_LLM_MFU_BAND",
     "SOURCE_RANK",
-    "TABLE_COLUMNS",
     "bundled_results_dir",
     "model_key",
     "own_and_published_results",
     "predict",
     "predict_throughput",
     "reference_from_results",
-    "table_figures",
     "throughput_for_offers",
     "throughput_for_options",
     "throughput_inputs",

@@ -86,7 +86,13 @@ class ThroughputModel:
 
 
 def aggregate_figures(reference: pd.DataFrame) -> pd.DataFrame:
-    """One figure per (GPU, model, precision, generation, count): median, min, max of runs."""
+    """One figure per (GPU, model, precision, generation, count): median, min, max of runs.
+
+    The one aggregation of results: the fits, `estimate`, the Scaling page and the plan's
+    anchors (offers.throughput_table) all read its rows. Columns: gpu_name, model,
+    precision, generation, num_gpus, throughput, throughput_low, throughput_high, runs,
+    source (the best of the group's), detail (its first run's), interconnect.
+    """
     ref = reference.copy()
     ref["num_gpus"] = ref["num_gpus"].astype(float)
     ref["throughput"] = ref["throughput"].astype(float)
@@ -766,13 +772,15 @@ def _details(
     fig_detail = curves.detail[k][rows, slot].astype(str)
     an = curves.n[k][rows, slot]
     source = values["source"].to_numpy()
-    exact_text = (
-        np.where(
-            runs > 1,
-            "median of " + pd.Series(runs).fillna(0).astype(int).astype(str).to_numpy() + " runs",
-            np.where(fig_detail != "", fig_detail, "1 run"),
-        )
-        + gen_text
+    fig_source = curves.source[k][rows, slot].astype(str)
+    runs_text = pd.Series(runs).fillna(0).astype(int).astype(str).to_numpy()
+    # A published figure's detail names its source; an own run's names one run of many.
+    median_text = (
+        "median of " + runs_text + " runs" + gen_text
+        + np.where((fig_detail != "") & (fig_source != "measured"), ", " + fig_detail, "")
+    )  # fmt: skip
+    exact_text = np.where(
+        runs > 1, median_text, np.where(fig_detail != "", fig_detail, "1 run") + gen_text
     )
     an_text = _unique_map(pd.Series(an), lambda v: f"{v:g}" if np.isfinite(v) else "").to_numpy()
     law_text = keys["law_text"].to_numpy()[k]

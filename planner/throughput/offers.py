@@ -30,6 +30,7 @@ from planner.throughput import disk_cache
 from planner.throughput.disk_cache import frame_digest
 from planner.throughput.estimate import (
     CURVE_KEY,
+    PREDICTION_COLUMNS,
     STEP_COLUMNS,
     ThroughputCurves,
     ThroughputModel,
@@ -46,15 +47,6 @@ from planner.throughput.spec_model import SpecEstimator
 from planner.workloads import Workload
 
 SOURCE_RANK = {"measured": 0, "published": 1, "scaled": 2, "estimated": 3}
-TABLE_COLUMNS = (
-    "gpu_name",
-    "gpu_count",
-    "throughput",
-    "throughput_low",
-    "throughput_high",
-    "throughput_source",
-    "throughput_detail",
-)
 
 # LLM throughput without a GPT measurement (planner.llm): an assumed model-FLOPs utilization.
 # PaLM reports 46% MFU (Chowdhery et al. 2022, table 3); Megatron-LM 54% on A100 at
@@ -64,83 +56,51 @@ ASSUMED_LLM_MFU = 0.40
 ASSUMED_LLM_MFU_BAND = (0.25, 0.55)
 
 
-def _matching_results(results: pd.DataFrame, workload: Workload, precision: str) -> pd.DataFrame:
-    """Result rows for this workload and precision (published rows joined by Lambda name)."""
-    same_model = results["workload"] == workload.model
-    if workload.model_size:
-        same_model &= results["model_size"].isin([workload.model_size, ""])
-    return results.loc[
-        same_model & (results["precision"] == precision) & results["gpu_name"].notna()
-    ]
-
-
-def _aggregate(rows: pd.DataFrame, kind: str) -> pd.DataFrame:
-    """One figure per (GPU, count): the median of the newest generation's runs."""
-    if rows.empty:
-        return pd.DataFrame(columns=list(TABLE_COLUMNS))
-    newest = rows.groupby(["gpu_name", "world_size"])["started_at"].transform("max")
-    rows = rows.loc[rows["started_at"] == newest]
-    grouped = rows.groupby(["gpu_name", "world_size"])
-    table = grouped.agg(
-        throughput=("throughput", "median"),
-        throughput_low=("throughput", "min"),
-        throughput_high=("throughput", "max"),
-        runs=("throughput", "size"),
-        first_detail=("detail", "first"),
-        first_id=("id", "first"),
-    ).reset_index()
-    table = table.rename(columns={"world_size": "gpu_count"})
-    table["gpu_count"] = table["gpu_count"].astype(float)
-    table["throughput_source"] = kind
-    runs = table["runs"].astype(str)
-    if kind == "measured":
-        table["throughput_detail"] = np.where(
-            table["runs"] > 1,
-            "median of " + runs + " own runs",
-            "own run " + table["first_id"].astype(str),
-        )
-    else:
-        table["throughput_detail"] = np.where(
-            table["runs"] > 1,
-            "median of " + runs + " runs, " + table["first_detail"],
-            table["first_detail"],
-        )
-    return table.loc[:, list(TABLE_COLUMNS)]
-
-
 def throughput_table(results: pd.DataFrame, workload: Workload, precision: str) -> pd.DataFrame:
     """Known figures for a workload and precision: one row per (GPU, count), best source.
 
     `results` is a benchmarks.results.results_frame() table (own and published rows).
+    The figures are aggregate_figures() of reference_from_results(results), the one
+    aggregation `estimate`, the Scaling page and the fits use, in its columns (gpu_name,
+    model, precision, generation, num_gpus, throughput, throughput_low, throughput_high,
+    runs, source, detail, interconnect). Per (GPU, count) the newest generation's figure
+    of the best source (measured before published) is kept, its generation blanked so
+    that a plan anchors on the nearest count whatever the generation of each.
     For bf16 without a bf16 figure, an fp16-AMP figure stands in on GPUs with bf16
     tensor cores (same dense peak: gpu_specs bf16_tflops == fp16_tflops), and says so.
     """
-    rows = _matching_results(results, workload, precision)
-    measured = _aggregate(rows.loc[rows["source"] == "measured"], "measured")
-    published = _aggregate(rows.loc[rows["source"].str.startswith("published")], "published")
+    reference = reference_from_results(results)
+    return best_figures(
+        aggregate_figures(reference), model_key(workload), precision, _generation_order(reference)
+    )
+
+
+def best_figures(
+    figures: pd.DataFrame, model_name: str, precision: str, generations: tuple[str, ...]
+) -> pd.DataFrame:
+    """throughput_table's selection from aggregate_figures() rows (`generations` oldest first)."""
+    rows = figures.loc[(figures["model"] == model_name) & (figures["precision"] == precision)]
     if precision == "bf16":
         has_bf16 = load_specs()["bf16_tflops"].notna()
-        proxy_rows = _matching_results(results, workload, "fp16")
-        proxy_rows = proxy_rows.loc[proxy_rows["gpu_name"].map(has_bf16).fillna(False).astype(bool)]
-        proxy = _aggregate(
-            proxy_rows.loc[proxy_rows["source"].str.startswith("published")], "published"
+        proxy = figures.loc[
+            (figures["model"] == model_name)
+            & (figures["precision"] == "fp16")
+            & (figures["source"] == "published")
+            & figures["gpu_name"].map(has_bf16).fillna(False).astype(bool)
+        ]
+        proxy = proxy.assign(
+            precision="bf16", detail="fp16 AMP figure as bf16 proxy: " + proxy["detail"]
         )
-        proxy["throughput_detail"] = "fp16 AMP figure as bf16 proxy: " + proxy["throughput_detail"]
-        published = pd.concat([published, proxy], ignore_index=True)
-    table = pd.concat(
-        [t for t in (measured, published) if not t.empty] or [measured], ignore_index=True
+        rows = pd.concat([rows, proxy], ignore_index=True)
+    rank = {g: i for i, g in enumerate(generations)}
+    rows = rows.assign(
+        _source=rows["source"].map(SOURCE_RANK).fillna(len(SOURCE_RANK)),
+        _generation=rows["generation"].map(rank).fillna(-1),
     )
-    table = table.assign(model=model_key(workload), precision=precision)
-    if table.empty:
-        return table
-    table["gpu_count"] = table["gpu_count"].astype(float)
-    table["_rank"] = table["throughput_source"].map(SOURCE_RANK)
-    table = table.sort_values(["gpu_name", "gpu_count", "_rank"])
-    return (
-        table.drop_duplicates(["gpu_name", "gpu_count"])
-        .drop(columns="_rank")
-        .reset_index(drop=True)
-    )
+    rows = rows.sort_values(["gpu_name", "num_gpus", "_source", "_generation"], ascending=[
+        True, True, True, False])  # fmt: skip
+    best = rows.drop_duplicates(["gpu_name", "num_gpus"]).drop(columns=["_source", "_generation"])
+    return best.assign(generation="").reset_index(drop=True)
 
 
 def model_key(workload: Workload) -> str:
@@ -163,7 +123,9 @@ def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
     """Every non-LLM result as planner.throughput.estimate reference rows.
 
     model: Lambda's model name; generation: Lambda's benchmark version for published
-    rows ("own" for measured ones); source: measured | published.
+    rows (else their date: the newest date's runs are the newest generation; "own" for
+    measured ones); source: measured | published; detail: the figure's source for
+    published rows, "own run <id>" for measured ones.
     """
     rows = results.loc[
         results["gpu_name"].notna()
@@ -176,6 +138,8 @@ def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=[*columns, "source", "detail"])
     published = rows["source"].str.startswith("published")
     generation = rows["detail"].fillna("").astype(str).str.extract(_GENERATION)[0]
+    dated = rows["started_at"].fillna("").astype(str).str[:10] if "started_at" in rows else ""
+    generation = generation.fillna(pd.Series(dated, index=rows.index)).replace("", "published")
     models = [
         _result_model(w, s) for w, s in zip(rows["workload"], rows["model_size"], strict=True)
     ]
@@ -186,9 +150,13 @@ def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
             "model": models,
             "precision": rows["precision"].astype(str),
             "throughput": rows["throughput"].astype(float),
-            "generation": np.where(published, generation.fillna("published"), OWN_GENERATION),
+            "generation": np.where(published, generation, OWN_GENERATION),
             "source": np.where(published, "published", "measured"),
-            "detail": rows["detail"].fillna("").astype(str),
+            "detail": np.where(
+                published,
+                rows["detail"].fillna("").astype(str),
+                "own run " + rows["id"].astype(str),
+            ),
         }
     ).reset_index(drop=True)
 
@@ -303,8 +271,7 @@ _IDENTITY_COLUMNS = (
 class ThroughputInputs:
     """What throughput_for_options needs for a workload: the figures and the fits."""
 
-    table: pd.DataFrame  # throughput_table()
-    figures: pd.DataFrame  # table_figures(table)
+    figures: pd.DataFrame  # throughput_table()
     model: ThroughputModel  # throughput_model_for_results()
 
 
@@ -329,15 +296,15 @@ def throughput_inputs(
 @lru_cache(maxsize=16)
 def _inputs(key: _ByKey) -> ThroughputInputs:
     results, workload, precision = key.payload
-    table = throughput_table(results, workload, precision)
     return ThroughputInputs(
-        table, table_figures(table), throughput_model_for_results(results, workload, precision)
+        throughput_table(results, workload, precision),
+        throughput_model_for_results(results, workload, precision),
     )
 
 
 def throughput_for_offers(
     offers: pd.DataFrame,
-    table: pd.DataFrame,
+    figures: pd.DataFrame,
     model: ThroughputModel | None = None,
     *,
     model_name: str | None = None,
@@ -345,22 +312,21 @@ def throughput_for_offers(
 ) -> pd.DataFrame:
     """Throughput for every offer's (gpu_name, gpu_count), aligned to `offers.index`.
 
-    `table` is throughput_table()'s: its figures are used as they are at their counts
+    `figures` is throughput_table()'s: they are used as they are at their counts
     (measured before published). Other counts of a GPU in the table are `scaled` through
     that GPU's fitted law from the nearest count (a fractional GPU slice scales linearly
     from one GPU); GPUs without a figure are `estimated` from their specs. `model` holds
-    the fits (throughput_model_for_results); without it they are fitted on `table` alone.
-    `model_name` and `precision` default to the table's (throughput_table adds them).
+    the fits (throughput_model_for_results); without it they are fitted on `figures` alone.
+    `model_name` and `precision` default to the figures'.
     Columns: throughput, throughput_low, throughput_high, throughput_source,
     throughput_detail (which figure, which law or regression and its error). NaN
     throughput where nothing applies (no spec row, too little data to estimate).
     """
-    out = pd.DataFrame(index=offers.index, columns=list(TABLE_COLUMNS[2:]), dtype=object)
+    out = pd.DataFrame(index=offers.index, columns=list(PREDICTION_COLUMNS), dtype=object)
     for column in ("throughput", "throughput_low", "throughput_high"):
         out[column] = np.nan
-    if offers.empty or (table.empty and model is None):
+    if offers.empty or (figures.empty and model is None):
         return out
-    figures = table_figures(table)
     if model is None:
         model = fit_throughput_model(figures.rename(columns={"runs": "_runs"}))
     model_name = model_name or (str(figures["model"].iloc[0]) if len(figures) else None)
@@ -380,35 +346,7 @@ def throughput_for_offers(
     none = predicted["throughput_source"] == "none"
     predicted.loc[none, ["throughput", "throughput_low", "throughput_high"]] = np.nan
     predicted["throughput_source"] = predicted["throughput_source"].where(~none, None)
-    return predicted.loc[:, list(TABLE_COLUMNS[2:])]
-
-
-def table_figures(table: pd.DataFrame) -> pd.DataFrame:
-    """throughput_table() rows in planner.throughput.estimate.aggregate_figures' columns."""
-    from planner.throughput.scaling import interconnect_class
-
-    columns = [
-        "gpu_name", "model", "precision", "generation", "num_gpus", "throughput",
-        "throughput_low", "throughput_high", "runs", "source", "detail", "interconnect",
-    ]  # fmt: skip
-    if table.empty:
-        return pd.DataFrame(columns=columns)
-    return pd.DataFrame(
-        {
-            "gpu_name": table["gpu_name"].astype(str),
-            "model": table["model"],
-            "precision": table["precision"],
-            "generation": "",
-            "num_gpus": table["gpu_count"].astype(float),
-            "throughput": table["throughput"].astype(float),
-            "throughput_low": table["throughput_low"].astype(float),
-            "throughput_high": table["throughput_high"].astype(float),
-            "runs": 1,
-            "source": table["throughput_source"].astype(str),
-            "detail": table["throughput_detail"].astype(str),
-            "interconnect": interconnect_class(table["gpu_name"].astype(str)),
-        }
-    ).loc[:, columns]
+    return predicted.loc[:, list(PREDICTION_COLUMNS)]
 
 
 @dataclass(frozen=True)
@@ -467,7 +405,7 @@ def throughput_for_options(
 ) -> OptionThroughput:
     """Throughput of every option (gpu_name, total_gpus, gpus_per_node) without per-row text.
 
-    `figures` is table_figures(throughput_table(...)) (ThroughputInputs.figures).
+    `figures` is throughput_table()'s (ThroughputInputs.figures).
     Same sources and bands as throughput_for_offers (figures at their counts,
     other counts scaled through the fitted law, the ring all-reduce model across nodes of
     `gpus_per_node` GPUs, spec estimates for GPUs without figures); the curves are built

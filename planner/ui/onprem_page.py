@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from planner.hardware import load_specs
+from planner.render.tco_tables import after_life, months_text
 from planner.tco import (
     COMPONENTS,
     DEFAULTS,
@@ -28,6 +29,7 @@ from planner.tco import (
 from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
+from planner.ui.tables import show_table
 from pricing.catalog import (
     PRICING_KINDS,
     price_date_label,
@@ -108,6 +110,39 @@ NUMBER_FIELDS: dict[str, dict[str, Any]] = {
     },
 }
 UTILIZATION_GRID = np.linspace(0.05, 1.0, 96)
+# Each config field in words (the inputs' labels; name and GPU besides).
+FIELD_LABELS: dict[str, str] = {
+    "name": "Name",
+    "gpu_name": "GPU",
+    **{f: str(spec["label"]) for f, spec in NUMBER_FIELDS.items()},
+}
+_col = st.column_config
+COMPARE_CONFIG = {
+    "ref": _col.TextColumn("cloud offer"),
+    "gpu_name": _col.TextColumn("GPU"),
+    "gpu_count": _col.NumberColumn("GPUs", format="%g"),
+    "pricing": _col.TextColumn("pricing"),
+    "usd_per_gpu_hour": _col.NumberColumn("$/GPU-hour", format="dollar"),
+    "cheaper": _col.TextColumn("cheaper at your utilization"),
+    "break_even_utilization": _col.NumberColumn("break-even utilization", format="percent"),
+    "break_even_months": _col.TextColumn("on-prem pays back in"),
+    "break_even_note": _col.TextColumn("in words"),
+    "price_date": _col.TextColumn("price date"),
+    "price_source": _col.TextColumn("price source"),
+}
+BREAKDOWN_CONFIG = {
+    "component": _col.TextColumn("component"),
+    "usd_per_year": _col.NumberColumn("$/year", format="dollar"),
+    "usd_per_gpu_hour": _col.NumberColumn("$/GPU-hour", format="dollar"),
+    "share": _col.NumberColumn("share", format="percent"),
+    "basis": _col.TextColumn("how"),
+}
+DEFAULTS_CONFIG = {
+    "field": _col.TextColumn("input"),
+    "default": _col.TextColumn("default"),
+    "unit": _col.TextColumn("unit"),
+    "source": _col.TextColumn("source"),
+}
 COMPARE_COLUMNS: tuple[str, ...] = (
     "ref", "gpu_name", "gpu_count", "pricing", "usd_per_gpu_hour", "cheaper",
     "break_even_utilization", "break_even_months", "break_even_note", "price_date",
@@ -283,7 +318,7 @@ def tornado_figure(swing: pd.DataFrame, fraction: float) -> go.Figure:
     """planner.tco.sensitivity as a tornado chart (largest swing on top)."""
     rows = swing.loc[swing["swing_usd_per_gpu_hour"] > 0].iloc[::-1]
     base = float(swing["base_usd_per_gpu_hour"].iloc[0])
-    labels = rows["field"].tolist()
+    labels = [FIELD_LABELS.get(f, f) for f in rows["field"]]
     fig = go.Figure()
     for side, color in (("low", "#1f77b4"), ("high", "#ff7f0e")):
         fig.add_trace(
@@ -420,31 +455,51 @@ def render() -> None:
             delta_color="off",
             help=best["break_even_note"],
         )
+        late = after_life(best["break_even_months"], config.lifetime_years)
         cols[3].metric(
             "Break-even months",
             _never(best["break_even_months"], "{:,.1f}"),
-            f"at {best['monthly_gpu_hours']:,.0f} GPU-hours/month",
-            delta_color="off",
+            (
+                f"after the server's life ({config.lifetime_years * 12:g} months)"
+                if late
+                else f"at {best['monthly_gpu_hours']:,.0f} GPU-hours/month"
+            ),
+            delta_color="inverse" if late else "off",
+            delta_arrow="off" if not late else "auto",
             help=best["break_even_note"],
         )
+        if late:
+            st.warning(
+                f"Against {best['ref']}, on-prem pays back only after "
+                f"{best['break_even_months']:,.1f} months: after the server's "
+                f"{config.lifetime_years:g}-year life. Buying does not pay back at this "
+                "demand.",
+                icon=":material/schedule:",
+            )
     curve_fig = curve_figure(config, compared)
     st.plotly_chart(curve_fig, key=f"{PAGE}.curve_chart")
     shown = compare_table(cloud)
+    shown["break_even_months"] = [
+        months_text(m, config.lifetime_years) for m in shown["break_even_months"].fillna(np.inf)
+    ]
     st.subheader("Against the cloud")
-    st.dataframe(shown, hide_index=True, key=f"{PAGE}.compare")
+    show_table(shown, COMPARE_CONFIG, key=f"{PAGE}.compare")
     breakdown = cost_breakdown(config)
     swing = sensitivity(config, fraction)
     tornado_fig = tornado_figure(swing, fraction)
     left, right = st.columns([2, 3])
     with left:
         st.subheader("On-prem cost per GPU-hour")
-        st.dataframe(breakdown, hide_index=True, key=f"{PAGE}.breakdown")
+        show_table(breakdown, BREAKDOWN_CONFIG, key=f"{PAGE}.breakdown")
     with right:
         st.plotly_chart(tornado_fig, key=f"{PAGE}.tornado_chart")
     with st.expander("Defaults and their sources"):
         defaults = defaults_frame()
-        defaults["default"] = defaults["default"].map(lambda v: "TDP-derived" if v is None else v)
-        st.dataframe(defaults.astype(str), hide_index=True, key=f"{PAGE}.defaults")
+        defaults["default"] = defaults["default"].map(
+            lambda v: "TDP-derived" if v is None else f"{v:,g}" if isinstance(v, float) else v
+        )
+        defaults["field"] = defaults["field"].map(lambda f: FIELD_LABELS.get(f, f))
+        show_table(defaults.astype(str), DEFAULTS_CONFIG, key=f"{PAGE}.defaults")
     buttons = st.columns(2)
     with buttons[0]:
         download_csv(table, f"onprem-vs-cloud-{config.gpu_name}.csv", key=f"{PAGE}.csv")

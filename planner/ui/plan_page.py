@@ -24,6 +24,7 @@ from planner.request import PlanRequest, RequestError
 from planner.spot import default_rate
 from planner.tco import LoadedConfig, OnPremConfigError
 from planner.ui import data
+from planner.ui.compare import compare_section
 from planner.ui.export import download_csv, download_report
 from planner.ui.onprem_page import PAGE as ONPREM_PAGE
 from planner.ui.onprem_page import config_from_inputs
@@ -49,6 +50,7 @@ from planner.ui.plan_view import (
     warning_lines,
 )
 from planner.ui.state import PageState, remembered_inputs
+from planner.ui.tables import show_table
 from planner.ui.text import md_text
 from planner.workloads import LLM_DEFAULT_SEQ_LEN, LLM_MODES, WORKLOADS, Workload, llm_workload
 from pricing.catalog import PRICING_KINDS, unique_values
@@ -544,12 +546,7 @@ def render() -> None:
         + SOURCE_WORDS
         + ". P10/P90: the 10th and 90th percentiles. Prices with their date and source."
     )
-    st.dataframe(
-        ranked_table(plan),
-        hide_index=True,
-        column_config=column_config(),
-        key=f"{PAGE}.table",
-    )
+    show_table(ranked_table(plan), column_config(), key=f"{PAGE}.table")
     with st.container(horizontal=True):
         download_csv(plan.rows, f"plan-{workload.name}-{plan.pricing}.csv", key=f"{PAGE}.csv")
         link = ps.link()  # read now: the report is built on click, outside the script run
@@ -558,5 +555,6 @@ def render() -> None:
             f"plan-{workload.name}-{plan.pricing}.html",
             key=f"{PAGE}.report",
         )
+    compare_section(plan, PAGE)
     _notes(plan, problems)
     ps.share_box()

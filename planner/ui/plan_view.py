@@ -16,6 +16,7 @@ import streamlit as st
 
 from planner.pareto import PICKS
 from planner.plan import Plan
+from planner.render.axes import duration_ticks, money_ticks
 from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.ui.export import Report
 from pricing.catalog import (
@@ -293,14 +294,23 @@ def plan_figure(plan: Plan) -> go.Figure:
         )
     _limits(fig, plan)
     workload = plan.workload
+    hours = pd.concat([rows["hours_p10"], rows["hours_p90"], rows["hours_to_train"]])
+    cost = pd.concat([rows["cost_p10_usd"], rows["cost_p90_usd"], rows["cost_usd"]])
+    hour_ticks, hour_text = duration_ticks(hours.min(), hours.max())
+    cost_ticks, cost_text = money_ticks(cost.min(), cost.max())
     fig.update_layout(
         title=f"Time vs cost to train: {workload.name} ({plan.precision}, {plan.pricing})",
-        xaxis={"title": "hours to train (log scale)", "type": "log", "dtick": "D2"},
-        yaxis={
-            "title": "cost to train, USD (log scale)",
+        xaxis={
+            "title": "time to train (log scale)",
             "type": "log",
-            "dtick": "D2",
-            "tickprefix": "$",
+            "tickvals": hour_ticks,
+            "ticktext": hour_text,
+        },
+        yaxis={
+            "title": "cost to train (log scale)",
+            "type": "log",
+            "tickvals": cost_ticks,
+            "ticktext": cost_text,
         },
         legend={"orientation": "h", "y": -0.18},
         height=560,
@@ -377,10 +387,10 @@ def column_config() -> dict[str, Any]:
     hours = "%.3g"
     return {
         "rank": col.NumberColumn("rank", format="%d"),
-        "pick": col.TextColumn("pick", width="small"),
+        "pick": col.TextColumn("pick"),
         "on_pareto": col.CheckboxColumn("frontier", help="on the time/cost frontier"),
-        "instance_type": col.TextColumn("instance", width="medium"),
-        "region": col.TextColumn("region", width="medium"),
+        "instance_type": col.TextColumn("instance"),
+        "region": col.TextColumn("region"),
         "gpu_name": col.TextColumn("GPU"),
         "gpu_count": col.NumberColumn("GPUs/instance", format="%g"),
         "instances": col.NumberColumn("instances", format="%g"),
@@ -417,7 +427,15 @@ def column_config() -> dict[str, Any]:
             "price date", help="≥: only a lower bound is known (a catalog extract)"
         ),
         "price_source": col.TextColumn("price source"),
-        "throughput_detail": col.TextColumn("throughput detail", width="large"),
+        "throughput_detail": col.TextColumn("throughput detail"),
+        "provider": col.TextColumn("provider"),
+        "pricing": col.TextColumn("pricing"),
+        "feasible": col.CheckboxColumn("meets limits"),
+        "misses": col.TextColumn("misses"),
+        "why": col.TextColumn("why"),
+        "interruptions_per_hour": col.NumberColumn("interruptions/h", format="%.3g"),
+        "interruption_rate_source": col.TextColumn("interruption rate source"),
+        "spot_overhead_factor": col.NumberColumn("spot overhead", format="%.3f"),
         "mfu": col.NumberColumn("MFU", format="percent"),
         "memory_per_gpu_gb": col.NumberColumn("memory/GPU (GB)", format="%.1f"),
         "sharding": col.TextColumn("layout (tp pp dp ZeRO micro-batch)"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -9,6 +11,7 @@ import streamlit as st
 from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
+from planner.ui.tables import show_table
 from pricing.catalog import (
     PRICING_KINDS,
     STALE_AFTER_DAYS,
@@ -35,6 +38,29 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "interconnect", "price_date", "source", "priced_at", "price_date_basis",
 )  # fmt: skip
 STATUS_SHOWN = ["provider", "origin", "price_date", "age", "stale", "rows", "date_basis"]
+
+
+def offer_config() -> dict[str, Any]:
+    """Readable headers and dollar formats for the offers table."""
+    col = st.column_config
+    dollars = {
+        c: col.NumberColumn(c.replace("_usd_per_gpu_hour", " $/GPU-h").replace("_", " ")
+                            .replace("usd per hour", "$/h"), format="dollar")
+        for c in TABLE_COLUMNS
+        if "usd" in c
+    }  # fmt: skip
+    return {
+        "provider": col.TextColumn("provider"),
+        "region": col.TextColumn("region"),
+        "instance_type": col.TextColumn("instance"),
+        "gpu_name": col.TextColumn("GPU"),
+        "gpu_count": col.NumberColumn("GPUs", format="%g"),
+        "gpu_memory_gib": col.NumberColumn("memory/GPU (GiB)", format="%g"),
+        "interconnect": col.TextColumn("interconnect"),
+        "priced_at": col.TextColumn("price date"),
+        "source": col.TextColumn("source"),
+        **dollars,
+    }
 
 
 def _inputs(
@@ -250,7 +276,7 @@ def render() -> None:
         fig = chart(rows, sort_kind, top)
         st.plotly_chart(fig, key=f"{PAGE}.chart")
     st.subheader(f"{len(table):,} offers, cheapest on-demand per GPU-hour first")
-    st.dataframe(table, hide_index=True, key=f"{PAGE}.table")
+    show_table(table, offer_config(), key=f"{PAGE}.table")
     st.subheader("Price sources")
     st.dataframe(status.loc[:, STATUS_SHOWN], hide_index=True, key=f"{PAGE}.status")
     buttons = st.columns(2)

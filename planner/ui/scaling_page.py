@@ -25,6 +25,7 @@ from planner.throughput.scaling_report import (
 from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
+from planner.ui.tables import show_table
 
 PAGE = "scaling"
 DEFAULT_MODEL = "resnet50"
@@ -290,6 +291,62 @@ def _layout(fig: go.Figure, title: str, y_title: str, per_node: int, log_y: bool
     )
 
 
+_col = st.column_config
+CURVE_CONFIG = {
+    "num_gpus": _col.NumberColumn("GPUs", format="%d"),
+    "throughput": _col.NumberColumn("throughput", format="localized"),
+    "throughput_low": _col.NumberColumn("throughput P10", format="localized"),
+    "throughput_high": _col.NumberColumn("throughput P90", format="localized"),
+    "efficiency": _col.NumberColumn("efficiency", format="percent"),
+    "efficiency_low": _col.NumberColumn("efficiency P10", format="percent"),
+    "efficiency_high": _col.NumberColumn("efficiency P90", format="percent"),
+    "throughput_source": _col.TextColumn("source"),
+    "beyond_node": _col.CheckboxColumn("beyond one node"),
+    "throughput_detail": _col.TextColumn("how"),
+}
+LAW_CONFIG = {
+    "law": _col.TextColumn("law"),
+    "a": _col.NumberColumn("a", format="%.4g"),
+    "b": _col.NumberColumn("b", format="%.4g"),
+    "fit_mape": _col.NumberColumn("in-sample error", format="percent"),
+    "heldout_mape": _col.NumberColumn("held-out error", format="percent"),
+    "chosen": _col.CheckboxColumn("chosen"),
+    "level fitted to generation": _col.TextColumn("level fitted to generation"),
+}
+# GPU counts the Scaling page words its efficiency at, in nodes of `gpus_per_node`.
+WORDED_NODES = (1, 8, 128)
+
+
+def _power_of_two(counts: pd.Series) -> pd.Series:
+    n = counts.astype(int)
+    return (n > 0) & ((n & (n - 1)) == 0)
+
+
+def efficiency_words(curve: pd.DataFrame, gpu: str, gpus_per_node: int) -> str:
+    """Efficiency at one node, 8 nodes and the largest count, in a sentence:
+    'On 8 H100-SXM (one node) it keeps 94% of linear scaling (7.5 x one GPU); ...'."""
+    parts = []
+    by_count = curve.set_index("num_gpus")
+    counts = [float(gpus_per_node * n) for n in WORDED_NODES]
+    counts.append(float(curve["num_gpus"].max()))
+    for count in dict.fromkeys(c for c in counts if c in by_count.index and c > 1):
+        row = by_count.loc[count]
+        if pd.isna(row["efficiency"]):
+            continue
+        nodes = count / gpus_per_node
+        where = (
+            "one node" if nodes == 1 else f"{nodes:,.0f} nodes" if nodes > 1 else "part of a node"
+        )
+        parts.append(
+            f"on {count:,.0f} GPUs ({where}) **{row['efficiency']:.0%}** of linear scaling "
+            f"({row['efficiency'] * count:,.1f} x one GPU; 80% band "
+            f"{row['efficiency_low']:.0%}–{row['efficiency_high']:.0%})"
+        )
+    if not parts:
+        return f"No efficiency to state for {gpu} beyond one GPU."
+    return f"{gpu} keeps " + "; ".join(parts) + "."
+
+
 def _laws_table(laws: pd.DataFrame) -> pd.DataFrame:
     if laws.empty:
         return laws
@@ -365,6 +422,7 @@ def render() -> None:
         delta_color="off",
         help=str(node["throughput_detail"]),
     )
+    st.markdown(efficiency_words(curve, gpu, comm.gpus_per_node))
     if laws.empty:
         st.info(
             f"{gpu} has figures at fewer than two GPU counts for {model_name} {precision}, so "
@@ -396,12 +454,13 @@ def render() -> None:
     else:
         st.caption(f"No parameter count for {model_name}: the step model does not apply.")
     st.subheader("Interconnect assumed")
-    st.dataframe(links, hide_index=True, key=f"{PAGE}.links")
+    show_table(links, {c: _col.TextColumn(c.replace("_", " ")) for c in links.columns},
+               key=f"{PAGE}.links")  # fmt: skip
     st.subheader("Laws fitted to this GPU")
     if laws.empty:
         st.caption("None: figures at one GPU count only.")
     else:
-        st.dataframe(_laws_table(laws), hide_index=True, key=f"{PAGE}.laws")
+        show_table(_laws_table(laws), LAW_CONFIG, key=f"{PAGE}.laws")
         st.caption(
             "a, b: law parameters (amdahl a = 1 - p; usl a = σ, b = κ; ring a = θ). fit_mape: "
             "in-sample error on this GPU; heldout_mape: error predicting each GPU's largest "
@@ -409,7 +468,12 @@ def render() -> None:
         )
     with st.expander("Extrapolation table and figures"):
         shown = curve.round(4)
-        st.dataframe(shown, hide_index=True, key=f"{PAGE}.curve")
+        every = st.toggle(
+            "Every count computed", value=False, key=f"{PAGE}.every_count",
+            help="Off: powers of two only.",
+        )  # fmt: skip
+        counts_shown = shown if every else shown.loc[_power_of_two(shown["num_gpus"])]
+        show_table(counts_shown, CURVE_CONFIG, key=f"{PAGE}.curve")
         st.dataframe(points, hide_index=True, key=f"{PAGE}.points")
         download_csv(shown, f"scaling-{gpu}-{model_name}-{precision}.csv", key=f"{PAGE}.csv")
     assumptions = [

@@ -41,7 +41,7 @@ def test_default_view(open_page: Open) -> None:
     figure = chart(at, "onprem.curve_chart")
     assert trace(figure, "on-prem 8 x H100-SXM (amortized)")["x"][-1] == 1.0
     tornado = chart(at, "onprem.tornado_chart")
-    assert "utilization" in trace(tornado, "input -20%")["y"]
+    assert "Utilization (share of the year used)" in trace(tornado, "input -20%")["y"]
     assert at.query_params["utilization"] == "0.7"
     assert at.query_params["capex_usd_per_server"] == "199000"
 
@@ -132,3 +132,18 @@ def test_the_report_and_csv_carry_the_rows_and_their_sources() -> None:
     assert csv["price_source"].iloc[1:].tolist() == compared["source"].tolist()
     assert csv["price_date"].iloc[1:].tolist() == compared["priced_at"].tolist()
     assert set(csv["price_date_basis"].iloc[1:]) == {"not-before"}
+
+
+def test_break_even_after_the_servers_life_is_said_so(open_page: Open) -> None:
+    short = open_page("onprem", {"lifetime_years": "1"})
+    months = metrics(short)["Break-even months"]
+    assert float(months.replace(",", "")) > 12
+    assert any("after the server's 1-year life" in w.value for w in short.warning)
+    shown = table_with(short, "break_even_months")
+    late = shown["break_even_months"].str.endswith("(after life)")
+    assert late.any()
+    months_of = shown["break_even_months"].str.extract(r"([\d,.]+) months")[0]
+    assert (months_of[late].str.replace(",", "").astype(float) > 12).all()
+    long = open_page("onprem", {"lifetime_years": "30"})
+    assert not any("after the server's" in w.value for w in long.warning)
+    assert "break_even_utilization" in table_with(long, "break_even_utilization").columns

@@ -60,7 +60,7 @@ def test_plan_page_answers_first_then_chart_then_table(
     body = page.inner_text("body")
     grid = page.locator('[data-testid="stDataFrame"]')
     grid.first.wait_for(timeout=30_000)
-    assert grid.count() == 1
+    assert grid.count() == 2  # the ranked table, then the Compare view
     cells = grid.first.locator("[role=gridcell]")
     cells.first.wait_for(state="attached", timeout=30_000)
     first_row = [cells.nth(i).inner_text() for i in range(4)]

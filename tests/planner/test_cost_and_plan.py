@@ -92,7 +92,7 @@ def test_measured_beats_published_and_newest_generation_wins() -> None:
     figures = throughput_table(table, workload, "fp16").set_index("gpu_name")
     assert figures.loc["H100-SXM", "throughput"] == 3050.0  # median of the newest two
     assert figures.loc["H100-SXM", "throughput_low"] == 3000.0
-    assert figures.loc["A100-SXM-40GB", "throughput_source"] == "measured"
+    assert figures.loc["A100-SXM-40GB", "source"] == "measured"
     assert figures.loc["A100-SXM-40GB", "throughput"] == 1500.0
 
 
@@ -176,7 +176,7 @@ def test_bf16_uses_fp16_figures_only_on_gpus_with_bf16() -> None:
     table = results_frame([result("A100-SXM-40GB", 1, 1000.0), result("V100-SXM2-16GB", 1, 800.0)])
     figures = throughput_table(table, workload, "bf16")
     assert figures["gpu_name"].tolist() == ["A100-SXM-40GB"]
-    assert figures["throughput_detail"].iloc[0].startswith("fp16 AMP figure as bf16 proxy")
+    assert figures["detail"].iloc[0].startswith("fp16 AMP figure as bf16 proxy")
 
 
 def test_llm_plan_uses_the_mfu_prior_and_a_layout_that_fits() -> None:

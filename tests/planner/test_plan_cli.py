@@ -100,13 +100,16 @@ def test_table_marks_frontier_picks_and_p10_p90(results_dir: Path) -> None:
          "--deadline-hours", "0.001", "--onprem", ONPREM],
     )  # fmt: skip
     assert done.exit_code == 0, done.output
-    for text in ("hours P10-P90", "cost P10-P90", "Picks", "Time/cost frontier", "source"):
+    for text in ("P10–P90", "Picks", "rank", "(* = frontier)", "source"):
         assert text in done.stdout
-    assert "deadline_hours binds: nothing finishes within 0.001 h; the fastest option is" in (
-        done.stdout
-    )
+    assert "deadline binds: nothing finishes within 0.001 h; the fastest option is" in (done.stdout)
     assert "warning: nothing finishes within 0.001 h" in done.stderr
-    assert "assumption:" in done.stderr
+    assert "assumptions:" in done.stderr
+    frontier = runner.invoke(
+        app,
+        ["plan", "-w", "resnet50-imagenet-90ep", "--provider", "gcp", "--view", "frontier"],
+    )
+    assert "time/cost frontier" in frontier.stdout
 
 
 def test_llm_plan_names_memory_and_mfu(results_dir: Path) -> None:
@@ -175,8 +178,11 @@ def test_a_bounded_price_date_says_so_in_json_csv_and_the_table(results_dir: Pat
     assert set(csv["price_date_basis"]) == {"not-before"}
     done = runner.invoke(app, ["plan", *args, "--top", "3"], env={"COLUMNS": "250"})
     assert done.exit_code == 0, done.output
-    assert done.stdout.count("≥ 2025-06-01") == 3
-    assert "│ 2025-06-01" not in done.stdout
+    assert "priced: aws ≥ 2025-06-01 (" in done.stdout
+    assert "aws 2025-06-01" not in done.stdout
+    done = runner.invoke(app, ["plan", *args, "--top", "3", "--wide"], env={"COLUMNS": "250"})
+    assert done.exit_code == 0, done.output
+    assert done.stdout.count("≥ 2025-06-01") >= 3  # each row's date, and the summary
 
 
 def test_tco_rows_carry_the_price_date_basis() -> None:
@@ -188,3 +194,9 @@ def test_tco_rows_carry_the_price_date_basis() -> None:
     onprem, cloud = json.loads(done.stdout)
     assert (onprem["price_date"], onprem["price_date_basis"]) == ("", "")
     assert (cloud["price_date"], cloud["price_date_basis"]) == ("2025-06-01", "not-before")
+    table = runner.invoke(
+        app, ["tco", "--config", ONPREM, "--compare", "aws:us-east-1:p5.48xlarge"],
+        env={"COLUMNS": "200"},
+    )  # fmt: skip
+    assert table.exit_code == 0, table.output
+    assert "≥ 2025-06-01" in table.stdout

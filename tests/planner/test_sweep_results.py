@@ -59,8 +59,11 @@ def test_sweep_figure_wins_for_its_instance_type_only() -> None:
     assert swept["throughput_source"] == "measured"
     assert SWEEP in swept["throughput_detail"] and "2026-11-30" in swept["throughput_detail"]
     other = by_type.loc["g5.2xlarge"]
-    assert other["throughput"] == pytest.approx(400.0)  # the GPU-keyed join, as before
-    assert other["throughput_detail"] == "own run resnet50-full-bf16-onprem"
+    # The GPU-keyed join: the median of every own run of this GPU and count (310, 330, 400,
+    # 999), the figure `estimate` and the Scaling page aggregate too.
+    assert other["throughput"] == pytest.approx(365.0)
+    assert other["throughput_source"] == "measured"
+    assert other["throughput_detail"] == "median of 4 runs"
 
 
 def test_a_swept_cpu_run_is_said_used_for_its_instance_type() -> None:

@@ -34,10 +34,12 @@ def test_table_shows_the_amortized_cost_and_break_even() -> None:
     amortized = float(tco.amortized_usd_per_gpu_hour(config))
     assert f"${amortized:.2f} per GPU-hour" in done.stdout
     assert "dgx-h100-x4" in done.stdout
-    for word in ("capex", "maintenance", "energy", "colocation", "break-even util"):
+    for word in ("capex", "maintenance", "energy", "colocation", "break-even use"):
         assert word in done.stdout
-    assert "aws:" in done.stdout and "lambda:" in done.stdout
-    assert "defaulted: power_kw_per_server = 7.50 kW" in done.output
+    assert "aws p5" in done.stdout and "lambda gpu_" in done.stdout
+    assert "fields defaulted" in done.output and "--explain" in done.output
+    explained = runner.invoke(app, ["tco", "--config", EXAMPLE, "--explain"])
+    assert "defaulted: power_kw_per_server = 7.50 kW" in explained.output
 
 
 def test_json_rows_agree_with_the_library() -> None:

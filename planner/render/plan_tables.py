@@ -1,0 +1,250 @@
+"""`gpuplan plan` as tables that fit the terminal: picks and binding constraints first,
+then the ranked offers, then a short footer (`--explain` for every assumption and note).
+
+Views (--view): rows (default: picks, constraints, ranked offers), picks, frontier,
+options (every count weighed), constraints. `--wide` prints every column of the view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+from rich.markup import escape
+
+from planner.plan import Plan
+from planner.render.format import duration, money, money_range
+from planner.render.notes import OWN_CODES, SKIP_SHORT, notes_text
+from planner.render.tables import (
+    Col,
+    console_width,
+    fit_table,
+    make_console,
+    print_wide,
+)
+from pricing.catalog import price_date_labels
+
+PICK_LABELS = {
+    "cheapest_within_deadline": "cheapest",
+    "fastest_within_budget": "fastest",
+    "best_cost_per_hour_saved": "value",
+}
+CONSTRAINT_WORDS = {
+    "deadline_hours": "deadline",
+    "budget_usd": "budget",
+    "max_gpus": "max GPUs",
+    "onprem_gpus": "on-prem GPUs",
+}
+VIEWS = ("rows", "picks", "frontier", "options", "constraints")
+# At most this many warnings in the footer without --explain.
+FOOTER_WARNINGS = 3
+
+
+def _picks_text(value: object) -> str:
+    return ",".join(PICK_LABELS.get(p, p) for p in str(value).split(",") if p)
+
+
+def _gpus(row: pd.Series) -> str:
+    n, g = float(row["instances"]), float(row["gpu_count"])
+    return f"{n:g}x{g:g}" if n > 1 else f"{g:g}"
+
+
+def _with_display(frame: pd.DataFrame) -> pd.DataFrame:
+    """Derived display columns: GPUs, cost P10-P90, rank with the frontier mark; the
+    price date as known ("≥ 2025-06-01" where it is only a lower bound)."""
+    shown = frame.copy()
+    if shown.empty:
+        return shown.assign(gpus="", cost_band="", rank_mark="")
+    shown["gpus"] = [_gpus(r) for _, r in shown.iterrows()]
+    if "price_date" in shown.columns:
+        shown["price_date"] = price_date_labels(shown)
+    if "cost_p10_usd" in shown.columns:
+        shown["cost_band"] = [
+            money_range(a, b)
+            for a, b in zip(shown["cost_p10_usd"], shown["cost_p90_usd"], strict=True)
+        ]
+    if "rank" in shown.columns:
+        shown["rank_mark"] = [
+            (f"{int(r)}" if r else "-") + ("*" if f else "")
+            for r, f in zip(shown["rank"], shown["on_pareto"], strict=True)
+        ]
+    return shown
+
+
+def _short_money(v: object) -> str:
+    return money(float(v), short=True)  # type: ignore[arg-type]
+
+
+def _short_hours(v: object) -> str:
+    return duration(float(v), short=True)  # type: ignore[arg-type]
+
+
+ROW_COLUMNS: tuple[Col, ...] = (
+    Col("rank_mark", "rank", right=True),
+    Col("pick", "pick", _picks_text, shrink_to=5),
+    Col("provider", "provider", shrink_to=6),
+    Col("instance_type", "instance", shrink_to=10),
+    Col("gpus", "GPUs", right=True),
+    Col("hours_to_train", "time", _short_hours, right=True),
+    Col("cost_usd", "cost", _short_money, right=True),
+    Col("cost_band", "P10–P90", right=True),
+    Col("option_usd_per_hour", "$/h", _short_money, right=True),
+    Col("throughput_source", "source", shrink_to=4),
+)
+PICK_COLUMNS: tuple[Col, ...] = (
+    Col("pick", "pick", _picks_text),
+    Col("provider", "provider", shrink_to=6),
+    Col("instance_type", "instance", shrink_to=10),
+    Col("gpus", "GPUs", right=True),
+    Col("hours_to_train", "time", _short_hours, right=True),
+    Col("cost_usd", "cost", _short_money, right=True),
+    Col("cost_band", "P10–P90", right=True),
+    Col("why", "why", shrink_to=12),
+)
+OPTION_COLUMNS: tuple[Col, ...] = (
+    Col("provider", "provider", shrink_to=6),
+    Col("instance_type", "instance", shrink_to=10),
+    Col("gpu_name", "GPU", shrink_to=6),
+    Col("gpus", "GPUs", right=True),
+    Col("hours_to_train", "time", _short_hours, right=True),
+    Col("cost_usd", "cost", _short_money, right=True),
+    Col("option_usd_per_hour", "$/h", _short_money, right=True),
+    Col("throughput_source", "source", shrink_to=4),
+    Col("feasible", "ok", lambda v: "yes" if v else "no"),
+    Col("on_pareto", "frontier", lambda v: "*" if v else ""),
+)
+
+
+def print_plan(
+    plan: Plan,
+    view: str = "rows",
+    top: int | None = None,
+    wide: bool = False,
+    explain: bool = False,
+    problems: Sequence[str] = (),
+    width: int | None = None,
+    explanations: Sequence[str] = (),
+) -> None:
+    """The plan's `view` on stdout; notes on stderr (short, or all with `explain`).
+
+    `explanations` (the picks' time split, rows a limit caps) print with `explain` only.
+    """
+    width = width or console_width()
+    out = make_console(width)
+    frames = {
+        "rows": plan.rows,
+        "picks": plan.picks,
+        "frontier": plan.frontier,
+        "options": plan.options,
+        "constraints": plan.constraint_status,
+    }
+    frame = frames[view]
+    if view in ("rows", "frontier", "options") and top is not None:
+        frame = frame.head(top)
+    if wide:
+        if "price_date_basis" in frame.columns:  # "≥ 2025-06-01" for a lower bound
+            frame = frame.assign(price_date=price_date_labels(frame))
+        print_wide(frame, title=_title(plan, view))
+    elif view == "rows":
+        _print_summary(plan, frame, out, width)
+    elif view == "picks":
+        out.print(fit_table(_with_display(frame), PICK_COLUMNS, width, _title(plan, view)))
+    elif view == "frontier":
+        out.print(fit_table(_with_display(frame), ROW_COLUMNS, width, _title(plan, view)))
+    elif view == "options":
+        out.print(fit_table(_with_display(frame), OPTION_COLUMNS, width, _title(plan, view)))
+    else:
+        _print_constraints(plan, out, only_binding=False)
+    if explain:
+        for line in explanations:
+            out.print(escape(line), highlight=False)
+    print_footer(plan, problems, explain, width)
+
+
+def _title(plan: Plan, view: str) -> str:
+    head = f"{plan.workload.name} · {plan.precision} · {plan.pricing}"
+    return {
+        "rows": f"{head}: {len(plan.rows)} offers at their best count (* = frontier)",
+        "picks": f"{head}: picks",
+        "frontier": f"{head}: time/cost frontier ({len(plan.frontier)} options, every count)",
+        "options": f"{head}: every option weighed ({len(plan.options):,})",
+        "constraints": f"{head}: constraints",
+    }[view]
+
+
+def _print_summary(plan: Plan, rows: pd.DataFrame, out: object, width: int) -> None:
+    from rich.console import Console
+
+    assert isinstance(out, Console)
+    if len(plan.picks):
+        out.print(fit_table(_with_display(plan.picks), PICK_COLUMNS[:-1], width, "Picks"))
+    _print_constraints(plan, out, only_binding=True)
+    out.print(fit_table(_with_display(rows), ROW_COLUMNS, width, _title(plan, "rows")))
+    if len(rows) < len(plan.rows):
+        out.print(f"… {len(plan.rows) - len(rows)} more offers (drop --top)", highlight=False)
+    out.print(escape(_cut(price_dates_line(rows), width)), highlight=False)
+
+
+def price_dates_line(rows: pd.DataFrame) -> str:
+    """The price date of each provider shown (oldest first; "≥ 2025-06-01" where it is only
+    a lower bound); each row's in --wide."""
+    if rows.empty:
+        return ""
+    dated = rows.loc[rows["price_date"].astype(str) != ""].sort_values("price_date")
+    oldest = dated.drop_duplicates("provider")
+    listed = ", ".join(
+        f"{p} {d}" for p, d in zip(oldest["provider"], price_date_labels(oldest), strict=True)
+    )
+    return f"priced: {listed} (each row's date and source: --wide)"
+
+
+def _print_constraints(plan: Plan, out: object, only_binding: bool) -> None:
+    from rich.console import Console
+
+    assert isinstance(out, Console)
+    status = plan.constraint_status
+    shown = status.loc[status["binds"]] if only_binding and len(status) else status
+    for row in shown.itertuples():
+        name = CONSTRAINT_WORDS.get(str(row.constraint), str(row.constraint))
+        word = "binds" if row.binds else "does not bind"
+        line = f"{name} {word}: {row.note}"
+        out.print(escape(line), highlight=False, soft_wrap=False)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def print_footer(plan: Plan, problems: Sequence[str], explain: bool, width: int) -> None:
+    """Assumptions, own results and warnings on stderr: one line each, or all with explain."""
+    import sys
+
+    sys.stdout.flush()
+    err = make_console(width, stderr=True)
+    own = plan.notes_of(*OWN_CODES)
+    warnings = [*notes_text([n for n in plan.notes if n.code not in OWN_CODES]), *problems]
+    if explain:
+        for line in plan.assumptions:
+            err.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
+        for line in notes_text(own):
+            err.print(f"[dim]own results:[/] {escape(line)}", highlight=False)
+        for line in warnings:
+            err.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+        return
+    used = sum(n.code == "own_result_used" for n in own)
+    skipped = [n for n in own if n.code == "own_result_skipped"]
+    elsewhere = sum(int(n["count"]) for n in own if n.code == "own_results_elsewhere")
+    lines = [
+        "assumptions: throughput measured > published > scaled > estimated; dated prices; "
+        "P10–P90 from the throughput band",
+        f"own results: {used} used, {len(skipped)} skipped"
+        + (f" ({', '.join(sorted({SKIP_SHORT[n['reason']] for n in skipped}))})" if skipped else "")
+        + (f", {elsewhere} of other workloads" if elsewhere else ""),
+    ]
+    for line in lines:
+        err.print(escape(_cut(line, width)), highlight=False)
+    for line in warnings[:FOOTER_WARNINGS]:
+        err.print(f"[yellow]warning:[/] {escape(_cut(line, width - 9))}", highlight=False)
+    more = len(warnings) - FOOTER_WARNINGS
+    hint = f"{more} more warnings; " if more > 0 else ""
+    err.print(escape(f"{hint}--explain for every assumption and note in full"), highlight=False)

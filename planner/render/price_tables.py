@@ -1,0 +1,42 @@
+"""`gpuplan pricing show` as a table that fits the terminal (money short, names cut with …)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from planner.render.format import money
+from planner.render.tables import Col, console_width, make_console, print_fit, print_wide
+
+
+def _usd(value: object) -> str:
+    return money(float(value))  # type: ignore[arg-type]
+
+
+def _gpus(value: object) -> str:
+    return f"{float(value):g}"  # type: ignore[arg-type]
+
+
+OFFER_COLUMNS: tuple[Col, ...] = (
+    Col("provider", "provider", shrink_to=6),
+    Col("region", "region", shrink_to=8),
+    Col("instance_type", "instance", shrink_to=12),
+    Col("gpu_name", "GPU", shrink_to=8),
+    Col("gpu_count", "GPUs", _gpus, right=True),
+    Col("usd_per_hour", "$/h", _usd, right=True),
+    Col("spot_usd_per_hour", "spot $/h", _usd, right=True),
+    Col("usd_per_gpu_hour", "$/GPU-h", _usd, right=True),
+    Col("price_date", "priced"),
+)
+
+
+def print_offers(offers: pd.DataFrame, wide: bool = False) -> None:
+    """Offers, one per line, fitting the terminal (every column with `wide`)."""
+    title = f"{len(offers)} offers, cheapest per GPU-hour first within each GPU"
+    if wide:
+        print_wide(offers, title)
+        return
+    width = console_width()
+    print_fit(offers, OFFER_COLUMNS, title, width)
+    make_console(width).print(
+        "reserved prices, source and more columns: --wide or --format csv", highlight=False
+    )

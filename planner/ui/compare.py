@@ -1,0 +1,147 @@
+"""The Plan page's Compare view: two to four options side by side, exportable as CSV.
+
+The options are the plan's rows (each offer at its chosen count, and on-prem configs), its
+frontier and its picks: every one carries P10-P90, price date and throughput source. With
+the sidebar's GPU filter and exact GPU count this answers "AWS vs GCP vs Azure for 8 x H100".
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from planner.plan import Plan
+from planner.render.format import duration, money
+from planner.ui.export import download_csv
+from planner.ui.plan_view import option_text
+
+MAX_COMPARED = 4
+# What the comparison shows, one line per field (label, how to word the row).
+FIELDS: tuple[str, ...] = (
+    "region",
+    "GPUs",
+    "time to train",
+    "time P10–P90",
+    "cost to train",
+    "cost P10–P90",
+    "$/GPU-hour",
+    "$/hour, all instances",
+    "throughput",
+    "throughput source",
+    "pricing",
+    "price date",
+    "price source",
+    "meets deadline and budget",
+)
+
+
+def candidates(plan: Plan) -> pd.DataFrame:
+    """Options that can be compared, one per option id, with a `label` for choosing them."""
+    frames = [plan.rows, plan.frontier, plan.picks.drop(columns=["pick", "why"], errors="ignore")]
+    table = pd.concat([f for f in frames if len(f)], ignore_index=True)
+    if table.empty:
+        return table.assign(label=pd.Series(dtype=str))
+    table = table.drop_duplicates("option_id").reset_index(drop=True)
+    table["label"] = [
+        f"{option_text(row)} · {row['total_gpus']:g} x {row['gpu_name']}"
+        for _, row in table.iterrows()
+    ]
+    return table.drop_duplicates("label").reset_index(drop=True)
+
+
+def default_labels(plan: Plan, table: pd.DataFrame) -> list[str]:
+    """The picks (at most MAX_COMPARED), else the best-ranked rows."""
+    ids = list(dict.fromkeys(plan.picks["option_id"])) if len(plan.picks) else []
+    if len(ids) < 2:
+        ids += [i for i in plan.rows["option_id"].head(3) if i not in ids]
+    by_id = table.set_index("option_id")["label"]
+    return [str(by_id[i]) for i in ids[:MAX_COMPARED] if i in by_id.index]
+
+
+def short_names(chosen: pd.DataFrame) -> list[str]:
+    """Column headers: 'aws p5.48xlarge', 'aws p5.48xlarge x 2', with the region where two
+    would read the same."""
+    names = [
+        f"{row['provider']} {row['instance_type']}"
+        + (f" x {row['instances']:g}" if row["instances"] > 1 else "")
+        for _, row in chosen.iterrows()
+    ]
+    return [
+        f"{n} ({r})" if names.count(n) > 1 else n
+        for n, r in zip(names, chosen["region"].astype(str), strict=True)
+    ]
+
+
+def side_by_side(chosen: pd.DataFrame) -> pd.DataFrame:
+    """One column per option (short_names), one row per FIELDS entry, in words."""
+    columns = {}
+    for name, (_, row) in zip(short_names(chosen), chosen.iterrows(), strict=True):
+        columns[name] = [
+            str(row["region"]) or "-",
+            f"{row['total_gpus']:g} x {row['gpu_name']}"
+            + (f" ({row['instances']:g} instances)" if row["instances"] > 1 else ""),
+            duration(row["hours_to_train"]),
+            f"{duration(row['hours_p10'])} – {duration(row['hours_p90'])}",
+            money(row["cost_usd"]),
+            f"{money(row['cost_p10_usd'])} – {money(row['cost_p90_usd'])}",
+            money(row["usd_per_gpu_hour"]),
+            money(row["option_usd_per_hour"]),
+            f"{float(row['throughput']):,.0f} {row['throughput_unit']}",
+            str(row["throughput_source"]),
+            str(row["pricing"]),
+            str(row["price_date"]) or "-",
+            str(row["price_source"]).split(" (")[0],
+            "yes" if row["feasible"] else f"no: misses {row['misses']}",
+        ]
+    return pd.DataFrame({"": list(FIELDS), **columns})
+
+
+def compare_section(plan: Plan, page: str) -> None:
+    """Choose two to four options; their figures side by side and a CSV of their rows."""
+    st.subheader("Compare options")
+    table = candidates(plan)
+    if len(table) < 2:
+        st.caption("Fewer than two options to compare with these inputs.")
+        return
+    st.caption(
+        "Choose two to four: offers at their count, frontier options at other counts, or "
+        "on-prem. Narrow the list with the sidebar's GPUs and Exact GPU count (e.g. 8 x H100 "
+        "on every cloud)."
+    )
+    labels = st.multiselect(
+        "Options to compare",
+        list(table["label"]),
+        default=default_labels(plan, table),
+        max_selections=MAX_COMPARED,
+        key=f"{page}.compare",
+        placeholder="Choose two to four options",
+    )
+    if len(labels) < 2:
+        st.info("Choose at least two options to compare.", icon=":material/info:")
+        return
+    chosen = table.set_index("label").loc[labels].reset_index()
+    shown = side_by_side(chosen)
+    config = {
+        c: st.column_config.TextColumn(c if c else "figure", width=_width(shown[c], c))
+        for c in shown.columns
+    }
+    st.dataframe(
+        shown,
+        hide_index=True,
+        column_config=config,
+        key=f"{page}.compare_table",
+        height=(len(shown) + 1) * 35 + 3,
+    )
+    download_csv(
+        chosen.drop(columns="label"),
+        f"compare-{plan.workload.name}-{plan.pricing}.csv",
+        key=f"{page}.compare_csv",
+        label="Download comparison CSV",
+    )
+
+
+def _width(values: pd.Series, header: str) -> int:
+    from planner.ui.tables import PADDING_PX, PX_PER_CHAR
+
+    chars = max([len(header), *(len(str(v)) for v in values)])
+    return int(min(chars * PX_PER_CHAR + PADDING_PX, 640))

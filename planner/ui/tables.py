@@ -1,0 +1,65 @@
+"""st.dataframe with every column wide enough for its header and its longest cell.
+
+The grid draws on a canvas and clips what does not fit its column ("A100-P", "$4,3");
+`fitted` sets each configured column's width in pixels from the text it will show
+(the column's number format applied to its values), so no cell is cut.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+# Pixels per character of the grid's 14 px font (digits and capitals are the widest), and
+# for the cell padding plus the header's sort arrow.
+PX_PER_CHAR = 7.6
+PADDING_PX = 30
+MAX_PX = 520
+
+
+def cell_text(value: Any, fmt: str | None) -> str:
+    """A value as the grid shows it under a NumberColumn format (or as text)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return "✓"
+    if fmt and isinstance(value, int | float):
+        if fmt == "dollar":
+            return f"${value:,.2f}"
+        if fmt == "percent":
+            return f"{value * 100:,.2f}%"
+        if fmt == "localized":
+            return f"{value:,}"
+        if fmt.startswith("%"):
+            try:
+                return fmt % value
+            except (TypeError, ValueError):
+                return str(value)
+    return str(value)
+
+
+def fitted(frame: pd.DataFrame, config: Mapping[str, Any]) -> dict[str, Any]:
+    """`config` with a pixel width for each of its columns in `frame` (large text capped)."""
+    out = dict(config)
+    for column, spec in config.items():
+        if column not in frame.columns or spec is None:
+            continue
+        spec = dict(spec)
+        fmt = (spec.get("type_config") or {}).get("format")
+        label = str(spec.get("label") or column)
+        texts = [cell_text(v, fmt) for v in frame[column].head(500)]
+        chars = max([len(label), *(len(t) for t in texts)])
+        spec["width"] = min(int(chars * PX_PER_CHAR + PADDING_PX), MAX_PX)
+        out[column] = spec
+    return out
+
+
+def show_table(frame: pd.DataFrame, config: Mapping[str, Any], key: str, **kwargs: Any) -> Any:
+    """st.dataframe of `frame` with `config` fitted to its text; hidden index."""
+    return st.dataframe(
+        frame, hide_index=True, column_config=fitted(frame, config), key=key, **kwargs
+    )

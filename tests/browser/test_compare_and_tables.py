@@ -1,0 +1,155 @@
+"""In chromium: the GPU filter and exact count, the Compare view and its CSV, and table
+columns wide enough for the text the grid draws (measured in the browser's own font)."""
+
+from __future__ import annotations
+
+import tempfile
+from csv import DictReader
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from planner.plan import Plan
+from planner.ui.tables import cell_text
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+
+QUERY = "gpus=H100-SXM&gpu_count=8"
+# The grid's cell font (Streamlit's theme: Source Sans, 14 px; headers semibold).
+CELL_FONT = "14px 'Source Sans', sans-serif"
+HEADER_FONT = "600 14px 'Source Sans', sans-serif"
+
+
+def grid_columns(grid: Locator) -> dict[str, list[str]]:
+    """The grid's accessible cells, column by column (header -> texts of the rows drawn)."""
+    headers = grid.locator("[role=columnheader]").all_inner_texts()
+    cells = grid.locator("[role=gridcell]").all_inner_texts()
+    rows = [cells[i : i + len(headers)] for i in range(0, len(cells), len(headers))]
+    return {h: [r[i] for r in rows if len(r) == len(headers)] for i, h in enumerate(headers)}
+
+
+def text_px(page: Page, texts: list[str], font: str) -> float:
+    """The widest of `texts` drawn in `font`, in CSS pixels (the page's own canvas)."""
+    return float(
+        page.evaluate(
+            """([texts, font]) => {
+                const ctx = document.createElement('canvas').getContext('2d');
+                ctx.font = font;
+                return Math.max(0, ...texts.map(t => ctx.measureText(t).width));
+            }""",
+            [texts, font],
+        )
+    )
+
+
+def _number(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def query_plan() -> Plan:
+    """The plan the Plan page makes for QUERY (an empty results folder, as the app's)."""
+    from planner.plan import make_plan
+    from planner.request import PlanRequest
+    from planner.throughput import own_and_published_results
+    from planner.workloads import WORKLOADS
+    from pricing.catalog import load_offers, unique_values
+    from pricing.tiers import DEFAULT_TIERS
+
+    offers = load_offers()
+    with tempfile.TemporaryDirectory() as empty:
+        table, _ = own_and_published_results([empty])
+    # The page weighs the default tiers' providers by default.
+    buyable = offers.loc[offers["tier"].isin(DEFAULT_TIERS)]
+    request = PlanRequest(
+        WORKLOADS["resnet50-imagenet-90ep"],
+        providers=tuple(unique_values(buyable, "provider")),
+        tiers=tuple(DEFAULT_TIERS),
+        gpus=("H100-SXM",),
+        gpu_count=8,
+    )
+    return make_plan(request, offers, table)
+
+
+def default_compared() -> list[str]:
+    """The column headers the Compare view starts with for QUERY's plan (the picks)."""
+    from planner.ui.compare import candidates, default_labels, short_names
+
+    plan = query_plan()
+    table = candidates(plan)
+    return short_names(table.set_index("label").loc[default_labels(plan, table)])
+
+
+def configured_widths() -> tuple[dict[str, int], dict[str, str | None]]:
+    """The pixel width and number format the Plan page gives each ranked-table column
+    (by header) for QUERY's plan."""
+    from planner.ui.plan_view import column_config, ranked_table
+    from planner.ui.tables import fitted
+
+    config = fitted(ranked_table(query_plan()), column_config())
+    specs = [spec for spec in config.values() if spec and spec.get("width")]
+    widths = {str(spec["label"]): int(spec["width"]) for spec in specs}
+    formats = {str(spec["label"]): (spec.get("type_config") or {}).get("format") for spec in specs}
+    return widths, formats
+
+
+def test_gpu_filter_exact_count_and_unclipped_columns(
+    app_url: str, page: Page, screenshots: Path
+) -> None:
+    page.goto(f"{app_url}/?{QUERY}", wait_until="domcontentloaded")
+    page.get_by_text("Ranked options:").wait_for(timeout=120_000)
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.locator("[role=gridcell]").first.wait_for(state="attached", timeout=30_000)
+    columns = grid_columns(grid)
+    assert columns["GPU"] and set(columns["GPU"]) == {"H100-SXM"}
+    assert set(columns["GPUs"]) == {"8"}
+    # rows are drawn as they scroll into view: the first ones are there, ranked
+    assert columns["rank"][:3] == ["1", "2", "3"] and all(columns["provider"])
+    widths, formats = configured_widths()
+    # The accessible cells hold raw values; the canvas draws them in the column's format.
+    measured = [h for h in ("provider", "instance", "GPU", "hours", "cost") if h in columns]
+    assert len(measured) == 5, list(columns)
+    for header in measured:
+        drawn = [cell_text(_number(v), formats[header]) for v in columns[header]]
+        needed = max(text_px(page, drawn, CELL_FONT), text_px(page, [header], HEADER_FONT))
+        # 16 px: the grid's cell padding (8 px each side)
+        assert widths[header] >= needed + 16, (header, widths[header], needed, drawn)
+    grid.scroll_into_view_if_needed()
+    grid.screenshot(path=str(screenshots / "plan-table-h100x8.png"))
+
+
+def test_compare_view_side_by_side_and_its_csv(
+    app_url: str, page: Page, screenshots: Path, tmp_path: Path
+) -> None:
+    page.goto(f"{app_url}/?{QUERY}", wait_until="domcontentloaded")
+    page.get_by_text("Compare options").wait_for(timeout=120_000)
+    compare = page.locator('[data-testid="stDataFrame"]').nth(1)
+    compare.locator("[role=gridcell]").first.wait_for(state="attached", timeout=30_000)
+    columns = grid_columns(compare)
+    chosen = default_compared()
+    assert 2 <= len(chosen) <= 4  # the picks by default
+    # columns are drawn as they scroll into view: the first options are there
+    options = [h for h in columns if h != "figure"]
+    assert options and options == chosen[: len(options)]
+    figures = columns["figure"]
+    for field in ("time to train", "cost P10–P90", "$/GPU-hour", "throughput source",
+                  "price date"):  # fmt: skip
+        assert field in figures
+    row = figures.index("$/GPU-hour")
+    assert all(columns[o][row].startswith("$") for o in options)
+    compare.scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots / "plan-compare.png"), full_page=True)
+    button = page.get_by_role("button", name="Download comparison CSV")
+    with page.expect_download(timeout=30_000) as download:
+        button.click()
+    csv = tmp_path / "compare.csv"
+    download.value.save_as(csv)
+    with csv.open() as handle:
+        rows = list(DictReader(handle))
+    assert len(rows) == len(chosen)
+    assert {r["total_gpus"] for r in rows} == {"8.0"}
+    assert all(r["price_date"] and r["throughput_source"] for r in rows)
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)

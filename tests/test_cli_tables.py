@@ -1,0 +1,171 @@
+"""CLI tables that fit: 100 columns, picks and binding constraints first, --view, --wide."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from typer.testing import CliRunner
+
+from planner.cli import app
+from planner.render.format import duration, money, money_range
+from planner.render.tables import Col, fit_table, make_console
+
+runner = CliRunner()
+PLAN = ["plan", "--workload", "resnet50-imagenet-90ep", "--top", "10"]
+
+
+def _lines(text: str) -> list[str]:
+    return text.rstrip("\n").splitlines()
+
+
+def test_default_plan_fits_100_columns_and_40_lines(results_dir: object) -> None:
+    env = {**os.environ, "COLUMNS": "100"}
+    done = subprocess.run(
+        [sys.executable, "-m", "planner.cli", *PLAN],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = _lines(done.stdout) + _lines(done.stderr)
+    assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+    assert len(lines) <= 40, len(lines)
+    out = done.stdout
+    # picks first, then the ranked table with the asked-for columns, then the price dates
+    assert out.index("Picks") < out.index("rank") < out.index("priced:")
+    for header in ("provider", "instance", "GPUs", "time", "cost", "P10–P90", "$/h", "source"):
+        assert header in out.splitlines()[out.splitlines().index(_row_header(out))]
+    assert "--explain" in done.stderr and "assumption:" not in done.stderr
+
+
+def _row_header(out: str) -> str:
+    return next(line for line in out.splitlines() if line.lstrip().startswith("rank"))
+
+
+def test_views_wide_and_explain(results_dir: object) -> None:
+    env = {"COLUMNS": "100"}
+    picks = runner.invoke(app, [*PLAN, "--view", "picks"], env=env)
+    assert picks.exit_code == 0, picks.output
+    assert "why" in picks.stdout and "rank" not in picks.stdout
+    constraints = runner.invoke(app, [*PLAN, "--view", "constraints"], env=env)
+    assert "max GPUs binds" in constraints.stdout and "Picks" not in constraints.stdout
+    frontier = runner.invoke(app, [*PLAN, "--view", "frontier"], env=env)
+    assert "time/cost frontier" in frontier.stdout
+    wide = runner.invoke(app, [*PLAN, "--wide"], env=env)
+    assert "throughput_detail" in wide.stdout and "price_source" in wide.stdout
+    assert max(len(line) for line in _lines(wide.stdout)) > 100
+    explain = runner.invoke(app, [*PLAN, "--explain"], env=env)
+    assert "assumption: Workload resnet50-imagenet-90ep" in explain.stderr
+    assert "own results: own result resnet50-tiny" in explain.stderr
+
+
+def test_readable_money_and_durations() -> None:
+    assert [duration(h, short=True) for h in (0.01, 0.5, 5.17, 30, 760)] == [
+        "36 s",
+        "30 min",
+        "5.2 h",
+        "30 h",
+        "31.7 d",
+    ]
+    assert [money(v, short=True) for v in (0.5, 42.0, 1234.0, 98_765.0, 2.5e6)] == [
+        "$0.50",
+        "$42.00",
+        "$1.23k",
+        "$98.8k",
+        "$2.5M",
+    ]
+    assert money_range(1100, 1400) == "$1.1k-$1.4k"
+
+
+def test_a_table_cuts_only_shrinkable_columns_to_fit() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"name": ["x" * 80], "cost": [1234.5], "extra": ["ignored"]})
+    columns = (Col("name", "name", shrink_to=8), Col("cost", "cost", money, right=True))
+    console = make_console(40)
+    with console.capture() as captured:
+        console.print(fit_table(frame, columns, 40, "title"))
+    lines = captured.get().splitlines()
+    assert max(len(line) for line in lines) <= 40
+    assert "$1,234" in lines[-1] and "…" in lines[-1] and "ignored" not in captured.get()
+
+
+def test_pricing_show_tco_and_bench_tables_fit_100_columns() -> None:
+    env = {"COLUMNS": "100"}
+    for args in (
+        ["pricing", "show", "--gpu", "H100"],
+        ["tco", "--config", "examples/onprem-dgx-h100.toml"],
+        ["bench", "list", "benchmarks/results"],
+        ["bench", "show", "gpt-tiny-fp32-cpux1-20261130T055325Z-616968", "--dir",
+         "benchmarks/results"],
+    ):  # fmt: skip
+        done = runner.invoke(app, args, env=env)
+        assert done.exit_code == 0, done.output
+        lines = _lines(done.stdout)  # tables; warnings on stderr are whole lines
+        assert max(len(line) for line in lines) <= 100, (args, max(lines, key=len))
+    wide = runner.invoke(app, ["pricing", "show", "--gpu", "H100", "--wide"], env=env)
+    assert "reserved_1y_usd_per_hour" in wide.stdout
+
+
+def test_tco_says_when_break_even_comes_after_the_servers_life() -> None:
+    done = runner.invoke(app, ["tco", "--config", "examples/onprem-dgx-h100.toml"])
+    rows = runner.invoke(
+        app, ["tco", "--config", "examples/onprem-dgx-h100.toml", "--format", "json"]
+    )
+    import json
+
+    months = [r["break_even_months"] for r in json.loads(rows.stdout)[1:]]
+    late = [m for m in months if m is not None and m > 48]
+    assert late, "the example config has an offer that pays back after its 4-year life"
+    assert done.stdout.count("(after life)") == len(late)
+    assert "after the server's 48-month life" in done.stdout
+
+
+def test_bench_list_and_show_take_json_and_csv() -> None:
+    import io
+    import json
+
+    import pandas as pd
+
+    listed = runner.invoke(app, ["bench", "list", "benchmarks/results", "--format", "csv"])
+    frame = pd.read_csv(io.StringIO(listed.stdout))
+    assert len(frame) == 7 and {"id", "throughput", "throughput_cv"} <= set(frame.columns)
+    as_json = runner.invoke(app, ["bench", "list", "benchmarks/results", "--format", "json"])
+    assert {r["workload"] for r in json.loads(as_json.stdout)} >= {"gpt", "bert", "resnet50"}
+    one = "bert-tiny-fp32-cpux1-20261130T055055Z-092127"
+    shown = runner.invoke(app, ["bench", "show", one, "--dir", "benchmarks/results", "--format",
+                                "json"])  # fmt: skip
+    assert json.loads(shown.stdout)["id"] == one
+    row = runner.invoke(app, ["bench", "show", one, "--dir", "benchmarks/results", "--format",
+                              "csv"])  # fmt: skip
+    assert pd.read_csv(io.StringIO(row.stdout))["id"].tolist() == [one]
+    bad = runner.invoke(app, ["bench", "list", "benchmarks/results", "--format", "xml"])
+    assert bad.exit_code == 2 and "table, json, csv" in bad.stderr
+
+
+def test_bench_run_warns_when_throughput_varies_more_than_5_percent() -> None:
+    from benchmarks.cli import HIGH_CV, noisy_warnings
+    from benchmarks.results import load_results
+
+    results, _ = load_results("benchmarks/results")
+    by_id = {r.id.split("-2026")[0]: r for r in results}
+    noisy, steady = by_id["gpt-tiny-fp32-cpux1"], by_id["bert-tiny-fp32-cpux1"]
+    assert noisy.throughput_cv > HIGH_CV > steady.throughput_cv
+    (warning,) = noisy_warnings([noisy, steady])
+    assert warning.startswith(f"{noisy.id}: throughput varied 14.4% between steps")
+
+
+def test_log_axis_ticks_read_as_durations_and_money() -> None:
+    from planner.render.axes import duration_ticks, money_ticks
+
+    values, labels = duration_ticks(0.2, 30)
+    assert labels == ["15 min", "30 min", "1 h", "2 h", "6 h", "12 h", "1 day", "2 days"]
+    assert values[labels.index("1 day")] == 24
+    assert duration_ticks(0.01, 9000)[1] == ["1 min", "1 h", "1 day", "1 week", "1 month",
+                                             "1 year"]  # fmt: skip
+    assert money_ticks(4, 150)[1] == ["$5", "$10", "$20", "$50", "$100", "$200"]
+    assert money_ticks(0.5, 2e6)[1] == ["$1", "$10", "$100", "$1k", "$10k", "$100k", "$1M"]
