@@ -220,6 +220,7 @@ def plan(
     throughput came from and carry P10-P90 hours and cost; * marks the Pareto frontier.
     """
     from planner.llm import LLMMemoryError, LLMSettings
+    from planner.render.llm import no_fit_text, with_llm_details
     from planner.tco import OnPremConfigError, load_onprem_config
 
     kind = "spot" if spot else pricing
@@ -273,11 +274,14 @@ def plan(
             reserved_discount=reserved_discount,
             overheads=_overheads(startup_minutes, staging_gbps, checkpoint_every_hours),
         )
-        result = make_plan(request, offers, table)
+        result = with_llm_details(make_plan(request, offers, table))
     except RequestError as exc:
         abort(f"{REQUEST_FLAGS.get(exc.field, exc.field)}: {exc.message}")
         return
-    except (OnPremConfigError, LLMMemoryError, SnapshotError, UnknownGPUError, ValueError) as exc:
+    except LLMMemoryError as exc:
+        abort(no_fit_text(exc))
+        return
+    except (OnPremConfigError, SnapshotError, UnknownGPUError, ValueError) as exc:
         abort(str(exc))
         return
     if precision == "fp8" and result.rows.empty:
@@ -571,7 +575,13 @@ def estimate_llm(
     from pathlib import Path
 
     from planner.llm import LLMSettings, gpt_mfu_figures
-    from planner.llm_estimate import LLMQueryError, estimate_llm, read_llm_queries
+    from planner.llm_estimate import (
+        DETAIL_COLUMNS,
+        LLMQueryError,
+        estimate_llm,
+        read_llm_queries,
+    )
+    from planner.render.llm import estimate_detail
     from pricing.catalog import atomic_write_text
 
     try:
@@ -590,6 +600,10 @@ def estimate_llm(
         abort(str(exc))
         return
     predicted = estimate_llm(rows, gpus_per_node, network_gbps, settings, figures)
+    records = predicted.loc[:, list(DETAIL_COLUMNS)].to_dict(orient="records")
+    predicted = predicted.drop(columns=list(DETAIL_COLUMNS)).assign(
+        method_detail=[estimate_detail(r) for r in records]
+    )
     if problems:
         from pricing.output import wide_console
 

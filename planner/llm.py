@@ -45,6 +45,7 @@ from planner.llm_mfu import (
 from planner.workloads import DEFAULT_VOCAB_SIZE, Workload, lora_adapter_params
 
 __all__ = [
+    "LLM_DETAIL_COLUMNS",
     "LLM_PRECISIONS",
     "SIZE_LOG_ERROR_PER_DECADE",
     "LLMMemoryError",
@@ -54,6 +55,7 @@ __all__ = [
     "llm_shape_of",
     "params_from_size",
     "predict_layout",
+    "prediction_record",
 ]
 
 LLM_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
@@ -91,14 +93,26 @@ class Shortfall:
 class LLMMemoryError(ValueError):
     """An LLM that fits on no option (reason code "no_layout_fits").
 
-    `shortfalls` carries the figures per GPU model (Shortfall); the message words them.
+    Carries the figures, not words (planner.render.llm words them): the workload's name,
+    mode and sequence length, the Shortfall per GPU model, and the GPU cap of the request.
     """
 
     code = "no_layout_fits"
 
-    def __init__(self, message: str, shortfalls: tuple[Shortfall, ...] = ()) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        workload: str,
+        mode: str,
+        seq_len: int,
+        shortfalls: tuple[Shortfall, ...] = (),
+        max_gpus: float | None = None,
+    ) -> None:
+        super().__init__(self.code)
+        self.workload = workload
+        self.mode = mode
+        self.seq_len = seq_len
         self.shortfalls = shortfalls
+        self.max_gpus = max_gpus
 
 
 @dataclass(frozen=True)
@@ -332,31 +346,50 @@ def prediction_source(prediction: LayoutPrediction) -> str:
     return anchor.source if same_size and same_count else "scaled"
 
 
-def prediction_detail(prediction: LayoutPrediction) -> str:
-    """The layout, where its time goes, memory, and the MFU's source (shown per row)."""
-    layout = prediction.layout
-    if not layout.fits:
-        return ""
-    anchor = prediction.anchor
-    rate = (
-        f"compute at {anchor.mfu:.0%} of the bf16 peak x {FP8_SPEEDUP[0]:g} for fp8 (1.3-1.5x "
-        "end to end: Transformer Engine; Peng et al. 2023)"
-        if prediction.precision == "fp8"
-        else f"compute at {anchor.mfu:.0%} of the {prediction.precision} dense peak (gpu_specs)"
-    )
-    return (
-        f"layout {layout.label} (tensor/pipeline/data-parallel search), "
-        f"{layout.memory_per_gpu_gb:.0f} of {layout.usable_gb:.0f} GB per GPU; step "
-        f"{layout.step_s:.3g} s: compute {layout.compute_share:.0%}, pipeline bubble "
-        f"{layout.bubble_share:.0%}, tensor-parallel comm {layout.tp_share:.0%}, pipeline comm "
-        f"{layout.pp_share:.0%}, exposed data-parallel comm {layout.dp_share:.0%}; MFU "
-        f"{layout.mfu:.0%} of the {prediction.precision} peak; {rate}: {anchor.detail}"
-    )
+# Per option, the figures planner.render.llm words into a row's throughput detail: the
+# step's time in seconds and its shares (compute, pipeline bubble, exposed tensor-,
+# pipeline- and data-parallel communication), usable memory, and the MFU anchor (its value,
+# source code from planner.llm_mfu PRIOR_CODES/OWN_CODES, whether a prior's band was
+# widened, and for own GPT results the run id, run count, size, GPU count and decades of
+# size between the run and the target).
+LLM_DETAIL_COLUMNS = (
+    "step_s", "compute_share", "bubble_share", "tp_comm_share", "pp_comm_share",
+    "dp_comm_share", "usable_gb", "mfu_anchor", "mfu_source", "mfu_band_widened",
+    "mfu_run_id", "mfu_runs", "mfu_model_size", "mfu_world_size", "mfu_size_decades",
+)  # fmt: skip
+
+
+def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
+    """LLM_DETAIL_COLUMNS of one prediction, plus layout, memory_per_gpu_gb, mfu, reason and
+    precision (numbers and codes only)."""
+    layout, anchor = prediction.layout, prediction.anchor
+    return {
+        "layout": layout.label,
+        "reason": layout.reason,
+        "precision": prediction.precision,
+        "memory_per_gpu_gb": layout.memory_per_gpu_gb,
+        "mfu": layout.mfu,
+        "step_s": layout.step_s,
+        "compute_share": layout.compute_share,
+        "bubble_share": layout.bubble_share,
+        "tp_comm_share": layout.tp_share,
+        "pp_comm_share": layout.pp_share,
+        "dp_comm_share": layout.dp_share,
+        "usable_gb": layout.usable_gb,
+        "mfu_anchor": anchor.mfu,
+        "mfu_source": anchor.code,
+        "mfu_band_widened": anchor.widened,
+        "mfu_run_id": anchor.run_id,
+        "mfu_runs": anchor.runs,
+        "mfu_model_size": anchor.model_size,
+        "mfu_world_size": anchor.world_size,
+        "mfu_size_decades": anchor.size_decades,
+    }
 
 
 LLM_OPTION_COLUMNS = (
-    "throughput", "throughput_low", "throughput_high", "throughput_source", "throughput_detail",
-    "mfu", "fits", "reason", "layout", "memory_per_gpu_gb", "usable_gb", "recompute",
+    "throughput", "throughput_low", "throughput_high", "throughput_source", "mfu", "fits",
+    "reason", "layout", "memory_per_gpu_gb", "recompute", *LLM_DETAIL_COLUMNS,
 )  # fmt: skip
 
 
@@ -387,17 +420,12 @@ def llm_options(
         )
         rows.append(
             {
+                **prediction_record(found),
                 "throughput": found.tokens_per_s,
                 "throughput_low": found.tokens_per_s_low,
                 "throughput_high": found.tokens_per_s_high,
                 "throughput_source": prediction_source(found) or None,
-                "throughput_detail": prediction_detail(found),
-                "mfu": found.layout.mfu,
                 "fits": found.layout.fits,
-                "reason": found.layout.reason,
-                "layout": found.layout.label,
-                "memory_per_gpu_gb": found.layout.memory_per_gpu_gb,
-                "usable_gb": found.layout.usable_gb,
                 "recompute": found.layout.recompute not in ("none", "selective", ""),
             }
         )
@@ -465,44 +493,8 @@ def no_fit_error(
     settings: LLMSettings | None = None,
     max_gpus: float | None = None,
 ) -> LLMMemoryError:
-    """The LLMMemoryError for options where no layout fits: its Shortfalls and message."""
+    """The LLMMemoryError for options where no layout fits, with its Shortfalls."""
     short = shortfalls(workload, precision, options, found, settings)
-    parts = [
-        f"{s.gpu_name} x {s.gpus:g}: at least {s.need_gb:,.1f} GB per GPU of "
-        f"{s.usable_gb:,.1f} usable"
-        + (
-            f"; {s.fewest_gpus:,} would hold it"
-            if s.fewest_gpus
-            else "; no count up to 131,072 holds it"
-        )
-        for s in short
-    ]
-    states = (
-        "adapters on frozen weights"
-        if workload.llm_mode in ("lora", "qlora")
-        else "weights, gradients and Adam state: 16 bytes/parameter, Rajbhandari et al. 2020"
+    return LLMMemoryError(
+        workload.name, workload.llm_mode, int(workload.seq_len or 0), short, max_gpus
     )
-    message = (
-        f"{workload.name} does not fit in GPU memory at any GPU count offered, with any "
-        f"tensor/pipeline/data-parallel layout, ZeRO-3, FlashAttention and full recomputation "
-        f"({states}; sequence {workload.seq_len}). Least per GPU: "
-        + ("; ".join(parts) or "no layout")
-        + ". Allow more GPUs per option"
-        + (f" (now {max_gpus:g})" if max_gpus else "")
-        + ", pick GPUs with more memory, or train a smaller model (or LoRA)."
-    )
-    return LLMMemoryError(message, short)
-
-
-def memory_note(workload: Workload, options: pd.DataFrame, found: pd.DataFrame) -> list[str]:
-    """A warning for options left out because no layout fits, or the batch is too small."""
-    notes = []
-    for reason, words in (
-        ("no_layout_fits", f"too few GPUs to hold {workload.name} in any layout"),
-        ("batch_too_small", "more data-parallel ranks than sequences in the global batch"),
-    ):
-        gone = (found["reason"] == reason).to_numpy()
-        if gone.any():
-            gpus = ", ".join(sorted(options.loc[gone, "gpu_name"].astype(str).unique())[:12])
-            notes.append(f"{int(gone.sum())} options left out: {words} ({gpus})")
-    return notes

@@ -20,14 +20,14 @@ import pandas as pd
 
 from planner.hardware import load_specs
 from planner.llm import (
+    LLM_DETAIL_COLUMNS,
     LLM_PRECISIONS,
     LLMSettings,
     has_fp8,
     predict_layout,
-    prediction_detail,
+    prediction_record,
     prediction_source,
 )
-from planner.llm_layout import REASONS
 from planner.validate import MAX_TABLE_BYTES, InputPathError, read_text_file
 from planner.workloads import LLM_MODES, llm_workload
 from pricing.gpus import (
@@ -47,15 +47,8 @@ OUTPUT_COLUMNS = (
 )  # fmt: skip
 SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmbt])$", re.IGNORECASE)
 _SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
-# Reason codes of planner.llm_layout, for method_detail (words live here, not in the engine).
-REASON_WORDS = {
-    "no_layout_fits": "does not fit: no tensor/pipeline/data-parallel layout fits GPU memory, "
-    "even with ZeRO-3, FlashAttention and full recomputation (least {memory:.1f} GB per GPU "
-    "of {usable:.1f} usable)",
-    "batch_too_small": "the global batch has fewer sequences than any layout's data-parallel "
-    "ranks: raise global_batch_tokens or use fewer GPUs",
-    "no_peak": "no {precision} dense peak for this GPU in planner/data/gpu_specs.csv",
-}
+# The figures and codes method_detail is worded from (planner.render.llm.estimate_detail).
+DETAIL_COLUMNS = ("reason", "precision", "memory_per_gpu_gb", *LLM_DETAIL_COLUMNS)
 
 
 class LLMQueryError(ValueError):
@@ -192,7 +185,8 @@ def estimate_llm(
     settings: LLMSettings,
     figures: dict[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
-    """OUTPUT_COLUMNS for each query (row defaults fill from the arguments).
+    """OUTPUT_COLUMNS but method_detail, then DETAIL_COLUMNS (codes and figures the CLI
+    words into method_detail), for each query (row defaults fill from the arguments).
 
     `figures`: own GPT-benchmark MFU per precision (planner.llm_mfu.gpt_mfu_figures); a
     GPU with a figure starts from it instead of the literature prior.
@@ -222,10 +216,7 @@ def estimate_llm(
             settings=row_settings,
         )
         layout = found.layout
-        words = REASON_WORDS.get(layout.reason, "") if layout.reason in REASONS else ""
-        detail = prediction_detail(found) or words.format(
-            memory=layout.memory_per_gpu_gb, usable=layout.usable_gb, precision=q.precision
-        )
+        record = prediction_record(found)
         out.append(
             {
                 "tokens_per_s": found.tokens_per_s,
@@ -235,7 +226,7 @@ def estimate_llm(
                 "layout": layout.label,
                 "fits": layout.fits,
                 "method": prediction_source(found) or "none",
-                "method_detail": detail,
+                **{column: record[column] for column in DETAIL_COLUMNS},
             }
         )
-    return pd.DataFrame(out, columns=list(OUTPUT_COLUMNS))
+    return pd.DataFrame(out, columns=[*OUTPUT_COLUMNS[:-1], *DETAIL_COLUMNS])

@@ -28,80 +28,64 @@ import numpy as np
 import pandas as pd
 
 from planner.hardware import load_specs, peak_tflops
-from planner.llm_presets import LLM_PRESETS, label_params
+from planner.llm_presets import label_params, preset_named
+from planner.notes import Note
 
 
 @dataclass(frozen=True)
 class MFUPrior:
-    """MFU with its 10-90% band, and where it comes from."""
+    """MFU with its 10-90% band and its source code (PRIOR_CODES; cited in the comment
+    above each prior, worded by planner.render.llm). widened: the band's low end was widened
+    below SMALL_WIDTH."""
 
     mfu: float
     low: float
     high: float
-    source: str
+    code: str
+    widened: bool = False
 
 
 # (architecture regex on gpu_specs.csv's `architecture`, prior). First match wins.
 GENERATION_PRIORS: tuple[tuple[str, MFUPrior], ...] = (
     (
         r"^Ampere \(GA100\)",
-        MFUPrior(
-            0.60,
-            0.48,
-            0.72,
-            "A100 prior: 72% end to end for GPT-1.3B/2.7B on 8 A100 with FlashAttention-2 "
-            "(Dao 2023, sec. 4.2); 54-56% at 22B-1T with selective recomputation on up to "
-            "2,240 A100 (Korthikanti et al. 2022, table 4); 55.2% for 175B on 12,288 A100 "
-            "(Jiang et al. 2024, MegaScale)",
-        ),
+        # 72% end to end for GPT-1.3B/2.7B on 8 A100 with FlashAttention-2 (Dao 2023, sec. 4.2);
+        # 54-56% at 22B-1T with selective recomputation on up to 2,240 A100 (Korthikanti et
+        # al. 2022, table 4); 55.2% for 175B on 12,288 A100 (Jiang et al. 2024, MegaScale).
+        MFUPrior(0.60, 0.48, 0.72, "prior_a100"),
     ),
     (
         r"^(Hopper|Blackwell$|Blackwell Ultra|GB200)",
-        MFUPrior(
-            0.50,
-            0.38,
-            0.62,
-            "Hopper-class prior: 38-43% bf16 MFU for Llama 3 405B on 8,192-16,384 H100 with "
-            "tp8 pp16, all overheads included (Dubey et al. 2024, table 4); FlashAttention-3 "
-            "reaches 75% of the H100 peak in attention (Shah et al. 2024); Blackwell: no "
-            "end-to-end figure published, Hopper's used",
-        ),
+        # 38-43% bf16 MFU for Llama 3 405B on 8,192-16,384 H100 with tp8 pp16, all overheads
+        # included (Dubey et al. 2024, table 4); FlashAttention-3 reaches 75% of the H100
+        # peak in attention (Shah et al. 2024); Blackwell: none published, Hopper's used.
+        MFUPrior(0.50, 0.38, 0.62, "prior_hopper"),
     ),
     (
         r"^Volta",
-        MFUPrior(
-            0.30,
-            0.22,
-            0.40,
-            "V100 prior: 39 TFLOP/s of 125 (30%) for a 1.2B GPT on one V100 (Shoeybi et al. "
-            "2019, Megatron-LM, sec. 5.1)",
-        ),
+        # 39 TFLOP/s of 125 (30%) for a 1.2B GPT on one V100 (Shoeybi et al. 2019, sec. 5.1).
+        MFUPrior(0.30, 0.22, 0.40, "prior_v100"),
     ),
     (
         r"^CDNA",
-        MFUPrior(
-            0.35,
-            0.25,
-            0.45,
-            "AMD prior: 32-38% of the MI250X peak for 175B-1T GPTs on Frontier (Dash et al. "
-            "2023); MI300X: no end-to-end figure published, MI250X's used",
-        ),
+        # 32-38% of the MI250X peak for 175B-1T GPTs on Frontier (Dash et al. 2023); MI300X:
+        # none published, MI250X's used.
+        MFUPrior(0.35, 0.25, 0.45, "prior_amd"),
     ),
     (
         r"^TPU",
-        MFUPrior(
-            0.46,
-            0.35,
-            0.58,
-            "TPU prior: 46.2% MFU for PaLM 540B on 6,144 TPU v4 (Chowdhery et al. 2022, table 3)",
-        ),
+        # 46.2% MFU for PaLM 540B on 6,144 TPU v4 (Chowdhery et al. 2022, table 3).
+        MFUPrior(0.46, 0.35, 0.58, "prior_tpu"),
     ),
 )
-DEFAULT_PRIOR = MFUPrior(
-    0.40, 0.25, 0.55,
-    "assumed 40% (25-55%): no published LLM training MFU for this GPU class; between PaLM's "
-    "46% (Chowdhery et al. 2022) and V100's 30% (Shoeybi et al. 2019)",
+# No published LLM training MFU for the GPU class: 40% (25-55%), between PaLM's 46%
+# (Chowdhery et al. 2022) and V100's 30% (Shoeybi et al. 2019).
+DEFAULT_PRIOR = MFUPrior(0.40, 0.25, 0.55, "prior_assumed")
+# Source codes of an MFU anchor: own GPT results, or a prior per GPU generation.
+PRIOR_CODES = (
+    "prior_a100", "prior_hopper", "prior_v100", "prior_amd", "prior_tpu", "prior_assumed",
 )  # fmt: skip
+OWN_CODES = ("own_measured", "own_published")
 # Below a width of 2048 the matmuls are small: Narayanan et al. 2021 (table 1) report a flat
 # 44-52% from 1.7B (h 2304) up; no cited figure below, so the band's low end widens x0.7.
 SMALL_WIDTH = 2048
@@ -128,28 +112,40 @@ def generation_prior(gpu_name: str, d_model: int) -> MFUPrior:
         (p for pattern, p in GENERATION_PRIORS if re.search(pattern, architecture)), DEFAULT_PRIOR
     )
     if d_model < SMALL_WIDTH:
-        return MFUPrior(
-            prior.mfu, prior.low * SMALL_WIDTH_LOW_FACTOR, prior.high,
-            prior.source + f"; band widened below width {SMALL_WIDTH}",
-        )  # fmt: skip
+        return MFUPrior(prior.mfu, prior.low * SMALL_WIDTH_LOW_FACTOR, prior.high, prior.code, True)
     return prior
 
 
 @dataclass(frozen=True)
 class MFUAnchor:
-    """The efficiency a layout starts from: kind "own" or "prior", with its band.
+    """The efficiency a layout starts from, with its band.
 
-    source: measured | published (own) or "" (prior); world_size and params: the run's.
+    code: a PRIOR_CODES code, or own_measured | own_published (the GPT benchmark on this
+    GPU). For own figures: run_id (the single run's id, "" for a median), runs, model_size,
+    world_size and params of the runs, and size_decades between them and the target.
     """
 
     mfu: float
     low: float
     high: float
-    kind: str
-    detail: str
-    source: str = ""
+    code: str
+    widened: bool = False
+    run_id: str = ""
+    runs: int = 0
+    model_size: str = ""
     world_size: float = 0.0
     params: float = 0.0
+    size_decades: float = 0.0
+
+    @property
+    def kind(self) -> str:
+        """ "own" or "prior"."""
+        return "own" if self.code in OWN_CODES else "prior"
+
+    @property
+    def source(self) -> str:
+        """measured | published for own figures, "" for a prior."""
+        return self.code.removeprefix("own_") if self.kind == "own" else ""
 
 
 def mfu_anchor(gpu_name: str, params: float, d_model: int, figures: pd.DataFrame) -> MFUAnchor:
@@ -157,7 +153,7 @@ def mfu_anchor(gpu_name: str, params: float, d_model: int, figures: pd.DataFrame
     own = figures.loc[figures["gpu_name"] == gpu_name] if len(figures) else None
     if own is None or own.empty:
         prior = generation_prior(gpu_name, d_model)
-        return MFUAnchor(prior.mfu, prior.low, prior.high, "prior", prior.source)
+        return MFUAnchor(prior.mfu, prior.low, prior.high, prior.code, prior.widened)
     decades = np.abs(np.log10(own["params"].astype(float) / params))
     best = own.assign(_d=decades, _r=own["source"].map(SOURCE_RANK)).sort_values(
         ["_d", "_r", "world_size"]
@@ -166,14 +162,11 @@ def mfu_anchor(gpu_name: str, params: float, d_model: int, figures: pd.DataFrame
     widen = SIZE_LOG_ERROR_PER_DECADE * float(row["_d"])
     low = float(row["mfu_low"]) * math.exp(-widen)
     high = float(row["mfu_high"]) * math.exp(widen)
-    detail = (
-        f"MFU {row['mfu']:.0%} {row['source']} by the GPT benchmark on this GPU ({row['detail']}; "
-        f"{row['model_size']}, {row['world_size']:g} GPU)"
-        + (f"; size {row['model_size']} -> target (+/-15% per decade)" if widen > 0.01 else "")
-    )
     return MFUAnchor(
-        float(row["mfu"]), low, high, "own", detail, str(row["source"]),
-        float(row["world_size"]), float(row["params"]),
+        float(row["mfu"]), low, high, f"own_{row['source']}",
+        run_id=str(row["run_id"]), runs=int(row["runs"]), model_size=str(row["model_size"]),
+        world_size=float(row["world_size"]), params=float(row["params"]),
+        size_decades=float(row["_d"]),
     )  # fmt: skip
 
 
@@ -181,10 +174,12 @@ def mfu_anchor(gpu_name: str, params: float, d_model: int, figures: pd.DataFrame
 
 
 def params_from_size(label: str) -> float | None:
-    """Parameters of a GPT benchmark size label ("124m", "1.3b", "6.7b"); None for "tiny"."""
+    """Parameters of a GPT benchmark size label ("124m", "350m", "1.3b", "6.7b"): the
+    preset's true count where a preset has that shape, else the label's; None for "tiny"."""
     text = str(label).strip().lower()
-    if text in LLM_PRESETS:
-        return LLM_PRESETS[text].params
+    preset = preset_named(text)
+    if preset is not None:
+        return preset.params
     match = SIZE_LABEL.match(text)
     if not match:
         return None
@@ -193,7 +188,7 @@ def params_from_size(label: str) -> float | None:
 
 MFU_COLUMNS = (
     "gpu_name", "model_size", "params", "world_size", "mfu", "mfu_low", "mfu_high", "runs",
-    "source", "detail",
+    "source", "run_id",
 )  # fmt: skip
 
 
@@ -205,16 +200,17 @@ def peak_or_nan(gpu_name: str, precision: str) -> float:
         return float("nan")
 
 
-def gpt_mfu_figures(results: pd.DataFrame, precision: str) -> tuple[pd.DataFrame, list[str]]:
+def gpt_mfu_figures(results: pd.DataFrame, precision: str) -> tuple[pd.DataFrame, list[Note]]:
     """GPT-benchmark MFU per (GPU, size, GPU count), measured before published.
 
     `results` is planner.throughput's own_and_published_results() table. Keeps GPU rows of
     workload "gpt" with an `mfu`, at `precision` or its half-precision sibling (fp8 uses
     the 16-bit figures, scaled by FP8_SPEEDUP downstream), whose size parses as a parameter
     count. Returns the figures (MFU_COLUMNS: median of runs, band min..max, or P10/P90 of a
-    single run's throughput) and notes on rows left out.
+    single run's throughput; run_id: a single run's id, else "") and notes
+    (gpt_results_unused) on rows left out.
     """
-    notes: list[str] = []
+    notes: list[Note] = []
     empty = pd.DataFrame(columns=list(MFU_COLUMNS))
     if results.empty or "mfu" not in results.columns:
         return empty, notes
@@ -226,10 +222,7 @@ def gpt_mfu_figures(results: pd.DataFrame, precision: str) -> tuple[pd.DataFrame
     gpt = gpt.loc[gpt["precision"] != "fp8"] if precision == "fp8" else gpt
     on_cpu = (gpt["device"].astype(str) == "cpu") | gpt["gpu_name"].isna()
     if on_cpu.any():
-        notes.append(
-            f"{int(on_cpu.sum())} GPT results from CPUs or unknown devices not used to "
-            "predict GPU MFU"
-        )
+        notes.append(Note("gpt_results_unused", {"reason": "cpu_run", "count": int(on_cpu.sum())}))
     gpt = gpt.loc[~on_cpu].copy()
     # A run made without --peak-tflops has no MFU: achieved TFLOP/s per device over the
     # spec table's dense peak at its precision is the same definition (PaLM app. B).
@@ -245,8 +238,13 @@ def gpt_mfu_figures(results: pd.DataFrame, precision: str) -> tuple[pd.DataFrame
     params = gpt["model_size"].map(params_from_size)
     unsized = params.isna()
     if unsized.any():
-        sizes = ", ".join(sorted(gpt.loc[unsized, "model_size"].astype(str).unique()))
-        notes.append(f"GPT results of size {sizes} not used: not a parameter count")
+        sizes = tuple(sorted(gpt.loc[unsized, "model_size"].astype(str).unique()))
+        notes.append(
+            Note(
+                "gpt_results_unused",
+                {"reason": "unsized", "count": int(unsized.sum()), "sizes": sizes},
+            )
+        )
     gpt = gpt.loc[~unsized].assign(params=params[~unsized].astype(float))
     if gpt.empty:
         return empty, notes
@@ -273,11 +271,7 @@ def gpt_mfu_figures(results: pd.DataFrame, precision: str) -> tuple[pd.DataFrame
     one = table["runs"] == 1
     table.loc[one, "mfu_low"] = table.loc[one, "single_low"]
     table.loc[one, "mfu_high"] = table.loc[one, "single_high"]
-    table["detail"] = np.where(
-        one,
-        np.where(table["kind"] == "measured", "own run ", "") + table["first_id"].astype(str),
-        "median of " + table["runs"].astype(str) + " runs",
-    )
+    table["run_id"] = np.where(one, table["first_id"].astype(str), "")
     table = table.rename(columns={"kind": "source"})
     table["_rank"] = table["source"].map(SOURCE_RANK)
     table = table.sort_values([*keys[:4], "_rank"]).drop_duplicates(keys[:4])

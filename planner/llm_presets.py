@@ -66,7 +66,17 @@ LLM_PRESETS: dict[str, LLMPreset] = {
     )
 }
 
+# Size labels of the GPT benchmark (benchmarks/models/gpt.py) that round a preset's count
+# differently: its "350m" is GPT-2 medium, 24 x 1024, whose parameters are 355M.
+BENCHMARK_LABELS = {"350m": "355m"}
+
 _SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+
+
+def preset_named(label: str) -> LLMPreset | None:
+    """The preset a label names: its own label, or a GPT benchmark size (BENCHMARK_LABELS)."""
+    text = str(label).strip().lower()
+    return LLM_PRESETS.get(BENCHMARK_LABELS.get(text, text))
 
 
 def label_params(label: str) -> float:

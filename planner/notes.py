@@ -5,7 +5,9 @@ each naming its own controls. A Note is a reason code from NOTE_CODES and a mapp
 plain values (numbers, strings, tuples of strings).
 
 Codes and their values:
-  offers_dropped       offers (count), gpus (names), reason (a DROP_REASONS code), pricing
+  offers_dropped       offers (count), gpus (names), reason (a DROP_REASONS code), pricing;
+                       option_count (GPU counts left out) and workload for the LLM
+                       layout codes
   offers_too_big       offers (count), max_gpus
   onprem_no_count      name, max_gpus
   deadline_unmet       deadline_hours, fastest (option label), fastest_hours
@@ -19,7 +21,7 @@ Codes and their values:
                        reason (a SKIP_REASONS code), wanted (the plan's precision or size)
   own_results_elsewhere  count, workloads (own results of other workloads, not used)
   results_rejected     text (a results file that could not be read, as the reader said)
-  llm                  text (a note of the LLM memory and MFU model, already in words)
+  gpt_results_unused   reason (cpu_run | unsized), count, sizes (the unsized labels)
 """
 
 from __future__ import annotations
@@ -40,10 +42,13 @@ NOTE_CODES: tuple[str, ...] = (
     "own_result_skipped",
     "own_results_elsewhere",
     "results_rejected",
-    "llm",
+    "gpt_results_unused",
 )
 # Why options were dropped (offers_dropped.reason).
-DROP_REASONS: tuple[str, ...] = ("no_price", "no_spec_row", "no_throughput", "no_llm_peak")
+DROP_REASONS: tuple[str, ...] = (
+    "no_price", "no_spec_row", "no_throughput", "no_llm_peak", "no_layout_fits",
+    "batch_too_small",
+)  # fmt: skip
 # Why an own result was not used (own_result_skipped.reason).
 SKIP_REASONS: tuple[str, ...] = ("cpu_run", "unknown_gpu", "other_precision", "other_size")
 

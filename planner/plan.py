@@ -14,7 +14,8 @@ other counts (chosen_count False, rank 0); Plan.options has every option evaluat
   gpu_count, instances, total_gpus   GPUs per instance, instances, their product
   throughput, throughput_low, throughput_high, throughput_unit   median and 10-90% band
   throughput_source           measured | published | scaled | estimated
-  throughput_detail           which figure, law, regression or MFU, and its error
+  throughput_detail           which figure, law or regression, and its error ("" on LLM
+                              rows: planner.render.llm words their LLM_DETAIL_COLUMNS)
   compute_hours               hours at the median throughput, no interruptions
   hours_to_train              compute_hours, on spot the expected wall time (Daly 2006)
   hours_p10, hours_p50, hours_p90, cost_p10_usd, cost_p50_usd, cost_p90_usd, quantile_method
@@ -26,6 +27,8 @@ other counts (chosen_count False, rank 0); Plan.options has every option evaluat
   price_date_basis            "exact", or "not-before" when price_date is a lower bound
   interruptions_per_hour, interruption_rate_source, spot_overhead_factor   spot rows
   mfu, memory_per_gpu_gb, sharding, recompute                                LLM rows
+  step_s, *_share, usable_gb, mfu_anchor, mfu_source, mfu_*   LLM rows (planner.llm
+                              LLM_DETAIL_COLUMNS: step seconds, shares, the MFU's source code)
   feasible, misses            meets the deadline and budget; which it misses
   on_pareto                   on the time/cost frontier of all options (every count)
   pick                        the picks this row is (comma-separated), "" if none
@@ -104,8 +107,8 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "spot_overhead_factor", "setup_hours", "staging_hours", "checkpoint_write_hours",
     "billed_hours", "billing_basis", "samples_to_train", "per_gpu_batch", "global_batch",
     "limit_code", "gpu_throughput", "loader_ceiling", "vcpus",
-    "mfu", "memory_per_gpu_gb", "sharding", "recompute", "feasible",
-    "misses", "on_pareto", "pick", "chosen_count",
+    "mfu", "memory_per_gpu_gb", "sharding", "recompute", *llm_model.LLM_DETAIL_COLUMNS,
+    "feasible", "misses", "on_pareto", "pick", "chosen_count",
 )  # fmt: skip
 # Every option evaluated (Plan.options), for charts of the whole trade-off.
 OPTION_SUMMARY_COLUMNS: tuple[str, ...] = (
@@ -220,20 +223,23 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     warnings += dropped
     if opts.empty:
         return _empty_plan(request, warnings + own, chosen)
-    notes: list[str] = []
+    notes: list[Note] = []
     if workload.is_llm:
         figures, notes = llm_model.gpt_mfu_figures(results, precision)
         found = llm_model.llm_options(opts, workload, precision, figures, settings)
         no_room = (found["reason"] == "no_layout_fits").to_numpy()
         if len(opts) and no_room.any() and not found["fits"].any():
             raise llm_model.no_fit_error(workload, precision, opts, found, settings, max_gpus)
-        warnings += _llm_notes(llm_model.memory_note(workload, opts, found))
-        keep = ~no_room & (found["reason"] != "batch_too_small").to_numpy()
-        opts = opts.loc[keep].join(
-            found.loc[keep]
-            .drop(columns=["fits", "reason", "usable_gb", "layout"])
-            .assign(sharding=found.loc[keep, "layout"])
+        opts = opts.join(found.drop(columns=["fits", "layout"]).assign(sharding=found["layout"]))
+        small = (opts["reason"] == "batch_too_small").to_numpy()
+        opts, dropped = drop_without(
+            opts, no_room, "no_layout_fits", workload=workload.name, option_count=int(no_room.sum())
         )
+        warnings += dropped
+        small = small[~no_room]
+        opts, dropped = drop_without(opts, small, "batch_too_small", option_count=int(small.sum()))
+        warnings += dropped
+        opts = opts.drop(columns="reason")
         describe = None
     else:
         inputs = throughput_inputs(results, workload, precision)
@@ -251,11 +257,12 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
             sharding="",
             recompute=False,
             speed_position=np.arange(len(opts)),
+            **{column: np.nan for column in llm_model.LLM_DETAIL_COLUMNS},
         )
         figures = sweep_figures(results, workload.model, workload.model_size, precision)
         opts = apply_sweep_figures(opts, figures)
         describe = fast
-    warnings += _llm_notes(notes)
+    warnings += notes
     opts, dropped = drop_without(
         opts,
         opts["throughput"].isna().to_numpy(),
@@ -364,6 +371,8 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
         shown["throughput_detail"] = describe.details(shown["speed_position"].to_numpy())
         swept = (shown["sweep_detail"] != "").to_numpy()
         shown.loc[swept, "throughput_detail"] = shown.loc[swept, "sweep_detail"]
+    else:  # LLM rows: worded from LLM_DETAIL_COLUMNS by planner.render.llm
+        shown["throughput_detail"] = ""
     shown = shown.assign(
         throughput_unit=workload.throughput_unit,
         usd_per_gpu_hour=shown["option_usd_per_hour"] / shown["total_gpus"],
@@ -409,11 +418,6 @@ def _empty_plan(request: PlanRequest, notes: list[Note], offers: pd.DataFrame) -
         pd.DataFrame({c: pd.Series(dtype=object) for c in OPTION_SUMMARY_COLUMNS}),
         pd.DataFrame(columns=list(STATUS_COLUMNS)),
     )
-
-
-def _llm_notes(lines: Sequence[str]) -> list[Note]:
-    """The LLM model's notes (already in words) as structured notes."""
-    return [Note("llm", {"text": line}) for line in lines]
 
 
 def _pick_names(picked: pd.DataFrame, n: int) -> np.ndarray:

@@ -34,6 +34,8 @@ DROP_WORDS = {
     "no_throughput": "no {model} {precision} throughput figure or estimate",
     "no_llm_peak": "no {precision} dense peak in planner/data/gpu_specs.csv to apply an MFU to "
     "(no such tensor cores; fp16 may have one)",
+    "no_layout_fits": "too few GPUs to hold {workload} in any layout",
+    "batch_too_small": "more data-parallel ranks than sequences in the global batch",
 }
 SKIP_WORDS = {
     "cpu_run": "a CPU run does not predict a GPU",
@@ -56,8 +58,10 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
     v = note.values
     name = controls.get
     if note.code == "offers_dropped":
-        why = DROP_WORDS[v["reason"]].format(**{"pricing": "", "model": "", "precision": "", **v})
-        return f"{v['offers']} offers left out: {why} ({', '.join(v['gpus'])})"
+        blank = {"pricing": "", "model": "", "precision": "", "workload": ""}
+        why = DROP_WORDS[v["reason"]].format(**{**blank, **v})
+        left = f"{v['option_count']} options" if "option_count" in v else f"{v['offers']} offers"
+        return f"{left} left out: {why} ({', '.join(v['gpus'])})"
     if note.code == "offers_too_big":
         return (
             f"{v['offers']} offers left out: more GPUs per instance than the {v['max_gpus']} "
@@ -105,6 +109,12 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
             f"{v['count']} own results of other workloads ({', '.join(v['workloads'])}) "
             "not used: they measure another job"
         )
+    if note.code == "gpt_results_unused":
+        if v["reason"] == "cpu_run":
+            return (
+                f"{v['count']} GPT results from CPUs or unknown devices not used to predict GPU MFU"
+            )
+        return f"GPT results of size {', '.join(v['sizes'])} not used: not a parameter count"
     return str(v.get("text", note.code))
 
 

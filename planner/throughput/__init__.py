@@ -11,8 +11,6 @@ spec regression), scaling_report (the Scaling page's tables), reference_io (CSV 
 
 from planner.throughput.estimate import predict, predict_throughput
 from planner.throughput.offers import (
-    ASSUMED_LLM_MFU,
-    ASSUMED_LLM_MFU_BAND,
     SOURCE_RANK,
     bundled_results_dir,
     model_key,
@@ -27,8 +25,6 @@ from planner.throughput.offers import (
 )
 
 __all__ = [
-    "ASSUMED_LLM_MFU",
-    "ASSUMED_LLM_MFU_BAND",
     "SOURCE_RANK",
     "bundled_results_dir",
     "model_key",

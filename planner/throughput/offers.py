@@ -48,13 +48,6 @@ from planner.workloads import Workload
 
 SOURCE_RANK = {"measured": 0, "published": 1, "scaled": 2, "estimated": 3}
 
-# LLM throughput without a GPT measurement (planner.llm): an assumed model-FLOPs utilization.
-# PaLM reports 46% MFU (Chowdhery et al. 2022, table 3); Megatron-LM 54% on A100 at
-# scale with selective recomputation (Korthikanti et al. 2022); typical public training
-# runs report 30-50%. Default 40%, band 25-55%.
-ASSUMED_LLM_MFU = 0.40
-ASSUMED_LLM_MFU_BAND = (0.25, 0.55)
-
 
 def throughput_table(results: pd.DataFrame, workload: Workload, precision: str) -> pd.DataFrame:
     """Known figures for a workload and precision: one row per (GPU, count), best source.

@@ -87,8 +87,10 @@ def plan(results_dir: str, request: PlanRequest) -> Plan:
     Kept an hour at most (prices age; the stale-price note is dated when planned).
     Raises what make_plan raises (planner.llm.LLMMemoryError); errors are not cached.
     """
+    from planner.render.llm import with_llm_details
+
     table, _ = results(results_dir)
-    return make_plan(request, offers(), table)
+    return with_llm_details(make_plan(request, offers(), table))
 
 
 MAX_LISTED = 20  # skipped results-folder entries named one by one

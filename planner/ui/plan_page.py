@@ -19,6 +19,7 @@ from planner.llm import LLMMemoryError
 from planner.llm_presets import LLM_PRESETS
 from planner.pareto import PICKS
 from planner.plan import Plan
+from planner.render.llm import no_fit_text
 from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.request import PlanRequest, RequestError
 from planner.spot import default_rate
@@ -509,7 +510,7 @@ def render() -> None:
     try:
         plan = data.plan(directory, request)
     except LLMMemoryError as exc:
-        st.error(sentence(str(exc)), icon=":material/error:")
+        st.error(sentence(no_fit_text(exc, APP_CONTROLS)), icon=":material/error:")
         return
     except ValueError as exc:
         st.error(sentence(str(exc)), icon=":material/error:")

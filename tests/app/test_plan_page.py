@@ -304,7 +304,7 @@ def test_an_llm_that_fits_nowhere_is_an_inline_error(open_page: Open) -> None:
     assert not at.exception and not at.metric
     message = at.error[0].value
     assert "does not fit in GPU memory at any GPU count offered" in message
-    assert "Allow more GPUs per option (now 8)" in message and "--max-gpus" not in message
+    assert "Raise Max GPUs per option (now 8)" in message and "--max-gpus" not in message
 
 
 def test_a_deadline_nothing_meets_says_so_and_names_the_fastest(

@@ -11,6 +11,7 @@ import pytest
 from benchmarks.results import BenchmarkResult, results_frame
 from planner.cost import cost_to_train, hours_to_train, usd_per_million_samples
 from planner.plan import PLAN_COLUMNS, make_plan
+from planner.render.llm import with_llm_details
 from planner.render.notes import notes_text
 from planner.request import PlanRequest
 from planner.throughput import throughput_for_offers, throughput_table
@@ -199,7 +200,9 @@ def test_llm_plan_uses_the_mfu_prior_and_a_layout_that_fits() -> None:
     expected = eight["mfu"] * 989.4e12 * 8 / workload.flops_per_sample
     assert eight["throughput"] == pytest.approx(expected)
     assert eight["throughput_source"] == "estimated"
-    assert "Hopper-class prior" in eight["throughput_detail"]
+    assert eight["mfu_source"] == "prior_hopper" and eight["throughput_detail"] == ""
+    worded = with_llm_details(plan).rows.set_index("instance_type").loc["eight"]
+    assert "Hopper-class prior" in worded["throughput_detail"]
     assert eight["hours_p10"] < eight["hours_to_train"] < eight["hours_p90"]
     assert any(
         "too few GPUs to hold llm-7b-140b in any layout" in w for w in notes_text(plan.notes)

@@ -20,6 +20,8 @@ from planner.llm_mfu import (
     gpt_mfu_figures,
     params_from_size,
 )
+from planner.render.llm import PRIOR_WORDS, llm_detail, mfu_source_text
+from planner.render.notes import notes_text
 from planner.throughput import own_and_published_results
 from planner.workloads import get_workload
 
@@ -68,13 +70,13 @@ def gpt(
 def test_priors_by_generation_are_cited(gpu: str, mfu: float) -> None:
     prior = generation_prior(gpu, 8192)
     assert prior.mfu == mfu and prior.low < prior.mfu < prior.high
-    assert re.search(r"(19|20)\d\d", prior.source)  # a paper and its year
+    assert re.search(r"(19|20)\d\d", PRIOR_WORDS[prior.code])  # a paper and its year
     assert gpu in load_specs().index
 
 
 def test_every_prior_names_its_paper_and_small_models_get_a_wider_band() -> None:
     for _, prior in GENERATION_PRIORS:
-        assert re.search(r"et al\. (19|20)\d\d|\(\w+ (19|20)\d\d", prior.source)
+        assert re.search(r"et al\. (19|20)\d\d|\(\w+ (19|20)\d\d", PRIOR_WORDS[prior.code])
     wide = generation_prior("H100-SXM", 768)
     assert wide.mfu == 0.50 and wide.low < generation_prior("H100-SXM", 4096).low
 
@@ -97,8 +99,9 @@ def test_mfu_figures_leave_out_cpu_and_tiny_runs() -> None:
     )  # fmt: skip
     assert row["params"] == pytest.approx(1.311e9, rel=1e-3)  # the 1.3b preset's true size
     assert row["source"] == "measured" and row["runs"] == 2
-    assert any("from CPUs" in n for n in notes)
-    assert any("size tiny not used" in n for n in notes)
+    assert {n.code for n in notes} == {"gpt_results_unused"}
+    assert any("from CPUs" in n for n in notes_text(notes))
+    assert any("size tiny not used" in n for n in notes_text(notes))
     assert params_from_size("124m") == pytest.approx(123.55e6, rel=1e-3)
     assert params_from_size("7b") == 7e9 and params_from_size("tiny") is None
 
@@ -129,9 +132,11 @@ def test_own_gpt_mfu_replaces_the_prior_and_is_measured_at_its_own_size_and_coun
     assert one["mfu"] == pytest.approx(0.42)
     assert one["throughput"] == pytest.approx(0.42 * 312e12 / P1.flops_per_sample)
     assert one["throughput_low"] == pytest.approx(one["throughput"] * 0.40 / 0.42)
-    assert "measured by the GPT benchmark on this GPU" in one["throughput_detail"]
+    assert one["mfu_source"] == "own_measured" and one["mfu_runs"] == 2
+    assert "measured by the GPT benchmark on this GPU" in llm_detail(one.to_dict(), "bf16")
     assert out.iloc[2]["mfu"] == pytest.approx(0.50)  # no own H100 run: the Hopper prior
-    assert "Hopper-class prior" in out.iloc[2]["throughput_detail"]
+    assert out.iloc[2]["mfu_source"] == "prior_hopper"
+    assert "Hopper-class prior" in llm_detail(out.iloc[2].to_dict(), "bf16")
 
 
 def test_size_transfer_widens_the_band_by_decades() -> None:
@@ -144,7 +149,13 @@ def test_size_transfer_widens_the_band_by_decades() -> None:
         SIZE_LOG_ERROR_PER_DECADE * math.log10(1.311e9 / 123.55e6), rel=1e-3
     )
     assert width(far) > width(near)
-    assert "size 124m -> target" in far.anchor.detail
+    assert far.anchor.model_size == "124m" and far.anchor.size_decades > 1
+    record = {
+        "mfu_source": far.anchor.code, "mfu_anchor": far.anchor.mfu, "mfu_runs": 1,
+        "mfu_run_id": far.anchor.run_id, "mfu_model_size": far.anchor.model_size,
+        "mfu_world_size": far.anchor.world_size, "mfu_size_decades": far.anchor.size_decades,
+    }  # fmt: skip
+    assert "size 124m -> target" in mfu_source_text(record)
 
 
 def test_own_gpt_results_on_disk_map_device_names_and_skip_cpus(results_dir: Path) -> None:
@@ -155,4 +166,4 @@ def test_own_gpt_results_on_disk_map_device_names_and_skip_cpus(results_dir: Pat
     figures, notes = gpt_mfu_figures(table, "fp16")  # bf16 results serve fp16 too
     assert figures["gpu_name"].tolist() == ["A100-SXM-80GB"]
     assert figures["mfu"].tolist() == [0.42]
-    assert any("1 GPT results from CPUs" in n for n in notes)
+    assert any("1 GPT results from CPUs" in n for n in notes_text(notes))

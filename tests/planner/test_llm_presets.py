@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.llm_presets import LLM_PRESETS, label_params, preset_for
+from planner.llm_presets import LLM_PRESETS, label_params, preset_for, preset_named
 from planner.workloads import WORKLOADS, get_workload
 
 
@@ -30,3 +30,23 @@ def test_catalog_names_carry_the_preset_label_and_the_mode() -> None:
     # A size the app asks for in billions means that many parameters, as the CLI's name does.
     assert get_workload("llm-7b-140b").params == 7e9
     assert get_workload("llm-70b-qlora-2b").llm_mode == "qlora"
+
+
+@pytest.mark.parametrize("size", ["124m", "350m", "1.3b"])
+def test_gpt_benchmark_sizes_map_to_the_preset_of_their_shape(size: str) -> None:
+    import torch
+
+    from benchmarks import models
+    from benchmarks.models.gpt import CONFIGS
+    from planner.llm_mfu import params_from_size
+
+    config, preset = CONFIGS[size], preset_named(size)
+    assert preset is not None and (preset.n_layer, preset.d_model) == (
+        config.n_layer,
+        config.d_model,
+    )
+    assert params_from_size(size) == preset.params  # "350m" is the 355m preset
+    with torch.device("meta"):
+        built = models.load("gpt", size).build()
+    # The benchmark also learns positions and pads the vocabulary: within 1% of the preset.
+    assert sum(p.numel() for p in built.parameters()) == pytest.approx(preset.params, rel=0.01)

@@ -10,7 +10,8 @@ from benchmarks.results import BenchmarkResult, results_frame
 from planner.llm import LLMMemoryError
 from planner.pareto import pareto_mask
 from planner.plan import PLAN_COLUMNS, make_plan
-from planner.render.notes import notes_text
+from planner.render.llm import no_fit_text
+from planner.render.notes import APP_CONTROLS, notes_text
 from planner.request import PlanRequest
 from planner.spot import SPOT_RATE_DEFAULTS
 from planner.tco import (
@@ -272,13 +273,15 @@ def test_an_llm_that_fits_nowhere_is_a_clear_error() -> None:
     with pytest.raises(LLMMemoryError) as info:
         request = PlanRequest(get_workload("llm-70b-1.4t"), "fp16", max_gpus=64)
         make_plan(request, small, results_frame([]))
-    text = str(info.value)
+    assert str(info.value) == "no_layout_fits"  # the engine gives figures; interfaces word them
+    text = no_fit_text(info.value, APP_CONTROLS)
     assert "llm-70b-1.4t does not fit in GPU memory at any GPU count offered" in text
     assert "FlashAttention and full recomputation" in text
     # 1,120 GB of states over 64 GPUs is 17.5 GB per GPU: more than a T4's 14.4 GB usable
     # before any activations (1-GPU instances: no tensor parallelism to split them).
     assert "T4 x 64: at least 21.2 GB per GPU of 14.4 usable; 128 would hold it" in text
-    assert "Allow more GPUs per option (now 64)" in text and "--" not in text
+    assert "Raise Max GPUs per option (now 64)" in text
+    assert "--" not in text
     assert info.value.code == "no_layout_fits"
     (t4,) = info.value.shortfalls
     assert (t4.gpu_name, t4.gpus, t4.fewest_gpus) == ("T4", 64, 128)

@@ -1,0 +1,174 @@
+"""The LLM model's figures and codes (planner.llm) in words, for the CLI and the app.
+
+The engine returns a layout's step seconds and shares, the MFU's source code and the
+Shortfall records; these functions word them for the rows a user is shown only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from planner.llm import LLMMemoryError
+from planner.llm_mfu import FP8_SPEEDUP, SMALL_WIDTH
+from planner.plan import Plan
+from planner.render.notes import CLI_CONTROLS
+
+# The literature behind each MFU prior code (planner.llm_mfu GENERATION_PRIORS).
+PRIOR_WORDS = {
+    "prior_a100": "A100 prior: 72% end to end for GPT-1.3B/2.7B on 8 A100 with "
+    "FlashAttention-2 (Dao 2023, sec. 4.2); 54-56% at 22B-1T with selective recomputation on "
+    "up to 2,240 A100 (Korthikanti et al. 2022, table 4); 55.2% for 175B on 12,288 A100 "
+    "(Jiang et al. 2024, MegaScale)",
+    "prior_hopper": "Hopper-class prior: 38-43% bf16 MFU for Llama 3 405B on 8,192-16,384 "
+    "H100 with tp8 pp16, all overheads included (Dubey et al. 2024, table 4); "
+    "FlashAttention-3 reaches 75% of the H100 peak in attention (Shah et al. 2024); "
+    "Blackwell: no end-to-end figure published, Hopper's used",
+    "prior_v100": "V100 prior: 39 TFLOP/s of 125 (30%) for a 1.2B GPT on one V100 (Shoeybi "
+    "et al. 2019, Megatron-LM, sec. 5.1)",
+    "prior_amd": "AMD prior: 32-38% of the MI250X peak for 175B-1T GPTs on Frontier (Dash et "
+    "al. 2023); MI300X: no end-to-end figure published, MI250X's used",
+    "prior_tpu": "TPU prior: 46.2% MFU for PaLM 540B on 6,144 TPU v4 (Chowdhery et al. 2022, "
+    "table 3)",
+    "prior_assumed": "assumed 40% (25-55%): no published LLM training MFU for this GPU class; "
+    "between PaLM's 46% (Chowdhery et al. 2022) and V100's 30% (Shoeybi et al. 2019)",
+}
+# Why estimate-llm found no layout (planner.llm_layout REASONS).
+REASON_WORDS = {
+    "no_layout_fits": "does not fit: no tensor/pipeline/data-parallel layout fits GPU memory, "
+    "even with ZeRO-3, FlashAttention and full recomputation (least {memory:.1f} GB per GPU "
+    "of {usable:.1f} usable)",
+    "batch_too_small": "the global batch has fewer sequences than any layout's data-parallel "
+    "ranks: raise global_batch_tokens or use fewer GPUs",
+    "no_peak": "no {precision} dense peak for this GPU in planner/data/gpu_specs.csv",
+}
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def mfu_source_text(row: Mapping[str, Any]) -> str:
+    """Where the row's MFU anchor comes from: a cited prior, or own GPT results."""
+    code = str(row.get("mfu_source") or "")
+    if code in PRIOR_WORDS:
+        widened = f"; band widened below width {SMALL_WIDTH}" if row.get("mfu_band_widened") else ""
+        return PRIOR_WORDS[code] + widened
+    source = code.removeprefix("own_")
+    runs = int(_number(row.get("mfu_runs")) or 0)
+    run = str(row.get("mfu_run_id") or "")
+    which = (
+        f"median of {runs} runs"
+        if runs > 1 or not run
+        else (f"own run {run}" if source == "measured" else run)
+    )
+    size = str(row.get("mfu_model_size") or "")
+    scaled = (
+        f"; size {size} -> target (+/-15% per decade)"
+        if _number(row.get("mfu_size_decades")) * 0.15 > 0.01
+        else ""
+    )
+    return (
+        f"MFU {_number(row.get('mfu_anchor')):.0%} {source} by the GPT benchmark on this GPU "
+        f"({which}; {size}, {_number(row.get('mfu_world_size')):g} GPU){scaled}"
+    )
+
+
+def llm_detail(row: Mapping[str, Any], precision: str) -> str:
+    """A fitting row's layout, where its step time goes, memory, and its MFU's source."""
+    anchor = _number(row.get("mfu_anchor"))
+    rate = (
+        f"compute at {anchor:.0%} of the bf16 peak x {FP8_SPEEDUP[0]:g} for fp8 (1.3-1.5x "
+        "end to end: Transformer Engine; Peng et al. 2023)"
+        if precision == "fp8"
+        else f"compute at {anchor:.0%} of the {precision} dense peak (gpu_specs)"
+    )
+    layout = row.get("layout", row.get("sharding"))
+
+    def share(key: str) -> str:
+        return f"{_number(row.get(key)):.0%}"
+
+    return (
+        f"layout {layout} (tensor/pipeline/data-parallel search), "
+        f"{_number(row.get('memory_per_gpu_gb')):.0f} of {_number(row.get('usable_gb')):.0f} GB "
+        f"per GPU; step {_number(row.get('step_s')):.3g} s: compute {share('compute_share')}, "
+        f"pipeline bubble {share('bubble_share')}, tensor-parallel comm {share('tp_comm_share')}, "
+        f"pipeline comm {share('pp_comm_share')}, exposed data-parallel comm "
+        f"{share('dp_comm_share')}; MFU {_number(row.get('mfu')):.0%} of the {precision} peak; "
+        f"{rate}: {mfu_source_text(row)}"
+    )
+
+
+def estimate_detail(record: Mapping[str, Any]) -> str:
+    """estimate-llm's method_detail for one planner.llm.prediction_record."""
+    reason = str(record.get("reason") or "")
+    if reason == "fits":
+        return llm_detail(record, str(record["precision"]))
+    return REASON_WORDS.get(reason, "").format(
+        memory=_number(record.get("memory_per_gpu_gb")),
+        usable=_number(record.get("usable_gb")),
+        precision=record.get("precision", ""),
+    )
+
+
+def _with_details(frame: pd.DataFrame, precision: str) -> pd.DataFrame:
+    if frame.empty or "mfu_source" not in frame.columns:
+        return frame
+    source = frame["mfu_source"]
+    llm = (source.notna() & (source.astype(str) != "")).to_numpy()
+    if not llm.any():
+        return frame
+    out = frame.copy()
+    out["throughput_detail"] = out["throughput_detail"].astype(object)
+    for position in np.flatnonzero(llm):
+        row = out.iloc[position].to_dict()
+        out.iloc[position, out.columns.get_loc("throughput_detail")] = llm_detail(row, precision)
+    return out
+
+
+def with_llm_details(plan: Plan) -> Plan:
+    """The plan with throughput_detail worded on its LLM rows, picks and frontier."""
+    if not plan.workload.is_llm:
+        return plan
+    return dataclasses.replace(
+        plan,
+        rows=_with_details(plan.rows, plan.precision),
+        picks=_with_details(plan.picks, plan.precision),
+        frontier=_with_details(plan.frontier, plan.precision),
+    )
+
+
+def no_fit_text(error: LLMMemoryError, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
+    """The message for an LLM that fits on no option, naming the interface's GPU cap."""
+    parts = [
+        f"{s.gpu_name} x {s.gpus:g}: at least {s.need_gb:,.1f} GB per GPU of "
+        f"{s.usable_gb:,.1f} usable"
+        + (
+            f"; {s.fewest_gpus:,} would hold it"
+            if s.fewest_gpus
+            else "; no count up to 131,072 holds it"
+        )
+        for s in error.shortfalls
+    ]
+    states = (
+        "adapters on frozen weights"
+        if error.mode in ("lora", "qlora")
+        else "weights, gradients and Adam state: 16 bytes/parameter, Rajbhandari et al. 2020"
+    )
+    cap = controls.get("max_gpus", "max GPUs")
+    return (
+        f"{error.workload} does not fit in GPU memory at any GPU count offered, with any "
+        f"tensor/pipeline/data-parallel layout, ZeRO-3, FlashAttention and full recomputation "
+        f"({states}; sequence {error.seq_len}). Least per GPU: "
+        + ("; ".join(parts) or "no layout")
+        + f". Raise {cap}"
+        + (f" (now {error.max_gpus:g})" if error.max_gpus else "")
+        + ", pick GPUs with more memory, or train a smaller model (or LoRA)."
+    )

@@ -1,0 +1,125 @@
+"""The LLM path of the engine returns numbers and codes; the CLI and the app word them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from benchmarks.results import BenchmarkResult, results_frame
+from planner.cli import app
+from planner.llm import LLM_DETAIL_COLUMNS, LLMMemoryError, Shortfall
+from planner.llm_mfu import OWN_CODES, PRIOR_CODES
+from planner.notes import DROP_REASONS, NOTE_CODES
+from planner.plan import make_plan
+from planner.render.llm import no_fit_text, with_llm_details
+from planner.render.notes import APP_CONTROLS, notes_text
+from planner.request import PlanRequest
+from planner.workloads import get_workload
+from pricing.catalog import validate_offers
+from tests.planner.test_llm_mfu import gpt
+
+runner = CliRunner()
+
+
+def offers(*rows: dict[str, object]) -> pd.DataFrame:
+    base = {"provider": "aws", "region": "r1", "source": "test", "priced_at": "2026-11-01"}
+    return validate_offers(pd.DataFrame([{**base, **r} for r in rows]))
+
+
+def cpu_gpt_run() -> BenchmarkResult:
+    return gpt(None, "tiny", 0.9, device="cpu", device_name="Intel Xeon")
+
+
+def prose(value: object) -> bool:
+    """A sentence hides in a string value: more than one word."""
+    if isinstance(value, str):
+        return " " in value.strip()
+    if isinstance(value, (tuple, list)):
+        return any(prose(v) for v in value)
+    return False
+
+
+def test_llm_plan_notes_and_rows_are_codes_and_numbers_only() -> None:
+    workload = get_workload("llm-7b-140b")
+    plan = make_plan(
+        PlanRequest(workload, "bf16", max_gpus=8),
+        offers(
+            {"instance_type": "one", "gpu_name": "H100-SXM", "gpu_count": 1, "usd_per_hour": 4},
+            {"instance_type": "t4", "gpu_name": "T4", "gpu_count": 1, "usd_per_hour": 0.5},
+            {"instance_type": "eight", "gpu_name": "H100-SXM", "gpu_count": 8, "usd_per_hour": 32},
+        ),
+        results_frame([cpu_gpt_run()]),
+    )
+    codes = [n.code for n in plan.notes]
+    assert "llm" not in NOTE_CODES and set(codes) <= set(NOTE_CODES)
+    assert "gpt_results_unused" in codes
+    dropped = [n for n in plan.notes if n.code == "offers_dropped"]
+    assert {n["reason"] for n in dropped} == {"no_layout_fits", "no_llm_peak"}  # T4: no bf16
+    assert all(n["reason"] in DROP_REASONS for n in dropped)
+    for note in plan.notes:
+        assert not any(prose(v) for v in note.values.values()), note
+    # Rows: the figures the words come from, no words.
+    assert len(plan.rows) and (plan.rows["throughput_detail"] == "").all()
+    assert set(plan.rows["mfu_source"]) <= set(PRIOR_CODES) | set(OWN_CODES)
+    numeric = [c for c in LLM_DETAIL_COLUMNS if c.endswith(("_s", "_share", "_gb", "anchor"))]
+    assert np.isfinite(plan.rows[numeric].to_numpy(float)).all()
+    shares = plan.rows[[c for c in LLM_DETAIL_COLUMNS if c.endswith("_share")]].sum(axis=1)
+    assert shares.to_numpy() == pytest.approx(1.0, abs=0.01)
+    # The interfaces word them: the rows shown, and the notes.
+    worded = with_llm_details(plan)
+    assert all(
+        d.startswith("layout tp") and "Hopper-class prior" in d
+        for d in worded.rows["throughput_detail"]
+    )
+    assert (worded.frontier["throughput_detail"] != "").all()
+    texts = notes_text(plan.notes)
+    assert any(
+        "1 options left out: too few GPUs to hold llm-7b-140b in any layout (H100-SXM)" in t
+        for t in texts
+    )
+    assert any("1 GPT results from CPUs" in t for t in texts)
+
+
+def test_no_fit_error_carries_figures_and_each_interface_names_its_own_control() -> None:
+    workload = get_workload("llm-70b-1.4t")
+    with pytest.raises(LLMMemoryError) as caught:
+        make_plan(
+            PlanRequest(workload, "fp16", max_gpus=8),
+            offers({"instance_type": "t4", "gpu_name": "T4", "gpu_count": 8, "usd_per_hour": 4}),
+            results_frame([]),
+        )
+    error = caught.value
+    assert str(error) == "no_layout_fits" and error.max_gpus == 8
+    assert error.shortfalls and all(isinstance(s, Shortfall) for s in error.shortfalls)
+    short = error.shortfalls[0]
+    assert (short.gpu_name, short.gpus) == ("T4", 8) and short.need_gb > short.usable_gb
+    assert "Raise --max-gpus (now 8)" in no_fit_text(error)
+    app_text = no_fit_text(error, APP_CONTROLS)
+    assert "Raise Max GPUs per option (now 8)" in app_text and "--" not in app_text
+
+
+def test_cli_prints_the_llm_rows_detail_and_notes(results_dir: Path) -> None:
+    done = runner.invoke(
+        app,
+        ["plan", "-w", "llm-7b-140b", "--precision", "bf16", "--provider", "lambda",
+         "--format", "json", "--max-gpus", "8"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    rows = json.loads(done.stdout)
+    assert rows
+    for row in rows:
+        detail = str(row["throughput_detail"])
+        assert detail.startswith(f"layout {row['sharding']} (tensor/pipeline/data-parallel")
+        step = re.search(r"step ([\d.]+) s: compute (\d+)%", detail)
+        mfu = re.search(r"; MFU (\d+)% of the bf16 peak", detail)
+        assert step and mfu, detail
+        assert float(step[1]) == pytest.approx(float(row["step_s"]), rel=0.01)
+        assert int(step[2]) == pytest.approx(100 * float(row["compute_share"]), abs=1)
+        assert int(mfu[1]) == pytest.approx(100 * float(row["mfu"]), abs=1)
+        assert row["mfu_source"] in PRIOR_CODES
