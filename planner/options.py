@@ -16,6 +16,8 @@ Option table columns (one row per option; OPTION_COLUMNS):
   usd_per_hour     price of one instance per hour at `pricing` (on-prem: amortized USD per
                    GPU-hour x gpu_count); option_usd_per_hour = usd_per_hour x instances
   spot_usd_per_hour, pricing, price_date, price_source, interconnect
+  price_date_basis "exact", or "not-before" when price_date is only a lower bound (a
+                   bundled catalog extract); "" for on-prem
 
 Counts: instances 1, 2, 4, ... while total GPUs stay within `max_gpus`; a fractional GPU
 slice, and a marketplace listing (planner.network.SINGLE_HOST_PROVIDERS), is one instance
@@ -34,14 +36,14 @@ from planner.hardware import load_specs
 from planner.network import ONPREM_NETWORK_GBPS, SINGLE_HOST_PROVIDERS, instance_network_gbps
 from planner.notes import Note
 from planner.tco import OnPremConfig, amortized_usd_per_gpu_hour
-from pricing.catalog import price_for_kind
+from pricing.catalog import price_date_bases, price_for_kind
 
 OPTION_COLUMNS: tuple[str, ...] = (
     "option_id", "kind", "offer_key", "provider", "region", "instance_type", "gpu_name",
     "gpu_count", "instances", "total_gpus", "gpus_per_node", "network_gbps", "network_basis",
     "gpu_memory_gb", "vcpus", "usd_per_hour",
-    "option_usd_per_hour", "spot_usd_per_hour", "pricing", "price_date", "price_source",
-    "interconnect",
+    "option_usd_per_hour", "spot_usd_per_hour", "pricing", "price_date",
+    "price_date_basis", "price_source", "interconnect",
 )  # fmt: skip
 
 
@@ -104,6 +106,7 @@ def cloud_options(
             "spot_usd_per_hour": chosen["spot_usd_per_hour"].astype(float),
             "pricing": _text(np.full(len(rows), pricing, dtype=object)),
             "price_date": _text(chosen["priced_at"]),
+            "price_date_basis": _text(price_date_bases(chosen)),
             "price_source": _text(chosen["source"]),
             "interconnect": _text(chosen["interconnect"]),
         }
@@ -165,6 +168,7 @@ def onprem_options(
                     "spot_usd_per_hour": np.nan,
                     "pricing": _text(["amortized"] * len(pairs)),
                     "price_date": _text([""] * len(pairs)),
+                    "price_date_basis": _text([""] * len(pairs)),
                     "price_source": _text(
                         [
                             f"{source}: amortized ${rate:.2f}/GPU-h at "

@@ -24,6 +24,7 @@ other counts (chosen_count False, rank 0); Plan.options has every option evaluat
                               USD per GPU-hour x gpu_count)
   option_usd_per_hour, usd_per_gpu_hour   the whole option's, and per GPU
   pricing, price_date, price_source
+  price_date_basis            "exact", or "not-before" when price_date is a lower bound
   interruptions_per_hour, interruption_rate_source, spot_overhead_factor   spot rows
   mfu, memory_per_gpu_gb, sharding, recompute                                LLM rows
   step_s, *_share, usable_gb, mfu_anchor, mfu_source, mfu_*   LLM rows (planner.llm
@@ -101,7 +102,8 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "throughput_detail", "compute_hours", "hours_to_train", "hours_p10", "hours_p50",
     "hours_p90", "cost_usd", "cost_p10_usd", "cost_p50_usd", "cost_p90_usd",
     "quantile_method", "usd_per_hour", "option_usd_per_hour", "usd_per_gpu_hour", "pricing",
-    "price_date", "price_source", "interruptions_per_hour", "interruption_rate_source",
+    "price_date", "price_date_basis", "price_source", "interruptions_per_hour",
+    "interruption_rate_source",
     "spot_overhead_factor", "setup_hours", "staging_hours", "checkpoint_write_hours",
     "billed_hours", "billing_basis", "samples_to_train", "per_gpu_batch", "global_batch",
     "limit_code", "gpu_throughput", "loader_ceiling", "vcpus",

@@ -18,6 +18,7 @@ import pandas as pd
 from benchmarks.sweep.preview import PriceQuote, ThroughputGuess
 from benchmarks.sweep.spec import RunItem, TargetSpec
 from planner.workloads import WORKLOADS, Workload
+from pricing.catalog import price_date_basis
 
 
 class CatalogSweepData:
@@ -68,6 +69,7 @@ class CatalogSweepData:
             source=f"{kind}, {row['source']}",
             gpu_name=str(row["gpu_name"]),
             gpu_count=float(row["gpu_count"]),
+            price_date_basis=price_date_basis(row.get("date_bound", "")),
         )
 
     def throughput(

@@ -51,6 +51,7 @@ from pydantic import (
     model_validator,
 )
 
+from pricing.catalog import price_date_bases
 from pricing.gpus import UnknownGPUError, canonical_gpu, did_you_mean
 
 FloatArray = NDArray[np.float64]
@@ -798,7 +799,7 @@ TCO_COLUMNS: tuple[str, ...] = (
     "pricing", "usd_per_gpu_hour", "utilization", "cheaper", "break_even_utilization",
     "break_even_months", "monthly_gpu_hours", "break_even_note",
     *(f"{c}_usd_per_gpu_hour" for c in COMPONENTS),
-    "price_date", "price_source",
+    "price_date", "price_date_basis", "price_source",
 )  # fmt: skip
 
 
@@ -828,6 +829,7 @@ def tco_table(
         "usd_per_gpu_hour": breakdown["total"],
         "utilization": config.utilization,
         "price_date": "",
+        "price_date_basis": "",
         "price_source": source or "on-prem config",
         **{f"{c}_usd_per_gpu_hour": breakdown[c] for c in COMPONENTS},
     }
@@ -851,6 +853,7 @@ def tco_table(
             "monthly_gpu_hours": versus["monthly_gpu_hours"],
             "break_even_note": versus["break_even_note"],
             "price_date": offers["priced_at"],
+            "price_date_basis": price_date_bases(offers),
             "price_source": offers["source"],
         }
     )

@@ -529,6 +529,38 @@ def load_offers(directory: Path | None = None) -> pd.DataFrame:
     return offers.assign(tier=tiers_of(offers["provider"]))
 
 
+PRICE_DATE_BASES = ("exact", "not-before")
+
+
+def price_date_basis(date_bound: object) -> str:
+    """'not-before' when a price date is only a lower bound (its snapshot has a
+    `date_bound`, see SnapshotInfo), else 'exact'."""
+    return "not-before" if isinstance(date_bound, str) and date_bound else "exact"
+
+
+def price_date_bases(offers: pd.DataFrame) -> pd.Series:
+    """price_date_basis of every offer ('exact' where the table has no date_bound)."""
+    if "date_bound" not in offers:
+        return pd.Series("exact", index=offers.index, dtype=object)
+    return offers["date_bound"].map(price_date_basis).astype(object)
+
+
+def price_date_label(price_date: object, basis: object) -> str:
+    """A price date as a user should read it: '2026-11-30' when exact, '≥ 2025-06-01'
+    when only a lower bound, '' when there is none (on-prem rows)."""
+    text = "" if price_date is None or pd.isna(price_date) else str(price_date)
+    if not text:
+        return ""
+    return f"≥ {text}" if basis == "not-before" else text
+
+
+def price_date_labels(rows: pd.DataFrame, date: str = "price_date") -> list[str]:
+    """price_date_label of every row, from its `date` column and `price_date_basis`
+    (or its `date_bound`, for Offer rows)."""
+    bases = rows["price_date_basis"] if "price_date_basis" in rows else price_date_bases(rows)
+    return [price_date_label(d, b) for d, b in zip(rows[date], bases, strict=True)]
+
+
 def empty_offers() -> pd.DataFrame:
     """An Offer table with no rows."""
     return pd.DataFrame(

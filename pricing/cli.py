@@ -76,6 +76,7 @@ def show(
         check_choices,
         filter_offers,
         load_offers,
+        price_date_bases,
         read_manifest,
         unique_values,
     )
@@ -100,6 +101,7 @@ def show(
             labels.get(p, d) if labels.get(p, "").startswith("catalog") else d
             for p, d in zip(chosen["provider"], chosen["priced_at"], strict=True)
         ],
+        price_date_basis=price_date_bases(chosen),
         usd_per_gpu_hour=chosen["usd_per_hour"] / chosen["gpu_count"],
     )
     chosen = chosen.sort_values(["gpu_name", "usd_per_gpu_hour", "provider", "region"])
@@ -107,6 +109,7 @@ def show(
         *SHOW_COLUMNS,
         *(c for c in OFFER_COLUMNS if c not in SHOW_COLUMNS and c != "priced_at"),
         "priced_at",
+        "price_date_basis",
         "tier",
         "usd_per_gpu_hour",
     ]

@@ -38,6 +38,12 @@ def _money(value: float | None) -> str:
     return "-" if value is None else f"${value:,.2f}"
 
 
+def _date_label(priced_at: str | None, basis: str | None) -> str:
+    """A price date as a user should read it: '≥ 2025-06-01' when only a lower bound."""
+    text = priced_at or ""
+    return f"≥ {text}" if text and basis == "not-before" else text
+
+
 def preview_table(preview: SweepPreview) -> Table:
     """One row per target, then the totals against max_usd."""
     table = Table(
@@ -51,7 +57,7 @@ def preview_table(preview: SweepPreview) -> Table:
     for t in preview.targets:
         price = "-" if t.usd_per_hour is None else f"${t.usd_per_hour:,.3f}"
         if t.priced_at:
-            price += f" ({t.priced_at})"
+            price += f" ({_date_label(t.priced_at, t.price_date_basis)})"
         gpu = f"{t.gpu_count or '?'}x {t.gpu_name}" if t.gpu_name else "-"
         table.add_row(
             escape(t.label), t.backend, t.region or "-", t.instance_type or "-", gpu, price,

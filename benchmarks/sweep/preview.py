@@ -38,6 +38,7 @@ class PriceQuote:
     source: str
     gpu_name: str | None = None
     gpu_count: float | None = None
+    price_date_basis: str = "exact"  # or "not-before": priced_at is only a lower bound
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ class TargetPreview:
     expected_usd: float | None
     worst_usd: float | None
     notes: tuple[str, ...] = ()
+    price_date_basis: str | None = None  # "exact" | "not-before" (cloud prices)
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,7 @@ def preview_target(spec: SweepSpec, target: TargetSpec, data: SweepData) -> Targ
     return TargetPreview(
         target.label, target.backend, target.region, target.instance_type, gpu_name, gpu_count,
         usd, priced_at, source, provision, install, tuple(runs), expected, expected_usd,
-        worst_usd, tuple(notes),
+        worst_usd, tuple(notes), quote.price_date_basis if quote and target.is_cloud else None,
     )  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from planner.render.tables import (
     make_console,
     print_wide,
 )
+from pricing.catalog import price_date_labels
 
 PICK_LABELS = {
     "cheapest_within_deadline": "cheapest",
@@ -49,11 +50,14 @@ def _gpus(row: pd.Series) -> str:
 
 
 def _with_display(frame: pd.DataFrame) -> pd.DataFrame:
-    """Derived display columns: GPUs, cost P10-P90, rank with the frontier mark."""
+    """Derived display columns: GPUs, cost P10-P90, rank with the frontier mark; the
+    price date as known ("≥ 2025-06-01" where it is only a lower bound)."""
     shown = frame.copy()
     if shown.empty:
         return shown.assign(gpus="", cost_band="", rank_mark="")
     shown["gpus"] = [_gpus(r) for _, r in shown.iterrows()]
+    if "price_date" in shown.columns:
+        shown["price_date"] = price_date_labels(shown)
     if "cost_p10_usd" in shown.columns:
         shown["cost_band"] = [
             money_range(a, b)
@@ -138,6 +142,8 @@ def print_plan(
     if view in ("rows", "frontier", "options") and top is not None:
         frame = frame.head(top)
     if wide:
+        if "price_date_basis" in frame.columns:  # "≥ 2025-06-01" for a lower bound
+            frame = frame.assign(price_date=price_date_labels(frame))
         print_wide(frame, title=_title(plan, view))
     elif view == "rows":
         _print_summary(plan, frame, out, width)
@@ -180,12 +186,15 @@ def _print_summary(plan: Plan, rows: pd.DataFrame, out: object, width: int) -> N
 
 
 def price_dates_line(rows: pd.DataFrame) -> str:
-    """The price date of each provider shown (oldest first); each row's in --wide."""
+    """The price date of each provider shown (oldest first; "≥ 2025-06-01" where it is only
+    a lower bound); each row's in --wide."""
     if rows.empty:
         return ""
-    dated = rows.loc[rows["price_date"].astype(str) != ""]
-    oldest = dated.groupby("provider")["price_date"].min().sort_values()
-    listed = ", ".join(f"{p} {d}" for p, d in oldest.items())
+    dated = rows.loc[rows["price_date"].astype(str) != ""].sort_values("price_date")
+    oldest = dated.drop_duplicates("provider")
+    listed = ", ".join(
+        f"{p} {d}" for p, d in zip(oldest["provider"], price_date_labels(oldest), strict=True)
+    )
     return f"priced: {listed} (each row's date and source: --wide)"
 
 

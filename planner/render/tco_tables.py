@@ -12,6 +12,7 @@ from rich.markup import escape
 from planner.render.format import money, percent
 from planner.render.tables import Col, console_width, fit_table, make_console, print_wide
 from planner.tco import COMPONENTS, OnPremConfig, cost_breakdown
+from pricing.catalog import price_date_labels
 
 
 def after_life(months: float, lifetime_years: float) -> bool:
@@ -73,6 +74,7 @@ def print_tco(
         f"-> {money(total)} per GPU-hour"
     )
     cloud = rows.iloc[1:].copy()
+    cloud["price_date"] = price_date_labels(cloud)  # "≥ 2025-06-01" for a lower bound
     life = onprem.lifetime_years
     cloud["offer"] = cloud["provider"] + " " + cloud["instance_type"]
     cloud["pays_back"] = [months_text(m, life) for m in cloud["break_even_months"].fillna(np.inf)]

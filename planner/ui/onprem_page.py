@@ -30,7 +30,11 @@ from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
 from planner.ui.tables import show_table
-from pricing.catalog import PRICING_KINDS
+from pricing.catalog import (
+    PRICING_KINDS,
+    price_date_label,
+    price_date_labels,
+)
 from pricing.refs import cheapest_per_provider, priced_offers
 
 PAGE = "onprem"
@@ -144,6 +148,14 @@ COMPARE_COLUMNS: tuple[str, ...] = (
     "break_even_utilization", "break_even_months", "break_even_note", "price_date",
     "price_source",
 )  # fmt: skip
+
+
+def compare_table(cloud: pd.DataFrame) -> pd.DataFrame:
+    """The cloud rows of a TCO table as shown: COMPARE_COLUMNS, price dates as read
+    ("≥ 2025-06-01" where only a lower bound is known)."""
+    shown = cloud.loc[:, list(COMPARE_COLUMNS)].copy()
+    shown["price_date"] = price_date_labels(cloud)
+    return shown
 
 
 def _help(field: str) -> str:
@@ -261,14 +273,15 @@ def curve_figure(config: OnPremConfig, compared: pd.DataFrame) -> go.Figure:
             name=f"your utilization {config.utilization:.0%}: ${now:.2f}",
         )
     )
-    for row in compared.itertuples():
+    dates = price_date_labels(compared, date="priced_at")
+    for row, date in zip(compared.itertuples(), dates, strict=True):
         fig.add_trace(
             go.Scatter(
                 x=[UTILIZATION_GRID[0], 1.0],
                 y=[row.usd_per_gpu_hour, row.usd_per_gpu_hour],
                 mode="lines",
                 line={"dash": "dash", "width": 1.5},
-                name=f"{row.ref} {row.pricing} ${row.usd_per_gpu_hour:.2f} ({row.priced_at})",
+                name=f"{row.ref} {row.pricing} ${row.usd_per_gpu_hour:.2f} ({date})",
             )
         )
     if len(compared):
@@ -367,7 +380,7 @@ def onprem_report(
             ("Sensitivity", tornado_figure(swing, fraction)),
         ],
         tables=[
-            ("Against the cloud", cloud.loc[:, list(COMPARE_COLUMNS)]),
+            ("Against the cloud", compare_table(cloud)),
             ("On-prem cost breakdown", cost_breakdown(config)),
             ("Sensitivity", swing),
         ],
@@ -385,10 +398,10 @@ def _sources(config: OnPremConfig, compared: pd.DataFrame) -> list[str]:
         and getattr(config, field) == DEFAULTS[field].value
     ]
     lines.append(f"power: {config.power_basis}")
+    dates = price_date_labels(compared, date="priced_at")
     lines += [
-        f"{r.ref}: {r.pricing} ${r.usd_per_gpu_hour:.4f} per GPU-hour, priced {r.priced_at} "
-        f"({r.source})"
-        for r in compared.itertuples()
+        f"{r.ref}: {r.pricing} ${r.usd_per_gpu_hour:.4f} per GPU-hour, priced {date} ({r.source})"
+        for r, date in zip(compared.itertuples(), dates, strict=True)
     ]
     return lines
 
@@ -429,7 +442,8 @@ def render() -> None:
         cols[1].metric(
             "Cheapest cloud $/GPU-hour",
             f"${best['usd_per_gpu_hour']:.2f}",
-            f"{best['ref']} ({kind}, {best['price_date']})",
+            f"{best['ref']} ({kind}, "
+            f"{price_date_label(best['price_date'], best['price_date_basis'])})",
             delta_color="off",
         )
         cols[2].metric(
@@ -462,7 +476,7 @@ def render() -> None:
             )
     curve_fig = curve_figure(config, compared)
     st.plotly_chart(curve_fig, key=f"{PAGE}.curve_chart")
-    shown = cloud.loc[:, list(COMPARE_COLUMNS)].copy()
+    shown = compare_table(cloud)
     shown["break_even_months"] = [
         months_text(m, config.lifetime_years) for m in shown["break_even_months"].fillna(np.inf)
     ]

@@ -19,7 +19,12 @@ from planner.plan import Plan
 from planner.render.axes import duration_ticks, money_ticks
 from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.ui.export import Report
-from pricing.catalog import SnapshotInfo
+from pricing.catalog import (
+    SnapshotInfo,
+    price_date_basis,
+    price_date_label,
+    price_date_labels,
+)
 
 PICK_TITLES = {
     "cheapest_within_deadline": "Cheapest within deadline",
@@ -149,9 +154,8 @@ def price_text(row: pd.Series) -> str:
     """The price a row uses and its date (on-prem: how it was amortized)."""
     if row["kind"] == "on-prem":
         return str(row["price_source"])
-    return (
-        f"{row['pricing']} {money(row['usd_per_hour'])}/h per instance, priced {row['price_date']}"
-    )
+    date = price_date_label(row["price_date"], row.get("price_date_basis", "exact"))
+    return f"{row['pricing']} {money(row['usd_per_hour'])}/h per instance, priced {date}"
 
 
 def price_dates(manifest: Sequence[SnapshotInfo], providers: Sequence[str]) -> str:
@@ -365,6 +369,7 @@ def ranked_table(plan: Plan) -> pd.DataFrame:
         columns += LLM_COLUMNS
     shown = plan.rows.loc[:, columns].copy()
     shown["pick"] = _pick_labels(shown["pick"])
+    shown["price_date"] = price_date_labels(plan.rows)
     return shown
 
 
@@ -372,6 +377,7 @@ def pick_table(plan: Plan) -> pd.DataFrame:
     """The picks, why each was picked, its P10-P90 and sources."""
     shown = plan.picks.loc[:, list(PICK_TABLE_COLUMNS)].copy()
     shown["pick"] = shown["pick"].map(PICK_TITLES)
+    shown["price_date"] = price_date_labels(plan.picks)
     return shown
 
 
@@ -417,7 +423,9 @@ def column_config() -> dict[str, Any]:
         "usd_per_hour": col.NumberColumn("$/h per instance", format="dollar"),
         "option_usd_per_hour": col.NumberColumn("$/h all instances", format="dollar"),
         "usd_per_gpu_hour": col.NumberColumn("$/GPU-hour", format="dollar"),
-        "price_date": col.TextColumn("price date"),
+        "price_date": col.TextColumn(
+            "price date", help="≥: only a lower bound is known (a catalog extract)"
+        ),
         "price_source": col.TextColumn("price source"),
         "throughput_detail": col.TextColumn("throughput detail"),
         "provider": col.TextColumn("provider"),
@@ -443,7 +451,9 @@ def plan_sources(plan: Plan, manifest: Sequence[SnapshotInfo]) -> list[str]:
     rows = plan.rows
     providers = set(rows["provider"])
     lines = [
-        f"{m.provider} prices of {m.priced_at} ({m.source})"
+        f"{m.provider} prices of {price_date_label(m.priced_at, price_date_basis(m.date_bound))}"
+        + (f" ({m.date_label})" if m.date_bound else "")
+        + f" ({m.source})"
         for m in manifest
         if m.provider in providers
     ]

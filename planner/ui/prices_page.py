@@ -12,7 +12,14 @@ from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
 from planner.ui.tables import show_table
-from pricing.catalog import PRICING_KINDS, STALE_AFTER_DAYS, filter_offers, unique_values
+from pricing.catalog import (
+    PRICING_KINDS,
+    STALE_AFTER_DAYS,
+    filter_offers,
+    price_date_bases,
+    price_date_labels,
+    unique_values,
+)
 from pricing.refs import GPU_HOUR_COLUMNS, gpu_hour_prices
 from pricing.status import stale_text
 from pricing.tiers import DEFAULT_TIERS, TIERS
@@ -28,7 +35,7 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "provider", "region", "instance_type", "gpu_name", "gpu_count", "gpu_memory_gib",
     *GPU_HOUR_COLUMNS.values(),
     "usd_per_hour", "spot_usd_per_hour", "reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour",
-    "interconnect", "priced_at", "source",
+    "interconnect", "price_date", "source", "priced_at", "price_date_basis",
 )  # fmt: skip
 STATUS_SHOWN = ["provider", "origin", "price_date", "age", "stale", "rows", "date_basis"]
 
@@ -129,7 +136,7 @@ def chart(rows: pd.DataFrame, sort_kind: str, top: int) -> go.Figure:
                     mode="markers",
                     name=kind,
                     marker={"size": 10, "color": KIND_COLORS[kind]},
-                    customdata=shown[["priced_at", "source"]],
+                    customdata=shown[["price_date", "source"]],
                     hovertemplate="%{y}<br>" + kind + ": $%{x:.3f} per GPU-hour<br>"
                     "priced %{customdata[0]}<extra></extra>",
                 )
@@ -200,6 +207,9 @@ def offers_table(
         include_retired=include_retired,
     )
     rows = pd.concat([chosen, gpu_hour_prices(chosen)], axis=1)
+    # price_date reads "≥ 2025-06-01" where priced_at is only a lower bound.
+    rows["price_date_basis"] = price_date_bases(rows)
+    rows["price_date"] = price_date_labels(rows, date="priced_at")
     rows = rows.sort_values(
         [GPU_HOUR_COLUMNS["on-demand"], "provider", "region"], kind="stable"
     ).reset_index(drop=True)
@@ -239,7 +249,8 @@ def render() -> None:
         col.metric(
             f"Cheapest {kind} $/GPU-hour",
             f"${best[column]:.2f}",
-            f"{best['provider']} {best['instance_type']} ({best['gpu_name']}), {best['priced_at']}",
+            f"{best['provider']} {best['instance_type']} ({best['gpu_name']}), "
+            f"{best['price_date']}",
             delta_color="off",
         )
     oldest = status.loc[status["provider"].isin(providers)].sort_values("age_days").iloc[-1]

@@ -17,7 +17,6 @@ them into offers without touching the network:
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from pricing.providers.common import (
     resolve_gpus,
 )
 from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
-from pricing.providers.retry import FetchError, RetryPolicy, call_with_retries, describe
+from pricing.providers.retry import FetchError, RefreshClock, RetryPolicy, describe
 
 DEFAULT_REGIONS = PROVIDER_DEFAULT_REGIONS["aws"]
 # The Price List query API answers in us-east-1 (also eu-central-1, ap-south-1).
@@ -116,7 +115,9 @@ def fetch_aws(
     """Read prices, GPU shapes and spot history for `regions` from AWS.
 
     `pricing` (a boto3 "pricing" client) and `ec2` / `spot_ec2` (region -> boto3 "ec2"
-    client) default to clients of a boto3 Session, whose credentials must exist.
+    client) default to clients of a boto3 Session, whose credentials must exist, made
+    with client_config(retry). Pages come from boto3's paginators; botocore retries each
+    request; the whole fetch stops after retry.refresh_deadline_s.
     Raises FetchError with what failed and what to do.
     """
     retry = retry or RetryPolicy()
@@ -128,15 +129,18 @@ def fetch_aws(
         pricing = pricing or default_pricing
         ec2 = ec2 or default_ec2
     spot_ec2 = spot_ec2 or ec2
+    clock = retry.refresh_clock()
     try:
         price_list: list[str] = []
         shapes: dict[str, list[dict[str, Any]]] = {}
         spot: dict[str, list[dict[str, Any]]] = {}
         for region in regions:
-            price_list += fetch_price_list(pricing, region, retry, say)
-            shapes[region] = fetch_gpu_shapes(ec2(region), region, retry, say)
+            price_list += fetch_price_list(pricing, region, retry, clock, say)
+            shapes[region] = fetch_gpu_shapes(ec2(region), region, retry, clock, say)
             types = sorted({t["InstanceType"] for t in shapes[region]})
-            spot[region] = fetch_spot_history(spot_ec2(region), region, types, now, retry, say)
+            spot[region] = fetch_spot_history(
+                spot_ec2(region), region, types, now, retry, clock, say
+            )
     except FetchError:
         raise
     except Exception as exc:
@@ -164,7 +168,6 @@ def _default_clients(retry: RetryPolicy) -> tuple[Client, Callable[[str], Client
     """A pricing client and an EC2 client factory from boto3's default session."""
     try:
         import boto3
-        from botocore.config import Config
     except ImportError:
         raise FetchError(
             "boto3 is not installed: pip install 'gpuplan[aws]' to refresh AWS prices"
@@ -178,18 +181,32 @@ def _default_clients(retry: RetryPolicy) -> tuple[Client, Callable[[str], Client
             "needs pricing:GetProducts, ec2:DescribeInstanceTypes and "
             "ec2:DescribeSpotPriceHistory"
         )
-    config = Config(
-        retries={"total_max_attempts": 1, "mode": "standard"},
-        connect_timeout=retry.timeout_s,
-        read_timeout=retry.timeout_s,
-        user_agent_extra="gpuplan",
-    )
+    config = client_config(retry)
     pricing = session.client("pricing", region_name=PRICING_REGION, config=config)
     return pricing, lambda region: session.client("ec2", region_name=region, config=config)
 
 
+def client_config(retry: RetryPolicy) -> Any:
+    """The botocore Config of every client a refresh makes.
+
+    botocore's retry mode retry.sdk_mode ("standard": exponential backoff with jitter,
+    throttling-aware, a retry quota; "adaptive": also client-side rate limiting), at most
+    retry.attempts tries per request (total_max_attempts), retry.timeout_s to connect and
+    for each read (a page that never comes fails after it, and is retried).
+    """
+    from botocore.config import Config
+
+    return Config(
+        retries={"mode": retry.sdk_mode, "total_max_attempts": retry.attempts},
+        connect_timeout=retry.timeout_s,
+        read_timeout=retry.timeout_s,
+        user_agent_extra="gpuplan",
+    )
+
+
 def _retryable(exc: BaseException) -> bool:
-    """Throttling, 5xx and timeouts are worth another try; other errors are not."""
+    """Throttling, 5xx and timeouts: errors botocore retries, so still failing after its
+    tries; other errors are not retried."""
     from botocore.exceptions import (
         ClientError,
         ConnectionClosedError,
@@ -227,31 +244,52 @@ def _explain(exc: BaseException) -> str:
     return f"AWS request failed: {describe(exc)}"
 
 
+def _tries(exc: BaseException, default: int) -> int:
+    """How many tries botocore made before `exc` (its RetryAttempts + 1, when known)."""
+    response = getattr(exc, "response", None) or {}
+    retried = response.get("ResponseMetadata", {}).get("RetryAttempts")
+    return int(retried) + 1 if retried is not None else default
+
+
 def _pages(
-    call: Callable[..., dict[str, Any]],
+    client: Client,
+    operation: str,
     request: dict[str, Any],
-    retry: RetryPolicy,
+    clock: RefreshClock,
     what: Callable[[int], str],
+    attempts: int,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(page number, response) for every page of a NextToken-paginated AWS call, retried."""
-    token = ""
-    pages = http.Pages(what(1).rsplit(" (", 1)[0], MAX_PAGES)
+    """(page number, response) for every page of `operation`, from boto3's paginator.
+
+    botocore retries each page (client_config); at most MAX_PAGES pages, a NextToken
+    seen before ends the fetch (a loop), and so does the refresh's deadline.
+    """
+    budget = http.Pages(what(1).rsplit(" (", 1)[0], MAX_PAGES)
+    responses = iter(client.get_paginator(operation).paginate(**request))
+    token = "<first page>"
     while True:
-        page = pages.follow(token or "<first page>")
-        paged = {**request, "NextToken": token} if token else request
-        response = call_with_retries(
-            functools.partial(call, **paged),
-            policy=retry,
-            retryable=_retryable,
-            what=what(page),
-        )
+        page = budget.follow(token)
+        clock.check(what(page))
+        try:
+            response = next(responses)
+        except StopIteration:
+            return
+        except Exception as exc:
+            if not _retryable(exc):
+                raise
+            raise FetchError(
+                f"{what(page)}: still failing after {_tries(exc, attempts)} tries "
+                f"({describe(exc)}); try again later"
+            ) from exc
         yield page, response
         token = response.get("NextToken") or ""
         if not token:
             return
 
 
-def fetch_price_list(pricing: Client, region: str, retry: RetryPolicy, say: Progress) -> list[str]:
+def fetch_price_list(
+    pricing: Client, region: str, retry: RetryPolicy, clock: RefreshClock, say: Progress
+) -> list[str]:
     """Every Price List item (JSON text) for Linux shared-tenancy instances in `region`."""
     filters = [
         {"Type": "TERM_MATCH", "Field": name, "Value": value}
@@ -265,10 +303,12 @@ def fetch_price_list(pricing: Client, region: str, retry: RetryPolicy, say: Prog
     }
     items: list[str] = []
     pages = _pages(
-        pricing.get_products,
+        pricing,
+        "get_products",
         request,
-        retry,
+        clock,
         lambda page: f"AWS Price List get_products ({region}, page {page})",
+        retry.attempts,
     )
     for page, response in pages:
         items += response.get("PriceList", [])
@@ -276,7 +316,9 @@ def fetch_price_list(pricing: Client, region: str, retry: RetryPolicy, say: Prog
     return items
 
 
-def fetch_gpu_shapes(ec2: Client, region: str, retry: RetryPolicy, say: Progress) -> list[dict]:
+def fetch_gpu_shapes(
+    ec2: Client, region: str, retry: RetryPolicy, clock: RefreshClock, say: Progress
+) -> list[dict]:
     """EC2 InstanceTypes entries that have GPUs, for `region` (P and G families asked for)."""
     request: dict[str, Any] = {
         "Filters": [{"Name": "instance-type", "Values": list(AWS_GPU_TYPE_PATTERNS)}],
@@ -284,10 +326,12 @@ def fetch_gpu_shapes(ec2: Client, region: str, retry: RetryPolicy, say: Progress
     }
     shapes: list[dict[str, Any]] = []
     pages = _pages(
-        ec2.describe_instance_types,
+        ec2,
+        "describe_instance_types",
         request,
-        retry,
+        clock,
         lambda page: f"EC2 describe_instance_types ({region}, page {page})",
+        retry.attempts,
     )
     for _, response in pages:
         shapes += [t for t in response.get("InstanceTypes", []) if t.get("GpuInfo", {}).get("Gpus")]
@@ -301,6 +345,7 @@ def fetch_spot_history(
     instance_types: Sequence[str],
     now: dt.datetime,
     retry: RetryPolicy,
+    clock: RefreshClock,
     say: Progress,
 ) -> list[dict[str, Any]]:
     """Spot prices in effect at `now` for `instance_types`, every zone of `region`.
@@ -318,10 +363,12 @@ def fetch_spot_history(
             "MaxResults": 1000,
         }
         pages = _pages(
-            ec2.describe_spot_price_history,
+            ec2,
+            "describe_spot_price_history",
             request,
-            retry,
+            clock,
             lambda _page: f"EC2 describe_spot_price_history ({region})",
+            retry.attempts,
         )
         for _, response in pages:
             history += response.get("SpotPriceHistory", [])

@@ -17,6 +17,7 @@ and field of the first problem, with the closest valid choice.
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Collection
 from pathlib import Path
 
@@ -43,6 +44,16 @@ REQUIRED = (
     "usd_per_hour",
     "priced_at",
 )
+
+
+# A provider name becomes part of file names, manifest keys and CLI filters.
+PROVIDER_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+def _provider_fix(name: str) -> str:
+    """A valid provider name close to `name`: lower case, other characters as '-'."""
+    fixed = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._")[:64]
+    return f"; e.g. {fixed!r}" if fixed and PROVIDER_PATTERN.fullmatch(fixed) else ""
 
 
 def fetch_custom(path: Path) -> pd.DataFrame:
@@ -72,7 +83,8 @@ def parse_custom(
     """Validated offers from a custom price list.
 
     Refuses (SnapshotError with file, line and field): unknown or missing columns, any
-    value validate_offers refuses, a row with no price at all, and a provider name
+    value validate_offers refuses, a row with no price at all, a provider name that is
+    not PROVIDER_PATTERN (1-64 of a-z 0-9 . _ -), and a provider name
     that another price source already uses (`taken_providers`): name negotiated AWS
     prices e.g. "aws-negotiated" so both rows stay apart.
     """
@@ -100,6 +112,18 @@ def parse_custom(
     source = out["source"] if "source" in out else pd.Series(np.nan, out.index)
     out["source"] = source.astype(object).where(source.notna(), f"custom price list {name}")
     offers = validate_offers(out, file)
+    bad = ~offers["provider"].map(lambda p: bool(PROVIDER_PATTERN.fullmatch(p))).astype(bool)
+    if bad.any():
+        line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
+        provider = str(offers.loc[bad, "provider"].iloc[0])
+        shown = provider if len(provider) <= 80 else provider[:77] + "..."
+        raise SnapshotError(
+            file,
+            f"provider {shown!r} is not a provider name: use 1 to 64 lower-case letters, "
+            f"digits, '.', '_' or '-', starting with a letter or digit{_provider_fix(provider)}",
+            line=line,
+            field="provider",
+        )
     no_price = offers.loc[:, list(PRICE_COLUMNS)].isna().all(axis=1)
     if no_price.any():
         line = int(np.flatnonzero(no_price.to_numpy())[0]) + 2

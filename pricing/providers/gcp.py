@@ -19,7 +19,6 @@ GPU memory is not in these APIs and stays missing (the planner uses the spec tab
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -56,7 +55,7 @@ from pricing.providers.composition import (
     n1_instance_name,
 )
 from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
-from pricing.providers.retry import FetchError, RetryPolicy, call_with_retries, describe
+from pricing.providers.retry import FetchError, RefreshClock, RetryPolicy, describe
 
 # Page budget per list call; a page token seen before also ends it (a loop).
 MAX_PAGES = 500
@@ -112,7 +111,9 @@ def fetch_gcp(
 
     Credentials default to Application Default Credentials; the project (needed by the
     Compute API) to `project`, $GOOGLE_CLOUD_PROJECT, then the credentials' project.
-    Endpoints default to Google's. Raises FetchError with what failed and what to do.
+    Endpoints default to Google's. Pages come from the clients' pagers, each request
+    retried by google-api-core's Retry (_sdk_retry); the whole fetch stops after
+    retry.refresh_deadline_s. Raises FetchError with what failed and what to do.
     """
     retry = retry or RetryPolicy()
     say = progress or (lambda _message: None)
@@ -138,57 +139,51 @@ def fetch_gcp(
         accelerators = compute_v1.AcceleratorTypesClient(
             credentials=credentials, transport="rest", client_options=options(compute_endpoint)
         )
+        clock = retry.refresh_clock()
+        what = "Cloud Billing list_skus (Compute Engine)"
+        tries = _Tries(retry.attempts, what)
         skus = [
             billing_v1.Sku.to_dict(sku, preserving_proto_field_name=False)
             for page in _pages(
-                lambda token: catalog.list_skus(
-                    request={
-                        "parent": COMPUTE_ENGINE_SERVICE,
-                        "page_size": 5000,
-                        "page_token": token,
-                    },
-                    retry=None,
+                lambda: catalog.list_skus(
+                    request={"parent": COMPUTE_ENGINE_SERVICE, "page_size": 5000},
+                    retry=_sdk_retry(retry, tries),
                     timeout=retry.timeout_s,
                 ),
-                retry,
-                "Cloud Billing list_skus (Compute Engine)",
+                tries,
+                clock,
                 say,
             )
             for sku in page.skus
         ]
+        what = "Compute machineTypes.aggregatedList"
+        tries = _Tries(retry.attempts, what)
         machine_types = _aggregated(
-            lambda token: machines.aggregated_list(
-                request={
-                    "project": project,
-                    "filter": MACHINE_FILTER,
-                    "max_results": 500,
-                    "page_token": token,
-                },
-                retry=None,
+            lambda: machines.aggregated_list(
+                request={"project": project, "filter": MACHINE_FILTER, "max_results": 500},
+                retry=_sdk_retry(retry, tries),
                 timeout=retry.timeout_s,
             ),
             compute_v1.MachineTypesScopedList,
             "machineTypes",
             regions,
-            retry,
-            "Compute machineTypes.aggregatedList",
+            tries,
+            clock,
             say,
         )
+        what = "Compute acceleratorTypes.aggregatedList"
+        tries = _Tries(retry.attempts, what)
         accelerator_types = _aggregated(
-            lambda token: accelerators.aggregated_list(
-                request={
-                    "project": project,
-                    "max_results": 500,
-                    "page_token": token,
-                },
-                retry=None,
+            lambda: accelerators.aggregated_list(
+                request={"project": project, "max_results": 500},
+                retry=_sdk_retry(retry, tries),
                 timeout=retry.timeout_s,
             ),
             compute_v1.AcceleratorTypesScopedList,
             "acceleratorTypes",
             regions,
-            retry,
-            "Compute acceleratorTypes.aggregatedList",
+            tries,
+            clock,
             say,
         )
     except FetchError:
@@ -258,6 +253,11 @@ def _explain(exc: BaseException, project: str) -> str:
             "Cloud Billing and Compute Engine APIs and allow compute.machineTypes.list and "
             "compute.acceleratorTypes.list"
         )
+    if isinstance(exc, api.RetryError):
+        return (
+            f"a GCP list call was still failing when its retry deadline passed "
+            f"({describe(exc.cause or exc)}); try again later"
+        )
     if isinstance(exc, ParseError):
         return f"a GCP API page is not the JSON the API documents ({describe(exc)})"
     if isinstance(exc, api.GoogleAPICallError):
@@ -265,39 +265,86 @@ def _explain(exc: BaseException, project: str) -> str:
     return f"GCP request failed: {describe(exc)}"
 
 
+class _Tries:
+    """google-api-core's Retry has a deadline but no try count: this on_error callback
+    counts the failed tries of one page and stops the Retry after `attempts` of them."""
+
+    def __init__(self, attempts: int, what: str) -> None:
+        self.attempts = attempts
+        self.what = what
+        self.page = 1
+        self.failed = 0
+
+    def start(self, page: int) -> None:
+        """A new page: its tries start from zero."""
+        self.page, self.failed = page, 0
+
+    def __call__(self, exc: Exception) -> None:
+        self.failed += 1
+        if self.failed >= self.attempts:
+            raise FetchError(
+                f"{self.what}, page {self.page}: still failing after {self.attempts} tries "
+                f"({describe(exc)}); try again later"
+            ) from exc
+
+
+def _sdk_retry(retry: RetryPolicy, tries: _Tries) -> Any:
+    """google-api-core's Retry for one list call and its pages: _retryable errors, waits
+    drawn uniformly below base_delay_s x 2**n (capped at max_delay_s; the library's
+    truncated exponential backoff with jitter), at most retry.attempts tries per page
+    (tries), and each page given up at retry.deadline_s."""
+    from google.api_core.retry import Retry
+
+    return Retry(
+        predicate=_retryable,
+        initial=retry.base_delay_s,
+        maximum=retry.max_delay_s,
+        multiplier=2.0,
+        timeout=retry.deadline_s,
+        on_error=tries,
+    )
+
+
 def _pages(
-    first_page: Callable[[str], Any], retry: RetryPolicy, what: str, say: Progress
+    first_page: Callable[[], Any], tries: _Tries, clock: RefreshClock, say: Progress
 ) -> Iterable[Any]:
-    """Each page of a list call, following next_page_token; every page retried alone."""
-    token = ""
-    pages = http.Pages(what, MAX_PAGES)
+    """Each page of a list call, from the client's pager (its Retry on every page).
+
+    At most MAX_PAGES pages; a page token seen before ends the fetch (a loop), and so
+    does the refresh's deadline, both checked before the pager asks for the next page.
+    """
+    budget = http.Pages(tries.what, MAX_PAGES)
+    budget.follow("<first page>")
+    clock.check(f"{tries.what}, page 1")
+    pages = iter(first_page().pages)
+    page = 1
     while True:
-        page = pages.follow(token or "<first page>")
-        response = call_with_retries(
-            functools.partial(first_page, token),
-            policy=retry,
-            retryable=_retryable,
-            what=f"{what}, page {page}",
-        )
-        say(f"gcp: {what} page {page}")
+        try:
+            response = next(pages)
+        except StopIteration:
+            return
+        say(f"gcp: {tries.what} page {page}")
         yield response
         token = response.next_page_token
         if not token:
             return
+        page = budget.follow(token)
+        clock.check(f"{tries.what}, page {page}")
+        tries.start(page)
 
 
 def _aggregated(
-    call: Callable[[str], Any],
+    first_page: Callable[[], Any],
     scoped_list: Any,
     field_name: str,
     regions: Sequence[str],
-    retry: RetryPolicy,
-    what: str,
+    tries: _Tries,
+    clock: RefreshClock,
     say: Progress,
 ) -> list[dict[str, Any]]:
     """The `field_name` records of every page of an aggregatedList, for `regions`."""
     records: list[dict[str, Any]] = []
-    for page in _pages(call, retry, what, say):
+    for page in _pages(first_page, tries, clock, say):
         items = {
             str(scope): scoped_list.to_dict(scoped, preserving_proto_field_name=False)
             for scope, scoped in page.items.items()

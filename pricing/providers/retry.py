@@ -1,4 +1,6 @@
-"""Bounded retries with exponential backoff for the providers' `fetch_*` functions.
+"""Bounded retries with exponential backoff for the plain-HTTP sources' `fetch_*`
+functions (Azure, SkyPilot, AWS public price list); the SDK sources (AWS, GCP) hand the
+same RetryPolicy's figures to their SDK's own retry and check a RefreshClock between pages.
 
 Throttling, server errors and timeouts are retried a few times; anything else, and the
 last failure, becomes a FetchError whose message says what failed and what to do. The
@@ -28,6 +30,10 @@ class RetryPolicy:
     is retried), `deadline_s` bounds each request as a whole (a server that drips bytes
     fails at it, and is not retried), `attempts` bounds the tries per request, and the
     wait before try n+1 is `delay_s(n)`, less a random part of up to `jitter` of it.
+
+    The SDK sources (AWS, GCP) hand `attempts` and `timeout_s` to the SDK's own retry
+    (botocore's `sdk_mode` "standard" or "adaptive"; google-api-core's Retry) and stop a
+    whole refresh once it has run `refresh_deadline_s` (checked between pages, RefreshClock).
     """
 
     attempts: int = 5
@@ -36,8 +42,15 @@ class RetryPolicy:
     timeout_s: float = 60.0
     deadline_s: float = 300.0
     jitter: float = 0.25
+    sdk_mode: str = "standard"
+    refresh_deadline_s: float = 1800.0
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
     random: Callable[[], float] = field(default=random.random, compare=False)
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False)
+
+    def refresh_clock(self) -> RefreshClock:
+        """A RefreshClock started now, for one refresh."""
+        return RefreshClock(self.refresh_deadline_s, self.clock, self.clock())
 
     def delay_s(self, attempt: int, hint_s: float | None = None) -> float:
         """Seconds to wait after failed try `attempt` (1-based).
@@ -59,6 +72,24 @@ class RetryPolicy:
         if hint_s is not None:
             backoff = max(backoff, min(hint_s, self.max_delay_s))
         return float(backoff)
+
+
+@dataclass(frozen=True)
+class RefreshClock:
+    """The whole-refresh deadline of an SDK source: `check` between pages."""
+
+    deadline_s: float
+    clock: Callable[[], float]
+    started: float
+
+    def check(self, what: str) -> None:
+        """FetchError naming `what` once `deadline_s` seconds have passed since `started`."""
+        elapsed = self.clock() - self.started
+        if elapsed > self.deadline_s:
+            raise FetchError(
+                f"{what}: the refresh has run {elapsed:.0f} s, past its deadline of "
+                f"{self.deadline_s:.0f} s; try again later, or ask for fewer regions"
+            )
 
 
 def call_with_retries(

@@ -119,7 +119,10 @@ def test_the_report_and_csv_carry_the_rows_and_their_sources() -> None:
     page = report_html(onprem_report(config, "on-demand", compared, None, 0.2, "http://x/onprem"))
     for row in compared.itertuples():
         assert row.ref in page
-        assert f"priced {row.priced_at} ({row.source})" in page
+        # A catalog extract's date is a lower bound: shown as one, never as exact.
+        date = f"≥ {row.priced_at}" if row.date_bound else row.priced_at
+        assert f"priced {date} ({row.source})" in page
+        assert f"<td>{date}</td>" in page  # the comparison table
     assert DEFAULTS["pue"].source.split(",")[0] in page  # a default's source
     assert "TDP-derived: 8 x 700 W" in page  # how power was derived
     assert "break_even_months" in page and "capex" in page
@@ -127,6 +130,8 @@ def test_the_report_and_csv_carry_the_rows_and_their_sources() -> None:
     csv = pd.read_csv(io.BytesIO(csv_bytes(tco_table(config, compared))))
     assert csv["ref"].iloc[1:].tolist() == compared["ref"].tolist()
     assert csv["price_source"].iloc[1:].tolist() == compared["source"].tolist()
+    assert csv["price_date"].iloc[1:].tolist() == compared["priced_at"].tolist()
+    assert set(csv["price_date_basis"].iloc[1:]) == {"not-before"}
 
 
 def test_break_even_after_the_servers_life_is_said_so(open_page: Open) -> None:

@@ -75,7 +75,14 @@ def test_default_view_shows_the_planners_picks_chart_and_sources(
     assert table["instance_type"].tolist() == plan.rows["instance_type"].tolist()
     assert table["cost_usd"].is_monotonic_increasing  # no deadline: all feasible, by cost
     assert set(table["throughput_source"]) <= {"measured", "published", "scaled", "estimated"}
-    assert table["price_date"].str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()
+    # A bundled extract's date is a lower bound, and the table says so.
+    bounded = (plan.rows["price_date_basis"] == "not-before").to_numpy()
+    assert bounded.any()
+    assert set(plan.rows["price_date_basis"]) <= {"exact", "not-before"}
+    assert plan.rows["price_date"].str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()
+    assert table["price_date"].tolist() == [
+        f"≥ {d}" if b else d for d, b in zip(plan.rows["price_date"], bounded, strict=True)
+    ]
     assert {"hours_p10", "hours_p90", "cost_p10_usd", "cost_p90_usd", "throughput_detail"} <= set(
         table.columns
     )
@@ -98,7 +105,10 @@ def test_default_view_shows_the_planners_picks_chart_and_sources(
     assert hover[0] == option_text(first)  # instance, instances and region
     assert hover[1].startswith(f"{first['total_gpus']:g} x {first['gpu_name']}")
     assert hover[2].endswith(f"({first['throughput_source']})")
-    assert hover[4].endswith(f"priced {first['price_date']}")
+    first_date = first["price_date"]
+    if first["price_date_basis"] == "not-before":
+        first_date = f"≥ {first_date}"
+    assert hover[4].endswith(f"priced {first_date}")
     assert at.query_params["workload"] == DEFAULT
     assert at.query_params["pricing"] == "on-demand"
     assert "deadline_hours" not in at.query_params
@@ -331,7 +341,14 @@ def test_the_csv_and_report_carry_the_rows_picks_and_sources(results_dir: Path) 
         assert f"<td>{instance}</td>" in page
     for info in manifest:
         if info.provider in set(plan.rows["provider"]):
-            assert f"{info.provider} prices of {info.priced_at} ({info.source})" in page
+            # The report never shows a bounded date as exact.
+            dated = (
+                f"prices of ≥ {info.priced_at} (catalog extract, {info.date_bound})"
+                if info.date_bound
+                else f"prices of {info.priced_at}"
+            )
+            assert f"{info.provider} {dated} ({info.source})" in page
+            assert f"{info.provider} prices of {info.priced_at} (" not in page
     assert "Throughput sources: " in page and "throughput_detail" in page
     assert "Deadline binds: The cheapest option takes" in page
     picked = plan.pick("fastest_within_budget")
@@ -345,6 +362,10 @@ def test_the_csv_and_report_carry_the_rows_picks_and_sources(results_dir: Path) 
     assert csv["instance_type"].tolist() == plan.rows["instance_type"].tolist()
     assert csv["throughput_source"].tolist() == plan.rows["throughput_source"].tolist()
     assert csv["price_date"].astype(str).tolist() == plan.rows["price_date"].tolist()
+    assert csv["price_date_basis"].tolist() == plan.rows["price_date_basis"].tolist()
+    assert "not-before" in set(csv["price_date_basis"])
+    ranked_dates = set(re.findall(r"<td>(≥ \d{4}-\d{2}-\d{2})</td>", page))
+    assert ranked_dates  # the report's tables show the bound, not a bare date
     assert csv["price_source"].tolist() == plan.rows["price_source"].tolist()
 
 

@@ -31,6 +31,12 @@ def test_default_view_lists_every_buyable_offer_and_warns_about_old_prices(
     assert metrics(at)["Offers"] == f"{len(buyable):,}"
     assert "vast" not in set(offers(at)["provider"])
     assert not offers(at)["instance_type"].str.contains("_Promo").any()
+    # Each row's date as known: the bundled extracts' dates are lower bounds.
+    shown = offers(at)
+    assert set(shown["price_date_basis"]) == {"not-before"}
+    assert (shown["price_date"] == "≥ " + shown["priced_at"]).all()
+    hover = trace(chart(at, "prices.chart"), "on-demand")["customdata"]
+    assert all(str(d[0]).startswith("≥ 20") for d in hover)
     status = table_with(at, "provider", "price_date", "age", "stale")
     assert set(status["provider"]) == set(load_offers()["provider"])  # every source
     warning = at.warning[0].value

@@ -126,6 +126,7 @@ def test_plan_downloads_carry_the_ranked_rows_and_sources(
         "measured", "published", "scaled", "estimated"
     }  # fmt: skip
     assert all(re.fullmatch(r"\d{4}-\d{2}-\d{2}", row["price_date"]) for row in rows)
+    assert {row["price_date_basis"] for row in rows} == {"not-before"}  # bundled extracts
     assert all(row["price_source"].startswith("skypilot-catalog") for row in rows)
 
     button = page.get_by_role("button", name="Download HTML report")
@@ -139,7 +140,9 @@ def test_plan_downloads_carry_the_ranked_rows_and_sources(
         assert option in html
     for row in rows[:10]:
         assert f"<td>{row['instance_type']}</td>" in html
-    assert "aws prices of 2025-06-01 (skypilot-catalog" in html
+    # The extract's date is a lower bound and the report says so, never "of 2025-06-01".
+    assert "aws prices of ≥ 2025-06-01 (catalog extract, not before 2025-06) (skypilot" in html
+    assert "aws prices of 2025-06-01" not in html
     assert "Throughput sources: " in html
     assert html.count("Plotly.newPlot") == 1 and "<script src=" not in html
     assert "providers=lambda" in html  # the link to this view

@@ -163,3 +163,40 @@ def test_llm_that_fits_nowhere_exits_2_with_the_memory_it_needs(results_dir: Pat
     # 16 bytes x 70e9 / 8 = 140 GB per GPU before activations; 14.4 GB usable per T4.
     assert "T4 x 8: at least 140.9 GB per GPU of 14.4 usable" in done.stderr
     assert "Traceback" not in done.output
+
+
+def test_a_bounded_price_date_says_so_in_json_csv_and_the_table(results_dir: Path) -> None:
+    """The bundled extracts' dates are lower bounds: JSON/CSV keep the ISO date with
+    price_date_basis 'not-before', and the table shows '≥ 2025-06-01', never a bare date."""
+    args = ["-w", "resnet50-imagenet-90ep", "--provider", "aws", "--max-gpus", "8"]
+    rows = run_json(*args)
+    assert {r["price_date"] for r in rows} == {"2025-06-01"}
+    assert {r["price_date_basis"] for r in rows} == {"not-before"}
+    done = runner.invoke(app, ["plan", *args, "--format", "csv"])
+    assert done.exit_code == 0, done.output
+    csv = pd.read_csv(io.StringIO(done.stdout))
+    assert set(csv["price_date_basis"]) == {"not-before"}
+    done = runner.invoke(app, ["plan", *args, "--top", "3"], env={"COLUMNS": "250"})
+    assert done.exit_code == 0, done.output
+    assert "priced: aws ≥ 2025-06-01 (" in done.stdout
+    assert "aws 2025-06-01" not in done.stdout
+    done = runner.invoke(app, ["plan", *args, "--top", "3", "--wide"], env={"COLUMNS": "250"})
+    assert done.exit_code == 0, done.output
+    assert done.stdout.count("≥ 2025-06-01") >= 3  # each row's date, and the summary
+
+
+def test_tco_rows_carry_the_price_date_basis() -> None:
+    done = runner.invoke(
+        app,
+        ["tco", "--config", ONPREM, "--compare", "aws:us-east-1:p5.48xlarge", "--format", "json"],
+    )
+    assert done.exit_code == 0, done.output
+    onprem, cloud = json.loads(done.stdout)
+    assert (onprem["price_date"], onprem["price_date_basis"]) == ("", "")
+    assert (cloud["price_date"], cloud["price_date_basis"]) == ("2025-06-01", "not-before")
+    table = runner.invoke(
+        app, ["tco", "--config", ONPREM, "--compare", "aws:us-east-1:p5.48xlarge"],
+        env={"COLUMNS": "200"},
+    )  # fmt: skip
+    assert table.exit_code == 0, table.output
+    assert "≥ 2025-06-01" in table.stdout

@@ -304,3 +304,88 @@ def moto_ec2() -> Iterator[str]:
     host, port = server.get_host_and_port()
     yield f"http://{host}:{port}"
     server.stop()
+
+
+class _Body:
+    """The raw body botocore reads an AWSResponse from (its `stream()`)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def stream(self, **_kwargs: object) -> Iterator[bytes]:
+        yield self.data
+
+
+class AwsWire:
+    """A JSON-protocol AWS API (the Price List API) at botocore's HTTP layer.
+
+    Registered on a real client's `before-send` event, it answers each HTTP request in
+    order from a queue of replies (a page, an error, a body that is not JSON), checking
+    the request body like botocore's Stubber, but below botocore's retry loop: the SDK's
+    retries and backoff run for real, and `requests` counts every try.
+    """
+
+    def __init__(self, client: Any, operation: str) -> None:
+        self.replies: list[tuple[int, bytes, dict[str, Any] | None]] = []
+        self.requests: list[dict[str, Any]] = []
+        service = client.meta.service_model.service_id.hyphenize()
+        client.meta.events.register(f"before-send.{service}.{operation}", self._send)
+
+    def add_response(self, page: dict[str, Any], expected: dict[str, Any] | None = None) -> None:
+        self.replies.append((200, json.dumps(page).encode(), expected))
+
+    def add_client_error(self, code: str, message: str, status: int = 400) -> None:
+        body = json.dumps({"__type": code, "message": message}).encode()
+        self.replies.append((status, body, None))
+
+    def add_garbage(self) -> None:
+        self.replies.append((200, b"<html>not json", None))
+
+    def _send(self, request: Any, **_kwargs: object) -> Any:
+        from botocore.awsrequest import AWSResponse
+
+        body = json.loads(request.body or b"{}")
+        self.requests.append(body)
+        assert self.replies, f"no reply queued for {body}"
+        status, data, expected = self.replies.pop(0)
+        if expected is not None:
+            assert body == expected, body
+        headers = {"Content-Type": "application/x-amz-json-1.1"}
+        return AWSResponse(request.url, status, headers, _Body(data))
+
+    def assert_no_pending_responses(self) -> None:
+        assert not self.replies, f"{len(self.replies)} replies never asked for"
+
+    def __enter__(self) -> AwsWire:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        return None
+
+
+@pytest.fixture()
+def sdk_sleeps(monkeypatch: pytest.MonkeyPatch) -> Sleeps:
+    """The waits botocore's retry loop asks for, recorded instead of slept (only
+    botocore.endpoint's `time.sleep` is replaced)."""
+    import types
+
+    import botocore.endpoint
+
+    sleeps = Sleeps()
+    monkeypatch.setattr(botocore.endpoint, "time", types.SimpleNamespace(sleep=sleeps))
+    return sleeps
+
+
+@pytest.fixture()
+def gcp_sleeps(monkeypatch: pytest.MonkeyPatch) -> Sleeps:
+    """The waits google-api-core's Retry asks for, recorded instead of slept (only
+    google.api_core.retry.retry_unary's `time.sleep` is replaced)."""
+    import time
+    import types
+
+    from google.api_core.retry import retry_unary
+
+    sleeps = Sleeps()
+    clock = types.SimpleNamespace(sleep=sleeps, monotonic=time.monotonic, time=time.time)
+    monkeypatch.setattr(retry_unary, "time", clock)
+    return sleeps

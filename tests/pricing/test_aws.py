@@ -1,9 +1,10 @@
 """AWS: Price List, EC2 shapes and spot history parsed, fetched through boto3, faults survived.
 
-boto3 is exercised for real: the Price List API (which moto lacks) through botocore's
-Stubber, EC2 describe_instance_types against moto's server, spot history through the
-Stubber (moto's spot prices are placeholders), and timeouts against a local server that
-never answers.
+boto3 is exercised for real, with the clients' own retries (client_config) and
+paginators: the Price List API (which moto lacks) answered at botocore's HTTP layer
+(AwsWire, below the retry loop), EC2 describe_instance_types against moto's server, spot
+history through botocore's Stubber (moto's spot prices are placeholders), and timeouts
+against a local server that never answers.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 import boto3
 import pandas as pd
 import pytest
-from botocore.config import Config
 from botocore.stub import ANY, Stubber
 
 from benchmarks.published import published_frame
@@ -24,10 +24,23 @@ from planner.plan import make_plan
 from planner.request import PlanRequest
 from planner.workloads import get_workload
 from pricing.catalog import load_offers, read_manifest, user_snapshot_dir
-from pricing.providers.aws import PRICE_FILTERS, AwsPayload, fetch_aws, parse_aws
-from pricing.providers.retry import FetchError
+from pricing.providers.aws import (
+    PRICE_FILTERS,
+    AwsPayload,
+    client_config,
+    fetch_aws,
+    parse_aws,
+)
+from pricing.providers.retry import FetchError, RetryPolicy
 from pricing.refresh import RefreshError, refresh
-from tests.pricing.conftest import StandIn, fast_retry, fixture_json, tree_bytes
+from tests.pricing.conftest import (
+    AwsWire,
+    Sleeps,
+    StandIn,
+    fast_retry,
+    fixture_json,
+    tree_bytes,
+)
 
 REGIONS = ("us-east-1", "eu-west-1")
 NOW = dt.datetime(2026, 11, 30, 6, 0, tzinfo=dt.UTC)
@@ -117,16 +130,20 @@ def session() -> boto3.session.Session:
     return boto3.session.Session(region_name="us-east-1")
 
 
-NO_RETRIES = Config(retries={"total_max_attempts": 1, "mode": "standard"})
+# moto's first EC2 answer can take seconds: these clients wait up to 30 s per read.
+CONFIG = client_config(RetryPolicy(attempts=3, timeout_s=30.0))
 
 
-def stubbed_pricing(regions: tuple[str, ...] = REGIONS, throttled: int = 0) -> tuple[Any, Stubber]:
-    """A real boto3 pricing client answering from the recorded pages, after `throttled`
-    ThrottlingException answers."""
-    client = session().client("pricing", region_name="us-east-1", config=NO_RETRIES)
-    stub = Stubber(client)
+def stubbed_pricing(
+    regions: tuple[str, ...] = REGIONS, throttled: int = 0, retry: RetryPolicy | None = None
+) -> tuple[Any, AwsWire]:
+    """A real boto3 pricing client, made as a refresh makes it (client_config), answering
+    from the recorded pages after `throttled` ThrottlingException answers."""
+    config = client_config(retry or fast_retry()[0])
+    client = session().client("pricing", region_name="us-east-1", config=config)
+    stub = AwsWire(client, "GetProducts")
     for _ in range(throttled):
-        stub.add_client_error("get_products", "ThrottlingException", "Rate exceeded", 400)
+        stub.add_client_error("ThrottlingException", "Rate exceeded", 400)
     for region in regions:
         filters = [
             {"Type": "TERM_MATCH", "Field": f, "Value": v}
@@ -143,13 +160,13 @@ def stubbed_pricing(regions: tuple[str, ...] = REGIONS, throttled: int = 0) -> t
             }
             if token:
                 expected["NextToken"] = token
-            stub.add_response("get_products", page, expected)
+            stub.add_response(page, expected)
             token = page.get("NextToken", "")
     return client, stub
 
 
 def stubbed_spot(region: str) -> Any:
-    client = session().client("ec2", region_name=region, config=NO_RETRIES)
+    client = session().client("ec2", region_name=region, config=CONFIG)
     stub = Stubber(client)
     page = fixture_json(f"aws/spot_price_history_{region}.json")
     for entry in page["SpotPriceHistory"]:
@@ -171,13 +188,15 @@ def stubbed_spot(region: str) -> Any:
 
 def moto_ec2_client(endpoint: str) -> Callable[[str], Any]:
     return lambda region: session().client(
-        "ec2", region_name=region, endpoint_url=endpoint, config=NO_RETRIES
+        "ec2", region_name=region, endpoint_url=endpoint, config=CONFIG
     )
 
 
-def test_fetch_through_boto3_pages_the_price_list_and_reads_moto_shapes(moto_ec2: str) -> None:
+def test_fetch_through_boto3_pages_the_price_list_and_reads_moto_shapes(
+    moto_ec2: str, sdk_sleeps: Sleeps
+) -> None:
     pricing, stub = stubbed_pricing()
-    retry, sleeps = fast_retry()
+    retry, _ = fast_retry()
     with stub:
         payload = fetch_aws(
             REGIONS,
@@ -198,7 +217,8 @@ def test_fetch_through_boto3_pages_the_price_list_and_reads_moto_shapes(moto_ec2
     assert offers.loc[("us-east-1", "g6f.2xlarge"), "gpu_count"] == 0.25
     # moto knows p6-b300.48xlarge, so its price is no longer dropped for want of a shape.
     assert offers.loc[("us-east-1", "p6-b300.48xlarge"), "gpu_name"] == "B300"
-    assert sleeps.delays == []
+    assert len(stub.requests) == 3  # one try per page
+    assert sdk_sleeps.delays == []
 
 
 def test_refresh_aws_end_to_end_is_ranked_by_the_planner_at_every_pricing(
@@ -241,9 +261,9 @@ def test_refresh_aws_end_to_end_is_ranked_by_the_planner_at_every_pricing(
             assert row.usd_per_hour == chosen.loc[(row.region, row.instance_type)]
 
 
-def test_throttling_then_success_backs_off_exponentially(moto_ec2: str) -> None:
-    pricing, stub = stubbed_pricing(("us-east-1",), throttled=2)
-    retry, sleeps = fast_retry(attempts=4)
+def test_throttling_then_success_backs_off_exponentially(moto_ec2: str, sdk_sleeps: Sleeps) -> None:
+    retry, _ = fast_retry(attempts=4)
+    pricing, stub = stubbed_pricing(("us-east-1",), throttled=2, retry=retry)
     with stub:
         payload = fetch_aws(
             ("us-east-1",),
@@ -254,11 +274,16 @@ def test_throttling_then_success_backs_off_exponentially(moto_ec2: str) -> None:
             now=NOW,
         )
     assert len(payload.price_list) == 10
-    assert sleeps.delays == [0.5, 1.0]
+    # botocore's standard mode retried page 1 twice, waiting rand(0, 1) * 2**i s (its
+    # throttling backoff, i = 0, 1) before the tries: 2 + 1 tries for page 1, 1 for page 2.
+    assert len(stub.requests) == 4
+    assert stub.requests[0] == stub.requests[1] == stub.requests[2]
+    assert len(sdk_sleeps.delays) == 2
+    assert 0 <= sdk_sleeps.delays[0] <= 1 and 0 <= sdk_sleeps.delays[1] <= 2
 
 
 def test_throttling_that_outlasts_the_retries_keeps_the_previous_snapshot(
-    moto_ec2: str,
+    moto_ec2: str, sdk_sleeps: Sleeps
 ) -> None:
     pricing, stub = stubbed_pricing()
     retry, _ = fast_retry()
@@ -295,13 +320,13 @@ def test_throttling_that_outlasts_the_retries_keeps_the_previous_snapshot(
 
 
 def test_access_denied_is_not_retried_and_names_the_permissions(moto_ec2: str) -> None:
-    client = session().client("pricing", region_name="us-east-1", config=NO_RETRIES)
-    denied = Stubber(client)
-    denied.add_client_error("get_products", "AccessDeniedException", "not authorized", 400)
-    retry, sleeps = fast_retry()
+    client = session().client("pricing", region_name="us-east-1", config=CONFIG)
+    denied = AwsWire(client, "GetProducts")
+    denied.add_client_error("AccessDeniedException", "not authorized", 400)
+    retry, _ = fast_retry()
     with denied, pytest.raises(FetchError, match="pricing:GetProducts"):
         fetch_aws(REGIONS, pricing=client, ec2=moto_ec2_client(moto_ec2), retry=retry)
-    assert sleeps.delays == []
+    assert len(denied.requests) == 1  # not retried
 
 
 @pytest.mark.parametrize(
@@ -313,26 +338,26 @@ def test_access_denied_is_not_retried_and_names_the_permissions(moto_ec2: str) -
     ],
 )
 def test_an_ec2_page_that_never_comes_or_is_broken_fails_the_fetch(
-    fault: str, message: str
+    fault: str, message: str, sdk_sleeps: Sleeps
 ) -> None:
     broken = StandIn(lambda path, query: (200, {}, b""))
     broken.fail("/", fault, times=2)
     pricing, stub = stubbed_pricing(("us-east-1",))
-    config = Config(
-        retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=0.2, connect_timeout=1
-    )
+    retry, _ = fast_retry(attempts=2, timeout_s=0.2)
+    config = client_config(retry)
 
     def ec2(region: str) -> Any:
         return session().client("ec2", region_name=region, endpoint_url=broken.url, config=config)
 
-    retry, sleeps = fast_retry(attempts=2)
     try:
         with stub, pytest.raises(FetchError) as info:
             fetch_aws(("us-east-1",), pricing=pricing, ec2=ec2, retry=retry, now=NOW)
     finally:
         broken.close()
     assert message in str(info.value)
-    assert len(sleeps.delays) == (0 if fault == "garbage" else 1)
+    # botocore retried the timeout and the 500 once (two tries), not the broken page.
+    assert len(broken.requests) == (1 if fault == "garbage" else 2)
+    assert len(sdk_sleeps.delays) == (0 if fault == "garbage" else 1)
 
 
 def test_missing_credentials_stop_the_refresh_before_any_request(
@@ -376,3 +401,19 @@ def test_a_misspelt_region_is_named_with_the_closest_one_before_any_request() ->
     ):
         refresh("aws", ["us-east1"])
     assert tree_bytes(user_snapshot_dir()) == {}
+
+
+def test_a_refresh_past_its_deadline_stops_between_pages(moto_ec2: str) -> None:
+    """botocore bounds each request; the refresh as a whole stops at refresh_deadline_s."""
+    ticks = iter(range(0, 1000, 10))  # every look at the clock is 10 s later
+    retry = RetryPolicy(attempts=2, refresh_deadline_s=15.0, clock=lambda: float(next(ticks)))
+    pricing, stub = stubbed_pricing(("us-east-1",), retry=retry)
+    with pytest.raises(FetchError) as info:
+        fetch_aws(
+            ("us-east-1",), pricing=pricing, ec2=moto_ec2_client(moto_ec2), retry=retry, now=NOW
+        )
+    assert "AWS Price List get_products (us-east-1, page 2): the refresh has run 20 s" in str(
+        info.value
+    )
+    assert "past its deadline of 15 s" in str(info.value)
+    assert len(stub.requests) == 1  # page 2 was never asked for

@@ -48,6 +48,16 @@ def test_a_valid_list_keeps_its_prices_dates_and_fractions() -> None:
         ([GOOD_ROW.replace("2026-11-15", "15/11/2026")], 2, "priced_at", "ISO date"),
         ([GOOD_ROW, GOOD_ROW.replace(",24.5,", ",,")], 3, "usd_per_hour", "has no price"),
         ([GOOD_ROW.replace("indus-gpu", "aws")], 2, "provider", "'aws-negotiated'"),
+        (
+            [GOOD_ROW, GOOD_ROW.replace("indus-gpu", "Indus GPU")],
+            3,
+            "provider",
+            "not a provider name: use 1 to 64 lower-case letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit; e.g. 'indus-gpu'",
+        ),
+        ([GOOD_ROW.replace("indus-gpu", "../../etc")], 2, "provider", "not a provider name"),
+        ([GOOD_ROW.replace("indus-gpu", "x" * 65)], 2, "provider", "not a provider name"),
+        ([GOOD_ROW.replace("indus-gpu", "-gpu")], 2, "provider", "e.g. 'gpu'"),
     ],
 )
 def test_a_malformed_list_is_refused_with_file_line_and_field(
@@ -114,6 +124,11 @@ def test_adding_the_same_list_again_replaces_it(results_dir: object, tmp_path: P
     assert [i.provider for i in read_manifest()].count("custom-neoclouds") == 1
     shown = runner.invoke(app, ["pricing", "show", "--provider", "indus-gpu", "--format", "json"])
     assert {r["usd_per_hour"] for r in json.loads(shown.stdout)} == {20.0, 1.9}
+    # A custom list's dates are the user's own: exact; the bundled extracts' are bounds.
+    assert {r["price_date_basis"] for r in json.loads(shown.stdout)} == {"exact"}
+    bundled = runner.invoke(app, ["pricing", "show", "--provider", "aws", "--format", "json"])
+    rows = json.loads(bundled.stdout)
+    assert {(r["priced_at"], r["price_date_basis"]) for r in rows} == {("2025-06-01", "not-before")}
 
 
 def test_a_malformed_list_is_refused_on_the_cli_and_nothing_is_written(tmp_path: Path) -> None:

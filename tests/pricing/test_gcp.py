@@ -16,9 +16,9 @@ from planner.workloads import get_workload
 from pricing import refresh as refresh_module
 from pricing.catalog import bundled_snapshot_dir, load_offers, read_snapshot, user_snapshot_dir
 from pricing.providers.gcp import GcpPayload, fetch_gcp, flatten_aggregated, parse_gcp
-from pricing.providers.retry import FetchError
+from pricing.providers.retry import FetchError, RetryPolicy
 from pricing.refresh import RefreshError, Source, refresh
-from tests.pricing.conftest import StandIn, fast_retry, fixture_json, tree_bytes
+from tests.pricing.conftest import Sleeps, StandIn, fast_retry, fixture_json, tree_bytes
 
 REGIONS = ("us-central1", "us-east4", "europe-west4", "asia-east1")
 
@@ -122,15 +122,17 @@ def standin_fetch(api: StandIn, attempts: int = 3, timeout_s: float = 2.0) -> So
     return Source(fetch, parse_gcp, REGIONS)
 
 
-def test_fetch_through_the_google_clients_pages_through_every_list(gcp_api: StandIn) -> None:
-    retry, sleeps = fast_retry()
+def test_fetch_through_the_google_clients_pages_through_every_list(
+    gcp_api: StandIn, gcp_sleeps: Sleeps
+) -> None:
+    retry, _ = fast_retry()
     payload = standin_fetch(gcp_api).fetch(REGIONS, retry=retry)
     paths = gcp_api.requests
     assert sum("/skus" in p for p in paths) == 2
     assert sum("pageToken=CiAKGjBpNDd2" in p for p in paths) == 1
     assert sum("aggregated/machineTypes" in p for p in paths) == 2
     assert any("filter=name" in p for p in paths if "machineTypes" in p)
-    assert sleeps.delays == []
+    assert gcp_sleeps.delays == []
     live = parse_gcp(payload, "2026-11-30").offers
     assert live.equals(parse_gcp(recorded_payload(), "2026-11-30").offers)
 
@@ -187,12 +189,18 @@ def test_a_failed_refresh_keeps_the_previous_snapshot_byte_for_byte(
     assert tree_bytes(user_snapshot_dir()) == before
 
 
-def test_throttling_then_success_backs_off_exponentially(gcp_api: StandIn) -> None:
-    retry, sleeps = fast_retry(attempts=4)
+def test_throttling_then_success_backs_off_exponentially(
+    gcp_api: StandIn, gcp_sleeps: Sleeps
+) -> None:
+    retry, _ = fast_retry(attempts=4)
     gcp_api.fail("/skus", "429", times=2)
     payload = standin_fetch(gcp_api).fetch(REGIONS, retry=retry)
     assert len(payload.skus) == 38
-    assert sleeps.delays == [0.5, 1.0]
+    # google-api-core's Retry tried page 1 three times (two 429s), waiting uniform(0, d)
+    # with d = 0.5 then 1.0 s (base_delay_s x 2**n, its truncated exponential backoff).
+    assert sum("/skus" in p for p in gcp_api.requests) == 2 + 2
+    assert len(gcp_sleeps.delays) == 2
+    assert 0 <= gcp_sleeps.delays[0] <= 0.5 and 0 <= gcp_sleeps.delays[1] <= 1.0
 
 
 def test_missing_credentials_are_explained_before_any_request(
@@ -206,8 +214,10 @@ def test_missing_credentials_are_explained_before_any_request(
     assert tree_bytes(user_snapshot_dir()) == {}
 
 
-def test_a_permission_error_is_not_retried_and_says_what_to_enable(gcp_api: StandIn) -> None:
-    retry, sleeps = fast_retry()
+def test_a_permission_error_is_not_retried_and_says_what_to_enable(
+    gcp_api: StandIn, gcp_sleeps: Sleeps
+) -> None:
+    retry, _ = fast_retry()
     source = standin_fetch(gcp_api)
     api_403 = functools.partial(source.fetch, retry=retry)
     gcp_api.route = lambda path, query: (
@@ -217,7 +227,8 @@ def test_a_permission_error_is_not_retried_and_says_what_to_enable(gcp_api: Stan
     )
     with pytest.raises(FetchError, match="enable the Cloud Billing and Compute Engine APIs"):
         api_403(REGIONS)
-    assert sleeps.delays == []
+    assert len(gcp_api.requests) == 1  # not retried
+    assert gcp_sleeps.delays == []
 
 
 def test_without_the_google_clients_the_refresh_says_which_extra_to_install(
@@ -229,3 +240,15 @@ def test_without_the_google_clients_the_refresh_says_which_extra_to_install(
     monkeypatch.delattr(google.cloud, "billing_v1", raising=False)
     with pytest.raises(RefreshError, match=r"pip install 'gpuplan\[gcp\]'"):
         refresh("gcp")
+
+
+def test_a_refresh_past_its_deadline_stops_between_pages(gcp_api: StandIn) -> None:
+    """The Retry bounds each page; the refresh as a whole stops at refresh_deadline_s."""
+    ticks = iter(range(0, 1000, 10))  # every look at the clock is 10 s later
+    retry = RetryPolicy(attempts=2, refresh_deadline_s=15.0, clock=lambda: float(next(ticks)))
+    with pytest.raises(FetchError) as info:
+        standin_fetch(gcp_api).fetch(REGIONS, retry=retry)
+    message = str(info.value)
+    assert "Cloud Billing list_skus (Compute Engine), page 2: the refresh has run 20 s" in message
+    assert "past its deadline of 15 s" in message
+    assert sum("/skus" in p for p in gcp_api.requests) == 1  # page 2 never asked for

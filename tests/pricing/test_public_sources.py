@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -304,21 +305,35 @@ def test_aws_and_gcp_pagers_stop_on_a_repeated_token() -> None:
     """A NextToken / page token that comes back again is a loop, not more pages."""
     from types import SimpleNamespace
 
+    import boto3
+
     from pricing.providers import aws, gcp
-
-    calls: list[dict[str, object]] = []
-
-    def get_products(**request: object) -> dict[str, object]:
-        calls.append(request)
-        return {"PriceList": [], "NextToken": "same"}
+    from tests.pricing.conftest import AwsWire
 
     retry = RetryPolicy(attempts=1, jitter=0.0)
-    client = SimpleNamespace(get_products=get_products)
+    client = boto3.session.Session().client(
+        "pricing", region_name="us-east-1", config=aws.client_config(retry)
+    )
+    wire = AwsWire(client, "GetProducts")
+    for _ in range(3):
+        wire.add_response({"PriceList": [], "NextToken": "same"})
     with pytest.raises(FetchError, match="links back to a page already read"):
-        aws.fetch_price_list(client, "us-east-1", retry, lambda _m: None)
-    assert len(calls) == 2
+        aws.fetch_price_list(client, "us-east-1", retry, retry.refresh_clock(), lambda _m: None)
+    assert len(wire.requests) == 2
+    asked: list[int] = []
+
+    def pager_pages() -> Iterator[SimpleNamespace]:
+        """A pager's pages whose token never changes (each page counted as asked for)."""
+        while True:
+            asked.append(1)
+            yield SimpleNamespace(next_page_token="again")
+
     pages = gcp._pages(
-        lambda _token: SimpleNamespace(next_page_token="again"), retry, "list_skus", lambda _m: None
+        lambda: SimpleNamespace(pages=pager_pages()),
+        gcp._Tries(1, "list_skus"),
+        retry.refresh_clock(),
+        lambda _m: None,
     )
     with pytest.raises(FetchError, match="links back"):
         list(pages)
+    assert len(asked) == 2  # the third page is never asked for
