@@ -50,3 +50,23 @@ def test_the_check_would_see_a_heavy_import() -> None:
         check=True,
     )
     assert json.loads(done.stdout) is True
+
+
+def test_benchmarks_and_pricing_never_import_each_other_or_the_planner() -> None:
+    """DESIGN.md's direction: app -> planner -> {pricing, benchmarks.results}; never back.
+
+    Checked for module-level imports: the `bench` and `pricing` command groups, which
+    `gpuplan` mounts, borrow planner.render's terminal tables inside their commands only."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    rules = {"benchmarks": ("planner", "pricing"), "pricing": ("planner", "benchmarks")}
+    found = []
+    for package, forbidden in rules.items():
+        for path in sorted((root / package).rglob("*.py")):
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                match = re.match(r"(?:from|import)\s+(\w+)", line)
+                if match and match.group(1) in forbidden:
+                    found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    assert found == []
