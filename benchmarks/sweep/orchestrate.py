@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import shutil
 import tempfile
 import threading
@@ -37,6 +38,7 @@ LAUNCH_WAIT_S = 900.0  # for the cloud to report the instance running with an ad
 SSH_WAIT_S = 600.0  # for sshd to answer on a fresh machine
 TERMINATE_CONFIRM_S = 120.0
 JOIN_AFTER_INTERRUPT_S = 15.0
+DEFAULT_REMOTE_BASE = ".gpuplan-sweep"  # on the machine, relative to the login's home
 
 
 class Interrupted(RuntimeError):
@@ -99,6 +101,16 @@ class SweepRun:
 
     def spent_usd(self) -> float:
         return sum(st.spend_usd(t) for t in self.state.data["targets"])
+
+    def remote_root(self, target: TargetSpec) -> str:
+        """The target's own folder on its machine: BASE/<sweep id>/t<index>-<label slug>.
+
+        BASE is the target's `remote_dir`, else DEFAULT_REMOTE_BASE. Two targets reaching
+        the same host and user never share a folder, so neither overwrites the other's runs.
+        """
+        base = target.remote_dir or DEFAULT_REMOTE_BASE
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", target.label).strip("-.")[:40]
+        return f"{base.rstrip('/')}/{self.sweep_id}/t{target.index}" + (f"-{slug}" if slug else "")
 
     # -- one target ----------------------------------------------------------------------
 
@@ -262,7 +274,7 @@ class SweepRun:
             self._check_stop()
             self.state.update_target(index, state=st.INSTALLING, detail="installing")
             self._event(index, "installing")
-            root = target.remote_dir or f".gpuplan-sweep/{self.sweep_id}"
+            root = self.remote_root(target)
             wheel = None if target.remote_python else self.wheel()
             python = ssh.install(
                 machine, root, wheel, target.remote_python, target.remote_env,

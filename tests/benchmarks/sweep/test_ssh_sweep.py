@@ -176,3 +176,33 @@ warmup = 1
     # The remote `bench run` refused: its own message comes back in the reason.
     assert "no CUDA GPU is visible to torch" in cuda["error"]
     assert "no CUDA GPU is visible to torch" in target["reason"]
+
+
+@pytest.mark.slow  # real benchmark processes over ssh
+def test_two_targets_on_one_host_keep_their_own_remote_folders(
+    sshd: SshServer, sweep_dir: Path, tmp_path: Path
+) -> None:
+    # Same host, same user, same remote_dir, running at once: each target gets its own
+    # folder, so neither fetches, deletes or overwrites the other's result files.
+    remote = tmp_path / "remote"
+    shared = f'remote_dir = "{remote}"\n'
+    targets = ssh_target(sshd.alias, f'label = "a"\n{shared}') + ssh_target(
+        sshd.alias, f'label = "b"\n{shared}'
+    )
+    spec_path = tmp_path / "same-host.toml"
+    spec_path.write_text(spec_text(targets, parallel=2))
+    sweep = start_sweep(spec_path, tmp_path / "results", sshd.ssh_options)
+    assert sweep.run() == 0
+    state = only_state(sweep_dir)
+    ids = []
+    for target in state["targets"]:
+        assert target["state"] == "done", target["reason"]
+        for run in target["runs"].values():
+            assert run["status"] == "done" and len(run["result_ids"]) == 1
+            ids += run["result_ids"]
+    assert len(set(ids)) == 4
+    assert {p.stem for p in (tmp_path / "results" / state["id"]).glob("*.json")} == set(ids)
+    folders = sorted(p.name for p in (remote / state["id"]).iterdir())
+    assert folders == ["t0-a", "t1-b"]
+    for folder in folders:
+        assert len(list((remote / state["id"] / folder / "runs").glob("*/*.json"))) == 2
