@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.results import ResultFileError, read_result, write_result
+from benchmarks import intake
+from benchmarks.results import ResultFileError
 from benchmarks.runners import ssh
 from benchmarks.runners.cleanup import CleanupReport, terminate_all
 from benchmarks.runners.machine import CloudTarget, Machine, Provisioner, ProvisionError
@@ -43,6 +44,13 @@ DEFAULT_REMOTE_BASE = ".gpuplan-sweep"  # on the machine, relative to the login'
 
 class Interrupted(RuntimeError):
     """The sweep is stopping (Ctrl-C); the target ends as interrupted."""
+
+
+class RemoteResultRefused(RuntimeError):
+    """Result files fetched from a machine failed the intake checks; nothing was saved."""
+
+    def __init__(self, host: str, problems: list[str]) -> None:
+        super().__init__(f"result file(s) from {host} refused: {'; '.join(problems)}")
 
 
 @dataclass
@@ -199,15 +207,15 @@ class SweepRun:
             self._event(index, "terminated")
 
     def _collect(self, target: TargetSpec, machine: Machine, files: list[Path]) -> list[str]:
-        """Validate fetched result files, record where they ran, write them atomically."""
+        """Check fetched result files as an upload is checked (benchmarks.intake: size,
+        depth, schema, id pattern; a different result under the same id is never
+        overwritten), record where they ran, write them atomically. RemoteResultRefused
+        names every refused file; then nothing of this run is written."""
         out_dir = self.results_dir / self.sweep_id
-        results = []
-        for path in files:
-            try:
-                results.append(read_result(path))
-            except ResultFileError as exc:
-                message = f"{exc} (fetched from {machine.host})"
-                raise ResultFileError(exc.path, exc.field, message) from None
+        checked = [intake.check_file(path) for path in files]
+        bad = [item.error for item in checked if item.result is None]
+        if bad:
+            raise RemoteResultRefused(machine.host, bad)
         where = {
             "sweep_id": self.sweep_id,
             "backend": target.backend,
@@ -216,12 +224,18 @@ class SweepRun:
             "instance_type": machine.instance_type or target.instance_type,
             "spot": bool(target.spot),
         }
-        ids = []
-        for result in results:
-            tagged = result.model_copy(update={"sweep": where, "schema_version": 3})
-            write_result(tagged, out_dir)
-            ids.append(tagged.id)
-        return ids
+        tagged = [
+            dataclasses.replace(
+                item, result=item.result.model_copy(update={"sweep": where, "schema_version": 3})
+            )
+            for item in checked
+            if item.result is not None
+        ]
+        problems = intake.conflicts(tagged, out_dir)
+        if problems:
+            raise RemoteResultRefused(machine.host, problems)
+        intake.save_all(tagged, out_dir)
+        return [item.result.id for item in tagged if item.result is not None]
 
     def _run_one(
         self, target: TargetSpec, machine: Machine, python: str, run: RunItem, root: str
@@ -287,7 +301,7 @@ class SweepRun:
                 self._event(index, detail)
                 try:
                     self._run_one(target, machine, python, run, root)
-                except (ssh.RemoteCommandFailed, ResultFileError) as exc:
+                except (ssh.RemoteCommandFailed, ResultFileError, RemoteResultRefused) as exc:
                     if self.stop.is_set():
                         raise Interrupted("interrupted") from None
                     self.state.update_run(index, run.key, status=st.FAILED, error=str(exc))
