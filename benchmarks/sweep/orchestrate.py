@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 import re
 import shutil
 import tempfile
@@ -40,6 +41,7 @@ SSH_WAIT_S = 600.0  # for sshd to answer on a fresh machine
 TERMINATE_CONFIRM_S = 120.0
 JOIN_AFTER_INTERRUPT_S = 15.0
 DEFAULT_REMOTE_BASE = ".gpuplan-sweep"  # on the machine, relative to the login's home
+REMOTE_DIR_ENV = "GPUPLAN_SWEEP_REMOTE_DIR"  # another BASE for targets without remote_dir
 
 
 class Interrupted(RuntimeError):
@@ -113,10 +115,11 @@ class SweepRun:
     def remote_root(self, target: TargetSpec) -> str:
         """The target's own folder on its machine: BASE/<sweep id>/t<index>-<label slug>.
 
-        BASE is the target's `remote_dir`, else DEFAULT_REMOTE_BASE. Two targets reaching
+        BASE is the target's `remote_dir`, else $GPUPLAN_SWEEP_REMOTE_DIR, else
+        DEFAULT_REMOTE_BASE (relative paths start at the remote login's home). Two targets reaching
         the same host and user never share a folder, so neither overwrites the other's runs.
         """
-        base = target.remote_dir or DEFAULT_REMOTE_BASE
+        base = target.remote_dir or os.environ.get(REMOTE_DIR_ENV) or DEFAULT_REMOTE_BASE
         slug = re.sub(r"[^A-Za-z0-9._-]+", "-", target.label).strip("-.")[:40]
         return f"{base.rstrip('/')}/{self.sweep_id}/t{target.index}" + (f"-{slug}" if slug else "")
 
@@ -361,7 +364,7 @@ class SweepRun:
 
     def run(self) -> int:
         """Run every unfinished target; 0 all done, 1 some failed or skipped, 130 Ctrl-C."""
-        self.state.data["controller_pid"] = __import__("os").getpid()
+        self.state.data["controller_pid"] = os.getpid()
         self.state.set_status("running")
         slots = threading.Semaphore(self.spec.max_parallel)
         threads: list[threading.Thread] = []

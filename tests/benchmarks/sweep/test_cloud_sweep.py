@@ -140,7 +140,7 @@ class Sweep:
         own sessions) and the benchmarks they started, found by the sweep id on their
         command line, each by its process id."""
         for state in self.sweep_dir.glob("*.json"):
-            marker = f".gpuplan-sweep/{state.stem}/".encode()
+            marker = f"/{state.stem}/t".encode()  # in every remote folder of the sweep
             for entry in Path("/proc").iterdir():
                 if not entry.name.isdigit() or int(entry.name) == os.getpid():
                     continue
