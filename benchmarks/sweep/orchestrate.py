@@ -159,7 +159,7 @@ class SweepRun:
                 self._cloud_target(target),
                 self.sweep_id,
                 expires,
-                dead_man_script(self.spec.max_minutes_per_target, self.sweep_id),
+                dead_man_script(self.spec.max_minutes_per_target, self.sweep_id, target.backend),
                 f"gpuplan-{self.sweep_id}-{index}"[:63],
             )
             self.state.update_target(
