@@ -1,7 +1,7 @@
 """`gpuplan`: plan GPU training cost and time from measured throughput and dated prices.
 
-Commands: plan, workloads, estimate; `pricing`, `bench` and `sweep` are mounted from their
-packages.
+Commands: plan, workloads, estimate, estimate-llm, tco; `pricing`, `bench` and `sweep` are
+mounted from their packages.
 Every command prints a table by default and takes `--format json|csv`. Bad input
 gets `error: ...` with the valid choices and exit code 2, never a traceback.
 """
@@ -28,7 +28,7 @@ from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 from planner.throughput import own_and_published_results
 from planner.throughput.explain import explain_limit, explain_time
 from planner.validate import check_flags, check_output_path, shorten, warn_lines
-from planner.workloads import WORKLOADS, get_workload
+from planner.workloads import WORKLOADS, get_workload, reshape_llm
 from pricing.catalog import (
     PRICING_KINDS,
     SnapshotError,
@@ -122,10 +122,15 @@ def plan(
     workload: Annotated[
         str,
         typer.Option(
-            "--workload", "-w", help="catalog name (gpuplan workloads) or llm-<params>-<tokens>"
+            "--workload",
+            "-w",
+            help="catalog name (gpuplan workloads) or llm-<params>[-finetune|-lora|-qlora]"
+            "-<tokens>",
         ),
     ],
-    precision: Annotated[str, typer.Option(help="fp32 | tf32 | fp16 | bf16")] = "fp16",
+    precision: Annotated[
+        str, typer.Option(help="fp32 | tf32 | fp16 | bf16 | fp8 (LLMs on fp8 GPUs)")
+    ] = "fp16",
     provider: Annotated[
         list[str] | None,
         typer.Option("--provider", help="aws, gcp, azure, lambda, ...; repeatable"),
@@ -198,11 +203,24 @@ def plan(
     seed: Annotated[int, typer.Option(help="Monte Carlo seed (same seed, same figures)")] = 0,
     draws: Annotated[int, typer.Option(help="Monte Carlo draws for spot rows")] = DEFAULT_DRAWS,
     recompute: Annotated[
-        str, typer.Option(help="LLM activation recomputation: auto | none | full")
+        str, typer.Option(help="LLM activation recomputation: auto | none | selective | full")
     ] = "auto",
     global_batch_tokens: Annotated[
-        float, typer.Option(help="LLM tokens per optimizer step, all GPUs")
-    ] = 4_194_304.0,
+        float | None,
+        typer.Option(
+            help="LLM tokens per optimizer step, all GPUs (default 4,194,304 for pre-training, "
+            "262,144 for fine-tuning)"
+        ),
+    ] = None,
+    seq_len: Annotated[
+        int | None, typer.Option(help="LLM sequence length in tokens (default 2048)")
+    ] = None,
+    n_layer: Annotated[
+        int | None, typer.Option(help="LLM layers (default: the preset's or GPT-3-like)")
+    ] = None,
+    d_model: Annotated[
+        int | None, typer.Option(help="LLM width (default: the preset's or GPT-3-like)")
+    ] = None,
     view: Annotated[
         str,
         typer.Option(
@@ -247,6 +265,9 @@ def plan(
         )
         settings = LLMSettings(recompute=recompute, global_batch_tokens=global_batch_tokens)
         chosen = get_workload(workload)
+        shaped = seq_len is not None or n_layer is not None or d_model is not None
+        if shaped:
+            chosen = reshape_llm(chosen, seq_len, n_layer, d_model)
         offers = load_offers()
         check_choices(provider or [], unique_values(offers, "provider"), "provider")
         check_choices(region or [], unique_values(offers, "region"), "region")
@@ -284,6 +305,13 @@ def plan(
         return
     except (OnPremConfigError, LLMMemoryError, SnapshotError, UnknownGPUError, ValueError) as exc:
         abort(str(exc))
+        return
+    if precision == "fp8" and result.rows.empty:
+        abort(
+            "--precision fp8: none of the GPUs offered has fp8 tensor cores (no fp8 peak in "
+            "planner/data/gpu_specs.csv; fp8 needs Hopper, Ada, Blackwell, MI300 or Gaudi); "
+            "use bf16, or choose such GPUs with --gpu"
+        )
         return
     if fmt != "table":
         warn_lines([*notes_text(result.notes), *problems])
@@ -443,6 +471,8 @@ def workloads(
                 "samples": w.samples,
                 "sample_unit": w.sample_unit,
                 "flops_per_sample": w.flops_per_sample,
+                "mode": w.llm_mode if w.is_llm else "",
+                "params": w.params if w.is_llm else None,
                 "description": w.description,
                 "source": w.source,
             }
@@ -452,8 +482,17 @@ def workloads(
     emit(
         frame,
         fmt,
-        title="Workloads (LLMs: any llm-<params>-<tokens>, e.g. llm-7b-140b)",
-        table_columns=("name", "kind", "samples", "sample_unit", "flops_per_sample", "description"),
+        title="Workloads (LLMs: any llm-<params>[-finetune|-lora|-qlora]-<tokens>, e.g. "
+        "llm-7b-140b, llm-69b-lora-1b; presets are named by their true size)",
+        table_columns=(
+            "name",
+            "kind",
+            "mode",
+            "samples",
+            "sample_unit",
+            "flops_per_sample",
+            "description",
+        ),
     )
 
 
@@ -592,6 +631,114 @@ def _estimate_notes(model: Any, ref: Any, result: pd.DataFrame, output: str | No
             f"[yellow]warning:[/] {missing} queries got no prediction (see method_detail)",
             highlight=False,
         )
+
+
+@app.command("estimate-llm")
+def estimate_llm(
+    queries: Annotated[
+        str,
+        typer.Option(
+            "--queries",
+            help="CSV: params, seq_len, num_gpus, gpu_model, precision [, n_layer, d_model, "
+            "global_batch_tokens, gpus_per_node, network_gbps, mode]",
+        ),
+    ],
+    output: Annotated[
+        str | None,
+        typer.Option("--output", help="write Q plus predictions here (CSV) instead of stdout"),
+    ] = None,
+    network_gbps: Annotated[
+        float, typer.Option(help="network Gb/s per node where a row gives none")
+    ] = 400.0,
+    gpus_per_node: Annotated[
+        int, typer.Option(help="GPUs per node (NVLink/PCIe domain) where a row gives none")
+    ] = 8,
+    recompute: Annotated[str, typer.Option(help="auto | none | selective | full")] = "auto",
+    zero: Annotated[str, typer.Option(help="auto | zero1 | zero3")] = "auto",
+    flash_attention: Annotated[
+        bool, typer.Option(help="attention without stored scores (Dao et al. 2022)")
+    ] = True,
+    results: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--results",
+            help="folder of own benchmark results whose GPT runs' MFU replaces the literature "
+            "prior on their GPUs; repeatable (default: none, only Q and the spec table)",
+        ),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+) -> None:
+    """Predict LLM training tokens/s: the fastest tensor/pipeline/data-parallel layout that fits.
+
+    Output: Q plus tokens_per_s (all GPUs), tokens_per_s_low, tokens_per_s_high (80% band),
+    mfu, layout (e.g. tp8 pp2 dp4 zero1 mb1), fits, method (scaled | estimated | none),
+    method_detail. Uses only Q and the bundled spec table, and --results where given.
+    """
+    from pathlib import Path
+
+    from planner.llm import LLMSettings, gpt_mfu_figures
+    from planner.llm_estimate import LLMQueryError, estimate_llm, read_llm_queries
+    from pricing.catalog import atomic_write_text
+
+    try:
+        check_choices([fmt], FORMATS, "format")
+        check_flags({"--network-gbps": network_gbps, "--gpus-per-node": gpus_per_node})
+        if output:
+            check_output_path(output)
+        settings = LLMSettings(recompute=recompute, zero=zero, flash_attention=flash_attention)
+        raw, rows = read_llm_queries(queries)
+        figures: dict[str, pd.DataFrame] = {}
+        problems: list[str] = []
+        if results:
+            table, problems = own_and_published_results(results)
+            figures = {q.precision: gpt_mfu_figures(table, q.precision)[0] for q in rows}
+    except (LLMQueryError, ValueError) as exc:
+        abort(str(exc))
+        return
+    predicted = estimate_llm(rows, gpus_per_node, network_gbps, settings, figures)
+    if problems:
+        from pricing.output import wide_console
+
+        console = wide_console(stderr=True)
+        for line in problems:
+            console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+    result = pd.concat([raw.reset_index(drop=True), predicted], axis=1)
+    if output:
+        try:
+            atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
+        except OSError as exc:
+            abort(f"--output {shorten(output)}: cannot be written ({exc.strerror or exc})", 1)
+        from pricing.output import wide_console
+
+        fits = int(result["fits"].sum())
+        wide_console(stderr=True).print(
+            f"wrote {output}: {len(result)} rows ({fits} fit, {len(result) - fits} do not)",
+            highlight=False,
+        )
+        return
+    shown = result.copy()
+    if fmt == "table":
+        shown["tokens_per_s"] = [
+            f"{v:,.0f}" if np.isfinite(v) else "-" for v in shown["tokens_per_s"]
+        ]
+        shown["mfu"] = [f"{v:.0%}" if np.isfinite(v) else "-" for v in shown["mfu"]]
+    emit(
+        shown,
+        fmt,
+        title=f"{len(result)} LLM predictions (tokens/s over all GPUs; layout search)",
+        table_columns=(
+            "params",
+            "seq_len",
+            "num_gpus",
+            "gpu_model",
+            "precision",
+            "tokens_per_s",
+            "mfu",
+            "layout",
+            "fits",
+            "method",
+        ),
+    )
 
 
 TCO_COMPARE_COLUMNS = ("ref", "gpu_name", "pricing", "usd_per_gpu_hour", "cheaper")

@@ -220,24 +220,18 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
         return _empty_plan(request, warnings + own, chosen)
     notes: list[str] = []
     if workload.is_llm:
-        memory = llm_model.memory_check(
-            workload, precision, opts["gpu_memory_gb"], opts["total_gpus"], settings
-        )
-        if len(opts) and not memory["fits"].any():
-            raise llm_model.LLMMemoryError(
-                llm_model.no_fit_message(workload, precision, _most_gpus(opts), max_gpus, settings)
-            )
-        memory.index = opts.index
-        warnings += _llm_notes(
-            llm_model.memory_note(workload, precision, opts, memory["fits"].to_numpy(), settings)
-        )
-        opts = opts.loc[memory["fits"].to_numpy()]
-        memory = memory.loc[opts.index]
         figures, notes = llm_model.gpt_mfu_figures(results, precision)
-        speed = llm_model.llm_throughput(
-            opts, workload, precision, figures, memory, settings, request.comm
+        found = llm_model.llm_options(opts, workload, precision, figures, settings)
+        no_room = (found["reason"] == "no_layout_fits").to_numpy()
+        if len(opts) and no_room.any() and not found["fits"].any():
+            raise llm_model.no_fit_error(workload, precision, opts, found, settings, max_gpus)
+        warnings += _llm_notes(llm_model.memory_note(workload, opts, found))
+        keep = ~no_room & (found["reason"] != "batch_too_small").to_numpy()
+        opts = opts.loc[keep].join(
+            found.loc[keep]
+            .drop(columns=["fits", "reason", "usable_gb", "layout"])
+            .assign(sharding=found.loc[keep, "layout"])
         )
-        opts = opts.join(speed).join(memory.loc[:, ["memory_per_gpu_gb", "sharding", "recompute"]])
         describe = None
     else:
         inputs = throughput_inputs(results, workload, precision)
@@ -420,15 +414,6 @@ def _llm_notes(lines: Sequence[str]) -> list[Note]:
     return [Note("llm", {"text": line}) for line in lines]
 
 
-def _most_gpus(opts: pd.DataFrame) -> pd.DataFrame:
-    """Per GPU model: memory and the largest count any option gives it."""
-    return (
-        opts.groupby("gpu_name")
-        .agg(memory_gb=("gpu_memory_gb", "first"), most_gpus=("total_gpus", "max"))
-        .reset_index()
-    )
-
-
 def _pick_names(picked: pd.DataFrame, n: int) -> np.ndarray:
     names = np.full(n, "", dtype=object)
     for name, position in zip(picked["pick"], picked["position"], strict=True):
@@ -524,16 +509,20 @@ def _assumptions(request: PlanRequest, rows: pd.DataFrame) -> tuple[str, ...]:
     ]
     if workload.is_llm:
         lines += [
-            f"Precision {precision}. Throughput = MFU x dense peak x GPUs / "
-            f"{workload.flops_per_sample:.3g} FLOPs per token; MFU from the GPT benchmark on "
-            "the GPU (own results), else other GPUs' measured MFU, else an assumed 40% "
-            "(band 25-55%); across counts the ring all-reduce model (planner.llm).",
-            "Memory: 16 bytes/parameter of weights, gradients and Adam state (Rajbhandari et "
-            "al. 2020), sharded with ZeRO-3 where one GPU cannot hold it; activations "
-            f"s·b·h·(34 + 5·a·s/h) bytes per layer (Korthikanti et al. 2022), micro-batch "
-            f"{settings.micro_batch}, full recomputation only where needed "
-            f"(recompute={settings.recompute}); {settings.memory_reserve_fraction:.0%} of "
-            f"each GPU reserved; global batch {settings.global_batch_tokens:,.0f} tokens.",
+            f"Precision {precision}. Throughput per option from the fastest tensor x pipeline "
+            "x data-parallel layout that fits memory (Megatron-LM: Shoeybi et al. 2019, "
+            "Narayanan et al. 2021; ZeRO-1 or ZeRO-3/FSDP: Rajbhandari et al. 2020): step = "
+            "compute + pipeline bubble (p-1)/m + exposed tensor-, pipeline- and data-parallel "
+            "communication (α-β rings over NVLink and the instance network); "
+            f"{workload.flops_per_sample:.3g} FLOPs per token; compute efficiency from the GPT "
+            "benchmark on the GPU (own results), else a cited prior per GPU generation "
+            "(planner.llm_mfu).",
+            "Memory: model states by ZeRO stage, activations with FlashAttention (Dao et al. "
+            "2022) per Korthikanti et al. 2022, full recomputation only where it is faster or "
+            f"needed (recompute={settings.recompute}); "
+            f"{settings.memory_reserve_fraction:.0%} of each GPU reserved; global batch "
+            f"{settings.batch_tokens(workload):,.0f} tokens per step. Layout per row "
+            "(sharding column): tp, pp, dp, ZeRO stage, micro-batch.",
         ]
     else:
         lines.append(

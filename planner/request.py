@@ -26,7 +26,7 @@ from pricing.gpus import did_you_mean
 from pricing.reserved import check_discount
 from pricing.tiers import check_tiers
 
-PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16")
+PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16", "fp8")  # fp8: LLMs only
 # Spot rows simulated by Monte Carlo beyond the frontier and the picks (best-ranked first).
 DEFAULT_SAMPLE_LIMIT = 10
 
@@ -103,6 +103,12 @@ class PlanRequest:
             raise RequestError(
                 "precision",
                 f"unknown precision {self.precision!r}{fix} Valid: {', '.join(PRECISIONS)}",
+            )
+        if self.precision == "fp8" and not self.workload.is_llm:
+            raise RequestError(
+                "precision",
+                f"fp8 applies to LLM workloads only (planner.llm); {self.workload.name} is "
+                "planned at fp32, tf32, fp16 or bf16",
             )
         if self.pricing not in PRICING_KINDS:
             fix = did_you_mean(self.pricing, PRICING_KINDS)

@@ -5,8 +5,11 @@ work one training run is. FLOPs per sample are analytic, training = forward + ba
 = 3 x forward (backward ~ 2 x forward: Kaplan et al. 2020, "Scaling Laws for Neural
 Language Models", section 2.1).
 
-LLM pre-training workloads are a family: `llm-<params>-<tokens>` (e.g. `llm-7b-140b`,
-`llm-1.3b-26b`, `llm-70b-1.4t`), with presets for common sizes.
+LLM workloads are a family: `llm-<params>[-<mode>]-<tokens>` with mode pretrain (the
+default), finetune (full fine-tuning of an existing model) or lora / qlora (low-rank adapters
+on frozen 16-bit / 4-bit weights): e.g. `llm-6.7b-134b`, `llm-70b-finetune-2b`,
+`llm-69b-lora-1b`. Sizes that match a preset (planner.llm_presets, named by their true
+parameter count) take its published shape; other sizes get a GPT-3-like shape (llm_shape).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from planner.llm_presets import LLM_PRESETS, label_params, preset_for
 from pricing.gpus import did_you_mean
 
 IMAGENET_TRAIN_IMAGES = 1_281_167  # ILSVRC-2012 train set (Russakovsky et al. 2015)
@@ -53,6 +57,14 @@ class Workload:
     seq_len: int | None = None
     source: str = ""
     tags: tuple[str, ...] = field(default_factory=tuple)
+    # LLMs only: attention heads (and key/value heads under grouped-query attention), MLP
+    # width, vocabulary, and how it is trained (LLM_MODES) with the LoRA rank.
+    n_heads: int | None = None
+    n_kv_heads: int | None = None
+    ffn_dim: int | None = None
+    vocab_size: int | None = None
+    llm_mode: str = "pretrain"
+    lora_rank: int = 16
     # Global batch cap (samples per step): the largest batch the recipe keeps accuracy
     # at; past cap / per-GPU batch GPUs, each GPU's batch shrinks (planner.throughput.
     # step_model). None: no cap.
@@ -94,7 +106,7 @@ class Workload:
 
     @property
     def is_llm(self) -> bool:
-        """True for LLM pre-training workloads (throughput in tokens/s)."""
+        """True for LLM workloads, any mode (throughput in tokens/s)."""
         return self.sample_unit == "tokens"
 
 
@@ -113,35 +125,80 @@ def transformer_training_flops_per_token(
     return 6 * params + 12 * n_layer * seq_len * d_model
 
 
+# How an LLM is trained: pretrain and finetune update every weight (same FLOPs and memory;
+# a fine-tune starts from a checkpoint and trains far fewer tokens); lora trains low-rank
+# adapters on frozen 16-bit weights (Hu et al. 2021); qlora on frozen 4-bit NF4 weights
+# (Dettmers et al. 2023).
+LLM_MODES: tuple[str, ...] = ("pretrain", "finetune", "lora", "qlora")
+DEFAULT_LORA_RANK = 16  # QLoRA's setting for all linear layers (Dettmers et al. 2023, sec. 4)
+DEFAULT_VOCAB_SIZE = 50257  # GPT-2/GPT-3 BPE vocabulary (Radford et al. 2019)
+
+
+def lora_adapter_params(
+    n_layer: int, d_model: int, ffn_dim: int, n_heads: int, n_kv_heads: int, rank: int
+) -> float:
+    """Adapter parameters of LoRA on every linear layer: r (d_in + d_out) per matrix.
+
+    Hu et al. 2021 (eq. 3): W + B A with B d_out x r and A r x d_in. Adapters on q, k, v, o
+    and the MLP's matrices (all linear layers, as QLoRA recommends: Dettmers et al. 2023);
+    the MLP is gated (3 matrices) when ffn_dim != 4 d_model, else 2.
+    """
+    d_kv = d_model * n_kv_heads // n_heads
+    attention = 2 * (d_model + d_model) + 2 * (d_model + d_kv)
+    mlp = (3 if ffn_dim != 4 * d_model else 2) * (d_model + ffn_dim)
+    return float(n_layer * rank * (attention + mlp))
+
+
+def lora_training_flops_per_token(
+    params: float, n_layer: int, seq_len: int, d_model: int, adapter_params: float
+) -> float:
+    """Training FLOPs per token with frozen weights: 4 N + 12 n_layer n_ctx d + 6 A.
+
+    Forward 2 N; backward 2 N for the activations' gradient only: frozen weights need no
+    weight gradient (the other 2 N of the usual 4 N backward: Kaplan et al. 2020 sec. 2.1;
+    Hu et al. 2021 sec. 4.2, "we do not need to calculate the gradients ... for most
+    parameters"). Attention scores (12 n_layer n_ctx d, PaLM app. B) are computed and
+    back-propagated as in full training; the adapters A train fully (6 A).
+    """
+    return 4 * params + 12 * n_layer * seq_len * d_model + 6 * adapter_params
+
+
 def llm_shape(params: float) -> tuple[int, int]:
     """(n_layer, d_model) of a GPT-style model with `params` non-embedding parameters.
 
     N ~ 12 n_layer d_model^2 (Kaplan et al. 2020) with d_model = 128 n_layer (GPT-3's
-    aspect ratio, Brown et al. 2020), d_model rounded to a multiple of 128.
+    aspect ratio, Brown et al. 2020), d_model rounded to a multiple of 128; from 4096 up to
+    a multiple of 1024 (eight heads of 128, so tensor parallelism up to 8 divides the heads:
+    Shoeybi et al. 2019), with n_layer then refitted to N.
     """
     n_layer = max(2, round((params / (12 * 128**2)) ** (1 / 3)))
-    d_model = max(128, round(math.sqrt(params / (12 * n_layer)) / 128) * 128)
+    width = math.sqrt(params / (12 * n_layer))
+    step = 1024 if width >= 4096 else 128
+    d_model = max(128, round(width / step) * step)
+    if step == 1024:
+        n_layer = max(2, round(params / (12 * d_model**2)))
     return n_layer, d_model
 
 
-# Presets with the published shapes: label -> (params, n_layer, d_model, reference).
-LLM_PRESETS: dict[str, tuple[float, int, int, str]] = {
-    "124m": (124e6, 12, 768, "GPT-2 small (Radford et al. 2019)"),
-    "350m": (350e6, 24, 1024, "GPT-2 medium (Radford et al. 2019)"),
-    "1.3b": (1.3e9, 24, 2048, "GPT-3 XL (Brown et al. 2020)"),
-    "7b": (6.7e9, 32, 4096, "LLaMA-7B shape (Touvron et al. 2023)"),
-    "13b": (13e9, 40, 5120, "LLaMA-13B shape (Touvron et al. 2023)"),
-    "70b": (70e9, 80, 8192, "LLaMA-2-70B shape (Touvron et al. 2023)"),
-}
 _SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
-_LLM_NAME = re.compile(r"^llm-(\d+(?:\.\d+)?)([mbt])-(\d+(?:\.\d+)?)([kmbt])$")
+_LLM_NAME = re.compile(
+    r"^llm-(\d+(?:\.\d+)?)([mbt])(?:-(pretrain|finetune|lora|qlora))?-(\d+(?:\.\d+)?)([kmbt])$"
+)
 
 
 def _fmt_count(value: float) -> str:
     for suffix, scale in (("t", 1e12), ("b", 1e9), ("m", 1e6), ("k", 1e3)):
         if value >= scale:
-            return f"{value / scale:g}{suffix}"
+            return f"{value / scale:.3g}{suffix}"
     return f"{value:g}"
+
+
+MODE_WORDS = {
+    "pretrain": "Pre-train",
+    "finetune": "Fully fine-tune",
+    "lora": "LoRA-fine-tune (16-bit frozen weights)",
+    "qlora": "QLoRA-fine-tune (4-bit frozen weights)",
+}
 
 
 def llm_workload(
@@ -151,35 +208,74 @@ def llm_workload(
     n_layer: int | None = None,
     d_model: int | None = None,
     name: str | None = None,
+    mode: str = "pretrain",
+    lora_rank: int = DEFAULT_LORA_RANK,
 ) -> Workload:
-    """An LLM pre-training workload: `tokens` tokens on a `params`-parameter decoder."""
+    """An LLM workload: `tokens` tokens through a `params`-parameter decoder, trained by `mode`.
+
+    A size within 1% of a preset (planner.llm_presets) takes its published shape; else
+    the shape follows llm_shape (or the given n_layer and d_model), heads of width 128
+    (64 at d_model <= 1024, as GPT-2), an MLP of 4 d_model and the GPT-2 vocabulary.
+    """
     if params <= 0 or tokens <= 0:
         raise ValueError(f"an LLM needs params > 0 and tokens > 0 (got {params:g}, {tokens:g})")
-    preset = next((p for p in LLM_PRESETS.values() if abs(p[0] - params) / params < 0.02), None)
-    reference = "shape from N ~ 12 n_layer d_model^2, d_model = 128 n_layer"
-    if n_layer is None or d_model is None:
-        if preset:
-            _, n_layer, d_model, reference = preset
+    if seq_len < 1:
+        raise ValueError(f"an LLM needs a sequence length >= 1 token (got {seq_len})")
+    if mode not in LLM_MODES:
+        raise ValueError(
+            f"unknown LLM mode {mode!r}{did_you_mean(mode, LLM_MODES)} Valid: "
+            + ", ".join(LLM_MODES)
+        )
+    preset = preset_for(params)
+    if preset and n_layer in (None, preset.n_layer) and d_model in (None, preset.d_model):
+        layers, width = preset.n_layer, preset.d_model
+        heads, kv, ffn, vocab = preset.n_heads, preset.n_kv_heads, preset.ffn_dim, preset.vocab_size
+        reference = f"{preset.reference} shape"
+    else:
+        if n_layer is None or d_model is None:
+            layers, width = llm_shape(params)
+            reference = "shape from N ~ 12 n_layer d_model^2, d_model = 128 n_layer"
         else:
-            n_layer, d_model = llm_shape(params)
-    size = _fmt_count(params)
+            layers, width = n_layer, d_model
+            reference = f"{layers} layers of width {width}"
+        heads = max(1, width // (64 if width <= 1024 else 128))
+        kv, ffn, vocab = heads, 4 * width, DEFAULT_VOCAB_SIZE
+    size = preset.label if preset and layers == preset.n_layer else _fmt_count(params)
     if name is None:
-        name = f"llm-{size}-{_fmt_count(tokens)}"
+        middle = "" if mode == "pretrain" else f"-{mode}"
+        name = f"llm-{size}{middle}-{_fmt_count(tokens)}"
+    if mode in ("lora", "qlora"):
+        adapters = lora_adapter_params(layers, width, ffn, heads, kv, lora_rank)
+        flops = lora_training_flops_per_token(params, layers, seq_len, width, adapters)
+        source = (
+            "4N + 12 n_layer n_ctx d + 6 A FLOPs per token: frozen weights get no weight "
+            f"gradient (Hu et al. 2021; Kaplan et al. 2020); rank-{lora_rank} adapters on "
+            "every linear layer"
+        )
+    else:
+        flops = transformer_training_flops_per_token(params, layers, seq_len, width)
+        source = "6N + 12 n_layer n_ctx d FLOPs per token (Chowdhery et al. 2022, PaLM app. B)"
     return Workload(
         name=name,
-        description=f"Pre-train a {size}-parameter decoder LLM on {_fmt_count(tokens)} tokens "
-        f"(seq {seq_len}; {reference})",
+        description=f"{MODE_WORDS[mode]} a {size}-parameter decoder LLM on "
+        f"{_fmt_count(tokens)} tokens (seq {seq_len}; {reference})",
         model="gpt",
         model_size=size,
         sample_unit="tokens",
         samples=float(tokens),
-        flops_per_sample=transformer_training_flops_per_token(params, n_layer, seq_len, d_model),
+        flops_per_sample=flops,
         params=float(params),
-        n_layer=n_layer,
-        d_model=d_model,
+        n_layer=layers,
+        d_model=width,
         seq_len=seq_len,
-        source="6N + 12 n_layer n_ctx d FLOPs per token (Chowdhery et al. 2022, PaLM app. B)",
-        tags=("llm",),
+        source=source,
+        tags=("llm", mode),
+        n_heads=heads,
+        n_kv_heads=kv,
+        ffn_dim=ffn,
+        vocab_size=vocab,
+        llm_mode=mode,
+        lora_rank=lora_rank,
     )
 
 
@@ -290,13 +386,16 @@ WORKLOADS: dict[str, Workload] = {
     "bert-large-squad-2ep": _bert("large", 24, 1024, 12 * 24 * 1024**2),
     "bert-base-squad-2ep": _bert("base", 12, 768, 12 * 12 * 768**2),
 }
-for _label, (_params, _layers, _d, _ref) in LLM_PRESETS.items():
-    _nominal = float(_label[:-1]) * _SCALE[_label[-1]]
-    _tokens = CHINCHILLA_TOKENS_PER_PARAM * _nominal
-    _w = llm_workload(
-        _params, _tokens, n_layer=_layers, d_model=_d, name=f"llm-{_label}-{_fmt_count(_tokens)}"
-    )
+for _preset in LLM_PRESETS.values():
+    # Pre-training at ~20 tokens per parameter (Chinchilla), named by the true size.
+    _w = llm_workload(_preset.params, CHINCHILLA_TOKENS_PER_PARAM * label_params(_preset.label))
     WORKLOADS[_w.name] = _w
+# Fine-tuning an existing model: 1B tokens (e.g. an instruction set of ~500k sequences of
+# 2k); the default sequence length, as every llm-... name has (set another with --seq-len).
+for _label in ("6.7b", "69b"):
+    for _mode in ("finetune", "lora", "qlora"):
+        _w = llm_workload(LLM_PRESETS[_label].params, 1e9, mode=_mode)
+        WORKLOADS[_w.name] = _w
 
 
 def workload_names() -> list[str]:
@@ -314,10 +413,48 @@ def get_workload(name: str) -> Workload:
     match = _LLM_NAME.match(name.strip().lower())
     if match:
         params = float(match.group(1)) * _SCALE[match.group(2)]
-        tokens = float(match.group(3)) * _SCALE[match.group(4)]
-        return llm_workload(params, tokens, name=name.strip().lower())
+        tokens = float(match.group(4)) * _SCALE[match.group(5)]
+        mode = match.group(3) or "pretrain"
+        return llm_workload(params, tokens, name=name.strip().lower(), mode=mode)
     fix = did_you_mean(name, WORKLOADS)
     raise ValueError(
         f"unknown workload {name!r}{fix} Valid: {', '.join(WORKLOADS)}, "
-        "or llm-<params>-<tokens> such as llm-7b-140b"
+        "or llm-<params>[-finetune|-lora|-qlora]-<tokens> such as llm-7b-140b, llm-69b-lora-1b"
+    )
+
+
+def reshape_llm(
+    workload: Workload,
+    seq_len: int | None = None,
+    n_layer: int | None = None,
+    d_model: int | None = None,
+) -> Workload:
+    """An LLM workload with another sequence length or shape (same size, tokens and mode).
+
+    Given only one of n_layer and d_model, the other follows N ~ 12 n_layer d_model^2
+    (Kaplan et al. 2020), d_model rounded to a multiple of 128.
+    """
+    if not workload.is_llm or workload.params is None:
+        raise ValueError(f"{workload.name} is not an LLM workload: no sequence length or shape")
+    if seq_len is None and n_layer is None and d_model is None:
+        return workload
+    for label, value in (("seq_len", seq_len), ("n_layer", n_layer), ("d_model", d_model)):
+        if value is not None and value < 1:
+            raise ValueError(f"{label} must be >= 1 (got {value})")
+    params = workload.params
+    if n_layer is not None and d_model is None:
+        d_model = max(128, round(math.sqrt(params / (12 * n_layer)) / 128) * 128)
+    elif d_model is not None and n_layer is None:
+        n_layer = max(1, round(params / (12 * d_model**2)))
+    if n_layer is None and d_model is None:
+        n_layer, d_model = workload.n_layer, workload.d_model
+    return llm_workload(
+        params,
+        workload.samples,
+        seq_len=seq_len or int(workload.seq_len or LLM_DEFAULT_SEQ_LEN),
+        n_layer=n_layer,
+        d_model=d_model,
+        name=workload.name,
+        mode=workload.llm_mode,
+        lora_rank=workload.lora_rank,
     )

@@ -120,7 +120,11 @@ def test_pricing_show_h100_lists_prices_spot_and_dates() -> None:
     [
         (["plan", "-w", "resnet50-imagenet-9ep"], "did you mean 'resnet50-imagenet-90ep'"),
         (["plan", "-w", "resnet50-imagenet-90ep", "--gpu", "H10O"], "did you mean"),
-        (["plan", "-w", "resnet50-imagenet-90ep", "--precision", "fp8"], "Valid: fp32, tf32"),
+        (["plan", "-w", "resnet50-imagenet-90ep", "--precision", "fp4"], "Valid: fp32, tf32"),
+        (
+            ["plan", "-w", "resnet50-imagenet-90ep", "--precision", "fp8"],
+            "--precision: fp8 applies to LLM workloads only",
+        ),
         (["plan", "-w", "resnet50-imagenet-90ep", "--provider", "awz"], "did you mean 'aws'"),
         (["plan", "-w", "resnet50-imagenet-90ep", "--pricing", "reserved"], "Valid: on-demand"),
         (["pricing", "show", "--gpu", "A1OO"], "unknown GPU"),
@@ -145,7 +149,7 @@ def test_table_output_names_sources_and_dates(results_dir: object) -> None:
 
 def test_workloads_lists_the_catalog() -> None:
     names = {r["name"] for r in run_json("workloads")}
-    assert {"resnet50-imagenet-90ep", "bert-large-squad-2ep", "llm-7b-140b"} <= names
+    assert {"resnet50-imagenet-90ep", "bert-large-squad-2ep", "llm-6.7b-134b"} <= names
 
 
 def test_error_text_with_brackets_is_printed_as_written() -> None:

@@ -16,6 +16,7 @@ import streamlit as st
 
 from planner.constraints import DEFAULT_MAX_GPUS
 from planner.llm import LLMMemoryError
+from planner.llm_presets import LLM_PRESETS
 from planner.pareto import PICKS
 from planner.plan import Plan
 from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
@@ -49,7 +50,7 @@ from planner.ui.plan_view import (
 )
 from planner.ui.state import PageState, remembered_inputs
 from planner.ui.text import md_text
-from planner.workloads import WORKLOADS, Workload, llm_workload
+from planner.workloads import LLM_DEFAULT_SEQ_LEN, LLM_MODES, WORKLOADS, Workload, llm_workload
 from pricing.catalog import PRICING_KINDS, unique_values
 from pricing.reserved import RESERVED_KINDS
 from pricing.tiers import DEFAULT_TIERS, TIERS
@@ -60,6 +61,15 @@ PRECISIONS = ["fp16", "bf16", "tf32", "fp32"]
 DEFAULT_WORKLOAD = "resnet50-imagenet-90ep"
 MAX_GPUS_LIMIT = 8192
 JOBS = {"catalog": "From the catalog", "llm": "Describe an LLM"}
+LLM_MODE_WORDS = {
+    "pretrain": "Pre-train",
+    "finetune": "Full fine-tune",
+    "lora": "LoRA",
+    "qlora": "QLoRA (4-bit)",
+}
+PRESET_SIZES = ", ".join(
+    f"{p.params / 1e9:.3g} ({p.reference.split(' (')[0]})" for p in LLM_PRESETS.values()
+)
 # The sidebar input behind each PlanRequest field, and how to fix a bad value.
 INPUT_LABELS = {
     "deadline_hours": "Deadline (hours)",
@@ -102,6 +112,8 @@ class PlanInputs:
     tiers: list[str] = field(default_factory=lambda: list(DEFAULT_TIERS))
     include_retired: bool = False
     reserved_discount: float | None = None
+    llm_mode: str = "pretrain"
+    seq_len: int = LLM_DEFAULT_SEQ_LEN
 
 
 # ---------------------------------------------------------------- inputs
@@ -109,6 +121,7 @@ class PlanInputs:
 
 def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
     workload_name = params_b = tokens_b = None
+    llm_mode, seq_len = "pretrain", LLM_DEFAULT_SEQ_LEN
     with st.sidebar:
         st.header("Job")
         job = ps.radio(
@@ -136,8 +149,29 @@ def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
                 min_value=0.0,
                 step=1.0,
                 format="%g",
-                help="Decoder LLM size; its shape follows GPT-3's aspect ratio "
-                "(planner.workloads.llm_shape).",
+                help="Decoder LLM size. Within 1% of a preset it takes that model's published "
+                f"shape: {PRESET_SIZES}; else GPT-3's aspect ratio (planner.workloads.llm_shape).",
+            )
+            llm_mode = ps.radio(
+                "Training",
+                list(LLM_MODES),
+                name="llm_mode",
+                default="pretrain",
+                format_func=LLM_MODE_WORDS.get,
+                horizontal=True,
+                help="Full fine-tuning costs what pre-training does per token; LoRA trains "
+                "adapters on frozen weights, ~4N instead of 6N FLOPs per token (Hu et al. "
+                "2021); QLoRA keeps those weights in 4 bits (Dettmers et al. 2023).",
+            )
+            seq_len = int(
+                ps.number_input(
+                    "Sequence length (tokens)",
+                    name="seq_len",
+                    default=LLM_DEFAULT_SEQ_LEN,
+                    min_value=1,
+                    step=1024,
+                    help="Tokens per sequence: sets activation memory and attention FLOPs.",
+                )
             )
             tokens_b = ps.number_input(
                 "Training tokens (billions)",
@@ -151,11 +185,12 @@ def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
             )
         precision = ps.radio(
             "Precision",
-            PRECISIONS,
+            PRECISIONS + (["fp8"] if job == "llm" else []),
             name="precision",
             default="fp16",
             horizontal=True,
-            help="fp16 is mixed precision (AMP), as published.",
+            help="fp16 is mixed precision (AMP), as published; fp8 (LLMs) only on GPUs with fp8 "
+            "tensor cores (Hopper, Ada, Blackwell).",
         )
         st.header("Deadline and budget")
         deadline = ps.number_input(
@@ -298,6 +333,8 @@ def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
         tiers=tiers,
         include_retired=include_retired,
         reserved_discount=discount,
+        llm_mode=llm_mode,
+        seq_len=seq_len,
     )
 
 
@@ -333,7 +370,9 @@ def _workload(inputs: PlanInputs) -> Workload | None:
     params = float(inputs.params_b or 0.0)
     tokens = float(inputs.tokens_b or 0.0)
     try:
-        return llm_workload(params * 1e9, tokens * 1e9)
+        return llm_workload(
+            params * 1e9, tokens * 1e9, seq_len=inputs.seq_len, mode=inputs.llm_mode
+        )
     except ValueError as exc:
         st.error(
             f"**Parameters (billions)** {params:g} and **Training tokens (billions)** "

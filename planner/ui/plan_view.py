@@ -412,6 +412,7 @@ def column_config() -> dict[str, Any]:
         "throughput_detail": col.TextColumn("throughput detail", width="large"),
         "mfu": col.NumberColumn("MFU", format="percent"),
         "memory_per_gpu_gb": col.NumberColumn("memory/GPU (GB)", format="%.1f"),
+        "sharding": col.TextColumn("layout (tp pp dp ZeRO micro-batch)"),
     }
 
 

@@ -274,10 +274,15 @@ def test_an_llm_that_fits_nowhere_is_a_clear_error() -> None:
         make_plan(request, small, results_frame([]))
     text = str(info.value)
     assert "llm-70b-1.4t does not fit in GPU memory at any GPU count offered" in text
-    assert "1,120 GB of weights, gradients and Adam state" in text
-    # ceil(1,120 GB / (14.4 GB usable - 4.6 GB of activations with full recompute))
-    assert "T4 (16 GB): at least 115 GPUs with ZeRO-3 and full recompute" in text
+    assert "FlashAttention and full recomputation" in text
+    # 1,120 GB of states over 64 GPUs is 17.5 GB per GPU: more than a T4's 14.4 GB usable
+    # before any activations (1-GPU instances: no tensor parallelism to split them).
+    assert "T4 x 64: at least 21.2 GB per GPU of 14.4 usable; 128 would hold it" in text
     assert "Allow more GPUs per option (now 64)" in text and "--" not in text
+    assert info.value.code == "no_layout_fits"
+    (t4,) = info.value.shortfalls
+    assert (t4.gpu_name, t4.gpus, t4.fewest_gpus) == ("T4", 64, 128)
+    assert t4.need_gb > t4.usable_gb == pytest.approx(14.4)
 
 
 def test_invalid_constraints_are_refused() -> None:

@@ -18,8 +18,13 @@ def test_catalog_sizes() -> None:
 
 
 def test_llm_names_parse_and_presets_keep_published_shapes() -> None:
-    preset = get_workload("llm-7b-140b")
-    assert (preset.n_layer, preset.d_model, preset.params) == (32, 4096, 6.7e9)
+    preset = get_workload("llm-6.7b-134b")  # LLaMA-7B, named by its true size
+    assert (preset.n_layer, preset.d_model, preset.n_heads) == (32, 4096, 32)
+    assert preset.params == pytest.approx(6.738e9, rel=1e-3)
+    # "7b" means 7.0e9 parameters, as the app's 7 (billions) does: not the 6.7B preset.
+    assert get_workload("llm-7b-140b").params == 7e9
+    lora = get_workload("llm-69b-lora-1b")
+    assert lora.llm_mode == "lora" and lora.samples == 1e9 and lora.n_kv_heads == 8
     custom = get_workload("llm-3b-60b")
     assert custom.samples == 60e9 and custom.params == 3e9 and custom.is_llm
     assert custom.throughput_unit == "tokens/s"

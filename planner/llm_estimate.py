@@ -1,0 +1,241 @@
+"""`gpuplan estimate-llm`: read LLM queries, predict the best layout's tokens/s, write rows.
+
+Queries (Q, CSV): params, seq_len, num_gpus, gpu_model, precision; optional n_layer,
+d_model, global_batch_tokens, gpus_per_node, network_gbps, mode (pretrain | finetune |
+lora | qlora; blank: pretrain). params is a number (7e9) or a size (7b, 6.7b, 124m).
+Output: Q plus tokens_per_s (all GPUs), tokens_per_s_low, tokens_per_s_high (10-90% band),
+mfu, layout, fits, method, method_detail. Errors name the file, the line (the header is
+line 1), the field and the closest valid value; nothing is predicted from a bad file.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from planner.hardware import load_specs
+from planner.llm import (
+    LLM_PRECISIONS,
+    LLMSettings,
+    has_fp8,
+    predict_layout,
+    prediction_detail,
+    prediction_source,
+)
+from planner.llm_layout import REASONS
+from planner.validate import MAX_TABLE_BYTES, InputPathError, read_text_file
+from planner.workloads import LLM_MODES, llm_workload
+from pricing.gpus import (
+    CANONICAL_GPUS,
+    USER_ALIASES,
+    UnknownGPUError,
+    canonical_gpu,
+    closest_match,
+    did_you_mean,
+)
+
+REQUIRED = ("params", "seq_len", "num_gpus", "gpu_model", "precision")
+OPTIONAL = ("n_layer", "d_model", "global_batch_tokens", "gpus_per_node", "network_gbps", "mode")
+OUTPUT_COLUMNS = (
+    "tokens_per_s", "tokens_per_s_low", "tokens_per_s_high", "mfu", "layout", "fits", "method",
+    "method_detail",
+)  # fmt: skip
+SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmbt])$", re.IGNORECASE)
+_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+# Reason codes of planner.llm_layout, for method_detail (words live here, not in the engine).
+REASON_WORDS = {
+    "no_layout_fits": "does not fit: no tensor/pipeline/data-parallel layout fits GPU memory, "
+    "even with ZeRO-3, FlashAttention and full recomputation (least {memory:.1f} GB per GPU "
+    "of {usable:.1f} usable)",
+    "batch_too_small": "the global batch has fewer sequences than any layout's data-parallel "
+    "ranks: raise global_batch_tokens or use fewer GPUs",
+    "no_peak": "no {precision} dense peak for this GPU in planner/data/gpu_specs.csv",
+}
+
+
+class LLMQueryError(ValueError):
+    """A Q file that cannot be used; the message names file, line and field."""
+
+
+@dataclass(frozen=True)
+class LLMQuery:
+    """One checked query row."""
+
+    params: float
+    seq_len: int
+    num_gpus: int
+    gpu_name: str
+    precision: str
+    n_layer: int | None
+    d_model: int | None
+    global_batch_tokens: float | None
+    gpus_per_node: int
+    network_gbps: float
+    mode: str
+
+
+def _where(path: Path, index: int, field: str) -> str:
+    return f"{path}, line {index + 2}, field {field!r}"
+
+
+def _number(path: Path, index: int, field: str, raw: str, integer: bool) -> float:
+    text = raw.strip()
+    match = SIZE.match(text) if field == "params" else None
+    try:
+        value = float(match.group(1)) * _SCALE[match.group(2).lower()] if match else float(text)
+    except ValueError:
+        value = float("nan")
+    kind = "a whole number" if integer else "a number"
+    if not np.isfinite(value):
+        example = " (e.g. 7e9 or 7b)" if field == "params" else ""
+        raise LLMQueryError(f"{_where(path, index, field)}: {raw!r} is not {kind}{example}")
+    if value <= 0 or (integer and value != round(value)):
+        raise LLMQueryError(f"{_where(path, index, field)}: {raw!r} must be {kind} > 0")
+    return value
+
+
+def read_llm_queries(path: str | Path) -> tuple[pd.DataFrame, list[LLMQuery]]:
+    """The Q file as read (for the output) and its checked rows."""
+    path = Path(path)
+    try:
+        text = read_text_file(path, "queries file", MAX_TABLE_BYTES, "give a CSV file")
+    except InputPathError as exc:
+        raise LLMQueryError(str(exc)) from None
+    try:
+        frame = pd.read_csv(
+            io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise LLMQueryError(f"{path}: not a readable CSV file ({exc})") from exc
+    frame.columns = [str(c).strip() for c in frame.columns]
+    missing = [c for c in REQUIRED if c not in frame.columns]
+    if missing:
+        hints = [
+            f"did you mean {h!r} for {c!r}?"
+            for c in missing
+            if (h := closest_match(c, [x for x in frame.columns if x not in REQUIRED]))
+        ]
+        raise LLMQueryError(
+            f"{path}: missing column(s) {', '.join(repr(c) for c in missing)}; required: "
+            f"{', '.join(REQUIRED)}; optional: {', '.join(OPTIONAL)}"
+            + (f"; {'; '.join(hints)}" if hints else "")
+        )
+    if frame.empty:
+        raise LLMQueryError(f"{path}: no query rows")
+    rows = [_row(path, i, record) for i, record in enumerate(frame.to_dict(orient="records"))]
+    return frame, rows
+
+
+def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
+    value = {k: str(v).strip() for k, v in record.items()}
+
+    def optional(field: str, integer: bool) -> float | None:
+        raw = value.get(field, "")
+        return _number(path, i, field, raw, integer) if raw else None
+
+    label = value["gpu_model"]
+    try:
+        gpu = canonical_gpu(label)
+    except UnknownGPUError:
+        gpu = None
+    if gpu is None or gpu not in load_specs().index:
+        fix = did_you_mean(label, [*CANONICAL_GPUS, *USER_ALIASES])
+        raise LLMQueryError(
+            f"{_where(path, i, 'gpu_model')}: unknown GPU {label!r}{fix} Use a name from "
+            "planner/data/gpu_specs.csv (gpu_name or spec_model) or an alias."
+        )
+    precision = value["precision"].lower()
+    if precision not in LLM_PRECISIONS:
+        raise LLMQueryError(
+            f"{_where(path, i, 'precision')}: unknown precision {value['precision']!r}"
+            f"{did_you_mean(precision, LLM_PRECISIONS)} Valid: {', '.join(LLM_PRECISIONS)}"
+        )
+    if precision == "fp8" and not has_fp8(gpu):
+        raise LLMQueryError(
+            f"{_where(path, i, 'precision')}: {gpu} has no fp8 tensor cores (no fp8 peak in "
+            "planner/data/gpu_specs.csv; fp8 needs Hopper, Ada, Blackwell, MI300 or Gaudi); "
+            "use bf16 or fp16"
+        )
+    mode = value.get("mode", "").lower() or "pretrain"
+    if mode not in LLM_MODES:
+        raise LLMQueryError(
+            f"{_where(path, i, 'mode')}: unknown mode {value['mode']!r}"
+            f"{did_you_mean(mode, LLM_MODES)} Valid: {', '.join(LLM_MODES)}"
+        )
+    num_gpus = int(_number(path, i, "num_gpus", value["num_gpus"], True))
+    per_node = optional("gpus_per_node", True)
+    n_layer, d_model = optional("n_layer", True), optional("d_model", True)
+    return LLMQuery(
+        params=_number(path, i, "params", value["params"], False),
+        seq_len=int(_number(path, i, "seq_len", value["seq_len"], True)),
+        num_gpus=num_gpus,
+        gpu_name=gpu,
+        precision=precision,
+        n_layer=int(n_layer) if n_layer else None,
+        d_model=int(d_model) if d_model else None,
+        global_batch_tokens=optional("global_batch_tokens", False),
+        gpus_per_node=int(per_node) if per_node else 0,
+        network_gbps=optional("network_gbps", False) or 0.0,
+        mode=mode,
+    )
+
+
+def estimate_llm(
+    rows: list[LLMQuery],
+    gpus_per_node: int,
+    network_gbps: float,
+    settings: LLMSettings,
+    figures: dict[str, pd.DataFrame] | None = None,
+) -> pd.DataFrame:
+    """OUTPUT_COLUMNS for each query (row defaults fill from the arguments).
+
+    `figures`: own GPT-benchmark MFU per precision (planner.llm_mfu.gpt_mfu_figures); a
+    GPU with a figure starts from it instead of the literature prior.
+    """
+    figures = figures or {}
+    out = []
+    for q in rows:
+        workload = llm_workload(
+            q.params, 1e9, seq_len=q.seq_len, n_layer=q.n_layer, d_model=q.d_model, mode=q.mode
+        )
+        row_settings = LLMSettings(
+            global_batch_tokens=q.global_batch_tokens or settings.global_batch_tokens,
+            micro_batch=settings.micro_batch,
+            recompute=settings.recompute,
+            zero=settings.zero,
+            flash_attention=settings.flash_attention,
+            memory_reserve_fraction=settings.memory_reserve_fraction,
+        )
+        found = predict_layout(
+            workload,
+            q.precision,
+            q.gpu_name,
+            q.num_gpus,
+            q.gpus_per_node or gpus_per_node,
+            q.network_gbps or network_gbps,
+            figures.get(q.precision),
+            settings=row_settings,
+        )
+        layout = found.layout
+        words = REASON_WORDS.get(layout.reason, "") if layout.reason in REASONS else ""
+        detail = prediction_detail(found) or words.format(
+            memory=layout.memory_per_gpu_gb, usable=layout.usable_gb, precision=q.precision
+        )
+        out.append(
+            {
+                "tokens_per_s": found.tokens_per_s,
+                "tokens_per_s_low": found.tokens_per_s_low,
+                "tokens_per_s_high": found.tokens_per_s_high,
+                "mfu": layout.mfu,
+                "layout": layout.label,
+                "fits": layout.fits,
+                "method": prediction_source(found) or "none",
+                "method_detail": detail,
+            }
+        )
+    return pd.DataFrame(out, columns=list(OUTPUT_COLUMNS))

@@ -1,0 +1,146 @@
+"""LLM memory per GPU for a parallel layout: model states by ZeRO stage, and activations.
+
+Layout: tensor parallel t (with sequence parallelism), pipeline p, data parallel d; N params,
+sequence s, micro-batch b, width h, heads a, layers L, vocabulary V. All in bytes.
+
+Model states (Rajbhandari et al. 2020, "ZeRO", sec. 3.1 and 5): mixed-precision Adam keeps
+16-bit weights (2) and gradients (2) and fp32 master weights, momentum and variance (12) per
+parameter; fp32/tf32 training keeps 4 + 4 + 8. fp8 training (Transformer Engine; Micikevicius
+et al. 2022, "FP8 Formats for Deep Learning") computes in fp8 but keeps the same states. Each
+GPU holds N / (t p) of the parameters (Shoeybi et al. 2019; Narayanan et al. 2021); ZeRO-1
+shards the optimizer's 12 over d, ZeRO-3/FSDP all 16. LoRA (Hu et al. 2021) keeps frozen
+16-bit weights (2 bytes; QLoRA's 4-bit NF4 with double quantization 4.127 bits = 0.516 bytes,
+Dettmers et al. 2023 sec. 3) and trains only the adapters, whose states are 16 bytes each.
+
+Activations per layer and micro-batch (Korthikanti et al. 2022, "Reducing Activation
+Recomputation in Large Transformer Models", eq. 5 with tensor and sequence parallelism):
+  s b h (34 + 5 a s / h) / t   no recomputation, attention scores stored (5 a s^2 b);
+  s b h 34 / t                 FlashAttention (Dao et al. 2022: scores are recomputed in the
+                               backward pass, never stored) or selective recomputation
+                               (Korthikanti et al. 2022, sec. 5, eq. 7);
+  2 s b h / t                  full recomputation: only each layer's input (sec. 4.3), plus
+                               one layer's activations while it is recomputed.
+16-bit activations; fp32/tf32 doubles them. The output layer adds 4 s b (h + V) / t (sec.
+4.3: the logits and the cross-entropy's fp32 copies). With 1F1B pipelining the first stage
+holds min(p, m) micro-batches of its ceil(L/p) layers in flight (Narayanan et al. 2021, sec.
+2.2; Korthikanti et al. 2022, sec. 4.2.3). The 34 assumes a 4h MLP and multi-head attention;
+gated MLPs and grouped-query attention change it by a few percent (not modelled).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Bytes per parameter: (weights, gradients, optimizer state) by precision (ZeRO sec. 3.1).
+STATE_BYTES: dict[str, tuple[float, float, float]] = {
+    "fp32": (4.0, 4.0, 8.0),
+    "tf32": (4.0, 4.0, 8.0),
+    "fp16": (2.0, 2.0, 12.0),
+    "bf16": (2.0, 2.0, 12.0),
+    "fp8": (2.0, 2.0, 12.0),
+}
+FROZEN_WEIGHT_BYTES = {"lora": 2.0, "qlora": 4.127 / 8.0}  # Hu et al. 2021; Dettmers 2023
+ADAPTER_STATE_BYTES = 16.0  # adapters train in mixed precision: 2 + 2 + 12 (ZeRO sec. 3.1)
+ACTIVATION_FACTOR = {"fp32": 2.0, "tf32": 2.0, "fp16": 1.0, "bf16": 1.0, "fp8": 1.0}
+RECOMPUTE_CHOICES = ("none", "selective", "full")
+
+
+def state_bytes_per_gpu(
+    params: float,
+    adapter_params: float,
+    mode: str,
+    precision: str,
+    tp: np.ndarray,
+    pp: np.ndarray,
+    dp: np.ndarray,
+    zero3: np.ndarray,
+) -> np.ndarray:
+    """Weights, gradients and optimizer state on one GPU (bytes), per layout (vectorized)."""
+    shard = np.asarray(tp, float) * np.asarray(pp, float)
+    dp = np.asarray(dp, float)
+    zero3 = np.asarray(zero3, bool)
+    weight, grad, optim = STATE_BYTES[precision]
+    if mode in FROZEN_WEIGHT_BYTES:
+        frozen = FROZEN_WEIGHT_BYTES[mode] * params / shard
+        adapters = adapter_params / shard
+        adapter_states = np.where(
+            zero3, ADAPTER_STATE_BYTES * adapters / dp, 4.0 * adapters + 12.0 * adapters / dp
+        )
+        return np.where(zero3, frozen / dp, frozen) + adapter_states
+    local = params / shard
+    return np.where(
+        zero3, (weight + grad + optim) * local / dp, (weight + grad) * local + optim * local / dp
+    )
+
+
+def activation_bytes_per_layer(
+    seq_len: int,
+    micro_batch: np.ndarray,
+    d_model: int,
+    heads: int,
+    tp: np.ndarray,
+    recompute: np.ndarray,
+    flash: bool,
+    precision: str = "bf16",
+) -> np.ndarray:
+    """One layer's stored activations for one micro-batch (Korthikanti et al. 2022, eq. 5/7)."""
+    s, h = float(seq_len), float(d_model)
+    sbh_t = s * np.asarray(micro_batch, float) * h / np.asarray(tp, float)
+    recompute = np.asarray(recompute)
+    scores = 0.0 if flash else 5.0 * heads * s / h
+    per_layer = np.select(
+        [recompute == "full", recompute == "selective"],
+        [2.0 * sbh_t, 34.0 * sbh_t],
+        sbh_t * (34.0 + scores),
+    )
+    return per_layer * ACTIVATION_FACTOR[precision]
+
+
+def activation_bytes_per_gpu(
+    seq_len: int,
+    d_model: int,
+    heads: int,
+    n_layer: int,
+    vocab_size: int,
+    precision: str,
+    tp: np.ndarray,
+    pp: np.ndarray,
+    micro_batch: np.ndarray,
+    micro_batches: np.ndarray,
+    recompute: np.ndarray,
+    flash: bool,
+    interleave: np.ndarray | None = None,
+) -> np.ndarray:
+    """Activations held by the busiest (first) pipeline stage, bytes, per layout.
+
+    `interleave`: v virtual stages per GPU (interleaved 1F1B); the first stage then holds
+    1 + (p - 1)/(p v) times as much (Korthikanti et al. 2022, sec. 4.2.3).
+    """
+    pp = np.asarray(pp, float)
+    layers = np.ceil(n_layer / pp)
+    in_flight = np.minimum(pp, np.maximum(np.asarray(micro_batches, float), 1.0))
+    if interleave is not None:
+        v = np.asarray(interleave, float)
+        in_flight = in_flight * np.where(v > 1, 1.0 + (pp - 1.0) / (pp * v), 1.0)
+    kept = activation_bytes_per_layer(
+        seq_len, micro_batch, d_model, heads, tp, recompute, flash, precision
+    )
+    stored = np.asarray(recompute) == "full"
+    no_recompute = np.full(stored.shape, "none")
+    rebuilt = activation_bytes_per_layer(
+        seq_len, micro_batch, d_model, heads, tp, no_recompute, flash, precision
+    )
+    output = (
+        4.0
+        * seq_len
+        * np.asarray(micro_batch, float)
+        * (d_model + vocab_size)
+        / np.asarray(tp, float)
+    )
+    return layers * in_flight * kept + np.where(stored, rebuilt, 0.0) + output
+
+
+def usable_bytes(memory_gb: float, reserve_fraction: float) -> float:
+    """Per-GPU bytes the model may use: spec GB x 1e9 x (1 - reserve) (CUDA context, NCCL
+    buffers, allocator fragmentation; an assumption: 10% by default)."""
+    return memory_gb * 1e9 * (1.0 - reserve_fraction)

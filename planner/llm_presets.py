@@ -1,0 +1,82 @@
+"""One table of LLM presets, named by the parameter count they really have.
+
+Used by the workload catalog (`llm-<label>-<tokens>` names in `gpuplan workloads`), the CLI
+and the app alike. Each preset is a published architecture; `params` is its total parameter
+count (embeddings included) computed from the shape below, and `label` is that count
+rounded (tests/planner/test_llm_presets.py holds every label within 1% of `params`).
+Shapes: GPT-2 (Radford et al. 2019), GPT-3 (Brown et al. 2020, table 2.1), LLaMA (Touvron
+et al. 2023a, table 2), Llama 2 (Touvron et al. 2023b), Llama 3 (Dubey et al. 2024,
+table 3). n_kv_heads < n_heads is grouped-query attention (Ainslie et al. 2023).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LLMPreset:
+    """A decoder-only transformer's shape (ffn_dim: the MLP's hidden width)."""
+
+    label: str
+    params: float
+    n_layer: int
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+    ffn_dim: int
+    vocab_size: int
+    reference: str
+
+
+def _params(n_layer: int, d: int, heads: int, kv: int, ffn: int, vocab: int, gated: bool) -> float:
+    """Total parameters: per layer attention (q, o: d^2 each; k, v: d x d_kv each) + MLP
+    (2 or, gated as SwiGLU, 3 matrices of d x ffn) + 2 norms; embeddings in and out (GPT-2
+    and GPT-3 tie them: counted once)."""
+    d_kv = d * kv // heads
+    attention = 2 * d * d + 2 * d * d_kv
+    mlp = (3 if gated else 2) * d * ffn
+    embeddings = (2 if gated else 1) * vocab * d
+    return float(n_layer * (attention + mlp + 2 * d) + embeddings)
+
+
+def _preset(
+    label: str, n_layer: int, d: int, heads: int, kv: int, ffn: int, vocab: int, ref: str
+) -> LLMPreset:
+    gated = ffn != 4 * d
+    return LLMPreset(
+        label, _params(n_layer, d, heads, kv, ffn, vocab, gated), n_layer, d, heads, kv, ffn,
+        vocab, ref,
+    )  # fmt: skip
+
+
+LLM_PRESETS: dict[str, LLMPreset] = {
+    p.label: p
+    for p in (
+        _preset("124m", 12, 768, 12, 12, 3072, 50257, "GPT-2 small (Radford et al. 2019)"),
+        _preset("355m", 24, 1024, 16, 16, 4096, 50257, "GPT-2 medium (Radford et al. 2019)"),
+        _preset(
+            "1.3b", 24, 2048, 16, 16, 8192, 50257, "GPT-3 XL (Brown et al. 2020)"
+        ),  # 16 heads of 128, as benchmarks/models/gpt.py
+        _preset("6.7b", 32, 4096, 32, 32, 11008, 32000, "LLaMA-7B (Touvron et al. 2023a)"),
+        _preset("13b", 40, 5120, 40, 40, 13824, 32000, "LLaMA-13B (Touvron et al. 2023a)"),
+        _preset("69b", 80, 8192, 64, 8, 28672, 32000, "Llama-2-70B (Touvron et al. 2023b)"),
+        _preset("175b", 96, 12288, 96, 96, 49152, 50257, "GPT-3 175B (Brown et al. 2020)"),
+        _preset("405b", 126, 16384, 128, 8, 53248, 128256, "Llama 3.1 405B (Dubey et al. 2024)"),
+    )
+}
+
+_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+
+
+def label_params(label: str) -> float:
+    """The count a size label names: "6.7b" -> 6.7e9."""
+    return float(label[:-1]) * _SCALE[label[-1]]
+
+
+def preset_for(params: float, tolerance: float = 0.01) -> LLMPreset | None:
+    """The preset whose parameter count is within `tolerance` of `params`, if any."""
+    for preset in LLM_PRESETS.values():
+        if abs(preset.params - params) <= tolerance * params:
+            return preset
+    return None

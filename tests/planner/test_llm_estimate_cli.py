@@ -1,0 +1,144 @@
+"""`gpuplan estimate-llm` end to end on small Q files, and its errors (nothing written)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from planner.cli import app
+from planner.llm_estimate import OUTPUT_COLUMNS
+from planner.workloads import llm_workload
+
+runner = CliRunner()
+QUERY = """params,seq_len,num_gpus,gpu_model,precision,mode,network_gbps,global_batch_tokens
+6.7b,2048,8,H100 SXM5 80GB,bf16,,3200,
+6.7b,2048,8,H100-SXM,fp8,,3200,
+69b,4096,8,H100-SXM,bf16,lora,3200,
+69b,4096,8,H100-SXM,bf16,finetune,3200,
+405e9,2048,1024,H100-SXM,bf16,pretrain,3200,16777216
+1.3b,2048,1,A100-SXM-80GB,bf16,,,
+"""
+
+
+def run(tmp_path: Path, text: str, *extra: str) -> tuple[int, str, Path]:
+    queries = tmp_path / "q.csv"
+    queries.write_text(text)
+    out = tmp_path / "out.csv"
+    done = runner.invoke(
+        app, ["estimate-llm", "--queries", str(queries), "--output", str(out), *extra]
+    )
+    return done.exit_code, done.stderr, out
+
+
+def test_round_trip_keeps_q_and_adds_layout_tokens_and_fit(tmp_path: Path) -> None:
+    code, err, out = run(tmp_path, QUERY)
+    assert code == 0, err
+    assert "wrote" in err and "6 rows (5 fit, 1 do not)" in err
+    table = pd.read_csv(out, dtype=str, keep_default_na=False)
+    query = pd.read_csv(tmp_path / "q.csv", dtype=str, keep_default_na=False)
+    assert list(table.columns) == [*query.columns, *OUTPUT_COLUMNS]
+    assert table["params"].tolist() == query["params"].tolist()  # Q comes back as given
+    bf16, fp8, lora, full, big, a100 = (table.iloc[i] for i in range(6))
+    assert bf16["layout"].startswith("tp1 pp1 dp8") and bf16["fits"] == "True"
+    # tokens/s over all GPUs = MFU x dense peak x GPUs / FLOPs per token.
+    flops = llm_workload(6.7e9, 1e9).flops_per_sample
+    assert float(bf16["tokens_per_s"]) == pytest.approx(
+        float(bf16["mfu"]) * 989.4e12 * 8 / flops, rel=1e-6
+    )
+    low, mid, high = (
+        float(bf16[c]) for c in ("tokens_per_s_low", "tokens_per_s", "tokens_per_s_high")
+    )
+    assert low < mid < high
+    assert float(fp8["tokens_per_s"]) > 1.3 * mid
+    assert bf16["method"] == "estimated" and "Hopper-class prior" in bf16["method_detail"]
+    assert lora["fits"] == "True" and full["fits"] == "False"
+    assert full["tokens_per_s"] == "" and full["layout"] == "" and full["method"] == "none"
+    assert "does not fit" in full["method_detail"] and "full recomputation" in full["method_detail"]
+    tp, pp = (int(x[2:]) for x in big["layout"].split()[:2])
+    assert tp >= 2 and pp >= 2  # 405B on 1,024 GPUs: tensor and pipeline parallel
+    assert a100["layout"].startswith("tp1 pp1 dp1") and float(a100["mfu"]) == pytest.approx(0.60)
+
+
+def test_row_options_override_the_global_ones(tmp_path: Path) -> None:
+    text = "params,seq_len,num_gpus,gpu_model,precision,gpus_per_node,network_gbps\n"
+    text += "6.7b,2048,64,H100-SXM,bf16,8,3200\n6.7b,2048,64,H100-SXM,bf16,1,25\n"
+    code, err, out = run(tmp_path, text)
+    assert code == 0, err
+    fast, slow = pd.read_csv(out)["tokens_per_s"]
+    assert slow < fast  # 1-GPU nodes on 25 Gb/s expose the gradient reduce
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "params,seq_len,num_gpus,gpu_model,precision\n7b,2048,8,H10O,bf16\n",
+            "line 2, field 'gpu_model': unknown GPU 'H10O'; did you mean",
+        ),
+        (
+            "params,seqlen,num_gpus,gpu_model,precision\n7b,2048,8,H100-SXM,bf16\n",
+            "missing column(s) 'seq_len'; required: params, seq_len, num_gpus, gpu_model, "
+            "precision; optional: n_layer",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision\n7b,2048,8,H100-SXM,bf16\n"
+            "7b,2048,eight,H100-SXM,bf16\n",
+            "line 3, field 'num_gpus': 'eight' is not a whole number",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision\nseven,2048,8,H100-SXM,bf16\n",
+            "line 2, field 'params': 'seven' is not a number (e.g. 7e9 or 7b)",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision\n7b,-1,8,H100-SXM,bf16\n",
+            "line 2, field 'seq_len': '-1' must be a whole number > 0",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision\n7b,2048,8,A100-SXM-80GB,fp8\n",
+            "line 2, field 'precision': A100-SXM-80GB has no fp8 tensor cores",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision,mode\n7b,2048,8,H100-SXM,bf16,lorra\n",
+            "line 2, field 'mode': unknown mode 'lorra'; did you mean 'lora'?",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision\n7b,2048,8,H100-SXM,bf17\n",
+            "unknown precision 'bf17'; did you mean 'bf16'?",
+        ),
+    ],
+)
+def test_bad_queries_exit_2_name_the_place_and_write_nothing(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    out = tmp_path / "out.csv"
+    out.write_text("earlier output\n")
+    code, err, _ = run(tmp_path, text)
+    assert code == 2
+    assert "error:" in err and expected in " ".join(err.split()), err
+    assert out.read_text() == "earlier output\n"  # untouched
+    assert not list(tmp_path.glob(".out.csv.*"))  # no temp file left
+
+
+def test_missing_queries_file_is_an_error(tmp_path: Path) -> None:
+    done = runner.invoke(app, ["estimate-llm", "--queries", str(tmp_path / "none.csv")])
+    assert done.exit_code == 2 and "no such file" in done.stderr
+
+
+def test_own_gpt_results_replace_the_prior(tmp_path: Path, results_dir: Path) -> None:
+    from benchmarks.results import write_result
+    from tests.planner.test_llm_mfu import gpt
+
+    write_result(gpt("H100-SXM", "1.3b", 0.44), results_dir)
+    text = "params,seq_len,num_gpus,gpu_model,precision\n1.3b,2048,1,H100-SXM,bf16\n"
+    text += "1.3b,2048,8,H100-SXM,bf16\n6.7b,2048,8,A100-SXM-80GB,bf16\n"
+    code, err, out = run(tmp_path, text, "--results", str(results_dir))
+    assert code == 0, err
+    table = pd.read_csv(out)
+    assert table["method"].tolist() == ["measured", "scaled", "estimated"]
+    assert table["mfu"].iloc[0] == pytest.approx(0.44)
+    assert "measured by the GPT benchmark on this GPU" in table["method_detail"].iloc[0]
+    without = pd.read_csv(run(tmp_path, text)[2])
+    assert without["method"].tolist() == ["estimated"] * 3

@@ -1,0 +1,72 @@
+"""LLM memory per GPU: ZeRO stages, LoRA, and activations with and without FlashAttention."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from planner.llm_memory import (
+    activation_bytes_per_gpu,
+    activation_bytes_per_layer,
+    state_bytes_per_gpu,
+)
+
+ONE = np.array([1])
+
+
+def test_model_states_follow_zero_stages_over_the_model_parallel_share() -> None:
+    # 70e9 parameters on tp8 pp1 dp8: 8.75e9 per GPU.
+    zero1 = state_bytes_per_gpu(70e9, 0.0, "pretrain", "bf16", [8], ONE, [8], [False])
+    zero3 = state_bytes_per_gpu(70e9, 0.0, "pretrain", "bf16", [8], ONE, [8], [True])
+    assert zero1[0] == pytest.approx((2 + 2) * 8.75e9 + 12 * 8.75e9 / 8)  # ZeRO-1
+    assert zero3[0] == pytest.approx(16 * 8.75e9 / 8)  # ZeRO-3: everything sharded
+    fp32 = state_bytes_per_gpu(1e9, 0.0, "pretrain", "fp32", ONE, ONE, ONE, [False])
+    assert fp32[0] == pytest.approx(16e9)  # 4 + 4 + 8
+    # fp8 computes in fp8 but keeps bf16 weights and fp32 optimizer state.
+    fp8 = state_bytes_per_gpu(1e9, 0.0, "pretrain", "fp8", ONE, ONE, ONE, [False])
+    assert fp8[0] == pytest.approx(16e9)
+
+
+def test_lora_keeps_frozen_16_bit_weights_and_trains_only_the_adapters() -> None:
+    lora = state_bytes_per_gpu(70e9, 1e8, "lora", "bf16", [8], ONE, ONE, [False])
+    assert lora[0] == pytest.approx(2 * 70e9 / 8 + 16 * 1e8 / 8)
+    qlora = state_bytes_per_gpu(70e9, 1e8, "qlora", "bf16", ONE, ONE, ONE, [False])
+    assert qlora[0] == pytest.approx(4.127 / 8 * 70e9 + 16 * 1e8)  # NF4 + double quantization
+    assert lora[0] * 8 < 0.2 * 16 * 70e9  # a fraction of full fine-tuning's states
+
+
+def test_activations_per_layer_korthikanti_with_and_without_flash_attention() -> None:
+    s, h, a = 2048, 8192, 64
+    sbh = s * 1 * h
+    none = activation_bytes_per_layer(s, ONE, h, a, ONE, np.array(["none"]), flash=False)
+    flash = activation_bytes_per_layer(s, ONE, h, a, ONE, np.array(["none"]), flash=True)
+    selective = activation_bytes_per_layer(s, ONE, h, a, ONE, np.array(["selective"]), False)
+    full = activation_bytes_per_layer(s, ONE, h, a, ONE, np.array(["full"]), flash=True)
+    assert none[0] == sbh * (34 + 5 * a * s / h)  # eq. 1: 5as/h = 80 -> 114 sbh
+    assert flash[0] == selective[0] == 34 * sbh  # no s^2 attention matrix stored
+    assert full[0] == 2 * sbh  # only the layer input
+    # Tensor parallelism with sequence parallelism divides all of it by t.
+    tp8 = activation_bytes_per_layer(s, ONE, h, a, [8], np.array(["none"]), flash=True)
+    assert tp8[0] == 34 * sbh / 8
+    fp32 = activation_bytes_per_layer(s, ONE, h, a, ONE, np.array(["none"]), True, "fp32")
+    assert fp32[0] == 2 * 34 * sbh
+
+
+def test_pipeline_first_stage_holds_p_micro_batches_of_its_layers() -> None:
+    s, h, a, layers, vocab = 2048, 8192, 64, 80, 32000
+    per_layer = 34 * s * h
+    output = 4 * s * (h + vocab)
+    held = activation_bytes_per_gpu(
+        s, h, a, layers, vocab, "bf16", ONE, [4], ONE, [8], np.array(["none"]), True
+    )
+    # 20 layers per stage x min(p=4, m=8) micro-batches in flight = 80 layers' worth.
+    assert held[0] == 20 * 4 * per_layer + output
+    few = activation_bytes_per_gpu(
+        s, h, a, layers, vocab, "bf16", ONE, [4], ONE, [2], np.array(["none"]), True
+    )
+    assert few[0] == 20 * 2 * per_layer + output  # only m = 2 micro-batches exist
+    full = activation_bytes_per_gpu(
+        s, h, a, layers, vocab, "bf16", ONE, ONE, ONE, [8], np.array(["full"]), True
+    )
+    # Full recomputation: every layer's input, plus one layer rebuilt at a time.
+    assert full[0] == 80 * 2 * s * h + per_layer + output
