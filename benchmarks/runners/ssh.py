@@ -17,6 +17,7 @@ Every ssh/scp process is registered so that stop_all() can end them on Ctrl-C.
 from __future__ import annotations
 
 import collections
+import math
 import os
 import re
 import shlex
@@ -35,6 +36,7 @@ SSH_OPTIONS_ENV = "GPUPLAN_SSH_OPTIONS"
 CONNECT_TIMEOUT_S = 10
 SSH_FAILED = 255  # ssh's own exit status (as opposed to the remote command's)
 TAIL_LINES = 20
+DEFAULT_RUN_LIMIT_S = 3600  # a remote benchmark run without a given limit ends after this
 SAFE_REMOTE_PATH = re.compile(r"^[A-Za-z0-9_./~-]+$")
 
 _live: set[subprocess.Popen[str]] = set()
@@ -152,16 +154,19 @@ def stop_all() -> None:
 
 def run_streamed(
     argv: list[str], what: str, machine: Machine, on_line: Callable[[str], None] | None = None,
-    timeout_s: float | None = None,
+    timeout_s: float | None = None, hold_stdin: bool = False,
 ) -> list[str]:  # fmt: skip
     """Run ssh/scp, passing each output line to on_line; the output's tail on success.
 
-    Raises SshError when ssh itself failed (exit 255) and RemoteCommandFailed when the
-    remote command exited non-zero.
+    `hold_stdin`: the command's stdin is a pipe this process holds open, never writes to
+    and closes at the end; if this process dies (kill -9 included) the remote side reads
+    EOF there (see self_limiting). Raises SshError when ssh itself failed (exit 255) and
+    RemoteCommandFailed when the remote command exited non-zero.
     """
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
     proc = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        argv, stdin=subprocess.PIPE if hold_stdin else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True, bufsize=1, start_new_session=True,
     )  # fmt: skip
     _track(proc)
@@ -182,6 +187,8 @@ def run_streamed(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if proc.stdin is not None:
+            proc.stdin.close()
         _untrack(proc)
     if code == 0:
         return list(tail)
@@ -203,9 +210,31 @@ def _looks_like_ssh_failure(tail: Iterable[str]) -> bool:
 def run_remote(
     machine: Machine, command: str, what: str, on_line: Callable[[str], None] | None = None,
     timeout_s: float | None = None, extra: Sequence[str] | None = None,
+    hold_stdin: bool = False,
 ) -> list[str]:  # fmt: skip
     """Run one shell command line on the machine (see run_streamed)."""
-    return run_streamed(ssh_command(machine, command, extra), what, machine, on_line, timeout_s)
+    argv = ssh_command(machine, command, extra)
+    return run_streamed(argv, what, machine, on_line, timeout_s, hold_stdin)
+
+
+def self_limiting(command: str, limit_s: int, kill_after_s: int = 30) -> str:
+    """`command` as a remote shell line that ends on its own, whatever the controller does.
+
+    It runs in its own session (setsid) under `timeout` (killed after `limit_s`, then
+    SIGKILL `kill_after_s` later), and a watcher kills its whole process group as soon as
+    the remote shell's stdin reaches EOF: when the ssh connection drops or the controller
+    holding that stdin dies (run it with hold_stdin=True). Needs setsid (util-linux) and
+    timeout (coreutils). Its stdin is saved as fd 3 first: a shell gives a background job
+    /dev/null as stdin unless it is redirected explicitly.
+    """
+    return (
+        "exec 3<&0; "
+        f"setsid timeout -k {kill_after_s} {limit_s} sh -c {shlex.quote(command)} "
+        "</dev/null 3<&- & pid=$!; "
+        "(while read -r _; do :; done; kill -s TERM -- -$pid) <&3 >/dev/null 2>&1 & "
+        "watcher=$!; exec 3<&-; wait $pid; code=$?; "
+        "{ kill $watcher; wait $watcher; } 2>/dev/null; exit $code"
+    )
 
 
 def wait_for_ssh(
@@ -316,7 +345,11 @@ def run_benchmark(
     env: Iterable[tuple[str, str]] = (), on_line: Callable[[str], None] | None = None,
     timeout_s: float | None = None, extra: Sequence[str] | None = None,
 ) -> list[str]:  # fmt: skip
-    """Run `python -m planner.cli bench run ARGV --out REMOTE_OUT` remotely, streaming output."""
+    """Run `python -m planner.cli bench run ARGV --out REMOTE_OUT` remotely, streaming output.
+
+    The remote run is self_limiting: it ends by itself after `timeout_s` (default an hour)
+    and as soon as this controller or its ssh connection is gone.
+    """
     check_remote_path(remote_out)
     args = " ".join(shlex.quote(a) for a in argv)
     command = (
@@ -324,7 +357,10 @@ def run_benchmark(
         f"{env_prefix(env)}PYTHONUNBUFFERED=1 {shlex.quote(python)} -m planner.cli bench run "
         f"{args} --out {remote_out} --format json"
     )
-    return run_remote(machine, command, "gpuplan bench run", on_line, timeout_s, extra)
+    limited = self_limiting(command, math.ceil(timeout_s or DEFAULT_RUN_LIMIT_S))
+    return run_remote(
+        machine, limited, "gpuplan bench run", on_line, timeout_s, extra, hold_stdin=True
+    )
 
 
 def fetch_results(

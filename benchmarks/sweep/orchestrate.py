@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
+import re
 import shutil
 import tempfile
 import threading
@@ -22,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.results import ResultFileError, read_result, write_result
+from benchmarks import intake
+from benchmarks.results import ResultFileError
 from benchmarks.runners import ssh
 from benchmarks.runners.cleanup import CleanupReport, terminate_all
 from benchmarks.runners.machine import CloudTarget, Machine, Provisioner, ProvisionError
@@ -37,10 +40,19 @@ LAUNCH_WAIT_S = 900.0  # for the cloud to report the instance running with an ad
 SSH_WAIT_S = 600.0  # for sshd to answer on a fresh machine
 TERMINATE_CONFIRM_S = 120.0
 JOIN_AFTER_INTERRUPT_S = 15.0
+DEFAULT_REMOTE_BASE = ".gpuplan-sweep"  # on the machine, relative to the login's home
+REMOTE_DIR_ENV = "GPUPLAN_SWEEP_REMOTE_DIR"  # another BASE for targets without remote_dir
 
 
 class Interrupted(RuntimeError):
     """The sweep is stopping (Ctrl-C); the target ends as interrupted."""
+
+
+class RemoteResultRefused(RuntimeError):
+    """Result files fetched from a machine failed the intake checks; nothing was saved."""
+
+    def __init__(self, host: str, problems: list[str]) -> None:
+        super().__init__(f"result file(s) from {host} refused: {'; '.join(problems)}")
 
 
 @dataclass
@@ -100,6 +112,17 @@ class SweepRun:
     def spent_usd(self) -> float:
         return sum(st.spend_usd(t) for t in self.state.data["targets"])
 
+    def remote_root(self, target: TargetSpec) -> str:
+        """The target's own folder on its machine: BASE/<sweep id>/t<index>-<label slug>.
+
+        BASE is the target's `remote_dir`, else $GPUPLAN_SWEEP_REMOTE_DIR, else
+        DEFAULT_REMOTE_BASE (relative paths start at the remote login's home). Two targets reaching
+        the same host and user never share a folder, so neither overwrites the other's runs.
+        """
+        base = target.remote_dir or os.environ.get(REMOTE_DIR_ENV) or DEFAULT_REMOTE_BASE
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", target.label).strip("-.")[:40]
+        return f"{base.rstrip('/')}/{self.sweep_id}/t{target.index}" + (f"-{slug}" if slug else "")
+
     # -- one target ----------------------------------------------------------------------
 
     def _cloud_target(self, target: TargetSpec) -> CloudTarget:
@@ -136,7 +159,7 @@ class SweepRun:
                 self._cloud_target(target),
                 self.sweep_id,
                 expires,
-                dead_man_script(self.spec.max_minutes_per_target, self.sweep_id),
+                dead_man_script(self.spec.max_minutes_per_target, self.sweep_id, target.backend),
                 f"gpuplan-{self.sweep_id}-{index}"[:63],
             )
             self.state.update_target(
@@ -187,15 +210,15 @@ class SweepRun:
             self._event(index, "terminated")
 
     def _collect(self, target: TargetSpec, machine: Machine, files: list[Path]) -> list[str]:
-        """Validate fetched result files, record where they ran, write them atomically."""
+        """Check fetched result files as an upload is checked (benchmarks.intake: size,
+        depth, schema, id pattern; a different result under the same id is never
+        overwritten), record where they ran, write them atomically. RemoteResultRefused
+        names every refused file; then nothing of this run is written."""
         out_dir = self.results_dir / self.sweep_id
-        results = []
-        for path in files:
-            try:
-                results.append(read_result(path))
-            except ResultFileError as exc:
-                message = f"{exc} (fetched from {machine.host})"
-                raise ResultFileError(exc.path, exc.field, message) from None
+        checked = [intake.check_file(path) for path in files]
+        bad = [item.error for item in checked if item.result is None]
+        if bad:
+            raise RemoteResultRefused(machine.host, bad)
         where = {
             "sweep_id": self.sweep_id,
             "backend": target.backend,
@@ -204,12 +227,18 @@ class SweepRun:
             "instance_type": machine.instance_type or target.instance_type,
             "spot": bool(target.spot),
         }
-        ids = []
-        for result in results:
-            tagged = result.model_copy(update={"sweep": where, "schema_version": 3})
-            write_result(tagged, out_dir)
-            ids.append(tagged.id)
-        return ids
+        tagged = [
+            dataclasses.replace(
+                item, result=item.result.model_copy(update={"sweep": where, "schema_version": 3})
+            )
+            for item in checked
+            if item.result is not None
+        ]
+        problems = intake.conflicts(tagged, out_dir)
+        if problems:
+            raise RemoteResultRefused(machine.host, problems)
+        intake.save_all(tagged, out_dir)
+        return [item.result.id for item in tagged if item.result is not None]
 
     def _run_one(
         self, target: TargetSpec, machine: Machine, python: str, run: RunItem, root: str
@@ -262,7 +291,7 @@ class SweepRun:
             self._check_stop()
             self.state.update_target(index, state=st.INSTALLING, detail="installing")
             self._event(index, "installing")
-            root = target.remote_dir or f".gpuplan-sweep/{self.sweep_id}"
+            root = self.remote_root(target)
             wheel = None if target.remote_python else self.wheel()
             python = ssh.install(
                 machine, root, wheel, target.remote_python, target.remote_env,
@@ -275,7 +304,7 @@ class SweepRun:
                 self._event(index, detail)
                 try:
                     self._run_one(target, machine, python, run, root)
-                except (ssh.RemoteCommandFailed, ResultFileError) as exc:
+                except (ssh.RemoteCommandFailed, ResultFileError, RemoteResultRefused) as exc:
                     if self.stop.is_set():
                         raise Interrupted("interrupted") from None
                     self.state.update_run(index, run.key, status=st.FAILED, error=str(exc))
@@ -335,7 +364,7 @@ class SweepRun:
 
     def run(self) -> int:
         """Run every unfinished target; 0 all done, 1 some failed or skipped, 130 Ctrl-C."""
-        self.state.data["controller_pid"] = __import__("os").getpid()
+        self.state.data["controller_pid"] = os.getpid()
         self.state.set_status("running")
         slots = threading.Semaphore(self.spec.max_parallel)
         threads: list[threading.Thread] = []

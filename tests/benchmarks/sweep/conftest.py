@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,20 @@ def spec_text(targets: str, runs: str = TINY_RUNS, max_usd: float = 5, parallel:
         f'name = "loopback"\n[limits]\nmax_usd = {max_usd}\nmax_minutes_per_target = 10\n'
         f"max_parallel = {parallel}\n\n{targets}\n{runs}"
     )
+
+
+@pytest.fixture(autouse=True)
+def remote_dir_in_tmp(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """Every sweep's remote folders go into a temporary folder, not the real home
+    (~/.gpuplan-sweep); afterwards no sweep of this test has a folder there."""
+    remote = tmp_path_factory.mktemp("remote-home")  # a name check_remote_path accepts
+    monkeypatch.setenv("GPUPLAN_SWEEP_REMOTE_DIR", str(remote))
+    yield remote
+    home = Path.home() / ".gpuplan-sweep"
+    left = [p.stem for p in tmp_path.rglob("sweeps/*.json") if (home / p.stem).exists()]
+    assert not left, f"sweep(s) {left} left folders in {home}"
 
 
 @pytest.fixture()

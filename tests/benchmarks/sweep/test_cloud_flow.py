@@ -22,7 +22,7 @@ from benchmarks.results import load_results
 from benchmarks.sweep import state as st
 from benchmarks.sweep.backends import provisioner_for, register
 from benchmarks.sweep.spec import load_spec
-from benchmarks.sweep.startup import dead_man_script
+from benchmarks.sweep.startup import dead_man_script, gcp_self_delete_script
 from planner.cli import app
 from tests.benchmarks.sweep.conftest import ONE_RUN, REMOTE, only_state, spec_text
 from tests.benchmarks.sweep.fakes import FakeProvisioner, log_events
@@ -88,6 +88,60 @@ def test_dead_man_script_powers_off_on_its_own() -> None:
     assert "sleep 2700; poweroff" in script
     result = subprocess.run(["sh", "-n", "-c", script], capture_output=True, check=False)
     assert result.returncode == 0, result.stderr
+
+
+def test_gcp_dead_man_script_deletes_the_instance_and_falls_back_to_power_off() -> None:
+    script = dead_man_script(44.2, "demo-1", "gcp")
+    action = gcp_self_delete_script("demo-1")
+    assert f"<<'GPUPLAN_EOF'\n{action}GPUPLAN_EOF\n" in script  # written as is, unexpanded
+    assert "systemd-run --on-active=45m --unit=gpuplan-dead-man /run/gpuplan-dead-man" in script
+    assert "sleep 2700; /run/gpuplan-dead-man" in script
+    assert "shutdown -h +48 " in script  # power-off if gcloud hangs
+    assert "gcloud" not in dead_man_script(44.2, "demo-1", "aws")
+    result = subprocess.run(["sh", "-n", "-c", script], capture_output=True, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("metadata_ok", "gcloud_rc", "expected"),
+    [
+        (
+            True,
+            0,
+            ["gcloud compute instances delete vm-1 --zone us-central1-a --quiet", "poweroff"],
+        ),
+        (
+            True,
+            1,
+            ["gcloud compute instances delete vm-1 --zone us-central1-a --quiet", "poweroff"],
+        ),
+        (False, 0, ["poweroff"]),  # no metadata server: no name to delete, power off
+    ],
+)
+def test_gcp_self_delete_runs_gcloud_with_the_metadata_zone_else_powers_off(
+    tmp_path: Path, metadata_ok: bool, gcloud_rc: int, expected: list[str]
+) -> None:
+    fakes, log = tmp_path / "bin", tmp_path / "calls.log"
+    fakes.mkdir()
+    curl = (
+        'case "$*" in *instance/name) echo vm-1;; *instance/zone) '
+        "echo projects/123/zones/us-central1-a;; esac"
+        if metadata_ok
+        else "exit 7"
+    )
+    for name, body in {
+        "curl": curl,
+        "gcloud": f'echo "gcloud $*" >> {log}; exit {gcloud_rc}',
+        "poweroff": f"echo poweroff >> {log}",
+    }.items():
+        (fakes / name).write_text(f"#!/bin/sh\n{body}\n")
+        (fakes / name).chmod(0o755)
+    action = tmp_path / "action.sh"
+    action.write_text(gcp_self_delete_script("demo-1"))
+    # PATH without /sbin and /usr/sbin: only the fake poweroff can be found.
+    env = {"PATH": f"{fakes}:/usr/bin:/bin"}
+    subprocess.run(["sh", str(action)], env=env, check=True, timeout=30)
+    assert log.read_text().splitlines() == expected
 
 
 def test_worst_case_over_the_cap_is_refused_with_the_figures(

@@ -140,7 +140,7 @@ class Sweep:
         own sessions) and the benchmarks they started, found by the sweep id on their
         command line, each by its process id."""
         for state in self.sweep_dir.glob("*.json"):
-            marker = f".gpuplan-sweep/{state.stem}/".encode()
+            marker = f"/{state.stem}/t".encode()  # in every remote folder of the sweep
             for entry in Path("/proc").iterdir():
                 if not entry.name.isdigit() or int(entry.name) == os.getpid():
                     continue
@@ -196,7 +196,8 @@ def test_a_gcp_sweep_collects_results_and_deletes_its_instance(sweep: Sweep) -> 
     assert body["scheduling"]["instanceTerminationAction"] == "DELETE"
     assert 540 <= int(body["scheduling"]["maxRunDuration"]["seconds"]) <= 600
     metadata = {i["key"]: i["value"] for i in body["metadata"]["items"]}
-    assert "shutdown -h +10" in metadata["startup-script"]
+    assert "gcloud compute instances delete" in metadata["startup-script"]
+    assert "systemd-run --on-active=10m" in metadata["startup-script"]
     [path] = (sweep.results / state["id"]).glob("*.json")
     assert read_result(path).sweep == {  # schema-valid, with where it ran
         "sweep_id": state["id"], "backend": "gcp", "cloud": "gcp", "region": "us-central1",

@@ -93,3 +93,22 @@ def test_skypilot_export_writes_one_task_per_cloud_target(tmp_path: Path) -> Non
     assert '  region: "us-east-2"' in aws and "  use_spot: true" in aws
     assert "gpuplan bench run --workload gpt --world-size 1 --size tiny" in aws
     assert '  zone: "us-central1-a"' in task_yaml(spec, 2)
+
+
+def test_remote_folder_is_per_target_under_the_configured_base(
+    sweep_dir: Path, tmp_path: Path, remote_dir_in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    targets = (
+        '[[targets]]\nbackend = "ssh"\nhost = "box"\nlabel = "gpu box/1"\n'
+        '[[targets]]\nbackend = "ssh"\nhost = "box"\nlabel = "b"\nremote_dir = "work"\n'
+    )
+    spec_path = tmp_path / "two.toml"
+    spec_path.write_text(spec_text(targets, ONE_RUN))
+    sweep = start_sweep(spec_path, tmp_path / "results", [])
+    first, second = sweep.spec.targets
+    sid = sweep.sweep_id
+    assert sweep.remote_root(first) == f"{remote_dir_in_tmp}/{sid}/t0-gpu-box-1"
+    assert sweep.remote_root(second) == f"work/{sid}/t1-b"  # remote_dir comes first
+    monkeypatch.delenv("GPUPLAN_SWEEP_REMOTE_DIR")
+    assert sweep.remote_root(first) == f".gpuplan-sweep/{sid}/t0-gpu-box-1"
+    assert ssh.check_remote_path(sweep.remote_root(first))

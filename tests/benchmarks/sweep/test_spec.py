@@ -114,3 +114,13 @@ def test_cli_refuses_a_bad_spec_without_traceback(tmp_path: Path) -> None:
     path.write_text("name = [")
     result = CliRunner().invoke(app, ["sweep", "plan", str(path)])
     assert result.exit_code == 2 and "not valid TOML" in result.output
+
+
+def test_aws_example_describes_the_default_image_the_runner_picks() -> None:
+    from benchmarks.runners.aws import DLAMI_NAME
+
+    text = (ROOT / "examples" / "sweep-aws.toml").read_text()
+    comment = text[text.index("# image = ") :].split("\n# subnet_id")[0]
+    assert DLAMI_NAME.startswith("Deep Learning Base") and "PyTorch" not in DLAMI_NAME
+    assert "Deep Learning Base GPU AMI" in comment and "no PyTorch" in comment
+    assert "CUDA torch" not in comment

@@ -7,7 +7,13 @@ and resume after a crash.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +26,7 @@ from benchmarks.sweep.orchestrate import SweepRun
 from benchmarks.sweep.preview import NoData, preview_sweep
 from benchmarks.sweep.spec import load_spec
 from planner.cli import app
-from tests.benchmarks.sweep.conftest import only_state, spec_text, ssh_target
+from tests.benchmarks.sweep.conftest import ONE_RUN, ROOT, only_state, spec_text, ssh_target
 from tests.sshd import SshServer
 
 
@@ -176,3 +182,80 @@ warmup = 1
     # The remote `bench run` refused: its own message comes back in the reason.
     assert "no CUDA GPU is visible to torch" in cuda["error"]
     assert "no CUDA GPU is visible to torch" in target["reason"]
+
+
+@pytest.mark.slow  # real benchmark processes over ssh
+def test_two_targets_on_one_host_keep_their_own_remote_folders(
+    sshd: SshServer, sweep_dir: Path, tmp_path: Path
+) -> None:
+    # Same host, same user, same remote_dir, running at once: each target gets its own
+    # folder, so neither fetches, deletes or overwrites the other's result files.
+    remote = tmp_path / "remote"
+    shared = f'remote_dir = "{remote}"\n'
+    targets = ssh_target(sshd.alias, f'label = "a"\n{shared}') + ssh_target(
+        sshd.alias, f'label = "b"\n{shared}'
+    )
+    spec_path = tmp_path / "same-host.toml"
+    spec_path.write_text(spec_text(targets, parallel=2))
+    sweep = start_sweep(spec_path, tmp_path / "results", sshd.ssh_options)
+    assert sweep.run() == 0
+    state = only_state(sweep_dir)
+    ids = []
+    for target in state["targets"]:
+        assert target["state"] == "done", target["reason"]
+        for run in target["runs"].values():
+            assert run["status"] == "done" and len(run["result_ids"]) == 1
+            ids += run["result_ids"]
+    assert len(set(ids)) == 4
+    assert {p.stem for p in (tmp_path / "results" / state["id"]).glob("*.json")} == set(ids)
+    folders = sorted(p.name for p in (remote / state["id"]).iterdir())
+    assert folders == ["t0-a", "t1-b"]
+    for folder in folders:
+        assert len(list((remote / state["id"] / folder / "runs").glob("*/*.json"))) == 2
+
+
+def processes_naming(text: str) -> dict[int, list[str]]:
+    """pid -> argv of every process (but this one) with `text` in its command line."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if any(text in arg for arg in argv):
+            found[int(entry.name)] = argv
+    return found
+
+
+@pytest.mark.slow  # a real benchmark process over ssh
+def test_kill_9_of_the_sweep_ends_its_remote_benchmark(
+    sshd: SshServer, sweep_dir: Path, tmp_path: Path, remote_dir_in_tmp: Path
+) -> None:
+    spec_path = tmp_path / "long.toml"
+    spec_path.write_text(
+        spec_text(ssh_target(sshd.alias), ONE_RUN.replace("steps = 2", "steps = 10000000"))
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GPUPLAN_SSH_OPTIONS": f"-F {sshd.client_config}"}
+    argv = [sys.executable, "-m", "planner.cli", "sweep", "run", str(spec_path), "--yes",
+            "--results", str(tmp_path / "results")]  # fmt: skip
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    marker = str(remote_dir_in_tmp)  # on every command line of this sweep's remote runs
+    try:
+        deadline = time.monotonic() + 60
+        while not [a for a in processes_naming(marker).values() if "planner.cli" in a]:
+            assert proc.poll() is None and time.monotonic() < deadline, "no remote benchmark"
+            time.sleep(0.2)
+        proc.kill()  # kill -9: no Ctrl-C handling, no teardown
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while processes_naming(marker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        # The benchmark, its remote shell and the ssh client (its own session) all ended.
+        assert processes_naming(marker) == {}
+    finally:
+        proc.kill()
+        for pid in processes_naming(marker):  # only what this test started, by its id
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
