@@ -843,7 +843,7 @@ def serve_app(
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port to listen on (0 < port < 65536)")] = 8501,
 ) -> None:
-    """Start the web app (Streamlit) in this terminal; needs pip install 'gpuplan[app]'.
+    """Start the web app (Streamlit) in this terminal; needs pip install 'gpuplan\\[app]'.
 
     Other options go to `streamlit run` as written, e.g. --server.headless true.
     """

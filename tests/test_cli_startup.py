@@ -116,3 +116,10 @@ def test_app_rejects_a_port_out_of_range() -> None:
     done = CliRunner().invoke(app, ["app", "--port", "70000"])
     assert done.exit_code == 2
     assert "--port 70000" in done.output
+
+
+def test_help_prints_extras_in_brackets_as_written() -> None:
+    """Help is rich markup: an unescaped '[app]' would vanish from the install hint."""
+    done = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"})
+    assert done.exit_code == 0
+    assert "pip install 'gpuplan[app]'" in done.stdout
