@@ -380,7 +380,7 @@ def validate_offers(frame: pd.DataFrame, file: str | Path = "<offers>") -> pd.Da
         if column not in out:
             out[column] = np.nan if column in NUMERIC_COLUMNS else ""
     for column in TEXT_COLUMNS:
-        out[column] = out[column].fillna("").astype(str).str.strip()
+        out[column] = out[column].astype(object).fillna("").astype(str).str.strip()
         if column == "interconnect":
             out[column] = out[column].replace("", "none")
     for column in ("provider", "region", "instance_type", "source"):
