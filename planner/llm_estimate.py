@@ -10,7 +10,6 @@ line 1), the field and the closest valid value; nothing is predicted from a bad 
 
 from __future__ import annotations
 
-import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from planner.llm import (
     prediction_record,
     prediction_source,
 )
-from planner.validate import MAX_TABLE_BYTES, InputPathError, read_text_file
+from planner.validate import read_csv_table
 from planner.workloads import LLM_MODES, llm_workload
 from pricing.gpus import (
     CANONICAL_GPUS,
@@ -95,17 +94,7 @@ def _number(path: Path, index: int, field: str, raw: str, integer: bool) -> floa
 def read_llm_queries(path: str | Path) -> tuple[pd.DataFrame, list[LLMQuery]]:
     """The Q file as read (for the output) and its checked rows."""
     path = Path(path)
-    try:
-        text = read_text_file(path, "queries file", MAX_TABLE_BYTES, "give a CSV file")
-    except InputPathError as exc:
-        raise LLMQueryError(str(exc)) from None
-    try:
-        frame = pd.read_csv(
-            io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True
-        )
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise LLMQueryError(f"{path}: not a readable CSV file ({exc})") from exc
-    frame.columns = [str(c).strip() for c in frame.columns]
+    frame = read_csv_table(path, "queries", LLMQueryError)
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
         hints = [

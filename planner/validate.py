@@ -12,7 +12,7 @@ import math
 import stat
 import sys
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -198,3 +198,24 @@ def check_output_path(path: str | Path, what: str = "--output") -> Path:
             f"{what} {shown}: the folder {shorten(parent)!r} does not exist; create it first"
         )
     return path
+
+
+def read_csv_table(path: Path, what: str, error: Callable[[str], Exception]) -> Any:
+    """A CSV file (at most MAX_TABLE_BYTES) as a pandas DataFrame of text cells with stripped
+    column names. An unreadable file raises `error(message)`, the message naming the file."""
+    import io
+
+    import pandas as pd
+
+    try:
+        text = read_text_file(path, f"{what} file", MAX_TABLE_BYTES, "give a CSV file")
+    except InputPathError as exc:
+        raise error(str(exc)) from None
+    try:
+        frame = pd.read_csv(
+            io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: not a readable CSV file ({exc})") from exc
+    frame.columns = [str(c).strip() for c in frame.columns]
+    return frame

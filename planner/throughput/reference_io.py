@@ -14,7 +14,6 @@ and the closest valid value.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,11 +23,9 @@ import pandas as pd
 from planner.throughput.spec_model import PEAK_COLUMNS
 from planner.validate import (
     GPU_COUNT_RANGE,
-    MAX_TABLE_BYTES,
     THROUGHPUT_RANGE,
-    InputPathError,
     Range,
-    read_text_file,
+    read_csv_table,
     shorten,
 )
 from pricing.gpus import (
@@ -60,17 +57,7 @@ class Reference:
 
 
 def _read(path: Path, required: tuple[str, ...], what: str) -> pd.DataFrame:
-    try:
-        text = read_text_file(path, f"{what} file", MAX_TABLE_BYTES, "give a CSV file")
-    except InputPathError as exc:
-        raise InputFileError(str(exc)) from None
-    try:
-        frame = pd.read_csv(
-            io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True
-        )
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"{path}: not a readable CSV file ({exc})") from exc
-    frame.columns = [str(c).strip() for c in frame.columns]
+    frame = read_csv_table(path, what, InputFileError)
     missing = [c for c in required if c not in frame.columns]
     if missing:
         hints = [closest_match(c, list(frame.columns)) for c in missing]
