@@ -30,6 +30,13 @@ RESULT_PREFIX = "@gpuplan-result "
 STOP_GRACE_S = 40.0  # torchrun gives its workers 30 s after a signal, then kills them
 STDERR_TAIL_LINES = 60  # of a failed run's stderr, shown to the user
 PORT_TAKEN = "EADDRINUSE"  # in c10d's DistNetworkError when a store cannot listen
+# What a gloo worker prints when it aborts on a thread left running (seen rarely on CPU
+# runs, whatever the barrier before destroy_process_group): the run itself was sound.
+GLOO_ABORT = "terminate called without an active exception"
+RETRYABLE = {
+    PORT_TAKEN: "a rendezvous port was taken by another process",
+    GLOO_ABORT: "a gloo worker aborted on exit",
+}
 
 
 def torchrun_command(
@@ -170,10 +177,14 @@ def run_local(
         if path is not None:
             return path
         # torchrun picks free ports by binding and releasing them; on a busy host another
-        # process can take one in between. That, and only that, is worth one more try.
-        if attempt == 0 and any(PORT_TAKEN in line for line in failure):
+        # process can take one in between; and a gloo worker can abort on a stray thread.
+        # Those, and only those, are worth one more try.
+        reason = next(
+            (why for mark, why in RETRYABLE.items() if any(mark in line for line in failure)), None
+        )
+        if attempt == 0 and reason:
             if on_output:
-                on_output("a rendezvous port was taken by another process; retrying once")
+                on_output(f"{reason}; retrying once")
             continue
         break
     if on_output:
