@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8501
 APT_PACKAGES := chromium openssh-server
 
-.PHONY: app test lint typecheck pytest system-deps screenshots data clean
+.PHONY: app test lint typecheck pytest system-deps screenshots data fitted clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,12 @@ screenshots: $(VENV)/.installed-dev system-deps
 # Rebuild the bundled data (specs, price snapshots, published results) from reference/.
 data: $(VENV)/.installed-app
 	$(BIN)/python tools/build_bundled_data.py
+	$(BIN)/python tools/build_fitted_seed.py
+
+# Refit the models shipped in planner/data/fitted (after the fitting code or bundled data
+# change; tests/planner/test_fitted_seed.py says when).
+fitted: $(VENV)/.installed-app
+	$(BIN)/python tools/build_fitted_seed.py
 
 clean:
 	rm -rf $(VENV) test-artifacts .pytest_cache .mypy_cache .ruff_cache

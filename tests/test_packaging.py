@@ -56,6 +56,7 @@ def test_wheel_holds_the_app_data_examples_and_license(wheel: Path) -> None:
         "planner/ui/pages/page_plan.py",
         "planner/data/examples/onprem-dgx-h100.toml",
         "planner/data/gpu_specs.csv",
+        *(f"planner/data/fitted/{p.name}" for p in (ROOT / "planner/data/fitted").glob("*.pkl")),
         "pricing/snapshots/MANIFEST.json",
         "benchmarks/published/lambda_pytorch_throughput.csv",
         "planner/py.typed",
@@ -175,6 +176,25 @@ def test_installed_package_prints_its_version_and_serves_the_app(
         server.terminate()
         server.wait(timeout=20)
         log.close()
+
+
+def test_installed_package_reads_its_shipped_fitted_models(installed: Path, tmp_path: Path) -> None:
+    """The fitted models in the wheel match the installed code's keys (version, code digest),
+    so a first plan after `pip install` fits nothing."""
+    code = (
+        "from planner.throughput import disk_cache, fitted_seed\n"
+        "print(disk_cache.SEED_DIR)\n"
+        "print(len(fitted_seed.expected_files()), len(fitted_seed.missing_files()))\n"
+    )
+    done = subprocess.run(
+        [str(installed / "bin" / "python"), "-c", code],
+        capture_output=True, text=True, cwd=tmp_path, env=outside_env(tmp_path), timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seed_dir, counts = done.stdout.split("\n")[:2]
+    assert Path(seed_dir).resolve().is_relative_to(installed.resolve()), seed_dir
+    expected, missing = map(int, counts.split())
+    assert expected >= 4 and missing == 0
 
 
 def test_installed_app_renders_the_plan_page_outside_the_repository(

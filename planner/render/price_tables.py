@@ -6,6 +6,7 @@ import pandas as pd
 
 from planner.render.format import money
 from planner.render.tables import Col, console_width, make_console, print_fit, print_wide
+from pricing.catalog import price_date_labels
 
 
 def _usd(value: object) -> str:
@@ -25,7 +26,7 @@ OFFER_COLUMNS: tuple[Col, ...] = (
     Col("usd_per_hour", "$/h", _usd, right=True),
     Col("spot_usd_per_hour", "spot $/h", _usd, right=True),
     Col("usd_per_gpu_hour", "$/GPU-h", _usd, right=True),
-    Col("price_date", "priced"),
+    Col("priced", "priced", shrink_to=10),
 )
 
 
@@ -35,6 +36,11 @@ def print_offers(offers: pd.DataFrame, wide: bool = False) -> None:
     if wide:
         print_wide(offers, title)
         return
+    if {"priced_at", "price_date_basis"} <= set(offers.columns):
+        # "≥ 2025-06-01" for a catalog extract's lower bound, as the plan table says it.
+        offers = offers.assign(priced=price_date_labels(offers, "priced_at"))
+    else:
+        offers = offers.assign(priced=offers.get("price_date", ""))
     width = console_width()
     print_fit(offers, OFFER_COLUMNS, title, width)
     make_console(width).print(

@@ -7,11 +7,14 @@ value's kind, the package version and a digest of the code and spec table that f
 (so an edited fitting module never reads a stale model).
 
 Folder: $GPUPLAN_CACHE_DIR, else $XDG_CACHE_HOME/gpuplan, else ~/.cache/gpuplan (the XDG
-Base Directory Specification). A file is read only when its header names the expected
-key; anything unreadable, foreign or of another type is ignored and rebuilt, and a
-folder that cannot be written only costs the re-fit. Files are written to a temporary
-name and renamed, so readers never see half a file. The files are pickles: like any
-file in the user's own cache folder they are trusted as much as that folder is.
+Base Directory Specification). Behind it, read-only, the package's own folder of values
+fitted from the bundled data when the package was built (planner/data/fitted, written by
+`make fitted`): a first run after install reads those instead of fitting. A file is read
+only when its header names the expected key; anything unreadable, foreign or of another
+type is ignored and rebuilt, and a folder that cannot be written only costs the re-fit.
+Files are written to a temporary name and renamed, so readers never see half a file. The
+files are zlib-compressed pickles: like any file in the user's own cache folder (or the
+installed package) they are trusted as much as that folder is.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import hashlib
 import os
 import pickle
 import tempfile
+import zlib
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -28,7 +32,9 @@ from typing import TypeVar
 import pandas as pd
 
 T = TypeVar("T")
-MAGIC = b"gpuplan-cache 1\n"
+MAGIC = b"gpuplan-cache 2\n"
+# Values fitted from the bundled data at build time (tools/build_fitted_seed.py).
+SEED_DIR = Path(__file__).resolve().parents[1] / "data" / "fitted"
 # Files whose content decides a fitted model besides its inputs.
 _CODE_FILES = (
     "throughput/offers.py",
@@ -36,7 +42,9 @@ _CODE_FILES = (
     "throughput/estimate.py",
     "throughput/scaling.py",
     "throughput/spec_model.py",
+    "throughput/disk_cache.py",
     "hardware.py",
+    "workloads.py",
     "data/gpu_specs.csv",
 )
 
@@ -62,14 +70,18 @@ def frame_digest(frame: pd.DataFrame) -> str:
 
 @lru_cache(maxsize=1)
 def code_digest() -> str:
-    """SHA-256 of the package version and the fitting code and spec table."""
+    """SHA-256 of the package version, the fitting code and spec table, and the major
+    versions of the libraries whose objects the pickles hold (numpy, pandas)."""
     from importlib import metadata
+
+    import numpy as np
 
     try:
         version = metadata.version("gpuplan")
     except metadata.PackageNotFoundError:
         version = "unknown"
-    h = hashlib.sha256(version.encode())
+    libraries = f"numpy {np.__version__.split('.')[0]} pandas {pd.__version__.split('.')[0]}"
+    h = hashlib.sha256(f"{version}\0{libraries}".encode())
     root = Path(__file__).resolve().parents[1]
     for name in _CODE_FILES:
         try:
@@ -83,10 +95,23 @@ def _key(kind: str, digest: str) -> str:
     return hashlib.sha256(f"{kind}\0{digest}\0{code_digest()}".encode()).hexdigest()
 
 
+def file_name(kind: str, digest: str) -> str:
+    """The name of the file that holds the value for (kind, digest)."""
+    return f"{_key(kind, digest)}.pkl"
+
+
 def load(kind: str, digest: str, expected: type[T]) -> T | None:
-    """The stored value for (kind, digest), or None when absent, corrupt or foreign."""
+    """The stored value for (kind, digest) from the user's cache, else from the package's
+    fitted folder; None when absent, corrupt or foreign in both."""
     key = _key(kind, digest)
-    path = cache_dir() / f"{key}.pkl"
+    for folder in (cache_dir(), SEED_DIR):
+        value = _read(folder / f"{key}.pkl", key)
+        if isinstance(value, expected):
+            return value
+    return None
+
+
+def _read(path: Path, key: str) -> object | None:
     try:
         blob = path.read_bytes()
     except OSError:
@@ -95,10 +120,9 @@ def load(kind: str, digest: str, expected: type[T]) -> T | None:
     if not blob.startswith(header):
         return None
     try:
-        value = pickle.loads(blob[len(header) :])
+        return pickle.loads(zlib.decompress(blob[len(header) :]))
     except Exception:
         return None
-    return value if isinstance(value, expected) else None
 
 
 def store(kind: str, digest: str, value: object) -> None:
@@ -111,7 +135,7 @@ def store(kind: str, digest: str, value: object) -> None:
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(MAGIC + key.encode() + b"\n")
-                pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
+                out.write(zlib.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)))
             os.replace(tmp, folder / f"{key}.pkl")
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

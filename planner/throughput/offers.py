@@ -289,10 +289,10 @@ def throughput_inputs(
 @lru_cache(maxsize=16)
 def _inputs(key: _ByKey) -> ThroughputInputs:
     results, workload, precision = key.payload
-    return ThroughputInputs(
-        throughput_table(results, workload, precision),
-        throughput_model_for_results(results, workload, precision),
-    )
+    model = throughput_model_for_results(results, workload, precision)
+    # throughput_table() from the model's own aggregate_figures() of the same reference.
+    figures = best_figures(model.figures, model_key(workload), precision, model.generations)
+    return ThroughputInputs(figures, model)
 
 
 def throughput_for_offers(

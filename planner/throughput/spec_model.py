@@ -28,7 +28,6 @@ Training rows (`rows`): gpu_name, model, precision, generation, throughput (1-GP
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -138,8 +137,9 @@ def _one_hot(values: pd.Series, levels: tuple) -> np.ndarray:
     return out
 
 
-def _design(rows: pd.DataFrame, layout: _Layout) -> tuple[Any, np.ndarray]:
-    """Design matrix and per-column ridge penalties (see the module docstring)."""
+def _design(rows: pd.DataFrame, layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
+    """Design matrix (dense: predicting needs no scipy) and per-column ridge penalties
+    (see the module docstring)."""
     feats = rows.loc[:, list(FEATURES)].to_numpy(float).copy()
     feats -= layout.mean
     pair_keys = pd.Series(list(zip(rows["model"], rows["precision"], strict=True)))
@@ -158,15 +158,13 @@ def _design(rows: pd.DataFrame, layout: _Layout) -> tuple[Any, np.ndarray]:
         ("generation_model", gen_model),
         ("gpu", _one_hot(chip(rows["gpu_name"].reset_index(drop=True)), layout.gpus)),
     ]
-    from scipy.sparse import csr_matrix
-
-    matrix = csr_matrix(np.hstack([block for _, block in blocks]))
+    matrix = np.hstack([block for _, block in blocks])
     penalty = np.concatenate([np.full(block.shape[1], PENALTY[name]) for name, block in blocks])
     return matrix, penalty
 
 
 def _solve(
-    matrix: Any,
+    design: np.ndarray,
     y: np.ndarray,
     penalty: np.ndarray,
     weights: np.ndarray | None = None,
@@ -174,12 +172,14 @@ def _solve(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Ridge IRLS with Huber weights (Huber 1964); returns (coefficients, weights).
 
-    `matrix` is sparse (one-hot blocks): its products stay out of multithreaded BLAS,
-    which on a busy machine costs more in thread contention than the arithmetic.
+    The design is solved as a sparse matrix (one-hot blocks): its products stay out of
+    multithreaded BLAS, which on a busy machine costs more in thread contention than the
+    arithmetic.
     """
-    from scipy.sparse import diags
+    from scipy.sparse import csr_matrix, diags
     from scipy.sparse.linalg import spsolve
 
+    matrix = csr_matrix(design)
     weights = np.ones(len(y)) if weights is None else weights.copy()
     coef = np.zeros(matrix.shape[1])
     ridge = diags(penalty + 1e-9)

@@ -16,6 +16,7 @@ from planner.throughput import disk_cache, offers
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "cache"
     monkeypatch.setenv("GPUPLAN_CACHE_DIR", str(folder))
+    monkeypatch.setattr(disk_cache, "SEED_DIR", tmp_path / "no-seed")  # fit, not read
     offers.clear_caches()
     return folder
 
@@ -44,7 +45,7 @@ def test_a_stored_value_comes_back_and_other_keys_miss(cache: Path) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"", b"not a cache file", b"gpuplan-cache 1\nWRONGKEY\n\x80\x04junk"],
+    [b"", b"not a cache file", b"gpuplan-cache 2\nWRONGKEY\nx\x9cjunk"],
     ids=["empty", "foreign", "wrong-key"],
 )
 def test_corrupt_or_foreign_files_are_ignored_and_rebuilt(cache: Path, content: bytes) -> None:

@@ -1,0 +1,83 @@
+"""The fitted models shipped in planner/data/fitted: present for this code and data, read
+on a first run instead of fitting, and the same as a fresh fit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from planner.throughput import disk_cache, fitted_seed, offers
+from planner.throughput.estimate import predict_throughput
+
+
+@pytest.fixture()
+def empty_user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("GPUPLAN_CACHE_DIR", str(folder))
+    offers.clear_caches()
+    yield folder
+    offers.clear_caches()
+
+
+def test_the_shipped_folder_holds_every_model_for_this_code_and_data() -> None:
+    missing = fitted_seed.missing_files()
+    assert not missing, (
+        f"planner/data/fitted is stale ({len(missing)} files missing): the fitting code or "
+        "the bundled data changed; run `make fitted` and commit planner/data/fitted"
+    )
+    assert {"resnet50", "bert_large_squad"} <= set(fitted_seed.seeded_models())
+
+
+def test_a_first_run_reads_the_shipped_models_and_fits_nothing(
+    empty_user_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_fit(*args: object, **kwargs: object) -> object:
+        raise AssertionError("fitted although the package ships this model")
+
+    monkeypatch.setattr(offers, "fit_throughput_model", no_fit)
+    monkeypatch.setattr(offers, "fit_figures_estimator", no_fit)
+    results, _ = offers.own_and_published_results([])
+    model = offers.throughput_model_for_model(results, "resnet50")
+    assert model.digest.endswith(":resnet50") and len(model.figures)
+    assert not list(empty_user_cache.glob("*.pkl"))  # nothing copied into the user's cache
+
+
+def test_the_shipped_model_predicts_what_a_fresh_fit_does(
+    empty_user_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results, _ = offers.own_and_published_results([])
+    shipped = offers.throughput_model_for_model(results, "resnet50")
+    monkeypatch.setattr(disk_cache, "SEED_DIR", tmp_path / "no-seed")
+    offers.clear_caches()
+    fresh = offers.throughput_model_for_model(results, "resnet50")
+    assert fresh is not shipped
+    queries = pd.DataFrame(
+        {
+            "gpu_name": ["A100-SXM-80GB", "H100-SXM", "L4", "T4", "B200", "RTX-4090"],
+            "num_gpus": [8.0, 64.0, 1.0, 4.0, 8.0, 2.0],
+            "model": "resnet50",
+            "precision": ["fp16", "fp16", "fp16", "fp32", "fp16", "fp16"],
+        }
+    )
+    got = predict_throughput(shipped, queries)
+    want = predict_throughput(fresh, queries)
+    assert got["throughput"].notna().all()
+    pd.testing.assert_frame_equal(got, want)
+
+
+def test_building_writes_the_expected_files_and_restores_the_cache_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GPUPLAN_CACHE_DIR", str(tmp_path / "user"))
+    target = tmp_path / "fitted"
+    target.mkdir()
+    (target / "old.pkl").write_bytes(b"stale")
+    written = fitted_seed.build(target)
+    assert sorted(written) == sorted(fitted_seed.expected_files())
+    assert not (target / "old.pkl").exists()
+    assert fitted_seed.missing_files(target) == []
+    assert disk_cache.cache_dir() == tmp_path / "user"
+    package = Path(fitted_seed.__file__).resolve().parents[1]
+    assert package / "data" / "fitted" == disk_cache.SEED_DIR
