@@ -377,4 +377,6 @@ class PageState:
         """An expander with the link to this view (inputs in the query string)."""
         with st.expander("Share this view"):
             st.caption("The link holds every input on this page; opening it shows this view.")
-            st.code(self.link() or "(no inputs)", language=None)
+            # A plain text box: a code block would load a syntax highlighter (a quarter of
+            # a second of the browser's first render) for one line of text.
+            st.text_input("Link (select and copy)", value=self.link() or "(no inputs)")

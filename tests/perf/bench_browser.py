@@ -3,11 +3,16 @@
     python tests/perf/bench_browser.py [--runs 5]
 
 Starts `streamlit run app.py` on a free loopback port (bundled data, an empty results
-folder) and drives Debian's chromium through Playwright. Per page:
+folder) and drives Debian's chromium through Playwright. Per page, each from navigation
+until the script has finished (stApp's data-test-script-state is notRunning) and the
+page's title and first chart are drawn:
   cold     the first visit after the server started (data loaded, models fitted)
-  first    a new browser session opening the page once the server is warm (median of runs)
-from navigation until the script has finished (stApp's data-test-script-state is
-notRunning) and the page's chart is drawn. Widget changes, on a warm page (median of runs,
+  new      a new browser profile opening the page once the server is warm: Streamlit's
+           and plotly's scripts are fetched and compiled again (median of runs)
+  tab      a new tab in a browser that has opened the app before (its HTTP and code
+           caches warm): what a returning user waits for (median of runs)
+  nav      the page chosen in the sidebar of an open app (median of runs)
+Widget changes, on a warm page (median of runs,
 alternating two values): the Plan page's precision radio, and the on-prem page's
 utilization, from the click until the rerun has finished and the URL carries the new value.
 The floor is the same measurement on a one-chart, one-table Streamlit page (FLOOR_APP):
@@ -29,7 +34,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -49,22 +54,64 @@ st.dataframe({"a": [1, 2, 3]})
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 
-def wait_rendered(page: Page, timeout_ms: float = 120_000) -> None:
-    """Until the script run is over and the page's first chart is drawn."""
+TITLES = {
+    "": "Plan",
+    "scaling": "Scaling",
+    "onprem": "Cloud vs on-prem",
+    "benchmarks": "Benchmarks",
+    "prices": "Prices",
+}
+
+
+# Each page's h1 begins with these words.
+HEADINGS = {
+    "": "gpuplan: where to train",
+    "scaling": "Scaling:",
+    "onprem": "Cloud vs on-prem",
+    "benchmarks": "Benchmarks:",
+    "prices": "Prices:",
+}
+
+
+def wait_rendered(page: Page, title: str | None = None, timeout_ms: float = 120_000) -> None:
+    """Until the script run is over and the page's h1 (beginning with `title`, when
+    given) and first chart are drawn."""
     page.locator(IDLE).wait_for(timeout=timeout_ms)
+    if title:
+        heading = page.locator("h1").filter(has_text=re.compile("^" + re.escape(title)))
+        heading.first.wait_for(timeout=timeout_ms)
     page.locator(".js-plotly-plot").first.wait_for(timeout=timeout_ms)
     page.locator(IDLE).wait_for(timeout=timeout_ms)
 
 
 def first_render(browser: Browser, url: str) -> float:
+    """A new browser profile (empty caches) opening `url`."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    elapsed = open_in_tab(context, url)
+    context.close()
+    return elapsed
+
+
+def open_in_tab(context: BrowserContext, url: str) -> float:
+    """A new tab of `context` opening `url`."""
     page = context.new_page()
     start = time.perf_counter()
     page.goto(url, wait_until="commit")
     wait_rendered(page)
     elapsed = time.perf_counter() - start
-    context.close()
+    page.close()
     return elapsed
+
+
+def navigate(page: Page, path: str) -> float:
+    """Choose the page in the sidebar of the open app; seconds until it is drawn."""
+    link = page.locator('[data-testid="stSidebarNav"] a').filter(has_text=TITLES[path])
+    start = time.perf_counter()
+    link.first.click()
+    on_page = re.compile(r"^https?://[^/?]+/" + re.escape(path) + r"(\?|$)")
+    page.wait_for_url(on_page, wait_until="commit")
+    wait_rendered(page, HEADINGS[path])
+    return time.perf_counter() - start
 
 
 def click_radio(value: str) -> Callable[[Page], None]:
@@ -143,19 +190,33 @@ def main() -> None:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             floor = [first_render(browser, floor_url) for _ in range(args.runs + 1)][1:]
+            warm = browser.new_context(viewport={"width": 1400, "height": 1000})
+            floor_tab = [open_in_tab(warm, floor_url) for _ in range(args.runs + 1)][1:]
             print(
-                f"floor (one chart, one table): first render {statistics.median(floor):.2f} s "
-                f"({min(floor):.2f}-{max(floor):.2f}); load average {os.getloadavg()[0]:.1f} "
-                f"on {os.cpu_count()} cores; {args.runs} runs"
+                f"floor (one chart, one table): new {statistics.median(floor):.2f} s, "
+                f"tab {statistics.median(floor_tab):.2f} s; load average "
+                f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.runs} runs"
             )
-            print(f"{'page':<11} {'cold s':>7} {'first s':>8} {'min':>6} {'max':>6}  aim <= 2 s")
+            print(f"{'page':<11} {'cold s':>7} {'new s':>6} {'tab s':>6} {'nav s':>6}"
+                  "  (max of runs in brackets)  aim <= 2 s")  # fmt: skip
+            app = warm.new_page()
+            app.goto(url, wait_until="commit")
+            wait_rendered(app)
             for path in PAGES:
                 cold = first_render(browser, f"{url}/{path}")
-                firsts = [first_render(browser, f"{url}/{path}") for _ in range(args.runs)]
+                new = [first_render(browser, f"{url}/{path}") for _ in range(args.runs)]
+                tab = [open_in_tab(warm, f"{url}/{path}") for _ in range(args.runs)]
+                nav = []
+                for _ in range(args.runs):
+                    navigate(app, "benchmarks" if path != "benchmarks" else "prices")
+                    nav.append(navigate(app, path))
                 print(
-                    f"{path or 'plan':<11} {cold:7.2f} {statistics.median(firsts):8.2f} "
-                    f"{min(firsts):6.2f} {max(firsts):6.2f}"
+                    f"{path or 'plan':<11} {cold:7.2f} "
+                    + " ".join(
+                        f"{statistics.median(t):6.2f} ({max(t):.2f})" for t in (new, tab, nav)
+                    )
                 )
+            warm.close()
             print(f"{'change':<30} {'median s':>8} {'min':>6} {'max':>6}  aim <= 1 s")
             utilization = "Utilization (share of the year used)"
             plan = [
