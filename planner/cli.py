@@ -241,6 +241,7 @@ def plan(
     from planner.render.llm import no_fit_text, with_llm_details
     from planner.render.notes import notes_text
     from planner.render.plan_tables import VIEWS
+    from planner.render.plan_words import worded_picks, worded_status
     from planner.request import PRECISIONS, PlanRequest, RequestError
     from planner.tco import OnPremConfigError, load_onprem_config
     from planner.throughput import own_and_published_results
@@ -277,7 +278,10 @@ def plan(
         offers = load_offers()
         check_choices(provider or [], unique_values(offers, "provider"), "provider")
         check_choices(region or [], unique_values(offers, "region"), "region")
-        rates = parse_rates(interruption_rate or [], unique_values(offers, "provider"))
+        try:
+            rates = parse_rates(interruption_rate or [], unique_values(offers, "provider"))
+        except ValueError as exc:
+            raise ValueError(f"--interruption-rate {exc}") from None
         loaded = [load_onprem_config(path) for path in onprem or []]
         table, problems = own_and_published_results(
             results if results is not None else [str(default_results_dir())]
@@ -326,10 +330,10 @@ def plan(
         warn_lines([*notes_text(result.notes), *problems])
         chosen_view = {
             "rows": result.rows if top is None else result.rows.head(top),
-            "picks": result.picks,
+            "picks": worded_picks(result),
             "frontier": result.frontier,
             "options": result.options,
-            "constraints": result.constraint_status,
+            "constraints": worded_status(result),
         }[view]
         emit(chosen_view, fmt)
         return

@@ -20,7 +20,8 @@ def parse_rates(items: Iterable[str], providers: Iterable[str]) -> dict[str, flo
     """`PROVIDER=RATE` strings into {provider: interruptions per hour}.
 
     Providers must be among `providers` (the closest is named otherwise); a rate is a
-    number >= 0. ValueError says which item is wrong and how to write it.
+    number >= 0. ValueError says which item is wrong and how to write it (the caller names
+    its control: the CLI's --interruption-rate).
     """
     valid = sorted({p.lower() for p in providers})
     rates: dict[str, float] = {}
@@ -29,23 +30,21 @@ def parse_rates(items: Iterable[str], providers: Iterable[str]) -> dict[str, flo
         provider = provider.strip().lower()
         if not sep or not provider or not value.strip():
             raise ValueError(
-                f"--interruption-rate {item!r}: write PROVIDER=RATE, e.g. aws=0.01 "
-                "(interruptions per instance-hour)"
+                f"{item!r}: write PROVIDER=RATE, e.g. aws=0.01 (interruptions per instance-hour)"
             )
         if provider not in valid:
             fix = did_you_mean(provider, valid)
             raise ValueError(
-                f"--interruption-rate {item!r}: unknown provider {provider!r}{fix} "
-                f"Valid: {', '.join(valid)}"
+                f"{item!r}: unknown provider {provider!r}{fix} Valid: {', '.join(valid)}"
             )
         try:
             rate = float(value)
         except ValueError:
             raise ValueError(
-                f"--interruption-rate {item!r}: {value.strip()!r} is not a number "
+                f"{item!r}: {value.strip()!r} is not a number "
                 "(interruptions per instance-hour, e.g. 0.01)"
             ) from None
         if not (math.isfinite(rate) and rate >= 0):
-            raise ValueError(f"--interruption-rate {item!r}: the rate must be >= 0 per hour")
+            raise ValueError(f"{item!r}: the rate must be >= 0 per hour")
         rates[provider] = rate
     return rates

@@ -34,7 +34,9 @@ PICKS: tuple[str, ...] = (
     "fastest_within_budget",
     "best_cost_per_hour_saved",
 )
-PICK_COLUMNS = ("pick", "position", "why")
+PICK_COLUMNS = (
+    "pick", "position", "usd_per_hour_saved", "hours_saved", "extra_usd",
+)  # fmt: skip
 
 
 def pareto_mask(hours: ArrayLike, cost: ArrayLike) -> NDArray[np.bool_]:
@@ -91,19 +93,6 @@ def choose_counts(
     return chosen
 
 
-def _hours(value: float) -> str:
-    return f"{value:,.1f} h" if abs(value) >= 10 else f"{value:.3g} h"
-
-
-def _usd(value: float) -> str:
-    """Dollars as people read them: whole dollars from $100, cents below, '<$0.01' for less."""
-    if abs(value) >= 100:
-        return f"${value:,.0f}"
-    if 0 < abs(value) < 0.005:
-        return "<$0.01"
-    return f"${value:,.2f}"
-
-
 def _best(mask: NDArray[np.bool_], primary: FloatArray, secondary: FloatArray) -> int | None:
     idx = np.flatnonzero(mask)
     if not len(idx):
@@ -122,41 +111,29 @@ def picks(
 ) -> pd.DataFrame:
     """The named picks (PICKS) as positions into the options, with why each was picked.
 
-    Columns: pick, position (int), why. A pick with no qualifying option is left out.
+    Columns: PICK_COLUMNS: pick, position (int), and for best_cost_per_hour_saved the
+    USD per hour saved, the hours saved and the extra USD against the cheapest feasible
+    option (NaN for the other picks); planner.render.notes.pick_reason words them. A pick
+    with no qualifying option is left out.
     """
     h = np.asarray(hours, dtype=float)
     c = np.asarray(cost, dtype=float)
     ok = np.isfinite(h) & np.isfinite(c)
-    rows = []
+    nan = float("nan")
+    rows: list[tuple[str, int, float, float, float]] = []
     within_deadline = ok & (h <= (np.inf if deadline_hours is None else deadline_hours))
     i = _best(within_deadline, c, h)
     if i is not None:
-        why = (
-            "least cost among options finishing within the deadline"
-            if deadline_hours is not None
-            else "least cost (no deadline given)"
-        )
-        rows.append(("cheapest_within_deadline", i, why))
+        rows.append(("cheapest_within_deadline", i, nan, nan, nan))
     within_budget = ok & (c <= (np.inf if budget_usd is None else budget_usd))
     i = _best(within_budget, h, c)
     if i is not None:
-        why = (
-            "fewest hours among options within the budget"
-            if budget_usd is not None
-            else "fewest hours (no budget given)"
-        )
-        rows.append(("fastest_within_budget", i, why))
+        rows.append(("fastest_within_budget", i, nan, nan, nan))
     found = best_cost_per_hour_saved(h, c, feasible_mask(h, c, deadline_hours, budget_usd))
     if found is not None:
         i, rate, base = found
-        rows.append(
-            (
-                "best_cost_per_hour_saved",
-                i,
-                f"{_usd(rate)} more per hour saved than the cheapest feasible option "
-                f"({_hours(h[base] - h[i])} sooner for {_usd(c[i] - c[base])} more)",
-            )
-        )
+        saved, extra = float(h[base] - h[i]), float(c[i] - c[base])
+        rows.append(("best_cost_per_hour_saved", i, rate, saved, extra))
     return pd.DataFrame(rows, columns=list(PICK_COLUMNS))
 
 
@@ -178,8 +155,17 @@ def best_cost_per_hour_saved(
 
 
 STATUS_COLUMNS: tuple[str, ...] = (
-    "constraint", "value", "binds", "unmet", "closest", "closest_hours", "closest_usd", "note",
+    "constraint", "value", "binds", "unmet", "closest", "closest_hours", "closest_usd",
+    "case", "option", "option_hours", "option_usd", "option_gpus", "baseline_hours",
+    "baseline_usd", "delta_hours", "delta_usd",
 )  # fmt: skip
+# What a constraint_status row says, by constraint (worded by planner.render.notes).
+STATUS_CASES: dict[str, tuple[str, ...]] = {
+    "deadline_hours": ("met", "none_within", "costs_more"),
+    "budget_usd": ("met", "none_within", "takes_longer"),
+    "max_gpus": ("fastest", "fastest_within_budget"),
+    "onprem_gpus": ("fastest_onprem",),
+}
 
 
 def constraint_status(
@@ -188,11 +174,15 @@ def constraint_status(
     budget_usd: float | None,
     max_gpus: int,
 ) -> pd.DataFrame:
-    """Which constraints bind. Columns: STATUS_COLUMNS.
+    """Which constraints bind, and the figures that show it. Columns: STATUS_COLUMNS.
 
     constraint, value, binds (bool), unmet (bool: nothing meets this deadline or budget),
     closest (label of the option closest to meeting an unmet one, else ""),
-    closest_hours, closest_usd (its figures, NaN when not unmet), note (in words).
+    closest_hours, closest_usd (its figures, NaN when not unmet); case (STATUS_CASES)
+    and the option it names (label, hours, USD, GPUs), the baseline it is set against
+    (the cheapest option's hours for a deadline that costs more, the fastest option's USD
+    for a budget that takes longer) and the difference (delta_usd, delta_hours). NaN
+    where a case has no such figure; planner.render.notes.constraint_text words a row.
 
     `options`: provider, instance_type, instances, total_gpus, kind, gpus_available
     (on-prem cluster size, NaN for cloud), hours, cost. A deadline binds when the cheapest
@@ -209,69 +199,74 @@ def constraint_status(
     if cheapest is None or fastest is None:
         return pd.DataFrame(columns=columns)
     gpus = options["total_gpus"].to_numpy(float)
+    nan = float("nan")
 
     def label(i: int) -> str:
         row = options.iloc[i]
         return f"{row['provider']} {row['instance_type']} x{row['instances']:g} ({gpus[i]:g} GPUs)"
 
-    rows: list[tuple[str, float, bool, bool, str, float, float, str]] = []
-    nan = float("nan")
+    def named(i: int) -> dict[str, object]:
+        return {
+            "option": label(i),
+            "option_hours": float(h[i]),
+            "option_usd": float(c[i]),
+            "option_gpus": float(gpus[i]),
+        }
+
+    rows: list[dict[str, object]] = []
     if deadline_hours is not None:
         binds = bool(h[cheapest] > deadline_hours)
         meets = _best(ok & (h <= deadline_hours), c, h)
-        if not binds:
-            note = f"the cheapest option, {label(cheapest)}, finishes in {_hours(h[cheapest])}"
-        elif meets is None:
-            note = (
-                f"nothing finishes within {deadline_hours:g} h; the fastest option is "
-                f"{label(fastest)} at {_hours(h[fastest])}"
-            )
-        else:
-            note = (
-                f"the cheapest option takes {_hours(h[cheapest])}; meeting the deadline costs "
-                f"{_usd(c[meets] - c[cheapest])} more ({label(meets)})"
-            )
         unmet = binds and meets is None
-        rows.append(
-            (
-                "deadline_hours", float(deadline_hours), binds, unmet,
-                label(fastest) if unmet else "", float(h[fastest]) if unmet else nan,
-                float(c[fastest]) if unmet else nan, note,
-            )
-        )  # fmt: skip
+        row: dict[str, object] = {"constraint": "deadline_hours", "value": float(deadline_hours)}
+        if not binds:
+            row |= {"case": "met", **named(cheapest)}
+        elif meets is None:
+            row |= {"case": "none_within", **named(fastest)}
+        else:
+            row |= {"case": "costs_more", **named(meets), "baseline_hours": float(h[cheapest])}
+            row["delta_usd"] = float(c[meets] - c[cheapest])
+        rows.append(row | _unmet_fields(binds, unmet, label(fastest), h[fastest], c[fastest]))
     if budget_usd is not None:
         binds = bool(c[fastest] > budget_usd)
         within = _best(ok & (c <= budget_usd), h, c)
-        if not binds:
-            note = f"the fastest option, {label(fastest)}, costs {_usd(c[fastest])}"
-        elif within is None:
-            note = (
-                f"nothing costs {_usd(budget_usd)} or less; the cheapest option is "
-                f"{label(cheapest)} at {_usd(c[cheapest])}"
-            )
-        else:
-            note = (
-                f"the fastest option costs {_usd(c[fastest])}; within the budget the fastest "
-                f"takes {_hours(h[within] - h[fastest])} longer ({label(within)})"
-            )
         unmet = binds and within is None
-        rows.append(
-            (
-                "budget_usd", float(budget_usd), binds, unmet,
-                label(cheapest) if unmet else "", float(h[cheapest]) if unmet else nan,
-                float(c[cheapest]) if unmet else nan, note,
-            )
-        )  # fmt: skip
+        row = {"constraint": "budget_usd", "value": float(budget_usd)}
+        if not binds:
+            row |= {"case": "met", **named(fastest)}
+        elif within is None:
+            row |= {"case": "none_within", **named(cheapest)}
+        else:
+            row |= {"case": "takes_longer", **named(within), "baseline_usd": float(c[fastest])}
+            row["delta_hours"] = float(h[within] - h[fastest])
+        rows.append(row | _unmet_fields(binds, unmet, label(cheapest), h[cheapest], c[cheapest]))
     within_budget = _best(ok & (c <= (np.inf if budget_usd is None else budget_usd)), h, c)
     top = fastest if within_budget is None else within_budget
     binds = bool(gpus[top] * 2 > max_gpus and options["kind"].iloc[top] == "cloud")
-    scope = " within the budget" if budget_usd is not None else ""
-    note = f"the fastest option{scope}, {label(top)}, uses {gpus[top]:g} of {max_gpus} allowed"
-    note += "; more might be faster" * binds
-    rows.append(("max_gpus", float(max_gpus), binds, False, "", nan, nan, note))
+    case = "fastest_within_budget" if budget_usd is not None else "fastest"
+    rows.append(
+        {"constraint": "max_gpus", "value": float(max_gpus), "case": case, **named(top)}
+        | _unmet_fields(binds, False, "", nan, nan)
+    )
     onprem = _best(ok & (options["kind"].to_numpy() == "on-prem"), h, c)
     if onprem is not None:
         size = float(options["gpus_available"].iloc[onprem])
-        note = f"the fastest on-prem option uses {gpus[onprem]:g} of the cluster's {size:g} GPUs"
-        rows.append(("onprem_gpus", size, bool(gpus[onprem] >= size), False, "", nan, nan, note))
-    return pd.DataFrame(rows, columns=columns)
+        rows.append(
+            {"constraint": "onprem_gpus", "value": size, "case": "fastest_onprem", **named(onprem)}
+            | _unmet_fields(bool(gpus[onprem] >= size), False, "", nan, nan)
+        )
+    return pd.DataFrame(rows).reindex(columns=columns)
+
+
+def _unmet_fields(
+    binds: bool, unmet: bool, closest: str, hours: float, usd: float
+) -> dict[str, object]:
+    """binds, unmet and the closest option's label and figures (blank unless unmet)."""
+    nan = float("nan")
+    return {
+        "binds": binds,
+        "unmet": unmet,
+        "closest": closest if unmet else "",
+        "closest_hours": float(hours) if unmet else nan,
+        "closest_usd": float(usd) if unmet else nan,
+    }

@@ -42,7 +42,7 @@ the P10/P90 columns show how sure they are.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,6 +67,7 @@ from planner.overheads import (
 )
 from planner.own_results import own_result_notes
 from planner.pareto import (
+    PICK_COLUMNS,
     PICKS,
     STATUS_COLUMNS,
     choose_counts,
@@ -76,7 +77,7 @@ from planner.pareto import (
     picks,
 )
 from planner.request import PlanRequest
-from planner.spot import default_rate, spot_for_offers
+from planner.spot import spot_for_offers
 from planner.sweep_results import apply_sweep_figures, sweep_figures
 from planner.tco import OnPremConfig
 from planner.throughput import (
@@ -93,7 +94,6 @@ from pricing.reserved import (
     no_reserved_message,
     with_reserved_discount,
 )
-from pricing.tiers import DEFAULT_TIERS
 
 PLAN_COLUMNS: tuple[str, ...] = (
     "rank", "option_id", "kind", "provider", "region", "instance_type", "gpu_name",
@@ -124,16 +124,17 @@ OPTION_SUMMARY_COLUMNS: tuple[str, ...] = (
 class Plan:
     """A plan: rows, the picks and frontier among them, and what they rest on.
 
-    rows: PLAN_COLUMNS, one per offer at its chosen count. picks: pick, why, then the
-    pick's PLAN_COLUMNS (it may be another count of an offer). frontier: the Pareto options
+    rows: PLAN_COLUMNS, one per offer at its chosen count. picks: pick and its figures
+    (planner.pareto.PICK_COLUMNS but position), then the pick's PLAN_COLUMNS (it may be
+    another count of an offer). frontier: the Pareto options
     of every count, fastest first, in PLAN_COLUMNS. options: every
     option evaluated (OPTION_SUMMARY_COLUMNS). constraint_status: planner.pareto
-    STATUS_COLUMNS. notes: structured notes (planner.notes), worded by the CLI and app.
+    STATUS_COLUMNS. notes: structured notes (planner.notes). The CLI and the app word all
+    of it (planner.render.notes, planner.render.plan_words).
     """
 
     request: PlanRequest
     rows: pd.DataFrame
-    assumptions: tuple[str, ...] = field(default_factory=tuple)
     notes: tuple[Note, ...] = field(default_factory=tuple)
     picks: pd.DataFrame = field(default_factory=pd.DataFrame)
     frontier: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -396,7 +397,6 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     return Plan(
         request,
         rows,
-        _assumptions(request, rows),
         tuple(warnings + own),
         pick_table,
         frontier.reset_index(drop=True),
@@ -411,9 +411,13 @@ def _empty_plan(request: PlanRequest, notes: list[Note], offers: pd.DataFrame) -
     return Plan(
         request,
         empty,
-        ("Constraints: " + "; ".join(request.describe()) + ".",),
         tuple([*notes, Note("no_options"), *_stale_price_notes(offers, request.today)]),
-        pd.DataFrame(columns=["pick", "why", *PLAN_COLUMNS]),
+        pd.DataFrame(
+            columns=[
+                *(c for c in PICK_COLUMNS if c != "position"),
+                *(c for c in PLAN_COLUMNS if c != "pick"),
+            ]
+        ),
         empty.copy(),
         pd.DataFrame({c: pd.Series(dtype=object) for c in OPTION_SUMMARY_COLUMNS}),
         pd.DataFrame(columns=list(STATUS_COLUMNS)),
@@ -441,8 +445,8 @@ def _pick_table(picked: pd.DataFrame, opts: pd.DataFrame, rows: pd.DataFrame) ->
     ids = opts["option_id"].to_numpy()[picked["position"].to_numpy(dtype=int)]
     by_id = rows.set_index("option_id")
     table = by_id.loc[ids].reset_index().drop(columns="pick")
-    table.insert(0, "why", picked["why"].to_numpy())
-    table.insert(0, "pick", picked["pick"].to_numpy())
+    for at, column in enumerate(c for c in PICK_COLUMNS if c != "position"):
+        table.insert(at, column, picked[column].to_numpy())
     order = {name: i for i, name in enumerate(PICKS)}
     return table.sort_values("pick", key=lambda s: s.map(order)).reset_index(drop=True)
 
@@ -503,118 +507,6 @@ def _stale_price_notes(offers: pd.DataFrame, today: dt.date | None) -> list[Note
     )
     values = {"stale_after_days": STALE_AFTER_DAYS, "providers": tuple(stale)}
     return [Note("stale_prices", {**values, "bounds": bounds} if bounds else values)]
-
-
-def _assumptions(request: PlanRequest, rows: pd.DataFrame) -> tuple[str, ...]:
-    workload, precision, settings = request.workload, request.precision, request.llm
-    constraints, sample_limit, onprem = request, request.sample_limit, request.onprem
-    lines = [
-        f"Workload {workload.name}: {workload.description}; {workload.samples:,.0f} "
-        f"{workload.sample_unit} ({workload.source}).",
-        "Constraints: " + "; ".join(constraints.describe()) + ".",
-    ]
-    if workload.is_llm:
-        lines += [
-            f"Precision {precision}. Throughput per option from the fastest tensor x pipeline "
-            "x data-parallel layout that fits memory (Megatron-LM: Shoeybi et al. 2019, "
-            "Narayanan et al. 2021; ZeRO-1 or ZeRO-3/FSDP: Rajbhandari et al. 2020): step = "
-            "compute + pipeline bubble (p-1)/m + exposed tensor-, pipeline- and data-parallel "
-            "communication (α-β rings over NVLink and the instance network); "
-            f"{workload.flops_per_sample:.3g} FLOPs per token; compute efficiency from the GPT "
-            "benchmark on the GPU (own results), else a cited prior per GPU generation "
-            "(planner.llm_mfu).",
-            "Memory: model states by ZeRO stage, activations with FlashAttention (Dao et al. "
-            "2022) per Korthikanti et al. 2022, full recomputation only where it is faster or "
-            f"needed (recompute={settings.recompute}); "
-            f"{settings.memory_reserve_fraction:.0%} of each GPU reserved; global batch "
-            f"{settings.batch_tokens(workload):,.0f} tokens per step. Layout per row "
-            "(sharding column): tp, pp, dp, ZeRO stage, micro-batch.",
-        ]
-    else:
-        lines.append(
-            f"Precision {precision}. Throughput: own measurements first, then published "
-            "(Lambda PyTorch benchmarks, newest generation, median of runs); other GPU counts "
-            "scaled through the law fitted to that GPU (chosen by held-out error), across "
-            "nodes and under the workload's global batch cap by the step-time model "
-            "(planner.throughput.step_model: per-GPU batch, fixed per-step floor, "
-            "hierarchical all-reduce with DDP overlap) with the instance's GPUs per node "
-            "over the instance type's network (planner.network: EFA/InfiniBand/GPUDirect "
-            "fabrics and published Ethernet figures; 25 Gb/s assumed where none is "
-            "published); image workloads capped by the vCPUs' JPEG decoding rate; GPUs "
-            "with no figure estimated from their specs (spec regression, cross-validated band)."
-        )
-    weighed = request.tiers or (() if request.providers else DEFAULT_TIERS)
-    lines.append(
-        "Providers weighed: "
-        + (f"tiers {', '.join(weighed)}" if weighed else "the providers named")
-        + (
-            "; marketplace single hosts (Vast.ai) left out: a company buying GPU time usually "
-            "cannot buy them under a contract"
-            if "marketplace" not in weighed and not request.providers
-            else ""
-        )
-        + (
-            "; sizes the provider no longer sells (pricing/retired.py) left out."
-            if not request.include_retired
-            else "; retired sizes included on request."
-        )
-    )
-    if request.reserved_discount is not None:
-        lines.append(
-            f"Reserved prices: where no {request.pricing} price is listed, assumed on-demand "
-            f"less {request.reserved_discount:.0%} (a negotiated discount given by the user, "
-            "not a quote); such rows say so in their price source."
-        )
-    lines += [
-        f"Prices: {constraints.pricing}, whole instances, billed in each provider's "
-        "increment and minimum (planner.overheads), no data or storage costs; wall time "
-        "adds provisioning, environment start, dataset staging and checkpoint writes; "
-        "capacity assumed available at every count. Options: 1, 2, 4, ... instances of an "
-        "offer up to "
-        f"{constraints.max_gpus} GPUs (one of a GPU slice or a marketplace listing, which is "
-        "a single host); each offer shown at the count that meets the deadline at least cost "
-        "(else its fastest), plus other counts on the frontier or picked.",
-        "Picks: cheapest within the deadline; fastest within the budget; best cost per hour "
-        "saved = among feasible frontier options faster than the cheapest feasible one, "
-        "the least extra dollars per hour saved. Frontier: no other option is both no "
-        "slower and no dearer (central figures: median throughput, expected spot time).",
-        "P10/P50/P90: the throughput band (10-90%, which holds the scaling fit's error) read "
-        "as a split normal in log space; exact for non-spot rows; spot rows on the frontier, "
-        f"picked or in the best {sample_limit} by Monte Carlo ({constraints.draws:,} draws, "
-        f"seed {constraints.seed}), other spot rows band x expected overhead "
-        "(planner.montecarlo).",
-    ]
-    if constraints.pricing == "spot" and len(rows):
-        lines.append(_rate_line(rows, request.rates))
-    for config in onprem:
-        lines.append(
-            f"On-prem {config.name}: {config.gpus} x {config.gpu_name}, amortized cost at "
-            f"{config.utilization:.0%} utilization (planner.tco) x GPU-hours used; no queueing "
-            "for the cluster."
-        )
-    return tuple(lines)
-
-
-def _rate_line(rows: pd.DataFrame, overrides: Mapping[str, float]) -> str:
-    parts = []
-    spot = rows.loc[rows["pricing"] == "spot"]
-    for provider in sorted(spot["provider"].unique()):
-        if provider.lower() in {p.lower() for p in overrides}:
-            rate = {p.lower(): r for p, r in overrides.items()}[provider.lower()]
-            parts.append(f"{provider} {rate:.3g}/h (yours)")
-        else:
-            d = default_rate(provider)
-            parts.append(
-                f"{provider} {d.interruptions_per_hour:.3g}/h (default for {d.provider}: "
-                f"{d.basis.split('.')[0]}; {d.source})"
-            )
-    return (
-        "Spot interruptions per instance-hour (Poisson; a job on k instances stops when any "
-        "is interrupted; checkpoint and restart per planner.spot, Daly 2006): "
-        + "; ".join(parts)
-        + ". The providers publish different measures, so set your own rates where you "
-        "know them."
-    )
 
 
 def _params(workload: Workload) -> float:

@@ -15,6 +15,7 @@ from rich.markup import escape
 from planner.plan import Plan
 from planner.render.format import duration, money, money_range
 from planner.render.notes import OWN_CODES, SKIP_SHORT, notes_text
+from planner.render.plan_words import assumption_lines, worded_picks, worded_status
 from planner.render.tables import (
     Col,
     console_width,
@@ -131,14 +132,12 @@ def print_plan(
     """
     width = width or console_width()
     out = make_console(width)
-    frames = {
-        "rows": plan.rows,
-        "picks": plan.picks,
-        "frontier": plan.frontier,
-        "options": plan.options,
-        "constraints": plan.constraint_status,
-    }
-    frame = frames[view]
+    if view == "picks":
+        frame = worded_picks(plan)
+    elif view == "constraints":
+        frame = worded_status(plan)
+    else:
+        frame = {"rows": plan.rows, "frontier": plan.frontier, "options": plan.options}[view]
     if view in ("rows", "frontier", "options") and top is not None:
         frame = frame.head(top)
     if wide:
@@ -202,8 +201,8 @@ def _print_constraints(plan: Plan, out: object, only_binding: bool) -> None:
     from rich.console import Console
 
     assert isinstance(out, Console)
-    status = plan.constraint_status
-    shown = status.loc[status["binds"]] if only_binding and len(status) else status
+    status = worded_status(plan)
+    shown = status.loc[status["binds"].astype(bool)] if only_binding and len(status) else status
     for row in shown.itertuples():
         name = CONSTRAINT_WORDS.get(str(row.constraint), str(row.constraint))
         word = "binds" if row.binds else "does not bind"
@@ -224,7 +223,7 @@ def print_footer(plan: Plan, problems: Sequence[str], explain: bool, width: int)
     own = plan.notes_of(*OWN_CODES)
     warnings = [*notes_text([n for n in plan.notes if n.code not in OWN_CODES]), *problems]
     if explain:
-        for line in plan.assumptions:
+        for line in assumption_lines(plan):
             err.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
         for line in notes_text(own):
             err.print(f"[dim]own results:[/] {escape(line)}", highlight=False)

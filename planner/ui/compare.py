@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from planner.pareto import PICK_COLUMNS
 from planner.plan import Plan
 from planner.render.format import duration, money
 from planner.ui.export import download_csv
@@ -37,7 +38,8 @@ FIELDS: tuple[str, ...] = (
 
 def candidates(plan: Plan) -> pd.DataFrame:
     """Options that can be compared, one per option id, with a `label` for choosing them."""
-    frames = [plan.rows, plan.frontier, plan.picks.drop(columns=["pick", "why"], errors="ignore")]
+    figures = [c for c in PICK_COLUMNS if c != "position"]  # pick and why it was picked
+    frames = [plan.rows, plan.frontier, plan.picks.drop(columns=figures, errors="ignore")]
     table = pd.concat([f for f in frames if len(f)], ignore_index=True)
     if table.empty:
         return table.assign(label=pd.Series(dtype=str))

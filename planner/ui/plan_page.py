@@ -21,6 +21,7 @@ from planner.pareto import PICKS
 from planner.plan import Plan
 from planner.render.llm import no_fit_text
 from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
+from planner.render.plan_words import assumption_lines, pick_reason, worded_status
 from planner.request import PlanRequest, RequestError
 from planner.spot import default_rate
 from planner.tco import LoadedConfig, OnPremConfigError
@@ -454,7 +455,7 @@ def _picks(plan: Plan) -> None:
             st.metric(
                 PICK_TITLES[name],
                 headline(row),
-                help=f"{row['why']}. Throughput {row['throughput_source']}: "
+                help=f"{pick_reason(row, plan.request)}. Throughput {row['throughput_source']}: "
                 f"{row['throughput_detail']}",
             )
             st.markdown(f"**{option_text(row)}**")
@@ -466,7 +467,7 @@ def _picks(plan: Plan) -> None:
 
 
 def _status(plan: Plan) -> None:
-    for row in plan.constraint_status.itertuples():
+    for row in worded_status(plan).itertuples():
         if row.unmet:
             continue  # said in the warning above the picks
         word = "binds" if row.binds else "does not bind"
@@ -480,7 +481,7 @@ def _notes(plan: Plan, problems: Sequence[str]) -> None:
         for line in own or ["no own results: add them on the Benchmarks page"]:
             st.markdown(f"- {md_text(sentence(line))}")
     with st.expander("Assumptions and warnings"):
-        for line in plan.assumptions:
+        for line in assumption_lines(plan):
             st.markdown(f"- {md_text(line)}")
         for line in [*warning_lines(plan), *problems]:
             st.markdown(f"- :material/warning: {md_text(line, 500)}")

@@ -18,6 +18,7 @@ from planner.pareto import PICKS
 from planner.plan import Plan
 from planner.render.axes import duration_ticks, money_ticks
 from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
+from planner.render.plan_words import assumption_lines, pick_reason, worded_picks, worded_status
 from planner.ui.export import Report
 from pricing.catalog import (
     SnapshotInfo,
@@ -173,7 +174,7 @@ def no_pick_reason(plan: Plan, name: str) -> str:
     """Why a pick is missing (the constraint note that says what is closest)."""
     constraint = {"cheapest_within_deadline": "deadline_hours", "fastest_within_budget":
                   "budget_usd"}.get(name)  # fmt: skip
-    status = plan.constraint_status
+    status = worded_status(plan)
     if constraint is not None and len(status):
         notes = status.loc[status["constraint"] == constraint, "note"]
         if len(notes):
@@ -375,7 +376,7 @@ def ranked_table(plan: Plan) -> pd.DataFrame:
 
 def pick_table(plan: Plan) -> pd.DataFrame:
     """The picks, why each was picked, its P10-P90 and sources."""
-    shown = plan.picks.loc[:, list(PICK_TABLE_COLUMNS)].copy()
+    shown = worded_picks(plan).loc[:, list(PICK_TABLE_COLUMNS)].copy()
     shown["pick"] = shown["pick"].map(PICK_TITLES)
     shown["price_date"] = price_date_labels(plan.picks)
     return shown
@@ -483,7 +484,7 @@ def pick_lines(plan: Plan) -> list[str]:
         lines.append(
             f"{PICK_TITLES[name]}: {option_text(row)}, {gpus_text(row)}: "
             f"{money(row['cost_usd'])} in {duration(row['hours_to_train'])} "
-            f"({band_text(row)}); {row['why']}"
+            f"({band_text(row)}); {pick_reason(row, plan.request)}"
         )
     return lines
 
@@ -508,7 +509,7 @@ def plan_report(plan: Plan, manifest: Sequence[SnapshotInfo], link: str = "") ->
     status = [
         f"{CONSTRAINT_NAMES.get(str(row.constraint), str(row.constraint))} "
         f"{'binds' if row.binds else 'does not bind'}: {sentence(str(row.note))}"
-        for row in plan.constraint_status.itertuples()
+        for row in worded_status(plan).itertuples()
     ]
     return Report(
         title=f"Plan: {workload.name} ({plan.precision}, {plan.pricing})",
@@ -522,10 +523,10 @@ def plan_report(plan: Plan, manifest: Sequence[SnapshotInfo], link: str = "") ->
         tables=[
             ("Picks", readable(pick_table(plan))),
             (f"Ranked options ({len(plan.rows)})", readable(ranked_table(plan))),
-            ("Constraints", plan.constraint_status),
+            ("Constraints", worded_status(plan)),
         ],
         assumptions=[
-            *plan.assumptions,
+            *assumption_lines(plan),
             *(f"Own results: {w}" for w in notes_text(plan.notes_of(*OWN_CODES), APP_CONTROLS)),
             *(f"Warning: {w}" for w in warning_lines(plan)),
         ],

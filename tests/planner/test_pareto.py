@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from planner.pareto import (
     best_cost_per_hour_saved,
@@ -13,6 +14,7 @@ from planner.pareto import (
     pareto_mask,
     picks,
 )
+from planner.render.plan_words import constraint_text
 
 #                 A     B     C     D      E     F     G
 HOURS = np.array([10.0, 5.0, 5.0, 2.0, 12.0, 2.0, np.nan])
@@ -64,8 +66,10 @@ def test_picks_on_inline_data() -> None:
     assert by["fastest_within_budget"] == 3  # D and F tie at 2 h and $300: the first
     # From A ($100, 10 h): C saves 5 h for $20 ($4/h), D saves 8 h for $200 ($25/h).
     assert by["best_cost_per_hour_saved"] == 2
-    why = loose.set_index("pick").loc["best_cost_per_hour_saved", "why"]
-    assert "$4.00 more per hour saved" in why
+    value = loose.set_index("pick").loc["best_cost_per_hour_saved"]
+    assert value["usd_per_hour_saved"] == pytest.approx(4.0)
+    assert (value["hours_saved"], value["extra_usd"]) == pytest.approx((5.0, 20.0))
+    assert np.isnan(loose.set_index("pick").loc["cheapest_within_deadline", "hours_saved"])
 
 
 def test_cost_per_hour_saved_is_measured_from_the_cheapest_feasible_option() -> None:
@@ -99,11 +103,18 @@ def options_frame() -> pd.DataFrame:
 def test_constraint_status_says_what_binds() -> None:
     status = constraint_status(options_frame(), 10.0, 300.0, 512).set_index("constraint")
     assert status.loc["deadline_hours", "binds"]
-    assert "meeting the deadline costs $150 more (on-prem lab x4 (32 GPUs))" in str(
-        status.loc["deadline_hours", "note"]
+    assert status.loc["deadline_hours", "case"] == "costs_more"
+    assert status.loc["deadline_hours", "delta_usd"] == pytest.approx(150.0)
+    assert status.loc["deadline_hours", "option"] == "on-prem lab x4 (32 GPUs)"
+    assert "meeting the deadline costs $150 more (on-prem lab x4 (32 GPUs))" in constraint_text(
+        status.reset_index().iloc[0]
     )
     assert status.loc["budget_usd", "binds"]
-    assert "within the budget the fastest takes 4 h longer" in str(status.loc["budget_usd", "note"])
+    assert status.loc["budget_usd", "case"] == "takes_longer"
+    assert status.loc["budget_usd", "delta_hours"] == pytest.approx(4.0)
+    assert "within the budget the fastest takes 4 h longer" in constraint_text(
+        status.reset_index().iloc[1]
+    )
     assert not status.loc["max_gpus", "binds"]  # within the budget the on-prem one is fastest
     assert status.loc["onprem_gpus", "binds"]  # and it uses the whole cluster
     loose = constraint_status(options_frame(), 1000.0, 1000.0, 512).set_index("constraint")
@@ -113,9 +124,10 @@ def test_constraint_status_says_what_binds() -> None:
 
 def test_constraint_status_when_nothing_meets_names_the_closest() -> None:
     status = constraint_status(options_frame(), 0.5, 10.0, 512).set_index("constraint")
-    assert status.loc["deadline_hours", "note"] == (
+    notes = {r["constraint"]: constraint_text(r) for _, r in status.reset_index().iterrows()}
+    assert notes["deadline_hours"] == (
         "nothing finishes within 0.5 h; the fastest option is b fast x64 (512 GPUs) at 1 h"
     )
-    assert status.loc["budget_usd", "note"] == (
+    assert notes["budget_usd"] == (
         "nothing costs $10.00 or less; the cheapest option is a slow x1 (1 GPUs) at $50.00"
     )

@@ -12,6 +12,7 @@ from planner.pareto import pareto_mask
 from planner.plan import PLAN_COLUMNS, make_plan
 from planner.render.llm import no_fit_text
 from planner.render.notes import APP_CONTROLS, notes_text
+from planner.render.plan_words import assumption_lines
 from planner.request import PlanRequest
 from planner.spot import SPOT_RATE_DEFAULTS
 from planner.tco import (
@@ -203,7 +204,7 @@ def test_onprem_cost_is_amortized_rate_times_gpu_hours() -> None:
     row = result.rows.loc[result.rows["kind"] == "on-prem"].iloc[0]
     assert row["pricing"] == "amortized" and row["usd_per_gpu_hour"] == pytest.approx(rate)
     assert row["price_source"].startswith("lab.toml: amortized")
-    assert any("On-prem lab: 16 x A100-SXM-80GB" in a for a in result.assumptions)
+    assert any("On-prem lab: 16 x A100-SXM-80GB" in a for a in assumption_lines(result))
 
 
 def test_zero_or_negative_utilization_is_refused_with_the_field() -> None:
@@ -227,12 +228,12 @@ def test_spot_takes_longer_than_on_demand_and_uses_the_rate_given() -> None:
     )
     assert row["interruption_rate_source"] == "default:gcp"
     assert row["hours_p90"] > row["compute_hours"]
-    lines = " ".join(spot.assumptions)
+    lines = " ".join(assumption_lines(spot))
     assert "gcp 0.00439/h (default for gcp" in lines and "cloud.google.com" in lines
     user = plan(max_gpus=8, pricing="spot", interruption_rates={"gcp": 0.2})
     again = user.options.set_index(["instance_type", "total_gpus"])
     assert again.loc[("h100x1", 1.0), "hours_to_train"] > b.loc[("h100x1", 1.0), "hours_to_train"]
-    assert "gcp 0.2/h (yours)" in " ".join(user.assumptions)
+    assert "gcp 0.2/h (yours)" in " ".join(assumption_lines(user))
 
 
 def test_the_seed_fixes_the_monte_carlo_figures() -> None:

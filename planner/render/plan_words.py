@@ -1,0 +1,234 @@
+"""What a plan rests on and why it picked what it did, in words (the CLI and the app).
+
+The engine (planner.plan, planner.pareto) returns figures and codes: the request, the
+picks with their USD per hour saved, the constraint status with its case and figures.
+This module words them: `assumption_lines` (the methods and inputs a plan rests on),
+`pick_reason` (why a pick), `constraint_text` (what a constraint does to the plan), and
+`worded_picks` / `worded_status` (the tables with a `why` / `note` column added, for
+tables and exports).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from planner.plan import Plan
+from planner.request import PlanRequest
+from planner.spot import default_rate
+from pricing.tiers import DEFAULT_TIERS
+
+
+def hours_text(value: float) -> str:
+    """Hours as '4 h', '0.25 h', '105.1 h' (three significant digits below 10)."""
+    return f"{value:,.1f} h" if abs(value) >= 10 else f"{value:.3g} h"
+
+
+def usd_text(value: float) -> str:
+    """Dollars as people read them: whole dollars from $100, cents below, '<$0.01' for less."""
+    if abs(value) >= 100:
+        return f"${value:,.0f}"
+    if 0 < abs(value) < 0.005:
+        return "<$0.01"
+    return f"${value:,.2f}"
+
+
+def pick_reason(row: Mapping[str, object], request: PlanRequest) -> str:
+    """Why a pick (a planner.pareto.picks row) was picked, for the plan's request."""
+    pick = str(row["pick"])
+    if pick == "cheapest_within_deadline":
+        if request.deadline_hours is not None:
+            return "least cost among options finishing within the deadline"
+        return "least cost (no deadline given)"
+    if pick == "fastest_within_budget":
+        if request.budget_usd is not None:
+            return "fewest hours among options within the budget"
+        return "fewest hours (no budget given)"
+    rate, saved, extra = (
+        float(row[k])  # type: ignore[arg-type]
+        for k in ("usd_per_hour_saved", "hours_saved", "extra_usd")
+    )
+    return (
+        f"{usd_text(rate)} more per hour saved than the cheapest feasible option "
+        f"({hours_text(saved)} sooner for {usd_text(extra)} more)"
+    )
+
+
+def constraint_text(row: Mapping[str, object]) -> str:
+    """What one planner.pareto.constraint_status row says, as a sentence fragment."""
+    case, option, value = str(row["case"]), str(row["option"]), float(row["value"])  # type: ignore[arg-type]
+
+    def figure(key: str) -> float:
+        return float(row[key])  # type: ignore[arg-type]
+
+    constraint = row["constraint"]
+    if constraint == "deadline_hours":
+        if case == "met":
+            return (
+                f"the cheapest option, {option}, finishes in {hours_text(figure('option_hours'))}"
+            )
+        if case == "none_within":
+            return (
+                f"nothing finishes within {value:g} h; the fastest option is {option} at "
+                f"{hours_text(figure('option_hours'))}"
+            )
+        return (
+            f"the cheapest option takes {hours_text(figure('baseline_hours'))}; meeting the "
+            f"deadline costs {usd_text(figure('delta_usd'))} more ({option})"
+        )
+    if constraint == "budget_usd":
+        if case == "met":
+            return f"the fastest option, {option}, costs {usd_text(figure('option_usd'))}"
+        if case == "none_within":
+            return (
+                f"nothing costs {usd_text(value)} or less; the cheapest option is {option} at "
+                f"{usd_text(figure('option_usd'))}"
+            )
+        return (
+            f"the fastest option costs {usd_text(figure('baseline_usd'))}; within the budget "
+            f"the fastest takes {hours_text(figure('delta_hours'))} longer ({option})"
+        )
+    gpus = figure("option_gpus")
+    if constraint == "max_gpus":
+        scope = " within the budget" if case == "fastest_within_budget" else ""
+        text = f"the fastest option{scope}, {option}, uses {gpus:g} of {value:g} allowed"
+        return text + "; more might be faster" * bool(row["binds"])
+    return f"the fastest on-prem option uses {gpus:g} of the cluster's {value:g} GPUs"
+
+
+def worded_picks(plan: Plan) -> pd.DataFrame:
+    """The plan's picks with `why` (pick_reason) after `pick`."""
+    picks = plan.picks.copy()
+    reasons = [pick_reason(r, plan.request) for r in picks.to_dict(orient="records")]
+    picks.insert(1 if "pick" in picks.columns else 0, "why", pd.Series(reasons, dtype=object))
+    return picks
+
+
+def worded_status(plan: Plan) -> pd.DataFrame:
+    """The plan's constraint status with `note` (constraint_text) after `binds`."""
+    status = plan.constraint_status.copy()
+    notes = [constraint_text(r) for r in status.to_dict(orient="records")]
+    at = list(status.columns).index("binds") + 1 if "binds" in status.columns else 0
+    status.insert(at, "note", pd.Series(notes, dtype=object))
+    return status
+
+
+def assumption_lines(plan: Plan) -> list[str]:
+    """What the plan rests on: workload, constraints, the throughput and memory models,
+    providers weighed, prices, picks, quantiles, spot rates and on-prem configs."""
+    if plan.rows.empty:
+        return ["Constraints: " + "; ".join(plan.request.describe()) + "."]
+    return _request_lines(plan.request, plan.rows)
+
+
+def _request_lines(request: PlanRequest, rows: pd.DataFrame) -> list[str]:
+    workload, precision, settings = request.workload, request.precision, request.llm
+    constraints, sample_limit, onprem = request, request.sample_limit, request.onprem
+    lines = [
+        f"Workload {workload.name}: {workload.description}; {workload.samples:,.0f} "
+        f"{workload.sample_unit} ({workload.source}).",
+        "Constraints: " + "; ".join(constraints.describe()) + ".",
+    ]
+    if workload.is_llm:
+        lines += [
+            f"Precision {precision}. Throughput per option from the fastest tensor x pipeline "
+            "x data-parallel layout that fits memory (Megatron-LM: Shoeybi et al. 2019, "
+            "Narayanan et al. 2021; ZeRO-1 or ZeRO-3/FSDP: Rajbhandari et al. 2020): step = "
+            "compute + pipeline bubble (p-1)/m + exposed tensor-, pipeline- and data-parallel "
+            "communication (α-β rings over NVLink and the instance network); "
+            f"{workload.flops_per_sample:.3g} FLOPs per token; compute efficiency from the GPT "
+            "benchmark on the GPU (own results), else a cited prior per GPU generation "
+            "(planner.llm_mfu).",
+            "Memory: model states by ZeRO stage, activations with FlashAttention (Dao et al. "
+            "2022) per Korthikanti et al. 2022, full recomputation only where it is faster or "
+            f"needed (recompute={settings.recompute}); "
+            f"{settings.memory_reserve_fraction:.0%} of each GPU reserved; global batch "
+            f"{settings.batch_tokens(workload):,.0f} tokens per step. Layout per row "
+            "(sharding column): tp, pp, dp, ZeRO stage, micro-batch.",
+        ]
+    else:
+        lines.append(
+            f"Precision {precision}. Throughput: own measurements first, then published "
+            "(Lambda PyTorch benchmarks, newest generation, median of runs); other GPU counts "
+            "scaled through the law fitted to that GPU (chosen by held-out error), across "
+            "nodes and under the workload's global batch cap by the step-time model "
+            "(planner.throughput.step_model: per-GPU batch, fixed per-step floor, "
+            "hierarchical all-reduce with DDP overlap) with the instance's GPUs per node "
+            "over the instance type's network (planner.network: EFA/InfiniBand/GPUDirect "
+            "fabrics and published Ethernet figures; 25 Gb/s assumed where none is "
+            "published); image workloads capped by the vCPUs' JPEG decoding rate; GPUs "
+            "with no figure estimated from their specs (spec regression, cross-validated band)."
+        )
+    weighed = request.tiers or (() if request.providers else DEFAULT_TIERS)
+    lines.append(
+        "Providers weighed: "
+        + (f"tiers {', '.join(weighed)}" if weighed else "the providers named")
+        + (
+            "; marketplace single hosts (Vast.ai) left out: a company buying GPU time usually "
+            "cannot buy them under a contract"
+            if "marketplace" not in weighed and not request.providers
+            else ""
+        )
+        + (
+            "; sizes the provider no longer sells (pricing/retired.py) left out."
+            if not request.include_retired
+            else "; retired sizes included on request."
+        )
+    )
+    if request.reserved_discount is not None:
+        lines.append(
+            f"Reserved prices: where no {request.pricing} price is listed, assumed on-demand "
+            f"less {request.reserved_discount:.0%} (a negotiated discount given by the user, "
+            "not a quote); such rows say so in their price source."
+        )
+    lines += [
+        f"Prices: {constraints.pricing}, whole instances, billed in each provider's "
+        "increment and minimum (planner.overheads), no data or storage costs; wall time "
+        "adds provisioning, environment start, dataset staging and checkpoint writes; "
+        "capacity assumed available at every count. Options: 1, 2, 4, ... instances of an "
+        "offer up to "
+        f"{constraints.max_gpus} GPUs (one of a GPU slice or a marketplace listing, which is "
+        "a single host); each offer shown at the count that meets the deadline at least cost "
+        "(else its fastest), plus other counts on the frontier or picked.",
+        "Picks: cheapest within the deadline; fastest within the budget; best cost per hour "
+        "saved = among feasible frontier options faster than the cheapest feasible one, "
+        "the least extra dollars per hour saved. Frontier: no other option is both no "
+        "slower and no dearer (central figures: median throughput, expected spot time).",
+        "P10/P50/P90: the throughput band (10-90%, which holds the scaling fit's error) read "
+        "as a split normal in log space; exact for non-spot rows; spot rows on the frontier, "
+        f"picked or in the best {sample_limit} by Monte Carlo ({constraints.draws:,} draws, "
+        f"seed {constraints.seed}), other spot rows band x expected overhead "
+        "(planner.montecarlo).",
+    ]
+    if constraints.pricing == "spot" and len(rows):
+        lines.append(_rate_line(rows, request.rates))
+    for config in onprem:
+        lines.append(
+            f"On-prem {config.name}: {config.gpus} x {config.gpu_name}, amortized cost at "
+            f"{config.utilization:.0%} utilization (planner.tco) x GPU-hours used; no queueing "
+            "for the cluster."
+        )
+    return lines
+
+
+def _rate_line(rows: pd.DataFrame, overrides: Mapping[str, float]) -> str:
+    parts = []
+    spot = rows.loc[rows["pricing"] == "spot"]
+    for provider in sorted(spot["provider"].unique()):
+        if provider.lower() in {p.lower() for p in overrides}:
+            rate = {p.lower(): r for p, r in overrides.items()}[provider.lower()]
+            parts.append(f"{provider} {rate:.3g}/h (yours)")
+        else:
+            d = default_rate(provider)
+            parts.append(
+                f"{provider} {d.interruptions_per_hour:.3g}/h (default for {d.provider}: "
+                f"{d.basis.split('.')[0]}; {d.source})"
+            )
+    return (
+        "Spot interruptions per instance-hour (Poisson; a job on k instances stops when any "
+        "is interrupted; checkpoint and restart per planner.spot, Daly 2006): "
+        + "; ".join(parts)
+        + ". The providers publish different measures, so set your own rates where you "
+        "know them."
+    )
