@@ -523,7 +523,8 @@ def render() -> None:
     )
     if plan.rows.empty:
         st.warning(
-            "No option to plan with these inputs: " + "; ".join(warning_lines(plan)),
+            "No option to plan with these inputs: "
+            + "; ".join(md_text(line, 500) for line in warning_lines(plan)),
             icon=":material/warning:",
         )
         _notes(plan, problems)
