@@ -79,34 +79,55 @@ def path_under(directory: str | Path, name: str) -> Path:
     return Path(directory) / name
 
 
+class RefusedFileError(UnsafeInputError):
+    """A file `read_text_bounded` refuses. `reason` says which check failed, as a code:
+    missing, dangling, unreadable, folder, not_regular, too_large (`size_bytes` from stat),
+    grew (more than the limit when read), not_utf8; `detail` is the OS error's text, if any."""
+
+    def __init__(
+        self, reason: str, message: str, size_bytes: int | None = None, detail: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.size_bytes = size_bytes
+        self.detail = detail
+
+
 def read_text_bounded(path: str | Path, max_bytes: int = MAX_RESULT_BYTES) -> str:
-    """The UTF-8 text of a regular file of at most `max_bytes`; UnsafeInputError otherwise
+    """The UTF-8 text of a regular file of at most `max_bytes`; RefusedFileError otherwise
     (a folder, a dangling link, a device, too large, not UTF-8, unreadable)."""
     path = Path(path)
     try:
         info = path.stat()
     except FileNotFoundError:
-        why = "a dangling link" if path.is_symlink() else "no such file"
-        raise UnsafeInputError(f"{why}") from None
+        if path.is_symlink():
+            raise RefusedFileError("dangling", "a dangling link") from None
+        raise RefusedFileError("missing", "no such file") from None
     except OSError as exc:
-        raise UnsafeInputError(f"cannot be read ({exc.strerror or exc})") from None
+        why = str(exc.strerror or exc)
+        raise RefusedFileError("unreadable", f"cannot be read ({why})", detail=why) from None
     if stat.S_ISDIR(info.st_mode):
-        raise UnsafeInputError("a folder, not a file")
+        raise RefusedFileError("folder", "a folder, not a file")
     if not stat.S_ISREG(info.st_mode):
-        raise UnsafeInputError("not a regular file")
+        raise RefusedFileError("not_regular", "not a regular file")
     if info.st_size > max_bytes:
-        raise UnsafeInputError(f"{info.st_size:,} bytes; the limit is {max_bytes:,} bytes")
+        raise RefusedFileError(
+            "too_large",
+            f"{info.st_size:,} bytes; the limit is {max_bytes:,} bytes",
+            size_bytes=info.st_size,
+        )
     try:
         with open(path, "rb") as handle:
             data = handle.read(max_bytes + 1)
     except OSError as exc:
-        raise UnsafeInputError(f"cannot be read ({exc.strerror or exc})") from None
+        why = str(exc.strerror or exc)
+        raise RefusedFileError("unreadable", f"cannot be read ({why})", detail=why) from None
     if len(data) > max_bytes:
-        raise UnsafeInputError(f"more than {max_bytes:,} bytes; that is the limit")
+        raise RefusedFileError("grew", f"more than {max_bytes:,} bytes; that is the limit")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise UnsafeInputError("not a UTF-8 text file") from None
+        raise RefusedFileError("not_utf8", "not a UTF-8 text file") from None
 
 
 def _finite_float(text: str) -> float:

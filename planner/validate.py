@@ -9,7 +9,6 @@ but real values); the range of each flag is in FLAG_RANGES.
 from __future__ import annotations
 
 import math
-import stat
 import sys
 import tomllib
 from collections.abc import Callable, Iterable
@@ -17,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.safe_paths import RefusedFileError, read_text_bounded, shorten
+
 MAX_CONFIG_BYTES = 1024 * 1024  # an on-prem TOML config
 MAX_TABLE_BYTES = 64 * 1024 * 1024  # a reference or query CSV
 MAX_TOML_DEPTH = 16  # nested tables/arrays in a config (the flat on-prem config uses 1)
-MAX_SHOWN_CHARS = 200
 
 
 class RangeError(ValueError):
@@ -85,14 +85,6 @@ THROUGHPUT_RANGE = Range(0, 1e12, low_inclusive=False, unit="samples or tokens p
 GPU_COUNT_RANGE = Range(1, 1_000_000, unit="GPUs")
 
 
-def shorten(text: object, limit: int = MAX_SHOWN_CHARS) -> str:
-    """`text` as a string cut to `limit` characters (the full length said)."""
-    value = str(text)
-    if len(value) <= limit:
-        return value
-    return f"{value[:limit]}... ({len(value):,} characters)"
-
-
 def check_number(name: str, value: Any, valid: Range) -> float:
     """`value` as a float when it is a finite number within `valid`; RangeError naming
     `name` and the range otherwise."""
@@ -130,33 +122,25 @@ def read_text_file(path: str | Path, what: str, max_bytes: int, hint: str = "") 
     fix = f"; {hint}" if hint else ""
     if not str(path).strip():
         raise InputPathError(f"{what}: an empty path{fix}")
-    path = Path(path)
-    shown = shorten(path)
     try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise InputPathError(f"{what} {shown}: no such file{fix}") from None
-    except OSError as exc:
-        raise InputPathError(f"{what} {shown}: cannot be read ({exc.strerror}){fix}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise InputPathError(f"{what} {shown} is a folder{fix or '; give a file'}")
-    if not stat.S_ISREG(info.st_mode):
-        raise InputPathError(f"{what} {shown} is not a regular file{fix}")
-    if info.st_size > max_bytes:
-        raise InputPathError(
-            f"{what} {shown}: {info.st_size:,} bytes, more than the {max_bytes:,} allowed"
-        )
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise InputPathError(f"{what} {shown}: cannot be read ({exc.strerror})") from None
-    if len(data) > max_bytes:
-        raise InputPathError(f"{what} {shown}: more than the {max_bytes:,} bytes allowed")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputPathError(f"{what} {shown}: not a UTF-8 text file") from None
+        return read_text_bounded(path, max_bytes)
+    except RefusedFileError as exc:
+        match exc.reason:
+            case "missing" | "dangling":
+                problem = f": no such file{fix}"
+            case "unreadable":
+                problem = f": cannot be read ({exc.detail}){fix}"
+            case "folder":
+                problem = f" is a folder{fix or '; give a file'}"
+            case "not_regular":
+                problem = f" is not a regular file{fix}"
+            case "too_large":
+                problem = f": {exc.size_bytes:,} bytes, more than the {max_bytes:,} allowed"
+            case "grew":
+                problem = f": more than the {max_bytes:,} bytes allowed"
+            case _:
+                problem = f": {exc}"
+        raise InputPathError(f"{what} {shorten(Path(path))}{problem}") from None
 
 
 def _depth(value: Any) -> int:

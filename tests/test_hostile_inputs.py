@@ -36,11 +36,12 @@ from benchmarks.safe_paths import (
     check_result_id,
     loads_bounded,
     path_under,
+    read_text_bounded,
 )
 from planner.cli import app
 from planner.tco import OnPremConfigError, load_onprem_config
 from planner.ui.text import md_text
-from planner.validate import FLAG_RANGES, RangeError, check_flag
+from planner.validate import FLAG_RANGES, InputPathError, RangeError, check_flag, read_text_file
 from tests.conftest import ROOT
 
 runner = CliRunner()
@@ -255,6 +256,39 @@ def test_a_hostile_onprem_config_is_an_error_naming_it(
     path.write_text(content)
     with pytest.raises(OnPremConfigError, match=why):
         load_onprem_config(path)
+
+
+@pytest.fixture()
+def odd_files(tmp_path: Path) -> Path:
+    (tmp_path / "big.txt").write_text("x" * 100)
+    (tmp_path / "latin1.txt").write_bytes(b"caf\xe9")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "sub").mkdir()
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("name", "bounded", "named"),
+    [
+        ("big.txt", "100 bytes; the limit is 10 bytes", ": 100 bytes, more than the 10 allowed"),
+        ("latin1.txt", "not a UTF-8 text file", ": not a UTF-8 text file"),
+        ("dangling", "a dangling link", ": no such file; give a CSV file"),
+        ("missing", "no such file", ": no such file; give a CSV file"),
+        ("fifo", "not a regular file", " is not a regular file; give a CSV file"),
+        ("sub", "a folder, not a file", " is a folder; give a CSV file"),
+    ],
+)
+def test_both_file_readers_refuse_the_same_files_each_in_its_words(
+    odd_files: Path, name: str, bounded: str, named: str
+) -> None:
+    path = odd_files / name
+    with pytest.raises(UnsafeInputError) as refused:
+        read_text_bounded(path, 10)
+    assert str(refused.value) == bounded
+    with pytest.raises(InputPathError) as named_error:
+        read_text_file(path, "table file", 10, "give a CSV file")
+    assert str(named_error.value) == f"table file {path}{named}"
 
 
 @FUZZ

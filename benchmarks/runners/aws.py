@@ -30,6 +30,7 @@ from benchmarks.runners.machine import (
     Machine,
     ProvisionError,
     expires_label,
+    poll_until_running,
 )
 
 # Commercial regions as of 2026-11 (`aws ec2 describe-regions --all-regions`); opt-in
@@ -354,27 +355,33 @@ class AwsProvisioner:
     def wait_running(self, machine: Machine, timeout_s: float) -> Machine:
         """Poll describe_instances until running with an address (public, else private)."""
         region, instance_id = self._where(machine)
-        deadline = time.monotonic() + timeout_s
-        state = "unknown"
-        while True:
+
+        def probe() -> tuple[Machine | None, str | None]:
             instance = self._describe(region, instance_id)
-            if instance is not None:
-                state = instance["State"]["Name"]
-                address = instance.get("PublicIpAddress") or instance.get("PrivateIpAddress")
-                if state == "running" and address:
-                    return self._machine(instance, region, machine.user, base=machine)
-                if state in GONE_STATES:
-                    reason = instance.get("StateReason", {}).get("Message", "no reason given")
-                    raise ProvisionError(
-                        f"EC2 instance {instance_id} in {region} ended while starting "
-                        f"({state}: {reason})"
-                    )
-            if time.monotonic() >= deadline:
+            if instance is None:  # not visible yet (EC2 is eventually consistent)
+                return None, None
+            state = str(instance["State"]["Name"])
+            address = instance.get("PublicIpAddress") or instance.get("PrivateIpAddress")
+            if state == "running" and address:
+                return self._machine(instance, region, machine.user, base=machine), state
+            if state in GONE_STATES:
+                reason = instance.get("StateReason", {}).get("Message", "no reason given")
                 raise ProvisionError(
-                    f"EC2 instance {instance_id} in {region} was not running with an address "
-                    f"after {timeout_s:.0f} s (last state: {state})"
+                    f"EC2 instance {instance_id} in {region} ended while starting "
+                    f"({state}: {reason})"
                 )
-            self.sleep(min(self.poll_s, max(0.0, deadline - time.monotonic())))
+            return None, state
+
+        return poll_until_running(
+            probe,
+            timeout_s,
+            self.poll_s,
+            self.sleep,
+            lambda state: (
+                f"EC2 instance {instance_id} in {region} was not running with an address "
+                f"after {timeout_s:.0f} s (last state: {state})"
+            ),
+        )
 
     def terminate(self, machine: Machine) -> None:
         """terminate_instances; an instance that is already gone is fine."""

@@ -32,6 +32,7 @@ from benchmarks.runners.machine import (
     Machine,
     ProvisionError,
     expires_label,
+    poll_until_running,
 )
 
 # Compute Engine regions as of 2026-11 (`gcloud compute regions list`).
@@ -431,27 +432,32 @@ class GcpProvisioner:
     def wait_running(self, machine: Machine, timeout_s: float) -> Machine:
         """Poll instances.get until RUNNING with an external (else internal) address."""
         zone, project, name = self._where(machine)
-        deadline = time.monotonic() + timeout_s
-        status = "unknown"
-        while True:
+
+        def probe() -> tuple[Machine | None, str | None]:
             instance = self._get(zone, project, name)
             if instance is None:
                 raise ProvisionError(f"GCE instance {name} in {zone} disappeared while starting")
             status = _status(instance.status)
             address = _address(instance)
             if status == "RUNNING" and address:
-                return dataclasses.replace(machine, host=address)
+                return dataclasses.replace(machine, host=address), status
             if status in GONE_STATUSES:
                 reason = instance.status_message or "no reason given"
                 raise ProvisionError(
                     f"GCE instance {name} in {zone} stopped while starting ({status}: {reason})"
                 )
-            if time.monotonic() >= deadline:
-                raise ProvisionError(
-                    f"GCE instance {name} in {zone} was not running with an address after "
-                    f"{timeout_s:.0f} s (last status: {status})"
-                )
-            self.sleep(min(self.poll_s, max(0.0, deadline - time.monotonic())))
+            return None, status
+
+        return poll_until_running(
+            probe,
+            timeout_s,
+            self.poll_s,
+            self.sleep,
+            lambda status: (
+                f"GCE instance {name} in {zone} was not running with an address after "
+                f"{timeout_s:.0f} s (last status: {status})"
+            ),
+        )
 
     def terminate(self, machine: Machine) -> None:
         """instances.delete and wait for it; an instance that is already gone is fine."""

@@ -15,6 +15,8 @@ that it is a valid GCP label value too).
 from __future__ import annotations
 
 import datetime as dt
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -117,3 +119,30 @@ class Provisioner(Protocol):
 
 class ProvisionError(RuntimeError):
     """A cloud call failed in a way the user can act on; the message says how."""
+
+
+def poll_until_running(
+    probe: Callable[[], tuple[Machine | None, str | None]],
+    timeout_s: float,
+    poll_s: float,
+    sleep: Callable[[float], None],
+    not_running: Callable[[str], str],
+) -> Machine:
+    """The machine `probe` returns once it runs with an address (a `wait_running` loop).
+
+    `probe` answers (the running machine or None, the state it saw or None if it saw no
+    instance) and raises ProvisionError itself when the instance ended. It is asked every
+    `poll_s` seconds until `timeout_s` seconds have passed; then ProvisionError with
+    `not_running(last state seen)` ("unknown" if none). `sleep` waits seconds.
+    """
+    deadline = time.monotonic() + timeout_s
+    state = "unknown"
+    while True:
+        running, seen = probe()
+        if running is not None:
+            return running
+        if seen is not None:
+            state = seen
+        if time.monotonic() >= deadline:
+            raise ProvisionError(not_running(state))
+        sleep(min(poll_s, max(0.0, deadline - time.monotonic())))

@@ -18,8 +18,9 @@ import re
 import threading
 import urllib.parse
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.loopback import LoopbackServer, QuietHandler
 
 BASE = "/compute/v1/projects/"
 INSTANCES = re.compile(r"^/compute/v1/projects/([^/]+)/zones/([^/]+)/instances(?:/([^/]+))?$")
@@ -48,7 +49,7 @@ class Fault:
     reason: str = ""
 
 
-class FakeGce:
+class FakeGce(LoopbackServer):
     """The stand-in; `url` is its api_endpoint. Use as a context manager or close()."""
 
     def __init__(self, nat_ip: str = "127.0.0.1") -> None:
@@ -62,7 +63,7 @@ class FakeGce:
         self.ids = itertools.count(1000)
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
@@ -81,16 +82,7 @@ class FakeGce:
 
             do_GET = do_POST = do_DELETE = _handle
 
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        super().__init__(Handler)
 
     # -- test controls
 
@@ -117,10 +109,6 @@ class FakeGce:
             self.instances[(project, zone, name)] = self._instance(
                 project, zone, {"name": name, "labels": labels}, status
             )
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
     def __enter__(self) -> FakeGce:
         return self

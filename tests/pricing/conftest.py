@@ -15,13 +15,14 @@ import threading
 import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pricing.providers.retry import RetryPolicy
+from tests.loopback import LoopbackServer, QuietHandler
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -68,7 +69,7 @@ def fast_retry(attempts: int = 3, timeout_s: float = 2.0) -> tuple[RetryPolicy, 
     return policy, sleeps
 
 
-class StandIn:
+class StandIn(LoopbackServer):
     """An HTTP server on 127.0.0.1 answering GETs from `route(path, query) -> reply`.
 
     `fail(match, action)` queues a misbehaviour for the next request whose path and
@@ -83,7 +84,7 @@ class StandIn:
         self.released = threading.Event()
         stand_in = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 stand_in.requests.append(self.path)
                 status, headers, body = stand_in.answer(self.path, self.command)
@@ -101,16 +102,7 @@ class StandIn:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 self.do_GET()
 
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        super().__init__(Handler)
 
     def fail(self, match: str, action: str, times: int = 1) -> None:
         self.faults += [(match, action)] * times
@@ -139,8 +131,7 @@ class StandIn:
 
     def close(self) -> None:
         self.released.set()
-        self.server.shutdown()
-        self.server.server_close()
+        super().close()
 
 
 def _json(data: Any) -> Reply:
@@ -209,7 +200,7 @@ def gcp_api() -> Iterator[StandIn]:
     api.close()
 
 
-class FileServer:
+class FileServer(LoopbackServer):
     """An HTTP server on 127.0.0.1 serving `files` (path -> bytes or a misbehaviour).
 
     A misbehaviour is one of "drip" (a large Content-Length, then one byte per second),
@@ -224,7 +215,7 @@ class FileServer:
         self.stop = threading.Event()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
@@ -235,16 +226,7 @@ class FileServer:
                 except (BrokenPipeError, ConnectionResetError, OSError):
                     return
 
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        super().__init__(Handler)
 
     def serve(self, handler: BaseHTTPRequestHandler, body: bytes | str | int) -> None:
         if isinstance(body, int):
@@ -282,8 +264,7 @@ class FileServer:
 
     def close(self) -> None:
         self.stop.set()
-        self.server.shutdown()
-        self.server.server_close()
+        super().close()
 
 
 @pytest.fixture()
