@@ -169,3 +169,26 @@ def test_log_axis_ticks_read_as_durations_and_money() -> None:
                                              "1 year"]  # fmt: skip
     assert money_ticks(4, 150)[1] == ["$5", "$10", "$20", "$50", "$100", "$200"]
     assert money_ticks(0.5, 2e6)[1] == ["$1", "$10", "$100", "$1k", "$10k", "$100k", "$1M"]
+
+
+def test_the_readme_sample_answer_is_what_the_cli_prints(results_dir: object) -> None:
+    """The README's console block: its command run again prints the same tables (stdout;
+    the stderr footer's price ages change with the date)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```console\n", 1)[1].split("```", 1)[0].splitlines()
+    command = block[0].removeprefix("$ ").split()
+    assert command[:2] == ["COLUMNS=100", "gpuplan"], block[0]
+    done = subprocess.run(
+        [sys.executable, "-m", "planner.cli", *command[2:]],
+        env={**os.environ, "COLUMNS": "100"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    printed = [line.rstrip() for line in _lines(done.stdout)]
+    shown = [line.rstrip() for line in block[1 : 1 + len(printed)]]
+    assert shown == printed
