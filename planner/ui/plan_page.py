@@ -478,13 +478,16 @@ def _status(plan: Plan) -> None:
 def _notes(plan: Plan, problems: Sequence[str]) -> None:
     with st.expander("Own results: used and skipped"):
         own = notes_text(plan.notes_of(*OWN_CODES), APP_CONTROLS)
-        for line in own or ["no own results: add them on the Benchmarks page"]:
-            st.markdown(f"- {md_text(sentence(line))}")
+        lines = own or ["no own results: add them on the Benchmarks page"]
+        st.markdown("\n".join(f"- {md_text(sentence(line))}" for line in lines))
     with st.expander("Assumptions and warnings"):
-        for line in assumption_lines(plan):
-            st.markdown(f"- {md_text(line)}")
-        for line in [*warning_lines(plan), *problems]:
-            st.markdown(f"- :material/warning: {md_text(line, 500)}")
+        # One element per list, not per line: each element costs the browser a render.
+        bullets = [f"- {md_text(line)}" for line in assumption_lines(plan)]
+        bullets += [
+            f"- :material/warning: {md_text(line, 500)}"
+            for line in [*warning_lines(plan), *problems]
+        ]
+        st.markdown("\n".join(bullets))
 
 
 def render() -> None:
