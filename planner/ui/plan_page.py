@@ -60,6 +60,9 @@ from pricing.tiers import DEFAULT_TIERS, TIERS
 
 PAGE = "plan"
 TITLE = "gpuplan: where to train, for how much"
+# A warning is cut here (with its length said): long enough for the stale-prices warning of
+# every bundled provider and its fix, short enough to bound a hostile results file's text.
+WARNING_CHARS = 1000
 PRECISIONS = ["fp16", "bf16", "tf32", "fp32"]
 DEFAULT_WORKLOAD = "resnet50-imagenet-90ep"
 MAX_GPUS_LIMIT = 8192
@@ -484,7 +487,7 @@ def _notes(plan: Plan, problems: Sequence[str]) -> None:
         # One element per list, not per line: each element costs the browser a render.
         bullets = [f"- {md_text(line)}" for line in assumption_lines(plan)]
         bullets += [
-            f"- :material/warning: {md_text(line, 500)}"
+            f"- :material/warning: {md_text(line, WARNING_CHARS)}"
             for line in [*warning_lines(plan), *problems]
         ]
         st.markdown("\n".join(bullets))
@@ -527,7 +530,7 @@ def render() -> None:
     if plan.rows.empty:
         st.warning(
             "No option to plan with these inputs: "
-            + "; ".join(md_text(line, 500) for line in warning_lines(plan)),
+            + "; ".join(md_text(line, WARNING_CHARS) for line in warning_lines(plan)),
             icon=":material/warning:",
         )
         _notes(plan, problems)

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from planner.constraints import DEFAULT_MAX_GPUS
 from planner.plan import Plan, make_plan
+from planner.render.plan_words import assumption_lines
 from planner.request import PlanRequest
 from planner.throughput import own_and_published_results
 from planner.ui.export import csv_bytes, report_html
@@ -23,6 +24,7 @@ from planner.ui.plan_view import (
     money,
     option_text,
     plan_report,
+    warning_lines,
 )
 from planner.workloads import WORKLOADS, Workload, llm_workload
 from pricing.catalog import load_offers, read_manifest, unique_values
@@ -112,6 +114,19 @@ def test_default_view_shows_the_planners_picks_chart_and_sources(
     assert at.query_params["workload"] == DEFAULT
     assert at.query_params["pricing"] == "on-demand"
     assert "deadline_hours" not in at.query_params
+
+
+def test_the_assumptions_list_every_line_and_the_stale_price_warning_keeps_its_fix(
+    open_page: Open, results_dir: Path
+) -> None:
+    at = open_page("plan")
+    plan = direct(results_dir)
+    listed = next(m.value for m in at.markdown if "Precision fp16" in m.value)
+    assert listed.count("\n- ") + 1 == len(assumption_lines(plan)) + len(warning_lines(plan))
+    # The bundled catalog extracts are stale; the warning ends with how to refresh them.
+    assert "`gpuplan pricing refresh skypilot` (or `aws-public`, `azure`)" in listed.replace(
+        "\\", ""
+    )
 
 
 def test_a_tighter_deadline_changes_the_cheapest_pick(open_page: Open, results_dir: Path) -> None:
