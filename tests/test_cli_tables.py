@@ -94,6 +94,22 @@ def test_a_table_cuts_only_shrinkable_columns_to_fit() -> None:
     assert "$1,234" in lines[-1] and "…" in lines[-1] and "ignored" not in captured.get()
 
 
+def test_a_table_too_wide_for_its_shrinkable_columns_is_cut_at_the_width() -> None:
+    """Cells are never wrapped: each line is laid out, then cut with … at the width."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"id": ["a", "b"], "note": ["n" * 70, "short"], "usd": [1.0, 2.0]})
+    columns = (Col("id", "id"), Col("note", "note"), Col("usd", "$", money, right=True))
+    console = make_console(30)
+    with console.capture() as captured:
+        console.print(fit_table(frame, columns, 30, "a title longer than thirty characters"))
+    lines = captured.get().splitlines()
+    assert len(lines) == 5  # title, header, rule and one line per row: nothing wrapped
+    assert all(len(line) <= 30 for line in lines)
+    assert lines[0].endswith("…") and lines[3].endswith("…")
+    assert lines[2] == "─" * len(lines[1]) and lines[4].startswith("b   short")
+
+
 def test_pricing_show_tco_and_bench_tables_fit_100_columns() -> None:
     env = {"COLUMNS": "100"}
     for args in (
