@@ -4,14 +4,17 @@ It is scheduled at boot, before anything else, so it holds when the controller's
 crashes or loses its network. What "ends" means differs by cloud:
 
 - AWS: instances launch with InstanceInitiatedShutdownBehavior=terminate, so powering off
-  terminates the instance (and its delete-on-termination volumes): `shutdown -h +N`
-  (sysvinit and systemd), else a transient systemd timer, else a background sleep.
+  terminates the instance (and its delete-on-termination volumes): a transient systemd
+  timer (`systemd-run --on-active=Nm`), else `shutdown -h +N` (no systemd), else a
+  background sleep. The timer comes first because `shutdown -h +N` writes /run/nologin
+  five minutes ahead, and pam_nologin then refuses every login but root's: the controller
+  could not fetch its last runs' results.
 - GCP: powering off only *stops* a Compute Engine instance; its boot disk stays billed.
   So at N minutes the script deletes its own instance (`gcloud compute instances delete`,
   name and zone from the metadata server), which works when the instance runs as a
   service account allowed to delete instances; when that fails (gpuplan attaches no
-  service account, so by default it does) it powers off, and `shutdown -h +N+3` powers
-  off in case gcloud hangs. The instance's own `scheduling.maxRunDuration` with
+  service account, so by default it does) it powers off, and a second timer powers off
+  at N+3 minutes in case gcloud hangs. The instance's own `scheduling.maxRunDuration` with
   `instanceTerminationAction=DELETE` is the backstop that always deletes: Compute Engine
   enforces it without the machine's help, counted from when the VM started running, so
   it normally acts first, a little before this switch (counted from boot).
@@ -54,13 +57,14 @@ cat > {SELF_DELETE_PATH} <<'GPUPLAN_EOF'
 chmod 755 {SELF_DELETE_PATH}
 systemd-run --on-active={minutes}m --unit=gpuplan-dead-man {SELF_DELETE_PATH} \\
   || (nohup sh -c 'sleep {minutes * 60}; {SELF_DELETE_PATH}' >/dev/null 2>&1 &)
-shutdown -h +{minutes + 3} {reason} \\
+systemd-run --on-active={minutes + 3}m --unit=gpuplan-power-off /sbin/poweroff \\
+  || shutdown -h +{minutes + 3} {reason} \\
   || (nohup sh -c 'sleep {(minutes + 3) * 60}; poweroff' >/dev/null 2>&1 &)
 """
     return f"""#!/bin/sh
 # gpuplan sweep {sweep_id}: dead-man switch. This machine powers off (and so terminates)
 # {minutes} minutes after boot, whatever happens to the controller.
-shutdown -h +{minutes} {reason} \\
-  || systemd-run --on-active={minutes}m --unit=gpuplan-dead-man /sbin/poweroff \\
+systemd-run --on-active={minutes}m --unit=gpuplan-dead-man /sbin/poweroff \\
+  || shutdown -h +{minutes} {reason} \\
   || (nohup sh -c 'sleep {minutes * 60}; poweroff' >/dev/null 2>&1 &)
 """

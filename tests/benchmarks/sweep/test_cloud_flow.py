@@ -90,6 +90,41 @@ def test_dead_man_script_powers_off_on_its_own() -> None:
     assert result.returncode == 0, result.stderr
 
 
+TIMER = "systemd-run --on-active=45m --unit=gpuplan-dead-man"
+
+
+@pytest.mark.parametrize(
+    ("working", "expected"),
+    [
+        ({"systemd-run", "shutdown"}, [TIMER]),
+        ({"shutdown"}, [TIMER, "shutdown -h +45"]),
+        (set(), [TIMER, "shutdown -h +45", "sleep 2700", "poweroff"]),
+    ],
+    ids=["systemd", "no-systemd", "neither"],
+)
+def test_dead_man_script_prefers_a_timer_that_keeps_logins_open(
+    tmp_path: Path, working: set[str], expected: list[str]
+) -> None:
+    """`shutdown -h +N` refuses non-root logins (/run/nologin) for its last five minutes, so
+    the transient systemd timer is tried first; the others only where it fails."""
+    fakes, log = tmp_path / "bin", tmp_path / "calls.log"
+    fakes.mkdir()
+    for name in ("systemd-run", "shutdown", "sleep", "poweroff"):
+        rc = 0 if name in working or name in ("sleep", "poweroff") else 1
+        words = "$1 $2" if name != "poweroff" else ""
+        (fakes / name).write_text(f'#!/bin/sh\necho "{name} {words}" >> {log}\nexit {rc}\n')
+        (fakes / name).chmod(0o755)
+    script = dead_man_script(44.2, "demo-1").replace("/sbin/poweroff", "poweroff")
+    env = {"PATH": f"{fakes}:/usr/bin:/bin"}
+    subprocess.run(["sh", "-c", script], env=env, check=True, timeout=30)
+    for _ in range(100):  # the last resort runs in the background
+        calls = [c.strip() for c in log.read_text().splitlines()] if log.exists() else []
+        if len(calls) >= len(expected):
+            break
+        time.sleep(0.05)
+    assert calls == expected
+
+
 def test_gcp_dead_man_script_deletes_the_instance_and_falls_back_to_power_off() -> None:
     script = dead_man_script(44.2, "demo-1", "gcp")
     action = gcp_self_delete_script("demo-1")
