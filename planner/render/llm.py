@@ -10,7 +10,6 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from planner.llm import LLMMemoryError
@@ -126,10 +125,10 @@ def _with_details(frame: pd.DataFrame, precision: str) -> pd.DataFrame:
     if not llm.any():
         return frame
     out = frame.copy()
-    out["throughput_detail"] = out["throughput_detail"].astype(object)
-    for position in np.flatnonzero(llm):
-        row = out.iloc[position].to_dict()
-        out.iloc[position, out.columns.get_loc("throughput_detail")] = llm_detail(row, precision)
+    details = out["throughput_detail"].astype(object).to_numpy(copy=True)
+    records = out.loc[llm].to_dict(orient="records")
+    details[llm] = [llm_detail(row, precision) for row in records]
+    out["throughput_detail"] = details
     return out
 
 
