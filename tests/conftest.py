@@ -43,6 +43,20 @@ os.environ["GPUPLAN_CACHE_DIR"] = os.path.join(_SESSION_HOME, "cache")
 os.environ["XDG_CACHE_HOME"] = os.path.join(_SESSION_HOME, "xdg-cache")
 
 ROOT = Path(__file__).resolve().parents[1]
+# A valid own result (benchmarks.results schema), the base the upload and hostile-input tests
+# change one field of.
+GOOD_RESULT: dict[str, object] = {
+    "id": "my-h100-run",
+    "workload": "resnet50",
+    "model_size": "full",
+    "precision": "fp16",
+    "device": "cuda",
+    "device_name": "NVIDIA H100 80GB HBM3",
+    "world_size": 1,
+    "throughput": 2500.0,
+    "throughput_unit": "images/s",
+    "started_at": "2026-11-01T10:00:00",
+}
 
 
 class OutboundConnectionBlocked(RuntimeError):

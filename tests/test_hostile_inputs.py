@@ -42,6 +42,7 @@ from planner.cli import app
 from planner.tco import OnPremConfigError, load_onprem_config
 from planner.ui.text import md_text
 from planner.validate import FLAG_RANGES, InputPathError, RangeError, check_flag, read_text_file
+from tests.conftest import GOOD_RESULT as GOOD
 from tests.conftest import ROOT
 
 runner = CliRunner()
@@ -50,18 +51,6 @@ FUZZ = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-GOOD = {
-    "id": "my-h100-run",
-    "workload": "resnet50",
-    "model_size": "full",
-    "precision": "fp16",
-    "device": "cuda",
-    "device_name": "NVIDIA H100 80GB HBM3",
-    "world_size": 1,
-    "throughput": 2500.0,
-    "throughput_unit": "images/s",
-    "started_at": "2026-11-01T10:00:00",
-}
 HOSTILE_IDS = [
     "../../evil",
     "/tmp/evil",

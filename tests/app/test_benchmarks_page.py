@@ -14,20 +14,9 @@ from streamlit.testing.v1 import AppTest
 from benchmarks.results import BenchmarkResult, load_results, read_result, write_result
 from planner.throughput import bundled_results_dir
 from tests.app.conftest import chart, metrics, plain, table_with
+from tests.conftest import GOOD_RESULT as GOOD
 
 Open = Callable[..., AppTest]
-GOOD = {
-    "id": "my-h100-run",
-    "workload": "resnet50",
-    "model_size": "full",
-    "precision": "fp16",
-    "device": "cuda",
-    "device_name": "NVIDIA H100 80GB HBM3",
-    "world_size": 1,
-    "throughput": 2500.0,
-    "throughput_unit": "images/s",
-    "started_at": "2026-11-01T10:00:00",
-}
 
 
 def bundled() -> int:
