@@ -10,7 +10,10 @@ may have written. So:
   (symlinks included) and refuses anything that lands outside the folder;
 - a file is read only when it is a regular file of at most MAX_RESULT_BYTES
   (`read_text_bounded`), and JSON is decoded with `loads_bounded`: nesting deeper than
-  MAX_JSON_DEPTH, NaN, Infinity and numbers that overflow a float (1e309) are refused.
+  MAX_JSON_DEPTH, NaN, Infinity and numbers that overflow a float (1e309) are refused;
+- an OpenSSH public key (one line: type, base64, optional printable comment) and a
+  login name are checked by `ssh_public_key_problem` / `login_name_problem` before they
+  go into instance metadata or onto a command line.
 """
 
 from __future__ import annotations
@@ -29,6 +32,17 @@ MAX_RESULT_BYTES = 2 * 1024 * 1024  # one result file (an upload, a file in a re
 MAX_JSON_DEPTH = 64  # nested objects/arrays in a result file (real ones use 3)
 MAX_FOLDER_DEPTH = 8  # sub-folders of a results folder that are searched
 MAX_SHOWN_CHARS = 200  # what of a name or value is echoed back in a message
+SSH_KEY_TYPES = (
+    "ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521", "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com",
+)  # fmt: skip
+_SSH_PUBLIC_KEY = re.compile(
+    r"\A(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(?:256|384|521)|sk-ssh-ed25519@openssh\.com"
+    r"|sk-ecdsa-sha2-nistp256@openssh\.com) ([A-Za-z0-9+/]+={0,3})(?: (.+))?\Z"
+)
+MAX_SSH_PUBLIC_KEY_CHARS = 16 * 1024  # an RSA-16384 key is about 2,800 characters
+# POSIX portable login names; upper case too (many systems allow it), never a leading '-'
+LOGIN_NAME_PATTERN = re.compile(r"\A[A-Za-z_][A-Za-z0-9_.-]{0,31}\Z")
 
 
 class UnsafeInputError(ValueError):
@@ -128,6 +142,35 @@ def read_text_bounded(path: str | Path, max_bytes: int = MAX_RESULT_BYTES) -> st
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise RefusedFileError("not_utf8", "not a UTF-8 text file") from None
+
+
+def ssh_public_key_problem(key: str) -> str | None:
+    """None when `key` is one OpenSSH public key line ("ssh-ed25519 AAAA... comment", at
+    most MAX_SSH_PUBLIC_KEY_CHARS, no newline or control character), else what is wrong."""
+    if len(key) > MAX_SSH_PUBLIC_KEY_CHARS:
+        return f"{len(key):,} characters; a public key has at most {MAX_SSH_PUBLIC_KEY_CHARS:,}"
+    if not key.isprintable():
+        return (
+            "contains a newline or another control character; give exactly one line, "
+            "the contents of a .pub file"
+        )
+    if not _SSH_PUBLIC_KEY.fullmatch(key):
+        return (
+            f"{shorten(key, 60)!r} is not an OpenSSH public key: give 'TYPE BASE64 [comment]' "
+            f"as in a .pub file, TYPE one of {', '.join(SSH_KEY_TYPES)}"
+        )
+    return None
+
+
+def login_name_problem(name: str) -> str | None:
+    """None when `name` is a login name (LOGIN_NAME_PATTERN: 1-32 letters, digits, `_.-`,
+    starting with a letter or `_`), else what is wrong."""
+    if LOGIN_NAME_PATTERN.fullmatch(name):
+        return None
+    return (
+        f"{shorten(name, 60)!r} is not a login name: use 1-32 letters, digits, '_', '.' or '-', "
+        "starting with a letter or '_' (e.g. 'ubuntu')"
+    )
 
 
 def _finite_float(text: str) -> float:

@@ -34,6 +34,7 @@ from benchmarks.runners.machine import (
     expires_label,
     poll_until_running,
 )
+from benchmarks.safe_paths import login_name_problem, ssh_public_key_problem
 
 # Compute Engine regions as of 2026-11 (`gcloud compute regions list`).
 GCP_REGIONS: tuple[str, ...] = (
@@ -59,11 +60,13 @@ DEFAULT_IMAGE = (
 DEFAULT_USER = "gpuplan"  # created from the `ssh-keys` metadata entry
 BOOT_DISK_GB = 100  # DL VM images need at least 50 GB; room for a venv and results
 
-ZONE_PATTERN = re.compile(r"^([a-z]+-[a-z]+\d+)-([a-z])$")
-RESOURCE_PATH = re.compile(r"^projects/([^/]+)/(?:zones|regions)/([^/]+)$")
-MACHINE_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9]*-[a-z0-9-]+$")
+# Validating patterns: used with fullmatch, \A...\Z (a `$` would accept a final newline).
+ZONE_PATTERN = re.compile(r"\A([a-z]+-[a-z]+[0-9]+)-([a-z])\Z")
+REGION_PATTERN = re.compile(r"\A[a-z]+-[a-z]+[0-9]+\Z")
+RESOURCE_PATH = re.compile(r"\Aprojects/([a-z0-9.:-]+)/(?:zones|regions)/([a-z0-9-]+)\Z")
+MACHINE_TYPE_PATTERN = re.compile(r"\A[a-z][a-z0-9]*-[a-z0-9-]+\Z")
 # "n1-standard-8 + 1 x T4" (the price catalog's spelling of an N1 type with GPUs attached)
-N1_WITH_GPUS = re.compile(r"^(n1-[a-z0-9-]+)\s*\+\s*(\d+)\s*x\s*([A-Za-z0-9-]+)$")
+N1_WITH_GPUS = re.compile(r"\A(n1-[a-z0-9-]+) *\+ *([0-9]{1,2}) *x *([A-Za-z0-9-]+)\Z")
 ACCELERATORS = {  # catalog GPU name -> Compute Engine accelerator type (N1 only)
     "T4": "nvidia-tesla-t4",
     "P4": "nvidia-tesla-p4",
@@ -86,7 +89,7 @@ def known_regions() -> tuple[str, ...]:
 
 def zone_problem(zone: str) -> str | None:
     """None when `zone` looks like a zone of a known region (us-central1-a), else why not."""
-    match = ZONE_PATTERN.match(zone)
+    match = ZONE_PATTERN.fullmatch(zone)
     if not match:
         region_hint = f"; a zone of it is e.g. '{zone}-a'" if zone in GCP_REGIONS else ""
         return f"{zone!r} is not a GCP zone (region-letter, e.g. 'us-central1-a'){region_hint}"
@@ -101,18 +104,36 @@ def zone_problem(zone: str) -> str | None:
 def machine_type_problem(machine_type: str, known: set[str] | None = None) -> str | None:
     """None when `machine_type` is a GCE machine type (N1: with '+ N x GPU' if any) that is
     in `known` (if given), else what is wrong."""
-    n1 = N1_WITH_GPUS.match(machine_type)
+    n1 = N1_WITH_GPUS.fullmatch(machine_type)
     if n1 and n1.group(3) not in ACCELERATORS and not n1.group(3).startswith("nvidia-"):
         return (
             f"unknown GPU {n1.group(3)!r} in {machine_type!r} (N1 takes {', '.join(ACCELERATORS)})"
         )
-    if not n1 and not MACHINE_TYPE_PATTERN.match(machine_type):
+    if not n1 and not MACHINE_TYPE_PATTERN.fullmatch(machine_type):
         return f"{machine_type!r} is not a GCE machine type (e.g. 'a2-highgpu-1g')"
     if known is not None and machine_type not in known:
         close = difflib.get_close_matches(machine_type, sorted(known), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         return f"unknown GCE machine type {machine_type!r}{hint}"
     return None
+
+
+def ssh_keys_entry(user: str, public_key: str | None) -> str | None:
+    """The `ssh-keys` metadata value "USER:KEY" (one line; Compute Engine reads one key per
+    line; None without a key), or ProvisionError when the user is not a login name or the
+    key is not one OpenSSH public key line (a newline in either would add a key for
+    another user)."""
+    problem = login_name_problem(user)
+    if problem:
+        raise ProvisionError(f"GCP ssh_user: {problem}")
+    if not public_key:
+        return None
+    problem = ssh_public_key_problem(public_key.strip())
+    if problem:
+        raise ProvisionError(
+            f"GCP ssh public key (ssh_public_key, or identity_file + '.pub'): {problem}"
+        )
+    return f"{user}:{public_key.strip()}"
 
 
 def region_of(zone: str) -> str:
@@ -136,7 +157,7 @@ def instance_name(name: str) -> str:
 def split_machine_type(machine_type: str) -> tuple[str, str | None, int]:
     """("n1-standard-8", "nvidia-tesla-t4", 1) for "n1-standard-8 + 1 x T4";
     without GPUs: (machine_type, None, 0)."""
-    match = N1_WITH_GPUS.match(machine_type)
+    match = N1_WITH_GPUS.fullmatch(machine_type)
     if not match:
         return machine_type, None, 0
     gpu = match.group(3)
@@ -155,7 +176,7 @@ GRANT = (
 def explain_error(code: str, message: str, call: str, zone: str, project: str, what: str) -> str:
     """What a failed Compute call or operation error means and what to do about it."""
     head = f"GCE {call} of {what} in {zone} failed ({code}: {message})"
-    region = region_of(zone) if ZONE_PATTERN.match(zone) else zone
+    region = region_of(zone) if ZONE_PATTERN.fullmatch(zone) else zone
     quota = re.search(r"Quota '([A-Z0-9_]+)' exceeded", message)
     if quota or "QUOTA" in code.upper() or "quota" in message.lower():
         metric = quota.group(1) if quota else "the GPU quota"
@@ -338,6 +359,8 @@ class GcpProvisioner:
     ) -> Machine:
         """instances.insert (labelled, deleted by Compute Engine at `expires_at`); waits for
         the insert operation, not for the instance to run."""
+        user = target.ssh_user or DEFAULT_USER
+        ssh_keys = ssh_keys_entry(user, target.ssh_public_key)  # before any call
         compute_v1 = self._compute()
         zone, project = target.region, self.project_for(target.project)
         machine_type, accelerator, gpus = split_machine_type(target.instance_type)
@@ -347,12 +370,9 @@ class GcpProvisioner:
         # little after (by the provisioning time); the startup script's switch ends it earlier.
         run_s = max(60, round((expires_at - self.now()).total_seconds()))
         has_gpus = bool(gpus) or machine_type.startswith(GPU_FAMILIES)
-        user = target.ssh_user or DEFAULT_USER
         metadata = [compute_v1.Items(key="startup-script", value=startup_script)]
-        if target.ssh_public_key:
-            metadata.append(
-                compute_v1.Items(key="ssh-keys", value=f"{user}:{target.ssh_public_key.strip()}")
-            )
+        if ssh_keys is not None:
+            metadata.append(compute_v1.Items(key="ssh-keys", value=ssh_keys))
         if target.image is None:
             metadata.append(compute_v1.Items(key="install-nvidia-driver", value="True"))
         interface = compute_v1.NetworkInterface(
@@ -507,10 +527,15 @@ class GcpProvisioner:
             return list(instances.aggregated_list(request=request, timeout=60))
 
         for entry in dict.fromkeys(regions):
-            path = RESOURCE_PATH.match(entry)
+            path = RESOURCE_PATH.fullmatch(entry)
             project = self.project_for(path.group(1) if path else None)
             where = path.group(2) if path else entry
-            if ZONE_PATTERN.match(where):
+            if not ZONE_PATTERN.fullmatch(where) and not REGION_PATTERN.fullmatch(where):
+                raise ProvisionError(
+                    f"{entry!r} is not a GCP zone (us-central1-a), region (us-central1) or "
+                    "resource path (projects/P/zones/Z, projects/P/regions/R)"
+                )
+            if ZONE_PATTERN.fullmatch(where):
                 listed = self._call(
                     "instances.list", where, project, "instances", in_zone,
                     project=project, zone=where,

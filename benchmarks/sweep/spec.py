@@ -6,12 +6,19 @@ refuse (workload, size, precision, device, world size, steps). Lists in a [[runs
 entry expand to a grid (`expand_runs`). Instance types and regions are checked against
 the price catalog by the caller (`check_cloud_targets`), since this package does not
 read catalogs.
+
+Everything is bounded before it is used: the file (a regular file of at most
+MAX_SPEC_BYTES, nested at most MAX_SPEC_DEPTH deep), every string of a target (printable,
+a length limit, a pattern for its kind: host, login, zone, image...), every number (finite,
+within the maxima in LIMIT_MAXIMA, TARGET_MAXIMA and RUN_MAXIMA), and the grid (at most
+MAX_RUNS runs, MAX_GRID_VALUES values per list, MAX_TARGETS targets).
 """
 
 from __future__ import annotations
 
 import difflib
 import itertools
+import math
 import re
 import tomllib
 from collections.abc import Callable, Iterable
@@ -20,11 +27,63 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.models import WORKLOADS, check_size
+from benchmarks.runners.gcp import MACHINE_TYPE_PATTERN, N1_WITH_GPUS, ZONE_PATTERN
+from benchmarks.safe_paths import (
+    MAX_SSH_PUBLIC_KEY_CHARS,
+    RefusedFileError,
+    json_depth,
+    login_name_problem,
+    read_text_bounded,
+    shorten,
+    ssh_public_key_problem,
+)
 
 BACKENDS = ("ssh", "local", "aws", "gcp")
 CLOUD_BACKENDS = ("aws", "gcp")
-NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,29}$")  # valid in a GCP label value and a path
-REMOTE_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+NAME_PATTERN = re.compile(r"\A[a-z][a-z0-9-]{0,29}\Z")  # valid in a GCP label value and a path
+REMOTE_ENV_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
+
+MAX_SPEC_BYTES = 1024 * 1024  # a spec file; real ones are a few KiB
+MAX_SPEC_DEPTH = 16  # nested tables/arrays/dotted keys; real specs use 4
+MAX_TARGETS = 256
+MAX_RUNS = 512  # grid points of all [[runs]] entries together, counted before expanding
+MAX_GRID_VALUES = 64  # values in one list of a [[runs]] entry
+MAX_LABEL_CHARS = 80
+MAX_TEXT_CHARS = 1024  # any other string of a target, unless its kind says less
+MAX_PATH_CHARS = 4096  # identity_file (PATH_MAX on Linux)
+MAX_REMOTE_ENV = 64  # entries of remote_env
+MAX_SECURITY_GROUPS = 16  # per network interface on EC2
+
+# The largest value of each number (the smallest is in its check); far above any real use.
+LIMIT_MAXIMA = {
+    "max_usd": 1_000_000.0,
+    "max_minutes_per_target": 10_080.0,  # 7 days
+    "max_parallel": 64,
+}
+TARGET_MAXIMA = {"port": 65_535, "gpu_count": 1024, "usd_per_hour": 10_000.0}
+RUN_MAXIMA: dict[str, float] = {
+    "world_size": 1024,
+    "steps": 1_000_000,
+    "warmup": 100_000,
+    "batch": 1_048_576,
+    "max_batch": 1_048_576,
+    "seed": 2**32 - 1,
+    "peak_tflops": 100_000.0,
+    "memory_budget_gib": 100_000.0,
+}
+
+# Patterns of a target's strings, each used with fullmatch (\A...\Z: no final newline).
+HOST_PATTERN = re.compile(r"\A[A-Za-z0-9_.:][A-Za-z0-9_.:-]{0,252}\Z")
+REMOTE_PATH_PATTERN = re.compile(r"\A[A-Za-z0-9_./~-]+\Z")  # as runners.ssh.check_remote_path
+AWS_INSTANCE_TYPE = re.compile(r"\A[a-z][a-z0-9-]{0,31}\.[a-z0-9-]{1,31}\Z")
+AWS_REGION = re.compile(r"\A[a-z]{2}(?:-[a-z]+){1,3}-[0-9]{1,2}\Z")
+GCP_REGION = re.compile(r"\A[a-z]+-[a-z]+[0-9]+\Z")
+AWS_IMAGE = re.compile(r"\Aami-[0-9a-z]{1,32}\Z")
+GCP_IMAGE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9/._:-]{0,1023}\Z")
+AWS_KEY_NAME = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9_.+=@-]{0,254}\Z")
+AWS_SUBNET = re.compile(r"\Asubnet-[0-9a-z]{1,32}\Z")
+AWS_SECURITY_GROUP = re.compile(r"\Asg-[0-9a-z]{1,32}\Z")
+GCP_PROJECT = re.compile(r"\A(?:[a-z][a-z0-9.-]{0,62}:)?[a-z][a-z0-9-]{4,28}[a-z0-9]\Z")
 
 TOP_KEYS = ("name", "limits", "targets", "runs")
 LIMIT_KEYS = ("max_usd", "max_minutes_per_target", "max_parallel")
@@ -138,10 +197,11 @@ def _check_keys(path: str, where: str, table: dict[str, Any], valid: Iterable[st
     valid = list(valid)
     for key in table:
         if key not in valid:
+            shown = key if key.isprintable() and len(key) <= 60 else _shown(key)
             raise SpecError(
                 path,
-                f"{where}{key}",
-                f"unknown key{_closest(key, valid)} (valid here: {', '.join(valid)})",
+                f"{where}{shown}",
+                f"unknown key{_closest(key[:100], valid)} (valid here: {', '.join(valid)})",
             )
 
 
@@ -151,17 +211,39 @@ def _typed(path: str, key: str, value: Any, kind: type | tuple[type, ...], what:
         and kind is not bool
         and bool not in (kind if isinstance(kind, tuple) else (kind,))
     ):
-        raise SpecError(path, key, f"expected {what}, got {value!r}")
+        raise SpecError(path, key, f"expected {what}, got {_shown(value)}")
     if not isinstance(value, kind):
-        raise SpecError(path, key, f"expected {what}, got {value!r}")
+        raise SpecError(path, key, f"expected {what}, got {_shown(value)}")
     return value
 
 
-def _number(path: str, key: str, value: Any, minimum: float, integer: bool = False) -> Any:
+def _fmt(value: float) -> str:
+    """A bound as text: 1,048,576 / 10,080 / 1e-09."""
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:g}"
+
+
+def _shown(value: Any) -> str:
+    """`value` as echoed back in a message, short even for a 100,000-digit integer."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"a {value.bit_length():,}-bit number"
+    return shorten(repr(value), 60)
+
+
+def _number(
+    path: str, key: str, value: Any, minimum: float, maximum: float, integer: bool = False
+) -> Any:
+    """`value` when it is a finite number (a whole one if `integer`) in [minimum, maximum]."""
     what = "a whole number" if integer else "a number"
     _typed(path, key, value, int if integer else (int, float), what)
-    if not value >= minimum or value != value or value in (float("inf"),):
-        raise SpecError(path, key, f"must be {what} >= {minimum:g}, got {value!r}")
+    finite = not isinstance(value, float) or math.isfinite(value)
+    if not finite or not minimum <= value <= maximum:
+        raise SpecError(
+            path,
+            key,
+            f"must be {what} >= {_fmt(minimum)} and <= {_fmt(maximum)}, got {_shown(value)}",
+        )
     return value
 
 
@@ -176,23 +258,198 @@ def _parse_limits(path: str, raw: Any) -> tuple[float, float, int]:
             raise SpecError(
                 path, f"limits.{key}", "required (a hard cap; the sweep never passes it)"
             )
-    max_usd = float(_number(path, "limits.max_usd", raw["max_usd"], 0))
+    top = LIMIT_MAXIMA
+    max_usd = float(_number(path, "limits.max_usd", raw["max_usd"], 0, top["max_usd"]))
     minutes = float(
-        _number(path, "limits.max_minutes_per_target", raw["max_minutes_per_target"], 1)
-    )
+        _number(
+            path, "limits.max_minutes_per_target", raw["max_minutes_per_target"], 1,
+            top["max_minutes_per_target"],
+        )
+    )  # fmt: skip
     parallel = int(
-        _number(path, "limits.max_parallel", raw.get("max_parallel", DEFAULT_MAX_PARALLEL), 1, True)
-    )
+        _number(
+            path, "limits.max_parallel", raw.get("max_parallel", DEFAULT_MAX_PARALLEL), 1,
+            top["max_parallel"], True,
+        )
+    )  # fmt: skip
     return max_usd, minutes, parallel
 
 
-def _optional_str(path: str, key: str, raw: dict[str, Any], name: str) -> str | None:
+def _text(path: str, key: str, value: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """`value` when it is at most `limit` characters, all printable (no newline, tab or
+    other control character)."""
+    if len(value) > limit:
+        raise SpecError(
+            path, key, f"{len(value):,} characters; give at most {limit:,} ({_shown(value)})"
+        )
+    if not value.isprintable():
+        bad = next(c for c in value if not c.isprintable())
+        raise SpecError(
+            path, key,
+            f"{_shown(value)} contains {bad!r}: use printable characters only (no newline, "
+            "tab or other control character)",
+        )  # fmt: skip
+    return value
+
+
+def _optional_str(
+    path: str, key: str, raw: dict[str, Any], name: str, limit: int = MAX_TEXT_CHARS
+) -> str | None:
     if name not in raw:
         return None
     value = _typed(path, key + name, raw[name], str, "a string")
+    _text(path, key + name, value, limit)
     if not value.strip():
         raise SpecError(path, key + name, "must not be empty")
     return str(value)
+
+
+def _hint(value: str, fits: Callable[[str], bool]) -> str:
+    """'; did you mean X?' for the first simple fix of `value` that `fits`, else ''."""
+    for candidate in (value.strip(), value.lower(), value.strip().lower()):
+        if candidate != value and fits(candidate):
+            return f"; did you mean {candidate!r}?"
+    return ""
+
+
+def _host_hint(host: str) -> str:
+    if "@" in host:
+        user, _, name = host.rpartition("@")
+        return f"; put the login into its own key: host = {name!r}, user = {user!r}"
+    if "://" in host:
+        name = host.split("://", 1)[1].split("/")[0]
+        if name.count(":") == 1 and name.split(":")[1].isdigit():
+            name, port = name.split(":")
+            return f"; give the name and port apart: host = {name!r}, port = {port}"
+        return f"; give the name only: host = {name!r}"
+    if host.startswith("[") and host.endswith("]"):
+        return f"; give an IPv6 address without brackets: host = {host[1:-1]!r}"
+    return _hint(host, lambda h: bool(HOST_PATTERN.fullmatch(h)))
+
+
+def _is_group(value: str) -> bool:
+    return bool(AWS_SECURITY_GROUP.fullmatch(value))
+
+
+def _gcp_machine_type(value: str) -> bool:
+    return bool(MACHINE_TYPE_PATTERN.fullmatch(value) or N1_WITH_GPUS.fullmatch(value))
+
+
+# key -> backend ("*": any) -> (check, what is valid)
+_PATTERNS: dict[str, dict[str, tuple[Callable[[str], bool], str]]] = {
+    "host": {
+        "*": (
+            lambda v: bool(HOST_PATTERN.fullmatch(v)),
+            "a DNS name, an IPv4 or IPv6 address (no brackets) or an ~/.ssh/config alias: "
+            "1-253 letters, digits, '.', '-', '_' or ':', not starting with '-' (e.g. 'gpu-box-1')",
+        )
+    },
+    "instance_type": {
+        "aws": (
+            lambda v: bool(AWS_INSTANCE_TYPE.fullmatch(v)),
+            "an EC2 instance type, family.size in lower case (e.g. 'p4d.24xlarge')",
+        ),
+        "gcp": (
+            _gcp_machine_type,
+            "a GCE machine type in lower case (e.g. 'a2-highgpu-1g', or with GPUs attached "
+            "'n1-standard-8 + 1 x T4')",
+        ),
+    },
+    "region": {
+        "aws": (lambda v: bool(AWS_REGION.fullmatch(v)), "an AWS region (e.g. 'us-east-1')"),
+        "gcp": (lambda v: bool(GCP_REGION.fullmatch(v)), "a GCP region (e.g. 'us-central1')"),
+    },
+    "zone": {
+        "*": (
+            lambda v: bool(ZONE_PATTERN.fullmatch(v)),
+            "a GCP zone, region-letter (e.g. 'us-central1-a')",
+        )
+    },
+    "image": {
+        "aws": (
+            lambda v: bool(AWS_IMAGE.fullmatch(v)),
+            "an AMI id, 'ami-' and lower-case letters or digits (e.g. 'ami-0abcdef1234567890')",
+        ),
+        "gcp": (
+            lambda v: bool(GCP_IMAGE.fullmatch(v)),
+            "an image or image family path or URL: letters, digits and '/._:-' (e.g. "
+            "'projects/my-project/global/images/family/my-family')",
+        ),
+    },
+    "key_name": {
+        "*": (
+            lambda v: bool(AWS_KEY_NAME.fullmatch(v)),
+            "an EC2 key pair name: 1-255 letters, digits and '_.+=@-' (e.g. 'gpuplan-sweep')",
+        )
+    },
+    "subnet_id": {
+        "*": (
+            lambda v: bool(AWS_SUBNET.fullmatch(v)),
+            "a subnet id, 'subnet-' and lower-case letters or digits (e.g. 'subnet-0abc1234')",
+        )
+    },
+    "project": {
+        "*": (
+            lambda v: bool(GCP_PROJECT.fullmatch(v)),
+            "a GCP project id: 6-30 lower-case letters, digits and '-', starting with a letter "
+            "(e.g. 'my-project')",
+        )
+    },
+}
+_NO_DASH = ("identity_file", "remote_python", "remote_dir")  # would read as an option
+
+
+def _check_strings(path: str, where: str, backend: str, s: dict[str, str | None]) -> None:
+    """Each string of a target against the rule of its kind (SpecError naming the key)."""
+    for name, value in s.items():
+        if value is None:
+            continue
+        key = where + name
+        rules = _PATTERNS.get(name, {})
+        rule = rules.get(backend) or rules.get("*")
+        if rule is not None and not rule[0](value):
+            hint = _host_hint(value) if name == "host" else _hint(value, rule[0])
+            if name == "zone" and not hint and GCP_REGION.fullmatch(value):
+                hint = f"; that is a region, a zone of it is e.g. '{value}-a'"
+            raise SpecError(path, key, f"{_shown(value)} is not valid: give {rule[1]}{hint}")
+        if name in ("user", "ssh_user"):
+            problem = login_name_problem(value)
+            if problem:
+                raise SpecError(
+                    path, key, problem + _hint(value, lambda v: not login_name_problem(v))
+                )
+        if name == "ssh_public_key":
+            problem = ssh_public_key_problem(value.strip())
+            if problem:
+                raise SpecError(path, key, problem)
+        if name in _NO_DASH and value.startswith("-"):
+            raise SpecError(
+                path, key, f"{_shown(value)} starts with '-', which ssh would read as an option"
+            )
+        if name == "remote_dir" and (
+            not REMOTE_PATH_PATTERN.fullmatch(value) or ".." in value.split("/")
+        ):
+            raise SpecError(
+                path, key,
+                f"{_shown(value)} is not a safe remote folder: use letters, digits and '._/~-' "
+                "only, with no '..' part (e.g. '~/gpuplan-sweep' or '/scratch/bench')",
+            )  # fmt: skip
+
+
+_STRING_LIMITS = {
+    "label": MAX_LABEL_CHARS,
+    "host": 253,
+    "user": 32,
+    "ssh_user": 32,
+    "gpu_name": 64,
+    "identity_file": MAX_PATH_CHARS,
+    "ssh_public_key": MAX_SSH_PUBLIC_KEY_CHARS,
+}
+_STRING_KEYS = (
+    "host", "user", "identity_file", "remote_python", "remote_dir", "instance_type",
+    "region", "zone", "image", "key_name", "subnet_id", "project", "ssh_user",
+    "ssh_public_key", "gpu_name", "label",
+)  # fmt: skip
 
 
 def _parse_target(path: str, index: int, raw: Any) -> TargetSpec:
@@ -201,43 +458,60 @@ def _parse_target(path: str, index: int, raw: Any) -> TargetSpec:
         raise SpecError(path, f"targets[{index}]", "expected a [[targets]] table")
     backend = raw.get("backend")
     if backend not in BACKENDS:
-        hint = _closest(str(backend), BACKENDS) if backend is not None else ""
+        hint = _closest(str(backend), BACKENDS) if isinstance(backend, str) else ""
         raise SpecError(
             path,
             where + "backend",
-            f"{backend!r} is not a backend{hint} (valid: {', '.join(BACKENDS)})",
+            f"{_shown(backend)} is not a backend{hint} (valid: {', '.join(BACKENDS)})",
         )
     _check_keys(path, where, raw, TARGET_KEYS["common"] + TARGET_KEYS[backend])
-    s = {name: _optional_str(path, where, raw, name) for name in (
-        "host", "user", "identity_file", "remote_python", "remote_dir", "instance_type",
-        "region", "zone", "image", "key_name", "subnet_id", "project", "ssh_user",
-        "ssh_public_key", "gpu_name", "label",
-    )}  # fmt: skip
+    s = {
+        name: _optional_str(path, where, raw, name, _STRING_LIMITS.get(name, MAX_TEXT_CHARS))
+        for name in _STRING_KEYS
+    }
+    _check_strings(path, where, backend, s)
+    top = TARGET_MAXIMA
     port = raw.get("port")
     if port is not None:
-        _number(path, where + "port", port, 1, True)
-        if port > 65535:
-            raise SpecError(path, where + "port", f"{port} is not a TCP port (1-65535)")
+        _number(path, where + "port", port, 1, top["port"], True)
     gpu_count = raw.get("gpu_count")
     if gpu_count is not None:
-        _number(path, where + "gpu_count", gpu_count, 1, True)
+        _number(path, where + "gpu_count", gpu_count, 1, top["gpu_count"], True)
     usd = raw.get("usd_per_hour")
     if usd is not None:
-        usd = float(_number(path, where + "usd_per_hour", usd, 0))
+        usd = float(_number(path, where + "usd_per_hour", usd, 0, top["usd_per_hour"]))
     spot = bool(_typed(path, where + "spot", raw.get("spot", False), bool, "true or false"))
     groups = raw.get("security_group_ids", [])
     if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
         raise SpecError(path, where + "security_group_ids", "expected a list of strings")
+    if len(groups) > MAX_SECURITY_GROUPS:
+        raise SpecError(
+            path, where + "security_group_ids",
+            f"{len(groups)} groups; give at most {MAX_SECURITY_GROUPS}",
+        )  # fmt: skip
+    for number, group in enumerate(groups):
+        if not AWS_SECURITY_GROUP.fullmatch(group):
+            raise SpecError(
+                path, f"{where}security_group_ids[{number}]",
+                f"{_shown(group)} is not valid: give a security group id, 'sg-' and lower-case "
+                f"letters or digits (e.g. 'sg-0abc1234'){_hint(group, _is_group)}",
+            )  # fmt: skip
     env = raw.get("remote_env", {})
     if not isinstance(env, dict):
         raise SpecError(path, where + "remote_env", 'expected a table of NAME = "value"')
+    if len(env) > MAX_REMOTE_ENV:
+        raise SpecError(
+            path, where + "remote_env", f"{len(env)} variables; give at most {MAX_REMOTE_ENV}"
+        )
     for name, value in env.items():
-        if not REMOTE_ENV_NAME.match(name) or not isinstance(value, str):
+        if not REMOTE_ENV_NAME.fullmatch(name) or not isinstance(value, str):
             raise SpecError(
                 path,
-                where + f"remote_env.{name}",
-                'expected NAME = "value" (NAME: letters, digits, _)',
+                where + f"remote_env.{name if REMOTE_ENV_NAME.fullmatch(name) else _shown(name)}",
+                'expected NAME = "value" (NAME: 1-128 letters, digits, _, not starting with '
+                "a digit)",
             )
+        _text(path, where + f"remote_env.{name}", value)
     if backend == "ssh" and not s["host"]:
         raise SpecError(
             path, where + "host", "required for backend 'ssh' (an address or ~/.ssh/config alias)"
@@ -293,7 +567,7 @@ def _check_run(path: str, where: str, o: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(workload, str) or workload not in WORKLOADS:
         raise SpecError(
             path, where + "workload",
-            f"{workload!r} is not a benchmark{_closest(str(workload), WORKLOADS)} "
+            f"{_shown(workload)} is not a benchmark{_closest(str(workload), WORKLOADS)} "
             f"(valid: {', '.join(WORKLOADS)})",
         )  # fmt: skip
     try:
@@ -322,12 +596,13 @@ def _check_run(path: str, where: str, o: dict[str, Any]) -> dict[str, Any]:
         raise SpecError(
             path, where + "precision", "tf32 is a CUDA tensor-core mode; on CPU use fp32"
         )
-    _number(path, where + "world_size", o.setdefault("world_size", 1), 1, True)
-    _number(path, where + "steps", o.setdefault("steps", 50), 1, True)
-    _number(path, where + "warmup", o.setdefault("warmup", 10), 0, True)
+    top = RUN_MAXIMA
+    _number(path, where + "world_size", o.setdefault("world_size", 1), 1, top["world_size"], True)
+    _number(path, where + "steps", o.setdefault("steps", 50), 1, top["steps"], True)
+    _number(path, where + "warmup", o.setdefault("warmup", 10), 0, top["warmup"], True)
     batch = o.get("batch")
     if batch is not None and batch != "auto":
-        _number(path, where + "batch", batch, 1, True)
+        _number(path, where + "batch", batch, 1, top["batch"], True)
     for name in ("compile", "channels_last"):
         if name in o:
             _typed(path, where + name, o[name], bool, "true or false")
@@ -337,10 +612,10 @@ def _check_run(path: str, where: str, o: dict[str, Any]) -> dict[str, Any]:
         )
     for name in ("peak_tflops", "memory_budget_gib"):
         if o.get(name) is not None:
-            _number(path, where + name, o[name], 1e-9)
+            _number(path, where + name, o[name], 1e-9, top[name])
     for name in ("max_batch", "seed"):
         if o.get(name) is not None:
-            _number(path, where + name, o[name], 0, True)
+            _number(path, where + name, o[name], 0, top[name], True)
     return o
 
 
@@ -361,23 +636,52 @@ def run_key(o: dict[str, Any]) -> str:
     return "-".join(str(p) for p in parts)
 
 
-def expand_runs(path: str, raw_runs: Any) -> tuple[RunItem, ...]:
-    """Every [[runs]] entry's grid (lists in GRID_KEYS expand), checked, without repeats."""
-    if not isinstance(raw_runs, list) or not raw_runs:
-        raise SpecError(
-            path, "runs", 'add at least one [[runs]] table (workload = "resnet50", ...)'
-        )
-    items: dict[str, RunItem] = {}
+def grid_size(path: str, raw_runs: list[Any]) -> int:
+    """How many runs the [[runs]] entries expand to (before repeats are dropped), counted
+    without expanding; SpecError for a list longer than MAX_GRID_VALUES or more than
+    MAX_RUNS runs in all."""
+    total = 0
     for index, raw in enumerate(raw_runs):
         where = f"runs[{index}]."
         if not isinstance(raw, dict):
             raise SpecError(path, f"runs[{index}]", "expected a [[runs]] table")
         _check_keys(path, where, raw, RUN_KEYS)
+        count = 1
         for key, value in raw.items():
-            if isinstance(value, list) and key not in GRID_KEYS:
+            if not isinstance(value, list):
+                continue
+            if key not in GRID_KEYS:
                 raise SpecError(path, where + key, f"only {', '.join(GRID_KEYS)} may be lists")
-            if isinstance(value, list) and not value:
+            if not value:
                 raise SpecError(path, where + key, "an empty list expands to no runs")
+            if len(value) > MAX_GRID_VALUES:
+                raise SpecError(
+                    path, where + key,
+                    f"{len(value):,} values; a list holds at most {MAX_GRID_VALUES} "
+                    "(split the sweep into several specs)",
+                )  # fmt: skip
+            count *= len(value)
+        total += count
+        if total > MAX_RUNS:
+            raise SpecError(
+                path, f"runs[{index}]",
+                f"the grid reaches {total:,} runs by this entry; a sweep has at most "
+                f"{MAX_RUNS} (use shorter lists or split the sweep into several specs)",
+            )  # fmt: skip
+    return total
+
+
+def expand_runs(path: str, raw_runs: Any) -> tuple[RunItem, ...]:
+    """Every [[runs]] entry's grid (lists in GRID_KEYS expand), checked, without repeats;
+    the size of the grid is checked first (`grid_size`)."""
+    if not isinstance(raw_runs, list) or not raw_runs:
+        raise SpecError(
+            path, "runs", 'add at least one [[runs]] table (workload = "resnet50", ...)'
+        )
+    grid_size(path, raw_runs)
+    items: dict[str, RunItem] = {}
+    for index, raw in enumerate(raw_runs):
+        where = f"runs[{index}]."
         grid = [_as_list(raw.get(k)) if k in raw else [None] for k in GRID_KEYS]
         for values in itertools.product(*grid):
             options = {k: v for k, v in raw.items() if k not in GRID_KEYS}
@@ -391,14 +695,19 @@ def expand_runs(path: str, raw_runs: Any) -> tuple[RunItem, ...]:
 def parse_spec(data: dict[str, Any], path: str | Path = "<spec>") -> SweepSpec:
     """A decoded TOML document as a SweepSpec, or SpecError naming the key and the fix."""
     path = str(path)
+    if json_depth(data) > MAX_SPEC_DEPTH:
+        raise SpecError(path, "<toml>", f"nested deeper than {MAX_SPEC_DEPTH} levels")
     _check_keys(path, "", data, TOP_KEYS)
     name = data.get("name")
-    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        hint = (
+            _hint(name, lambda n: bool(NAME_PATTERN.fullmatch(n))) if isinstance(name, str) else ""
+        )
         raise SpecError(
             path,
             "name",
-            f"{name!r}: give 1-30 characters, lower-case letters, digits and '-', "
-            "starting with a letter",
+            f"{_shown(name)}: give 1-30 characters, lower-case letters, digits and '-', "
+            f"starting with a letter{hint}",
         )
     max_usd, minutes, parallel = _parse_limits(path, data.get("limits"))
     raw_targets = data.get("targets")
@@ -406,29 +715,84 @@ def parse_spec(data: dict[str, Any], path: str | Path = "<spec>") -> SweepSpec:
         raise SpecError(
             path, "targets", 'add at least one [[targets]] table (backend = "ssh", host = ...)'
         )
+    if len(raw_targets) > MAX_TARGETS:
+        raise SpecError(
+            path, "targets",
+            f"{len(raw_targets):,} targets; a sweep has at most {MAX_TARGETS} "
+            "(split it into several specs)",
+        )  # fmt: skip
     targets = tuple(_parse_target(path, i, t) for i, t in enumerate(raw_targets))
     labels = [t.label for t in targets]
     for target in targets:
         if labels.count(target.label) > 1:
             raise SpecError(
                 path, f"targets[{target.index}].label",
-                f"two targets are both {target.label!r}; give each a distinct label",
+                f"two targets are both {_shown(target.label)}; give each a distinct label",
             )  # fmt: skip
     runs = expand_runs(path, data.get("runs"))
     return SweepSpec(name, max_usd, minutes, parallel, targets, runs, path, data)
 
 
+# What can open a nesting level in TOML text, strings and comments skipped as a whole.
+_TOML_TOKEN = re.compile(
+    r'"""(?:\\[\s\S]|[^\\])*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\''
+    r"|#[^\n]*|[\[\]{}.=,\n]"
+)
+
+
+def toml_depth(text: str) -> int:
+    """An upper bound of how deeply `text` nests: open brackets and braces plus the dots of
+    the dotted key (or number) in progress, at the deepest point. Counted without parsing,
+    since the parser recurses (and dotted keys cost it memory growing with depth squared)."""
+    depth = dots = deepest = 0
+    for match in _TOML_TOKEN.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            dots = 0
+        elif token in ("]", "}"):
+            depth -= 1
+            dots = 0
+        elif token == ".":
+            dots += 1
+        elif token in ("=", ",", "\n"):
+            dots = 0
+        else:
+            continue
+        deepest = max(deepest, depth + dots)
+    return deepest
+
+
 def load_spec(path: str | Path) -> SweepSpec:
-    """Read and validate a TOML sweep spec file."""
+    """Read and validate a TOML sweep spec file: a regular UTF-8 file of at most
+    MAX_SPEC_BYTES, nested at most MAX_SPEC_DEPTH deep."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise SpecError(path, "<file>", "no such file") from None
-    except (UnicodeDecodeError, IsADirectoryError):
-        raise SpecError(path, "<file>", "not a TOML text file") from None
+        text = read_text_bounded(path, MAX_SPEC_BYTES)
+    except RefusedFileError as exc:
+        fix = {
+            "missing": "",
+            "folder": "; give the path of a .toml file",
+            "not_regular": " (a device, pipe or socket); give the path of a .toml file",
+            "too_large": "; a sweep spec is a small TOML file",
+            "grew": "; a sweep spec is a small TOML file",
+            "not_utf8": "; save it as UTF-8 TOML",
+        }.get(exc.reason, "")
+        raise SpecError(path, "<file>", f"{exc}{fix}") from None
+    if toml_depth(text) > MAX_SPEC_DEPTH:
+        raise SpecError(
+            path, "<toml>",
+            f"nested deeper than {MAX_SPEC_DEPTH} levels (arrays, inline tables or dotted keys); "
+            "a sweep spec needs 4",
+        )  # fmt: skip
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(path, "<toml>", f"not valid TOML: {exc}") from None
+    except (RecursionError, ValueError) as exc:  # ValueError: an integer of > 4,300 digits
+        raise SpecError(
+            path, "<toml>", f"not a usable TOML file ({shorten(str(exc), 80)})"
+        ) from None
     return parse_spec(data, path)
 
 

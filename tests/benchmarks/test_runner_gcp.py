@@ -16,6 +16,7 @@ from benchmarks.runners.gcp import (
     instance_name,
     machine_type_problem,
     split_machine_type,
+    ssh_keys_entry,
     zone_problem,
 )
 from benchmarks.runners.machine import EXPIRES_TAG, SWEEP_TAG, CloudTarget, ProvisionError
@@ -277,3 +278,52 @@ def test_names_zones_and_machine_types() -> None:
     assert machine_type_problem("a2-higpu-1g", {"a2-highgpu-1g"}) == (
         "unknown GCE machine type 'a2-higpu-1g'; did you mean 'a2-highgpu-1g'?"
     )
+
+
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGq0fY0x7c2ZmXcT3oQ6mS1b8zN3d2Yk0mJ2kq3xL9tP me@host"
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        ({"ssh_public_key": KEY + "\nroot:ssh-ed25519 AAAAC3Nza attacker"}, "newline"),
+        ({"ssh_public_key": KEY + "\r\nroot:x"}, "newline"),
+        ({"ssh_public_key": "ssh-ed25519 AAAA\x1b[2J"}, "control character"),
+        ({"ssh_public_key": "not a key"}, "not an OpenSSH public key"),
+        ({"ssh_public_key": KEY, "ssh_user": "root:ssh-rsa AAAA x\nbench"}, "not a login name"),
+        ({"ssh_public_key": KEY, "ssh_user": "-oProxyCommand=x"}, "not a login name"),
+        ({"ssh_user": "bench\nroot"}, "not a login name"),
+    ],
+)
+def test_a_key_or_user_that_would_add_an_ssh_keys_line_is_refused_before_insert(
+    gce: FakeGce, fields: dict[str, str], words: str
+) -> None:
+    with pytest.raises(ProvisionError, match=words) as err:
+        provisioner(gce).launch(target(**fields), "sw", in_minutes(45), SCRIPT, "a2")
+    assert "\n" not in str(err.value)  # what is echoed back is one line
+    assert gce.inserted() == [] and gce.requests == []  # nothing reached Compute Engine
+
+
+def test_ssh_keys_entry_is_one_line_for_a_pub_file() -> None:
+    assert ssh_keys_entry("gpuplan", KEY + "\n") == f"gpuplan:{KEY}"  # a .pub file's newline
+    assert ssh_keys_entry("Bench_1", KEY) == f"Bench_1:{KEY}"
+    assert ssh_keys_entry("gpuplan", None) is None
+
+
+def test_patterns_refuse_a_trailing_newline() -> None:
+    assert "is not a GCP zone" in (zone_problem("us-central1-a\n") or "")
+    assert "not a GCE machine type" in (machine_type_problem("a2-highgpu-1g\n") or "")
+    assert "not a GCE machine type" in (machine_type_problem("n1-standard-8 +\n1 x T4") or "")
+    assert split_machine_type("n1-standard-8 + 1 x T4\n") == ("n1-standard-8 + 1 x T4\n", None, 0)
+    assert instance_name("a\nb") == "a-b"
+
+
+def test_find_launched_refuses_a_resource_path_with_a_newline(gce: FakeGce) -> None:
+    gcp = provisioner(gce)
+    gcp.launch(target(), "sw", in_minutes(45), SCRIPT, "a2")
+    # refused, not searched as a region nobody has (which would report "nothing left")
+    entry = f"projects/{PROJECT}/zones/us-central1-a\n"
+    assert gcp.find_launched([f"projects/{PROJECT}/zones/us-central1-a"], "sw")
+    for bad in (entry, "us-central1-a\n", "us-central1; x"):
+        with pytest.raises(ProvisionError, match="is not a GCP zone"):
+            gcp.find_launched([bad], "sw")

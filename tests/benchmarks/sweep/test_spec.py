@@ -46,6 +46,33 @@ def parse(text: str) -> object:
         ("steps = 20", "stepz = 20", "runs[0].stepz", "did you mean 'steps'"),
         ('name = "demo"', 'name = "Demo Sweep"', "name", "lower-case"),
         ("max_usd = 10\n", "", "limits.max_usd", "required"),
+        ('name = "demo"', 'name = "demo\\n"', "name", "did you mean 'demo'"),
+        (
+            "max_minutes_per_target = 30",
+            "max_minutes_per_target = 1e15",
+            "limits.max_minutes_per_target",
+            "<= 10,080",
+        ),
+        ("max_usd = 10", "max_usd = nan", "limits.max_usd", "<= 1,000,000"),
+        ("steps = 20", "steps = 20\nseed = 4294967296", "runs[0].seed", "<= 4,294,967,295"),
+        (
+            'region = "us-east-1"',
+            'region = "us-east-1"\nlabel = "a\\nb: c"',
+            "targets[0].label",
+            "printable characters only",
+        ),
+        (
+            'region = "us-east-1"',
+            'region = "us-east-1\\n"',
+            "targets[0].region",
+            "printable characters only",
+        ),
+        (
+            'region = "us-east-1"',
+            'region = "us-east-1"\nkey_name = "k"\nssh_user = "-l"',
+            "targets[0].ssh_user",
+            "not a login name",
+        ),
     ],
 )
 def test_bad_spec_names_file_key_and_fix(old: str, new: str, key: str, hint: str) -> None:
