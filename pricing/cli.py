@@ -10,7 +10,7 @@ from rich.text import Text
 
 # Only light modules at the top (`gpuplan --help` loads no pandas); commands import the rest.
 from pricing.output import FORMATS, abort, emit, wide_console
-from pricing.providers.regions import DEFAULT_REGIONS
+from pricing.providers.regions import DEFAULT_DEADLINES_S, DEFAULT_REGIONS
 
 app = typer.Typer(
     help="Price snapshots: show offers, check their age, refresh them from the providers' "
@@ -44,7 +44,10 @@ def tier_option_help() -> str:
 def warn(message: str) -> None:
     """One warning line on stderr, as text (never markup), for every output format."""
     wide_console(stderr=True).print(
-        Text.assemble(("warning: ", "yellow"), message), highlight=False, soft_wrap=True
+        Text.assemble(("warning: ", "yellow"), message),
+        highlight=False,
+        soft_wrap=True,
+        emoji=False,
     )
 
 
@@ -213,8 +216,8 @@ def refresh_command(
     deadline: Annotated[
         float | None,
         typer.Option(
-            help="seconds one request (page or file) may take in all; "
-            "default 300 (aws-public: 1800, its files are large)"
+            help="seconds the whole refresh may take: every page, file, retry and wait "
+            "together; default: " + ", ".join(f"{p} {s:g}" for p, s in DEFAULT_DEADLINES_S.items())
         ),
     ] = None,
     attempts: Annotated[int, typer.Option(help="tries per page (throttling, 5xx, timeouts)")] = 5,
@@ -242,7 +245,7 @@ def refresh_command(
             abort(f"--base-url must be an http(s) URL, not {base_url[:80]!r}")
         options["base_url"] = base_url
     if deadline is None:
-        deadline = 1800.0 if provider == "aws-public" else 300.0
+        deadline = DEFAULT_DEADLINES_S.get(provider, 300.0)
     if not (1 <= attempts <= 100) or not (0 < timeout <= 3600) or not (0 < deadline <= 86400):
         abort(
             "--attempts must be 1..100, --timeout in (0, 3600] and --deadline in (0, 86400] "
@@ -250,7 +253,7 @@ def refresh_command(
         )
     console = wide_console(stderr=True)
     try:
-        with console.status(f"refreshing {provider} prices") as spinner:
+        with console.status(Text(f"refreshing {provider} prices")) as spinner:
             added = refresh(
                 provider,
                 _split(regions) or None,
@@ -361,7 +364,7 @@ def diff_command(
     summary = f"{old_label} -> {new_label}: {summarize(changes)}"
     emit(changes, fmt, title=summary, table_columns=DIFF_TABLE_COLUMNS)
     if fmt != "table":
-        wide_console(stderr=True).print(summary, highlight=False)
+        wide_console(stderr=True).print(Text(summary), highlight=False, emoji=False)
 
 
 @app.command("spot-zones")

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -44,9 +43,14 @@ HEADERS: dict[str, str] = {
 
 
 def wide_console(stderr: bool = False) -> Console:
-    """A console as wide as the terminal, or 200 columns when output is redirected."""
-    probe = Console(stderr=stderr)
-    return Console(stderr=stderr, width=None if probe.is_terminal else 200)
+    """A console as wide as the terminal, or 200 columns when output is redirected.
+
+    Emoji codes are off: text from users and servers (":b:", ":FINLAND:") is printed as
+    written. Markup stays on for the callers' own styles; print values from outside as
+    Text (or escape them), never inside a markup string.
+    """
+    probe = Console(stderr=stderr, emoji=False)
+    return Console(stderr=stderr, width=None if probe.is_terminal else 200, emoji=False)
 
 
 def _cell(column: str, value: Any) -> str:
@@ -91,7 +95,9 @@ def emit(
     elif fmt == "table":
         console = console or wide_console()
         columns = [c for c in (table_columns or frame.columns) if c in frame.columns]
-        table = Table(title=title, show_lines=False, header_style="bold")
+        # The title may hold paths and labels from outside: text, never markup or emoji.
+        shown_title = Text(title) if title is not None else None
+        table = Table(title=shown_title, show_lines=False, header_style="bold")
         for column in columns:
             numeric = pd.api.types.is_numeric_dtype(frame[column])
             table.add_column(
@@ -106,10 +112,17 @@ def emit(
 
 
 def abort(message: str, code: int = 2) -> None:
-    """Print `error: message` to stderr and exit with `code` (never a traceback)."""
+    """Print `error: message` to stderr and exit with `code` (never a traceback).
+
+    The message is printed as text: markup ("[red]") and emoji codes (":b:") in it, from
+    a file name or a server's answer, come out as written.
+    """
     import typer
 
     wide_console(stderr=True).print(
-        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
+        Text.assemble(("error:", "bold red"), " ", message),
+        highlight=False,
+        soft_wrap=True,
+        emoji=False,
     )
     raise typer.Exit(code)

@@ -3,16 +3,20 @@
 A new snapshot is written under a new name (`aws-2026-11-30.csv`, `-2` etc. on the same
 day), read back and validated, and only then is the folder's MANIFEST.json replaced
 (temp file + rename): the manifest swap is the commit point. A failure before it removes
-the new files and leaves every existing file byte for byte as it was. Old snapshots stay
-in the folder so that `gpuplan pricing diff` can compare them.
+the new files and leaves every existing file byte for byte as it was. A writer killed
+before it (kill -9, power loss) cannot clean up: it has listed the files it was about
+to write in UNCOMMITTED_NAME first, and the next writer removes every listed file the
+manifest does not name. Old snapshots stay in the folder so that `gpuplan pricing diff`
+can compare them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,13 +39,19 @@ from pricing.catalog import (
 from pricing.gpus import did_you_mean
 
 _DATED = re.compile(r"^(?P<provider>.+)-(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<n>\d+))?\.csv$")
+# A snapshot's detail table beside it: aws-2026-11-30.fixes.csv, aws-2026-11-30-2.spot-zones.csv.
+_DETAIL = re.compile(r"^[^/\\]+-\d{4}-\d{2}-\d{2}(?:-\d+)?\.[a-z-]+\.csv$")
+# The files a writer is about to add, listed before it writes them; gone once committed.
+UNCOMMITTED_NAME = ".uncommitted.json"
+MAX_UNCOMMITTED_BYTES = 1024 * 1024
 
 
-def snapshot_name(directory: Path, provider: str, day: str) -> str:
-    """A new snapshot file name for `provider` on `day`, not yet used in `directory`."""
+def snapshot_name(directory: Path, provider: str, day: str, taken: Collection[str] = ()) -> str:
+    """A new snapshot file name for `provider` on `day`, not yet used in `directory`
+    nor in `taken` (names already chosen for the same commit)."""
     name = f"{provider}-{day}.csv"
     n = 1
-    while (directory / name).exists():
+    while (directory / name).exists() or name in taken:
         n += 1
         name = f"{provider}-{day}-{n}.csv"
     return name
@@ -51,8 +61,9 @@ def snapshot_name(directory: Path, provider: str, day: str) -> str:
 def _locked(directory: Path) -> Iterator[None]:
     """Hold an advisory lock on the folder while its manifest is read and replaced.
 
-    Whoever holds it first removes temp files a killed writer left behind
-    (remove_stale_temp_files): no other writer can be between write and rename then.
+    Whoever holds it first removes the temp files and the uncommitted snapshot files a
+    killed writer left behind (remove_stale_temp_files, remove_uncommitted_files): no
+    other writer can be between its first write and its manifest swap then.
     """
     try:
         import fcntl
@@ -63,6 +74,7 @@ def _locked(directory: Path) -> Iterator[None]:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             remove_stale_temp_files(directory)
+            remove_uncommitted_files(directory)
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
@@ -78,6 +90,64 @@ def remove_stale_temp_files(directory: Path) -> list[str]:
         if path.is_file() and not path.is_symlink():
             path.unlink(missing_ok=True)
             removed.append(path.name)
+    return removed
+
+
+def _committed_names(directory: Path) -> set[str]:
+    """Every file the folder's manifest names (in use or history, with detail tables)."""
+    if not (directory / MANIFEST_NAME).exists():
+        return set()
+    names: set[str] = set()
+    for info in [*read_manifest(directory), *read_history(directory)]:
+        names |= {info.file, info.spot_zones_file, info.fixes_file} - {""}
+    return names
+
+
+def _listed_uncommitted(journal: Path) -> list[str]:
+    """The plain snapshot file names a writer listed in `journal`; [] if it is not a list
+    of them (only names of the snapshot patterns are ever removed)."""
+    try:
+        if journal.stat().st_size > MAX_UNCOMMITTED_BYTES:
+            return []
+        names = json.loads(journal.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return []
+    if not isinstance(names, list):
+        return []
+    return [
+        name
+        for name in names
+        if isinstance(name, str)
+        and "/" not in name
+        and "\\" not in name
+        and not name.startswith(".")
+        and (_DATED.match(name) or _DETAIL.match(name))
+    ]
+
+
+def remove_uncommitted_files(directory: Path) -> list[str]:
+    """Remove the snapshot files a killed writer wrote but never committed.
+
+    A writer lists the files it is about to add in UNCOMMITTED_NAME before writing
+    them and removes that list after its manifest swap; a list still there means the
+    writer died in between, so every listed file the manifest does not name is an
+    orphan. Called under the folder's lock only; never touches a file the writer did
+    not list (a user's own CSV in the folder stays). Returns the names removed.
+    """
+    journal = directory / UNCOMMITTED_NAME
+    if not journal.is_file() or journal.is_symlink():
+        return []
+    try:
+        committed = _committed_names(directory)
+    except SnapshotError:
+        return []  # a broken manifest: remove nothing until it is readable again
+    removed = []
+    for name in _listed_uncommitted(journal):
+        path = directory / name
+        if name not in committed and path.is_file() and not path.is_symlink():
+            path.unlink(missing_ok=True)
+            removed.append(name)
+    journal.unlink(missing_ok=True)
     return removed
 
 
@@ -138,39 +208,17 @@ def commit_snapshots(
             check()
         existing = read_manifest(directory) if (directory / MANIFEST_NAME).exists() else []
         kept_history = read_history(directory)
+        names = _new_names(directory, snapshots)
+        journal = directory / UNCOMMITTED_NAME
         written: list[Path] = []
-        infos: list[SnapshotInfo] = []
         try:
-            for new in snapshots:
-                name = snapshot_name(directory, new.provider, new.priced_at)
-                stem = name.removesuffix(".csv")
-                path = directory / name
-                atomic_write_text(path, offers_to_csv(new.offers))
-                written.append(path)
-                read_snapshot(path, expected_rows=len(new.offers))
-                extra: dict[str, str] = {}
-                for kind, frame in new.details.items():
-                    detail = directory / f"{stem}.{kind}.csv"
-                    atomic_write_text(detail, frame.to_csv(index=False, lineterminator="\n"))
-                    written.append(detail)
-                    extra[kind] = detail.name
-                infos.append(
-                    SnapshotInfo(
-                        provider=new.provider,
-                        file=name,
-                        priced_at=new.priced_at,
-                        source=new.source,
-                        rows=len(new.offers),
-                        sha256=file_sha256(path),
-                        date_basis=new.date_basis,
-                        source_commit=new.source_commit,
-                        retrieved_at=new.retrieved_at,
-                        spot_zones_file=extra.get("spot-zones", ""),
-                        fixes_file=extra.get("fixes", ""),
-                        date_bound=new.date_bound,
-                        directory=str(directory),
-                    )
-                )
+            atomic_write_text(
+                journal, json.dumps([n for files in names for n in files.values()]) + "\n"
+            )
+            infos = [
+                _write_one(directory, new, files, written)
+                for new, files in zip(snapshots, names, strict=True)
+            ]
             providers = {new.provider for new in snapshots}
             kept = [i for i in existing if i.provider not in providers]
             replaced = [i for i in existing if i.provider in providers]
@@ -178,8 +226,52 @@ def commit_snapshots(
         except BaseException:
             for done in written:
                 done.unlink(missing_ok=True)
+            journal.unlink(missing_ok=True)
             raise
+        journal.unlink(missing_ok=True)
     return infos
+
+
+def _new_names(directory: Path, snapshots: Sequence[NewSnapshot]) -> list[dict[str, str]]:
+    """For each new snapshot, its file names: "" -> the snapshot CSV, kind -> detail CSV."""
+    taken: set[str] = set()
+    names = []
+    for new in snapshots:
+        name = snapshot_name(directory, new.provider, new.priced_at, taken)
+        taken.add(name)
+        stem = name.removesuffix(".csv")
+        names.append({"": name, **{kind: f"{stem}.{kind}.csv" for kind in new.details}})
+    return names
+
+
+def _write_one(
+    directory: Path, new: NewSnapshot, files: Mapping[str, str], written: list[Path]
+) -> SnapshotInfo:
+    """Write one snapshot and its detail tables as `files` (see _new_names), read it
+    back, and return its manifest entry; each file written is appended to `written`."""
+    path = directory / files[""]
+    atomic_write_text(path, offers_to_csv(new.offers))
+    written.append(path)
+    read_snapshot(path, expected_rows=len(new.offers))
+    for kind, frame in new.details.items():
+        detail = directory / files[kind]
+        atomic_write_text(detail, frame.to_csv(index=False, lineterminator="\n"))
+        written.append(detail)
+    return SnapshotInfo(
+        provider=new.provider,
+        file=files[""],
+        priced_at=new.priced_at,
+        source=new.source,
+        rows=len(new.offers),
+        sha256=file_sha256(path),
+        date_basis=new.date_basis,
+        source_commit=new.source_commit,
+        retrieved_at=new.retrieved_at,
+        spot_zones_file=files.get("spot-zones", ""),
+        fixes_file=files.get("fixes", ""),
+        date_bound=new.date_bound,
+        directory=str(directory),
+    )
 
 
 def remove_snapshot(provider: str, directory: Path | None = None) -> SnapshotInfo:

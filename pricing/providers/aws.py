@@ -40,6 +40,7 @@ from pricing.providers.common import (
     interconnects,
     resolve_gpus,
 )
+from pricing.providers.regions import DEFAULT_DEADLINES_S
 from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
 from pricing.providers.retry import FetchError, RefreshClock, RetryPolicy, describe
 
@@ -117,10 +118,10 @@ def fetch_aws(
     `pricing` (a boto3 "pricing" client) and `ec2` / `spot_ec2` (region -> boto3 "ec2"
     client) default to clients of a boto3 Session, whose credentials must exist, made
     with client_config(retry). Pages come from boto3's paginators; botocore retries each
-    request; the whole fetch stops after retry.refresh_deadline_s.
+    request; the whole fetch stops after retry.deadline_s seconds (checked between pages).
     Raises FetchError with what failed and what to do.
     """
-    retry = retry or RetryPolicy()
+    retry = retry or RetryPolicy(deadline_s=DEFAULT_DEADLINES_S["aws"])
     say = progress or (lambda _message: None)
     now = now or dt.datetime.now(dt.UTC)
     _check_regions(regions)

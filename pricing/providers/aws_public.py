@@ -6,7 +6,10 @@ using-the-aws-price-list-bulk-api.html: five metadata lines, then one row per SK
 term) and keeps, while reading, only the rows of GPU instances ("Instance Family" = "GPU
 instance") that gpuplan prices: Linux, shared tenancy, no pre-installed software, used
 capacity, an hourly unit, on-demand or reserved standard No Upfront for 1 or 3 years.
-A region's file is hundreds of MB; memory holds only the kept rows.
+A region's file is hundreds of MB; memory holds one line (at most MAX_LINE_BYTES) and
+the kept rows (at most MAX_KEPT_ROWS per region, each cell at most MAX_CELL_CHARS), so
+a server sending an endless body, a body without newlines or endless GPU rows fails
+the refresh at a bound, never fills the memory.
 
 parse_aws_public turns those rows into offers: the GPU model from the instance family
 (pricing.aliases.AWS_FAMILY_GPU; these files name no GPU model), the GPU count, vCPUs
@@ -38,13 +41,18 @@ from pricing.providers.common import (
     fixes_frame,
     interconnects,
 )
+from pricing.providers.regions import DEFAULT_DEADLINES_S
 from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
 from pricing.providers.retry import FetchError, RetryPolicy, call_with_retries, describe
 
 OFFERS_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current"
 DEFAULT_REGIONS = PROVIDER_DEFAULT_REGIONS["aws-public"]
-MAX_FILE_BYTES = 8 * 1024**3  # us-east-1 is a few GB; streamed, never held whole
-DEFAULT_DEADLINE_S = 1800.0
+MAX_FILE_BYTES = 8 * 1024**3  # us-east-1 is several hundred MB; streamed, never held whole
+MAX_LINE_BYTES = 256 * 1024  # a row of ~90 columns is 1-3 KB
+MAX_HEADER_LINES = 100  # the header row comes after five metadata lines
+MAX_KEPT_ROWS = 20_000  # per region; a real one keeps ~13 rows for each of ~100 GPU types
+MAX_CELL_CHARS = 200  # a kept cell: "p5.48xlarge", "2048 GiB", "55.0400000000": a few dozen
+DEFAULT_DEADLINE_S = DEFAULT_DEADLINES_S["aws-public"]
 GPU_FAMILY = "GPU instance"
 # Row filter: column -> kept value (pricing the same instances as the credentialed
 # Price List query: Linux, shared tenancy, no pre-installed software, used capacity).
@@ -98,24 +106,27 @@ def fetch_aws_public(
     retry: RetryPolicy | None = None,
     progress: Progress | None = None,
 ) -> AwsPublicPayload:
-    """Stream each region's EC2 offer file and keep its GPU rows. Raises FetchError."""
+    """Stream each region's EC2 offer file and keep its GPU rows, all within the one
+    deadline of retry.deadline_s seconds. Raises FetchError or MalformedPayload."""
     retry = retry or RetryPolicy(deadline_s=DEFAULT_DEADLINE_S)
+    clock = retry.refresh_clock()
     say = progress or (lambda _message: None)
     base = (base_url or offers_url()).rstrip("/")
     rows: list[dict[str, str]] = []
     published: dict[str, str] = {}
     for region in regions:
-        what = f"AWS offer file {region}/index.csv"
+        url = f"{base}/{region}/index.csv"
+        what = f"AWS offer file {url}"
 
-        def once(region: str = region, what: str = what) -> tuple[list[dict[str, str]], str]:
+        def once(url: str = url, what: str = what) -> tuple[list[dict[str, str]], str]:
             chunks = http.stream(
-                f"{base}/{region}/index.csv",
-                deadline_s=retry.deadline_s,
+                url,
+                clock=clock,
                 read_timeout_s=retry.timeout_s,
                 max_bytes=MAX_FILE_BYTES,
                 what=what,
             )
-            return read_offer_file(_lines(chunks), what)
+            return read_offer_file(_lines(chunks, what), what)
 
         try:
             kept, date = call_with_retries(
@@ -123,6 +134,7 @@ def fetch_aws_public(
                 policy=retry,
                 retryable=http.retryable,
                 what=what,
+                clock=clock,
                 retry_after_s=lambda exc: getattr(exc, "retry_after_s", None),
             )
         except (FetchError, MalformedPayload):
@@ -135,36 +147,57 @@ def fetch_aws_public(
     return AwsPublicPayload(tuple(regions), rows, published)
 
 
-def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    """Text lines (with their newline) from byte chunks; a last line without one too."""
-    rest = b""
-    for chunk in chunks:
-        rest += chunk
-        *whole, rest = rest.split(b"\n")
-        for line in whole:
-            yield line.decode("utf-8", errors="replace") + "\n"
-    if rest:
-        yield rest.decode("utf-8", errors="replace")
+def _lines(chunks: Iterable[bytes], what: str) -> Iterator[str]:
+    """Text lines (with their newline; a last one without) of at most MAX_LINE_BYTES
+    bytes each, from byte chunks."""
+    for line in http.lines(chunks, max_line_bytes=MAX_LINE_BYTES, what=what):
+        yield line.decode("utf-8", errors="replace")
+
+
+def _cells(line: str, what: str) -> list[str]:
+    """The CSV cells of one line; MalformedPayload if csv cannot read it."""
+    try:
+        return next(csv.reader([line]), [])
+    except csv.Error as exc:
+        raise MalformedPayload(f"{what}: a row is not readable CSV ({exc})") from None
+
+
+def _header(lines: Iterator[str], what: str) -> tuple[list[str], str]:
+    """(header cells, Publication Date text) from the first MAX_HEADER_LINES lines."""
+    published = ""
+    for _, line in zip(range(MAX_HEADER_LINES), lines, strict=False):
+        cells = _cells(line, what)
+        if cells[:1] == ["Publication Date"] and len(cells) > 1:
+            published = cells[1]
+        if cells[:1] == ["SKU"]:
+            return cells, published
+    raise MalformedPayload(
+        f"{what} has no header row (SKU, ...) in its first {MAX_HEADER_LINES} lines: "
+        "not an offer file; check the URL"
+    )
+
+
+def _kept_row(cells: list[str], index: dict[str, int], what: str) -> dict[str, str]:
+    """The COLUMNS of one GPU row; MalformedPayload for a cell past MAX_CELL_CHARS."""
+    row = {name: cells[i] for name, i in index.items()}
+    for name, value in row.items():
+        if len(value) > MAX_CELL_CHARS:
+            raise MalformedPayload(
+                f"{what}: a GPU row's {name!r} has {len(value):,} characters, more than the "
+                f"{MAX_CELL_CHARS} of any real offer file; not an offer file: check the URL"
+            )
+    return row
 
 
 def read_offer_file(lines: Iterable[str], what: str) -> tuple[list[dict[str, str]], str]:
     """(kept rows, publication date YYYY-MM-DD) of an offer file's lines.
 
     Raises MalformedPayload for a file without the metadata, the header or the columns
-    this parser needs (a changed format), or cut off in a row.
+    this parser needs (a changed format), cut off in a row, or keeping more than
+    MAX_KEPT_ROWS rows (an answer that is not an offer file, or never ends).
     """
     lines = iter(lines)
-    published = ""
-    header: list[str] | None = None
-    for line in lines:
-        cells = next(csv.reader([line]), [])
-        if cells[:1] == ["Publication Date"] and len(cells) > 1:
-            published = cells[1]
-        if cells[:1] == ["SKU"]:
-            header = cells
-            break
-    if header is None:
-        raise MalformedPayload(f"{what} has no header row (SKU, ...): not an offer file")
+    header, published = _header(lines, what)
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise MalformedPayload(
@@ -186,18 +219,22 @@ def read_offer_file(lines: Iterable[str], what: str) -> tuple[list[dict[str, str
         last = line
         if needle not in line:
             continue
-        cells = next(csv.reader([line]), [])
+        cells = _cells(line, what)
         if len(cells) != len(header):
             raise MalformedPayload(
                 f"{what}: a row has {len(cells)} cells, the header {len(header)}: "
                 "the file is cut short or malformed"
             )
-        row = {name: cells[i] for name, i in index.items()}
-        if row["Instance Family"] != GPU_FAMILY:
+        if cells[index["Instance Family"]] != GPU_FAMILY:
             continue
-        if any(row[column] != value for column, value in KEEP.items()):
+        if any(cells[index[column]] != value for column, value in KEEP.items()):
             continue
-        kept.append(row)
+        if len(kept) >= MAX_KEPT_ROWS:
+            raise MalformedPayload(
+                f"{what}: more than {MAX_KEPT_ROWS:,} GPU price rows (a real region has a "
+                "few thousand): not an AWS offer file, or one that never ends; check the URL"
+            )
+        kept.append(_kept_row(cells, index, what))
     if last and not last.endswith("\n"):
         raise MalformedPayload(f"{what} ends mid-line: the download was cut short")
     return kept, day

@@ -12,6 +12,10 @@ consumption (pay-as-you-go), spot and 1-/3-year reservation prices:
   price is retailPrice / hours in the term (AZURE_TERM_HOURS: 8760 h per year).
 The API gives no shapes: GPU count, vCPUs and memory come from
 pricing.aliases.AZURE_SIZE_SHAPES, and a size not listed there is dropped on record.
+
+Memory is bounded whatever the server sends: each page is read up to MAX_PAGE_BYTES,
+a region up to MAX_PAGES pages and MAX_ITEMS items, and of each item only the fields
+parse_azure reads are kept (ITEM_FIELDS, each at most MAX_FIELD_CHARS characters).
 """
 
 from __future__ import annotations
@@ -43,8 +47,15 @@ from pricing.providers.common import (
     resolve_gpus,
 )
 from pricing.providers.http import HttpStatusError
+from pricing.providers.regions import DEFAULT_DEADLINES_S
 from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
-from pricing.providers.retry import FetchError, RetryPolicy, call_with_retries, describe
+from pricing.providers.retry import (
+    FetchError,
+    RefreshClock,
+    RetryPolicy,
+    call_with_retries,
+    describe,
+)
 
 RETAIL_PRICES_URL = "https://prices.azure.com/api/retail/prices"
 DEFAULT_REGIONS = PROVIDER_DEFAULT_REGIONS["azure"]
@@ -53,8 +64,17 @@ REGION_FILTER = (
     "serviceName eq 'Virtual Machines' and armRegionName eq '{region}' "
     "and contains(armSkuName, 'Standard_N')"
 )
-MAX_PAGES = 200  # the largest region has a few dozen pages of 100 items
-MAX_PAGE_BYTES = 8 * 1024 * 1024  # a page of 100 items is ~60 KB
+MAX_PAGES = 200  # per region; the largest has a few dozen pages of 100 items
+MAX_PAGE_BYTES = 4 * 1024 * 1024  # a page of 100 items is ~70 KB
+MAX_ITEMS = 20_000  # per region; a real one has one or two thousand N-series meters
+MAX_FIELD_CHARS = 200  # a kept text field ("Virtual Machines NCadsA100v4 Series"): < 60
+# The fields of a price item parse_azure reads (reservationTerm only on reservations).
+ITEM_FIELDS = (
+    "armRegionName", "armSkuName", "retailPrice", "type", "productName", "skuName",
+    "meterName", "unitOfMeasure", "currencyCode", "serviceName",
+)  # fmt: skip
+OPTIONAL_FIELDS = ("reservationTerm",)
+DEFAULT_DEADLINE_S = DEFAULT_DEADLINES_S["azure"]
 SOURCE = "Azure Retail Prices API (Virtual Machines, Linux)"
 
 Progress = Callable[[str], None]
@@ -81,9 +101,11 @@ def fetch_azure(
     """Every retail price item for N-series VMs in `regions`, following NextPageLink.
 
     Each page is retried on throttling (HTTP 429), server errors and timeouts; a page
-    that is not the documented JSON fails the fetch. Raises FetchError.
+    that is not the documented JSON fails the fetch, and so does the whole fetch past
+    retry.deadline_s seconds. Raises FetchError.
     """
-    retry = retry or RetryPolicy()
+    retry = retry or RetryPolicy(deadline_s=DEFAULT_DEADLINE_S)
+    clock = retry.refresh_clock()
     say = progress or (lambda _message: None)
     items: list[dict[str, Any]] = []
     for region in regions:
@@ -92,46 +114,88 @@ def fetch_azure(
         )
         url: str | None = f"{base_url}?{query}"
         pages = http.Pages(f"Azure retail prices for {region}", MAX_PAGES)
+        count = 0
         while url:
             page = pages.follow(url)
             what = f"Azure retail prices ({region}, page {page})"
-            try:
-                body = call_with_retries(
-                    functools.partial(
-                        http.get,
-                        url,
-                        deadline_s=retry.deadline_s,
-                        read_timeout_s=retry.timeout_s,
-                        max_bytes=MAX_PAGE_BYTES,
-                        what=what,
-                        headers={"Accept": "application/json"},
-                    ),
-                    policy=retry,
-                    retryable=http.retryable,
-                    what=what,
-                    retry_after_s=lambda exc: getattr(exc, "retry_after_s", None),
-                )
-            except FetchError:
-                raise
-            except (HttpStatusError, urllib.error.URLError, OSError) as exc:
-                raise FetchError(f"{what}: {describe(exc)}; check the URL and the network") from exc
-            try:
-                data = json.loads(body)
-                page_items = data["Items"]
-                next_link = data.get("NextPageLink")
-                if not isinstance(page_items, list):
-                    raise TypeError("Items is not a list")
-                if next_link is not None and not isinstance(next_link, str):
-                    raise TypeError("NextPageLink is not a link")
-            except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as exc:
+            page_items, next_link = _read_page(url, what, retry, clock)
+            count += len(page_items)
+            if count > MAX_ITEMS:
                 raise FetchError(
-                    f"Azure retail prices ({region}, page {page}) is not the documented JSON "
-                    f"with Items and NextPageLink ({describe(exc)}); try again later"
-                ) from None
+                    f"{what}: more than {MAX_ITEMS:,} price items for {region} (a real "
+                    f"region has one or two thousand): the answer of {base_url} does not "
+                    "end; check the URL, or try again later"
+                )
             items += page_items
             say(f"azure {region}: page {page}, {len(items)} price items")
             url = _quoted(next_link) if next_link else None
     return AzurePayload(tuple(regions), items)
+
+
+def _read_page(
+    url: str, what: str, retry: RetryPolicy, clock: RefreshClock
+) -> tuple[list[dict[str, Any]], str | None]:
+    """(the kept fields of each item, NextPageLink) of one page, at most MAX_PAGE_BYTES."""
+    try:
+        body = call_with_retries(
+            functools.partial(
+                http.get,
+                url,
+                clock=clock,
+                read_timeout_s=retry.timeout_s,
+                max_bytes=MAX_PAGE_BYTES,
+                what=what,
+                headers={"Accept": "application/json"},
+            ),
+            policy=retry,
+            retryable=http.retryable,
+            what=what,
+            clock=clock,
+            retry_after_s=lambda exc: getattr(exc, "retry_after_s", None),
+        )
+    except FetchError:
+        raise
+    except (HttpStatusError, urllib.error.URLError, OSError) as exc:
+        raise FetchError(f"{what}: {describe(exc)}; check the URL and the network") from exc
+    try:
+        data = json.loads(body)
+        page_items = data["Items"]
+        next_link = data.get("NextPageLink")
+        if not isinstance(page_items, list):
+            raise TypeError("Items is not a list")
+        if next_link is not None and not isinstance(next_link, str):
+            raise TypeError("NextPageLink is not a link")
+        kept = [_kept_fields(item) for item in page_items]
+    except (
+        json.JSONDecodeError,
+        KeyError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        RecursionError,
+    ) as exc:
+        raise FetchError(
+            f"{what} is not the documented JSON with Items and NextPageLink "
+            f"({describe(exc)}); try again later"
+        ) from None
+    return kept, next_link
+
+
+def _kept_fields(item: Any) -> dict[str, Any]:
+    """The ITEM_FIELDS and OPTIONAL_FIELDS of one price item, checked: an object whose
+    kept values are text of at most MAX_FIELD_CHARS characters, numbers or null."""
+    if not isinstance(item, dict):
+        raise TypeError(f"a price item is {type(item).__name__}, not an object")
+    kept = {f: item[f] for f in (*ITEM_FIELDS, *OPTIONAL_FIELDS) if f in item}
+    for name, value in kept.items():
+        if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
+            raise ValueError(
+                f"{name} has {len(value):,} characters, more than the {MAX_FIELD_CHARS} "
+                "of any real price item"
+            )
+        if not isinstance(value, str | int | float | None):
+            raise TypeError(f"{name} is {type(value).__name__}, not text or a number")
+    return kept
 
 
 def _quoted(link: str) -> str:
@@ -146,10 +210,7 @@ def price_rows(
     items: Iterable[dict[str, Any]], regions: Sequence[str], fixes: list[Fix]
 ) -> pd.DataFrame:
     """Linux consumption, spot and reservation prices per (region, size, kind), USD/h."""
-    fields = (
-        "armRegionName", "armSkuName", "retailPrice", "type", "productName", "skuName",
-        "meterName", "unitOfMeasure", "currencyCode", "serviceName",
-    )  # fmt: skip
+    fields = ITEM_FIELDS
     columns = ["region", "instance_type", "kind", "usd"]
     try:
         frame = pd.DataFrame(

@@ -20,6 +20,7 @@ import csv
 import re
 from collections.abc import Collection
 from pathlib import Path
+from stat import S_ISREG
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ from pricing.catalog import (
 from pricing.gpus import did_you_mean
 from pricing.providers.common import ParsedCatalog, fixes_frame, interconnects
 
-MAX_FILE_BYTES = 32 * 1024 * 1024
+MAX_FILE_BYTES = 32 * 1024 * 1024  # read whole; a list of 100,000 offers is ~15 MB
 REQUIRED = (
     "provider",
     "region",
@@ -61,8 +62,16 @@ def fetch_custom(path: Path) -> pd.DataFrame:
     try:
         if path.is_dir():
             raise SnapshotError(path, "is a folder; give the CSV file itself")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise SnapshotError(path, f"is larger than {MAX_FILE_BYTES:,} bytes")
+        stat = path.stat()
+        if not S_ISREG(stat.st_mode):
+            # A device or pipe (/dev/zero, a FIFO) has no size and may never end.
+            raise SnapshotError(path, "is not a regular file (a device or pipe); give a CSV file")
+        if stat.st_size > MAX_FILE_BYTES:
+            raise SnapshotError(
+                path,
+                f"is {stat.st_size:,} bytes, larger than the {MAX_FILE_BYTES:,} allowed for a "
+                "price list; split it into several lists",
+            )
         frame = read_text_table(path, skipinitialspace=True)
     except FileNotFoundError:
         raise SnapshotError(path, "no such file") from None

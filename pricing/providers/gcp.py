@@ -54,6 +54,7 @@ from pricing.providers.composition import (
     n1_gpu_counts,
     n1_instance_name,
 )
+from pricing.providers.regions import DEFAULT_DEADLINES_S
 from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
 from pricing.providers.retry import FetchError, RefreshClock, RetryPolicy, describe
 
@@ -113,9 +114,10 @@ def fetch_gcp(
     Compute API) to `project`, $GOOGLE_CLOUD_PROJECT, then the credentials' project.
     Endpoints default to Google's. Pages come from the clients' pagers, each request
     retried by google-api-core's Retry (_sdk_retry); the whole fetch stops after
-    retry.refresh_deadline_s. Raises FetchError with what failed and what to do.
+    retry.deadline_s seconds (checked between pages). Raises FetchError with what
+    failed and what to do.
     """
-    retry = retry or RetryPolicy()
+    retry = retry or RetryPolicy(deadline_s=DEFAULT_DEADLINES_S["gcp"])
     say = progress or (lambda _message: None)
     try:
         from google.cloud import billing_v1, compute_v1
@@ -292,7 +294,7 @@ def _sdk_retry(retry: RetryPolicy, tries: _Tries) -> Any:
     """google-api-core's Retry for one list call and its pages: _retryable errors, waits
     drawn uniformly below base_delay_s x 2**n (capped at max_delay_s; the library's
     truncated exponential backoff with jitter), at most retry.attempts tries per page
-    (tries), and each page given up at retry.deadline_s."""
+    (tries), and no page retried past retry.deadline_s (the whole refresh's deadline)."""
     from google.api_core.retry import Retry
 
     return Retry(

@@ -3,12 +3,14 @@
 Every request has three bounds, so that no server can hold a refresh forever or fill
 the memory:
 
-- a total deadline (`deadline_s`) for connecting, headers and the whole body; a server
-  that sends one byte per second is cut off at the deadline, not kept alive by each
-  byte (a watchdog shuts the socket down, which wakes a blocked read);
+- the time left of the refresh's one total deadline (a RefreshClock, --deadline) for
+  connecting, headers and the whole body; a server that sends one byte per second, or
+  answers each of endless pages just in time, is cut off at the deadline, not kept alive
+  by each byte or page (a watchdog shuts the socket down, which wakes a blocked read);
 - a per-read timeout (`read_timeout_s`) for a server that stops sending;
 - a maximum body size (`max_bytes`); a longer (or endless) body fails at that size
-  and is never held whole in memory.
+  and is never held whole in memory. `lines` splits a streamed body into lines of at
+  most a given length, so that a parser holds one line at a time.
 
 Pagination (`Pages`) has a page budget and stops on a link it has already followed.
 Failures raise HttpStatusError (an error status, with the server's Retry-After) or
@@ -26,11 +28,23 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pricing.providers.retry import FetchError
+from pricing.providers.retry import DeadlineExceeded, FetchError, RefreshClock
+
+__all__ = [
+    "DeadlineExceeded",
+    "FetchError",
+    "HttpStatusError",
+    "Pages",
+    "get",
+    "lines",
+    "retry_after_seconds",
+    "retryable",
+    "stream",
+]
 
 CHUNK_BYTES = 64 * 1024
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -44,10 +58,6 @@ class HttpStatusError(Exception):
         super().__init__(f"HTTP {status} {reason}")
         self.status = status
         self.retry_after_s = retry_after_s
-
-
-class DeadlineExceeded(FetchError):
-    """A request that did not finish within its total deadline."""
 
 
 def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> float | None:
@@ -123,15 +133,16 @@ def _opener(watchdog: _Watchdog) -> urllib.request.OpenerDirector:
 def stream(
     url: str,
     *,
-    deadline_s: float,
+    clock: RefreshClock,
     read_timeout_s: float,
     max_bytes: int = DEFAULT_MAX_BYTES,
     what: str = "",
     headers: dict[str, str] | None = None,
     on_headers: Callable[[dict[str, str]], None] | None = None,
 ) -> Iterator[bytes]:
-    """The body of GET `url` in chunks, within `deadline_s` seconds and `max_bytes` bytes.
+    """The body of GET `url` in chunks, within the refresh's time left and `max_bytes` bytes.
 
+    `clock` is the refresh's deadline: this request gets what is left of it.
     `on_headers` gets the response headers before the body. A body shorter than its
     Content-Length raises http.client.IncompleteRead (retryable: a dropped connection).
 
@@ -140,22 +151,22 @@ def stream(
     caller's retry policy.
     """
     what = what or url
+    left_s = clock.remaining_s()
+    if left_s <= 0:
+        raise clock.late(what)
     watchdog = _Watchdog()
-    timer = threading.Timer(deadline_s, watchdog.expire)
+    timer = threading.Timer(left_s, watchdog.expire)
     timer.daemon = True
     started = time.monotonic()
     timer.start()
 
     def late() -> DeadlineExceeded:
-        return DeadlineExceeded(
-            f"{what}: did not finish within {deadline_s:g} s "
-            f"(the server is too slow or stalls); try again later or raise --timeout"
-        )
+        return clock.late(what)
 
     request = urllib.request.Request(url, headers={"User-Agent": "gpuplan", **(headers or {})})
     try:
         try:
-            response = _opener(watchdog).open(request, timeout=min(read_timeout_s, deadline_s))
+            response = _opener(watchdog).open(request, timeout=min(read_timeout_s, left_s))
         except urllib.error.HTTPError as exc:
             hint = retry_after_seconds(exc.headers.get("Retry-After") if exc.headers else None)
             raise HttpStatusError(exc.code, str(exc.reason), hint) from None
@@ -169,8 +180,8 @@ def stream(
             declared = response.headers.get("Content-Length")
             if declared and declared.isdigit() and int(declared) > max_bytes:
                 raise FetchError(
-                    f"{what}: the server announces {int(declared):,} bytes, more than the "
-                    f"{max_bytes:,} allowed; is the URL right?"
+                    f"{what}: {url} announces {int(declared):,} bytes, more than the "
+                    f"{max_bytes:,} allowed (real answers are far smaller); is the URL right?"
                 )
             received = 0
             while True:
@@ -180,7 +191,7 @@ def stream(
                     if watchdog.expired:
                         raise late() from exc
                     raise
-                if watchdog.expired or time.monotonic() - started > deadline_s:
+                if watchdog.expired or time.monotonic() - started > left_s:
                     raise late()
                 if not chunk:
                     missing = getattr(response, "length", None)
@@ -190,8 +201,9 @@ def stream(
                 received += len(chunk)
                 if received > max_bytes:
                     raise FetchError(
-                        f"{what}: the body is larger than the {max_bytes:,} bytes allowed "
-                        "(an endless or wrong response); nothing of it was kept"
+                        f"{what}: the body of {url} is larger than the {max_bytes:,} bytes "
+                        "allowed (an endless or wrong response; real answers are far "
+                        "smaller); nothing of it was kept: check the URL"
                     )
                 yield chunk
     finally:
@@ -202,22 +214,52 @@ def stream(
 def get(
     url: str,
     *,
-    deadline_s: float,
+    clock: RefreshClock,
     read_timeout_s: float,
     max_bytes: int = DEFAULT_MAX_BYTES,
     what: str = "",
     headers: dict[str, str] | None = None,
+    on_headers: Callable[[dict[str, str]], None] | None = None,
 ) -> bytes:
-    """The whole body of GET `url`, bounded as in `stream`."""
-    return b"".join(
-        stream(
-            url,
-            deadline_s=deadline_s,
-            read_timeout_s=read_timeout_s,
-            max_bytes=max_bytes,
-            what=what,
-            headers=headers,
-        )
+    """The whole body of GET `url` (at most `max_bytes` bytes held), bounded as in `stream`."""
+    body = bytearray()
+    for chunk in stream(
+        url,
+        clock=clock,
+        read_timeout_s=read_timeout_s,
+        max_bytes=max_bytes,
+        what=what,
+        headers=headers,
+        on_headers=on_headers,
+    ):
+        body += chunk
+    return bytes(body)
+
+
+def lines(chunks: Iterable[bytes], *, max_line_bytes: int, what: str) -> Iterator[bytes]:
+    """The lines (each with its newline; a last one without) of a streamed body.
+
+    Memory holds one chunk and one unfinished line: a line longer than `max_line_bytes`
+    (a body with no newlines, say) raises FetchError naming `what`, rather than grow.
+    """
+    rest = b""
+    for chunk in chunks:
+        parts = (rest + chunk).split(b"\n")
+        rest = parts.pop()
+        for part in parts:
+            if len(part) >= max_line_bytes:
+                raise _line_too_long(what, max_line_bytes)
+            yield part + b"\n"
+        if len(rest) > max_line_bytes:
+            raise _line_too_long(what, max_line_bytes)
+    if rest:
+        yield rest
+
+
+def _line_too_long(what: str, max_line_bytes: int) -> FetchError:
+    return FetchError(
+        f"{what}: a line longer than {max_line_bytes:,} bytes (no real file has one: a "
+        "wrong or endless response); nothing of it was kept: check the URL"
     )
 
 

@@ -1,10 +1,11 @@
 """Bounded retries with exponential backoff for the plain-HTTP sources' `fetch_*`
-functions (Azure, SkyPilot, AWS public price list); the SDK sources (AWS, GCP) hand the
-same RetryPolicy's figures to their SDK's own retry and check a RefreshClock between pages.
+functions (Azure, SkyPilot, AWS public price list), and the one deadline of a whole
+refresh (RefreshClock) that every source, plain-HTTP or SDK (AWS, GCP), keeps.
 
 Throttling, server errors and timeouts are retried a few times; anything else, and the
-last failure, becomes a FetchError whose message says what failed and what to do. The
-sleep is injectable so that tests of the retry path take milliseconds.
+last failure, becomes a FetchError whose message says what failed and what to do. A
+retry whose wait would end past the refresh's deadline is not made. The sleep and the
+clock are injectable so that tests of the retry path take milliseconds.
 """
 
 from __future__ import annotations
@@ -22,18 +23,24 @@ class FetchError(RuntimeError):
     """A provider API could not be read: what failed, why, and what to do about it."""
 
 
+class DeadlineExceeded(FetchError):
+    """A refresh that did not finish within its total deadline (RetryPolicy.deadline_s)."""
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How often and how patiently a fetch retries one request.
+    """How often and how patiently a refresh retries, and how long it may take in all.
 
     `timeout_s` bounds each wait for data (a page that never comes fails after it, and
-    is retried), `deadline_s` bounds each request as a whole (a server that drips bytes
-    fails at it, and is not retried), `attempts` bounds the tries per request, and the
-    wait before try n+1 is `delay_s(n)`, less a random part of up to `jitter` of it.
+    is retried), `deadline_s` bounds the whole refresh: every request, page, file, retry
+    and wait between retries together (a server that drips bytes, or answers each of
+    endless pages just in time, fails at it, and is not retried); `attempts` bounds the
+    tries per request, and the wait before try n+1 is `delay_s(n)`, less a random part
+    of up to `jitter` of it.
 
     The SDK sources (AWS, GCP) hand `attempts` and `timeout_s` to the SDK's own retry
-    (botocore's `sdk_mode` "standard" or "adaptive"; google-api-core's Retry) and stop a
-    whole refresh once it has run `refresh_deadline_s` (checked between pages, RefreshClock).
+    (botocore's `sdk_mode` "standard" or "adaptive"; google-api-core's Retry) and check
+    the same deadline between pages (RefreshClock).
     """
 
     attempts: int = 5
@@ -43,14 +50,13 @@ class RetryPolicy:
     deadline_s: float = 300.0
     jitter: float = 0.25
     sdk_mode: str = "standard"
-    refresh_deadline_s: float = 1800.0
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
     random: Callable[[], float] = field(default=random.random, compare=False)
     clock: Callable[[], float] = field(default=time.monotonic, compare=False)
 
     def refresh_clock(self) -> RefreshClock:
-        """A RefreshClock started now, for one refresh."""
-        return RefreshClock(self.refresh_deadline_s, self.clock, self.clock())
+        """A RefreshClock started now, for one refresh of at most deadline_s seconds."""
+        return RefreshClock(self.deadline_s, self.clock, self.clock())
 
     def delay_s(self, attempt: int, hint_s: float | None = None) -> float:
         """Seconds to wait after failed try `attempt` (1-based).
@@ -76,19 +82,43 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class RefreshClock:
-    """The whole-refresh deadline of an SDK source: `check` between pages."""
+    """The deadline of one whole refresh: `deadline_s` seconds of `clock` from `started`.
+
+    The plain-HTTP sources give each request only the time left (`remaining_s`) and
+    make no retry whose wait would end past it; the SDK sources `check` between pages.
+    """
 
     deadline_s: float
     clock: Callable[[], float]
     started: float
 
+    def elapsed_s(self) -> float:
+        """Seconds since the refresh started."""
+        return self.clock() - self.started
+
+    def remaining_s(self) -> float:
+        """Seconds left before the deadline; 0 or less once it has passed."""
+        return self.deadline_s - self.elapsed_s()
+
+    def late(self, what: str, why: str = "") -> DeadlineExceeded:
+        """The error of a refresh stopped at its deadline while doing `what` (`why`: the
+        last failure, if a retry was cut short)."""
+        cause = f" ({why})" if why else ""
+        return DeadlineExceeded(
+            f"{what}{cause}: the refresh did not finish within {self.deadline_s:g} s, its "
+            "deadline for every request, page and retry together (the server is too slow, "
+            "stalls or its answer does not end); try again later, ask for fewer regions, "
+            "or raise --deadline"
+        )
+
     def check(self, what: str) -> None:
-        """FetchError naming `what` once `deadline_s` seconds have passed since `started`."""
-        elapsed = self.clock() - self.started
+        """DeadlineExceeded naming `what` once `deadline_s` seconds have passed."""
+        elapsed = self.elapsed_s()
         if elapsed > self.deadline_s:
-            raise FetchError(
+            raise DeadlineExceeded(
                 f"{what}: the refresh has run {elapsed:.0f} s, past its deadline of "
-                f"{self.deadline_s:.0f} s; try again later, or ask for fewer regions"
+                f"{self.deadline_s:g} s; try again later, ask for fewer regions, "
+                "or raise --deadline"
             )
 
 
@@ -98,12 +128,15 @@ def call_with_retries(
     policy: RetryPolicy,
     retryable: Callable[[BaseException], bool],
     what: str,
+    clock: RefreshClock,
     retry_after_s: Callable[[BaseException], float | None] | None = None,
 ) -> T:
-    """`call()`, retried while `retryable(error)`, at most `policy.attempts` tries.
+    """`call()`, retried while `retryable(error)`, at most `policy.attempts` tries, and
+    never waiting past the refresh's deadline (`clock`).
 
-    Raises FetchError naming `what` once the tries are spent; a non-retryable error is
-    raised as is, for the caller to explain.
+    Raises FetchError naming `what` once the tries are spent, DeadlineExceeded when the
+    next wait would end past the deadline; a non-retryable error is raised as is, for
+    the caller to explain.
     """
     for attempt in range(1, policy.attempts + 1):
         try:
@@ -117,7 +150,11 @@ def call_with_retries(
                     f"({describe(exc)}); try again later"
                 ) from exc
             hint = retry_after_s(exc) if retry_after_s else None
-            policy.sleep(policy.wait_s(attempt, hint))
+            wait_s = policy.wait_s(attempt, hint)
+            if wait_s >= clock.remaining_s():
+                why = f"{describe(exc)}; the next try would start too late"
+                raise clock.late(what, why) from exc
+            policy.sleep(wait_s)
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -28,7 +28,15 @@ import pandas as pd
 
 from pricing.providers import http
 from pricing.providers.common import MalformedPayload, ParsedCatalog, fixes_frame
-from pricing.providers.retry import FetchError, RetryPolicy, call_with_retries, describe
+from pricing.providers.regions import DEFAULT_DEADLINES_S
+from pricing.providers.retry import (
+    DeadlineExceeded,
+    FetchError,
+    RefreshClock,
+    RetryPolicy,
+    call_with_retries,
+    describe,
+)
 from pricing.providers.skypilot import parse_skypilot_vms
 
 REPOSITORY = "skypilot-org/skypilot-catalog"
@@ -50,9 +58,11 @@ CLOUDS = (
     "vast",
 )
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
-MAX_CATALOG_BYTES = 64 * 1024 * 1024  # the largest (aws) is a few MB
-MAX_COMMITS_BYTES = 1024 * 1024
-DEFAULT_DEADLINE_S = 300.0
+# Each file is held whole (pandas parses it): at most MAX_CATALOG_BYTES, so ten clouds
+# hold at most ten times that; the largest real one (aws) is a few MB.
+MAX_CATALOG_BYTES = 64 * 1024 * 1024
+MAX_COMMITS_BYTES = 1024 * 1024  # one commit asked for (per_page=1): a few KB
+DEFAULT_DEADLINE_S = DEFAULT_DEADLINES_S["skypilot"]
 SOURCE = f"SkyPilot catalog {CATALOG_VERSION} (github.com/{REPOSITORY}, Apache-2.0)"
 
 Progress = Callable[[str], None]
@@ -96,8 +106,10 @@ def fetch_skypilot(
     retry: RetryPolicy | None = None,
     progress: Progress | None = None,
 ) -> SkypilotPayload:
-    """Download each cloud's vms.csv and its last commit date. Raises FetchError."""
+    """Download each cloud's vms.csv and its last commit date, all within the one deadline
+    of retry.deadline_s seconds. Raises FetchError."""
     retry = retry or RetryPolicy(deadline_s=DEFAULT_DEADLINE_S)
+    clock = retry.refresh_clock()
     say = progress or (lambda _message: None)
     base = (base_url or catalog_url()).rstrip("/")
     commits = commits or commits_url()
@@ -109,34 +121,37 @@ def fetch_skypilot(
         url = f"{base}/{cloud}/vms.csv"
         what = f"SkyPilot catalog {cloud}/vms.csv"
         headers: dict[str, str] = {}
-        body = _get(url, what, retry, MAX_CATALOG_BYTES, headers)
+        body = _get(url, what, retry, clock, MAX_CATALOG_BYTES, headers)
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             raise FetchError(f"{what} is not UTF-8 text; is {base} a catalog?") from None
-        priced_at, basis, commit = _catalog_date(cloud, commits, retry, headers)
+        priced_at, basis, commit = _catalog_date(cloud, commits, retry, clock, headers)
         files.append(CatalogFile(cloud, text, priced_at, basis, commit))
         say(f"skypilot {cloud}: {len(body):,} bytes, last changed {priced_at}")
     return SkypilotPayload(tuple(regions), files)
 
 
 def _get(
-    url: str, what: str, retry: RetryPolicy, max_bytes: int, headers_out: dict[str, str]
+    url: str,
+    what: str,
+    retry: RetryPolicy,
+    clock: RefreshClock,
+    max_bytes: int,
+    headers_out: dict[str, str],
 ) -> bytes:
-    """GET with retries; the response's Last-Modified (if any) goes into headers_out."""
+    """GET with retries (at most `max_bytes` bytes, within the refresh's deadline `clock`);
+    the response's Last-Modified (if any) goes into headers_out."""
 
     def once() -> bytes:
-        chunks = []
-        for chunk in http.stream(
+        return http.get(
             url,
-            deadline_s=retry.deadline_s,
+            clock=clock,
             read_timeout_s=retry.timeout_s,
             max_bytes=max_bytes,
             what=what,
             on_headers=lambda h: headers_out.update(h),
-        ):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        )
 
     try:
         return call_with_retries(
@@ -144,6 +159,7 @@ def _get(
             policy=retry,
             retryable=http.retryable,
             what=what,
+            clock=clock,
             retry_after_s=lambda exc: getattr(exc, "retry_after_s", None),
         )
     except FetchError:
@@ -153,7 +169,7 @@ def _get(
 
 
 def _catalog_date(
-    cloud: str, commits: str, retry: RetryPolicy, headers: dict[str, str]
+    cloud: str, commits: str, retry: RetryPolicy, clock: RefreshClock, headers: dict[str, str]
 ) -> tuple[str, str, str]:
     """(priced_at, date basis, commit) of a cloud's catalog file."""
     path = f"catalogs/{CATALOG_VERSION}/{cloud}/vms.csv"
@@ -161,15 +177,17 @@ def _catalog_date(
     what = f"GitHub commits of {path}"
     reason = ""
     try:
-        body = _get(f"{commits}?{query}", what, retry, MAX_COMMITS_BYTES, {})
+        body = _get(f"{commits}?{query}", what, retry, clock, MAX_COMMITS_BYTES, {})
         latest = json.loads(body)[0]
         stamp = str(latest["commit"]["committer"]["date"])
         day = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).date().isoformat()
         sha = str(latest.get("sha", ""))
         return day, f"last commit of {path} ({sha[:8]}) on {stamp}", sha
+    except DeadlineExceeded:
+        raise
     except FetchError as exc:
         reason = str(exc)
-    except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:
+    except (ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
         reason = f"{what} is not the documented JSON ({describe(exc)})"
     modified = headers.get("Last-Modified")
     when = email.utils.parsedate_to_datetime(modified) if modified else None

@@ -404,9 +404,9 @@ def test_a_misspelt_region_is_named_with_the_closest_one_before_any_request() ->
 
 
 def test_a_refresh_past_its_deadline_stops_between_pages(moto_ec2: str) -> None:
-    """botocore bounds each request; the refresh as a whole stops at refresh_deadline_s."""
+    """botocore bounds each request; the refresh as a whole stops at deadline_s."""
     ticks = iter(range(0, 1000, 10))  # every look at the clock is 10 s later
-    retry = RetryPolicy(attempts=2, refresh_deadline_s=15.0, clock=lambda: float(next(ticks)))
+    retry = RetryPolicy(attempts=2, deadline_s=15.0, clock=lambda: float(next(ticks)))
     pricing, stub = stubbed_pricing(("us-east-1",), retry=retry)
     with pytest.raises(FetchError) as info:
         fetch_aws(

@@ -243,9 +243,9 @@ def test_without_the_google_clients_the_refresh_says_which_extra_to_install(
 
 
 def test_a_refresh_past_its_deadline_stops_between_pages(gcp_api: StandIn) -> None:
-    """The Retry bounds each page; the refresh as a whole stops at refresh_deadline_s."""
+    """The Retry bounds each page; the refresh as a whole stops at deadline_s."""
     ticks = iter(range(0, 1000, 10))  # every look at the clock is 10 s later
-    retry = RetryPolicy(attempts=2, refresh_deadline_s=15.0, clock=lambda: float(next(ticks)))
+    retry = RetryPolicy(attempts=2, deadline_s=15.0, clock=lambda: float(next(ticks)))
     with pytest.raises(FetchError) as info:
         standin_fetch(gcp_api).fetch(REGIONS, retry=retry)
     message = str(info.value)
