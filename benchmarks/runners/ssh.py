@@ -16,7 +16,6 @@ Every ssh/scp process is registered so that stop_all() can end them on Ctrl-C.
 
 from __future__ import annotations
 
-import collections
 import math
 import os
 import re
@@ -31,15 +30,21 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from benchmarks.runners.machine import Machine
+from benchmarks.runners.remote_output import CHUNK_BYTES, LineReader
+from benchmarks.safe_paths import MAX_RESULT_BYTES
 
 SSH_OPTIONS_ENV = "GPUPLAN_SSH_OPTIONS"
 CONNECT_TIMEOUT_S = 10
 SSH_FAILED = 255  # ssh's own exit status (as opposed to the remote command's)
-TAIL_LINES = 20
 DEFAULT_RUN_LIMIT_S = 3600  # a remote benchmark run without a given limit ends after this
-SAFE_REMOTE_PATH = re.compile(r"^[A-Za-z0-9_./~-]+$")
+KILL_AFTER_S = 10  # from TERM to KILL of a remote process group
+# Seconds each install step may take (the remote side ends itself at the same limit).
+STEP_LIMIT_S = {"mkdir": 60, "wheel copy": 300, "pip install": 1200, "import check": 120}
+SAFE_REMOTE_PATH = re.compile(r"\A[A-Za-z0-9_./~-]+\Z")
+RESULT_FILE_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.json\Z")
+MAX_RESULT_FILES = 64  # result files one run may bring back
 
-_live: set[subprocess.Popen[str]] = set()
+_live: set[subprocess.Popen[bytes]] = set()
 _live_lock = threading.Lock()
 
 
@@ -128,12 +133,12 @@ def describe_ssh_failure(machine: Machine, stderr_tail: list[str]) -> str:
     return f"ssh to {where} failed: {last}"
 
 
-def _track(proc: subprocess.Popen[str]) -> None:
+def _track(proc: subprocess.Popen[bytes]) -> None:
     with _live_lock:
         _live.add(proc)
 
 
-def _untrack(proc: subprocess.Popen[str]) -> None:
+def _untrack(proc: subprocess.Popen[bytes]) -> None:
     with _live_lock:
         _live.discard(proc)
 
@@ -158,28 +163,35 @@ def run_streamed(
 ) -> list[str]:  # fmt: skip
     """Run ssh/scp, passing each output line to on_line; the output's tail on success.
 
-    `hold_stdin`: the command's stdin is a pipe this process holds open, never writes to
-    and closes at the end; if this process dies (kill -9 included) the remote side reads
-    EOF there (see self_limiting). Raises SshError when ssh itself failed (exit 255) and
-    RemoteCommandFailed when the remote command exited non-zero.
+    Output is read in bounded chunks and made plain (remote_output.LineReader: no escape
+    sequences, lines cut at MAX_LINE_CHARS, a tail of TAIL_LINES lines), so a remote that
+    prints without end holds no more memory than that. `timeout_s` ends the local process
+    (the remote side ends itself: see self_limiting). `hold_stdin`: the command's stdin is
+    a pipe this process holds open, never writes to and closes at the end; if this process
+    dies (kill -9 included) the remote side reads EOF there (see self_limiting). Raises
+    SshError when ssh itself failed (exit 255) and RemoteCommandFailed when the remote
+    command exited non-zero.
     """
-    tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+    reader = LineReader(on_line)
     proc = subprocess.Popen(
         argv, stdin=subprocess.PIPE if hold_stdin else subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, bufsize=1, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0, start_new_session=True,
     )  # fmt: skip
     _track(proc)
-    timer = threading.Timer(timeout_s, proc.kill) if timeout_s else None
+    timed_out = threading.Event()
+
+    def expire() -> None:
+        timed_out.set()
+        proc.kill()
+
+    timer = threading.Timer(timeout_s, expire) if timeout_s else None
     try:
         if timer:
             timer.start()
         assert proc.stdout is not None
-        for line in proc.stdout:
-            line = line.rstrip("\n")
-            tail.append(line)
-            if on_line:
-                on_line(line)
+        while chunk := os.read(proc.stdout.fileno(), CHUNK_BYTES):
+            reader.feed(chunk)
+        reader.close()
         code = proc.wait()
     finally:
         if timer:
@@ -187,16 +199,18 @@ def run_streamed(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        if proc.stdin is not None:
-            proc.stdin.close()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
         _untrack(proc)
+    tail = list(reader.tail)
     if code == 0:
-        return list(tail)
+        return tail
+    if timed_out.is_set():
+        raise RemoteCommandFailed(f"{what} (stopped after {timeout_s:.0f} s)", code, tail)
     if code == SSH_FAILED or (argv[0] == "scp" and _looks_like_ssh_failure(tail)):
-        raise SshError(describe_ssh_failure(machine, list(tail)))
-    if code < 0 and timeout_s:
-        raise RemoteCommandFailed(f"{what} (stopped after {timeout_s:.0f} s)", code, list(tail))
-    raise RemoteCommandFailed(what, code, list(tail))
+        raise SshError(describe_ssh_failure(machine, tail))
+    raise RemoteCommandFailed(what, code, tail)
 
 
 def _looks_like_ssh_failure(tail: Iterable[str]) -> bool:
@@ -217,24 +231,36 @@ def run_remote(
     return run_streamed(argv, what, machine, on_line, timeout_s, hold_stdin)
 
 
-def self_limiting(command: str, limit_s: int, kill_after_s: int = 30) -> str:
+def self_limiting(command: str, limit_s: int, kill_after_s: int = KILL_AFTER_S) -> str:
     """`command` as a remote shell line that ends on its own, whatever the controller does.
 
-    It runs in its own session (setsid) under `timeout` (killed after `limit_s`, then
-    SIGKILL `kill_after_s` later), and a watcher kills its whole process group as soon as
-    the remote shell's stdin reaches EOF: when the ssh connection drops or the controller
-    holding that stdin dies (run it with hold_stdin=True). Needs setsid (util-linux) and
-    timeout (coreutils). Its stdin is saved as fd 3 first: a shell gives a background job
-    /dev/null as stdin unless it is redirected explicitly.
+    The command runs in a session and process group of its own (setsid). Its whole group
+    gets TERM, then KILL `kill_after_s` seconds later (a process that ignores TERM ends
+    too), when `limit_s` seconds have passed, and as soon as the remote shell's stdin
+    reaches EOF: when the ssh connection drops or the controller holding that stdin dies
+    (run it with hold_stdin=True). What the command left in its group when it ends is
+    ended the same way. Runs under /bin/sh whatever the login shell is; needs setsid
+    (util-linux). Its stdin is saved as fd 3 first: a shell gives a background job
+    /dev/null as stdin unless it is redirected explicitly. `kill -TERM -PGID` is the form
+    both dash and bash accept (dash's kill takes no `--`).
     """
-    return (
-        "exec 3<&0; "
-        f"setsid timeout -k {kill_after_s} {limit_s} sh -c {shlex.quote(command)} "
-        "</dev/null 3<&- & pid=$!; "
-        "(while read -r _; do :; done; kill -s TERM -- -$pid) <&3 >/dev/null 2>&1 & "
-        "watcher=$!; exec 3<&-; wait $pid; code=$?; "
-        "{ kill $watcher; wait $watcher; } 2>/dev/null; exit $code"
+    end = f"kill -TERM -$pid; sleep {kill_after_s}; kill -KILL -$pid"
+    script = (
+        "exec 3<&0\n"
+        f"setsid sh -c {shlex.quote(command)} </dev/null 3<&- & pid=$!\n"
+        # The limit: its own group, so that its sleep goes when it is cancelled.
+        f'setsid sh -c \'sleep {limit_s}; kill -TERM -"$1"; sleep {kill_after_s}; '
+        'kill -KILL -"$1"\' gpuplan-limit "$pid" </dev/null >/dev/null 2>&1 3<&- & '
+        "timer=$!\n"
+        f"(while read -r _; do :; done; {end}) <&3 >/dev/null 2>&1 & watcher=$!\n"
+        "exec 3<&-\n"
+        "wait $pid; code=$?\n"
+        "kill -TERM -$timer 2>/dev/null\n"
+        f"if kill -0 -$pid 2>/dev/null; then {{ {end}; }} 2>/dev/null; fi\n"
+        "kill $watcher 2>/dev/null\n"
+        "exit $code\n"
     )
+    return f"exec /bin/sh -c {shlex.quote(script)}"
 
 
 def wait_for_ssh(
@@ -243,7 +269,8 @@ def wait_for_ssh(
 ) -> None:  # fmt: skip
     """Block until `ssh true` works; SshError with the last reason after `timeout_s`.
 
-    A refused key fails at once: waiting will not change it.
+    Failures that waiting cannot change fail at once (a refused key, an unknown host
+    name, a changed host key, a bad ssh option): only a machine still booting is waited for.
     """
     deadline = time.monotonic() + timeout_s
     while True:
@@ -251,12 +278,38 @@ def wait_for_ssh(
             run_remote(machine, "true", "ssh true", timeout_s=CONNECT_TIMEOUT_S + 5, extra=extra)
             return
         except (SshError, RemoteCommandFailed) as exc:
-            if "Permission denied" in str(exc) or time.monotonic() + poll_s > deadline:
+            if is_permanent(exc):
+                raise SshError(str(exc)) from None
+            if time.monotonic() + poll_s > deadline:
                 raise SshError(f"{exc} (waited {timeout_s:.0f} s for ssh)") from None
         if stop is not None and stop.wait(poll_s):
             raise SshError("stopped while waiting for ssh")
         if stop is None:
             time.sleep(poll_s)
+
+
+PERMANENT_SSH_FAILURES = (
+    "Permission denied",
+    "Could not resolve hostname",
+    "unknown host name",
+    "Host key verification failed",
+    "REMOTE HOST IDENTIFICATION",
+    "host key verification failed",
+    "Bad configuration option",
+    "command-line line",
+    "Unsupported option",
+    "illegal option",
+    "unknown option",
+    "Too many authentication failures",
+    "no such identity",
+    "Invalid argument",
+)
+
+
+def is_permanent(exc: Exception) -> bool:
+    """Whether an ssh failure will be the same on the next try (so waiting is pointless)."""
+    text = str(exc)
+    return any(marker in text for marker in PERMANENT_SSH_FAILURES)
 
 
 def env_prefix(env: Iterable[tuple[str, str]]) -> str:
@@ -292,45 +345,65 @@ def build_wheel(out_dir: Path) -> Path:
 def install(
     machine: Machine, remote_root: str, wheel: Path | None, remote_python: str | None,
     env: Iterable[tuple[str, str]] = (), on_line: Callable[[str], None] | None = None,
-    extra: Sequence[str] | None = None,
+    extra: Sequence[str] | None = None, limit_s: float | None = None,
 ) -> str:  # fmt: skip
     """Make gpuplan[bench] runnable on the machine; the remote python to use.
 
     With `remote_python`: check it imports gpuplan. Otherwise copy the wheel, create
     REMOTE_ROOT/venv with --system-site-packages (the image's CUDA torch is reused) and
-    pip install 'WHEEL[bench]' into it.
+    pip install 'WHEEL[bench]' into it. Each step ends within STEP_LIMIT_S (and within
+    `limit_s` seconds, the target's time left) on both sides of the connection.
     """
     check_remote_path(remote_root)
     prefix = env_prefix(env)
+
+    def step(command: str, what: str, key: str, lines: Callable[[str], None] | None = None) -> None:
+        limit = _step_limit(key, limit_s)
+        run_remote(
+            machine, self_limiting(command, limit), what, lines, limit + KILL_AFTER_S, extra,
+            hold_stdin=True,
+        )  # fmt: skip
+
     if remote_python:
         python = remote_python
     else:
         if wheel is None:
             raise SshError("no wheel to install and no remote_python given")
-        run_remote(machine, f"mkdir -p {remote_root}", "mkdir", extra=extra)
+        step(f"mkdir -p {remote_root}", "mkdir", "mkdir")
         streamed = scp_command(machine, [str(wheel)], f":{remote_root}/{wheel.name}", extra)
-        run_streamed(streamed, "scp of the gpuplan wheel", machine)
+        run_streamed(streamed, "scp of the gpuplan wheel", machine,
+                     timeout_s=_step_limit("wheel copy", limit_s))  # fmt: skip
         venv = f"{remote_root}/venv"
         command = (
             f"set -e; python3 -m venv --system-site-packages {venv}; "
             f"{venv}/bin/python -m pip install -q --disable-pip-version-check "
             f"'{remote_root}/{wheel.name}[bench]'"
         )
-        run_remote(machine, command, "installing gpuplan[bench]", on_line, extra=extra)
+        step(command, "installing gpuplan[bench]", "pip install", on_line)
         python = f"{venv}/bin/python"
     # Found without importing (torch takes seconds): gpuplan's CLI, its benchmarks, torch.
     probe = "import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in (" \
         "'planner.cli', 'benchmarks.harness', 'torch')))"  # fmt: skip
     check = f"{prefix}{shlex.quote(python)} -c {shlex.quote(probe)}"
     try:
-        run_remote(machine, check, "import check", extra=extra)
+        step(check, "import check", "import check")
     except RemoteCommandFailed as exc:
+        if "stopped after" in str(exc):
+            raise
         raise RemoteCommandFailed(
             f"{python} on {machine.host} cannot import gpuplan[bench] "
             "(install it there, or leave remote_python out to install a wheel)",
             exc.code, exc.tail,
         ) from None  # fmt: skip
     return python
+
+
+def _step_limit(key: str, limit_s: float | None) -> int:
+    """Whole seconds an install step may take: its own limit, within the time left."""
+    limit = float(STEP_LIMIT_S[key])
+    if limit_s is not None:
+        limit = min(limit, limit_s)
+    return max(1, math.ceil(limit))
 
 
 def check_remote_path(path: str) -> str:
@@ -364,16 +437,123 @@ def run_benchmark(
 
 
 def fetch_results(
-    machine: Machine, remote_out: str, extra: Sequence[str] | None = None
-) -> tuple[Path, list[Path]]:
-    """Copy REMOTE_OUT/*.json into a new local temporary folder: (folder, files)."""
+    machine: Machine, remote_out: str, extra: Sequence[str] | None = None,
+    max_bytes: int = MAX_RESULT_BYTES, timeout_s: float = 300.0,
+) -> tuple[Path, list[Path]]:  # fmt: skip
+    """Copy REMOTE_OUT/*.json into a new local temporary folder: (folder, files).
+
+    Nothing is trusted: the remote lists its files first (kind and size, links not
+    followed); a link, a special file, a name outside RESULT_FILE_NAME, a file over
+    `max_bytes` or more than MAX_RESULT_FILES files is refused before any copy. Each file
+    is then read through `cat` with the copy stopped at `max_bytes` (a file that grew,
+    or was swapped for /dev/zero, is refused too). The folder is removed when anything
+    fails; the caller removes it after use. Raises RemoteResultRefused or SshError.
+    """
     check_remote_path(remote_out)
     local = Path(tempfile.mkdtemp(prefix="gpuplan-fetch-"))
-    if machine.backend == "local":
-        home = Path.home()
-        for path in (home / remote_out).expanduser().glob("*.json"):
-            shutil.copy2(path, local / path.name)
-        return local, sorted(local.glob("*.json"))
-    argv = scp_command(machine, [f":{remote_out}/*.json"], str(local), extra)
-    run_streamed(argv, "scp of the results", machine)
-    return local, sorted(local.glob("*.json"))
+    try:
+        names = _list_results(machine, remote_out, extra, max_bytes)
+        for name in names:
+            _copy_bounded(machine, f"{remote_out}/{name}", local / name, extra, max_bytes,
+                          timeout_s)  # fmt: skip
+        return local, sorted(local / name for name in names)
+    except BaseException:
+        shutil.rmtree(local, ignore_errors=True)
+        raise
+
+
+class RemoteResultRefused(RuntimeError):
+    """Result files on a machine failed the checks; nothing of them was kept."""
+
+    def __init__(self, host: str, problems: list[str]) -> None:
+        super().__init__(f"result file(s) from {host} refused: {'; '.join(problems)}")
+
+
+# One line per *.json entry: "f SIZE NAME" (regular file), "l NAME" (link), "o NAME" (other).
+_LIST_SCRIPT = (
+    'cd "$1" 2>/dev/null || exit 0; for f in *.json; do '
+    'if [ -L "$f" ]; then echo "l $f"; elif [ -f "$f" ]; then echo "f $(wc -c < "$f") $f"; '
+    'elif [ -e "$f" ]; then echo "o $f"; fi; done'
+)
+
+
+def _list_results(
+    machine: Machine, remote_out: str, extra: Sequence[str] | None, max_bytes: int
+) -> list[str]:
+    """The names of REMOTE_OUT's result files, each checked (see fetch_results)."""
+    command = f"sh -c {shlex.quote(_LIST_SCRIPT)} gpuplan-list {shlex.quote(remote_out)}"
+    lines: list[str] = []
+
+    def keep(line: str) -> None:
+        if len(lines) <= MAX_RESULT_FILES:
+            lines.append(line)
+
+    run_remote(machine, command, "listing the result files", keep, timeout_s=120, extra=extra)
+    names: list[str] = []
+    problems: list[str] = []
+    for line in lines:
+        kind, _, rest = line.partition(" ")
+        size_text, _, name = rest.partition(" ") if kind == "f" else ("", "", rest)
+        shown = name[:80]
+        if not RESULT_FILE_NAME.match(name):
+            problems.append(f"{shown!r}: not a result file name (letters, digits, ._- then .json)")
+        elif kind == "l":
+            problems.append(f"{name}: a symbolic link; only regular files are fetched")
+        elif kind != "f" or not size_text.isdigit():
+            problems.append(f"{name}: not a regular file")
+        elif int(size_text) > max_bytes:
+            problems.append(f"{name}: {int(size_text):,} bytes; the limit is {max_bytes:,} bytes")
+        else:
+            names.append(name)
+    if len(lines) > MAX_RESULT_FILES:
+        problems.append(f"more than {MAX_RESULT_FILES} result files in one run's folder")
+    if problems:
+        raise RemoteResultRefused(machine.host or "this machine", problems)
+    return names
+
+
+def _copy_bounded(
+    machine: Machine, remote_path: str, local_path: Path, extra: Sequence[str] | None,
+    max_bytes: int, timeout_s: float,
+) -> None:  # fmt: skip
+    """`cat REMOTE_PATH` into LOCAL_PATH, stopped (and refused) past `max_bytes` bytes."""
+    argv = ssh_command(machine, f"cat -- {shlex.quote(remote_path)}", extra)
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        bufsize=0, start_new_session=True,
+    )  # fmt: skip
+    _track(proc)
+    timer = threading.Timer(timeout_s, proc.kill)
+    written = 0
+    try:
+        timer.start()
+        assert proc.stdout is not None
+        with local_path.open("wb") as handle:
+            while chunk := os.read(proc.stdout.fileno(), CHUNK_BYTES):
+                written += len(chunk)
+                if written > max_bytes:
+                    break
+                handle.write(chunk)
+        if written <= max_bytes:
+            proc.wait(timeout=max(1.0, timeout_s))  # at EOF: let ssh exit with its status
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        _untrack(proc)
+    name = local_path.name
+    if written > max_bytes:
+        raise RemoteResultRefused(
+            machine.host or "this machine",
+            [f"{name}: more than {max_bytes:,} bytes (it grew while being copied)"],
+        )
+    if proc.returncode != 0:
+        if proc.returncode == SSH_FAILED:
+            raise SshError(f"copying {name} from {machine.host}: ssh failed")
+        raise RemoteResultRefused(
+            machine.host or "this machine",
+            [f"{name}: could not be read (cat exited {proc.returncode})"],
+        )

@@ -27,8 +27,13 @@ from benchmarks.sweep.spec import SpecError, SweepSpec, check_cloud_targets, loa
 FORMATS = ("table", "json")
 
 
+def _console(**options: Any) -> Console:
+    """A console that prints what it is given as is: no emoji codes (`:b:`) replaced."""
+    return Console(emoji=False, **options)
+
+
 def _fail(message: str, code: int = 2) -> None:
-    Console(stderr=True, soft_wrap=True).print(
+    _console(stderr=True, soft_wrap=True).print(
         f"[bold red]error:[/] {escape(message)}", highlight=False
     )
     raise typer.Exit(code)
@@ -126,6 +131,28 @@ def _refuse_over_cap(preview: SweepPreview) -> None:
         )
 
 
+def _refuse_resume_over_cap(data: dict[str, Any], preview: SweepPreview) -> None:
+    """`resume` as `run`: a target left to run with an unknown price, or spent + the worst
+    case of what is left over max_usd, is refused before anything starts."""
+    left = [
+        (t, p) for t, p in zip(data["targets"], preview.targets, strict=True)
+        if t["state"] != st.DONE
+    ]  # fmt: skip
+    unpriced = [p.label for _, p in left if p.worst_usd is None]
+    if unpriced:
+        _fail(
+            f"not resumed: no price for {', '.join(unpriced)} in the catalog now, so the worst "
+            "case cannot be bounded (refresh prices, or drop the target); nothing was started"
+        )
+    spent = sum(st.spend_usd(t) for t in data["targets"])
+    worst = sum(p.worst_usd or 0.0 for _, p in left)
+    if spent + worst > preview.max_usd + 1e-9:
+        _fail(
+            f"not resumed: {_money(spent)} already spent + worst case {_money(worst)} of what "
+            f"is left exceeds limits.max_usd {_money(preview.max_usd)}; nothing was started"
+        )
+
+
 def status_table(data: dict[str, Any], live_line: dict[int, str] | None = None) -> Table:
     """target, state, elapsed, dollars so far (and the last output line when live)."""
     now = st.utc_now()
@@ -157,8 +184,9 @@ def _execute(
 ) -> int:  # fmt: skip
     from benchmarks.sweep.orchestrate import SweepRun
 
-    console = Console(stderr=True, width=None if Console(stderr=True).is_terminal else 200)
+    console = _console(stderr=True, width=None if _console(stderr=True).is_terminal else 200)
     sweep = SweepRun(spec, state, preview, results_dir, ssh_options=ssh_options)
+    sweep.on_notice = lambda text: console.print(f"[yellow]{escape(text)}[/]", highlight=False)
     if console.is_terminal:
         live = Live(
             get_renderable=lambda: Group(status_table(state.data, sweep.live_line)),
@@ -181,9 +209,27 @@ def _execute(
         f"results in {results_dir / state.data['id']}; state {state.path}",
         highlight=False,
     )
-    if code == 130:
-        console.print("interrupted: every launched machine was torn down", highlight=False)
+    _print_teardown(sweep, console, interrupted=code == 130)
     return code
+
+
+def _print_teardown(sweep: Any, console: Console, interrupted: bool) -> None:
+    """What the teardown confirmed, never more: the machines confirmed gone, and every
+    machine that may still run with the cleanup command."""
+    from benchmarks.sweep import teardown as td
+
+    gone = [o.machine for o in sweep.outcomes.values() if o.status == td.CONFIRMED]
+    left = sweep.still_running()
+    if interrupted:
+        confirmed = f"{len(gone)} machine(s) confirmed terminated" if gone else "no cloud machine"
+        console.print(f"interrupted: {confirmed}" + (f" ({', '.join(gone)})" if gone else ""),
+                      highlight=False)  # fmt: skip
+    if left:
+        console.print(
+            f"[bold red]may still be running:[/] {escape(', '.join(left))}; run "
+            f"`gpuplan sweep cleanup {sweep.sweep_id}` to find and terminate them",
+            highlight=False,
+        )
 
 
 def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
@@ -205,7 +251,7 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
         if fmt == "json":
             print(json.dumps(preview_json(preview), indent=2))
         else:
-            print_preview(preview, Console(width=None if Console().is_terminal else 200))
+            print_preview(preview, _console(width=None if _console().is_terminal else 200))
         if preview.problems:
             _fail("; ".join(preview.problems), 1)
 
@@ -228,7 +274,7 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
         from benchmarks.cli import default_results_dir
 
         spec, preview = _load(spec_path, data_factory())
-        console = Console(width=None if Console().is_terminal else 200)
+        console = _console(width=None if _console().is_terminal else 200)
         print_preview(preview, console)
         _refuse_over_cap(preview)
         if not yes:
@@ -250,15 +296,31 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
     @app.command("resume")
     def resume(
         sweep_id: Annotated[str, typer.Argument(help="sweep id (see `gpuplan sweep list`)")],
+        yes: Annotated[bool, typer.Option("--yes", "-y", help="start without asking")] = False,
         ssh_option: Annotated[list[str] | None, typer.Option("--ssh-option")] = None,
     ) -> None:
-        """Run again only what did not finish (runs already collected are kept)."""
+        """Run again only what did not finish (runs already collected are kept), under the
+        same checks as `run`: every price known, and what was spent plus the worst case of
+        what is left within max_usd."""
         state = _state(sweep_id)
         try:
             spec = parse_spec(state.data["spec"], state.data.get("spec_path", "<state>"))
         except SpecError as exc:
             _fail(f"the sweep's saved spec no longer validates: {exc}")
-        preview = preview_sweep(spec, data_factory())
+        data = data_factory()
+        try:
+            check_cloud_targets(spec, data.known_instances)
+        except SpecError as exc:
+            _fail(f"not resumed: {exc}")
+        preview = preview_sweep(spec, data)
+        console = _console(width=None if _console().is_terminal else 200)
+        print_preview(preview, console)
+        _refuse_resume_over_cap(state.data, preview)
+        if not yes:
+            if not sys.stdin.isatty():
+                _fail("not resumed: confirm with --yes when not at a terminal")
+            if not typer.confirm("resume this sweep?", default=False):
+                _fail("not resumed", 1)
         for t, p in zip(state.data["targets"], preview.targets, strict=True):
             if t["state"] != st.DONE:
                 t["spent_before_usd"] = st.spend_usd(t)
@@ -283,11 +345,11 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
         if fmt == "json":
             print(json.dumps(state.data, indent=2))
             return
-        Console(width=None if Console().is_terminal else 200).print(status_table(state.data))
+        _console(width=None if _console().is_terminal else 200).print(status_table(state.data))
         for t in state.data["targets"]:
             for key, r in t["runs"].items():
                 if r.get("error"):
-                    Console().print(
+                    _console().print(
                         f"{escape(t['label'])} {key}: {escape(r['error'])}", highlight=False
                     )
 
@@ -301,7 +363,7 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
             try:
                 data = st.load_state(str(path)).data
             except st.StateError as exc:
-                Console(stderr=True).print(f"[yellow]skipped:[/] {escape(str(exc))}")
+                _console(stderr=True).print(f"[yellow]skipped:[/] {escape(str(exc))}")
                 continue
             targets = data["targets"]
             done = sum(1 for t in targets if t["state"] == st.DONE)
@@ -309,7 +371,7 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
             spent = sum(st.spend_usd(t) for t in targets)
             table.add_row(data["id"], str(data.get("status")), data.get("created_at", ""),
                           f"{done}/{len(targets)}", str(results), _money(spent))  # fmt: skip
-        Console(width=None if Console().is_terminal else 200).print(table)
+        _console(width=None if _console().is_terminal else 200).print(table)
 
     @app.command("cleanup")
     def cleanup(
@@ -330,7 +392,7 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
                 except st.StateError:
                     continue
         regions = cleanup_regions(states)
-        console = Console()
+        console = _console()
         if not regions:
             console.print("no cloud machines were launched by these sweeps; nothing to clean up")
             return

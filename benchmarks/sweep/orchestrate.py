@@ -3,10 +3,18 @@
 A target: provision (cloud) -> wait for ssh -> install -> each pending run (bench run,
 fetch, validate, write into the results folder with where it ran) -> teardown (cloud:
 terminate, then confirm with a describe/get call). The state file is saved after every
-step. One target failing is recorded with its reason; the others go on. No target
-starts once the dollars already spent plus the worst case of every running target and
-of this one would pass max_usd. Ctrl-C (KeyboardInterrupt in the calling thread) stops
-every ssh process, tears down every launched machine and returns 130.
+step; a cloud machine is in it before its launch call is made, so it can be found and
+ended whatever happens next. One target failing is recorded with its reason; the others
+go on.
+
+Limits bind per target and per sweep, before and during: no target starts once the
+dollars spent plus the worst case of every running target and of this one would pass
+max_usd (an unknown worst case is a refusal, never $0); a target stops at
+max_minutes_per_target counted from its start (all its steps and runs together); the
+sweep stops when what it has spent reaches max_usd. Ctrl-C (KeyboardInterrupt in the
+calling thread) stops every ssh process, ends every machine recorded or findable by tag
+(waiting for each confirmation, through further Ctrl-C presses: see teardown.py) and
+returns 130; `outcomes` says what was confirmed gone.
 """
 
 from __future__ import annotations
@@ -29,7 +37,10 @@ from benchmarks.results import ResultFileError
 from benchmarks.runners import ssh
 from benchmarks.runners.cleanup import CleanupReport, terminate_all
 from benchmarks.runners.machine import CloudTarget, Machine, Provisioner, ProvisionError
+from benchmarks.runners.remote_output import kept, plain, plain_lines
+from benchmarks.runners.ssh import RemoteResultRefused
 from benchmarks.sweep import state as st
+from benchmarks.sweep import teardown as td
 from benchmarks.sweep.backends import provisioner_for
 from benchmarks.sweep.preview import SweepPreview
 from benchmarks.sweep.spec import RunItem, SweepSpec, TargetSpec
@@ -38,21 +49,17 @@ from benchmarks.sweep.startup import dead_man_script
 EXIT_INTERRUPTED = 130
 LAUNCH_WAIT_S = 900.0  # for the cloud to report the instance running with an address
 SSH_WAIT_S = 600.0  # for sshd to answer on a fresh machine
-TERMINATE_CONFIRM_S = 120.0
-JOIN_AFTER_INTERRUPT_S = 15.0
+TEARDOWN_MARGIN_S = 60.0  # a cloud target's runs end this long before its minutes are up
 DEFAULT_REMOTE_BASE = ".gpuplan-sweep"  # on the machine, relative to the login's home
 REMOTE_DIR_ENV = "GPUPLAN_SWEEP_REMOTE_DIR"  # another BASE for targets without remote_dir
 
 
 class Interrupted(RuntimeError):
-    """The sweep is stopping (Ctrl-C); the target ends as interrupted."""
+    """The sweep is stopping (Ctrl-C, or its dollar cap); the target ends as interrupted."""
 
 
-class RemoteResultRefused(RuntimeError):
-    """Result files fetched from a machine failed the intake checks; nothing was saved."""
-
-    def __init__(self, host: str, problems: list[str]) -> None:
-        super().__init__(f"result file(s) from {host} refused: {'; '.join(problems)}")
+class OutOfTime(RuntimeError):
+    """The target reached max_minutes_per_target; its remaining runs are not started."""
 
 
 @dataclass
@@ -75,6 +82,12 @@ class SweepRun:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _teardown_locks: dict[int, threading.Lock] = field(default_factory=dict)
     _launching: set[int] = field(default_factory=set)  # targets inside Provisioner.launch
+    _stop_lock: threading.Lock = field(default_factory=threading.Lock)
+    _launched: dict[int, Machine] = field(default_factory=dict)  # what launch calls returned
+    _ends: dict[int, float] = field(default_factory=dict)  # time.monotonic() a target must end
+    halted: str | None = None  # why the sweep stopped on its own (its dollar cap)
+    outcomes: dict[int, td.Outcome] = field(default_factory=dict)  # teardown, per target
+    on_notice: Callable[[str], None] | None = None  # sweep-level messages (Ctrl-C)
 
     @property
     def sweep_id(self) -> str:
@@ -106,7 +119,8 @@ class SweepRun:
             if t["state"] in (st.PENDING, st.SKIPPED, *st.FINAL_STATES, st.INTERRUPTED):
                 total += st.spend_usd(t, now)
             else:
-                total += max(p.worst_usd or 0.0, st.spend_usd(t, now))
+                worst = float("inf") if p.worst_usd is None else p.worst_usd
+                total += max(worst, st.spend_usd(t, now))
         return total
 
     def spent_usd(self) -> float:
@@ -146,35 +160,45 @@ class SweepRun:
         )
 
     def _launch(self, target: TargetSpec) -> Machine:
+        """Launch the target's machine, recorded in the state file before the call is made."""
         index = target.index
         provisioner = self.provisioner(target.backend)
-        self.state.update_target(index, state=st.PROVISIONING, detail="launching", reason=None)
-        self._event(index, "launching")
+        cloud = self._cloud_target(target)
+        name = f"gpuplan-{self.sweep_id}-{index}"[:63]
+        record = Machine(
+            backend=target.backend, host="", cloud=target.backend, region=target.region,
+            zone=target.zone if target.backend == "gcp" else None,
+            instance_type=target.instance_type, spot=target.spot, sweep_id=self.sweep_id,
+            name=name, project=target.project,
+        )  # fmt: skip
         now = st.utc_now()
+        with self._stop_lock:  # Ctrl-C sees either no launch or this one recorded
+            self._check_stop()
+            self.state.update_target(
+                index, state=st.PROVISIONING, detail="launching", reason=None,
+                machine=st.machine_to_dict(record), launched_at=st.iso(now), terminated_at=None,
+            )  # fmt: skip
+            self._launching.add(index)
+        self._event(index, "launching")
         expires = now + dt.timedelta(minutes=self.spec.max_minutes_per_target)
-        self._check_stop()
-        self._launching.add(index)
         try:
             machine = provisioner.launch(
-                self._cloud_target(target),
-                self.sweep_id,
-                expires,
+                cloud, self.sweep_id, expires,
                 dead_man_script(self.spec.max_minutes_per_target, self.sweep_id, target.backend),
-                f"gpuplan-{self.sweep_id}-{index}"[:63],
-            )
+                name,
+            )  # fmt: skip
+            machine = dataclasses.replace(machine, name=machine.name or name)
+            self._launched[index] = machine
             self.state.update_target(
-                index,
-                machine=st.machine_to_dict(machine),
-                launched_at=machine.launched_at or st.iso(now),
-                terminated_at=None,
+                index, machine=st.machine_to_dict(machine),
                 detail="waiting for the instance to run",
-            )
+            )  # fmt: skip
         finally:
             self._launching.discard(index)
         self._event(index, f"launched {machine.instance_id}")
-        if self.stop.is_set():
-            raise Interrupted("interrupted")
-        machine = provisioner.wait_running(machine, self.launch_wait_s)
+        self._check_stop()
+        wait_s = min(self.launch_wait_s, self.time_left(index))
+        machine = provisioner.wait_running(machine, wait_s)
         if not machine.user and target.ssh_user:
             machine = dataclasses.replace(machine, user=target.ssh_user)
         if not machine.identity_file and target.identity_file:
@@ -182,32 +206,79 @@ class SweepRun:
         self.state.update_target(index, machine=st.machine_to_dict(machine))
         return machine
 
-    def teardown(self, index: int) -> None:
-        """Terminate target `index`'s cloud machine and confirm it (idempotent)."""
+    def teardown(self, index: int) -> td.Outcome | None:
+        """End target `index`'s cloud machine and confirm it (idempotent); None: not a cloud
+        target. A machine whose launch call has not returned is found by tag and name."""
         lock = self._teardown_locks.setdefault(index, threading.Lock())
         with lock:
             t = self.state.target(index)
-            machine = st.machine_from_dict(t.get("machine"))
-            if machine is None or (machine.cloud is None and machine.backend not in ("aws", "gcp")):
-                return
+            record = st.machine_from_dict(t.get("machine"))
+            if record is None or (record.cloud is None and record.backend not in ("aws", "gcp")):
+                return None
+            if index in self.outcomes and self.outcomes[index].status != td.UNCONFIRMED:
+                return self.outcomes[index]
+            where = record.zone or record.region or "?"
             if t.get("terminated_at"):
-                return
-            provisioner = self.provisioner(machine.cloud or machine.backend)
-            self._event(index, f"terminating {machine.instance_id}")
-            try:
-                provisioner.terminate(machine)
-                deadline = time.monotonic() + TERMINATE_CONFIRM_S
-                while not provisioner.is_terminated(machine):
-                    if time.monotonic() > deadline:
-                        raise ProvisionError("termination not confirmed")
-                    time.sleep(2)
-            except ProvisionError as exc:
-                note = f"{machine.instance_id}: {exc}; run `gpuplan sweep cleanup {self.sweep_id}`"
-                self.state.update_target(index, reason=(t.get("reason") or "") + f" [{note}]")
+                done = td.Outcome(
+                    index, td.CONFIRMED, record.instance_id or str(record.name), where
+                )
+                self.outcomes[index] = done
+                return done
+            provisioner = self.provisioner(record.cloud or record.backend)
+            outcome = self._end(index, provisioner, record, where)
+            self.outcomes[index] = outcome
+            if outcome.status == td.UNCONFIRMED:
+                note = (
+                    f"{outcome.machine}: {outcome.reason}; "
+                    f"run `gpuplan sweep cleanup {self.sweep_id}`"
+                )
+                self.state.update_target(index, reason=kept((t.get("reason") or "") + f" [{note}]"))
                 self._event(index, note)
-                return
-            self.state.update_target(index, terminated_at=st.iso(st.utc_now()))
-            self._event(index, "terminated")
+            else:
+                self.state.update_target(index, terminated_at=st.iso(st.utc_now()))
+                self._event(index, outcome.status)
+            return outcome
+
+    def _end(self, index: int, provisioner: Provisioner, record: Machine, where: str) -> td.Outcome:
+        label = record.instance_id or str(record.name)
+        try:
+            machine: Machine | None = record
+            if not record.instance_id:
+                self._event(index, f"finding {record.name} (its launch call has not returned)")
+                machine = td.find_pending(
+                    provisioner, record, td.search_places(record, record.project),
+                    lambda: self._launched.get(index), lambda: index in self._launching,
+                )  # fmt: skip
+            if machine is None:
+                return td.Outcome(index, td.NOTHING, label, where)
+            label = machine.instance_id or label
+            self._event(index, f"terminating {label}")
+            td.end_machine(provisioner, machine)
+        except ProvisionError as exc:
+            return td.Outcome(index, td.UNCONFIRMED, label, where, plain(str(exc)))
+        return td.Outcome(index, td.CONFIRMED, label, where)
+
+    # -- limits --------------------------------------------------------------------------
+
+    def start_clock(self, target: TargetSpec) -> None:
+        """The target's minutes start now; a cloud target keeps a margin for its teardown."""
+        limit_s = self.spec.max_minutes_per_target * 60
+        margin = min(TEARDOWN_MARGIN_S, 0.1 * limit_s) if target.is_cloud else 0.0
+        self._ends[target.index] = time.monotonic() + limit_s - margin
+
+    def time_left(self, index: int) -> float:
+        """Seconds target `index` may still run (its max_minutes_per_target, all steps)."""
+        end = self._ends.get(index)
+        return float("inf") if end is None else max(0.0, end - time.monotonic())
+
+    def _check_time(self, index: int, what: str) -> float:
+        left = self.time_left(index)
+        if left < 1.0:
+            raise OutOfTime(
+                f"stopped at max_minutes_per_target ({self.spec.max_minutes_per_target:g} min) "
+                f"before {what}"
+            )
+        return left
 
     def _collect(self, target: TargetSpec, machine: Machine, files: list[Path]) -> list[str]:
         """Check fetched result files as an upload is checked (benchmarks.intake: size,
@@ -249,9 +320,10 @@ class SweepRun:
         def line(text: str) -> None:
             self.live_line[index] = text
 
+        left = self._check_time(index, run.key)
         ssh.run_benchmark(
             machine, python, run.argv(), remote_out, target.remote_env, line,
-            timeout_s=self.spec.max_minutes_per_target * 60, extra=self.ssh_options,
+            timeout_s=left, extra=self.ssh_options,
         )  # fmt: skip
         self.state.update_target(index, state=st.COLLECTING, detail=f"collecting {run.key}")
         folder, files = ssh.fetch_results(machine, remote_out, self.ssh_options)
@@ -264,6 +336,26 @@ class SweepRun:
         self.state.update_run(index, run.key, status=st.DONE, result_ids=ids, error=None)
         self._event(index, f"collected {run.key}: {', '.join(ids)}")
 
+    def _connect(self, target: TargetSpec) -> Machine:
+        """The target's machine, launched (cloud) or named (ssh, local), answering ssh."""
+        index = target.index
+        if target.is_cloud:
+            machine = self._launch(target)
+        else:
+            machine = Machine(
+                backend=target.backend, host=target.host or "localhost", user=target.user,
+                port=target.port, identity_file=target.identity_file,
+            )  # fmt: skip
+            self.state.update_target(
+                index, machine=st.machine_to_dict(machine), launched_at=st.iso(st.utc_now()),
+                terminated_at=None, reason=None,
+            )  # fmt: skip
+        if machine.backend != "local":
+            self.state.update_target(index, state=st.PROVISIONING, detail="waiting for ssh")
+            wait_s = min(self.ssh_wait_s, self._check_time(index, "ssh answered"))
+            ssh.wait_for_ssh(machine, wait_s, extra=self.ssh_options, stop=self.stop)
+        return machine
+
     def run_target(self, target: TargetSpec) -> None:
         """One target from start to teardown; its outcome goes into the state file."""
         index = target.index
@@ -272,33 +364,23 @@ class SweepRun:
         if not pending:
             self.state.update_target(index, state=st.DONE, detail="all runs done", reason=None)
             return
+        self.start_clock(target)
         failures: list[str] = []
         try:
-            if target.is_cloud:
-                machine = self._launch(target)
-            else:
-                machine = Machine(
-                    backend=target.backend, host=target.host or "localhost", user=target.user,
-                    port=target.port, identity_file=target.identity_file,
-                )  # fmt: skip
-                self.state.update_target(
-                    index, machine=st.machine_to_dict(machine), launched_at=st.iso(st.utc_now()),
-                    terminated_at=None, reason=None,
-                )  # fmt: skip
-            if machine.backend != "local":
-                self.state.update_target(index, state=st.PROVISIONING, detail="waiting for ssh")
-                ssh.wait_for_ssh(machine, self.ssh_wait_s, extra=self.ssh_options, stop=self.stop)
+            machine = self._connect(target)
             self._check_stop()
+            left = self._check_time(index, "installing")
             self.state.update_target(index, state=st.INSTALLING, detail="installing")
             self._event(index, "installing")
             root = self.remote_root(target)
             wheel = None if target.remote_python else self.wheel()
             python = ssh.install(
                 machine, root, wheel, target.remote_python, target.remote_env,
-                extra=self.ssh_options,
+                extra=self.ssh_options, limit_s=left,
             )  # fmt: skip
             for k, run in enumerate(pending, start=1):
                 self._check_stop()
+                self._check_time(index, run.key)
                 detail = f"run {k} of {len(pending)}: {run.key}"
                 self.state.update_target(index, state=st.RUNNING, detail=detail)
                 self._event(index, detail)
@@ -307,29 +389,47 @@ class SweepRun:
                 except (ssh.RemoteCommandFailed, ResultFileError, RemoteResultRefused) as exc:
                     if self.stop.is_set():
                         raise Interrupted("interrupted") from None
-                    self.state.update_run(index, run.key, status=st.FAILED, error=str(exc))
-                    failures.append(f"{run.key}: {exc}")
-                    self._event(index, f"failed {run.key}: {exc}")
+                    error = kept(str(exc))
+                    self.state.update_run(index, run.key, status=st.FAILED, error=error)
+                    failures.append(f"{run.key}: {error}")
+                    self._event(index, f"failed {run.key}: {error}")
             if failures:
                 self.state.update_target(
                     index, state=st.FAILED, detail="",
-                    reason=f"{len(failures)} of {len(pending)} run(s) failed; {failures[0]}",
+                    reason=kept(f"{len(failures)} of {len(pending)} run(s) failed; {failures[0]}"),
                 )  # fmt: skip
             else:
                 self.state.update_target(index, state=st.DONE, detail="all runs done", reason=None)
+        except OutOfTime as exc:
+            done = sum(
+                1 for r in self.state.target(index)["runs"].values() if r["status"] == st.DONE
+            )
+            self.state.update_target(
+                index, state=st.STOPPED, detail="",
+                reason=f"{exc}; {done} of {len(runs)} run(s) done",
+            )  # fmt: skip
+            self._event(index, str(exc))
         except (Interrupted, KeyboardInterrupt):
-            self.state.update_target(index, state=st.INTERRUPTED, reason="interrupted (Ctrl-C)")
+            self._mark_stopped(index)
         except (ssh.SshError, ssh.RemoteCommandFailed, ProvisionError, ValueError, OSError) as exc:
             if self.stop.is_set():
-                self.state.update_target(index, state=st.INTERRUPTED, reason="interrupted (Ctrl-C)")
+                self._mark_stopped(index)
             else:
-                self.state.update_target(index, state=st.FAILED, detail="", reason=str(exc))
-                self._event(index, f"failed: {exc}")
+                reason = kept(plain_lines(str(exc)))
+                self.state.update_target(index, state=st.FAILED, detail="", reason=reason)
+                self._event(index, f"failed: {reason}")
         finally:
             if target.is_cloud:
                 self.teardown(index)
             else:
                 self.state.update_target(index, terminated_at=st.iso(st.utc_now()))
+
+    def _mark_stopped(self, index: int) -> None:
+        """The target ended because the sweep stopped: Ctrl-C, or the sweep's dollar cap."""
+        if self.halted:
+            self.state.update_target(index, state=st.STOPPED, detail="", reason=self.halted)
+        else:
+            self.state.update_target(index, state=st.INTERRUPTED, reason="interrupted (Ctrl-C)")
 
     def _check_stop(self) -> None:
         if self.stop.is_set():
@@ -342,16 +442,26 @@ class SweepRun:
             self.run_target(target)
         except Exception as exc:
             self.state.update_target(
-                target.index, state=st.FAILED, reason=f"internal error: {exc!r}"
+                target.index, state=st.FAILED, reason=kept(f"internal error: {exc!r}")
             )
         finally:
             slots.release()
 
     def _admit(self, target: TargetSpec) -> bool:
-        """Whether the budget allows starting this target; if not, record why."""
-        worst = self.preview.targets[target.index].worst_usd or 0.0
+        """Whether the budget allows starting this target; if not, record why.
+
+        An unknown worst case (no price for a cloud target) is a refusal, never $0.
+        """
+        worst = self.preview.targets[target.index].worst_usd
+        if worst is None:
+            self.state.update_target(
+                target.index, state=st.SKIPPED,
+                reason="not started: its price is unknown, so its worst case cannot be capped",
+            )  # fmt: skip
+            return False
+        worst = worst or 0.0
         committed = self.committed_usd()
-        if committed + worst > self.spec.max_usd + 1e-9:
+        if self.halted or committed + worst > self.spec.max_usd + 1e-9:
             self.state.update_target(
                 target.index, state=st.SKIPPED,
                 reason=(
@@ -362,8 +472,34 @@ class SweepRun:
             return False
         return True
 
+    def _watch_budget(self) -> None:
+        """Stop the sweep once what it has spent reaches max_usd (a running check)."""
+        if self.halted or self.spent_usd_now() < self.spec.max_usd - 1e-9:
+            return
+        self.halted = (
+            f"stopped: the sweep reached max_usd ${self.spec.max_usd:,.2f} "
+            f"(spent ${self.spent_usd_now():,.2f})"
+        )
+        with self._stop_lock:
+            self.stop.set()
+        ssh.stop_all()
+
+    def spent_usd_now(self) -> float:
+        """Dollars spent so far, counting machines still running up to now."""
+        now = st.utc_now()
+        return sum(st.spend_usd(t, now) for t in self.state.data["targets"])
+
+    def _wait(self, thread: threading.Thread | None, slots: threading.Semaphore) -> bool:
+        """Wait 0.2 s for a free slot (thread None) or for `thread` to end; True when done."""
+        self._watch_budget()
+        if thread is None:
+            return slots.acquire(timeout=0.2)
+        thread.join(timeout=0.2)
+        return not thread.is_alive()
+
     def run(self) -> int:
-        """Run every unfinished target; 0 all done, 1 some failed or skipped, 130 Ctrl-C."""
+        """Run every unfinished target; 0 all done, 1 some failed, skipped or stopped at a
+        limit, 130 Ctrl-C."""
         self.state.data["controller_pid"] = os.getpid()
         self.state.set_status("running")
         slots = threading.Semaphore(self.spec.max_parallel)
@@ -372,7 +508,7 @@ class SweepRun:
             for target in self.spec.targets:
                 if self.state.target(target.index)["state"] == st.DONE:
                     continue
-                while not slots.acquire(timeout=0.2):
+                while not self._wait(None, slots):
                     pass
                 if not self._admit(target):
                     slots.release()
@@ -385,36 +521,80 @@ class SweepRun:
                 threads.append(thread)
                 thread.start()
             for thread in threads:
-                while thread.is_alive():
-                    thread.join(timeout=0.2)
+                while not self._wait(thread, slots):
+                    pass
         except KeyboardInterrupt:
             self.interrupt()
             return EXIT_INTERRUPTED
         states = [t["state"] for t in self.state.data["targets"]]
-        self.state.set_status(
-            "finished" if all(s == st.DONE for s in states) else "finished with failures"
-        )
-        return 0 if all(s == st.DONE for s in states) else 1
+        if all(s == st.DONE for s in states):
+            status = "finished"
+        elif self.halted or st.STOPPED in states:
+            status = "stopped at a limit"
+        else:
+            status = "finished with failures"
+        self.state.set_status(status)
+        return 0 if status == "finished" else 1
 
     def interrupt(self) -> None:
-        """Ctrl-C: stop every ssh process and tear down every launched machine."""
-        self.stop.set()
-        ssh.stop_all()
+        """Ctrl-C: stop every ssh process, then end every machine recorded in the state
+        file (found by tag and name when its launch call has not returned), each in its
+        own thread, waiting for each confirmation. Further Ctrl-C presses do not stop
+        this (teardown.CtrlCGuard); the third stops waiting, and `outcomes` then lacks
+        the targets whose teardown had not finished."""
+
+        def notice(_: int) -> None:
+            if self.on_notice:
+                self.on_notice(
+                    "still ending the sweep's machines; Ctrl-C once more to stop waiting "
+                    f"(then run `gpuplan sweep cleanup {self.sweep_id}`)"
+                )
+
+        try:
+            with td.CtrlCGuard(notice):
+                with self._stop_lock:
+                    self.stop.set()
+                ssh.stop_all()
+                for thread in self._teardown_threads():
+                    while thread.is_alive():
+                        thread.join(timeout=0.2)
+        except td.Abandoned:
+            pass
         for t in self.state.data["targets"]:
-            if t.get("machine") and not t.get("terminated_at"):
-                self.teardown(t["index"])
-        # A launch in flight returns a machine that must go too: wait for those calls.
-        deadline = time.monotonic() + JOIN_AFTER_INTERRUPT_S
-        while self._launching and time.monotonic() < deadline:
-            time.sleep(0.1)
-        for t in self.state.data["targets"]:  # launched while we were tearing down
-            if t.get("machine") and not t.get("terminated_at"):
-                self.teardown(t["index"])
             if t["state"] not in st.FINAL_STATES:
                 self.state.update_target(
                     t["index"], state=st.INTERRUPTED, reason="interrupted (Ctrl-C)"
                 )
         self.state.set_status("interrupted")
+
+    def _teardown_threads(self) -> list[threading.Thread]:
+        """One started thread per cloud machine recorded and not yet confirmed gone."""
+        threads = [
+            threading.Thread(target=self.teardown, args=(t["index"],), daemon=True,
+                             name=f"teardown-{t['index']}")
+            for t in self.state.data["targets"]
+            if t.get("machine") and not t.get("terminated_at")
+            and (t["machine"].get("cloud") or t["machine"].get("backend") in ("aws", "gcp"))
+        ]  # fmt: skip
+        for thread in threads:
+            thread.start()
+        return threads
+
+    def still_running(self) -> list[str]:
+        """Cloud machines not confirmed gone: 'instance (region)' for each."""
+        left = []
+        for t in self.state.data["targets"]:
+            record = st.machine_from_dict(t.get("machine"))
+            if record is None or not (record.cloud or record.backend in ("aws", "gcp")):
+                continue
+            outcome = self.outcomes.get(t["index"])
+            if outcome is not None and outcome.status != td.UNCONFIRMED:
+                continue
+            if outcome is None and t.get("terminated_at"):
+                continue
+            where = record.zone or record.region or "?"
+            left.append(f"{record.instance_id or record.name} ({where})")
+        return left
 
 
 def cleanup_regions(states: list[dict[str, Any]]) -> dict[str, list[str]]:

@@ -23,13 +23,14 @@ from typing import Any
 from benchmarks.runners.machine import Machine
 
 STATE_VERSION = 1
-SWEEP_ID = re.compile(r"^[a-z][a-z0-9-]{0,62}$")  # also a valid GCP label value
+SWEEP_ID = re.compile(r"\A[a-z][a-z0-9-]{0,62}\Z")  # also a valid GCP label value
 # Target states; "running" carries "run k of n" in `detail`.
 PENDING, PROVISIONING, INSTALLING, RUNNING, COLLECTING = (
     "pending", "provisioning", "installing", "running", "collecting",
 )  # fmt: skip
 DONE, FAILED, SKIPPED, INTERRUPTED = "done", "failed", "skipped", "interrupted"
-FINAL_STATES = (DONE, FAILED, SKIPPED)
+STOPPED = "stopped"  # at a limit: max_minutes_per_target, or the sweep's max_usd
+FINAL_STATES = (DONE, FAILED, SKIPPED, STOPPED)
 
 
 def sweeps_dir() -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -88,11 +89,12 @@ def test_skypilot_export_writes_one_task_per_cloud_target(tmp_path: Path) -> Non
     spec = parse_spec(tomllib.loads(text), "s.toml")
     paths = write_tasks(spec, tmp_path / "sky")
     assert [p.name for p in paths] == ["loopback-1.yaml", "loopback-2.yaml"]
-    aws = task_yaml(spec, 1)
-    assert "  cloud: aws\n" in aws and '  instance_type: "p5.48xlarge"' in aws
-    assert '  region: "us-east-2"' in aws and "  use_spot: true" in aws
-    assert "gpuplan bench run --workload gpt --world-size 1 --size tiny" in aws
-    assert '  zone: "us-central1-a"' in task_yaml(spec, 2)
+    aws = json.loads(task_yaml(spec, 1))  # JSON: valid YAML, written by a serializer
+    assert aws["resources"] == {
+        "cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-2", "use_spot": True,
+    }  # fmt: skip
+    assert aws["run"].startswith("gpuplan bench run --workload gpt --world-size 1 --size tiny")
+    assert json.loads(task_yaml(spec, 2))["resources"]["zone"] == "us-central1-a"
 
 
 def test_remote_folder_is_per_target_under_the_configured_base(

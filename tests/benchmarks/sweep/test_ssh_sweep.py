@@ -97,7 +97,7 @@ def test_ssh_sweep_collects_every_result_and_resumes_only_unfinished_runs(
     kept = results / state["id"] / f"{target['runs'][first_key]['result_ids'][0]}.json"
     kept_text = kept.read_text()
 
-    outcome = run_cli("resume", state["id"])
+    outcome = run_cli("resume", state["id"], "--yes")
     assert outcome.exit_code == 0, outcome.output
     assert f"run 1 of 1: {second_key}" in outcome.output  # only the unfinished run
     assert "run 1 of 2" not in outcome.output
@@ -235,7 +235,7 @@ def test_kill_9_of_the_sweep_ends_its_remote_benchmark(
 ) -> None:
     spec_path = tmp_path / "long.toml"
     spec_path.write_text(
-        spec_text(ssh_target(sshd.alias), ONE_RUN.replace("steps = 2", "steps = 10000000"))
+        spec_text(ssh_target(sshd.alias), ONE_RUN.replace("steps = 2", "steps = 1000000"))
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GPUPLAN_SSH_OPTIONS": f"-F {sshd.client_config}"}
     argv = [sys.executable, "-m", "planner.cli", "sweep", "run", str(spec_path), "--yes",
