@@ -1,7 +1,9 @@
 """`gpuplan bench`: run standard training benchmarks and look at their results.
 
 This module imports no torch at import time: `gpuplan --help` and `bench list` work
-without it; `bench run` imports the harness when it runs.
+without it; `bench run` imports the harness when it runs. Every console here has emoji
+codes off and prints text from outside (ids, paths, result fields, a run's output) as
+rich Text, so `:b:` or `[red]` in it prints as written.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -36,6 +37,16 @@ def default_results_dir() -> Path:
 
 
 LIST_COLUMNS = ("id", "workload", "size", "precision", "device", "world", "throughput", "source")
+
+
+def _console(stderr: bool = False, width: int | None = None) -> Console:
+    """A console that turns no `:name:` into an emoji and highlights nothing."""
+    return Console(stderr=stderr, width=width, emoji=False, highlight=False)
+
+
+def _error_line(message: str) -> Text:
+    """`error: message`, the label bold red, the message as written."""
+    return Text.assemble(("error:", "bold red"), " ", message)
 
 
 def _warn(lines: list[str]) -> None:
@@ -143,15 +154,13 @@ def add(
     problems = [c.error for c in checked if c.error] or conflicts(checked, folder)
     if problems:
         for problem in problems:
-            Console(stderr=True).print(
-                f"[bold red]error:[/] {escape(problem)}", highlight=False, soft_wrap=True
-            )
+            _console(stderr=True).print(_error_line(problem), soft_wrap=True)
         _fail("nothing was added: fix or leave out the file(s) above")
     try:
         written = save_all(checked, folder)
     except (OSError, UnsafeInputError) as exc:
         _fail(f"cannot write into {shorten(folder)}: {exc}; nothing was added", 1)
-    console = Console(highlight=False)
+    console = _console()
     for path in written:
         console.print(Text(f"added {path}"))
     kept = len(checked) - len(written)
@@ -160,10 +169,9 @@ def add(
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
-    """Print `error: message` to stderr and exit with `code` (no traceback)."""
-    Console(stderr=True).print(
-        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
-    )
+    """Print `error: message` to stderr, the message as written, and exit with `code`
+    (no traceback)."""
+    _console(stderr=True).print(_error_line(message), soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -221,7 +229,7 @@ def _print_results(written: list[tuple[Any, Path]], fmt: str) -> None:
         _warn_noisy([r for r, _ in written])
         return
     probe = Console()
-    console = Console(width=None if probe.is_terminal else 200)
+    console = _console(width=None if probe.is_terminal else 200)
     table = Table(title=f"{len(written)} result(s) written")
     for header, _, _ in RUN_TABLE:
         table.add_column(header)
@@ -239,7 +247,7 @@ def _print_results(written: list[tuple[Any, Path]], fmt: str) -> None:
     for result, path in written:
         console.print(Text(f"{result.id}: {path}"))
         if result.mean_power_w is None:
-            console.print(f"  power and energy {result.power_source}", highlight=False)
+            console.print(Text(f"  power and energy {result.power_source}"))
     _warn_noisy([r for r, _ in written])
 
 
@@ -258,9 +266,9 @@ def noisy_warnings(results: list[Any], limit: float = HIGH_CV) -> list[str]:
 
 
 def _warn_noisy(results: list[Any]) -> None:
-    err = Console(stderr=True)
+    err = _console(stderr=True)
     for line in noisy_warnings(results):
-        err.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+        err.print(Text.assemble(("warning:", "yellow"), " ", line))
 
 
 @app.command("run")
@@ -370,20 +378,24 @@ def run(
     _check_out_dir(out_dir)
     from benchmarks.progress import StepProgress, progress_bar
 
-    err = Console(stderr=True)
+    err = _console(stderr=True)
+
+    def say(line: str) -> None:
+        """One line of a run's own output, as written."""
+        err.print(Text(line), soft_wrap=True)
+
     written: list[tuple[Any, Path]] = []
     for n in sizes:
         label = f"{workload} {options.size} {options.precision} {chosen_device} x{n}"
         per_device = options.batch_size or WORKLOADS[workload]["default_batch"][options.size]
-        err.print(
+        say(
             f"running {label}: batch {'auto' if batch_auto else per_device} per device, "
-            f"{options.warmup} warm-up + {options.steps} timed steps",
-            highlight=False,
+            f"{options.warmup} warm-up + {options.steps} timed steps"
         )
         bar = progress_bar(err)
         try:
             with bar:
-                path = run_local(options, n, out_dir, StepProgress(bar, label), err.print)
+                path = run_local(options, n, out_dir, StepProgress(bar, label), say)
         except KeyboardInterrupt:
             kept = f"; the {len(written)} finished result(s) are kept" if written else ""
             _fail(f"interrupted: no result written for {label}{kept}", 130)
@@ -435,7 +447,7 @@ def pipeline(
         _fail(f"the input-pipeline benchmark needs torch and Pillow ({exc})")
     out_dir = out or default_results_dir()
     _check_out_dir(out_dir)
-    console = Console()
+    console = _console()
     for count in counts:
         options = PipelineOptions(
             workers=count, batch_size=batch, batches=batches, warmup_batches=warmup, images=images
@@ -450,7 +462,8 @@ def pipeline(
         except (OSError, ValueError) as exc:
             _fail(f"cannot write the result into {shorten(out_dir)}: {exc}", 1)
         console.print(
-            f"{count} worker(s): {result.throughput:,.0f} images/s, "
-            f"{result.samples_per_s_per_core:,.0f} images/s per core -> {path}",
-            highlight=False,
+            Text(
+                f"{count} worker(s): {result.throughput:,.0f} images/s, "
+                f"{result.samples_per_s_per_core:,.0f} images/s per core -> {path}"
+            )
         )

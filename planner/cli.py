@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
+from rich.text import Text
 
 # Only light modules at the top: `gpuplan --help` and `--version` must not load pandas,
 # numpy or scipy (tests/test_cli_startup.py); commands import the engine when they run.
@@ -26,10 +27,11 @@ from planner.defaults import (
     DEFAULT_MAX_GPUS,
     DEFAULT_RESTART_HOURS,
 )
+from planner.render.console import abort, text_console, warn
 from planner.validate import check_flags, check_output_path, shorten, warn_lines
 from pricing.cli import app as pricing_app
 from pricing.cli import tier_option_help
-from pricing.output import FORMATS, abort, emit
+from pricing.output import FORMATS, emit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -268,6 +270,9 @@ def plan(
                 "--checkpoint-minutes": checkpoint_minutes,
                 "--restart-minutes": restart_minutes,
                 "--global-batch-tokens": global_batch_tokens,
+                "--seq-len": seq_len,
+                "--n-layer": n_layer,
+                "--d-model": d_model,
             }
         )
         settings = LLMSettings(recompute=recompute, global_batch_tokens=global_batch_tokens)
@@ -480,12 +485,10 @@ def estimate(
     bundled spec table are used. Output: Q plus predicted_throughput, predicted_low,
     predicted_high (80% band), method (measured | scaled | estimated), method_detail.
     """
-    from pathlib import Path
-
     from planner.throughput.estimate import fit_throughput_model, predict_throughput
     from planner.throughput.reference_io import InputFileError, read_queries, read_reference
     from planner.throughput.scaling import CommModel
-    from pricing.catalog import atomic_write_text, check_choices
+    from pricing.catalog import check_choices
 
     try:
         check_choices([fmt], FORMATS, "format")
@@ -515,13 +518,10 @@ def estimate(
     result["method"] = predicted["throughput_source"].to_numpy()
     result["method_detail"] = predicted["throughput_detail"].to_numpy()
     if output:
-        try:
-            atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
-        except OSError as exc:
-            abort(f"--output {shorten(output)}: cannot be written ({exc.strerror or exc})", 1)
+        _write_csv(output, result)
     else:
         emit(
-            result,
+            _for_format(result, fmt),
             fmt,
             title=f"{len(result)} predictions from {len(ref.rows)} reference rows",
             table_columns=("gpu_model", "num_gpus", "model", "precision", *ESTIMATE_COLUMNS),
@@ -529,16 +529,37 @@ def estimate(
     _estimate_notes(model, ref, result, output)
 
 
+def _write_csv(output: str, frame: pd.DataFrame) -> None:
+    """`frame` into the file `output` as spreadsheet-safe CSV (planner.render.spreadsheet),
+    through a temporary file and a rename; exit 1 when it cannot be written."""
+    from pathlib import Path
+
+    from planner.render.spreadsheet import csv_text
+    from pricing.catalog import atomic_write_text
+
+    try:
+        atomic_write_text(Path(output), csv_text(frame))
+    except OSError as exc:
+        abort(f"--output {shorten(output)}: cannot be written ({exc.strerror or exc})", 1)
+
+
+def _for_format(frame: pd.DataFrame, fmt: str) -> pd.DataFrame:
+    """`frame` to emit as `fmt`: for csv, spreadsheet-safe (planner.render.spreadsheet)."""
+    if fmt != "csv":
+        return frame
+    from planner.render.spreadsheet import spreadsheet_safe
+
+    return spreadsheet_safe(frame)
+
+
 def _estimate_notes(model: Any, ref: Any, result: pd.DataFrame, output: str | None) -> None:
     import numpy as np
 
-    from pricing.output import wide_console
-
-    console = wide_console(stderr=True)
+    console = text_console(stderr=True)
     counts = result["method"].value_counts().to_dict()
     done = ", ".join(f"{v} {k}" for k, v in counts.items())
     if output:
-        console.print(f"wrote {output}: {len(result)} rows ({done})", highlight=False)
+        console.print(Text(f"wrote {output}: {len(result)} rows ({done})"))
     glob = model.scaling.global_chosen
     if np.isfinite(glob["heldout_mape"]):
         console.print(
@@ -564,18 +585,13 @@ def _estimate_notes(model: Any, ref: Any, result: pd.DataFrame, output: str | No
     if ref.skipped_flagged:
         console.print(f"[dim]skipped:[/] {ref.skipped_flagged} flagged REF rows", highlight=False)
     if ref.unresolved_gpus:
-        console.print(
-            "[yellow]warning:[/] REF GPUs with no spec row, used only for queries naming "
-            f"them: {escape(shorten(', '.join(ref.unresolved_gpus), 1000))}",
-            highlight=False,
-            soft_wrap=True,
+        warn(
+            "REF GPUs with no spec row, used only for queries naming them: "
+            + shorten(", ".join(ref.unresolved_gpus), 1000)
         )
     missing = int((result["method"] == "none").sum())
     if missing:
-        console.print(
-            f"[yellow]warning:[/] {missing} queries got no prediction (see method_detail)",
-            highlight=False,
-        )
+        warn(f"{missing} queries got no prediction (see method_detail)")
 
 
 @app.command("estimate-llm")
@@ -619,8 +635,6 @@ def estimate_llm(
     mfu, layout (e.g. tp8 pp2 dp4 zero1 mb1), fits, method (scaled | estimated | none),
     method_detail. Uses only Q and the bundled spec table, and --results where given.
     """
-    from pathlib import Path
-
     import pandas as pd
 
     from planner.llm import LLMSettings, gpt_mfu_figures
@@ -632,7 +646,7 @@ def estimate_llm(
     )
     from planner.render.llm import estimate_detail
     from planner.throughput import own_and_published_results
-    from pricing.catalog import atomic_write_text, check_choices
+    from pricing.catalog import check_choices
 
     try:
         check_choices([fmt], FORMATS, "format")
@@ -650,28 +664,19 @@ def estimate_llm(
         abort(str(exc))
         return
     predicted = estimate_llm(rows, gpus_per_node, network_gbps, settings, figures)
-    records = predicted.loc[:, list(DETAIL_COLUMNS)].to_dict(orient="records")
+    # Each row whole: the words name its layout and MFU too, not only DETAIL_COLUMNS.
+    records = predicted.to_dict(orient="records")
     predicted = predicted.drop(columns=list(DETAIL_COLUMNS)).assign(
         method_detail=[estimate_detail(r) for r in records]
     )
-    if problems:
-        from pricing.output import wide_console
-
-        console = wide_console(stderr=True)
-        for line in problems:
-            console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+    for line in problems:
+        warn(line)
     result = pd.concat([raw.reset_index(drop=True), predicted], axis=1)
     if output:
-        try:
-            atomic_write_text(Path(output), result.to_csv(index=False, lineterminator="\n"))
-        except OSError as exc:
-            abort(f"--output {shorten(output)}: cannot be written ({exc.strerror or exc})", 1)
-        from pricing.output import wide_console
-
+        _write_csv(output, result)
         fits = int(result["fits"].sum())
-        wide_console(stderr=True).print(
-            f"wrote {output}: {len(result)} rows ({fits} fit, {len(result) - fits} do not)",
-            highlight=False,
+        text_console(stderr=True).print(
+            Text(f"wrote {output}: {len(result)} rows ({fits} fit, {len(result) - fits} do not)")
         )
         return
     shown = result.copy()
@@ -681,7 +686,7 @@ def estimate_llm(
         ]
         shown["mfu"] = [f"{v:.0%}" if math.isfinite(v) else "-" for v in shown["mfu"]]
     emit(
-        shown,
+        _for_format(shown, fmt),
         fmt,
         title=f"{len(result)} LLM predictions (tokens/s over all GPUs; layout search)",
         table_columns=(
@@ -864,27 +869,39 @@ def serve_app(
     if not 0 < port < 65536:
         abort(f"--port {port}: it must be between 1 and 65535")
     script = files("planner.ui").joinpath("app_main.py")
-    command = [
+    command = streamlit_argv(str(script), host, port, ctx.args)
+    sys.stdout.flush()
+    # Replace this process: Ctrl-C and signals reach the server directly.
+    os.execv(sys.executable, command)
+
+
+def streamlit_argv(script: str, host: str, port: int, extra: Sequence[str] = ()) -> list[str]:
+    """The `python -m streamlit run` command line `gpuplan app` runs: `script` served on
+    `host`:`port`, uploads refused above planner.ui.uploads.MAX_UPLOAD_MB megabytes (the
+    intake's per-file limit, rounded up to Streamlit's whole MB of 1024 x 1024 bytes) by
+    Streamlit itself, before a file is held in memory; `extra` goes last, as written."""
+    from planner.ui.uploads import MAX_UPLOAD_MB
+
+    return [
         sys.executable,
         "-m",
         "streamlit",
         "run",
-        str(script),
+        script,
         "--server.address",
         host,
         "--server.port",
         str(port),
+        "--server.maxUploadSize",
+        str(MAX_UPLOAD_MB),
         "--browser.gatherUsageStats",
         "false",
         "--server.fileWatcherType",
         "none",
         "--client.toolbarMode",
         "minimal",
-        *ctx.args,
+        *extra,
     ]
-    sys.stdout.flush()
-    # Replace this process: Ctrl-C and signals reach the server directly.
-    os.execv(sys.executable, command)
 
 
 def main() -> None:

@@ -3,9 +3,13 @@
 Queries (Q, CSV): params, seq_len, num_gpus, gpu_model, precision; optional n_layer,
 d_model, global_batch_tokens, gpus_per_node, network_gbps, mode (pretrain | finetune |
 lora | qlora; blank: pretrain). params is a number (7e9) or a size (7b, 6.7b, 124m).
+Every number must be within its planner.validate.FIELD_RANGES entry, the range the flag
+of the same name accepts (gpus_per_node as --gpus-per-node); the file is bounded as
+planner.validate.read_csv_table says.
 Output: Q plus tokens_per_s (all GPUs), tokens_per_s_low, tokens_per_s_high (10-90% band),
 mfu, layout, fits, method, method_detail. Errors name the file, the line (the header is
-line 1), the field and the closest valid value; nothing is predicted from a bad file.
+line 1), the field and the valid range or closest valid value; nothing is predicted from
+a bad file.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from planner.llm import (
     prediction_record,
     prediction_source,
 )
-from planner.validate import read_csv_table
+from planner.validate import FIELD_RANGES, read_csv_table, shorten
 from planner.workloads import LLM_MODES, llm_workload
 from pricing.gpus import (
     CANONICAL_GPUS,
@@ -75,19 +79,24 @@ def _where(path: Path, index: int, field: str) -> str:
     return f"{path}, line {index + 2}, field {field!r}"
 
 
-def _number(path: Path, index: int, field: str, raw: str, integer: bool) -> float:
+def _number(path: Path, index: int, field: str, raw: str) -> float:
+    """The cell as a number within FIELD_RANGES[field] (params also as a size: 7b)."""
+    valid = FIELD_RANGES[field]
     text = raw.strip()
     match = SIZE.match(text) if field == "params" else None
     try:
         value = float(match.group(1)) * _SCALE[match.group(2).lower()] if match else float(text)
     except ValueError:
         value = float("nan")
-    kind = "a whole number" if integer else "a number"
-    if not np.isfinite(value):
+    shown = repr(shorten(raw, 60))
+    if np.isnan(value):
         example = " (e.g. 7e9 or 7b)" if field == "params" else ""
-        raise LLMQueryError(f"{_where(path, index, field)}: {raw!r} is not {kind}{example}")
-    if value <= 0 or (integer and value != round(value)):
-        raise LLMQueryError(f"{_where(path, index, field)}: {raw!r} must be {kind} > 0")
+        raise LLMQueryError(
+            f"{_where(path, index, field)}: {shown} is not a number{example}; it must be "
+            f"{valid.text()}"
+        )
+    if not valid.holds(value):
+        raise LLMQueryError(f"{_where(path, index, field)}: {shown} must be {valid.text()}")
     return value
 
 
@@ -116,9 +125,9 @@ def read_llm_queries(path: str | Path) -> tuple[pd.DataFrame, list[LLMQuery]]:
 def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
     value = {k: str(v).strip() for k, v in record.items()}
 
-    def optional(field: str, integer: bool) -> float | None:
+    def optional(field: str) -> float | None:
         raw = value.get(field, "")
-        return _number(path, i, field, raw, integer) if raw else None
+        return _number(path, i, field, raw) if raw else None
 
     label = value["gpu_model"]
     try:
@@ -149,20 +158,20 @@ def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
             f"{_where(path, i, 'mode')}: unknown mode {value['mode']!r}"
             f"{did_you_mean(mode, LLM_MODES)} Valid: {', '.join(LLM_MODES)}"
         )
-    num_gpus = int(_number(path, i, "num_gpus", value["num_gpus"], True))
-    per_node = optional("gpus_per_node", True)
-    n_layer, d_model = optional("n_layer", True), optional("d_model", True)
+    num_gpus = int(_number(path, i, "num_gpus", value["num_gpus"]))
+    per_node = optional("gpus_per_node")
+    n_layer, d_model = optional("n_layer"), optional("d_model")
     return LLMQuery(
-        params=_number(path, i, "params", value["params"], False),
-        seq_len=int(_number(path, i, "seq_len", value["seq_len"], True)),
+        params=_number(path, i, "params", value["params"]),
+        seq_len=int(_number(path, i, "seq_len", value["seq_len"])),
         num_gpus=num_gpus,
         gpu_name=gpu,
         precision=precision,
         n_layer=int(n_layer) if n_layer else None,
         d_model=int(d_model) if d_model else None,
-        global_batch_tokens=optional("global_batch_tokens", False),
+        global_batch_tokens=optional("global_batch_tokens"),
         gpus_per_node=int(per_node) if per_node else 0,
-        network_gbps=optional("network_gbps", False) or 0.0,
+        network_gbps=optional("network_gbps") or 0.0,
         mode=mode,
     )
 

@@ -156,3 +156,76 @@ def test_error_text_with_brackets_is_printed_as_written() -> None:
     done = runner.invoke(app, ["bench", "show", "no-such-[run]"])
     assert done.exit_code == 2
     assert "no-such-[run]" in done.stderr
+
+
+MARKUP = ":b: [red]x :FINLAND:"  # also a file name: no "/"
+
+
+def shown_as_written(text: str) -> bool:
+    """Whether rich printed MARKUP as its characters: no emoji, no markup eaten."""
+    return MARKUP in " ".join(text.split()) and "🅱" not in text and "🇫🇮" not in text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["estimate-llm", "--queries", f"{MARKUP}.csv"],
+        ["estimate", "--reference", f"{MARKUP}.csv", "--queries", "q.csv"],
+        ["tco", "--config", f"{MARKUP}.toml"],
+        ["plan", "-w", "resnet50-imagenet-90ep", "--onprem", f"{MARKUP}.toml"],
+        ["bench", "show", MARKUP],
+        ["bench", "show", "--dir", MARKUP, "no-such-run"],
+    ],
+)
+def test_an_error_quoting_emoji_codes_and_markup_prints_them_as_written(args: list[str]) -> None:
+    done = runner.invoke(app, args)
+    assert done.exit_code == 2
+    assert "error:" in done.stderr and shown_as_written(done.stderr), done.stderr
+
+
+def test_bench_add_names_each_bad_file_as_written(tmp_path: object) -> None:
+    from pathlib import Path
+
+    bad = Path(str(tmp_path)) / f"{MARKUP}.json"
+    bad.write_text("{")
+    done = runner.invoke(app, ["bench", "add", str(bad), "--dir", str(Path(str(tmp_path)) / "r")])
+    assert done.exit_code == 2 and shown_as_written(done.stderr), done.stderr
+
+
+def test_what_estimate_llm_says_it_wrote_is_the_path_as_written(tmp_path: object) -> None:
+    from pathlib import Path
+
+    folder = Path(str(tmp_path))
+    queries = folder / "q.csv"
+    queries.write_text("params,seq_len,num_gpus,gpu_model,precision\n7b,2048,8,H100-SXM,bf16\n")
+    out = folder / f"{MARKUP}.csv"
+    done = runner.invoke(app, ["estimate-llm", "--queries", str(queries), "--output", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "wrote" in done.stderr and shown_as_written(done.stderr), done.stderr
+
+
+def test_the_console_helpers_turn_no_code_into_an_emoji() -> None:
+    from rich.console import Console
+
+    from planner.render.console import labelled, text_console
+    from planner.render.tables import make_console
+
+    for console in (text_console(), make_console(100)):
+        with console.capture() as captured:
+            console.print(labelled("error", "bold red", MARKUP))
+            console.print(f"plain {MARKUP}", markup=False)
+        assert shown_as_written(captured.get()), captured.get()
+    assert isinstance(text_console(stderr=True), Console)
+
+
+def test_gpuplan_app_has_streamlit_refuse_uploads_over_the_intake_limit() -> None:
+    from benchmarks.intake import MAX_RESULT_BYTES
+    from planner.cli import streamlit_argv
+
+    argv = streamlit_argv("app_main.py", "127.0.0.1", 8501, ["--server.headless", "true"])
+    assert argv[1:5] == ["-m", "streamlit", "run", "app_main.py"]
+    megabytes = int(argv[argv.index("--server.maxUploadSize") + 1])
+    # Streamlit's megabyte is 1024 x 1024 bytes (server.maxUploadSize * 1024 * 1024): the
+    # smallest whole number of them that holds a file the intake accepts.
+    assert (megabytes - 1) * 1024 * 1024 < MAX_RESULT_BYTES <= megabytes * 1024 * 1024
+    assert argv[-2:] == ["--server.headless", "true"]  # the user's options last, as given

@@ -8,9 +8,13 @@ flags, results, configs and reference CSVs, rich markup in ids, Markdown in URL 
 
 from __future__ import annotations
 
+import html as htmllib
 import json
 import math
 import os
+import re
+import string
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,7 +44,7 @@ from benchmarks.safe_paths import (
 )
 from planner.cli import app
 from planner.tco import OnPremConfigError, load_onprem_config
-from planner.ui.text import md_text
+from planner.ui.text import WORD_JOINER, md_text
 from planner.validate import FLAG_RANGES, InputPathError, RangeError, check_flag, read_text_file
 from tests.conftest import GOOD_RESULT as GOOD
 from tests.conftest import ROOT
@@ -299,6 +303,85 @@ def test_a_flag_value_is_accepted_only_finite_and_in_range(flag: str, value: flo
 # ---------------------------------------------------------------- text shown in the app
 
 MARKDOWN = MarkdownIt("commonmark")
+# The dotted hosts GitHub-style Markdown links by themselves (http://evil it never does).
+AUTOLINKED = ("https://evil.example.com/login", "www.evil.example.com", "x@host.example.com")
+# mdast-util-gfm-autolink-literal (remark-gfm, Streamlit's Markdown): what it links in text.
+_GFM_URL = re.compile(r"(https?://|www(?=\.))([-.\w]+)([^ \t\r\n]*)", re.IGNORECASE | re.ASCII)
+_GFM_EMAIL = re.compile(r"([-.\w+]+)@([-\w]+(?:\.[-\w]+)+)", re.ASCII)
+_GFM_TRAIL = re.compile(r"[!\"&'),.:;<>?\]}]+$")
+
+
+def _after_boundary(text: str, index: int, email: bool = False) -> bool:
+    """remark-gfm's test of the character before a literal link: none, a space, or
+    punctuation or a symbol (not '/' before an e-mail address)."""
+    if index == 0:
+        return True
+    before = text[index - 1]
+    if email and before == "/":
+        return False
+    return before.isspace() or unicodedata.category(before)[0] in "PS"
+
+
+def _gfm_domain(domain: str) -> bool:
+    parts = domain.split(".")
+    if len(parts) < 2:
+        return False
+    return all(
+        not part or ("_" not in part and re.search("[a-zA-Z0-9]", part)) for part in parts[-2:]
+    )
+
+
+def _gfm_links_in(text: str) -> list[str]:
+    """The literal links remark-gfm makes in one run of text (its transform, in Python)."""
+    found = []
+    pos = 0
+    while match := _GFM_URL.search(text, pos):
+        protocol, domain, path = match.groups()
+        if protocol.lower().startswith("w"):
+            protocol, domain = "", protocol + domain
+        url = _GFM_TRAIL.sub("", domain + path)
+        if _after_boundary(text, match.start()) and _gfm_domain(domain) and url:
+            found.append(protocol + url)
+            pos = match.end()
+        else:
+            pos = match.start() + 1
+    pos = 0
+    while match := _GFM_EMAIL.search(text, pos):
+        if _after_boundary(text, match.start(), email=True) and not re.search(
+            r"[-\d_]$", match.group(2)
+        ):
+            found.append(match.group(0))
+            pos = match.end()
+        else:
+            pos = match.start() + 1
+    return found
+
+
+def gfm_autolinks(markdown: str) -> list[str]:
+    """The links Streamlit's Markdown would show for `markdown`: CommonMark links, and the
+    literal ones remark-gfm finds in each run of text once escapes and entities are read."""
+    found = []
+    for block in MARKDOWN.parse(markdown):
+        run: list[str] = []
+        for token in [*(block.children or []), None]:
+            if token is not None and token.type in ("text", "text_special", "softbreak"):
+                run.append(token.content if token.type != "softbreak" else "\n")
+                continue
+            found += _gfm_links_in("".join(run))
+            run = []
+            if token is not None and token.type in ("link_open", "image"):
+                found.append(str(token.attrGet("href") or token.attrGet("src")))
+    return found
+
+
+def test_the_gfm_port_finds_what_remark_gfm_links() -> None:
+    for text in AUTOLINKED:
+        assert gfm_autolinks(f"see {text}.") == [text]
+        # Backslash escapes alone leave the link: the text is searched after they are read.
+        escaped = "".join("\\" + c if c in string.punctuation else c for c in text)
+        assert gfm_autolinks(escaped) == [text]
+    assert gfm_autolinks("http://evil and [x](http://a.b)") == ["http://a.b"]
+    assert gfm_autolinks("xwww.evil.com, /x@y.com, a@b.c1") == []
 
 
 @FUZZ
@@ -311,17 +394,42 @@ def test_escaped_text_never_renders_a_link_image_or_tag(text: str) -> None:
     html = MARKDOWN.render(md_text(text))
     assert "<a " not in html and "<img" not in html and "<code" not in html
     assert "<script" not in html and "<em>" not in html
+    assert gfm_autolinks(md_text(text)) == []
+
+
+@FUZZ
+@given(
+    parts=st.lists(
+        st.text(alphabet=st.sampled_from(list(":/.@-_ wWhtps3xy")), max_size=30), max_size=4
+    ),
+    joints=st.sampled_from(["", " ", ".", ": ", "@", "://", "w"]),
+)
+def test_escaped_values_never_autolink_next_to_each_other_or_to_text(
+    parts: list[str], joints: str
+) -> None:
+    """Values put into one message side by side, or between the message's own words."""
+    markdown = joints.join(md_text(p) for p in parts) + joints
+    assert gfm_autolinks(markdown) == [], markdown
 
 
 @pytest.mark.parametrize(
     "text",
     ["[click](http://evil)", "![x](http://evil/img.png)", "<img src=http://evil/x.png>",
-     "<http://evil>", "http://evil.example/x", "www.evil.example"],
+     "<http://evil>", "http://evil.example/x", "www.evil.example", *AUTOLINKED,
+     "mailto:x@host.example.com", "WWW.EVIL.EXAMPLE.COM", ":b: :material/home:"],
 )  # fmt: skip
 def test_a_link_or_image_in_a_value_renders_as_its_text(text: str) -> None:
     html = MARKDOWN.render(md_text(text))
     assert "<a " not in html and "<img" not in html
-    assert "evil" in html
+    assert gfm_autolinks(md_text(text)) == []
+    assert gfm_autolinks(f"value {md_text(text)}.") == []
+    shown = html_text(html).replace(WORD_JOINER, "")
+    assert shown.strip() == text  # what is shown is the text as written
+
+
+def html_text(html: str) -> str:
+    """The characters an HTML fragment shows: tags dropped, entities read."""
+    return htmllib.unescape(re.sub(r"<[^>]+>", "", html))
 
 
 # ---------------------------------------------------------------- the CLI
@@ -452,6 +560,14 @@ BAD_COMMANDS = {
     "batch tokens 1e400": (
         ["plan", "-w", "llm-7b-140b", "--global-batch-tokens", "1e400"],
         "--global-batch-tokens inf",
+    ),
+    "seq len 1e11": (
+        ["plan", "-w", "llm-7b-140b", "--seq-len", "100000000000"],
+        "--seq-len 1e+11: must be a whole number from 1 to 10,000,000 tokens",
+    ),
+    "d model 1e12": (
+        ["plan", "-w", "llm-7b-140b", "--d-model", "1000000000000"],
+        "--d-model 1e+12: must be a whole number from 1 to 1,000,000",
     ),
     "deadline inf": ([*PLAN, "--deadline-hours", "inf"], "deadline inf hours"),
     "onprem folder": ([*PLAN, "--onprem", "{tmp}"], "is a folder"),

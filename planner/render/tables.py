@@ -51,8 +51,9 @@ def console_width(fallback: int = DEFAULT_WIDTH, stderr: bool = False) -> int:
 
 
 def make_console(width: int, stderr: bool = False) -> Console:
-    """A console of exactly `width` columns (no colour codes when piped)."""
-    return Console(width=width, stderr=stderr, soft_wrap=False, highlight=False)
+    """A console of exactly `width` columns (no colour codes when piped) that turns no
+    `:name:` into an emoji: lines quoting outside text print it as written."""
+    return Console(width=width, stderr=stderr, soft_wrap=False, highlight=False, emoji=False)
 
 
 def _ellipsize(text: str, width: int) -> str:

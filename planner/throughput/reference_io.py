@@ -22,6 +22,7 @@ import pandas as pd
 
 from planner.throughput.spec_model import PEAK_COLUMNS
 from planner.validate import (
+    FIELD_RANGES,
     GPU_COUNT_RANGE,
     THROUGHPUT_RANGE,
     Range,
@@ -78,13 +79,17 @@ def _where(path: Path, index: int, field: str) -> str:
 
 
 def _positive(frame: pd.DataFrame, column: str, path: Path, valid: Range) -> pd.Series:
-    """The column as floats, each finite and within `valid` (a positive range)."""
+    """The column as floats, each within `valid` (finite, whole where it must be)."""
     values = pd.to_numeric(frame[column], errors="coerce")
-    bad = values.isna() | ~np.isfinite(values) | (values <= 0) | (values > valid.high)
+    bad = pd.Series([not valid.holds(v) for v in values.to_numpy(float)], index=frame.index)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raw = shorten(frame[column].iloc[i])
-        problem = "is not a number" if pd.isna(values.iloc[i]) else f"must be {valid.text()}"
+        problem = (
+            f"is not a number; it must be {valid.text()}"
+            if pd.isna(values.iloc[i])
+            else f"must be {valid.text()}"
+        )
         raise InputFileError(
             f"{_where(path, frame.index[i], column)}: {raw!r} {problem} "
             f"({int(bad.sum())} such row(s))"
@@ -92,11 +97,10 @@ def _positive(frame: pd.DataFrame, column: str, path: Path, valid: Range) -> pd.
     return values.astype(float)
 
 
-# Per-row overrides of the command's options; a blank cell keeps the option's value.
+# Per-row overrides of the command's options; a blank cell keeps the option's value. The
+# ranges are the flags' own (planner.validate.FIELD_RANGES: --gpus-per-node, --network-gbps).
 QUERY_OVERRIDES: dict[str, Range] = {
-    "gpus_per_node": Range(1, 1024, unit="GPUs"),
-    "network_gbps": Range(0, 1e6, low_inclusive=False, unit="Gb/s"),
-    "global_batch": Range(0, 1e9, low_inclusive=False, unit="samples per step"),
+    c: FIELD_RANGES[c] for c in ("gpus_per_node", "network_gbps", "global_batch")
 }
 
 

@@ -90,12 +90,16 @@ def _upload_section(directory: str) -> None:
     st.caption(
         "Result JSON files from `gpuplan bench run` on other machines (or `gpuplan bench "
         f"add`) go into the results folder ({md_text(directory)}; set GPUPLAN_RESULTS_DIR to "
-        "change it). Each file is checked first (at most 2 MiB, a valid result whose id is "
-        "1-128 letters, digits, '.', '_' or '-'); a bad file is named with its field and "
-        "nothing is saved."
+        f"change it). Each file is checked first (at most {uploads.limit_text()}, a valid "
+        "result whose id is 1-128 letters, digits, '.', '_' or '-'); a bad file is named "
+        "with its field and nothing is saved."
     )
     files = st.file_uploader(
-        "Result files (.json)", type=["json"], accept_multiple_files=True, key=f"{PAGE}.upload"
+        "Result files (.json)",
+        type=["json"],
+        accept_multiple_files=True,
+        max_upload_size=uploads.MAX_UPLOAD_MB,
+        key=f"{PAGE}.upload",
     )
     if not files:
         return
@@ -136,7 +140,7 @@ def _upload_section(directory: str) -> None:
         ]
     )
     st.dataframe(valid, hide_index=True, key=f"{PAGE}.upload_preview")
-    if st.button(f"Save {len(valid)} file(s) to {directory}", key=f"{PAGE}.save"):
+    if st.button(md_text(f"Save {len(valid)} file(s) to {directory}"), key=f"{PAGE}.save"):
         paths = uploads.save_all(new, directory)
         data.clear_results()
         st.session_state[SAVED] = [str(p) for p in paths]
@@ -171,9 +175,8 @@ def _quick_bench_section(directory: str) -> None:
     outcome = bench_run.run(argv, show)
     if outcome.returncode != 0 or not outcome.results:
         why = "timed out" if outcome.timed_out else f"exit code {outcome.returncode}"
-        st.error(
-            f"The benchmark failed ({why}):\n\n{outcome.error_text()}", icon=":material/error:"
-        )
+        st.error(f"The benchmark failed ({why}); its last output:", icon=":material/error:")
+        st.code(outcome.error_text() or "(none)", language=None)
         return
     data.clear_results()
     st.session_state[QUICK] = outcome.results
@@ -191,7 +194,7 @@ def _quick_results(directory: str) -> None:
             ),
             icon=":material/check_circle:",
         )
-        with st.expander(f"Result file {path.name}"):
+        with st.expander(md_text(f"Result file {path.name}")):
             st.json(path.read_text() if path.exists() else result)
 
 
@@ -222,11 +225,13 @@ def render() -> None:
     model, precision, gpus, show = _inputs(ps, table)
     own = ~is_published(table)
     cols = st.columns(3)
-    cols[0].metric("Own results", f"{int(own.sum()):,}", f"folder: {directory}", delta_color="off")
+    cols[0].metric(
+        "Own results", f"{int(own.sum()):,}", md_text(f"folder: {directory}"), delta_color="off"
+    )
     cols[1].metric(
         "Published figures",
         f"{int((~own).sum()):,}",
-        ", ".join(sorted(table.loc[~own, "source"].unique())),
+        md_text(", ".join(sorted(table.loc[~own, "source"].unique()))),
         delta_color="off",
     )
     by_gpu = throughput_by_gpu(table, model, precision)
@@ -235,13 +240,13 @@ def render() -> None:
     if show != "all":
         by_gpu = by_gpu.loc[by_gpu["origin"] == show]
     cols[2].metric(
-        f"GPUs with {model} {precision} figures",
+        md_text(f"GPUs with {model} {precision} figures"),
         f"{by_gpu['gpu_name'].nunique()}",
         f"{int(by_gpu['runs'].sum()) if len(by_gpu) else 0} runs",
         delta_color="off",
     )
     if by_gpu.empty:
-        st.info(f"No {show if show != 'all' else ''} result for {model} {precision} here.")
+        st.info(md_text(f"No {show if show != 'all' else ''} result for {model} {precision} here."))
     else:
         st.plotly_chart(
             _chart(by_gpu, f"{model} {precision}: throughput by GPU (median, min-max of runs)"),
@@ -268,7 +273,7 @@ def render() -> None:
     if show != "all":
         rows = rows.loc[np.where(is_published(rows), "published", "own") == show]
     browse = rows.loc[:, list(BROWSE_COLUMNS)].sort_values(["gpu_name", "world_size", "source"])
-    st.subheader(f"All {model} {precision} results ({len(browse):,})")
+    st.subheader(md_text(f"All {model} {precision} results ({len(browse):,})"))
     st.dataframe(browse, hide_index=True, key=f"{PAGE}.browse")
     download_csv(browse, f"results-{model.replace(' ', '-')}-{precision}.csv", key=f"{PAGE}.csv")
     ps.sync()

@@ -30,6 +30,7 @@ from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
 from planner.ui.tables import show_table
+from planner.ui.text import md_text
 from pricing.catalog import (
     PRICING_KINDS,
     price_date_label,
@@ -214,7 +215,7 @@ def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | N
     }
     with middle:
         chosen = ps.multiselect(
-            f"{gpu} offers to compare ({kind}, USD per GPU-hour)",
+            md_text(f"{gpu} offers to compare ({kind}, USD per GPU-hour)"),
             priced["ref"].tolist(),
             name="offers",
             default=default,
@@ -419,9 +420,9 @@ def render() -> None:
         labels = {"monthly_gpu_hours": "Demand (GPU-hours per month)", "gpu_name": "GPU"}
         labels.update({f: spec["label"] for f, spec in NUMBER_FIELDS.items()})
         if exc.field in labels:
-            text = f"**{labels[exc.field]}** (field `{exc.field}`): {exc.message}"
+            text = f"**{labels[exc.field]}** (field `{exc.field}`): {md_text(exc.message)}"
         else:
-            text = str(exc)
+            text = md_text(exc)
         st.error(f"{text}. Change that input and the page updates.", icon=":material/error:")
         ps.sync()
         return
@@ -433,7 +434,7 @@ def render() -> None:
         f"${onprem['usd_per_gpu_hour']:.2f}",
         f"at {config.utilization:.0%} utilization",
         delta_color="off",
-        help=f"{config.gpus} x {config.gpu_name}; power: {config.power_basis}",
+        help=md_text(f"{config.gpus} x {config.gpu_name}; power: {config.power_basis}"),
     )
     if cloud.empty:
         st.info("Pick at least one cloud offer above to compare with.")
@@ -442,8 +443,10 @@ def render() -> None:
         cols[1].metric(
             "Cheapest cloud $/GPU-hour",
             f"${best['usd_per_gpu_hour']:.2f}",
-            f"{best['ref']} ({kind}, "
-            f"{price_date_label(best['price_date'], best['price_date_basis'])})",
+            md_text(
+                f"{best['ref']} ({kind}, "
+                f"{price_date_label(best['price_date'], best['price_date_basis'])})"
+            ),
             delta_color="off",
         )
         cols[2].metric(
@@ -451,7 +454,7 @@ def render() -> None:
             _never(best["break_even_utilization"], "{:.1%}"),
             "on-prem cheaper above it",
             delta_color="off",
-            help=best["break_even_note"],
+            help=md_text(best["break_even_note"]),
         )
         late = after_life(best["break_even_months"], config.lifetime_years)
         cols[3].metric(
@@ -464,14 +467,16 @@ def render() -> None:
             ),
             delta_color="inverse" if late else "off",
             delta_arrow="off" if not late else "auto",
-            help=best["break_even_note"],
+            help=md_text(best["break_even_note"]),
         )
         if late:
             st.warning(
-                f"Against {best['ref']}, on-prem pays back only after "
-                f"{best['break_even_months']:,.1f} months: after the server's "
-                f"{config.lifetime_years:g}-year life. Buying does not pay back at this "
-                "demand.",
+                md_text(
+                    f"Against {best['ref']}, on-prem pays back only after "
+                    f"{best['break_even_months']:,.1f} months: after the server's "
+                    f"{config.lifetime_years:g}-year life. Buying does not pay back at this "
+                    "demand."
+                ),
                 icon=":material/schedule:",
             )
     curve_fig = curve_figure(config, compared)

@@ -351,15 +351,17 @@ def _rate_inputs(ps: PageState, providers: Sequence[str]) -> dict[str, float]:
         for provider in providers:
             known = default_rate(provider)
             rate = ps.number_input(
-                provider,
+                md_text(provider),
                 name=f"rate_{provider}",
                 default=None,
                 min_value=0.0,
                 step=0.01,
                 format="%g",
                 placeholder=f"default {known.interruptions_per_hour:g}",
-                help=f"Default {known.interruptions_per_hour:g}/h: "
-                f"{known.basis.split('.')[0]} ({known.source})",
+                help=md_text(
+                    f"Default {known.interruptions_per_hour:g}/h: "
+                    f"{known.basis.split('.')[0]} ({known.source})"
+                ),
             )
             if rate is not None:
                 rates[provider] = float(rate)
@@ -382,7 +384,7 @@ def _workload(inputs: PlanInputs) -> Workload | None:
     except ValueError as exc:
         st.error(
             f"**Parameters (billions)** {params:g} and **Training tokens (billions)** "
-            f"{tokens:g}: {exc}. Enter both above 0.",
+            f"{tokens:g}: {md_text(exc)}. Enter both above 0.",
             icon=":material/error:",
         )
         return None
@@ -414,7 +416,7 @@ def _request(
     except RequestError as exc:
         label = INPUT_LABELS.get(exc.field, exc.field)
         fix = INPUT_FIXES.get(exc.field, "Change it")
-        st.error(f"**{label}**: {exc.message}. {fix}.", icon=":material/error:")
+        st.error(f"**{label}**: {md_text(exc.message)}. {fix}.", icon=":material/error:")
         return None
 
 
@@ -436,8 +438,8 @@ def _onprem(inputs: PlanInputs) -> list[LoadedConfig] | None:
         return [data.onprem_example()]
     except OnPremConfigError as exc:
         st.error(
-            f"On-prem configuration: {exc}. Fix it on the Cloud vs on-prem page, or compare "
-            "with the example configuration.",
+            f"On-prem configuration: {md_text(exc)}. Fix it on the Cloud vs on-prem page, or "
+            "compare with the example configuration.",
             icon=":material/error:",
         )
         return None
@@ -453,19 +455,23 @@ def _picks(plan: Plan) -> None:
         with col.container(border=True, key=f"{PAGE}_pick_{name}"):
             if row is None:
                 st.metric(PICK_TITLES[name], "none")
-                st.caption(sentence(no_pick_reason(plan, name)))
+                st.caption(md_text(sentence(no_pick_reason(plan, name))))
                 continue
             st.metric(
                 PICK_TITLES[name],
-                headline(row),
-                help=f"{pick_reason(row, plan.request)}. Throughput {row['throughput_source']}: "
-                f"{row['throughput_detail']}",
+                md_text(headline(row)),
+                help=md_text(
+                    f"{pick_reason(row, plan.request)}. Throughput {row['throughput_source']}: "
+                    f"{row['throughput_detail']}"
+                ),
             )
-            st.markdown(f"**{option_text(row)}**")
+            st.markdown(f"**{md_text(option_text(row))}**")
             st.caption(
-                f"{money(row['cost_usd'])} in {duration(row['hours_to_train'])} on "
-                f"{gpus_text(row)} · {throughput_text(row)} · {price_text(row)}  \n"
-                f"{band_text(row)}"
+                md_text(
+                    f"{money(row['cost_usd'])} in {duration(row['hours_to_train'])} on "
+                    f"{gpus_text(row)} · {throughput_text(row)} · {price_text(row)}"
+                )
+                + f"  \n{md_text(band_text(row))}"
             )
 
 
@@ -475,7 +481,7 @@ def _status(plan: Plan) -> None:
             continue  # said in the warning above the picks
         word = "binds" if row.binds else "does not bind"
         name = CONSTRAINT_NAMES.get(str(row.constraint), str(row.constraint))
-        st.caption(f":material/tune: **{name} {word}**: {sentence(str(row.note))}")
+        st.caption(f":material/tune: **{name} {word}**: {md_text(sentence(str(row.note)))}")
 
 
 def _notes(plan: Plan, problems: Sequence[str]) -> None:
@@ -501,7 +507,7 @@ def render() -> None:
     inputs = _inputs(ps, offers)
     ps.sync()
     manifest = data.manifest()
-    st.caption(price_dates(manifest, inputs.providers))
+    st.caption(md_text(price_dates(manifest, inputs.providers)))
     if not inputs.providers:
         st.info("Pick at least one provider in the sidebar.", icon=":material/info:")
         return
@@ -516,16 +522,19 @@ def render() -> None:
     try:
         plan = data.plan(directory, request)
     except LLMMemoryError as exc:
-        st.error(sentence(no_fit_text(exc, APP_CONTROLS)), icon=":material/error:")
+        st.error(md_text(sentence(no_fit_text(exc, APP_CONTROLS))), icon=":material/error:")
         return
     except ValueError as exc:
-        st.error(sentence(str(exc)), icon=":material/error:")
+        st.error(md_text(sentence(str(exc))), icon=":material/error:")
         return
     _, problems = data.results(directory)
     st.markdown(
-        f"**{workload.description}**: {workload.samples:,.0f} {workload.sample_unit}"
-        + "".join(f"; on-prem {c.config.name} from {c.path}" for c in onprem)
-        + "."
+        f"**{md_text(workload.description)}**: "
+        + md_text(
+            f"{workload.samples:,.0f} {workload.sample_unit}"
+            + "".join(f"; on-prem {c.config.name} from {c.path}" for c in onprem)
+            + "."
+        )
     )
     if plan.rows.empty:
         st.warning(
@@ -537,7 +546,7 @@ def render() -> None:
         ps.share_box()
         return
     for line in notes_text(plan.notes_of("deadline_unmet", "budget_unmet"), APP_CONTROLS):
-        st.warning(sentence(line), icon=":material/warning:")
+        st.warning(md_text(sentence(line)), icon=":material/warning:")
     _picks(plan)
     _status(plan)
     st.plotly_chart(data.plan_chart(directory, request), key=f"{PAGE}.chart")

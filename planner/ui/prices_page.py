@@ -12,6 +12,7 @@ from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
 from planner.ui.tables import show_table
+from planner.ui.text import md_text
 from pricing.catalog import (
     PRICING_KINDS,
     STALE_AFTER_DAYS,
@@ -226,9 +227,10 @@ def render() -> None:
     stale = stale_text(status.loc[status["provider"].isin(providers)])
     if stale:
         st.warning(
-            f"Prices older than {STALE_AFTER_DAYS} days, or of unknown age: {stale}. Refresh "
-            "without credentials with `gpuplan pricing refresh skypilot` (or `aws-public`, "
-            "`azure`), or add your own price list with `gpuplan pricing add-custom`.",
+            f"Prices older than {STALE_AFTER_DAYS} days, or of unknown age: {md_text(stale)}. "
+            "Refresh without credentials with `gpuplan pricing refresh skypilot` (or "
+            "`aws-public`, `azure`), or add your own price list with `gpuplan pricing "
+            "add-custom`.",
             icon=":material/warning:",
         )
     if not providers:
@@ -249,15 +251,17 @@ def render() -> None:
         col.metric(
             f"Cheapest {kind} $/GPU-hour",
             f"${best[column]:.2f}",
-            f"{best['provider']} {best['instance_type']} ({best['gpu_name']}), "
-            f"{best['price_date']}",
+            md_text(
+                f"{best['provider']} {best['instance_type']} ({best['gpu_name']}), "
+                f"{best['price_date']}"
+            ),
             delta_color="off",
         )
     oldest = status.loc[status["provider"].isin(providers)].sort_values("age_days").iloc[-1]
     cols[3].metric(
         "Oldest price source",
-        str(oldest["age"]),
-        f"{oldest['provider']}, priced {oldest['price_date']}",
+        md_text(oldest["age"]),
+        md_text(f"{oldest['provider']}, priced {oldest['price_date']}"),
         delta_color="off",
     )
     reserved = [

@@ -26,6 +26,7 @@ from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
 from planner.ui.tables import show_table
+from planner.ui.text import md_text
 
 PAGE = "scaling"
 DEFAULT_MODEL = "resnet50"
@@ -343,8 +344,8 @@ def efficiency_words(curve: pd.DataFrame, gpu: str, gpus_per_node: int) -> str:
             f"{row['efficiency_low']:.0%}–{row['efficiency_high']:.0%})"
         )
     if not parts:
-        return f"No efficiency to state for {gpu} beyond one GPU."
-    return f"{gpu} keeps " + "; ".join(parts) + "."
+        return f"No efficiency to state for {md_text(gpu)} beyond one GPU."
+    return f"{md_text(gpu)} keeps " + "; ".join(parts) + "."
 
 
 def _laws_table(laws: pd.DataFrame) -> pd.DataFrame:
@@ -382,37 +383,41 @@ def render() -> None:
     top = curve.iloc[-1]
     if pd.isna(one["throughput"]):
         st.warning(
-            f"No figure and no estimate for {gpu} on {model_name} {precision}: "
-            f"{one['throughput_detail']}"
+            md_text(
+                f"No figure and no estimate for {gpu} on {model_name} {precision}: "
+                f"{one['throughput_detail']}"
+            )
         )
         ps.sync()
         return
     kind = links["link"].iloc[0] if len(links) > 1 else links["link"].iloc[-1]
     st.caption(
-        f"{gpu} · {model_name} · {precision} · within a node: {kind}; across nodes: "
-        f"{comm.network_gbps_per_node:g} Gb/s per node, overlap {comm.overlap:.0%}"
+        md_text(
+            f"{gpu} · {model_name} · {precision} · within a node: {kind}; across nodes: "
+            f"{comm.network_gbps_per_node:g} Gb/s per node, overlap {comm.overlap:.0%}"
+        )
     )
     cols = st.columns(4)
     cols[0].metric(
         "1 GPU",
-        f"{one['throughput']:,.0f} {unit}",
-        one["throughput_source"],
+        md_text(f"{one['throughput']:,.0f} {unit}"),
+        md_text(one["throughput_source"]),
         delta_color="off",
-        help=one["throughput_detail"],
+        help=md_text(one["throughput_detail"]),
     )
     cols[1].metric(
         f"Efficiency at {comm.gpus_per_node} GPUs",
         f"{node['efficiency']:.0%}",
         f"{node['efficiency_low']:.0%}-{node['efficiency_high']:.0%} (80% band)",
         delta_color="off",
-        help=node["throughput_detail"],
+        help=md_text(node["throughput_detail"]),
     )
     cols[2].metric(
         f"Efficiency at {top['num_gpus']:,.0f} GPUs",
         f"{top['efficiency']:.0%}",
         f"{top['efficiency_low']:.0%}-{top['efficiency_high']:.0%} (80% band)",
         delta_color="off",
-        help=top["throughput_detail"],
+        help=md_text(top["throughput_detail"]),
     )
     chosen = laws.loc[laws["chosen"], "law"]
     cols[3].metric(
@@ -420,13 +425,15 @@ def render() -> None:
         chosen.iloc[0] if len(chosen) else "pooled / estimated",
         f"{len(points)} figures",
         delta_color="off",
-        help=str(node["throughput_detail"]),
+        help=md_text(node["throughput_detail"]),
     )
     st.markdown(efficiency_words(curve, gpu, comm.gpus_per_node))
     if laws.empty:
         st.info(
-            f"{gpu} has figures at fewer than two GPU counts for {model_name} {precision}, so "
-            "no law was fitted to it; the planner uses: " + str(node["throughput_detail"])
+            md_text(
+                f"{gpu} has figures at fewer than two GPU counts for {model_name} {precision}, "
+                f"so no law was fitted to it; the planner uses: {node['throughput_detail']}"
+            )
         )
     title = f"{gpu}, {model_name} {precision}"
     throughput_fig = _throughput_figure(
@@ -452,7 +459,7 @@ def render() -> None:
         step_fig = _step_figure(curve, f"Step time vs GPUs: {title}")
         st.plotly_chart(step_fig, key=f"{PAGE}.step_chart")
     else:
-        st.caption(f"No parameter count for {model_name}: the step model does not apply.")
+        st.caption(md_text(f"No parameter count for {model_name}: the step model does not apply."))
     st.subheader("Interconnect assumed")
     show_table(links, {c: _col.TextColumn(c.replace("_", " ")) for c in links.columns},
                key=f"{PAGE}.links")  # fmt: skip

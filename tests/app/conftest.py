@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from planner.ui.text import WORD_JOINER
 from tests.conftest import ROOT
 
 PAGES = ("plan", "scaling", "onprem", "benchmarks", "prices")
@@ -63,8 +64,8 @@ def trace(figure: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def metrics(at: AppTest) -> dict[str, str]:
-    """Headline metrics: label -> value."""
-    return {m.label: m.value for m in at.metric}
+    """Headline metrics: label -> value, as the text they show (plain)."""
+    return {plain(m.label): plain(m.value) for m in at.metric}
 
 
 def table_with(at: AppTest, *columns: str) -> pd.DataFrame:
@@ -77,5 +78,6 @@ def table_with(at: AppTest, *columns: str) -> pd.DataFrame:
 
 
 def plain(markdown: str) -> str:
-    """Markdown made by planner.ui.text.md_text back to the text it shows."""
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+    """Markdown made by planner.ui.text.md_text back to the text it shows (escapes read,
+    word joiners dropped)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown).replace(WORD_JOINER, "")

@@ -12,8 +12,16 @@ from streamlit.testing.v1 import AppTest
 
 from benchmarks.safe_paths import MAX_RESULT_BYTES
 from planner.ui.state import MAX_PARAM_CHARS
+from planner.ui.uploads import MAX_UPLOAD_MB
 from tests.app.conftest import PAGES, plain
-from tests.test_hostile_inputs import GOOD, HOSTILE_NAMES, fill_hostile, tree
+from tests.test_hostile_inputs import (
+    AUTOLINKED,
+    GOOD,
+    HOSTILE_NAMES,
+    fill_hostile,
+    gfm_autolinks,
+    tree,
+)
 
 Open = Callable[..., AppTest]
 MARKDOWN = MarkdownIt("commonmark")
@@ -26,10 +34,38 @@ def upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
     return at.run()
 
 
+TEXT_ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "error", "warning",
+                 "info", "success")  # fmt: skip
+LABELLED = ("metric", "selectbox", "multiselect", "radio", "number_input", "slider", "toggle",
+            "text_input", "button", "file_uploader", "expander", "tab")  # fmt: skip
+
+
+def shown_markdown(at: AppTest) -> list[str]:
+    """The Markdown of every element of the page that Streamlit renders as Markdown: text
+    elements, and the labels, help and deltas of widgets and metrics."""
+    bodies = [str(e.value) for kind in TEXT_ELEMENTS for e in at.get(kind)]
+    for kind in LABELLED:
+        for element in at.get(kind):
+            proto = getattr(element, "proto", None)
+            for field in ("label", "help", "delta", "body"):
+                value = getattr(proto, field, "") if proto is not None else ""
+                if isinstance(value, str) and value:
+                    bodies.append(value)
+    return bodies
+
+
 def shown_html(at: AppTest) -> str:
     """What every text element of the page renders to, as CommonMark HTML."""
-    elements = [*at.error, *at.warning, *at.success, *at.info, *at.markdown, *at.caption]
-    return "\n".join(MARKDOWN.render(e.value) for e in elements)
+    return "\n".join(MARKDOWN.render(body) for body in shown_markdown(at))
+
+
+def assert_no_link(at: AppTest) -> None:
+    """No element of the page shows a link or an image: none in CommonMark, none that
+    remark-gfm would make of a bare URL, www. host or e-mail address."""
+    html = shown_html(at)
+    assert "<a " not in html and "<img" not in html
+    links = {body: found for body in shown_markdown(at) if (found := gfm_autolinks(body))}
+    assert links == {}
 
 
 @pytest.mark.parametrize(
@@ -57,6 +93,16 @@ def test_an_upload_over_the_size_limit_is_refused(open_page: Open, results_dir: 
     at = upload(open_page("benchmarks"), ("big.json", big))
     assert f"the limit is {MAX_RESULT_BYTES:,} bytes" in plain(" ".join(e.value for e in at.error))
     assert list(results_dir.iterdir()) == []
+
+
+def test_the_uploader_refuses_what_the_intake_would_in_whole_megabytes(open_page: Open) -> None:
+    at = open_page("benchmarks")
+    (uploader,) = at.get("file_uploader")
+    limit_mb = uploader.proto.max_upload_size_mb
+    assert limit_mb == MAX_UPLOAD_MB
+    assert (limit_mb - 1) * 1024 * 1024 < MAX_RESULT_BYTES <= limit_mb * 1024 * 1024
+    said = plain(" ".join(c.value for c in at.caption))
+    assert f"at most 2 MiB ({MAX_RESULT_BYTES:,} bytes)" in said
 
 
 def test_a_hostile_results_folder_still_serves_every_page(
@@ -95,3 +141,37 @@ def test_a_hostile_shared_link_renders_as_text(open_page: Open) -> None:
     html = shown_html(at)
     assert "<a " not in html and "<img" not in html
     assert "x" * 300 not in at.query_params.get("top", [""])[0]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_url_value_that_markdown_would_autolink_is_shown_as_text_on_every_page(
+    open_page: Open, page: str
+) -> None:
+    names = sorted(open_page(page).query_params.keys())  # every input the page keeps in the URL
+    assert names
+    query = {name: AUTOLINKED[i % len(AUTOLINKED)] for i, name in enumerate(names)}
+    at = open_page(page, query)
+    warned = plain(" ".join(w.value for w in at.warning))
+    for name, value in query.items():
+        assert f"{name}='{value}'" in warned, (page, name)
+    assert_no_link(at)
+
+
+def test_names_in_a_results_file_that_markdown_would_autolink_are_shown_as_text(
+    open_page: Open, results_dir: Path
+) -> None:
+    """Own results are outside text too: a workload, size, device or unit that is a URL,
+    a www. host or an e-mail address is named on the pages that choose it, never linked."""
+    host, url, mail = "www.evil.example.com", AUTOLINKED[0], AUTOLINKED[2]
+    shared = {"device_name": mail, "gpu_name": "H100-SXM", "throughput_unit": f"{host}/s"}
+    for i, (workload, size) in enumerate([(host, "full"), ("resnet50", url)]):
+        (results_dir / f"r{i}.json").write_text(
+            json.dumps({**GOOD, **shared, "id": f"r{i}", "workload": workload, "model_size": size})
+        )
+    chosen = {"benchmarks": {"model": f"{host} full"}, "scaling": {"model": host}}
+    for page in PAGES:
+        at = open_page(page, chosen.get(page))
+        assert_no_link(at)
+        if page in chosen:
+            assert at.selectbox(key=f"{page}.model").value == chosen[page]["model"]
+            assert any(host in plain(body) for body in shown_markdown(at)), page

@@ -13,7 +13,7 @@ from planner.ui.export import csv_bytes, report_html
 from planner.ui.onprem_page import onprem_report
 from pricing.catalog import load_offers
 from pricing.refs import cheapest_per_provider
-from tests.app.conftest import chart, metrics, table_with, trace
+from tests.app.conftest import chart, metrics, plain, table_with, trace
 
 Open = Callable[..., AppTest]
 
@@ -64,9 +64,9 @@ def test_zero_utilization_is_an_inline_message(open_page: Open) -> None:
     at.number_input(key="onprem.utilization").set_value(0.0).run()
     assert not at.exception
     assert len(at.error) == 1
-    message = at.error[0].value
+    message = plain(at.error[0].value)
     assert "**Utilization (share of the year used)** (field `utilization`)" in message
-    assert "0.0 is out of range; it must be > 0 and <= 1" in message
+    assert "0.0 is out of range; it must be > 0 and <= 1" in plain(message)
     assert not at.metric and not at.get("plotly_chart")
     at.number_input(key="onprem.utilization").set_value(0.5).run()
     assert not at.error and len(at.metric) == 4
@@ -74,17 +74,17 @@ def test_zero_utilization_is_an_inline_message(open_page: Open) -> None:
 
 def test_zero_utilization_in_a_link_is_the_same_message(open_page: Open) -> None:
     at = open_page("onprem", {"utilization": "0"})
-    assert "must be > 0 and <= 1" in at.error[0].value
+    assert "must be > 0 and <= 1" in plain(at.error[0].value)
 
 
 def test_other_bad_inputs_name_their_field(open_page: Open) -> None:
     at = open_page("onprem")
     at.number_input(key="onprem.capex_usd_per_server").set_value(0.0).run()
-    assert "capex_usd_per_server" in at.error[0].value
+    assert "capex_usd_per_server" in plain(at.error[0].value)
     at.number_input(key="onprem.capex_usd_per_server").set_value(199000.0).run()
     at.number_input(key="onprem.monthly_gpu_hours").set_value(100_000.0).run()
-    assert "exceeds what on-prem delivers" in at.error[0].value
-    assert "monthly_gpu_hours" in at.error[0].value
+    assert "exceeds what on-prem delivers" in plain(at.error[0].value)
+    assert "monthly_gpu_hours" in plain(at.error[0].value)
     assert not at.exception
 
 
@@ -97,7 +97,7 @@ def test_pricing_kind_picks_new_offers(open_page: Open) -> None:
     compared = table_with(at, "ref", "break_even_utilization")
     assert compared["pricing"].eq("spot").all()
     at.multiselect(key="onprem.offers").set_value([]).run()
-    assert "Pick at least one cloud offer" in at.info[0].value
+    assert "Pick at least one cloud offer" in plain(at.info[0].value)
     assert len(at.metric) == 1
 
 
@@ -138,12 +138,12 @@ def test_break_even_after_the_servers_life_is_said_so(open_page: Open) -> None:
     short = open_page("onprem", {"lifetime_years": "1"})
     months = metrics(short)["Break-even months"]
     assert float(months.replace(",", "")) > 12
-    assert any("after the server's 1-year life" in w.value for w in short.warning)
+    assert any("after the server's 1-year life" in plain(w.value) for w in short.warning)
     shown = table_with(short, "break_even_months")
     late = shown["break_even_months"].str.endswith("(after life)")
     assert late.any()
     months_of = shown["break_even_months"].str.extract(r"([\d,.]+) months")[0]
     assert (months_of[late].str.replace(",", "").astype(float) > 12).all()
     long = open_page("onprem", {"lifetime_years": "30"})
-    assert not any("after the server's" in w.value for w in long.warning)
+    assert not any("after the server's" in plain(w.value) for w in long.warning)
     assert "break_even_utilization" in table_with(long, "break_even_utilization").columns

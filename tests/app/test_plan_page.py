@@ -29,7 +29,7 @@ from planner.ui.plan_view import (
 from planner.workloads import WORKLOADS, Workload, llm_workload
 from pricing.catalog import load_offers, read_manifest, unique_values
 from pricing.tiers import DEFAULT_TIERS
-from tests.app.conftest import chart, metrics, table_with, trace, values
+from tests.app.conftest import chart, metrics, plain, table_with, trace, values
 
 Open = Callable[..., AppTest]
 DEFAULT = "resnet50-imagenet-90ep"
@@ -50,7 +50,9 @@ def direct(results_dir: Path, workload: Workload | None = None, **kwargs: Any) -
 
 def shown_options(at: AppTest) -> list[str]:
     """The option named under each pick (bold markdown lines in the pick boxes)."""
-    return [m.value.strip("*") for m in at.markdown if re.fullmatch(r"\*\*[^*]+\*\*", m.value)]
+    return [
+        plain(m.value.strip("*")) for m in at.markdown if re.fullmatch(r"\*\*[^*]+\*\*", m.value)
+    ]
 
 
 def expected_options(plan: Plan) -> list[str]:
@@ -89,7 +91,7 @@ def test_default_view_shows_the_planners_picks_chart_and_sources(
         table.columns
     )
     assert table.loc[0, "pick"] == "cheapest"
-    assert "Prices as of: aws (catalog extract, not before 2025-06)" in at.caption[0].value
+    assert "Prices as of: aws (catalog extract, not before 2025-06)" in plain(at.caption[0].value)
     figure = chart(at, "plan.chart")
     assert figure["layout"]["xaxis"]["type"] == "log" == figure["layout"]["yaxis"]["type"]
     frontier = trace(figure, "time/cost frontier (every GPU count)")
@@ -121,7 +123,7 @@ def test_the_assumptions_list_every_line_and_the_stale_price_warning_keeps_its_f
 ) -> None:
     at = open_page("plan")
     plan = direct(results_dir)
-    listed = next(m.value for m in at.markdown if "Precision fp16" in m.value)
+    listed = next(plain(m.value) for m in at.markdown if "Precision fp16" in m.value)
     assert listed.count("\n- ") + 1 == len(assumption_lines(plan)) + len(warning_lines(plan))
     # The bundled catalog extracts are stale; the warning ends with how to refresh them.
     assert "`gpuplan pricing refresh skypilot` (or `aws-public`, `azure`)" in listed.replace(
@@ -175,8 +177,8 @@ def test_pricing_kind_changes_the_prices(open_page: Open) -> None:
     # CLI's plan and tco use (pricing.reserved.no_reserved_message).
     at.radio(key="plan.pricing").set_value("reserved-1y").run()
     assert not at.exception
-    assert "o reserved-1y price for the offers chosen" in at.error[0].value  # N or n
-    assert "--reserved-discount 0.35" in at.error[0].value
+    assert "o reserved-1y price for the offers chosen" in plain(at.error[0].value)  # N or n
+    assert "--reserved-discount 0.35" in plain(at.error[0].value)
     assert not at.metric
     # With a negotiated discount every row is priced, and labelled an assumption.
     at.number_input(key="plan.reserved_discount").set_value(35.0).run()
@@ -254,10 +256,10 @@ def test_onprem_comes_from_the_example_or_the_onprem_page(open_page: Open) -> No
     onprem = ranked(at).query("provider == 'on-prem'")
     assert len(onprem) == 1
     assert onprem["price_source"].iloc[0].startswith("examples/onprem-dgx-h100.toml: amortized")
-    assert "on-prem dgx-h100-x4 from examples/onprem-dgx-h100.toml" in at.markdown[0].value
+    assert "on-prem dgx-h100-x4 from examples/onprem-dgx-h100.toml" in plain(at.markdown[0].value)
     at.radio(key="plan.onprem_config").set_value("onprem_page").run()
     # Not opened in this session: said, and the example is used.
-    assert "has not been opened in this session" in at.info[0].value
+    assert "has not been opened in this session" in plain(at.info[0].value)
     assert len(ranked(at).query("provider == 'on-prem'")) == 1
 
 
@@ -280,8 +282,8 @@ def test_onprem_page_inputs_are_used_and_their_errors_named(
     assert "90% utilization" in row["price_source"]
     bad = run({"onprem.utilization": 0.0})
     assert not bad.exception and not bad.metric
-    assert "field 'utilization'" in bad.error[0].value
-    assert "Fix it on the Cloud vs on-prem page" in bad.error[0].value
+    assert "field 'utilization'" in plain(bad.error[0].value)
+    assert "Fix it on the Cloud vs on-prem page" in plain(bad.error[0].value)
 
 
 @pytest.mark.parametrize(
@@ -297,27 +299,27 @@ def test_zero_budget_or_deadline_is_an_inline_error(
     at = open_page("plan")
     at.number_input(key=key).set_value(value).run()
     assert not at.exception
-    assert len(at.error) == 1 and at.error[0].value.startswith(field)
-    assert "clear the field" in at.error[0].value
+    assert len(at.error) == 1 and plain(at.error[0].value).startswith(field)
+    assert "clear the field" in plain(at.error[0].value)
     assert not at.metric and not at.get("plotly_chart")
 
 
 def test_zero_budget_in_a_link_is_the_same_error(open_page: Open) -> None:
     at = open_page("plan", {"budget_usd": "0"})
-    assert "budget 0.0 USD: it must be a number > 0" in at.error[0].value
+    assert "budget 0.0 USD: it must be a number > 0" in plain(at.error[0].value)
 
 
 def test_an_llm_of_zero_parameters_is_an_inline_error(open_page: Open) -> None:
     at = open_page("plan", {"job": "llm", "params_b": "0"})
     assert not at.exception and not at.metric
-    assert "**Parameters (billions)** 0" in at.error[0].value
-    assert "an LLM needs params > 0" in at.error[0].value
+    assert "**Parameters (billions)** 0" in plain(at.error[0].value)
+    assert "an LLM needs params > 0" in plain(at.error[0].value)
 
 
 def test_an_llm_that_fits_nowhere_is_an_inline_error(open_page: Open) -> None:
     at = open_page("plan", {"job": "llm", "params_b": "70000", "max_gpus": "8"})
     assert not at.exception and not at.metric
-    message = at.error[0].value
+    message = plain(at.error[0].value)
     assert "does not fit in GPU memory at any GPU count offered" in message
     assert "Raise Max GPUs per option (now 8)" in message and "--max-gpus" not in message
 
@@ -329,18 +331,18 @@ def test_a_deadline_nothing_meets_says_so_and_names_the_fastest(
     assert fastest is not None
     at = open_page("plan", {"deadline_hours": "0.001"})
     assert not at.error
-    warning = at.warning[0].value
+    warning = plain(at.warning[0].value)
     assert warning.startswith("Nothing finishes within 0.001 h; the fastest option is aws")
     assert f"{fastest['instance_type']} x{fastest['instances']:g}" in warning
     assert metrics(at)[CHEAPEST] == "none" == metrics(at)[VALUE]
-    assert "Nothing meets both the deadline and the budget." in [c.value for c in at.caption]
+    assert "Nothing meets both the deadline and the budget." in [plain(c.value) for c in at.caption]
 
 
 def test_no_provider_is_a_message_not_an_error(open_page: Open) -> None:
     at = open_page("plan")
     at.multiselect(key="plan.providers").set_value([]).run()
     assert not at.exception
-    assert "Pick at least one provider" in at.info[0].value
+    assert "Pick at least one provider" in plain(at.info[0].value)
 
 
 def test_the_csv_and_report_carry_the_rows_picks_and_sources(results_dir: Path) -> None:

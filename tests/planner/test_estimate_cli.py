@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from planner.cli import app
 from planner.throughput.scaling import ring_throughput
 from planner.throughput.spec_model import spec_features
+from planner.validate import FIELD_RANGES, FLAG_RANGES
 
 runner = CliRunner()
 # Lambda's labels, with the spec name where the reference gives one.
@@ -211,3 +212,56 @@ def test_a_bad_override_names_its_line_and_field(tmp_path: Path) -> None:
     code, output = invoke(tmp_path, [q("H100 SXM5 80GB", 8, global_batch="lots")])
     assert code != 0
     assert "line 2, field 'global_batch'" in output and "not a number" in output
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "flag"),
+    [
+        ("gpus_per_node", 2.5, "--gpus-per-node"),
+        ("gpus_per_node", 0.5, "--gpus-per-node"),
+        ("gpus_per_node", 5000, "--gpus-per-node"),
+        ("network_gbps", 1e300, "--network-gbps"),
+        ("num_gpus", 1e308, None),
+    ],
+)
+def test_a_row_value_is_refused_with_the_range_its_flag_has(
+    tmp_path: Path, column: str, value: float, flag: str | None
+) -> None:
+    code, output = invoke(tmp_path, [q("H100 SXM5 80GB", 8, **{column: value})])
+    valid = (FLAG_RANGES[flag] if flag else FIELD_RANGES[column]).text()
+    assert code == 2 and not (tmp_path / "out.csv").exists()
+    assert f"q.csv, line 2, field '{column}': '{value}' must be {valid}" in " ".join(output.split())
+
+
+def test_a_column_named_twice_is_refused_naming_both(tmp_path: Path) -> None:
+    write_reference(tmp_path / "ref.csv")
+    (tmp_path / "q.csv").write_text(
+        "gpu_model,num_gpus,model,precision,num_gpus\nH100 SXM5 80GB,8,resnet50,fp16_amp,1\n"
+    )
+    done = runner.invoke(
+        app,
+        [
+            "estimate",
+            "--reference",
+            str(tmp_path / "ref.csv"),
+            "--queries",
+            str(tmp_path / "q.csv"),
+        ],
+    )
+    assert done.exit_code == 2
+    assert "q.csv, line 1: columns 2 and 5 are both named 'num_gpus'" in " ".join(
+        done.stderr.split()
+    )
+
+
+def test_formula_cells_of_q_come_back_quoted_in_the_csv(tmp_path: Path) -> None:
+    queries = [
+        q("H100 SXM5 80GB", 2, note='=HYPERLINK("http://x")', offset="-5"),
+        q("H100 SXM5 80GB", 4, note="+cmd|' /C calc'!A0", offset="@x"),
+    ]
+    code, output = invoke(tmp_path, queries)
+    assert code == 0, output
+    out = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
+    assert out["note"].tolist() == ['\'=HYPERLINK("http://x")', "'+cmd|' /C calc'!A0"]
+    assert out["offset"].tolist() == ["-5", "'@x"]
+    float(out["predicted_throughput"].iloc[0])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +11,7 @@ from typer.testing import CliRunner
 
 from planner.cli import app
 from planner.llm_estimate import OUTPUT_COLUMNS
+from planner.validate import FLAG_RANGES, MAX_TABLE_ROWS
 from planner.workloads import llm_workload
 
 runner = CliRunner()
@@ -54,6 +56,8 @@ def test_round_trip_keeps_q_and_adds_layout_tokens_and_fit(tmp_path: Path) -> No
     assert low < mid < high
     assert float(fp8["tokens_per_s"]) > 1.3 * mid
     assert bf16["method"] == "estimated" and "Hopper-class prior" in bf16["method_detail"]
+    assert bf16["method_detail"].startswith(f"layout {bf16['layout']} (")
+    assert f"MFU {float(bf16['mfu']):.0%} of the bf16 peak" in bf16["method_detail"]
     assert lora["fits"] == "True" and full["fits"] == "False"
     assert full["tokens_per_s"] == "" and full["layout"] == "" and full["method"] == "none"
     assert "does not fit" in full["method_detail"] and "full recomputation" in full["method_detail"]
@@ -86,7 +90,8 @@ def test_row_options_override_the_global_ones(tmp_path: Path) -> None:
         (
             "params,seq_len,num_gpus,gpu_model,precision\n7b,2048,8,H100-SXM,bf16\n"
             "7b,2048,eight,H100-SXM,bf16\n",
-            "line 3, field 'num_gpus': 'eight' is not a whole number",
+            "line 3, field 'num_gpus': 'eight' is not a number; it must be a whole number from "
+            "1 to 1,000,000 GPUs",
         ),
         (
             "params,seq_len,num_gpus,gpu_model,precision\nseven,2048,8,H100-SXM,bf16\n",
@@ -94,7 +99,7 @@ def test_row_options_override_the_global_ones(tmp_path: Path) -> None:
         ),
         (
             "params,seq_len,num_gpus,gpu_model,precision\n7b,-1,8,H100-SXM,bf16\n",
-            "line 2, field 'seq_len': '-1' must be a whole number > 0",
+            "line 2, field 'seq_len': '-1' must be a whole number from 1 to 10,000,000 tokens",
         ),
         (
             "params,seq_len,num_gpus,gpu_model,precision\n7b,2048,8,A100-SXM-80GB,fp8\n",
@@ -107,6 +112,38 @@ def test_row_options_override_the_global_ones(tmp_path: Path) -> None:
         (
             "params,seq_len,num_gpus,gpu_model,precision\n7b,2048,8,H100-SXM,bf17\n",
             "unknown precision 'bf17'; did you mean 'bf16'?",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision\n7b,1e308,8,H100-SXM,bf16\n",
+            "q.csv, line 2, field 'seq_len': '1e308' must be a whole number from 1 to "
+            "10,000,000 tokens",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision\n7b,2048,1e308,H100-SXM,bf16\n",
+            "q.csv, line 2, field 'num_gpus': '1e308' must be a whole number from 1 to "
+            "1,000,000 GPUs",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision\n1e308,2048,8,H100-SXM,bf16\n",
+            "field 'params': '1e308' must be a finite number greater than 0 and at most 1e+15",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision,n_layer\n7b,2048,8,H100-SXM,bf16,1e9\n",
+            "field 'n_layer': '1e9' must be a whole number from 1 to 10,000 layers",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision,precision\n7b,2048,8,H100-SXM,bf16,fp8\n",
+            "q.csv, line 1: columns 5 and 6 are both named 'precision'; rename or remove one",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision\n7b,2048,8,H100-SXM,bf16,extra\n",
+            "q.csv, line 2: 6 cells, but the header names 5 columns",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision,note\n7b,2048,8,H100-SXM,bf16,"
+            + "x" * 1001
+            + "\n",
+            "q.csv, line 2, field 'note': 1,001 characters, more than the 1,000 allowed",
         ),
     ],
 )
@@ -142,3 +179,74 @@ def test_own_gpt_results_replace_the_prior(tmp_path: Path, results_dir: Path) ->
     assert "measured by the GPT benchmark on this GPU" in table["method_detail"].iloc[0]
     without = pd.read_csv(run(tmp_path, text)[2])
     assert without["method"].tolist() == ["estimated"] * 3
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "flag"),
+    [
+        ("gpus_per_node", "5000", "--gpus-per-node"),
+        ("gpus_per_node", "2.5", "--gpus-per-node"),
+        ("network_gbps", "0", "--network-gbps"),
+        ("network_gbps", "1e300", "--network-gbps"),
+    ],
+)
+def test_a_row_override_is_refused_where_its_flag_is_and_in_the_same_words(
+    tmp_path: Path, column: str, value: str, flag: str
+) -> None:
+    text = (
+        f"params,seq_len,num_gpus,gpu_model,precision,{column}\n7b,2048,8,H100-SXM,bf16,{value}\n"
+    )
+    code, err, out = run(tmp_path, text)
+    valid = FLAG_RANGES[flag].text()
+    assert code == 2 and not out.exists()
+    assert f"line 2, field '{column}': '{value}' must be {valid}" in " ".join(err.split())
+    (tmp_path / "ok.csv").write_text(
+        "params,seq_len,num_gpus,gpu_model,precision\n7b,2,8,H100,bf16\n"
+    )
+    done = runner.invoke(app, ["estimate-llm", "--queries", str(tmp_path / "ok.csv"), flag, value])
+    refused = " ".join(done.stderr.split())
+    # The flag refuses it too: out of range, or (a whole-number flag) not an integer.
+    assert done.exit_code == 2
+    assert f"must be {valid}" in refused or "should be a valid integer" in refused
+
+
+def test_a_file_over_the_row_limit_is_refused_before_it_is_read_to_the_end(
+    tmp_path: Path,
+) -> None:
+    row = "7b,2048,8,H100-SXM,bf16\n"
+    queries = tmp_path / "q.csv"
+    # Well past the limit the file is not even UTF-8: reading stops at the limit, so that
+    # is never seen.
+    queries.write_bytes(
+        ("params,seq_len,num_gpus,gpu_model,precision\n" + row * (MAX_TABLE_ROWS + 5000)).encode()
+        + b"\xff\xfe" * 1000
+    )
+    done = runner.invoke(app, ["estimate-llm", "--queries", str(queries), "--format", "json"])
+    assert done.exit_code == 2 and done.stdout == ""
+    assert (
+        f"{queries}: more than {MAX_TABLE_ROWS:,} rows, the most one file may hold; split it"
+        in " ".join(done.stderr.split())
+    )
+
+
+def test_text_cells_that_a_spreadsheet_would_run_are_quoted_numbers_are_not(
+    tmp_path: Path,
+) -> None:
+    text = "params,seq_len,num_gpus,gpu_model,precision,note,=HEADER()\n"
+    text += '7b,2048,8,H100-SXM,bf16,"=HYPERLINK(""http://x"",""y"")",-5\n'
+    text += "7b,2048,8,H100-SXM,bf16,+cmd|' /C calc'!A0,+1.5e3\n"
+    text += "7b,2048,8,H100-SXM,bf16,@SUM(A1),-\n"
+    text += '7b,2048,8,H100-SXM,bf16,"\tx",plain\n'
+    code, err, out = run(tmp_path, text)
+    assert code == 0, err
+    written = pd.read_csv(out, dtype=str, keep_default_na=False)
+    expected = ['\'=HYPERLINK("http://x","y")', "'+cmd|' /C calc'!A0", "'@SUM(A1)", "'\tx"]
+    assert written["note"].tolist() == expected
+    assert written["'=HEADER()"].tolist() == ["-5", "+1.5e3", "'-", "plain"]
+    assert written["params"].tolist() == ["7b"] * 4
+    float(written["tokens_per_s"].iloc[0])  # figures stay numbers
+    shown = runner.invoke(
+        app, ["estimate-llm", "--queries", str(tmp_path / "q.csv"), "--format", "csv"]
+    )
+    assert shown.exit_code == 0
+    assert pd.read_csv(io.StringIO(shown.stdout), dtype=str)["note"].tolist() == expected
