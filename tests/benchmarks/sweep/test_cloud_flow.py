@@ -115,7 +115,7 @@ def test_dead_man_script_prefers_a_timer_that_keeps_logins_open(
         (fakes / name).write_text(f'#!/bin/sh\necho "{name} {words}" >> {log}\nexit {rc}\n')
         (fakes / name).chmod(0o755)
     script = dead_man_script(44.2, "demo-1").replace("/sbin/poweroff", "poweroff")
-    env = {"PATH": f"{fakes}:/usr/bin:/bin"}
+    env = {"PATH": f"{fakes}:/usr/bin:/bin", **dead_man_sandbox(tmp_path)}
     subprocess.run(["sh", "-c", script], env=env, check=True, timeout=30)
     for _ in range(100):  # the last resort runs in the background
         calls = [c.strip() for c in log.read_text().splitlines()] if log.exists() else []
@@ -123,6 +123,78 @@ def test_dead_man_script_prefers_a_timer_that_keeps_logins_open(
             break
         time.sleep(0.05)
     assert calls == expected
+
+
+def dead_man_sandbox(tmp_path: Path) -> dict[str, str]:
+    """The dead-man script's files go into `tmp_path`, and systemctl and crontab are fakes
+    that log their arguments: a test never arms anything on this machine."""
+    fakes = tmp_path / "bin"
+    fakes.mkdir(exist_ok=True)
+    for name in ("systemctl", "crontab"):
+        (fakes / name).write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / name}.log\n')
+        (fakes / name).chmod(0o755)
+    (tmp_path / "units").mkdir(exist_ok=True)
+    return {
+        "GPUPLAN_DEAD_MAN_DIR": str(tmp_path / "dead-man"),
+        "GPUPLAN_DEAD_MAN_UNITS": str(tmp_path / "units"),
+    }
+
+
+def run_rearm(tmp_path: Path, seconds_left: int) -> list[str]:
+    """Run the re-arm script as a later boot would, `seconds_left` before the deadline;
+    the calls it made (through fakes that log them)."""
+    log = tmp_path / "rearm.log"
+    log.unlink(missing_ok=True)
+    fakes = tmp_path / "rearm-bin"
+    fakes.mkdir(exist_ok=True)
+    for name in ("systemd-run", "shutdown", "poweroff"):
+        (fakes / name).write_text(f'#!/bin/sh\necho "{name} $*" >> {log}\n')
+        (fakes / name).chmod(0o755)
+    (tmp_path / "dead-man" / "deadline").write_text(f"{int(time.time()) + seconds_left}\n")
+    env = {"PATH": f"{fakes}:/usr/bin:/bin"}
+    script = tmp_path / "dead-man" / "rearm"
+    subprocess.run(["sh", str(script)], env=env, check=True, timeout=30)
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_the_aws_dead_man_switch_is_armed_again_after_a_reboot(tmp_path: Path) -> None:
+    """A transient timer does not survive a reboot: the first boot writes the deadline and
+    a re-arm script run at every boot (systemd unit), which arms the switch for the time
+    left, or powers off at once when the deadline has passed."""
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", **dead_man_sandbox(tmp_path)}
+    for name in ("systemd-run", "shutdown", "sleep", "poweroff"):
+        (tmp_path / "bin" / name).write_text("#!/bin/sh\n")
+        (tmp_path / "bin" / name).chmod(0o755)
+    before = int(time.time())
+    subprocess.run(["sh", "-c", dead_man_script(44.2, "demo-1")], env=env, check=True, timeout=30)
+    deadline = int((tmp_path / "dead-man" / "deadline").read_text())
+    assert before + 2700 <= deadline <= int(time.time()) + 2700
+    unit = (tmp_path / "units" / "gpuplan-dead-man-rearm.service").read_text()
+    assert f"ExecStart={tmp_path / 'dead-man'}/rearm" in unit and "WantedBy=multi-user" in unit
+    assert (tmp_path / "systemctl.log").read_text().split() == [
+        "enable", "gpuplan-dead-man-rearm.service",
+    ]  # fmt: skip
+    # A second run (cloud-init runs user data once; a re-run must not move the deadline).
+    subprocess.run(["sh", "-c", dead_man_script(44.2, "demo-1")], env=env, check=True, timeout=30)
+    assert int((tmp_path / "dead-man" / "deadline").read_text()) == deadline
+    (call,) = run_rearm(tmp_path, 600)
+    left = int(call.split("--on-active=")[1].split("s ")[0])
+    assert 590 <= left <= 600 and call.endswith("--unit=gpuplan-dead-man /sbin/poweroff")
+    assert run_rearm(tmp_path, -5) == ["poweroff "]
+
+
+def test_without_systemd_the_dead_man_switch_is_rearmed_by_cron(tmp_path: Path) -> None:
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", **dead_man_sandbox(tmp_path)}
+    (tmp_path / "bin" / "systemctl").unlink()
+    (tmp_path / "units").rmdir()
+    for name in ("systemd-run", "shutdown", "sleep", "poweroff"):
+        (tmp_path / "bin" / name).write_text("#!/bin/sh\n")
+        (tmp_path / "bin" / name).chmod(0o755)
+    crontab = tmp_path / "bin" / "crontab"  # `crontab -` reads the new table from stdin
+    crontab.write_text(f'#!/bin/sh\n[ "$1" = - ] && cat >> {tmp_path}/crontab.txt\nexit 0\n')
+    subprocess.run(["sh", "-c", dead_man_script(10, "demo-1")], env=env, check=True, timeout=30)
+    line = (tmp_path / "crontab.txt").read_text().strip()
+    assert line == f"@reboot PATH=/usr/sbin:/sbin:/usr/bin:/bin {tmp_path / 'dead-man'}/rearm"
 
 
 def test_gcp_dead_man_script_deletes_the_instance_and_falls_back_to_power_off() -> None:
