@@ -402,14 +402,23 @@ def test_escaped_text_never_renders_a_link_image_or_tag(text: str) -> None:
     parts=st.lists(
         st.text(alphabet=st.sampled_from(list(":/.@-_ wWhtps3xy")), max_size=30), max_size=4
     ),
-    joints=st.sampled_from(["", " ", ".", ": ", "@", "://", "w"]),
+    joints=st.sampled_from(["", " ", ". ", ": ", ", ", " · ", "w"]),
+    end=st.sampled_from(["", ".", ":", "@", "://"]),
 )
 def test_escaped_values_never_autolink_next_to_each_other_or_to_text(
-    parts: list[str], joints: str
+    parts: list[str], joints: str, end: str
 ) -> None:
-    """Values put into one message side by side, or between the message's own words."""
-    markdown = joints.join(md_text(p) for p in parts) + joints
+    """Values put into one message side by side, between the message's own words, or
+    before its closing punctuation. (A message never puts a host name right after a value's
+    '.', ':' or '@': no joiner is added at a value's end, so that a name copied from the
+    page is the name itself.)"""
+    markdown = joints.join(md_text(p) for p in parts) + end
     assert gfm_autolinks(markdown) == [], markdown
+
+
+def test_a_value_copied_from_the_page_is_the_value_itself() -> None:
+    for name in ("us-east-1", "p5.48xlarge", "gpu_1x_gh200", "lambda gpu_1x_gh200 in us-east-1"):
+        assert not md_text(name).endswith(WORD_JOINER), name
 
 
 @pytest.mark.parametrize(

@@ -254,7 +254,9 @@ def self_limiting(command: str, limit_s: int, kill_after_s: int = KILL_AFTER_S) 
         "timer=$!\n"
         f"(while read -r _; do :; done; {end}) <&3 >/dev/null 2>&1 & watcher=$!\n"
         "exec 3<&-\n"
-        "wait $pid; code=$?\n"
+        # Quiet: a job message ("Terminated") to a dropped connection would end this
+        # shell by SIGPIPE before it cancels the timer.
+        "wait $pid 2>/dev/null; code=$?\n"
         "kill -TERM -$timer 2>/dev/null\n"
         f"if kill -0 -$pid 2>/dev/null; then {{ {end}; }} 2>/dev/null; fi\n"
         "kill $watcher 2>/dev/null\n"

@@ -6,9 +6,10 @@ readable length.
 Backslash escapes alone do not stop GitHub-style autolinks: Streamlit's Markdown
 (remark-gfm) finds `www.`, `http://` and `name@host.tld` in the text after escapes are
 read. So a WORD JOINER (U+2060: invisible, zero width, no line break) goes before every
-`:` and `@`, before a `.` that follows a `w` or starts the text, and after text that ends
-in a letter, digit or `_` (the message around it may go on with `.`, `:` or `@`): then
-`www` + `.`, `https` + `:` and `x` + `@` never touch, and `:name:` is no emoji code.
+`:` and `@`, and before a `.` that follows a `w` or starts the text: then `www` + `.`,
+`https` + `:` and `x` + `@` never touch, and `:name:` is no emoji code. None is added at
+the end, so a name copied from the page (an instance type, a region) is the name itself;
+the messages that put a value in never go on with a host name after it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ MAX_SHOWN_CHARS = 200  # of one outside value, where a message echoes it
 WORD_JOINER = "\u2060"
 _PUNCTUATION = frozenset(string.punctuation)
 _JOINED_BEFORE = frozenset(":@")  # always: URL schemes, e-mail, emoji and icon codes
-_WORD = frozenset(string.ascii_letters + string.digits + "_")
 
 
 def cut(text: object, limit: int = MAX_SHOWN_CHARS) -> str:
@@ -51,8 +51,6 @@ def md_text(text: object, limit: int | None = None) -> str:
         else:
             out.append(ch)
         previous = ch
-    if previous in _WORD:
-        out.append(WORD_JOINER)  # text after it may start with '.', ':' or '@'
     return "".join(out)
 
 
