@@ -5,21 +5,26 @@ readable length.
 
 Backslash escapes alone do not stop GitHub-style autolinks: Streamlit's Markdown
 (remark-gfm) finds `www.`, `http://` and `name@host.tld` in the text after escapes are
-read. So a WORD JOINER (U+2060: invisible, zero width, no line break) goes before every
-`:` and `@`, and before a `.` that follows a `w` or starts the text: then `www` + `.`,
-`https` + `:` and `x` + `@` never touch, and `:name:` is no emoji code. None is added at
-the end, so a name copied from the page (an instance type, a region) is the name itself;
-the messages that put a value in never go on with a host name after it.
+read. So a WORD JOINER (U+2060: invisible, zero width, no line break) goes where one of
+those could form, and nowhere else: before every `@`, before a `.` that follows a `w`,
+before the `:` of a URL scheme (`https://`), before the closing `:` of an emoji or icon
+code (`:b:`, `:material/home:`), and before a `.`, `:` or `@` that starts the text (what
+comes before it is not known here). Ordinary text ("Prices as of: aws") and names copied
+from the page (an instance type, a region) stay exactly as written; the messages that put a
+value in never go on with a host name right after it.
 """
 
 from __future__ import annotations
 
+import re
 import string
 
 MAX_SHOWN_CHARS = 200  # of one outside value, where a message echoes it
 WORD_JOINER = "\u2060"
 _PUNCTUATION = frozenset(string.punctuation)
-_JOINED_BEFORE = frozenset(":@")  # always: URL schemes, e-mail, emoji and icon codes
+# Positions a WORD_JOINER goes before (the match's end): a URL scheme's ':', an emoji or
+# icon code's closing ':', every '@', a '.' after a 'w'.
+_JOINS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*(?=://)|:[A-Za-z0-9_+/-]+(?=:)|(?=@)|[wW](?=\.)")
 
 
 def cut(text: object, limit: int = MAX_SHOWN_CHARS) -> str:
@@ -39,10 +44,12 @@ def md_text(text: object, limit: int | None = None) -> str:
     code span, math, emoji code or directive can start in the result, alone or next to
     the text it is put in. `limit` cuts the text first."""
     value = str(text) if limit is None else cut(text, limit)
+    joins = {match.end() for match in _JOINS.finditer(value)}
+    if value[:1] in (".", ":", "@"):
+        joins.add(0)
     out = []
-    previous = ""
     for i, ch in enumerate(value):
-        if _joined_before(ch, previous, i == 0):
+        if i in joins:
             out.append(WORD_JOINER)
         if ch in _PUNCTUATION:
             out.append("\\" + ch)
@@ -50,13 +57,4 @@ def md_text(text: object, limit: int | None = None) -> str:
             out.append(" ")
         else:
             out.append(ch)
-        previous = ch
     return "".join(out)
-
-
-def _joined_before(ch: str, previous: str, first: bool) -> bool:
-    """Whether a WORD_JOINER goes before `ch`: every ':' and '@'; a '.' after a 'w' or
-    first in the text (what comes before it is not known here)."""
-    if ch in _JOINED_BEFORE:
-        return True
-    return ch == "." and (first or previous in "wW")

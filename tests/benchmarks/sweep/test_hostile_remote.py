@@ -59,7 +59,7 @@ CONTROLLER = (
 
 # Runs `what` (fetch or run) in a fresh process and reports its peak memory as JSON.
 MEASURED = (
-    "import json, resource, sys\n"
+    "import json, sys\n"
     "sys.path.insert(0, sys.argv[1])\n"
     "from benchmarks.runners import ssh\n"
     "from benchmarks.runners.machine import Machine\n"
@@ -73,7 +73,9 @@ MEASURED = (
     "        report['tail'] = ssh.run_remote(machine, arg, 'x', extra=extra)\n"
     "except Exception as exc:\n"
     "    report['error'] = f'{type(exc).__name__}: {exc}'\n"
-    "report['maxrss_kb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    # VmHWM: this process's own peak (ru_maxrss keeps the forking parent's across exec).
+    "status = open('/proc/self/status').read().split('VmHWM:')[1].split()[0]\n"
+    "report['maxrss_kb'] = int(status)\n"
     "print(json.dumps(report))\n"
 )
 
