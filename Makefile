@@ -46,7 +46,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check .
 
 typecheck: $(VENV)/.installed-dev
-	$(BIN)/mypy planner pricing
+	$(BIN)/mypy edge planner pricing
 
 pytest: $(VENV)/.installed-dev system-deps
 	$(BIN)/python -m pytest

@@ -82,7 +82,7 @@ def list_results(
     elif fmt == "csv":
         sys.stdout.write(results_frame(ordered).to_csv(index=False))
     else:
-        from planner.render.bench_tables import print_results
+        from benchmarks.tables import print_results
 
         print_results(results_frame(ordered), f"{len(results)} results in {directory}", wide=wide)
     sys.stdout.flush()
@@ -128,7 +128,7 @@ def show(
         flat = {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in record.items()}
         sys.stdout.write(pd.DataFrame([flat]).to_csv(index=False))
     else:
-        from planner.render.bench_tables import print_result
+        from benchmarks.tables import print_result
 
         print_result(record)
 

@@ -21,13 +21,13 @@ from rich.text import Text
 from benchmarks.cli import app as bench_app
 from benchmarks.cli import default_results_dir
 from benchmarks.sweep.cli import make_app as make_sweep_app
+from edge.console import abort, text_console, warn
 from planner.defaults import (
     DEFAULT_CHECKPOINT_HOURS,
     DEFAULT_DRAWS,
     DEFAULT_MAX_GPUS,
     DEFAULT_RESTART_HOURS,
 )
-from planner.render.console import abort, text_console, warn
 from planner.validate import check_flags, check_output_path, shorten, warn_lines
 from pricing.cli import app as pricing_app
 from pricing.cli import tier_option_help

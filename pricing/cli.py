@@ -117,7 +117,7 @@ def show(
         "usd_per_gpu_hour",
     ]
     if fmt == "table":
-        from planner.render.price_tables import print_offers
+        from pricing.tables import print_offers
 
         print_offers(chosen.loc[:, columns], wide=wide)
     else:

@@ -207,8 +207,8 @@ def test_what_estimate_llm_says_it_wrote_is_the_path_as_written(tmp_path: object
 def test_the_console_helpers_turn_no_code_into_an_emoji() -> None:
     from rich.console import Console
 
-    from planner.render.console import labelled, text_console
-    from planner.render.tables import make_console
+    from edge.console import labelled, text_console
+    from edge.tables import make_console
 
     for console in (text_console(), make_console(100)):
         with console.capture() as captured:

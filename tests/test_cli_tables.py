@@ -8,9 +8,9 @@ import sys
 
 from typer.testing import CliRunner
 
+from edge.format import duration, money, money_range
+from edge.tables import Col, fit_table, make_console
 from planner.cli import app
-from planner.render.format import duration, money, money_range
-from planner.render.tables import Col, fit_table, make_console
 
 runner = CliRunner()
 PLAN = ["plan", "--workload", "resnet50-imagenet-90ep", "--top", "10"]

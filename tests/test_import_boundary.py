@@ -52,21 +52,45 @@ def test_the_check_would_see_a_heavy_import() -> None:
     assert json.loads(done.stdout) is True
 
 
-def test_benchmarks_and_pricing_never_import_each_other_or_the_planner() -> None:
-    """DESIGN.md's direction: app -> planner -> {pricing, benchmarks.results}; never back.
+# DESIGN.md's direction: app -> planner -> {pricing, benchmarks} -> edge; never back.
+FORBIDDEN = {
+    "edge": ("planner", "pricing", "benchmarks", "app", "tests"),
+    "pricing": ("planner", "benchmarks", "app", "tests"),
+    "benchmarks": ("planner", "pricing", "app", "tests"),
+    "planner": ("app", "tests"),
+}
 
-    Checked for module-level imports: the `bench` and `pricing` command groups, which
-    `gpuplan` mounts, borrow planner.render's terminal tables inside their commands only."""
+
+def imported_packages(source: str) -> list[tuple[int, str]]:
+    """(line, top-level package) of every import in `source`, at any indentation: inside
+    functions, branches and TYPE_CHECKING blocks too."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name.split(".")[0]) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module.split(".")[0]))
+    return found
+
+
+def test_the_boundary_check_sees_imports_at_any_indentation() -> None:
+    source = "import os\ndef f():\n    if True:\n        from planner.render import x\n"
+    assert imported_packages(source) == [(1, "os"), (4, "planner")]
+
+
+def test_no_package_imports_against_the_dependency_direction() -> None:
+    """edge imports nothing of ours; pricing and benchmarks import neither the planner nor
+    each other, not even lazily (each owns its CLI tables); nothing imports the app or the
+    tests."""
     import pathlib
-    import re
 
     root = pathlib.Path(__file__).resolve().parents[1]
-    rules = {"benchmarks": ("planner", "pricing"), "pricing": ("planner", "benchmarks")}
     found = []
-    for package, forbidden in rules.items():
+    for package, forbidden in FORBIDDEN.items():
         for path in sorted((root / package).rglob("*.py")):
-            for number, line in enumerate(path.read_text().splitlines(), 1):
-                match = re.match(r"(?:from|import)\s+(\w+)", line)
-                if match and match.group(1) in forbidden:
-                    found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+            for line, name in imported_packages(path.read_text()):
+                if name in forbidden:
+                    found.append(f"{path.relative_to(root)}:{line}: imports {name}")
     assert found == []

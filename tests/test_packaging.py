@@ -25,7 +25,16 @@ import pytest
 
 from tests.conftest import ROOT
 
-SOURCES = ("pyproject.toml", "README.md", "LICENSE", "NOTICE", "planner", "pricing", "benchmarks")
+SOURCES = (
+    "pyproject.toml",
+    "README.md",
+    "LICENSE",
+    "NOTICE",
+    "edge",
+    "planner",
+    "pricing",
+    "benchmarks",
+)
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
@@ -52,6 +61,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_holds_the_app_data_examples_and_license(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {
+        "edge/format.py",
         "planner/ui/app_main.py",
         "planner/ui/pages/page_plan.py",
         "planner/data/examples/onprem-dgx-h100.toml",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from planner.render.format import money
+from edge.format import money
 
 # Hours at which a duration axis may tick, with their labels.
 DURATION_TICKS: tuple[tuple[float, str], ...] = (

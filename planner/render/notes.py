@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from edge.format import duration, money
 from planner.notes import Note
-from planner.render.format import duration, money
 
 CLI_CONTROLS: dict[str, str] = {
     "max_gpus": "--max-gpus",

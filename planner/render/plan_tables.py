@@ -12,17 +12,17 @@ from collections.abc import Sequence
 import pandas as pd
 from rich.markup import escape
 
-from planner.plan import Plan
-from planner.render.format import duration, money, money_range
-from planner.render.notes import OWN_CODES, SKIP_SHORT, notes_text
-from planner.render.plan_words import assumption_lines, worded_picks, worded_status
-from planner.render.tables import (
+from edge.format import duration, money, money_range
+from edge.tables import (
     Col,
     console_width,
     fit_table,
     make_console,
     print_wide,
 )
+from planner.plan import Plan
+from planner.render.notes import OWN_CODES, SKIP_SHORT, notes_text
+from planner.render.plan_words import assumption_lines, worded_picks, worded_status
 from pricing.catalog import price_date_labels
 
 PICK_LABELS = {

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 from rich.markup import escape
 
-from planner.render.format import money, percent
-from planner.render.tables import Col, console_width, fit_table, make_console, print_wide
+from edge.format import money, percent
+from edge.tables import Col, console_width, fit_table, make_console, print_wide
 from planner.tco import COMPONENTS, OnPremConfig, cost_breakdown
 from pricing.catalog import price_date_labels
 

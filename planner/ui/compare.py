@@ -10,9 +10,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from edge.format import duration, money
 from planner.pareto import PICK_COLUMNS
 from planner.plan import Plan
-from planner.render.format import duration, money
 from planner.ui.export import download_csv
 from planner.ui.plan_view import option_text
 

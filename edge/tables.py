@@ -21,7 +21,7 @@ import pandas as pd
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
-from planner.render.format import duration, money
+from edge.format import duration, money
 
 DEFAULT_WIDTH = 100
 # Each column costs two spaces between it and the next.

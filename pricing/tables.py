@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from planner.render.format import money
-from planner.render.tables import Col, console_width, make_console, print_fit, print_wide
+from edge.format import money
+from edge.tables import Col, console_width, make_console, print_fit, print_wide
 from pricing.catalog import price_date_labels
 
 

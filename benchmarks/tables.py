@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from planner.render.tables import Col, console_width, print_fit, print_wide
+from edge.tables import Col, console_width, print_fit, print_wide
 
 
 def _throughput(value: object) -> str:
