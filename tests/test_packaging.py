@@ -191,8 +191,13 @@ def test_installed_package_prints_its_version_and_serves_the_app(
 def test_installed_package_reads_its_shipped_fitted_models(installed: Path, tmp_path: Path) -> None:
     """The fitted models in the wheel match the installed code's keys (version, code digest),
     so a first plan after `pip install` fits nothing."""
+    tool = ROOT / "tools" / "build_fitted_seed.py"  # the builder, run on the installed code
     code = (
-        "from planner.throughput import disk_cache, fitted_seed\n"
+        "import importlib.util\n"
+        "from planner.throughput import disk_cache\n"
+        f"spec = importlib.util.spec_from_file_location('build_fitted_seed', {str(tool)!r})\n"
+        "fitted_seed = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(fitted_seed)\n"
         "print(disk_cache.SEED_DIR)\n"
         "print(len(fitted_seed.expected_files()), len(fitted_seed.missing_files()))\n"
     )

@@ -24,7 +24,8 @@ import os
 import pickle
 import tempfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
@@ -49,8 +50,26 @@ _CODE_FILES = (
 )
 
 
+_fitting_into: Path | None = None  # set by fitting_into(): the only folder read or written
+
+
+@contextmanager
+def fitting_into(folder: Path) -> Iterator[Path]:
+    """While inside, values are read from and stored in `folder` only: neither the user's
+    cache nor the package's fitted folder is read, so everything is fitted afresh (how
+    tools/build_fitted_seed.py builds planner/data/fitted)."""
+    global _fitting_into
+    saved, _fitting_into = _fitting_into, folder
+    try:
+        yield folder
+    finally:
+        _fitting_into = saved
+
+
 def cache_dir() -> Path:
     """$GPUPLAN_CACHE_DIR, else $XDG_CACHE_HOME/gpuplan, else ~/.cache/gpuplan."""
+    if _fitting_into is not None:
+        return _fitting_into
     explicit = os.environ.get("GPUPLAN_CACHE_DIR")
     if explicit:
         return Path(explicit)
@@ -104,7 +123,8 @@ def load(kind: str, digest: str, expected: type[T]) -> T | None:
     """The stored value for (kind, digest) from the user's cache, else from the package's
     fitted folder; None when absent, corrupt or foreign in both."""
     key = _key(kind, digest)
-    for folder in (cache_dir(), SEED_DIR):
+    folders = (_fitting_into,) if _fitting_into is not None else (cache_dir(), SEED_DIR)
+    for folder in folders:
         value = _read(folder / f"{key}.pkl", key)
         if isinstance(value, expected):
             return value

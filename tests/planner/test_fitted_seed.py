@@ -8,8 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from planner.throughput import disk_cache, fitted_seed, offers
+from planner.throughput import disk_cache, offers
 from planner.throughput.estimate import predict_throughput
+from tools import build_fitted_seed as fitted_seed
 
 
 @pytest.fixture()
@@ -67,10 +68,14 @@ def test_the_shipped_model_predicts_what_a_fresh_fit_does(
     pd.testing.assert_frame_equal(got, want)
 
 
-def test_building_writes_the_expected_files_and_restores_the_cache_settings(
+def test_building_writes_the_expected_files_and_leaves_the_settings_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The build neither reads nor writes the user's cache, and changes no environment."""
+    import os
+
     monkeypatch.setenv("GPUPLAN_CACHE_DIR", str(tmp_path / "user"))
+    environment = dict(os.environ)
     target = tmp_path / "fitted"
     target.mkdir()
     (target / "old.pkl").write_bytes(b"stale")
@@ -79,5 +84,7 @@ def test_building_writes_the_expected_files_and_restores_the_cache_settings(
     assert not (target / "old.pkl").exists()
     assert fitted_seed.missing_files(target) == []
     assert disk_cache.cache_dir() == tmp_path / "user"
-    package = Path(fitted_seed.__file__).resolve().parents[1]
+    assert not (tmp_path / "user").exists()  # nothing written into the user's cache
+    assert dict(os.environ) == environment
+    package = Path(disk_cache.__file__).resolve().parents[1]
     assert package / "data" / "fitted" == disk_cache.SEED_DIR
