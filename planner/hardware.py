@@ -59,9 +59,3 @@ def peak_tflops(gpu: str, precision: str) -> float:
             f"unknown precision {precision!r}; valid: {', '.join(PEAK_COLUMN_BY_PRECISION)}"
         )
     return float(spec_for(gpu)[PEAK_COLUMN_BY_PRECISION[precision]])
-
-
-def peak_tflops_column(gpu_names: pd.Series, precision: str) -> pd.Series:
-    """Vectorized peak TFLOP/s for a column of canonical GPU names (NaN if unknown)."""
-    column = load_specs()[PEAK_COLUMN_BY_PRECISION[precision]]
-    return gpu_names.map(column).astype(float)

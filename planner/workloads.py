@@ -398,11 +398,6 @@ for _label in ("6.7b", "69b"):
         WORKLOADS[_w.name] = _w
 
 
-def workload_names() -> list[str]:
-    """Names of the catalog workloads (LLM names outside the presets also parse)."""
-    return list(WORKLOADS)
-
-
 def get_workload(name: str) -> Workload:
     """A workload by name: a catalog entry or any `llm-<params>-<tokens>` name.
 

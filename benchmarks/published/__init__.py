@@ -7,7 +7,6 @@ tools/build_bundled_data.py: rows Lambda's data marks suspect (`flag`) and lapto
 
 from __future__ import annotations
 
-from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -89,13 +88,6 @@ def _to_result(row: pd.Series) -> BenchmarkResult:
         runs_averaged=int(row["runs_averaged"]) if pd.notna(row.get("runs_averaged")) else None,
         notes=f"Lambda {row['benchmark_version']} {row['lambda_config']} ({row['source']})",
     )
-
-
-@lru_cache(maxsize=1)
-def load_published_results() -> tuple[BenchmarkResult, ...]:
-    """Every bundled published figure as a BenchmarkResult (source 'published:lambda')."""
-    table = read_published_table()
-    return tuple(_to_result(row) for _, row in table.iterrows())
 
 
 def published_frame() -> pd.DataFrame:

@@ -30,11 +30,6 @@ def expires_label(when: dt.datetime) -> str:
     return when.astimezone(dt.UTC).strftime(EXPIRES_FORMAT)
 
 
-def parse_expires_label(value: str) -> dt.datetime:
-    """The inverse of expires_label (raises ValueError on anything else)."""
-    return dt.datetime.strptime(value, EXPIRES_FORMAT).replace(tzinfo=dt.UTC)
-
-
 @dataclass(frozen=True)
 class Machine:
     """One machine a sweep target runs its benchmarks on, reachable over SSH.

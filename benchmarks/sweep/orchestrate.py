@@ -123,9 +123,6 @@ class SweepRun:
                 total += max(worst, st.spend_usd(t, now))
         return total
 
-    def spent_usd(self) -> float:
-        return sum(st.spend_usd(t) for t in self.state.data["targets"])
-
     def remote_root(self, target: TargetSpec) -> str:
         """The target's own folder on its machine: BASE/<sweep id>/t<index>-<label slug>.
 
