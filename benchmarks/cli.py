@@ -13,7 +13,7 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -22,6 +22,7 @@ from rich.text import Text
 
 # Light modules only (`gpuplan --help` loads no pandas): commands import results and intake.
 from benchmarks.safe_paths import UnsafeInputError, check_result_id, path_under, shorten
+from edge.console import abort, error, warn, warn_lines
 
 FORMATS = ("table", "json", "csv")
 # Above this coefficient of variation of the per-step throughput (5%), a result is noisy:
@@ -44,19 +45,6 @@ def _console(stderr: bool = False, width: int | None = None) -> Console:
     return Console(stderr=stderr, width=width, emoji=False, highlight=False)
 
 
-def _error_line(message: str) -> Text:
-    """`error: message`, the label bold red, the message as written."""
-    return Text.assemble(("error:", "bold red"), " ", message)
-
-
-def _warn(lines: list[str]) -> None:
-    """Each line to stderr as `warning: ...`, plain text (never markup), one line each."""
-    for line in lines:
-        flat = " ".join(shorten(line, 1000).split())
-        sys.stderr.write(f"warning: {flat}\n")
-    sys.stderr.flush()
-
-
 @app.command("list")
 def list_results(
     directory: Annotated[Path | None, typer.Argument(help="results folder")] = None,
@@ -73,7 +61,7 @@ def list_results(
     from benchmarks.results import load_results, results_frame
 
     if fmt not in FORMATS:
-        _fail(f"--format: {shorten(fmt)!r} is not one of {', '.join(FORMATS)}")
+        abort(f"--format: {shorten(fmt)!r} is not one of {', '.join(FORMATS)}")
     directory = directory or default_results_dir()
     results, problems = load_results(directory)
     ordered = sorted(results, key=lambda r: r.started_at)
@@ -86,7 +74,7 @@ def list_results(
 
         print_results(results_frame(ordered), f"{len(results)} results in {directory}", wide=wide)
     sys.stdout.flush()
-    _warn([f"skipped: {p}" for p in problems])
+    warn_lines([f"skipped: {p}" for p in problems], limit=1000)
 
 
 @app.command("show")
@@ -99,9 +87,9 @@ def show(
     from benchmarks.results import ResultFileError, read_result
 
     if fmt not in FORMATS:
-        _fail(f"--format: {shorten(fmt)!r} is not one of {', '.join(FORMATS)}")
+        abort(f"--format: {shorten(fmt)!r} is not one of {', '.join(FORMATS)}")
     if not result.strip():
-        _fail("give a result id (gpuplan bench list shows them) or a path to a result file")
+        abort("give a result id (gpuplan bench list shows them) or a path to a result file")
     path = Path(result)
     try:
         given_as_path = path.exists() or path.is_symlink()
@@ -112,13 +100,13 @@ def show(
         try:
             path = path_under(folder, f"{check_result_id(result)}.json")
         except UnsafeInputError as exc:
-            _fail(f"{exc}; give a result id or a path to a result file")
+            abort(f"{exc}; give a result id or a path to a result file")
     try:
         loaded = read_result(path)
     except FileNotFoundError:
-        _fail(f"no result {shorten(result)!r} (looked for {shorten(path)})")
+        abort(f"no result {shorten(result)!r} (looked for {shorten(path)})")
     except ResultFileError as exc:
-        _fail(str(exc))
+        abort(str(exc))
     record = loaded.model_dump()
     if fmt == "json":
         print(json.dumps(record, indent=2))
@@ -154,12 +142,12 @@ def add(
     problems = [c.error for c in checked if c.error] or conflicts(checked, folder)
     if problems:
         for problem in problems:
-            _console(stderr=True).print(_error_line(problem), soft_wrap=True)
-        _fail("nothing was added: fix or leave out the file(s) above")
+            error(problem)
+        abort("nothing was added: fix or leave out the file(s) above")
     try:
         written = save_all(checked, folder)
     except (OSError, UnsafeInputError) as exc:
-        _fail(f"cannot write into {shorten(folder)}: {exc}; nothing was added", 1)
+        abort(f"cannot write into {shorten(folder)}: {exc}; nothing was added", 1)
     console = _console()
     for path in written:
         console.print(Text(f"added {path}"))
@@ -168,19 +156,12 @@ def add(
         console.print(Text(f"{kept} file(s) already in {folder} (same id, same content)"))
 
 
-def _fail(message: str, code: int = 2) -> NoReturn:
-    """Print `error: message` to stderr, the message as written, and exit with `code`
-    (no traceback)."""
-    _console(stderr=True).print(_error_line(message), soft_wrap=True)
-    raise typer.Exit(code)
-
-
 def _check_out_dir(out_dir: Path) -> None:
     """Exit 2 when the results folder given is an existing file (or a dangling link)."""
     if (out_dir.exists() and not out_dir.is_dir()) or (
         out_dir.is_symlink() and not out_dir.exists()
     ):
-        _fail(f"--out {shorten(out_dir)}: not a folder; give a folder for the result files")
+        abort(f"--out {shorten(out_dir)}: not a folder; give a folder for the result files")
 
 
 def parse_world_sizes(text: str) -> list[int]:
@@ -266,9 +247,8 @@ def noisy_warnings(results: list[Any], limit: float = HIGH_CV) -> list[str]:
 
 
 def _warn_noisy(results: list[Any]) -> None:
-    err = _console(stderr=True)
     for line in noisy_warnings(results):
-        err.print(Text.assemble(("warning:", "yellow"), " ", line))
+        warn(line)
 
 
 @app.command("run")
@@ -338,14 +318,14 @@ def run(
                     f"{flag} {value:g}: must be a finite number greater than 0 and at most 1e+06"
                 )
     except ValueError as exc:
-        _fail(str(exc))
+        abort(str(exc))
     try:
         import torch
 
         from benchmarks import harness
         from benchmarks.runners.local import RunFailed, run_local
     except ImportError as exc:
-        _fail(
+        abort(
             f"running benchmarks needs torch ({exc}); install it with "
             "pip install -c constraints/cpu.txt -e '.[bench]'"
         )
@@ -371,9 +351,9 @@ def run(
     try:
         options = options.checked()
     except harness.BenchmarkError as exc:
-        _fail(str(exc))
+        abort(str(exc))
     if chosen_device == "cuda" and max(sizes) > torch.cuda.device_count():
-        _fail(f"--world-size {max(sizes)}: only {torch.cuda.device_count()} CUDA GPU(s) visible")
+        abort(f"--world-size {max(sizes)}: only {torch.cuda.device_count()} CUDA GPU(s) visible")
     out_dir = out or default_results_dir()
     _check_out_dir(out_dir)
     from benchmarks.progress import StepProgress, progress_bar
@@ -398,13 +378,13 @@ def run(
                 path = run_local(options, n, out_dir, StepProgress(bar, label), say)
         except KeyboardInterrupt:
             kept = f"; the {len(written)} finished result(s) are kept" if written else ""
-            _fail(f"interrupted: no result written for {label}{kept}", 130)
+            abort(f"interrupted: no result written for {label}{kept}", 130)
         except RunFailed as exc:
-            _fail(str(exc), 1)
+            abort(str(exc), 1)
         except harness.StepFailed as exc:
-            _fail(f"{label}: {exc}; no result written", 1)
+            abort(f"{label}: {exc}; no result written", 1)
         except harness.BenchmarkError as exc:
-            _fail(f"{label}: {exc}", 2)
+            abort(f"{label}: {exc}", 2)
         written.append((read_result(path), path))
     _print_results(written, fmt)
 
@@ -438,13 +418,13 @@ def pipeline(
         if batch < 1 or batches < 1 or warmup < 0 or images < 1:
             raise ValueError("--batch, --batches and --images must be >= 1, --warmup >= 0")
     except ValueError as exc:
-        _fail(str(exc))
+        abort(str(exc))
     try:
         from benchmarks.pipeline import PipelineOptions, run_pipeline
         from benchmarks.results import write_result
         from benchmarks.summary import new_run_id, utc_now
     except ImportError as exc:
-        _fail(f"the input-pipeline benchmark needs torch and Pillow ({exc})")
+        abort(f"the input-pipeline benchmark needs torch and Pillow ({exc})")
     out_dir = out or default_results_dir()
     _check_out_dir(out_dir)
     console = _console()
@@ -456,11 +436,11 @@ def pipeline(
         try:
             result = run_pipeline(options, run_id, utc_now())
         except KeyboardInterrupt:
-            _fail("interrupted: no result written", 130)
+            abort("interrupted: no result written", 130)
         try:
             path = write_result(result, out_dir)
         except (OSError, ValueError) as exc:
-            _fail(f"cannot write the result into {shorten(out_dir)}: {exc}", 1)
+            abort(f"cannot write the result into {shorten(out_dir)}: {exc}", 1)
         console.print(
             Text(
                 f"{count} worker(s): {result.throughput:,.0f} images/s, "

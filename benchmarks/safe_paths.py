@@ -10,7 +10,8 @@ may have written. So:
   (symlinks included) and refuses anything that lands outside the folder;
 - a file is read only when it is a regular file of at most MAX_RESULT_BYTES
   (`read_text_bounded`), and JSON is decoded with `loads_bounded`: nesting deeper than
-  MAX_JSON_DEPTH, NaN, Infinity and numbers that overflow a float (1e309) are refused;
+  MAX_JSON_DEPTH, NaN, Infinity and numbers that overflow a float (1e309) are refused
+  (both from edge.files, imported from here as before);
 - an OpenSSH public key (one line: type, base64, optional printable comment) and a
   login name are checked by `ssh_public_key_problem` / `login_name_problem` before they
   go into instance metadata or onto a command line.
@@ -18,20 +19,24 @@ may have written. So:
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import re
-import stat
 from pathlib import Path
-from typing import Any
+
+# Imported from here by the benchmarks and the planner, as before they moved to edge.
+from edge.console import MAX_SHOWN_CHARS as MAX_SHOWN_CHARS
+from edge.console import shorten as shorten
+from edge.files import MAX_JSON_DEPTH as MAX_JSON_DEPTH
+from edge.files import RefusedFileError as RefusedFileError
+from edge.files import UnsafeInputError as UnsafeInputError
+from edge.files import json_depth as json_depth
+from edge.files import loads_bounded as loads_bounded
+from edge.files import read_text_bounded as _read_text_bounded
 
 RESULT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 _RESULT_ID = re.compile(RESULT_ID_PATTERN)
 MAX_RESULT_BYTES = 2 * 1024 * 1024  # one result file (an upload, a file in a results folder)
-MAX_JSON_DEPTH = 64  # nested objects/arrays in a result file (real ones use 3)
 MAX_FOLDER_DEPTH = 8  # sub-folders of a results folder that are searched
-MAX_SHOWN_CHARS = 200  # what of a name or value is echoed back in a message
 SSH_KEY_TYPES = (
     "ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
     "ecdsa-sha2-nistp521", "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com",
@@ -43,18 +48,6 @@ _SSH_PUBLIC_KEY = re.compile(
 MAX_SSH_PUBLIC_KEY_CHARS = 16 * 1024  # an RSA-16384 key is about 2,800 characters
 # POSIX portable login names; upper case too (many systems allow it), never a leading '-'
 LOGIN_NAME_PATTERN = re.compile(r"\A[A-Za-z_][A-Za-z0-9_.-]{0,31}\Z")
-
-
-class UnsafeInputError(ValueError):
-    """A name, path or file that is refused; the message says what and why."""
-
-
-def shorten(text: object, limit: int = MAX_SHOWN_CHARS) -> str:
-    """`text` as a string cut to `limit` characters (`...` and the full length added)."""
-    value = str(text)
-    if len(value) <= limit:
-        return value
-    return f"{value[:limit]}... ({len(value):,} characters)"
 
 
 def check_result_id(value: str) -> str:
@@ -93,55 +86,9 @@ def path_under(directory: str | Path, name: str) -> Path:
     return Path(directory) / name
 
 
-class RefusedFileError(UnsafeInputError):
-    """A file `read_text_bounded` refuses. `reason` says which check failed, as a code:
-    missing, dangling, unreadable, folder, not_regular, too_large (`size_bytes` from stat),
-    grew (more than the limit when read), not_utf8; `detail` is the OS error's text, if any."""
-
-    def __init__(
-        self, reason: str, message: str, size_bytes: int | None = None, detail: str = ""
-    ) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.size_bytes = size_bytes
-        self.detail = detail
-
-
 def read_text_bounded(path: str | Path, max_bytes: int = MAX_RESULT_BYTES) -> str:
-    """The UTF-8 text of a regular file of at most `max_bytes`; RefusedFileError otherwise
-    (a folder, a dangling link, a device, too large, not UTF-8, unreadable)."""
-    path = Path(path)
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        if path.is_symlink():
-            raise RefusedFileError("dangling", "a dangling link") from None
-        raise RefusedFileError("missing", "no such file") from None
-    except OSError as exc:
-        why = str(exc.strerror or exc)
-        raise RefusedFileError("unreadable", f"cannot be read ({why})", detail=why) from None
-    if stat.S_ISDIR(info.st_mode):
-        raise RefusedFileError("folder", "a folder, not a file")
-    if not stat.S_ISREG(info.st_mode):
-        raise RefusedFileError("not_regular", "not a regular file")
-    if info.st_size > max_bytes:
-        raise RefusedFileError(
-            "too_large",
-            f"{info.st_size:,} bytes; the limit is {max_bytes:,} bytes",
-            size_bytes=info.st_size,
-        )
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        why = str(exc.strerror or exc)
-        raise RefusedFileError("unreadable", f"cannot be read ({why})", detail=why) from None
-    if len(data) > max_bytes:
-        raise RefusedFileError("grew", f"more than {max_bytes:,} bytes; that is the limit")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise RefusedFileError("not_utf8", "not a UTF-8 text file") from None
+    """edge.files.read_text_bounded with a result file's bound as the default."""
+    return _read_text_bounded(path, max_bytes)
 
 
 def ssh_public_key_problem(key: str) -> str | None:
@@ -171,46 +118,6 @@ def login_name_problem(name: str) -> str | None:
         f"{shorten(name, 60)!r} is not a login name: use 1-32 letters, digits, '_', '.' or '-', "
         "starting with a letter or '_' (e.g. 'ubuntu')"
     )
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise UnsafeInputError(f"number {shorten(text, 40)} is too large for a float")
-    return value
-
-
-def _no_constant(text: str) -> float:
-    raise UnsafeInputError(f"{text} is not a JSON number; give a finite number or null")
-
-
-def json_depth(value: Any) -> int:
-    """How deeply objects and arrays nest in a decoded JSON value (a scalar is 0)."""
-    deepest = 0
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-        else:
-            deepest = max(deepest, depth)
-            continue
-        deepest = max(deepest, depth + 1)
-    return deepest
-
-
-def loads_bounded(text: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """json.loads that refuses (UnsafeInputError) NaN, Infinity, overflowing numbers and
-    nesting deeper than `max_depth`; json.JSONDecodeError for text that is not JSON."""
-    try:
-        data = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
-    except RecursionError:
-        raise UnsafeInputError(f"nested deeper than {max_depth} levels") from None
-    if json_depth(data) > max_depth:
-        raise UnsafeInputError(f"nested deeper than {max_depth} levels")
-    return data
 
 
 def walk_files(

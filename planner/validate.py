@@ -15,16 +15,15 @@ MAX_TABLE_ROWS, MAX_TABLE_COLUMNS, MAX_CELL_CHARS, or a column name given twice.
 from __future__ import annotations
 
 import math
-import os
-import stat
-import sys
 import tomllib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from benchmarks.safe_paths import RefusedFileError, read_text_bounded, shorten
+from edge.console import shorten as shorten  # imported from here by the CLI
+from edge.console import warn_lines as warn_lines
+from edge.files import RefusedFileError, bounded_lines, json_depth, open_bounded, read_text_bounded
 
 MAX_CONFIG_BYTES = 1024 * 1024  # an on-prem TOML config
 MAX_TABLE_BYTES = 16 * 1024 * 1024  # a reference or query CSV (Lambda's reference: 1.1 MB)
@@ -156,15 +155,6 @@ def check_flags(values: dict[str, float | int | None]) -> None:
         check_flag(flag, value)
 
 
-def warn_lines(lines: Iterable[str], prefix: str = "warning") -> None:
-    """Each line to stderr as `warning: ...`: plain text, one line each (newlines folded),
-    so scripts reading --format json|csv output still see what was ignored."""
-    for line in lines:
-        flat = " ".join(str(line).split())
-        sys.stderr.write(f"{prefix}: {shorten(flat, 2000)}\n")
-    sys.stderr.flush()
-
-
 def read_text_file(path: str | Path, what: str, max_bytes: int, hint: str = "") -> str:
     """The UTF-8 text of the regular file `path`; InputPathError naming `what` otherwise
     (missing, a folder, a device, larger than `max_bytes`, not UTF-8, unreadable)."""
@@ -205,64 +195,6 @@ def _refused(
     return InputPathError(f"{what} {shorten(Path(path))}{problem}")
 
 
-def _open_bounded(path: Path, max_bytes: int) -> IO[bytes]:
-    """`path` open for reading when it is a regular file of at most `max_bytes`;
-    RefusedFileError with read_text_bounded's reason codes otherwise.
-
-    The checks are made on the opened file (a FIFO is opened without waiting for a
-    writer), so what is checked is what is read."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        reason = "dangling" if path.is_symlink() else "missing"
-        raise RefusedFileError(reason, "no such file") from None
-    except OSError as exc:
-        why = str(exc.strerror or exc)
-        raise RefusedFileError("unreadable", f"cannot be read ({why})", detail=why) from None
-    info = os.fstat(fd)
-    refusal = None
-    if stat.S_ISDIR(info.st_mode):
-        refusal = RefusedFileError("folder", "a folder, not a file")
-    elif not stat.S_ISREG(info.st_mode):
-        refusal = RefusedFileError("not_regular", "not a regular file")
-    elif info.st_size > max_bytes:
-        refusal = RefusedFileError("too_large", f"{info.st_size:,} bytes", size_bytes=info.st_size)
-    if refusal is not None:
-        os.close(fd)
-        raise refusal
-    return os.fdopen(fd, "rb")
-
-
-def _bounded_lines(handle: IO[bytes], max_bytes: int) -> Iterator[str]:
-    """The UTF-8 lines of `handle` (a leading byte-order mark dropped); RefusedFileError
-    'grew' once more than `max_bytes` have been read, 'not_utf8' at an invalid byte."""
-    import io
-
-    text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="strict", newline="")
-    read = 0
-    try:
-        for line in text:
-            read += len(line.encode("utf-8"))
-            if read > max_bytes:
-                raise RefusedFileError("grew", f"more than {max_bytes:,} bytes")
-            yield line
-    except UnicodeDecodeError:
-        raise RefusedFileError("not_utf8", "not a UTF-8 text file") from None
-
-
-def _depth(value: Any) -> int:
-    deepest = 0
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-        deepest = max(deepest, depth)
-    return deepest
-
-
 def loads_toml(text: str, max_depth: int = MAX_TOML_DEPTH) -> dict[str, Any]:
     """tomllib.loads, with nesting deeper than `max_depth` refused as a NestingError (a
     RecursionError never escapes); tomllib.TOMLDecodeError for text that is not TOML."""
@@ -270,7 +202,7 @@ def loads_toml(text: str, max_depth: int = MAX_TOML_DEPTH) -> dict[str, Any]:
         data = tomllib.loads(text)
     except RecursionError:
         raise NestingError(f"nested deeper than {max_depth} levels") from None
-    if _depth(data) > max_depth:
+    if json_depth(data) > max_depth:
         raise NestingError(f"nested deeper than {max_depth} levels")
     return data
 
@@ -314,8 +246,8 @@ def read_csv_table(
     if not str(path).strip():
         raise error(f"{what} file: an empty path; {hint}")
     try:
-        with _open_bounded(Path(path), MAX_TABLE_BYTES) as handle:
-            reader = csv.reader(_bounded_lines(handle, MAX_TABLE_BYTES), skipinitialspace=True)
+        with open_bounded(Path(path), MAX_TABLE_BYTES) as handle:
+            reader = csv.reader(bounded_lines(handle, MAX_TABLE_BYTES), skipinitialspace=True)
             header = _header(path, next((r for r in reader if r not in ([], [""])), None))
             rows = _data_rows(path, reader, header, max_rows)
     except RefusedFileError as exc:

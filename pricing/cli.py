@@ -9,7 +9,8 @@ import typer
 from rich.text import Text
 
 # Only light modules at the top (`gpuplan --help` loads no pandas); commands import the rest.
-from pricing.output import FORMATS, abort, emit, wide_console
+from edge.console import abort, text_console, warn
+from pricing.output import FORMATS, emit
 from pricing.providers.regions import DEFAULT_DEADLINES_S, DEFAULT_REGIONS
 
 app = typer.Typer(
@@ -38,16 +39,6 @@ def tier_option_help() -> str:
     return (
         f"{' | '.join(TIERS)}; repeatable (default: {', '.join(DEFAULT_TIERS)}, or every "
         "tier of the providers named with --provider)"
-    )
-
-
-def warn(message: str) -> None:
-    """One warning line on stderr, as text (never markup), for every output format."""
-    wide_console(stderr=True).print(
-        Text.assemble(("warning: ", "yellow"), message),
-        highlight=False,
-        soft_wrap=True,
-        emoji=False,
     )
 
 
@@ -251,7 +242,7 @@ def refresh_command(
             "--attempts must be 1..100, --timeout in (0, 3600] and --deadline in (0, 86400] "
             f"seconds (got {attempts}, {timeout}, {deadline})"
         )
-    console = wide_console(stderr=True)
+    console = text_console(stderr=True)
     try:
         with console.status(Text(f"refreshing {provider} prices")) as spinner:
             added = refresh(
@@ -364,7 +355,7 @@ def diff_command(
     summary = f"{old_label} -> {new_label}: {summarize(changes)}"
     emit(changes, fmt, title=summary, table_columns=DIFF_TABLE_COLUMNS)
     if fmt != "table":
-        wide_console(stderr=True).print(Text(summary), highlight=False, emoji=False)
+        text_console(stderr=True).print(Text(summary))
 
 
 @app.command("spot-zones")

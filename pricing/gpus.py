@@ -10,9 +10,11 @@ Provider quirks live in named tables, each with the date it was checked.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
+
+from edge.choices import closest_match as choices_closest
+from edge.choices import did_you_mean as choices_hint
 
 # Canonical names, in the order of planner/data/gpu_specs.csv (which is the source of
 # truth for specs; this tuple is the source of truth for names and is checked against it).
@@ -106,22 +108,15 @@ class UnknownGPUError(ValueError):
 
 
 def closest_match(value: str, choices: Iterable[str]) -> str | None:
-    """The choice closest to `value` (case-insensitive), or None when nothing is close."""
-    choices = list(choices)
-    lowered = {c.lower(): c for c in choices}
-    if value.lower() in lowered:
-        return lowered[value.lower()]
-    hits = difflib.get_close_matches(value.lower(), list(lowered), n=1, cutoff=0.5)
-    if hits:
-        return lowered[hits[0]]
-    prefix = [c for c in choices if c.lower().startswith(value.lower()[:3])]
-    return prefix[0] if prefix else None
+    """edge.choices.closest_match with the first three letters as a last resort (for
+    the callers that import it from here)."""
+    return choices_closest(value, choices, prefix=3)
 
 
 def did_you_mean(value: str, choices: Iterable[str]) -> str:
-    """'; did you mean 'X'?' for the closest choice, or '' when nothing is close."""
-    hint = closest_match(value, choices)
-    return f"; did you mean {hint!r}?" if hint else ""
+    """edge.choices.did_you_mean with the first three letters as a last resort (for the
+    callers that import it from here): '; did you mean 'X'?', or ''."""
+    return choices_hint(value, choices, prefix=3)
 
 
 def _key(name: str) -> str:

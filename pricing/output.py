@@ -17,6 +17,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from edge.console import text_console
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -40,17 +42,6 @@ HEADERS: dict[str, str] = {
     "break_even_util": "break-even util",
     "break_even_months": "break-even months",
 }
-
-
-def wide_console(stderr: bool = False) -> Console:
-    """A console as wide as the terminal, or 200 columns when output is redirected.
-
-    Emoji codes are off: text from users and servers (":b:", ":FINLAND:") is printed as
-    written. Markup stays on for the callers' own styles; print values from outside as
-    Text (or escape them), never inside a markup string.
-    """
-    probe = Console(stderr=stderr, emoji=False)
-    return Console(stderr=stderr, width=None if probe.is_terminal else 200, emoji=False)
 
 
 def _cell(column: str, value: Any) -> str:
@@ -93,7 +84,7 @@ def emit(
     elif fmt == "csv":
         sys.stdout.write(frame.to_csv(index=False))
     elif fmt == "table":
-        console = console or wide_console()
+        console = console or text_console()
         columns = [c for c in (table_columns or frame.columns) if c in frame.columns]
         # The title may hold paths and labels from outside: text, never markup or emoji.
         shown_title = Text(title) if title is not None else None
@@ -109,20 +100,3 @@ def emit(
         console.print(table)
     else:
         raise ValueError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}")
-
-
-def abort(message: str, code: int = 2) -> None:
-    """Print `error: message` to stderr and exit with `code` (never a traceback).
-
-    The message is printed as text: markup ("[red]") and emoji codes (":b:") in it, from
-    a file name or a server's answer, come out as written.
-    """
-    import typer
-
-    wide_console(stderr=True).print(
-        Text.assemble(("error:", "bold red"), " ", message),
-        highlight=False,
-        soft_wrap=True,
-        emoji=False,
-    )
-    raise typer.Exit(code)

@@ -6,11 +6,12 @@ model's module (and torch) only when a run needs it.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from edge.choices import did_you_mean
 
 # workload -> (module, sizes, default size, unit of one sample, default batch per size)
 WORKLOADS: dict[str, dict[str, Any]] = {
@@ -45,8 +46,7 @@ SIZE_ALIASES: dict[str, dict[str, str]] = {
 
 
 def _closest(name: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.5)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return did_you_mean(name, choices)
 
 
 def check_workload(workload: str) -> str:

@@ -16,7 +16,6 @@ image) become `ProvisionError` with what to do.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import re
 import time
 import uuid
@@ -32,6 +31,7 @@ from benchmarks.runners.machine import (
     expires_label,
     poll_until_running,
 )
+from edge.choices import did_you_mean
 
 # Commercial regions as of 2026-11 (`aws ec2 describe-regions --all-regions`); opt-in
 # regions (af-south-1, ap-east-1, me-*, ...) need enabling in the account first.
@@ -101,8 +101,7 @@ def region_problem(region: str) -> str | None:
     """None when `region` is a known AWS region, else what is wrong and the closest one."""
     if region in AWS_REGIONS:
         return None
-    close = difflib.get_close_matches(region, AWS_REGIONS, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(AWS_REGIONS)})"
+    hint = did_you_mean(region, AWS_REGIONS, cutoff=0.6) or f" (known: {', '.join(AWS_REGIONS)})"
     return f"unknown AWS region {region!r}{hint}"
 
 
@@ -111,8 +110,7 @@ def instance_type_problem(instance_type: str, known: set[str] | None = None) -> 
     if not INSTANCE_TYPE_PATTERN.match(instance_type):
         return f"{instance_type!r} is not an EC2 instance type (family.size, e.g. 'p4d.24xlarge')"
     if known is not None and instance_type not in known:
-        close = difflib.get_close_matches(instance_type, sorted(known), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(instance_type, sorted(known), cutoff=0.6)
         return f"unknown EC2 instance type {instance_type!r}{hint}"
     return None
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import difflib
 import os
 import re
 import time
@@ -35,6 +34,7 @@ from benchmarks.runners.machine import (
     poll_until_running,
 )
 from benchmarks.safe_paths import login_name_problem, ssh_public_key_problem
+from edge.choices import closest_match, did_you_mean
 
 # Compute Engine regions as of 2026-11 (`gcloud compute regions list`).
 GCP_REGIONS: tuple[str, ...] = (
@@ -95,8 +95,8 @@ def zone_problem(zone: str) -> str | None:
         return f"{zone!r} is not a GCP zone (region-letter, e.g. 'us-central1-a'){region_hint}"
     region = match.group(1)
     if region not in GCP_REGIONS:
-        close = difflib.get_close_matches(region, GCP_REGIONS, n=1)
-        hint = f"; did you mean '{close[0]}-{match.group(2)}'?" if close else ""
+        close = closest_match(region, GCP_REGIONS, cutoff=0.6)
+        hint = f"; did you mean '{close}-{match.group(2)}'?" if close else ""
         return f"unknown GCP region {region!r} in zone {zone!r}{hint}"
     return None
 
@@ -112,8 +112,7 @@ def machine_type_problem(machine_type: str, known: set[str] | None = None) -> st
     if not n1 and not MACHINE_TYPE_PATTERN.fullmatch(machine_type):
         return f"{machine_type!r} is not a GCE machine type (e.g. 'a2-highgpu-1g')"
     if known is not None and machine_type not in known:
-        close = difflib.get_close_matches(machine_type, sorted(known), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(machine_type, sorted(known), cutoff=0.6)
         return f"unknown GCE machine type {machine_type!r}{hint}"
     return None
 

@@ -23,20 +23,9 @@ from benchmarks.runners.machine import ProvisionError
 from benchmarks.sweep import state as st
 from benchmarks.sweep.preview import NoData, SweepData, SweepPreview, preview_sweep
 from benchmarks.sweep.spec import SpecError, SweepSpec, check_cloud_targets, load_spec, parse_spec
+from edge.console import abort, text_console
 
 FORMATS = ("table", "json")
-
-
-def _console(**options: Any) -> Console:
-    """A console that prints what it is given as is: no emoji codes (`:b:`) replaced."""
-    return Console(emoji=False, **options)
-
-
-def _fail(message: str, code: int = 2) -> None:
-    _console(stderr=True, soft_wrap=True).print(
-        f"[bold red]error:[/] {escape(message)}", highlight=False
-    )
-    raise typer.Exit(code)
 
 
 def _money(value: float | None) -> str:
@@ -113,18 +102,18 @@ def _load(spec_path: Path, data: SweepData) -> tuple[SweepSpec, SweepPreview]:
         spec = load_spec(spec_path)
         check_cloud_targets(spec, data.known_instances)
     except SpecError as exc:
-        _fail(str(exc))
+        abort(str(exc))
     return spec, preview_sweep(spec, data)
 
 
 def _refuse_over_cap(preview: SweepPreview) -> None:
     if preview.problems:
-        _fail("; ".join(preview.problems) + " (add the price, or drop the target)")
+        abort("; ".join(preview.problems) + " (add the price, or drop the target)")
     if not preview.within_cap:
         per_target = ", ".join(
             f"{t.label} {_money(t.worst_usd)}" for t in preview.targets if t.worst_usd
         )
-        _fail(
+        abort(
             f"worst case {_money(preview.worst_usd)} ({per_target}) exceeds limits.max_usd "
             f"{_money(preview.max_usd)}: raise max_usd, lower max_minutes_per_target, or drop "
             "targets; nothing was started"
@@ -140,14 +129,14 @@ def _refuse_resume_over_cap(data: dict[str, Any], preview: SweepPreview) -> None
     ]  # fmt: skip
     unpriced = [p.label for _, p in left if p.worst_usd is None]
     if unpriced:
-        _fail(
+        abort(
             f"not resumed: no price for {', '.join(unpriced)} in the catalog now, so the worst "
             "case cannot be bounded (refresh prices, or drop the target); nothing was started"
         )
     spent = sum(st.spend_usd(t) for t in data["targets"])
     worst = sum(p.worst_usd or 0.0 for _, p in left)
     if spent + worst > preview.max_usd + 1e-9:
-        _fail(
+        abort(
             f"not resumed: {_money(spent)} already spent + worst case {_money(worst)} of what "
             f"is left exceeds limits.max_usd {_money(preview.max_usd)}; nothing was started"
         )
@@ -184,7 +173,7 @@ def _execute(
 ) -> int:  # fmt: skip
     from benchmarks.sweep.orchestrate import SweepRun
 
-    console = _console(stderr=True, width=None if _console(stderr=True).is_terminal else 200)
+    console = text_console(stderr=True)
     sweep = SweepRun(spec, state, preview, results_dir, ssh_options=ssh_options)
     sweep.on_notice = lambda text: console.print(f"[yellow]{escape(text)}[/]", highlight=False)
     if console.is_terminal:
@@ -246,14 +235,14 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
     ) -> None:
         """Dry run: each target's expected minutes and dollars, and the total against max_usd."""
         if fmt not in FORMATS:
-            _fail(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+            abort(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
         _, preview = _load(spec_path, data_factory())
         if fmt == "json":
             print(json.dumps(preview_json(preview), indent=2))
         else:
-            print_preview(preview, _console(width=None if _console().is_terminal else 200))
+            print_preview(preview, text_console())
         if preview.problems:
-            _fail("; ".join(preview.problems), 1)
+            abort("; ".join(preview.problems), 1)
 
     @app.command("run")
     def run(
@@ -274,14 +263,14 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
         from benchmarks.cli import default_results_dir
 
         spec, preview = _load(spec_path, data_factory())
-        console = _console(width=None if _console().is_terminal else 200)
+        console = text_console()
         print_preview(preview, console)
         _refuse_over_cap(preview)
         if not yes:
             if not sys.stdin.isatty():
-                _fail("not started: confirm with --yes when not at a terminal")
+                abort("not started: confirm with --yes when not at a terminal")
             if not typer.confirm("start this sweep?", default=False):
-                _fail("not started", 1)
+                abort("not started", 1)
         results_dir = (results or default_results_dir()).resolve()
         sweep_id = st.new_sweep_id(spec.name)
         prices = [t.usd_per_hour for t in preview.targets]
@@ -306,21 +295,21 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
         try:
             spec = parse_spec(state.data["spec"], state.data.get("spec_path", "<state>"))
         except SpecError as exc:
-            _fail(f"the sweep's saved spec no longer validates: {exc}")
+            abort(f"the sweep's saved spec no longer validates: {exc}")
         data = data_factory()
         try:
             check_cloud_targets(spec, data.known_instances)
         except SpecError as exc:
-            _fail(f"not resumed: {exc}")
+            abort(f"not resumed: {exc}")
         preview = preview_sweep(spec, data)
-        console = _console(width=None if _console().is_terminal else 200)
+        console = text_console()
         print_preview(preview, console)
         _refuse_resume_over_cap(state.data, preview)
         if not yes:
             if not sys.stdin.isatty():
-                _fail("not resumed: confirm with --yes when not at a terminal")
+                abort("not resumed: confirm with --yes when not at a terminal")
             if not typer.confirm("resume this sweep?", default=False):
-                _fail("not resumed", 1)
+                abort("not resumed", 1)
         for t, p in zip(state.data["targets"], preview.targets, strict=True):
             if t["state"] != st.DONE:
                 t["spent_before_usd"] = st.spend_usd(t)
@@ -345,11 +334,11 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
         if fmt == "json":
             print(json.dumps(state.data, indent=2))
             return
-        _console(width=None if _console().is_terminal else 200).print(status_table(state.data))
+        text_console().print(status_table(state.data))
         for t in state.data["targets"]:
             for key, r in t["runs"].items():
                 if r.get("error"):
-                    _console().print(
+                    text_console().print(
                         f"{escape(t['label'])} {key}: {escape(r['error'])}", highlight=False
                     )
 
@@ -363,7 +352,7 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
             try:
                 data = st.load_state(str(path)).data
             except st.StateError as exc:
-                _console(stderr=True).print(f"[yellow]skipped:[/] {escape(str(exc))}")
+                text_console(stderr=True).print(f"[yellow]skipped:[/] {escape(str(exc))}")
                 continue
             targets = data["targets"]
             done = sum(1 for t in targets if t["state"] == st.DONE)
@@ -371,7 +360,7 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
             spent = sum(st.spend_usd(t) for t in targets)
             table.add_row(data["id"], str(data.get("status")), data.get("created_at", ""),
                           f"{done}/{len(targets)}", str(results), _money(spent))  # fmt: skip
-        _console(width=None if _console().is_terminal else 200).print(table)
+        text_console().print(table)
 
     @app.command("cleanup")
     def cleanup(
@@ -392,14 +381,14 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
                 except st.StateError:
                     continue
         regions = cleanup_regions(states)
-        console = _console()
+        console = text_console()
         if not regions:
             console.print("no cloud machines were launched by these sweeps; nothing to clean up")
             return
         try:
             reports = do_cleanup(regions, sweep_id, dry_run)
         except ProvisionError as exc:
-            _fail(str(exc), 1)
+            abort(str(exc), 1)
         places = "; ".join(f"{c}: {', '.join(r)}" for c, r in regions.items())
         if not any(report.found for report in reports):
             console.print(f"no gpuplan machines running in {places}", highlight=False)
@@ -432,7 +421,7 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
         try:
             spec = load_spec(spec_path)
         except SpecError as exc:
-            _fail(str(exc))
+            abort(str(exc))
         for path in write_tasks(spec, skypilot):
             print(path)
 
@@ -455,9 +444,9 @@ def _state(sweep_id: str | None) -> st.StateFile:
         if sweep_id is None:
             paths = st.list_state_paths()
             if not paths:
-                _fail(f"no sweeps yet in {st.sweeps_dir()}")
+                abort(f"no sweeps yet in {st.sweeps_dir()}")
             return st.load_state(str(paths[-1]))
         return st.load_state(sweep_id)
     except st.StateError as exc:
-        _fail(str(exc))
+        abort(str(exc))
         raise

@@ -16,7 +16,6 @@ MAX_RUNS runs, MAX_GRID_VALUES values per list, MAX_TARGETS targets).
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import math
 import re
@@ -37,6 +36,7 @@ from benchmarks.safe_paths import (
     shorten,
     ssh_public_key_problem,
 )
+from edge.choices import did_you_mean
 
 BACKENDS = ("ssh", "local", "aws", "gcp")
 CLOUD_BACKENDS = ("aws", "gcp")
@@ -189,8 +189,7 @@ class SweepSpec:
 
 
 def _closest(name: str, valid: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(valid), n=1, cutoff=0.5)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return did_you_mean(name, valid)
 
 
 def _check_keys(path: str, where: str, table: dict[str, Any], valid: Iterable[str]) -> None:
