@@ -159,13 +159,16 @@ class PlanRequest:
                 )
         if len(self.onprem_sources) not in (0, len(self.onprem)):
             raise RequestError("onprem_sources", "give one source per on-prem config, or none")
+        # Each check is tried on its own, so the field is the one whose check refused it.
         try:
             check_tiers(self.tiers)
-            if self.reserved_discount is not None:
-                check_discount(self.reserved_discount)
         except ValueError as exc:
-            field = "tiers" if "tier" in str(exc) else "reserved_discount"
-            raise RequestError(field, str(exc)) from None
+            raise RequestError("tiers", str(exc)) from None
+        if self.reserved_discount is not None:
+            try:
+                check_discount(self.reserved_discount)
+            except ValueError as exc:
+                raise RequestError("reserved_discount", str(exc)) from None
 
     @property
     def rates(self) -> dict[str, float]:

@@ -182,6 +182,8 @@ def build_specs() -> str:
             "nvlink_gbs": ref["nvlink_gbs_bidir_per_gpu"],
             "pcie_gen": ref["pcie_gen"],
             "interconnect_note": ref["interconnect_note"],
+            # Whether NVLink joins only bridged cards (pairs): the flag the planner reads.
+            "nvlink_bridge": ref["interconnect_note"].fillna("").str.contains("bridge", case=False),
             "confidence": ref["confidence"],
             "source_ids": ref["source_ids"],
             "notes": ref["notes"],

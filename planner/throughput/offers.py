@@ -15,12 +15,11 @@ runs for figures, the cross-validated error for fits (an 80% band).
 
 from __future__ import annotations
 
-import re
 import threading
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -45,6 +44,9 @@ from planner.throughput.estimate import (
 )
 from planner.throughput.spec_model import SpecEstimator
 from planner.workloads import Workload
+
+if TYPE_CHECKING:
+    from benchmarks.results import BenchmarkResult
 
 SOURCE_RANK = {"measured": 0, "published": 1, "scaled": 2, "estimated": 3}
 
@@ -108,17 +110,19 @@ def _result_model(workload: str, size: str) -> str:
     return inverse.get((workload, size), workload if size in ("", "full") else f"{workload}-{size}")
 
 
-_GENERATION = re.compile(r"^Lambda (v\d+)\b")
 OWN_GENERATION = "own"
+# The results-table column with each published figure's benchmark version (v0, v1, ...).
+GENERATION_COLUMN = "generation"
 
 
 def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
     """Every non-LLM result as planner.throughput.estimate reference rows.
 
-    model: Lambda's model name; generation: Lambda's benchmark version for published
-    rows (else their date: the newest date's runs are the newest generation; "own" for
-    measured ones); source: measured | published; detail: the figure's source for
-    published rows, "own run <id>" for measured ones.
+    model: Lambda's model name; generation: the `generation` column of `results` for
+    published rows (Lambda's benchmark version, set where the figures are loaded: see
+    own_and_published_results; where it is blank, their date: the newest date's runs are
+    the newest generation; "own" for measured ones); source: measured | published;
+    detail: the figure's source for published rows, "own run <id>" for measured ones.
     """
     rows = results.loc[
         results["gpu_name"].notna()
@@ -130,7 +134,8 @@ def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame(columns=[*columns, "source", "detail"])
     published = rows["source"].str.startswith("published")
-    generation = rows["detail"].fillna("").astype(str).str.extract(_GENERATION)[0]
+    known = rows[GENERATION_COLUMN] if GENERATION_COLUMN in rows else pd.Series("", rows.index)
+    generation = known.fillna("").astype(str).replace("", np.nan)
     dated = rows["started_at"].fillna("").astype(str).str[:10] if "started_at" in rows else ""
     generation = generation.fillna(pd.Series(dated, index=rows.index)).replace("", "published")
     models = [
@@ -454,10 +459,11 @@ def own_and_published_results(
 ) -> tuple[pd.DataFrame, list[str]]:
     """Own results (bundled samples + `results_dirs`) and published ones, as one table.
 
-    Own results get `gpu_name` from their CUDA device name. Returns the table and one
-    message per result file that was rejected (the others still load).
+    Own results get `gpu_name` from their CUDA device name; published ones a
+    `generation`, their benchmark version (results_with_generation). Returns the table
+    and one message per result file that was rejected (the others still load).
     """
-    from benchmarks.published import published_frame
+    from benchmarks.published import published_frame, read_published_table
     from benchmarks.results import load_results, results_frame
     from pricing.gpus import gpu_from_device_name
 
@@ -472,7 +478,28 @@ def own_and_published_results(
         named = mine["gpu_name"].notna()
         mine.loc[~named, "gpu_name"] = mine.loc[~named, "device_name"].map(gpu_from_device_name)
         mine = mine.drop_duplicates("id")
-    return pd.concat([mine, published_frame()], ignore_index=True), problems
+    published = published_frame()
+    versions = read_published_table().set_index("id")["benchmark_version"]
+    published[GENERATION_COLUMN] = published["id"].map(versions).fillna("").astype(str)
+    mine[GENERATION_COLUMN] = _versions(own, mine)
+    return pd.concat([mine, published], ignore_index=True), problems
+
+
+def results_with_generation(results: Iterable[BenchmarkResult]) -> pd.DataFrame:
+    """benchmarks.results.results_frame(results) with a `generation` column: each
+    result's benchmark version (its env's benchmark_version), blank where it has none."""
+    from benchmarks.results import results_frame
+
+    results = list(results)
+    frame = results_frame(results)
+    frame[GENERATION_COLUMN] = _versions(results, frame)
+    return frame
+
+
+def _versions(results: list[BenchmarkResult], frame: pd.DataFrame) -> pd.Series:
+    """The benchmark version of each row of `frame`, looked up by id in `results`."""
+    by_id = {r.id: str((r.env or {}).get("benchmark_version") or "") for r in results}
+    return frame["id"].map(by_id).fillna("").astype(str)
 
 
 def bundled_results_dir() -> str:

@@ -548,11 +548,11 @@ def ring_allreduce_seconds(n: Any, message_bytes: Any, bus_gbs: Any, latency_s: 
 
 
 def interconnect_class(gpu_names: pd.Series) -> pd.Series:
-    """nvlink (NVLink/NVSwitch), nvlink-bridge (pairs) or pcie, from the spec table."""
+    """nvlink (NVLink/NVSwitch), nvlink-bridge (pairs) or pcie, from the spec table
+    (its nvlink_bridge flag: NVLink only between bridged cards)."""
     specs = load_specs()
-    note = gpu_names.map(specs["interconnect_note"]).fillna("").astype(str).str.lower()
     nvlink = gpu_names.map(specs["nvlink_gbs"]).astype(float)
-    bridge = note.str.contains("bridge")
+    bridge = gpu_names.map(specs["nvlink_bridge"]).eq(True)
     out = np.where(nvlink.notna() & ~bridge, "nvlink", np.where(bridge, "nvlink-bridge", "pcie"))
     return pd.Series(out, index=gpu_names.index)
 

@@ -7,9 +7,10 @@ import pytest
 
 import planner.throughput.estimate as estimate_module
 import planner.throughput.offers as offers_module
-from benchmarks.results import BenchmarkResult, results_frame
+from benchmarks.results import BenchmarkResult
 from planner.throughput import reference_from_results, throughput_table
 from planner.throughput.estimate import fit_throughput_model
+from planner.throughput.offers import results_with_generation
 from planner.workloads import get_workload
 
 FIGURE_COLUMNS = ["gpu_name", "model", "precision", "num_gpus", "throughput", "throughput_low",
@@ -29,11 +30,12 @@ def run(gpu: str, count: int, throughput: float, version: str, source: str = "pu
         throughput_unit="images/s",
         started_at="2025-12-01",  # v1 and v2 share a date: the generation tells them apart
         notes=f"Lambda {version} {gpu} x{count}",
+        env={"benchmark_version": version} if source != "measured" else {},
     )
 
 
 def results() -> pd.DataFrame:
-    return results_frame(
+    return results_with_generation(
         [
             run("H100-SXM", 1, 2700.0, "v1"),
             run("H100-SXM", 1, 2790.0, "v2"),
@@ -81,3 +83,22 @@ def test_plan_and_estimate_aggregate_through_the_one_function(
     a100 = plan_figures.set_index(key).loc[("A100-SXM-40GB", 1.0)]
     assert (a100["source"], a100["throughput"]) == ("measured", 1500.0)
     assert a100["detail"] == "own run A100-SXM-40GB-1-1500.0-own"
+
+
+def test_the_generation_is_the_carried_version_not_read_from_the_detail() -> None:
+    table = results_with_generation([run("H100-SXM", 1, 2700.0, "v1")])
+    table["detail"] = "Lambda v2 H100-SXM x1"  # the text says v2, the carried value v1
+    assert list(reference_from_results(table)["generation"]) == ["v1"]
+    table["generation"] = ""  # nothing carried: the figure's date, whatever the text says
+    assert list(reference_from_results(table)["generation"]) == ["2025-12-01"]
+
+
+def test_published_figures_carry_their_benchmark_version() -> None:
+    from benchmarks.published import read_published_table
+    from planner.throughput import own_and_published_results
+
+    table, _ = own_and_published_results([])
+    published = table.loc[table["source"].str.startswith("published")]
+    versions = read_published_table().set_index("id")["benchmark_version"]
+    assert (published["generation"] == published["id"].map(versions)).all()
+    assert set(published["generation"]) == set(versions)

@@ -39,6 +39,27 @@ def test_a_request_is_frozen_normalised_and_names_the_bad_field() -> None:
         PlanRequest(RESNET, precision="bf61")
 
 
+def test_the_bad_field_is_the_check_that_refused_it_whatever_its_message_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import planner.request as request_module
+
+    def refuse(message: str):
+        def check(_value: object) -> None:
+            raise ValueError(message)
+
+        return check
+
+    monkeypatch.setattr(request_module, "check_discount", refuse("a tier-like discount"))
+    with pytest.raises(RequestError) as info:
+        PlanRequest(RESNET, reserved_discount=0.3)
+    assert info.value.field == "reserved_discount"
+    monkeypatch.setattr(request_module, "check_tiers", refuse("no such thing"))
+    with pytest.raises(RequestError) as info:
+        PlanRequest(RESNET, tiers=("hyperscaler",))
+    assert info.value.field == "tiers"
+
+
 def test_an_exact_gpu_count_keeps_only_options_with_that_many_gpus() -> None:
     every = make_plan(PlanRequest(RESNET, max_gpus=64), CLOUD, RESULTS)
     eight = make_plan(PlanRequest(RESNET, max_gpus=64, gpu_count=8), CLOUD, RESULTS)

@@ -148,3 +148,17 @@ def test_ring_shaped_data_chooses_the_ring_law() -> None:
     heldout = fits.heldout.loc[fits.heldout["law"] == "ring"]
     assert (heldout["count"] == 8).all() and (heldout["anchor_count"] == 4).all()
     assert heldout["rel_error"].abs().max() < 0.02
+
+
+def test_the_interconnect_class_follows_the_bridge_flag_not_the_note(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import planner.throughput.scaling as scaling_module
+    from planner.hardware import load_specs
+
+    specs = load_specs().copy()
+    specs.loc["H100-SXM", "interconnect_note"] = "NVLink bridge (2 GPUs)"  # flag says no
+    specs.loc["A100-PCIe-80GB", "interconnect_note"] = "NVLink 3.0"  # flag says bridged
+    monkeypatch.setattr(scaling_module, "load_specs", lambda: specs)
+    kinds = scaling_module.interconnect_class(pd.Series(["H100-SXM", "A100-PCIe-80GB", "L40S"]))
+    assert list(kinds) == ["nvlink", "nvlink-bridge", "pcie"]
