@@ -7,10 +7,10 @@ cloud metadata lookups off, COLUMNS=200, TZ=UTC, NO_COLOR=1, one BLAS thread) an
 output compared with the recording under tests/golden/data:
 
 * JSON (--format json): parsed and compared structurally (same keys in the same order,
-  same list lengths); numbers (not booleans) at a relative tolerance of 1e-9, NaN equal to
+  same list lengths); numbers (not booleans) at a relative tolerance of 1e-6, NaN equal to
   NaN; everything else exactly;
 * CSV (--format csv): parsed with the csv module; cells that read as numbers compared at a
-  relative tolerance of 1e-9, other cells (the header included) exactly;
+  relative tolerance of 1e-6, other cells (the header included) exactly;
 * tables (txt): exactly;
 * stderr (<name>.stderr.txt, or nothing where there is no such file): exactly, except that
   runs of white space, line breaks included, count as one space, since the console wraps
@@ -43,7 +43,7 @@ import pytest
 
 from tests.golden import CASES, DATA, INPUTS, REGENERATE, Case, Output, run_case
 
-REL_TOL = 1e-9
+REL_TOL = 1e-6  # a refit moves a fitted throughput by ~1e-8; a real change moves it far more
 # Commands run at once; each is one single-threaded Python process.
 JOBS = 2
 _NUMBER = re.compile(
