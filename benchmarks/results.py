@@ -19,8 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -43,6 +41,7 @@ from benchmarks.safe_paths import (
     read_text_bounded,
     walk_files,
 )
+from edge.files import atomic_write_text
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built: `gpuplan --help` stays light
     import pandas as pd
@@ -263,16 +262,7 @@ def write_result(result: BenchmarkResult, directory: str | Path) -> Path:
     UnsafeInputError when the target would land outside `directory`."""
     Path(directory).mkdir(parents=True, exist_ok=True)
     path = result_path(result, directory)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(result.to_json())
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, result.to_json())
     return path
 
 

@@ -210,7 +210,7 @@ def gpu_figures(gpu_name: str) -> GPUFigures | None:
         peaks_tflops={p: v for p, v in peaks.items() if v > 0},
         nvlink_gbs=float(row["nvlink_gbs"]) if pd.notna(row["nvlink_gbs"]) else 0.0,
         pcie_gen=int(row["pcie_gen"]) if pd.notna(row["pcie_gen"]) else 4,
-        bridged_nvlink="bridge" in str(row.get("interconnect_note", "") or "").lower(),
+        bridged_nvlink=bool(row.get("nvlink_bridge", False)),  # the spec table's flag
     )
 
 

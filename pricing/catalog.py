@@ -40,7 +40,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import resources
@@ -50,6 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from edge.files import atomic_write_text
 from pricing.gpus import CANONICAL_GPUS, did_you_mean, match_gpu_names
 
 PRICE_COLUMNS: tuple[str, ...] = (
@@ -593,24 +593,6 @@ def empty_offers() -> pd.DataFrame:
 def file_sha256(path: Path) -> str:
     """Hex SHA-256 of a file's bytes."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temp file in the same folder and a rename.
-
-    A crash leaves either the old file or the new one, never half of either.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def offers_to_csv(offers: pd.DataFrame) -> str:

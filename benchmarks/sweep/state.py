@@ -15,12 +15,12 @@ import json
 import os
 import re
 import secrets
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 from benchmarks.runners.machine import Machine
+from edge.files import atomic_write_text
 
 STATE_VERSION = 1
 SWEEP_ID = re.compile(r"\A[a-z][a-z0-9-]{0,62}\Z")  # also a valid GCP label value
@@ -129,20 +129,7 @@ class StateFile:
     def save(self) -> None:
         with self.lock:
             self.data["updated_at"] = iso(utc_now())
-            text = json.dumps(self.data, indent=2, sort_keys=False) + "\n"
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(
-                prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
-            )
-            try:
-                with os.fdopen(fd, "w") as handle:
-                    handle.write(text)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(tmp, self.path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            atomic_write_text(self.path, json.dumps(self.data, indent=2) + "\n")
 
     def target(self, index: int) -> dict[str, Any]:
         return self.data["targets"][index]

@@ -92,7 +92,9 @@ def test_interrupted_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest.Mo
     def interrupted(*_: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(results_module.os, "replace", interrupted)
+    from edge import files
+
+    monkeypatch.setattr(files.os, "replace", interrupted)  # write_result's atomic writer
     with pytest.raises(KeyboardInterrupt):
         write_result(sample(), tmp_path)
     assert list(tmp_path.iterdir()) == []
