@@ -244,6 +244,7 @@ def plan(
     from planner.render.notes import notes_text
     from planner.render.plan_tables import VIEWS
     from planner.render.plan_words import worded_picks, worded_status
+    from planner.render.rows import worded_rows
     from planner.request import PRECISIONS, PlanRequest, RequestError
     from planner.tco import OnPremConfigError, load_onprem_config
     from planner.throughput import own_and_published_results
@@ -334,9 +335,9 @@ def plan(
     if fmt != "table":
         warn_lines([*notes_text(result.notes), *problems])
         chosen_view = {
-            "rows": result.rows if top is None else result.rows.head(top),
+            "rows": worded_rows(result.rows if top is None else result.rows.head(top)),
             "picks": worded_picks(result),
-            "frontier": result.frontier,
+            "frontier": worded_rows(result.frontier),
             "options": result.options,
             "constraints": worded_status(result),
         }[view]
@@ -811,7 +812,9 @@ def tco(
             "(planner.spot overhead factor), not included here"
         )
     if fmt != "table":
-        emit(rows, fmt)
+        from planner.render.tco_tables import worded_tco
+
+        emit(worded_tco(rows), fmt)
         warn_lines(warnings)
         return
     from planner.render.tco_tables import print_tco

@@ -17,6 +17,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from planner.codes import NetworkBasis
+
 # (provider, instance_type regex, Gb/s per instance, what it is)
 INSTANCE_NETWORK_GBPS: tuple[tuple[str, str, float, str], ...] = (
     ("aws", r"^p6-b300\.48xlarge$", 6400, "EFAv4, 8 x 800 Gb/s"),
@@ -66,11 +68,10 @@ INSTANCE_NETWORK_GBPS: tuple[tuple[str, str, float, str], ...] = (
     ("nebius", r"_8gpu-", 3200, "InfiniBand, 8 x 400 Gb/s"),
 )
 
-# Providers without published per-type figures: an assumption per provider.
-PROVIDER_DEFAULT_GBPS: dict[str, tuple[float, str]] = {
-    "vast": (10.0, "marketplace hosts: 10 Gb/s assumed between independent machines"),
-    "lambda": (25.0, "on-demand instances: no cluster fabric between them; 25 Gb/s assumed"),
-}
+# Providers without published per-type figures: an assumption per provider (why, in
+# planner.render.rows: marketplace hosts are independent machines; Lambda's on-demand
+# instances have no cluster fabric between them).
+PROVIDER_DEFAULT_GBPS: dict[str, float] = {"vast": 10.0, "lambda": 25.0}
 # Providers whose offers are single listed hosts, not a pool of identical instances: a
 # plan takes one instance of each (ganging 64 copies of one marketplace listing is not a
 # capacity anyone can rent). Recorded 2026-11 from the providers' own descriptions.
@@ -82,22 +83,25 @@ ONPREM_NETWORK_GBPS = 400.0  # one 400 Gb/s NDR InfiniBand port per server (DGX 
 
 
 @lru_cache(maxsize=4096)
-def network_for(provider: str, instance_type: str) -> tuple[float, str]:
-    """(Gb/s per instance, what it is) for one provider and instance type."""
+def network_for(provider: str, instance_type: str) -> tuple[float, NetworkBasis, str]:
+    """(Gb/s per instance, what the figure is, the published fabric or "") for one provider
+    and instance type."""
     for prov, pattern, value, what in INSTANCE_NETWORK_GBPS:
         if prov == provider and re.search(pattern, instance_type):
-            return value, what
+            return value, NetworkBasis.PUBLISHED, what
     if provider in PROVIDER_DEFAULT_GBPS:
-        return PROVIDER_DEFAULT_GBPS[provider]
-    return DEFAULT_NETWORK_GBPS, f"not published here: {DEFAULT_NETWORK_GBPS:g} Gb/s assumed"
+        return PROVIDER_DEFAULT_GBPS[provider], NetworkBasis.PROVIDER_ASSUMED, ""
+    return DEFAULT_NETWORK_GBPS, NetworkBasis.DEFAULT_ASSUMED, ""
 
 
-def instance_network_gbps(offers: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """(Gb/s per instance, what it is) for each offer's provider and instance type."""
+def instance_network_gbps(offers: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Gb/s per instance, NetworkBasis codes, published fabrics or "") for each offer's
+    provider and instance type."""
     keys = list(
         zip(offers["provider"].astype(str), offers["instance_type"].astype(str), strict=True)
     )
     found = [network_for(provider, instance) for provider, instance in keys]
-    gbps = np.array([value for value, _ in found], dtype=float)
-    notes = np.array([what for _, what in found], dtype=object)
-    return gbps, notes
+    gbps = np.array([value for value, _, _ in found], dtype=float)
+    bases = np.array([basis for _, basis, _ in found], dtype=object)
+    fabrics = np.array([fabric for _, _, fabric in found], dtype=object)
+    return gbps, bases, fabrics

@@ -11,13 +11,18 @@ Option table columns (one row per option; OPTION_COLUMNS):
   total_gpus       gpu_count x instances
   gpus_per_node    GPUs that share a node's NVLink/PCIe fabric (the instance's, at least 1)
   network_gbps     network between instances, Gb/s per instance (planner.network), and
-  network_basis    what that figure is (a fabric, a published figure, or an assumption)
+  network_basis    what that figure is (planner.codes.NetworkBasis: published, or an
+                   assumption), network_fabric the published fabric ("" when assumed)
   gpu_memory_gb    memory of one GPU from the spec table (NaN when the GPU has no row)
   usd_per_hour     price of one instance per hour at `pricing` (on-prem: amortized USD per
                    GPU-hour x gpu_count); option_usd_per_hour = usd_per_hour x instances
   spot_usd_per_hour, pricing, price_date, price_source, interconnect
   price_date_basis "exact", or "not-before" when price_date is only a lower bound (a
                    bundled catalog extract); "" for on-prem
+  price_basis      planner.codes.PriceBasis: catalog (price_source is the catalog's source)
+                   or amortized (on-prem: price_source is the config's file or label, ""
+                   when none; onprem_config its name; amortized_usd_per_gpu_hour at
+                   utilization); planner.render.rows words them
 
 Counts: instances 1, 2, 4, ... while total GPUs stay within `max_gpus`; a fractional GPU
 slice, and a marketplace listing (planner.network.SINGLE_HOST_PROVIDERS), is one instance
@@ -32,6 +37,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from planner.codes import NetworkBasis, PriceBasis
 from planner.hardware import load_specs
 from planner.network import ONPREM_NETWORK_GBPS, SINGLE_HOST_PROVIDERS, instance_network_gbps
 from planner.notes import Note
@@ -43,7 +49,8 @@ OPTION_COLUMNS: tuple[str, ...] = (
     "gpu_count", "instances", "total_gpus", "gpus_per_node", "network_gbps", "network_basis",
     "gpu_memory_gb", "vcpus", "usd_per_hour",
     "option_usd_per_hour", "spot_usd_per_hour", "pricing", "price_date",
-    "price_date_basis", "price_source", "interconnect",
+    "price_date_basis", "price_source", "interconnect", "network_fabric", "price_basis",
+    "onprem_config", "utilization", "amortized_usd_per_gpu_hour",
 )  # fmt: skip
 
 
@@ -77,7 +84,7 @@ def cloud_options(
         )
     rows = grid_offer[keep]
     k = grid_k[keep]
-    network, network_note = instance_network_gbps(offers)
+    network, network_basis, network_fabric = instance_network_gbps(offers)
     chosen = offers.iloc[rows].reset_index(drop=True)
     per_gpu_count = chosen["gpu_count"].astype(float)
     usd = price.to_numpy()[rows]
@@ -94,7 +101,7 @@ def cloud_options(
             "total_gpus": per_gpu_count * k,
             "gpus_per_node": np.maximum(per_gpu_count.to_numpy(), 1.0),
             "network_gbps": network[rows],
-            "network_basis": _text(network_note[rows]),
+            "network_basis": _text(network_basis[rows]),
             "gpu_memory_gb": _spec_memory(chosen["gpu_name"]),
             "vcpus": (
                 chosen["vcpus"].astype(float).to_numpy()
@@ -109,6 +116,11 @@ def cloud_options(
             "price_date_basis": _text(price_date_bases(chosen)),
             "price_source": _text(chosen["source"]),
             "interconnect": _text(chosen["interconnect"]),
+            "network_fabric": _text(network_fabric[rows]),
+            "price_basis": _text(np.full(len(rows), PriceBasis.CATALOG, dtype=object)),
+            "onprem_config": _text(np.full(len(rows), "", dtype=object)),
+            "utilization": np.full(len(rows), np.nan),
+            "amortized_usd_per_gpu_hour": np.full(len(rows), np.nan),
         }
     )
     return frame, warnings
@@ -136,7 +148,7 @@ def onprem_options(
     if not configs:
         return empty_options(), warnings
     for i, config in enumerate(configs):
-        source = sources[i] if i < len(sources) else f"on-prem config {config.name}"
+        source = sources[i] if i < len(sources) else ""
         pairs = onprem_counts(config, max_gpus)
         if not pairs:
             warnings.append(Note("onprem_no_count", {"name": config.name, "max_gpus": max_gpus}))
@@ -161,7 +173,7 @@ def onprem_options(
                     "total_gpus": per * servers,
                     "gpus_per_node": float(config.gpus_per_server),
                     "network_gbps": ONPREM_NETWORK_GBPS,
-                    "network_basis": "on-prem: one 400 Gb/s InfiniBand NDR port per server assumed",
+                    "network_basis": _text([NetworkBasis.ONPREM_ASSUMED] * len(pairs)),
                     "gpu_memory_gb": _spec_memory(pd.Series([config.gpu_name] * len(per))),
                     "usd_per_hour": rate * per,
                     "option_usd_per_hour": rate * per * servers,
@@ -169,14 +181,13 @@ def onprem_options(
                     "pricing": _text(["amortized"] * len(pairs)),
                     "price_date": _text([""] * len(pairs)),
                     "price_date_basis": _text([""] * len(pairs)),
-                    "price_source": _text(
-                        [
-                            f"{source}: amortized ${rate:.2f}/GPU-h at "
-                            f"{config.utilization:.0%} utilization (planner.tco)"
-                        ]
-                        * len(pairs)
-                    ),
+                    "price_source": _text([source] * len(pairs)),
                     "interconnect": _text([""] * len(pairs)),
+                    "network_fabric": _text([""] * len(pairs)),
+                    "price_basis": _text([PriceBasis.AMORTIZED] * len(pairs)),
+                    "onprem_config": _text([config.name] * len(pairs)),
+                    "utilization": float(config.utilization),
+                    "amortized_usd_per_gpu_hour": rate,
                 }
             )
         )

@@ -23,13 +23,17 @@ other counts (chosen_count False, rank 0); Plan.options has every option evaluat
   usd_per_hour                one instance's price per hour at `pricing` (on-prem: amortized
                               USD per GPU-hour x gpu_count)
   option_usd_per_hour, usd_per_gpu_hour   the whole option's, and per GPU
-  pricing, price_date, price_source
+  pricing, price_date, price_source   price_source: the catalog's source; on-prem, the
+                              config's file or label ("" when none)
+  price_basis, onprem_config, utilization, amortized_usd_per_gpu_hour   what an on-prem
+                              price is worded from (planner.codes.PriceBasis; NaN on cloud)
   price_date_basis            "exact", or "not-before" when price_date is a lower bound
   interruptions_per_hour, interruption_rate_source, spot_overhead_factor   spot rows
   mfu, memory_per_gpu_gb, sharding, recompute                                LLM rows
   step_s, *_share, usable_gb, mfu_anchor, mfu_source, mfu_*   LLM rows (planner.llm
                               LLM_DETAIL_COLUMNS: step seconds, shares, the MFU's source code)
-  feasible, misses            meets the deadline and budget; which it misses
+  feasible, misses            meets the deadline and budget; which it misses (a tuple of
+                              planner.codes.Miss, deadline first; () when none)
   on_pareto                   on the time/cost frontier of all options (every count)
   pick                        the picks this row is (comma-separated), "" if none
   chosen_count                True: the count chosen for its offer (every row); False: a
@@ -49,6 +53,7 @@ import numpy as np
 import pandas as pd
 
 from planner import llm as llm_model
+from planner.codes import Miss
 from planner.cost import cost_to_train, hours_to_train
 from planner.montecarlo import time_cost_quantiles
 from planner.notes import Note
@@ -95,6 +100,11 @@ from pricing.reserved import (
     with_reserved_discount,
 )
 
+# What an on-prem price_source is worded from (planner.options; planner.render.rows words
+# it, and leaves these out of what the CLI writes).
+PRICE_FIGURE_COLUMNS: tuple[str, ...] = (
+    "price_basis", "onprem_config", "utilization", "amortized_usd_per_gpu_hour",
+)  # fmt: skip
 PLAN_COLUMNS: tuple[str, ...] = (
     "rank", "option_id", "kind", "provider", "region", "instance_type", "gpu_name",
     "gpu_count", "instances", "total_gpus",
@@ -102,8 +112,8 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "throughput_detail", "compute_hours", "hours_to_train", "hours_p10", "hours_p50",
     "hours_p90", "cost_usd", "cost_p10_usd", "cost_p50_usd", "cost_p90_usd",
     "quantile_method", "usd_per_hour", "option_usd_per_hour", "usd_per_gpu_hour", "pricing",
-    "price_date", "price_date_basis", "price_source", "interruptions_per_hour",
-    "interruption_rate_source",
+    "price_date", "price_date_basis", "price_source", *PRICE_FIGURE_COLUMNS,
+    "interruptions_per_hour", "interruption_rate_source",
     "spot_overhead_factor", "setup_hours", "staging_hours", "checkpoint_write_hours",
     "billed_hours", "billing_basis", "samples_to_train", "per_gpu_batch", "global_batch",
     "limit_code", "gpu_throughput", "loader_ceiling", "vcpus",
@@ -434,11 +444,18 @@ def _pick_names(picked: pd.DataFrame, n: int) -> np.ndarray:
 def _misses(
     hours: np.ndarray, cost: np.ndarray, deadline: float | None, budget: float | None
 ) -> np.ndarray:
+    """Per option, the tuple of Miss codes it misses (deadline first)."""
     late = hours > deadline if deadline is not None else np.zeros(len(hours), bool)
     dear = cost > budget if budget is not None else np.zeros(len(cost), bool)
-    return np.select(
-        [late & dear, late, dear], ["deadline, budget", "deadline", "budget"], ""
-    ).astype(object)
+    kinds = {
+        (True, True): (Miss.DEADLINE, Miss.BUDGET),
+        (True, False): (Miss.DEADLINE,),
+        (False, True): (Miss.BUDGET,),
+        (False, False): (),
+    }
+    out = np.empty(len(hours), dtype=object)
+    out[:] = [kinds[(bool(a), bool(b))] for a, b in zip(late, dear, strict=True)]
+    return out
 
 
 def _pick_table(picked: pd.DataFrame, opts: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:

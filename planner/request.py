@@ -179,29 +179,6 @@ class PlanRequest:
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)
 
-    def describe(self) -> list[str]:
-        """One short phrase per constraint that was set (for assumptions and headers)."""
-        parts = []
-        if self.deadline_hours is not None:
-            parts.append(f"deadline {self.deadline_hours:g} h")
-        if self.budget_usd is not None:
-            parts.append(f"budget ${self.budget_usd:,.0f}")
-        if self.gpu_count is not None:
-            parts.append(f"exactly {self.gpu_count} GPUs")
-        parts.append(f"at most {self.max_gpus} GPUs per option")
-        for name, values in (
-            ("providers", self.providers),
-            ("regions", self.regions),
-            ("GPUs", self.gpus),
-            ("on-prem", tuple(c.name for c in self.onprem)),
-        ):
-            if values:
-                parts.append(f"{name} {', '.join(values)}")
-        parts.append(f"pricing {self.pricing}")
-        if self.reserved_discount is not None:
-            parts.append(f"assumed reserved discount {self.reserved_discount:.0%} off on-demand")
-        return parts
-
 
 def _tuple(values: Sequence[Any] | None) -> tuple[Any, ...]:
     if values is None:

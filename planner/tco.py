@@ -814,7 +814,8 @@ def tco_table(
     `offers` are Offer rows with `usd_per_gpu_hour`, `pricing` and `ref` (pricing.refs).
     The on-prem row carries the per-component USD per GPU-hour; offer rows carry the break-even
     figures against it. Break-even values that cannot be reached (> 1 utilization, infinite
-    months) are NaN here and explained in break_even_note.
+    months) are NaN here and explained in break_even_note. The on-prem row's price_source is
+    `source` ("" when none; planner.render.tco_tables.worded_tco words it).
     """
     breakdown = cost_breakdown(config).set_index("component")["usd_per_gpu_hour"]
     onprem: dict[str, Any] = {
@@ -830,7 +831,7 @@ def tco_table(
         "utilization": config.utilization,
         "price_date": "",
         "price_date_basis": "",
-        "price_source": source or "on-prem config",
+        "price_source": source,
         **{f"{c}_usd_per_gpu_hour": breakdown[c] for c in COMPONENTS},
     }
     versus = compare_with_cloud(config, offers["usd_per_gpu_hour"], monthly_gpu_hours)

@@ -23,6 +23,7 @@ from edge.tables import (
 from planner.plan import Plan
 from planner.render.notes import OWN_CODES, SKIP_SHORT, notes_text
 from planner.render.plan_words import assumption_lines, worded_picks, worded_status
+from planner.render.rows import worded_rows
 from pricing.catalog import price_date_labels
 
 PICK_LABELS = {
@@ -137,7 +138,11 @@ def print_plan(
     elif view == "constraints":
         frame = worded_status(plan)
     else:
-        frame = {"rows": plan.rows, "frontier": plan.frontier, "options": plan.options}[view]
+        frame = {
+            "rows": worded_rows(plan.rows),
+            "frontier": worded_rows(plan.frontier),
+            "options": plan.options,
+        }[view]
     if view in ("rows", "frontier", "options") and top is not None:
         frame = frame.head(top)
     if wide:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from planner.plan import Plan
+from planner.render.rows import constraint_phrases, worded_rows
 from planner.request import PlanRequest
 from planner.spot import default_rate
 from pricing.tiers import DEFAULT_TIERS
@@ -98,11 +99,12 @@ def constraint_text(row: Mapping[str, object]) -> str:
 
 
 def worded_picks(plan: Plan) -> pd.DataFrame:
-    """The plan's picks with `why` (pick_reason) after `pick`."""
+    """The plan's picks with `why` (pick_reason) after `pick`, their codes worded
+    (planner.render.rows.worded_rows)."""
     picks = plan.picks.copy()
     reasons = [pick_reason(r, plan.request) for r in picks.to_dict(orient="records")]
     picks.insert(1 if "pick" in picks.columns else 0, "why", pd.Series(reasons, dtype=object))
-    return picks
+    return worded_rows(picks)
 
 
 def worded_status(plan: Plan) -> pd.DataFrame:
@@ -118,7 +120,7 @@ def assumption_lines(plan: Plan) -> list[str]:
     """What the plan rests on: workload, constraints, the throughput and memory models,
     providers weighed, prices, picks, quantiles, spot rates and on-prem configs."""
     if plan.rows.empty:
-        return ["Constraints: " + "; ".join(plan.request.describe()) + "."]
+        return ["Constraints: " + "; ".join(constraint_phrases(plan.request)) + "."]
     return _request_lines(plan.request, plan.rows)
 
 
@@ -128,7 +130,7 @@ def _request_lines(request: PlanRequest, rows: pd.DataFrame) -> list[str]:
     lines = [
         f"Workload {workload.name}: {workload.description}; {workload.samples:,.0f} "
         f"{workload.sample_unit} ({workload.source}).",
-        "Constraints: " + "; ".join(constraints.describe()) + ".",
+        "Constraints: " + "; ".join(constraint_phrases(constraints)) + ".",
     ]
     if workload.is_llm:
         lines += [

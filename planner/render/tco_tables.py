@@ -113,3 +113,12 @@ def print_tco(
         err.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
     if not (explain or wide):
         err.print("--explain for every assumption and defaulted field", highlight=False)
+
+
+def worded_tco(rows: pd.DataFrame) -> pd.DataFrame:
+    """planner.tco.tco_table's rows as written out: an on-prem row without a source is
+    'on-prem config'."""
+    out = rows.copy()
+    bare = (out["option"] == "on-prem") & (out["price_source"].astype(str) == "")
+    out.loc[bare, "price_source"] = "on-prem config"
+    return out

@@ -13,6 +13,7 @@ import streamlit as st
 from edge.format import duration, money
 from planner.pareto import PICK_COLUMNS
 from planner.plan import Plan
+from planner.render.rows import misses_text, price_source_text, worded_rows
 from planner.ui.export import download_csv
 from planner.ui.plan_view import option_text
 
@@ -92,8 +93,8 @@ def side_by_side(chosen: pd.DataFrame) -> pd.DataFrame:
             str(row["throughput_source"]),
             str(row["pricing"]),
             str(row["price_date"]) or "-",
-            str(row["price_source"]).split(" (")[0],
-            "yes" if row["feasible"] else f"no: misses {row['misses']}",
+            price_source_text(row, short=True),
+            "yes" if row["feasible"] else f"no: misses {misses_text(row['misses'])}",
         ]
     return pd.DataFrame({"": list(FIELDS), **columns})
 
@@ -135,7 +136,7 @@ def compare_section(plan: Plan, page: str) -> None:
         height=(len(shown) + 1) * 35 + 3,
     )
     download_csv(
-        chosen.drop(columns="label"),
+        worded_rows(chosen.drop(columns="label")),
         f"compare-{plan.workload.name}-{plan.pricing}.csv",
         key=f"{page}.compare_csv",
         label="Download comparison CSV",

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from planner.hardware import load_specs
-from planner.render.tco_tables import after_life, months_text
+from planner.render.tco_tables import after_life, months_text, worded_tco
 from planner.tco import (
     COMPONENTS,
     DEFAULTS,
@@ -353,7 +353,7 @@ def onprem_report(
 ) -> Report:
     """The page's HTML report: both charts, the comparison, breakdown and sensitivity
     tables, the assumptions, and the source of every default and price used."""
-    table = tco_table(config, compared, monthly_gpu_hours, source="inputs on this page")
+    table = worded_tco(tco_table(config, compared, monthly_gpu_hours, source="inputs on this page"))
     onprem, cloud = table.iloc[0], table.iloc[1:]
     swing = sensitivity(config, fraction)
     assumptions = [
@@ -415,7 +415,7 @@ def render() -> None:
     kind, compared, demand, fraction = _cloud_inputs(ps, values["gpu_name"])
     try:
         config = OnPremConfig(**values)
-        table = tco_table(config, compared, demand, source="inputs on this page")
+        table = worded_tco(tco_table(config, compared, demand, source="inputs on this page"))
     except OnPremConfigError as exc:
         labels = {"monthly_gpu_hours": "Demand (GPU-hours per month)", "gpu_name": "GPU"}
         labels.update({f: spec["label"] for f, spec in NUMBER_FIELDS.items()})

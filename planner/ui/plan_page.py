@@ -22,6 +22,7 @@ from planner.plan import Plan
 from planner.render.llm import no_fit_text
 from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.render.plan_words import assumption_lines, pick_reason, worded_status
+from planner.render.rows import worded_rows
 from planner.request import PlanRequest, RequestError
 from planner.spot import default_rate
 from planner.tco import LoadedConfig, OnPremConfigError
@@ -564,7 +565,9 @@ def render() -> None:
     )
     show_table(ranked_table(plan), column_config(), key=f"{PAGE}.table")
     with st.container(horizontal=True):
-        download_csv(plan.rows, f"plan-{workload.name}-{plan.pricing}.csv", key=f"{PAGE}.csv")
+        download_csv(
+            worded_rows(plan.rows), f"plan-{workload.name}-{plan.pricing}.csv", key=f"{PAGE}.csv"
+        )
         link = ps.link()  # read now: the report is built on click, outside the script run
         download_report(
             lambda: plan_report(plan, manifest, link),

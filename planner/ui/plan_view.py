@@ -19,6 +19,7 @@ from planner.plan import Plan
 from planner.render.axes import duration_ticks, money_ticks
 from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.render.plan_words import assumption_lines, pick_reason, worded_picks, worded_status
+from planner.render.rows import price_source_text, worded_rows
 from planner.ui.export import Report
 from pricing.catalog import (
     SnapshotInfo,
@@ -154,7 +155,7 @@ def band_text(row: pd.Series) -> str:
 def price_text(row: pd.Series) -> str:
     """The price a row uses and its date (on-prem: how it was amortized)."""
     if row["kind"] == "on-prem":
-        return str(row["price_source"])
+        return price_source_text(row)
     date = price_date_label(row["price_date"], row.get("price_date_basis", "exact"))
     return f"{row['pricing']} {money(row['usd_per_hour'])}/h per instance, priced {date}"
 
@@ -368,7 +369,7 @@ def ranked_table(plan: Plan) -> pd.DataFrame:
         columns += SPOT_COLUMNS
     if plan.workload.is_llm:
         columns += LLM_COLUMNS
-    shown = plan.rows.loc[:, columns].copy()
+    shown = worded_rows(plan.rows).loc[:, columns].copy()
     shown["pick"] = _pick_labels(shown["pick"])
     shown["price_date"] = price_date_labels(plan.rows)
     return shown
@@ -458,7 +459,8 @@ def plan_sources(plan: Plan, manifest: Sequence[SnapshotInfo]) -> list[str]:
         for m in manifest
         if m.provider in providers
     ]
-    lines += sorted(set(rows.loc[rows["kind"] == "on-prem", "price_source"].astype(str)))
+    onprem = rows.loc[rows["kind"] == "on-prem"]
+    lines += sorted({price_source_text(r) for r in onprem.to_dict(orient="records")})
     counts = rows["throughput_source"].value_counts()
     lines.append(
         "Throughput sources: "
@@ -468,7 +470,7 @@ def plan_sources(plan: Plan, manifest: Sequence[SnapshotInfo]) -> list[str]:
     for _, row in plan.picks.iterrows():
         lines.append(
             f"{PICK_TITLES[row['pick']]}: throughput {row['throughput_source']} "
-            f"({row['throughput_detail']}); price {price_text(row)} ({row['price_source']})"
+            f"({row['throughput_detail']}); price {price_text(row)} ({price_source_text(row)})"
         )
     return lines
 

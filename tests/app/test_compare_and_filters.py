@@ -7,16 +7,21 @@ import json
 import math
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from planner.codes import Miss
 from planner.plan import make_plan
+from planner.render.rows import worded_rows
 from planner.request import PlanRequest
+from planner.tco import OnPremConfig
 from planner.throughput import own_and_published_results
 from planner.ui.compare import FIELDS, candidates, side_by_side
+from planner.ui.plan_view import plan_sources, ranked_table
 from planner.ui.tables import PX_PER_CHAR, cell_text, fitted
 from planner.workloads import WORKLOADS
 from pricing.catalog import load_offers
@@ -124,3 +129,65 @@ def test_prices_table_has_readable_headers_dollars_and_fitted_widths(open_page: 
     frame = table_with(at, "instance_type", "usd_per_hour")
     longest = max(len(str(v)) for v in frame["instance_type"])
     assert offers["instance_type"]["width"] >= longest * PX_PER_CHAR
+
+
+def test_compare_words_the_price_source_and_misses_from_their_codes() -> None:
+    config = OnPremConfig(name="lab", gpu_name="H100-SXM", servers=1, gpus_per_server=8)
+    plan = make_plan(
+        PlanRequest(
+            WORKLOADS["resnet50-imagenet-90ep"], max_gpus=8, deadline_hours=0.01, budget_usd=0.5,
+            onprem=(config,), onprem_sources=("lab.toml",),
+        ),
+        load_offers(),
+        own_and_published_results([])[0],
+    )  # fmt: skip
+    table = candidates(plan)
+    onprem = table.loc[table["kind"] == "on-prem"].head(1)
+    cloud = table.loc[table["kind"] == "cloud"].head(1)
+    chosen = pd.concat([onprem, cloud], ignore_index=True)
+    assert chosen["price_source"].tolist()[0] == "lab.toml"  # the engine keeps the source id
+    words = side_by_side(chosen).set_index("")
+    rate = float(onprem["amortized_usd_per_gpu_hour"].iloc[0])
+    assert words.iloc[:, 0]["price source"] == (
+        f"lab.toml: amortized ${rate:.2f}/GPU-h at {config.utilization:.0%} utilization"
+    )
+    assert words.iloc[:, 1]["price source"] == str(cloud["price_source"].iloc[0]).split(" (")[0]
+    assert set(words.loc["meets deadline and budget"]) == {"no: misses deadline, budget"}
+    # The figures decide, not a text: another utilization reads as such, and a row that
+    # misses only the budget says so whatever its text column held before.
+    changed = chosen.assign(
+        utilization=[0.5, float("nan")],
+        misses=[(Miss.BUDGET,), (Miss.DEADLINE,)],
+    )
+    words = side_by_side(changed).set_index("")
+    assert "at 50% utilization" in words.iloc[:, 0]["price source"]
+    assert words.loc["meets deadline and budget"].tolist() == [
+        "no: misses budget", "no: misses deadline",
+    ]  # fmt: skip
+    # The CSV of the chosen rows is written in words, without the figures behind them.
+    csv = pd.read_csv(io.StringIO(worded_rows(chosen.drop(columns="label")).to_csv(index=False)))
+    assert csv["misses"].tolist() == ["deadline, budget"] * 2
+    assert csv["price_source"].iloc[0].startswith("lab.toml: amortized $")
+    assert not {"price_basis", "utilization", "amortized_usd_per_gpu_hour"} & set(csv.columns)
+
+
+def test_the_ranked_table_and_sources_word_on_prem_prices_from_their_figures() -> None:
+    config = OnPremConfig(name="lab", gpu_name="H100-SXM", servers=1, gpus_per_server=8)
+    plan = make_plan(
+        PlanRequest(
+            WORKLOADS["resnet50-imagenet-90ep"], max_gpus=8, deadline_hours=0.01,
+            onprem=(config,), onprem_sources=("lab.toml",),
+        ),
+        load_offers(),
+        own_and_published_results([])[0],
+    )  # fmt: skip
+    local = plan.rows["kind"] == "on-prem"
+    rate = float(plan.rows.loc[local, "amortized_usd_per_gpu_hour"].iloc[0])
+    words = f"lab.toml: amortized ${rate:.2f}/GPU-h at 70% utilization (planner.tco)"
+    shown = ranked_table(plan)
+    assert shown.loc[local.to_numpy(), "price_source"].tolist() == [words]
+    assert set(shown["misses"]) == {"deadline"}
+    assert words in plan_sources(plan, [])
+    # Another utilization in the figures reads as such: nothing parses the words back.
+    half = replace(plan, rows=plan.rows.assign(utilization=plan.rows["utilization"] * 0.5))
+    assert any("at 35% utilization" in line for line in plan_sources(half, []))

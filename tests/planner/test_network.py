@@ -5,12 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from planner.codes import NetworkBasis
 from planner.network import (
     DEFAULT_NETWORK_GBPS,
     INSTANCE_NETWORK_GBPS,
     instance_network_gbps,
     network_for,
 )
+from planner.render.rows import network_basis_text
 from planner.throughput.scaling import CommModel, bus_bandwidth_gbs
 
 CASES = [
@@ -53,15 +55,39 @@ def test_every_table_row_has_a_case() -> None:
 
 
 def test_defaults_are_labelled_assumptions() -> None:
-    assert network_for("vast", "8x-H100_SXM-32-65536") == (10.0, network_for("vast", "x")[1])
-    assert "assumed" in network_for("vast", "x")[1]
-    assert "assumed" in network_for("lambda", "gpu_8x_h100_sxm5")[1]
-    value, note = network_for("nebius", "gpu-h100-sxm_1gpu-16vcpu-200gb")
-    assert value == DEFAULT_NETWORK_GBPS and "assumed" in note
+    assert network_for("vast", "8x-H100_SXM-32-65536") == (
+        10.0, NetworkBasis.PROVIDER_ASSUMED, ""
+    )  # fmt: skip
+    assert network_for("lambda", "gpu_8x_h100_sxm5")[1] == NetworkBasis.PROVIDER_ASSUMED
+    value, basis, fabric = network_for("nebius", "gpu-h100-sxm_1gpu-16vcpu-200gb")
+    assert (value, basis, fabric) == (DEFAULT_NETWORK_GBPS, NetworkBasis.DEFAULT_ASSUMED, "")
     offers = pd.DataFrame({"provider": ["aws", "acme"], "instance_type": ["p5.48xlarge", "x"]})
-    gbps, notes = instance_network_gbps(offers)
+    gbps, bases, fabrics = instance_network_gbps(offers)
     assert gbps.tolist() == [3200, DEFAULT_NETWORK_GBPS]
-    assert "EFA" in notes[0] and "assumed" in notes[1]
+    assert bases.tolist() == [NetworkBasis.PUBLISHED, NetworkBasis.DEFAULT_ASSUMED]
+    assert "EFA" in fabrics[0] and fabrics[1] == ""
+
+
+def test_network_basis_is_worded_from_its_code() -> None:
+    def words(provider: str, basis: str, gbps: float, fabric: str = "") -> str:
+        return network_basis_text(
+            {"provider": provider, "network_basis": basis, "network_gbps": gbps,
+             "network_fabric": fabric}
+        )  # fmt: skip
+
+    assert words("aws", NetworkBasis.PUBLISHED, 3200, "EFA, 3,200 Gb/s") == "EFA, 3,200 Gb/s"
+    assert words("vast", NetworkBasis.PROVIDER_ASSUMED, 10) == (
+        "marketplace hosts: 10 Gb/s assumed between independent machines"
+    )
+    assert words("lambda", NetworkBasis.PROVIDER_ASSUMED, 25) == (
+        "on-demand instances: no cluster fabric between them; 25 Gb/s assumed"
+    )
+    assert words("acme", NetworkBasis.DEFAULT_ASSUMED, 25) == "not published here: 25 Gb/s assumed"
+    assert words("on-prem", NetworkBasis.ONPREM_ASSUMED, 400) == (
+        "on-prem: one 400 Gb/s InfiniBand NDR port per server assumed"
+    )
+    # The code decides, not the fabric text: a fabric left on an assumed row is not shown.
+    assert "assumed" in words("acme", NetworkBasis.DEFAULT_ASSUMED, 25, "EFA, 100 Gb/s")
 
 
 def test_bus_bandwidth_across_nodes_follows_each_rows_network() -> None:

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from planner.codes import NetworkBasis, PriceBasis
 from planner.options import (
     cloud_options,
     combine,
@@ -15,6 +16,7 @@ from planner.options import (
     onprem_options,
 )
 from planner.render.notes import APP_CONTROLS, notes_text
+from planner.render.rows import price_source_text
 from planner.tco import OnPremConfig, amortized_usd_per_gpu_hour
 from pricing.catalog import filter_offers, validate_offers
 
@@ -101,7 +103,14 @@ def test_onprem_counts_and_cost_are_amortized_per_gpu_hour() -> None:
         rate * options["total_gpus"].to_numpy()
     )
     assert (options["provider"] == "on-prem").all() and (options["pricing"] == "amortized").all()
-    assert options["price_source"].iloc[0].startswith("lab.toml: amortized $")
+    assert options["price_source"].iloc[0] == "lab.toml"
+    assert (options["price_basis"] == PriceBasis.AMORTIZED).all()
+    assert (options["network_basis"] == NetworkBasis.ONPREM_ASSUMED).all()
+    assert options["amortized_usd_per_gpu_hour"].to_numpy() == pytest.approx(rate)
+    assert price_source_text(options.iloc[0]) == (
+        f"lab.toml: amortized ${rate:.2f}/GPU-h at {config.utilization:.0%} utilization "
+        "(planner.tco)"
+    )
 
 
 def test_combine_numbers_options_and_drop_without_names_what_went() -> None:

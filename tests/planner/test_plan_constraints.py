@@ -7,12 +7,14 @@ import pandas as pd
 import pytest
 
 from benchmarks.results import BenchmarkResult, results_frame
+from planner.codes import Miss, PriceBasis
 from planner.llm import LLMMemoryError
 from planner.pareto import pareto_mask
 from planner.plan import PLAN_COLUMNS, make_plan
 from planner.render.llm import no_fit_text
 from planner.render.notes import APP_CONTROLS, notes_text
 from planner.render.plan_words import assumption_lines
+from planner.render.rows import misses_text, price_source_text, worded_rows
 from planner.request import PlanRequest
 from planner.spot import SPOT_RATE_DEFAULTS
 from planner.tco import (
@@ -172,7 +174,10 @@ def test_a_deadline_nothing_meets_says_so_and_names_the_fastest() -> None:
     assert "nothing finishes within 0.01 h; the fastest option is" in text
     assert f"{fastest['instance_type']} x{fastest['instances']:g}" in text
     assert not result.rows["feasible"].any()
-    assert set(result.rows["misses"]) == {"deadline"}
+    assert set(result.rows["misses"]) == {(Miss.DEADLINE,)}
+    assert set(worded_rows(result.rows)["misses"]) == {"deadline"}
+    assert misses_text((Miss.DEADLINE, Miss.BUDGET)) == "deadline, budget"
+    assert misses_text(()) == ""
     assert result.pick("fastest_within_budget") is not None  # still shown
 
 
@@ -203,7 +208,9 @@ def test_onprem_cost_is_amortized_rate_times_gpu_hours() -> None:
     assert (local["billed_hours"] - local["hours_to_train"]).abs().max() <= 1 / 3600
     row = result.rows.loc[result.rows["kind"] == "on-prem"].iloc[0]
     assert row["pricing"] == "amortized" and row["usd_per_gpu_hour"] == pytest.approx(rate)
-    assert row["price_source"].startswith("lab.toml: amortized")
+    assert row["price_source"] == "lab.toml" and row["price_basis"] == PriceBasis.AMORTIZED
+    assert row["amortized_usd_per_gpu_hour"] == pytest.approx(rate)
+    assert price_source_text(row).startswith(f"lab.toml: amortized ${rate:.2f}/GPU-h at 70%")
     assert any("On-prem lab: 16 x A100-SXM-80GB" in a for a in assumption_lines(result))
 
 

@@ -15,6 +15,7 @@ from planner.render.plan_words import (
     worded_picks,
     worded_status,
 )
+from planner.render.rows import constraint_phrases
 from planner.request import PlanRequest
 from planner.workloads import get_workload
 from tests.planner.test_pareto import options_frame
@@ -92,8 +93,24 @@ def test_an_empty_plan_still_states_its_constraints() -> None:
     result = plan(max_gpus=8, gpus=("B300",))
     assert result.rows.empty
     assert assumption_lines(result) == [
-        "Constraints: " + "; ".join(result.request.describe()) + "."
+        "Constraints: at most 8 GPUs per option; GPUs B300; pricing on-demand."
     ]
+    assert not hasattr(result.request, "describe")  # worded in planner.render.rows only
     chosen = worded_picks(result)
     assert chosen.empty and chosen.columns.is_unique and "why" in chosen.columns
     assert isinstance(worded_status(result), pd.DataFrame)
+
+
+def test_constraint_phrases_word_every_constraint_set() -> None:
+    request = plan(max_gpus=8, gpus=("B300",)).request.with_changes(
+        deadline_hours=2.5, budget_usd=1234.4, providers=("aws", "gcp"), reserved_discount=0.35
+    )
+    assert constraint_phrases(request) == [
+        "deadline 2.5 h",
+        "budget $1,234",
+        "at most 8 GPUs per option",
+        "providers aws, gcp",
+        "GPUs B300",
+        "pricing on-demand",
+        "assumed reserved discount 35% off on-demand",
+    ]
