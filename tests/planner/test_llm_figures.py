@@ -14,6 +14,10 @@ def test_bridged_nvlink_follows_the_flag_not_the_note(monkeypatch: pytest.Monkey
     specs.loc["H100-SXM", "nvlink_bridge"] = True
     assert "bridge" in str(specs.loc["A40", "interconnect_note"]).lower()
     monkeypatch.setattr(llm, "load_specs", lambda: specs)
-    a40, h100 = llm.gpu_figures("A40"), llm.gpu_figures("H100-SXM")
+    llm.gpu_figures.cache_clear()  # other tests filled it from the real table
+    try:
+        a40, h100 = llm.gpu_figures("A40"), llm.gpu_figures("H100-SXM")
+    finally:
+        llm.gpu_figures.cache_clear()
     assert a40 is not None and h100 is not None
     assert a40.bridged_nvlink is False and h100.bridged_nvlink is True
