@@ -145,6 +145,8 @@ def wide_cell(column: str, value: Any) -> str:
     if isinstance(value, int | float):
         if "usd" in column:
             return money(float(value))
+        if "gpu_hours" in column:  # an amount of GPU time (e.g. per month), not a duration
+            return f"{float(value):,.0f} GPU-h"
         if "hours" in column:
             return duration(float(value), short=True)
         if column in ("mfu", "utilization") or column.endswith("_fraction"):
