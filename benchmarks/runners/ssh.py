@@ -16,6 +16,7 @@ Every ssh/scp process is registered so that stop_all() can end them on Ctrl-C.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -26,7 +27,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from benchmarks.runners.machine import Machine
@@ -157,6 +158,54 @@ def stop_all() -> None:
             proc.kill()
 
 
+class _Started:
+    """A started ssh/scp process whose stdout is read in bounded chunks."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.timed_out = threading.Event()
+
+    def expire(self) -> None:
+        self.timed_out.set()
+        self.proc.kill()
+
+    def chunks(self) -> Iterator[bytes]:
+        """stdout, CHUNK_BYTES at a time, until EOF."""
+        assert self.proc.stdout is not None
+        while chunk := os.read(self.proc.stdout.fileno(), CHUNK_BYTES):
+            yield chunk
+
+
+@contextlib.contextmanager
+def _started(
+    argv: list[str], timeout_s: float | None, stdin: int, stderr: int
+) -> Iterator[_Started]:
+    """`argv` started in a session of its own and registered for stop_all(); killed after
+    `timeout_s` seconds (then `timed_out` is set). On leaving: killed if still running,
+    waited for, its pipes closed and unregistered, whatever happened inside."""
+    proc = subprocess.Popen(
+        argv, stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, bufsize=0,
+        start_new_session=True,
+    )  # fmt: skip
+    _track(proc)
+    run = _Started(proc)
+    timer = threading.Timer(timeout_s, run.expire) if timeout_s else None
+    try:
+        if timer:
+            timer.start()
+        yield run
+    finally:
+        if timer:
+            timer.cancel()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
+        _untrack(proc)
+
+
 def run_streamed(
     argv: list[str], what: str, machine: Machine, on_line: Callable[[str], None] | None = None,
     timeout_s: float | None = None, hold_stdin: bool = False,
@@ -173,40 +222,16 @@ def run_streamed(
     command exited non-zero.
     """
     reader = LineReader(on_line)
-    proc = subprocess.Popen(
-        argv, stdin=subprocess.PIPE if hold_stdin else subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0, start_new_session=True,
-    )  # fmt: skip
-    _track(proc)
-    timed_out = threading.Event()
-
-    def expire() -> None:
-        timed_out.set()
-        proc.kill()
-
-    timer = threading.Timer(timeout_s, expire) if timeout_s else None
-    try:
-        if timer:
-            timer.start()
-        assert proc.stdout is not None
-        while chunk := os.read(proc.stdout.fileno(), CHUNK_BYTES):
+    stdin = subprocess.PIPE if hold_stdin else subprocess.DEVNULL
+    with _started(argv, timeout_s, stdin, subprocess.STDOUT) as run:
+        for chunk in run.chunks():
             reader.feed(chunk)
         reader.close()
-        code = proc.wait()
-    finally:
-        if timer:
-            timer.cancel()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdin, proc.stdout):
-            if stream is not None:
-                stream.close()
-        _untrack(proc)
+        code = run.proc.wait()
     tail = list(reader.tail)
     if code == 0:
         return tail
-    if timed_out.is_set():
+    if run.timed_out.is_set():
         raise RemoteCommandFailed(f"{what} (stopped after {timeout_s:.0f} s)", code, tail)
     if code == SSH_FAILED or (argv[0] == "scp" and _looks_like_ssh_failure(tail)):
         raise SshError(describe_ssh_failure(machine, tail))
@@ -520,42 +545,26 @@ def _copy_bounded(
 ) -> None:  # fmt: skip
     """`cat REMOTE_PATH` into LOCAL_PATH, stopped (and refused) past `max_bytes` bytes."""
     argv = ssh_command(machine, f"cat -- {shlex.quote(remote_path)}", extra)
-    proc = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        bufsize=0, start_new_session=True,
-    )  # fmt: skip
-    _track(proc)
-    timer = threading.Timer(timeout_s, proc.kill)
     written = 0
-    try:
-        timer.start()
-        assert proc.stdout is not None
+    with _started(argv, timeout_s, subprocess.DEVNULL, subprocess.DEVNULL) as run:
         with local_path.open("wb") as handle:
-            while chunk := os.read(proc.stdout.fileno(), CHUNK_BYTES):
+            for chunk in run.chunks():
                 written += len(chunk)
                 if written > max_bytes:
                     break
                 handle.write(chunk)
         if written <= max_bytes:
-            proc.wait(timeout=max(1.0, timeout_s))  # at EOF: let ssh exit with its status
-    finally:
-        timer.cancel()
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
-        _untrack(proc)
+            run.proc.wait(timeout=max(1.0, timeout_s))  # at EOF: let ssh exit with its status
+    code = run.proc.returncode
     name = local_path.name
     if written > max_bytes:
         raise RemoteResultRefused(
             machine.host or "this machine",
             [f"{name}: more than {max_bytes:,} bytes (it grew while being copied)"],
         )
-    if proc.returncode != 0:
-        if proc.returncode == SSH_FAILED:
+    if code != 0:
+        if code == SSH_FAILED:
             raise SshError(f"copying {name} from {machine.host}: ssh failed")
         raise RemoteResultRefused(
-            machine.host or "this machine",
-            [f"{name}: could not be read (cat exited {proc.returncode})"],
+            machine.host or "this machine", [f"{name}: could not be read (cat exited {code})"]
         )

@@ -210,7 +210,7 @@ class SweepRun:
         with lock:
             t = self.state.target(index)
             record = st.machine_from_dict(t.get("machine"))
-            if record is None or (record.cloud is None and record.backend not in ("aws", "gcp")):
+            if record is None or st.machine_cloud(t.get("machine")) is None:
                 return None
             if index in self.outcomes and self.outcomes[index].status != td.UNCONFIRMED:
                 return self.outcomes[index]
@@ -570,24 +570,19 @@ class SweepRun:
             threading.Thread(target=self.teardown, args=(t["index"],), daemon=True,
                              name=f"teardown-{t['index']}")
             for t in self.state.data["targets"]
-            if t.get("machine") and not t.get("terminated_at")
-            and (t["machine"].get("cloud") or t["machine"].get("backend") in ("aws", "gcp"))
+            if st.machine_cloud(t.get("machine")) and not t.get("terminated_at")
         ]  # fmt: skip
         for thread in threads:
             thread.start()
         return threads
 
     def still_running(self) -> list[str]:
-        """Cloud machines not confirmed gone: 'instance (region)' for each."""
+        """Cloud machines not confirmed gone: 'instance (region)' for each. A teardown
+        sets terminated_at once the cloud confirmed it (or nothing was launched)."""
         left = []
         for t in self.state.data["targets"]:
             record = st.machine_from_dict(t.get("machine"))
-            if record is None or not (record.cloud or record.backend in ("aws", "gcp")):
-                continue
-            outcome = self.outcomes.get(t["index"])
-            if outcome is not None and outcome.status != td.UNCONFIRMED:
-                continue
-            if outcome is None and t.get("terminated_at"):
+            if record is None or not st.machine_cloud(t.get("machine")) or t.get("terminated_at"):
                 continue
             where = record.zone or record.region or "?"
             left.append(f"{record.instance_id or record.name} ({where})")
@@ -602,9 +597,7 @@ def cleanup_regions(states: list[dict[str, Any]]) -> dict[str, list[str]]:
         spec_targets = (data.get("spec") or {}).get("targets") or []
         for t in data.get("targets", []):
             machine = t.get("machine") or {}
-            cloud = machine.get("cloud") or (
-                machine.get("backend") if machine.get("backend") in ("aws", "gcp") else None
-            )
+            cloud = st.machine_cloud(machine)
             if not cloud:
                 continue
             place = machine.get("zone") if cloud == "gcp" else machine.get("region")

@@ -75,6 +75,14 @@ def machine_to_dict(machine: Machine | None) -> dict[str, Any] | None:
     return None if machine is None else dataclasses.asdict(machine)
 
 
+def machine_cloud(data: dict[str, Any] | None) -> str | None:
+    """The cloud ("aws" | "gcp") that holds a recorded machine; None for ssh, local or none."""
+    if not data:
+        return None
+    backend = data.get("backend")
+    return data.get("cloud") or (backend if backend in ("aws", "gcp") else None)
+
+
 def machine_from_dict(data: dict[str, Any] | None) -> Machine | None:
     if not data:
         return None
