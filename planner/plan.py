@@ -1,8 +1,9 @@
 """Compose options, throughput, spot, Monte Carlo and the frontier into a Plan.
 
-`make_plan` adds no algorithm of its own: options come from planner.options, throughput from
-planner.throughput (planner.llm for LLMs, with its memory check), spot time from planner.spot,
-P10/P50/P90 from planner.montecarlo, the frontier, counts and picks from planner.pareto.
+`make_plan` adds no algorithm of its own: options come from planner.choose.options,
+throughput from planner.throughput (planner.llm.throughput for LLMs, with its memory check),
+spot time from planner.costs.spot, P10/P50/P90 from planner.costs.montecarlo, the frontier,
+counts and picks from planner.choose.pareto.
 
 Plan rows (a DataFrame; PLAN_COLUMNS), one per offer (and on-prem config) at the count
 chosen for it. Plan.frontier and Plan.picks have the same columns and may hold options at
@@ -30,7 +31,7 @@ other counts (chosen_count False, rank 0); Plan.options has every option evaluat
   price_date_basis            "exact", or "not-before" when price_date is a lower bound
   interruptions_per_hour, interruption_rate_source, spot_overhead_factor   spot rows
   mfu, memory_per_gpu_gb, sharding, recompute                                LLM rows
-  step_s, *_share, usable_gb, mfu_anchor, mfu_source, mfu_*   LLM rows (planner.llm
+  step_s, *_share, usable_gb, mfu_anchor, mfu_source, mfu_*   LLM rows (planner.llm.throughput
                               LLM_DETAIL_COLUMNS: step seconds, shares, the MFU's source code)
   feasible, misses            meets the deadline and budget; which it misses (a tuple of
                               planner.codes.Miss, deadline first; () when none)
@@ -52,26 +53,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from planner import llm as llm_model
-from planner.codes import Miss
-from planner.cost import cost_to_train, hours_to_train
-from planner.montecarlo import time_cost_quantiles
-from planner.notes import Note
-from planner.options import (
+from planner.choose.options import (
     cloud_options,
     combine,
     drop_without,
     no_spec_row,
     onprem_options,
 )
-from planner.overheads import (
-    billed_hours,
-    images_per_s_per_vcpu,
-    job_overheads,
-    loader_ceiling,
-)
-from planner.own_results import own_result_notes
-from planner.pareto import (
+from planner.choose.pareto import (
     PICK_COLUMNS,
     PICKS,
     STATUS_COLUMNS,
@@ -81,17 +70,29 @@ from planner.pareto import (
     pareto_mask,
     picks,
 )
+from planner.codes import Miss
+from planner.costs.cost import cost_to_train, hours_to_train
+from planner.costs.montecarlo import time_cost_quantiles
+from planner.costs.overheads import (
+    billed_hours,
+    images_per_s_per_vcpu,
+    job_overheads,
+    loader_ceiling,
+)
+from planner.costs.spot import spot_for_offers
+from planner.io.own_results import own_result_notes
+from planner.io.sweep_results import apply_sweep_figures, sweep_figures
+from planner.llm import throughput as llm_model
+from planner.notes import Note
+from planner.onprem.tco import OnPremConfig
 from planner.request import PlanRequest
-from planner.spot import spot_for_offers
-from planner.sweep_results import apply_sweep_figures, sweep_figures
-from planner.tco import OnPremConfig
 from planner.throughput import (
     model_key,
     throughput_for_options,
     throughput_inputs,
 )
 from planner.throughput.scaling import DATA_PARALLEL_MODELS
-from planner.workloads import Workload
+from planner.workloads.catalog import Workload
 from pricing.catalog import STALE_AFTER_DAYS, filter_offers
 from pricing.reserved import (
     RESERVED_KINDS,
@@ -100,7 +101,7 @@ from pricing.reserved import (
     with_reserved_discount,
 )
 
-# What an on-prem price_source is worded from (planner.options; planner.render.rows words
+# What an on-prem price_source is worded from (planner.choose.options; planner.render.rows words
 # it, and leaves these out of what the CLI writes).
 PRICE_FIGURE_COLUMNS: tuple[str, ...] = (
     "price_basis", "onprem_config", "utilization", "amortized_usd_per_gpu_hour",
@@ -135,10 +136,10 @@ class Plan:
     """A plan: rows, the picks and frontier among them, and what they rest on.
 
     rows: PLAN_COLUMNS, one per offer at its chosen count. picks: pick and its figures
-    (planner.pareto.PICK_COLUMNS but position), then the pick's PLAN_COLUMNS (it may be
+    (planner.choose.pareto.PICK_COLUMNS but position), then the pick's PLAN_COLUMNS (it may be
     another count of an offer). frontier: the Pareto options
     of every count, fastest first, in PLAN_COLUMNS. options: every
-    option evaluated (OPTION_SUMMARY_COLUMNS). constraint_status: planner.pareto
+    option evaluated (OPTION_SUMMARY_COLUMNS). constraint_status: planner.choose.pareto
     STATUS_COLUMNS. notes: structured notes (planner.notes). The CLI and the app word all
     of it (planner.render.notes, planner.render.plan_words).
     """
@@ -192,8 +193,9 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     `request` says what is asked (planner.request.PlanRequest, validated where built);
     `offers` (pricing.catalog.load_offers) and `results` (planner.throughput
     .own_and_published_results) are the data it is asked of. Raises
-    planner.llm.LLMMemoryError when an LLM fits on no option. See the module docstring for
-    the rows; Plan.notes holds structured notes (planner.notes) for the CLI and app to word.
+    planner.llm.throughput.LLMMemoryError when an LLM fits on no option. See the module
+    docstring for the rows; Plan.notes holds structured notes (planner.notes) for the CLI and
+    app to word.
     """
     workload, precision, pricing = request.workload, request.precision, request.pricing
     deadline_hours, budget_usd = request.deadline_hours, request.budget_usd
@@ -535,7 +537,7 @@ def _params(workload: Workload) -> float:
 
 
 def _limits_and_work(opts: pd.DataFrame, workload: Workload, results: pd.DataFrame) -> pd.DataFrame:
-    """Apply the CPU data-loader ceiling (planner.overheads) and size each option's job.
+    """Apply the CPU data-loader ceiling (planner.costs.overheads) and size each option's job.
 
     Adds gpu_throughput (what the GPUs could do), loader_ceiling, limit_code
     ("cpu-bound" where the ceiling binds, "batch-bound" where the global batch cap shrinks

@@ -14,13 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from planner.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, MAX_DRAWS
-from planner.llm import LLMSettings
-from planner.overheads import JobOverheads
-from planner.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
-from planner.tco import OnPremConfig
+from planner.choose.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, MAX_DRAWS
+from planner.costs.overheads import JobOverheads
+from planner.costs.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
+from planner.llm.throughput import LLMSettings
+from planner.onprem.tco import OnPremConfig
 from planner.throughput.scaling import CommModel
-from planner.workloads import Workload
+from planner.workloads.catalog import Workload
 from pricing.catalog import PRICING_KINDS
 from pricing.gpus import did_you_mean
 from pricing.reserved import check_discount
@@ -50,7 +50,7 @@ class PlanRequest:
     deadline_hours, budget_usd: None = unconstrained. max_gpus: most GPUs one option uses.
     onprem, onprem_sources: on-prem configs weighed as options and where each came from.
     seed, draws: Monte Carlo for spot rows. interruption_rates: {provider: interruptions per
-    instance-hour} overriding planner.spot's defaults. checkpoint_hours, restart_hours:
+    instance-hour} overriding planner.costs.spot's defaults. checkpoint_hours, restart_hours:
     spot checkpoint and restart times. llm: LLM training settings. comm: the communication
     model (None: each instance's network). sample_limit: spot rows simulated beyond the
     frontier and picks. today: the date prices are aged against (None: today).
@@ -58,7 +58,7 @@ class PlanRequest:
     the providers named). include_retired: weigh sizes the provider no longer sells.
     reserved_discount: for reserved pricing, a missing reserved price is assumed to be
     on-demand x (1 - this) and labelled so (None: no assumption).
-    overheads: start-up, staging and checkpoint overrides (planner.overheads).
+    overheads: start-up, staging and checkpoint overrides (planner.costs.overheads).
     """
 
     workload: Workload
@@ -107,8 +107,8 @@ class PlanRequest:
         if self.precision == "fp8" and not self.workload.is_llm:
             raise RequestError(
                 "precision",
-                f"fp8 applies to LLM workloads only (planner.llm); {self.workload.name} is "
-                "planned at fp32, tf32, fp16 or bf16",
+                "fp8 applies to LLM workloads only (planner.llm.throughput); "
+                f"{self.workload.name} is planned at fp32, tf32, fp16 or bf16",
             )
         if self.pricing not in PRICING_KINDS:
             fix = did_you_mean(self.pricing, PRICING_KINDS)

@@ -8,7 +8,7 @@ import sys
 import pandas as pd
 
 from benchmarks.published import held_out, published_frame, read_published_table
-from planner.hardware import load_specs
+from planner.machines.specs import load_specs
 from pricing.catalog import bundled_snapshot_dir, file_sha256, load_offers, read_manifest
 from pricing.gpus import CANONICAL_GPUS
 from tests.conftest import ROOT

@@ -16,7 +16,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app
+from planner.cli.main import app
 from tests.conftest import ROOT
 
 # (typer itself imports pydantic for some option types; that is left to typer.)
@@ -24,7 +24,7 @@ HEAVY = ("pandas", "numpy", "scipy", "pyarrow", "streamlit", "plotly", "torch")
 PROBE = """
 import json, sys
 sys.argv = ["gpuplan", *json.loads(sys.argv[1])]
-from planner.cli import main
+from planner.cli.main import main
 try:
     main()
 except SystemExit as exc:

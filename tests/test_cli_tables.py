@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from edge.format import duration, money, money_range
 from edge.tables import Col, fit_table, make_console
-from planner.cli import app
+from planner.cli.main import app
 
 runner = CliRunner()
 PLAN = ["plan", "--workload", "resnet50-imagenet-90ep", "--top", "10"]
@@ -23,7 +23,7 @@ def _lines(text: str) -> list[str]:
 def test_default_plan_fits_100_columns_and_40_lines(results_dir: object) -> None:
     env = {**os.environ, "COLUMNS": "100"}
     done = subprocess.run(
-        [sys.executable, "-m", "planner.cli", *PLAN],
+        [sys.executable, "-m", "planner.cli.main", *PLAN],
         env=env,
         capture_output=True,
         text=True,
@@ -197,7 +197,7 @@ def test_the_readme_sample_answer_is_what_the_cli_prints(results_dir: object) ->
     command = block[0].removeprefix("$ ").split()
     assert command[:2] == ["COLUMNS=100", "gpuplan"], block[0]
     done = subprocess.run(
-        [sys.executable, "-m", "planner.cli", *command[2:]],
+        [sys.executable, "-m", "planner.cli.main", *command[2:]],
         env={**os.environ, "COLUMNS": "100"},
         capture_output=True,
         text=True,

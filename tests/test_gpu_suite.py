@@ -21,7 +21,7 @@ def suite(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 def commands(output: str) -> list[str]:
-    return [line for line in output.splitlines() if "planner.cli bench run" in line]
+    return [line for line in output.splitlines() if "planner.cli.main bench run" in line]
 
 
 def test_dry_run_lists_the_standard_suite_with_a_world_size_series() -> None:

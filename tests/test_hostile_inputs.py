@@ -42,10 +42,10 @@ from benchmarks.safe_paths import (
     path_under,
     read_text_bounded,
 )
-from planner.cli import app
-from planner.tco import OnPremConfigError, load_onprem_config
+from planner.cli.main import app
+from planner.io.validate import FLAG_RANGES, InputPathError, RangeError, check_flag, read_text_file
+from planner.onprem.tco import OnPremConfigError, load_onprem_config
 from planner.ui.text import WORD_JOINER, md_text
-from planner.validate import FLAG_RANGES, InputPathError, RangeError, check_flag, read_text_file
 from tests.conftest import GOOD_RESULT as GOOD
 from tests.conftest import ROOT
 

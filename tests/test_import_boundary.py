@@ -14,8 +14,8 @@ HEAVY = ("torch", "boto3", "botocore", "google.cloud", "streamlit")
 @pytest.mark.parametrize(
     "modules",
     [
-        "planner, planner.plan, planner.cli, planner.throughput, planner.hardware, "
-        "planner.spot, planner.tco",
+        "planner, planner.plan, planner.cli.main, planner.throughput, planner.machines.specs, "
+        "planner.costs.spot, planner.onprem.tco",
         "planner.throughput.scaling_report, planner.throughput.benchmark_compare",
         "pricing, pricing.catalog, pricing.cli, pricing.providers.skypilot, pricing.refs, "
         "pricing.status",

@@ -35,7 +35,7 @@ from planner.throughput.estimate import (  # noqa: E402
     prepare_queries,
     throughput_curves,
 )
-from planner.workloads import get_workload  # noqa: E402
+from planner.workloads.catalog import get_workload  # noqa: E402
 from pricing.catalog import load_offers  # noqa: E402
 
 WORKLOADS = ("resnet50-imagenet-90ep", "bert-large-squad-2ep", "bert-base-squad-2ep")

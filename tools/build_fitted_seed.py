@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # last: an installed gpuplan is the one fitted when there is one
 
 from planner.throughput import disk_cache, offers  # noqa: E402
-from planner.workloads import WORKLOADS, Workload  # noqa: E402
+from planner.workloads.catalog import WORKLOADS, Workload  # noqa: E402
 
 
 def seeded_workloads() -> list[Workload]:

@@ -29,8 +29,8 @@ rows and GPUs without a spec row left out) it prints:
     are not in the reference, so this checks the model's communication and overhead
     terms where they are smallest; it cannot check the batch-cap regime.
 (f) LLM MFU sanity cases from papers only (LLM_CASES; never MLPerf, DeepLearningExamples,
-    llm-foundry or Lambda tables): planner.llm's predicted MFU of the best layout for each
-    published run's shape, GPU count, sequence and global batch, beside the naive constant
+    llm-foundry or Lambda tables): planner.llm.throughput's predicted MFU of the best layout for
+    each published run's shape, GPU count, sequence and global batch, beside the naive constant
     40% MFU, and the absolute error of each in MFU points against the reported model-FLOPs
     utilization (a hardware-FLOPs report with recomputation scaled by 3/4).
 MAPE = mean |predicted - truth| / truth.
@@ -50,8 +50,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.published import held_out  # noqa: E402
-from planner.hardware import load_specs  # noqa: E402
-from planner.llm import LLMSettings, predict_layout  # noqa: E402
+from planner.llm.throughput import LLMSettings, predict_layout  # noqa: E402
+from planner.machines.specs import load_specs  # noqa: E402
 from planner.throughput.estimate import REFERENCE_MEMORY_GB  # noqa: E402
 from planner.throughput.scaling import (  # noqa: E402
     BAND_QUANTILES,
@@ -67,7 +67,7 @@ from planner.throughput.scaling import (  # noqa: E402
 )
 from planner.throughput.spec_model import fit_spec_estimator, leave_one_gpu_out, spec_features  # noqa: E402
 from planner.throughput.step_model import StepInputs, step_breakdown  # noqa: E402
-from planner.workloads import llm_workload  # noqa: E402
+from planner.workloads.catalog import llm_workload  # noqa: E402
 from pricing.gpus import canonical_gpu  # noqa: E402
 
 REFERENCE = ROOT / "reference" / "benchmarks" / "lambda_pytorch_throughput.csv"
@@ -318,7 +318,7 @@ LLM_CASES = (
 
 
 def evaluate_llm_mfu() -> pd.DataFrame:
-    """Predicted MFU (planner.llm) and the naive 40% beside each paper's reported figure."""
+    """Predicted MFU (planner.llm.throughput) and the naive 40% beside each paper's figure."""
     rows = []
     for case in LLM_CASES:
         name, params, layers, width, seq, batch, gpu, count, per_node, network = case[:10]

@@ -102,7 +102,7 @@ FAILED=0
 SKIPPED=()
 for step in "${STEPS[@]}"; do
   # shellcheck disable=SC2086
-  cmd=("$PYTHON" -m planner.cli bench run $step "${COMMON[@]}" --out "$OUT")
+  cmd=("$PYTHON" -m planner.cli.main bench run $step "${COMMON[@]}" --out "$OUT")
   if [ "$DRY_RUN" = 1 ]; then
     printf '%q ' "${cmd[@]}"; echo
     continue

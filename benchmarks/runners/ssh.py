@@ -8,7 +8,7 @@ when set. Extra client options come from `extra_options` or $GPUPLAN_SSH_OPTIONS
 
 Steps of one target: wait_for_ssh -> install (a wheel of this gpuplan into a fresh venv
 that reuses the image's torch, or an existing `remote_python`) -> run_benchmark (one
-`python -m planner.cli bench run ... --out REMOTE_DIR`, output streamed) ->
+`python -m planner.cli.main bench run ... --out REMOTE_DIR`, output streamed) ->
 fetch_results (scp the JSON files back into a local folder).
 
 Every ssh/scp process is registered so that stop_all() can end them on Ctrl-C.
@@ -410,7 +410,7 @@ def install(
         python = f"{venv}/bin/python"
     # Found without importing (torch takes seconds): gpuplan's CLI, its benchmarks, torch.
     probe = "import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in (" \
-        "'planner.cli', 'benchmarks.harness', 'torch')))"  # fmt: skip
+        "'planner.cli.main', 'benchmarks.harness', 'torch')))"  # fmt: skip
     check = f"{prefix}{shlex.quote(python)} -c {shlex.quote(probe)}"
     try:
         step(check, "import check", "import check")
@@ -445,7 +445,7 @@ def run_benchmark(
     env: Iterable[tuple[str, str]] = (), on_line: Callable[[str], None] | None = None,
     timeout_s: float | None = None, extra: Sequence[str] | None = None,
 ) -> list[str]:  # fmt: skip
-    """Run `python -m planner.cli bench run ARGV --out REMOTE_OUT` remotely, streaming output.
+    """Run `python -m planner.cli.main bench run ARGV --out REMOTE_OUT` remotely, streaming output.
 
     The remote run is self_limiting: it ends by itself after `timeout_s` (default an hour)
     and as soon as this controller or its ssh connection is gone.
@@ -454,7 +454,7 @@ def run_benchmark(
     args = " ".join(shlex.quote(a) for a in argv)
     command = (
         f"mkdir -p {remote_out} && rm -f {remote_out}/*.json && "
-        f"{env_prefix(env)}PYTHONUNBUFFERED=1 {shlex.quote(python)} -m planner.cli bench run "
+        f"{env_prefix(env)}PYTHONUNBUFFERED=1 {shlex.quote(python)} -m planner.cli.main bench run "
         f"{args} --out {remote_out} --format json"
     )
     limited = self_limiting(command, math.ceil(timeout_s or DEFAULT_RUN_LIMIT_S))

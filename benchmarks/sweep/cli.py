@@ -1,7 +1,7 @@
 """`gpuplan sweep`: plan, run, status, resume, cleanup, list and export benchmark sweeps.
 
 `make_app(data)` builds the command group; `data()` returns the prices and expected
-throughput (SweepData) for previews. planner.cli mounts it with the planner's catalog
+throughput (SweepData) for previews. planner.cli.main mounts it with the planner's catalog
 and throughput model, so this package never imports the planner or pricing.
 """
 

@@ -1,4 +1,4 @@
-"""The LLM model's figures and codes (planner.llm) in words, for the CLI and the app.
+"""The LLM model's figures and codes (planner.llm.throughput) in words, for the CLI and the app.
 
 The engine returns a layout's step seconds and shares, the MFU's source code and the
 Shortfall records; these functions word them for the rows a user is shown only.
@@ -12,12 +12,12 @@ from typing import Any
 
 import pandas as pd
 
-from planner.llm import LLMMemoryError
-from planner.llm_mfu import FP8_SPEEDUP, SMALL_WIDTH
+from planner.llm.mfu import FP8_SPEEDUP, SMALL_WIDTH
+from planner.llm.throughput import LLMMemoryError
 from planner.plan import Plan
 from planner.render.notes import CLI_CONTROLS
 
-# The literature behind each MFU prior code (planner.llm_mfu GENERATION_PRIORS).
+# The literature behind each MFU prior code (planner.llm.mfu GENERATION_PRIORS).
 PRIOR_WORDS = {
     "prior_a100": "A100 prior: 72% end to end for GPT-1.3B/2.7B on 8 A100 with "
     "FlashAttention-2 (Dao 2023, sec. 4.2); 54-56% at 22B-1T with selective recomputation on "
@@ -36,7 +36,7 @@ PRIOR_WORDS = {
     "prior_assumed": "assumed 40% (25-55%): no published LLM training MFU for this GPU class; "
     "between PaLM's 46% (Chowdhery et al. 2022) and V100's 30% (Shoeybi et al. 2019)",
 }
-# Why estimate-llm found no layout (planner.llm_layout REASONS).
+# Why estimate-llm found no layout (planner.llm.layout REASONS).
 REASON_WORDS = {
     "no_layout_fits": "does not fit: no tensor/pipeline/data-parallel layout fits GPU memory, "
     "even with ZeRO-3, FlashAttention and full recomputation (least {memory:.1f} GB per GPU "
@@ -106,7 +106,7 @@ def llm_detail(row: Mapping[str, Any], precision: str) -> str:
 
 
 def estimate_detail(record: Mapping[str, Any]) -> str:
-    """estimate-llm's method_detail for one planner.llm.prediction_record."""
+    """estimate-llm's method_detail for one planner.llm.throughput.prediction_record."""
     reason = str(record.get("reason") or "")
     if reason == "fits":
         return llm_detail(record, str(record["precision"]))

@@ -1,6 +1,6 @@
 """What a plan rests on and why it picked what it did, in words (the CLI and the app).
 
-The engine (planner.plan, planner.pareto) returns figures and codes: the request, the
+The engine (planner.plan, planner.choose.pareto) returns figures and codes: the request, the
 picks with their USD per hour saved, the constraint status with its case and figures.
 This module words them: `assumption_lines` (the methods and inputs a plan rests on),
 `pick_reason` (why a pick), `constraint_text` (what a constraint does to the plan), and
@@ -14,10 +14,10 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from planner.costs.spot import default_rate
 from planner.plan import Plan
 from planner.render.rows import constraint_phrases, worded_rows
 from planner.request import PlanRequest
-from planner.spot import default_rate
 from pricing.tiers import DEFAULT_TIERS
 
 
@@ -36,7 +36,7 @@ def usd_text(value: float) -> str:
 
 
 def pick_reason(row: Mapping[str, object], request: PlanRequest) -> str:
-    """Why a pick (a planner.pareto.picks row) was picked, for the plan's request."""
+    """Why a pick (a planner.choose.pareto.picks row) was picked, for the plan's request."""
     pick = str(row["pick"])
     if pick == "cheapest_within_deadline":
         if request.deadline_hours is not None:
@@ -57,7 +57,7 @@ def pick_reason(row: Mapping[str, object], request: PlanRequest) -> str:
 
 
 def constraint_text(row: Mapping[str, object]) -> str:
-    """What one planner.pareto.constraint_status row says, as a sentence fragment."""
+    """What one planner.choose.pareto.constraint_status row says, as a sentence fragment."""
     case, option, value = str(row["case"]), str(row["option"]), float(row["value"])  # type: ignore[arg-type]
 
     def figure(key: str) -> float:
@@ -141,7 +141,7 @@ def _request_lines(request: PlanRequest, rows: pd.DataFrame) -> list[str]:
             "communication (α-β rings over NVLink and the instance network); "
             f"{workload.flops_per_sample:.3g} FLOPs per token; compute efficiency from the GPT "
             "benchmark on the GPU (own results), else a cited prior per GPU generation "
-            "(planner.llm_mfu).",
+            "(planner.llm.mfu).",
             "Memory: model states by ZeRO stage, activations with FlashAttention (Dao et al. "
             "2022) per Korthikanti et al. 2022, full recomputation only where it is faster or "
             f"needed (recompute={settings.recompute}); "
@@ -157,7 +157,7 @@ def _request_lines(request: PlanRequest, rows: pd.DataFrame) -> list[str]:
             "nodes and under the workload's global batch cap by the step-time model "
             "(planner.throughput.step_model: per-GPU batch, fixed per-step floor, "
             "hierarchical all-reduce with DDP overlap) with the instance's GPUs per node "
-            "over the instance type's network (planner.network: EFA/InfiniBand/GPUDirect "
+            "over the instance type's network (planner.machines.network: EFA/InfiniBand/GPUDirect "
             "fabrics and published Ethernet figures; 25 Gb/s assumed where none is "
             "published); image workloads capped by the vCPUs' JPEG decoding rate; GPUs "
             "with no figure estimated from their specs (spec regression, cross-validated band)."
@@ -186,7 +186,7 @@ def _request_lines(request: PlanRequest, rows: pd.DataFrame) -> list[str]:
         )
     lines += [
         f"Prices: {constraints.pricing}, whole instances, billed in each provider's "
-        "increment and minimum (planner.overheads), no data or storage costs; wall time "
+        "increment and minimum (planner.costs.overheads), no data or storage costs; wall time "
         "adds provisioning, environment start, dataset staging and checkpoint writes; "
         "capacity assumed available at every count. Options: 1, 2, 4, ... instances of an "
         "offer up to "
@@ -201,15 +201,15 @@ def _request_lines(request: PlanRequest, rows: pd.DataFrame) -> list[str]:
         "as a split normal in log space; exact for non-spot rows; spot rows on the frontier, "
         f"picked or in the best {sample_limit} by Monte Carlo ({constraints.draws:,} draws, "
         f"seed {constraints.seed}), other spot rows band x expected overhead "
-        "(planner.montecarlo).",
+        "(planner.costs.montecarlo).",
     ]
     if constraints.pricing == "spot" and len(rows):
         lines.append(_rate_line(rows, request.rates))
     for config in onprem:
         lines.append(
             f"On-prem {config.name}: {config.gpus} x {config.gpu_name}, amortized cost at "
-            f"{config.utilization:.0%} utilization (planner.tco) x GPU-hours used; no queueing "
-            "for the cluster."
+            f"{config.utilization:.0%} utilization (planner.onprem.tco) x GPU-hours used; "
+            "no queueing for the cluster."
         )
     return lines
 
@@ -229,7 +229,7 @@ def _rate_line(rows: pd.DataFrame, overrides: Mapping[str, float]) -> str:
             )
     return (
         "Spot interruptions per instance-hour (Poisson; a job on k instances stops when any "
-        "is interrupted; checkpoint and restart per planner.spot, Daly 2006): "
+        "is interrupted; checkpoint and restart per planner.costs.spot, Daly 2006): "
         + "; ".join(parts)
         + ". The providers publish different measures, so set your own rates where you "
         "know them."

@@ -13,14 +13,18 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from planner.codes import Miss, NetworkBasis, PriceBasis
-from planner.network import DEFAULT_NETWORK_GBPS, ONPREM_NETWORK_GBPS, PROVIDER_DEFAULT_GBPS
+from planner.machines.network import (
+    DEFAULT_NETWORK_GBPS,
+    ONPREM_NETWORK_GBPS,
+    PROVIDER_DEFAULT_GBPS,
+)
 from planner.plan import PRICE_FIGURE_COLUMNS
 
 if TYPE_CHECKING:
     from planner.request import PlanRequest
 
 MISS_WORDS: dict[str, str] = {Miss.DEADLINE: "deadline", Miss.BUDGET: "budget"}
-# Why a provider's network figure is assumed (planner.network.PROVIDER_DEFAULT_GBPS).
+# Why a provider's network figure is assumed (planner.machines.network.PROVIDER_DEFAULT_GBPS).
 PROVIDER_NETWORK_WORDS: dict[str, str] = {
     "vast": "marketplace hosts: {gbps:g} Gb/s assumed between independent machines",
     "lambda": "on-demand instances: no cluster fabric between them; {gbps:g} Gb/s assumed",
@@ -36,7 +40,7 @@ def misses_text(codes: Iterable[str] | str | None) -> str:
 
 def price_source_text(row: Mapping[str, Any], short: bool = False) -> str:
     """Where a row's price comes from: the catalog's source, or for on-prem 'lab.toml:
-    amortized $2.31/GPU-h at 90% utilization (planner.tco)'. `short`: without what is in
+    amortized $2.31/GPU-h at 90% utilization (planner.onprem.tco)'. `short`: without what is in
     brackets (the catalog's extract or tier, the module that amortizes)."""
     source = str(row.get("price_source", "") or "")
     if str(row.get("price_basis", "")) != PriceBasis.AMORTIZED:
@@ -46,7 +50,7 @@ def price_source_text(row: Mapping[str, Any], short: bool = False) -> str:
         f"{shown}: amortized ${float(row['amortized_usd_per_gpu_hour']):.2f}/GPU-h at "
         f"{float(row['utilization']):.0%} utilization"
     )
-    return text if short else text + " (planner.tco)"
+    return text if short else text + " (planner.onprem.tco)"
 
 
 def network_basis_text(row: Mapping[str, Any]) -> str:

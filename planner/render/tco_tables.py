@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from edge.format import money, percent
 from edge.tables import Col, console_width, fit_table, make_console, print_wide
-from planner.tco import COMPONENTS, OnPremConfig, cost_breakdown
+from planner.onprem.tco import COMPONENTS, OnPremConfig, cost_breakdown
 from pricing.catalog import price_date_labels
 
 
@@ -116,7 +116,7 @@ def print_tco(
 
 
 def worded_tco(rows: pd.DataFrame) -> pd.DataFrame:
-    """planner.tco.tco_table's rows as written out: an on-prem row without a source is
+    """planner.onprem.tco.tco_table's rows as written out: an on-prem row without a source is
     'on-prem config'."""
     out = rows.copy()
     bare = (out["option"] == "on-prem") & (out["price_source"].astype(str) == "")

@@ -44,8 +44,8 @@ _CODE_FILES = (
     "throughput/scaling.py",
     "throughput/spec_model.py",
     "throughput/disk_cache.py",
-    "hardware.py",
-    "workloads.py",
+    "machines/specs.py",
+    "workloads/catalog.py",
     "data/gpu_specs.csv",
 )
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from planner.hardware import load_specs
+from planner.machines.specs import load_specs
 from planner.throughput.scaling import (
     DATA_PARALLEL_MODELS,
     GRADIENT_BYTES_PER_PARAM,

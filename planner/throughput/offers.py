@@ -6,7 +6,7 @@ Sources, most trusted first:
   scaled     - a measured or published figure at another GPU count, through the scaling
                law fitted to that GPU (planner.throughput.scaling; chosen by held-out error)
   estimated  - no figure for this GPU: the spec regression (planner.throughput.spec_model) times the
-               pooled scaling law (LLMs: planner.llm, from measured or assumed MFU)
+               pooled scaling law (LLMs: planner.llm.throughput, from measured or assumed MFU)
 
 Every row says which figure or fit it came from (`throughput_detail`, with the fit's
 error) and carries a low/high band (`throughput_low`, `throughput_high`): the spread of
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from planner.hardware import load_specs
+from planner.machines.specs import load_specs
 from planner.throughput import disk_cache
 from planner.throughput.disk_cache import frame_digest
 from planner.throughput.estimate import (
@@ -43,7 +43,7 @@ from planner.throughput.estimate import (
     throughput_details,
 )
 from planner.throughput.spec_model import SpecEstimator
-from planner.workloads import Workload
+from planner.workloads.catalog import Workload
 
 if TYPE_CHECKING:
     from benchmarks.results import BenchmarkResult

@@ -20,8 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from planner.throughput.spec_model import PEAK_COLUMNS
-from planner.validate import (
+from planner.io.validate import (
     FIELD_RANGES,
     GPU_COUNT_RANGE,
     THROUGHPUT_RANGE,
@@ -29,6 +28,7 @@ from planner.validate import (
     read_csv_table,
     shorten,
 )
+from planner.throughput.spec_model import PEAK_COLUMNS
 from pricing.gpus import (
     CANONICAL_GPUS,
     USER_ALIASES,
@@ -98,7 +98,7 @@ def _positive(frame: pd.DataFrame, column: str, path: Path, valid: Range) -> pd.
 
 
 # Per-row overrides of the command's options; a blank cell keeps the option's value. The
-# ranges are the flags' own (planner.validate.FIELD_RANGES: --gpus-per-node, --network-gbps).
+# ranges are the flags' own (planner.io.validate.FIELD_RANGES: --gpus-per-node, --network-gbps).
 QUERY_OVERRIDES: dict[str, Range] = {
     c: FIELD_RANGES[c] for c in ("gpus_per_node", "network_gbps", "global_batch")
 }

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from planner.hardware import load_specs
+from planner.machines.specs import load_specs
 
 LAWS: tuple[str, ...] = ("linear", "amdahl", "usl", "ring")
 LAW_CODE: dict[str, int] = {law: i for i, law in enumerate(LAWS)}
@@ -570,7 +570,7 @@ def bus_bandwidth_gbs(
     an NVLink bridge joins pairs only, so more than 2 GPUs go over PCIe (x16 by
     pcie_gen; gen 4 when the spec has none). Across nodes the ring crosses each node's
     network: min(within-node, network Gb/s / 8), the network per row when
-    `network_gbps` is given (planner.network), else comm.network_gbps_per_node. Times
+    `network_gbps` is given (planner.machines.network), else comm.network_gbps_per_node. Times
     achievable_fraction.
     """
     specs = load_specs()

@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from planner.hardware import load_specs
+from planner.machines.specs import load_specs
 from planner.throughput.estimate import ThroughputModel, predict_throughput
 from planner.throughput.scaling import (
     LAW_CODE,

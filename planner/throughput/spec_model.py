@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from planner.hardware import load_specs
+from planner.machines.specs import load_specs
 
 # Spec column of the dense peak at each precision label (Lambda's and the planner's).
 PEAK_COLUMNS: dict[str, str] = {

@@ -6,7 +6,7 @@
 
 - b_mem: the per-GPU batch the anchor figure was measured at (benchmarks such as Lambda's
   use the largest batch that fits the GPU's memory); B_cap: the workload's global batch
-  cap (the largest batch its recipe keeps accuracy at; planner.workloads). Past
+  cap (the largest batch its recipe keeps accuracy at; planner.workloads.catalog). Past
   N = B_cap / b_mem the per-GPU batch shrinks.
 - t_fixed: a per-step floor that does not shrink with the batch: each of the step's
   kernels costs a launch plus a minimum run time even on a tiny batch (CUDA kernel

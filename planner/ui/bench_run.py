@@ -1,7 +1,7 @@
 """A quick benchmark on this machine from the app: `gpuplan bench run` in a subprocess.
 
 The app never imports torch: the run happens in a child process
-(`python -m planner.cli bench run ... --format json`), whose rich progress bar is read
+(`python -m planner.cli.main bench run ... --format json`), whose rich progress bar is read
 from its stderr (forced to draw as on a terminal) to drive a progress bar in the page.
 """
 
@@ -45,7 +45,7 @@ def available() -> bool:
 def command(workload: str, steps: int, warmup: int, out_dir: str | Path) -> list[str]:
     """The `gpuplan bench run` command line of a quick CPU benchmark (tiny model)."""
     return [
-        sys.executable, "-m", "planner.cli", "bench", "run",
+        sys.executable, "-m", "planner.cli.main", "bench", "run",
         "--workload", workload, "--size", "tiny", "--device", "cpu",
         "--steps", str(steps), "--warmup", str(warmup),
         "--out", str(out_dir), "--format", "json",

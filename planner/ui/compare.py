@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from edge.format import duration, money
-from planner.pareto import PICK_COLUMNS
+from planner.choose.pareto import PICK_COLUMNS
 from planner.plan import Plan
 from planner.render.rows import misses_text, price_source_text, worded_rows
 from planner.ui.export import download_csv

@@ -15,9 +15,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from planner.onprem.tco import LoadedConfig, load_onprem_config
 from planner.plan import Plan, make_plan
 from planner.request import PlanRequest
-from planner.tco import LoadedConfig, load_onprem_config
 from planner.throughput import own_and_published_results, throughput_model_for_model
 from planner.throughput.estimate import ThroughputModel
 from pricing.catalog import SnapshotInfo, load_offers, read_manifest
@@ -87,7 +87,7 @@ def plan(results_dir: str, request: PlanRequest) -> Plan:
     `results_dir`.
 
     Kept an hour at most (prices age; the stale-price note is dated when planned).
-    Raises what make_plan raises (planner.llm.LLMMemoryError); errors are not cached.
+    Raises what make_plan raises (planner.llm.throughput.LLMMemoryError); errors are not cached.
     """
     from planner.render.llm import with_llm_details
 

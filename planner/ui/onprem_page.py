@@ -10,9 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from planner.hardware import load_specs
-from planner.render.tco_tables import after_life, months_text, worded_tco
-from planner.tco import (
+from planner.machines.specs import load_specs
+from planner.onprem.tco import (
     COMPONENTS,
     DEFAULTS,
     LoadedConfig,
@@ -26,6 +25,7 @@ from planner.tco import (
     sensitivity,
     tco_table,
 )
+from planner.render.tco_tables import after_life, months_text, worded_tco
 from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
@@ -314,7 +314,7 @@ def curve_figure(config: OnPremConfig, compared: pd.DataFrame) -> go.Figure:
 
 
 def tornado_figure(swing: pd.DataFrame, fraction: float) -> go.Figure:
-    """planner.tco.sensitivity as a tornado chart (largest swing on top)."""
+    """planner.onprem.tco.sensitivity as a tornado chart (largest swing on top)."""
     rows = swing.loc[swing["swing_usd_per_gpu_hour"] > 0].iloc[::-1]
     base = float(swing["base_usd_per_gpu_hour"].iloc[0])
     labels = [FIELD_LABELS.get(f, f) for f in rows["field"]]
@@ -362,7 +362,7 @@ def onprem_report(
         f"components: {', '.join(COMPONENTS)}; a year is 8760 h, a month 730 h.",
         "Break-even utilization: where the amortized on-prem $/GPU-hour equals the cloud's; "
         "break-even months: when cumulative cloud spend for the demand exceeds capex plus "
-        "cumulative running cost (planner.tco).",
+        "cumulative running cost (planner.onprem.tco).",
     ]
     if kind == "spot":
         assumptions.append("Spot prices are per hour of capacity; interruptions not included.")

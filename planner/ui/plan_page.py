@@ -14,18 +14,18 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
-from planner.constraints import DEFAULT_MAX_GPUS
-from planner.llm import LLMMemoryError
-from planner.llm_presets import LLM_PRESETS
-from planner.pareto import PICKS
+from planner.choose.constraints import DEFAULT_MAX_GPUS
+from planner.choose.pareto import PICKS
+from planner.costs.spot import default_rate
+from planner.llm.presets import LLM_PRESETS
+from planner.llm.throughput import LLMMemoryError
+from planner.onprem.tco import LoadedConfig, OnPremConfigError
 from planner.plan import Plan
 from planner.render.llm import no_fit_text
 from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.render.plan_words import assumption_lines, pick_reason, worded_status
 from planner.render.rows import worded_rows
 from planner.request import PlanRequest, RequestError
-from planner.spot import default_rate
-from planner.tco import LoadedConfig, OnPremConfigError
 from planner.ui import data
 from planner.ui.compare import compare_section
 from planner.ui.export import download_csv, download_report
@@ -54,7 +54,13 @@ from planner.ui.plan_view import (
 from planner.ui.state import PageState, remembered_inputs
 from planner.ui.tables import show_table
 from planner.ui.text import md_text
-from planner.workloads import LLM_DEFAULT_SEQ_LEN, LLM_MODES, WORKLOADS, Workload, llm_workload
+from planner.workloads.catalog import (
+    LLM_DEFAULT_SEQ_LEN,
+    LLM_MODES,
+    WORKLOADS,
+    Workload,
+    llm_workload,
+)
 from pricing.catalog import PRICING_KINDS, unique_values
 from pricing.reserved import RESERVED_KINDS
 from pricing.tiers import DEFAULT_TIERS, TIERS
@@ -157,7 +163,8 @@ def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
                 step=1.0,
                 format="%g",
                 help="Decoder LLM size. Within 1% of a preset it takes that model's published "
-                f"shape: {PRESET_SIZES}; else GPT-3's aspect ratio (planner.workloads.llm_shape).",
+                f"shape: {PRESET_SIZES}; else GPT-3's aspect ratio "
+                "(planner.workloads.catalog.llm_shape).",
             )
             llm_mode = ps.radio(
                 "Training",
@@ -307,7 +314,7 @@ def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
             name="onprem",
             default=False,
             help="Add an on-prem cluster as options, priced at its amortized cost per "
-            "GPU-hour (planner.tco).",
+            "GPU-hour (planner.onprem.tco).",
         )
         source = "example"
         if onprem:

@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from planner.pareto import PICKS
+from planner.choose.pareto import PICKS
 from planner.plan import Plan
 from planner.render.axes import duration_ticks, money_ticks
 from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text

@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from planner.hardware import load_specs
+from planner.machines.specs import load_specs
 from planner.throughput.scaling import CommModel
 from planner.throughput.scaling_report import (
     EXTRAPOLATION_MAX_GPUS,
@@ -35,7 +35,7 @@ LAW_COLORS = {"linear": "#7f7f7f", "amdahl": "#ff7f0e", "usl": "#9467bd", "ring"
 PLANNER_COLOR = "#1f77b4"
 
 
-# Global batch caps of the catalog workloads that use these benchmarks (planner.workloads).
+# Global batch caps of the catalog workloads that use these benchmarks (planner.workloads.catalog).
 DEFAULT_GLOBAL_BATCH = {"resnet50": 8192.0, "bert_large_squad": 256.0, "bert_base_squad": 256.0}
 
 

@@ -15,7 +15,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 def test_the_command_is_gpuplan_bench_run_on_the_cpu(tmp_path: Path) -> None:
     argv = bench_run.command("bert", 12, 2, tmp_path)
-    assert argv[:3] == [sys.executable, "-m", "planner.cli"]
+    assert argv[:3] == [sys.executable, "-m", "planner.cli.main"]
     assert argv[3:5] == ["bench", "run"]
     text = " ".join(argv[5:])
     assert "--workload bert --size tiny --device cpu --steps 12 --warmup 2" in text
@@ -58,7 +58,7 @@ def test_a_run_past_its_time_is_stopped() -> None:
 
 def test_the_command_check_agrees_with_the_cli() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "planner.cli", "bench", "run", "--help"],
+        [sys.executable, "-m", "planner.cli.main", "bench", "run", "--help"],
         capture_output=True,
         timeout=120,
     )

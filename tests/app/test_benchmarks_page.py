@@ -127,7 +127,7 @@ def test_bad_files_in_the_results_folder_are_listed(open_page: Open, results_dir
 
 def bench_run_exists() -> bool:
     done = subprocess.run(
-        [sys.executable, "-m", "planner.cli", "bench", "run", "--help"],
+        [sys.executable, "-m", "planner.cli.main", "bench", "run", "--help"],
         capture_output=True,
         timeout=120,
     )

@@ -15,15 +15,15 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from planner.codes import Miss
+from planner.onprem.tco import OnPremConfig
 from planner.plan import make_plan
 from planner.render.rows import worded_rows
 from planner.request import PlanRequest
-from planner.tco import OnPremConfig
 from planner.throughput import own_and_published_results
 from planner.ui.compare import FIELDS, candidates, side_by_side
 from planner.ui.plan_view import plan_sources, ranked_table
 from planner.ui.tables import PX_PER_CHAR, cell_text, fitted
-from planner.workloads import WORKLOADS
+from planner.workloads.catalog import WORKLOADS
 from pricing.catalog import load_offers
 from pricing.tiers import DEFAULT_TIERS
 from tests.app.conftest import chart, table_with
@@ -183,7 +183,7 @@ def test_the_ranked_table_and_sources_word_on_prem_prices_from_their_figures() -
     )  # fmt: skip
     local = plan.rows["kind"] == "on-prem"
     rate = float(plan.rows.loc[local, "amortized_usd_per_gpu_hour"].iloc[0])
-    words = f"lab.toml: amortized ${rate:.2f}/GPU-h at 70% utilization (planner.tco)"
+    words = f"lab.toml: amortized ${rate:.2f}/GPU-h at 70% utilization (planner.onprem.tco)"
     shown = ranked_table(plan)
     assert shown.loc[local.to_numpy(), "price_source"].tolist() == [words]
     assert set(shown["misses"]) == {"deadline"}

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from planner.tco import DEFAULTS, OnPremConfig, tco_table
+from planner.onprem.tco import DEFAULTS, OnPremConfig, tco_table
 from planner.ui.export import csv_bytes, report_html
 from planner.ui.onprem_page import onprem_report
 from pricing.catalog import load_offers

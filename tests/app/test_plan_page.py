@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from planner.constraints import DEFAULT_MAX_GPUS
+from planner.choose.constraints import DEFAULT_MAX_GPUS
 from planner.plan import Plan, make_plan
 from planner.render.plan_words import assumption_lines
 from planner.request import PlanRequest
@@ -26,7 +26,7 @@ from planner.ui.plan_view import (
     plan_report,
     warning_lines,
 )
-from planner.workloads import WORKLOADS, Workload, llm_workload
+from planner.workloads.catalog import WORKLOADS, Workload, llm_workload
 from pricing.catalog import load_offers, read_manifest, unique_values
 from pricing.tiers import DEFAULT_TIERS
 from tests.app.conftest import chart, metrics, plain, table_with, trace, values

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.workloads import llm_workload
+from planner.workloads.catalog import llm_workload
 from tests.app.conftest import chart
 from tests.app.test_plan_page import Open, direct, ranked
 

@@ -95,7 +95,7 @@ def register(config: dict[str, Any]) -> None:
 def main(argv: list[str]) -> None:
     guard_loopback_only()
     register(json.loads(Path(argv[0]).read_text()))
-    from planner.cli import main as gpuplan
+    from planner.cli.main import main as gpuplan
 
     sys.argv = ["gpuplan", *argv[1:]]
     gpuplan()

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from benchmarks.models import gpt
 from benchmarks.results import read_result
-from planner.cli import app
+from planner.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUIRED_KEYS = (
@@ -30,7 +30,7 @@ ENV_KEYS = ("torch", "cuda", "cudnn", "nccl", "driver", "cpu_model", "cpu_cores"
 
 def bench(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "planner.cli", "bench", *args],
+        [sys.executable, "-m", "planner.cli.main", "bench", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -185,7 +185,7 @@ def test_ctrl_c_leaves_no_result_and_exits_non_zero(world_size: str, tmp_path: P
         [
             sys.executable,
             "-m",
-            "planner.cli",
+            "planner.cli.main",
             "bench",
             "run",
             "--workload",

@@ -24,7 +24,7 @@ def bench_run(out: Path, *args: str) -> dict[str, object]:
         [
             sys.executable,
             "-m",
-            "planner.cli",
+            "planner.cli.main",
             "bench",
             "run",
             "--device",

@@ -9,7 +9,7 @@ import pytest
 from benchmarks.results import load_results, write_result
 from benchmarks.summary import Measurement, make_result
 from planner.throughput import bundled_results_dir, own_and_published_results, throughput_table
-from planner.workloads import get_workload
+from planner.workloads.catalog import get_workload
 
 
 def h100_resnet50(step_s: float) -> Measurement:

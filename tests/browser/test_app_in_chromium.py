@@ -27,7 +27,7 @@ def planner_picks(**kwargs: Any) -> list[str]:
     from planner.request import PlanRequest
     from planner.throughput import own_and_published_results
     from planner.ui.plan_view import option_text
-    from planner.workloads import WORKLOADS
+    from planner.workloads.catalog import WORKLOADS
     from pricing.catalog import load_offers, unique_values
     from pricing.tiers import DEFAULT_TIERS
 

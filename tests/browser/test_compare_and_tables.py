@@ -55,7 +55,7 @@ def query_plan() -> Plan:
     from planner.plan import make_plan
     from planner.request import PlanRequest
     from planner.throughput import own_and_published_results
-    from planner.workloads import WORKLOADS
+    from planner.workloads.catalog import WORKLOADS
     from pricing.catalog import load_offers, unique_values
     from pricing.tiers import DEFAULT_TIERS
 

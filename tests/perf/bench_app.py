@@ -39,7 +39,7 @@ def clear_caches() -> None:
     planner's fitted-model cache."""
     from streamlit.testing.v1 import AppTest
 
-    from planner.hardware import load_specs
+    from planner.machines.specs import load_specs
     from planner.throughput import offers as throughput
 
     AppTest.from_string(

@@ -7,7 +7,7 @@ For three workloads, every offer in the bundled snapshot at 1, 2, 4, ... instanc
 regression and scaling laws, builds the throughput curves: "cold_s"), then the median, min
 and max of `--repeats` more (fits and curves cached: "warm"), on-demand and spot. Also
 the median of the three workloads planned back to back. Only spot rows are simulated
-(off spot the quantiles follow from the band exactly; planner.montecarlo): the frontier,
+(off spot the quantiles follow from the band exactly; planner.costs.montecarlo): the frontier,
 the picks and the best-ranked rows ("simulated_rows"). Other people's work shares this
 machine's 2 cores, so read medians, and compare figures taken in one run.
 """
@@ -32,7 +32,7 @@ if str(ROOT) not in sys.path:
 from benchmarks.published import published_frame  # noqa: E402
 from planner.plan import Plan, make_plan  # noqa: E402
 from planner.request import PlanRequest  # noqa: E402
-from planner.workloads import get_workload  # noqa: E402
+from planner.workloads.catalog import get_workload  # noqa: E402
 from pricing.catalog import load_offers  # noqa: E402
 
 WORKLOADS: tuple[tuple[str, str], ...] = (

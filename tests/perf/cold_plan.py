@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--workload", default="resnet50-imagenet-90ep")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    plan = [sys.executable, "-m", "planner.cli", "plan", "--workload", args.workload]
+    plan = [sys.executable, "-m", "planner.cli.main", "plan", "--workload", args.workload]
     imports = [sys.executable, "-c", "import pandas, scipy.optimize"]
     with tempfile.TemporaryDirectory() as folder:
         env = {**os.environ, "GPUPLAN_CACHE_DIR": folder}

@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 
 from benchmarks.results import BenchmarkResult, results_frame
-from planner.cost import cost_to_train, hours_to_train, usd_per_million_samples
+from planner.costs.cost import cost_to_train, hours_to_train, usd_per_million_samples
 from planner.plan import PLAN_COLUMNS, make_plan
 from planner.render.llm import with_llm_details
 from planner.render.notes import notes_text
 from planner.request import PlanRequest
 from planner.throughput import throughput_for_offers, throughput_table
-from planner.workloads import get_workload
+from planner.workloads.catalog import get_workload
 from pricing.catalog import validate_offers
 
 
@@ -194,7 +194,7 @@ def test_llm_plan_uses_the_mfu_prior_and_a_layout_that_fits() -> None:
     assert rows.loc["one", "total_gpus"] > 1 and "dp" in rows.loc["one", "sharding"]
     eight = rows.loc["eight"]
     # One NVLink node: data-parallel communication hides behind compute, so the MFU is the
-    # Hopper prior (planner.llm_mfu), and throughput is MFU x peak x GPUs / FLOPs per token.
+    # Hopper prior (planner.llm.mfu), and throughput is MFU x peak x GPUs / FLOPs per token.
     assert eight["sharding"].startswith("tp1 pp1 dp8")
     assert eight["mfu"] == pytest.approx(0.50, rel=0.02)
     expected = eight["mfu"] * 989.4e12 * 8 / workload.flops_per_sample

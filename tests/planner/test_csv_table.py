@@ -1,4 +1,4 @@
-"""planner.validate.read_csv_table: the bounded reader of reference and query CSV files."""
+"""planner.io.validate.read_csv_table: the bounded reader of reference and query CSV files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.validate import MAX_TABLE_COLUMNS, read_csv_table
+from planner.io.validate import MAX_TABLE_COLUMNS, read_csv_table
 
 
 class Refused(ValueError):

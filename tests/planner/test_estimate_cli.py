@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app
+from planner.cli.main import app
+from planner.io.validate import FIELD_RANGES, FLAG_RANGES
 from planner.throughput.scaling import ring_throughput
 from planner.throughput.spec_model import spec_features
-from planner.validate import FIELD_RANGES, FLAG_RANGES
 
 runner = CliRunner()
 # Lambda's labels, with the spec name where the reference gives one.

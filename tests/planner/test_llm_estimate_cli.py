@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app
-from planner.llm_estimate import OUTPUT_COLUMNS
-from planner.validate import FLAG_RANGES, MAX_TABLE_ROWS
-from planner.workloads import llm_workload
+from planner.cli.main import app
+from planner.io.validate import FLAG_RANGES, MAX_TABLE_ROWS
+from planner.llm.estimate import OUTPUT_COLUMNS
+from planner.workloads.catalog import llm_workload
 
 runner = CliRunner()
 QUERY = """params,seq_len,num_gpus,gpu_model,precision,mode,network_gbps,global_batch_tokens

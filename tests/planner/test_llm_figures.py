@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from planner import llm
-from planner.hardware import load_specs
+from planner.llm import throughput as llm
+from planner.machines.specs import load_specs
 
 
 def test_bridged_nvlink_follows_the_flag_not_the_note(monkeypatch: pytest.MonkeyPatch) -> None:

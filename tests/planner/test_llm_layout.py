@@ -7,11 +7,11 @@ import itertools
 import numpy as np
 import pytest
 
-from planner.llm import LLMSettings, predict_layout
-from planner.llm_layout import hierarchical_seconds, ring_seconds
-from planner.llm_memory import activation_bytes_per_gpu, state_bytes_per_gpu
-from planner.llm_presets import LLM_PRESETS
-from planner.workloads import get_workload, llm_workload, reshape_llm
+from planner.llm.layout import hierarchical_seconds, ring_seconds
+from planner.llm.memory import activation_bytes_per_gpu, state_bytes_per_gpu
+from planner.llm.presets import LLM_PRESETS
+from planner.llm.throughput import LLMSettings, predict_layout
+from planner.workloads.catalog import get_workload, llm_workload, reshape_llm
 
 P7 = get_workload("llm-6.7b-134b")  # LLaMA-7B shape
 P69 = get_workload("llm-69b-1.38t")  # Llama-2-70B shape
@@ -124,7 +124,7 @@ def test_a_global_batch_smaller_than_the_data_parallel_ranks_is_its_own_reason()
 
 
 def test_dp_collectives_split_into_nvlink_and_network_parts() -> None:
-    from planner.llm_layout import Hardware
+    from planner.llm.layout import Hardware
 
     hw = Hardware(80, 1e15, 5e14, 100.0, 10.0, 16, 8)
     one_node = hierarchical_seconds(np.array([8.0]), np.array([8.0]), np.array([1e9]), hw, 2.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from planner.llm_memory import (
+from planner.llm.memory import (
     activation_bytes_per_gpu,
     activation_bytes_per_layer,
     state_bytes_per_gpu,

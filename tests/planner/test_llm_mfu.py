@@ -10,9 +10,7 @@ import pandas as pd
 import pytest
 
 from benchmarks.results import BenchmarkResult, results_frame, write_result
-from planner.hardware import load_specs
-from planner.llm import llm_options, predict_layout
-from planner.llm_mfu import (
+from planner.llm.mfu import (
     DEFAULT_PRIOR,
     GENERATION_PRIORS,
     SIZE_LOG_ERROR_PER_DECADE,
@@ -20,10 +18,12 @@ from planner.llm_mfu import (
     gpt_mfu_figures,
     params_from_size,
 )
+from planner.llm.throughput import llm_options, predict_layout
+from planner.machines.specs import load_specs
 from planner.render.llm import PRIOR_WORDS, llm_detail, mfu_source_text
 from planner.render.notes import notes_text
 from planner.throughput import own_and_published_results
-from planner.workloads import get_workload
+from planner.workloads.catalog import get_workload
 
 P1 = get_workload("llm-1.3b-26b")  # GPT-3 XL shape
 

@@ -12,15 +12,15 @@ import pytest
 from typer.testing import CliRunner
 
 from benchmarks.results import BenchmarkResult, results_frame
-from planner.cli import app
-from planner.llm import LLM_DETAIL_COLUMNS, LLMMemoryError, Shortfall
-from planner.llm_mfu import OWN_CODES, PRIOR_CODES
+from planner.cli.main import app
+from planner.llm.mfu import OWN_CODES, PRIOR_CODES
+from planner.llm.throughput import LLM_DETAIL_COLUMNS, LLMMemoryError, Shortfall
 from planner.notes import DROP_REASONS, NOTE_CODES
 from planner.plan import make_plan
 from planner.render.llm import no_fit_text, with_llm_details
 from planner.render.notes import APP_CONTROLS, notes_text
 from planner.request import PlanRequest
-from planner.workloads import get_workload
+from planner.workloads.catalog import get_workload
 from pricing.catalog import validate_offers
 from tests.planner.test_llm_mfu import gpt
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from planner.llm_presets import LLM_PRESETS, label_params, preset_for, preset_named
-from planner.workloads import WORKLOADS, get_workload
+from planner.llm.presets import LLM_PRESETS, label_params, preset_for, preset_named
+from planner.workloads.catalog import WORKLOADS, get_workload
 
 
 @pytest.mark.parametrize("label", list(LLM_PRESETS))
@@ -38,7 +38,7 @@ def test_gpt_benchmark_sizes_map_to_the_preset_of_their_shape(size: str) -> None
 
     from benchmarks import models
     from benchmarks.models.gpt import CONFIGS
-    from planner.llm_mfu import params_from_size
+    from planner.llm.mfu import params_from_size
 
     config, preset = CONFIGS[size], preset_named(size)
     assert preset is not None and (preset.n_layer, preset.d_model) == (

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner.montecarlo import (
+from planner.costs.montecarlo import (
     Z90,
     band_time_cost,
     log_sigmas,
@@ -15,7 +15,7 @@ from planner.montecarlo import (
     split_normal_quantiles,
     time_cost_quantiles,
 )
-from planner.spot import sample_wall_hours, spot_overhead
+from planner.costs.spot import sample_wall_hours, spot_overhead
 
 SAMPLES = 3.6e9  # 1e6 s at 1000/s: 1000 h
 
@@ -85,7 +85,7 @@ def test_spot_takes_longer_than_on_demand_at_the_same_throughput() -> None:
 
 
 def test_spot_quantiles_match_planner_spot_when_throughput_is_certain() -> None:
-    """With a zero-width band the simulation is planner.spot's own (exact sampler)."""
+    """With a zero-width band the simulation is planner.costs.spot's own (exact sampler)."""
     rate, checkpoint, restart = 0.02, 0.1, 0.25
     ours = sample_spot_wall_hours(
         SAMPLES, [1000.0], [1000.0], [1000.0], [rate], checkpoint, restart, [2.0],

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from planner.codes import NetworkBasis
-from planner.network import (
+from planner.machines.network import (
     DEFAULT_NETWORK_GBPS,
     INSTANCE_NETWORK_GBPS,
     instance_network_gbps,
@@ -103,7 +103,7 @@ def test_a_plan_scales_worse_over_a_slow_network() -> None:
     from planner.plan import make_plan
     from planner.request import PlanRequest
     from planner.throughput import own_and_published_results
-    from planner.workloads import get_workload
+    from planner.workloads.catalog import get_workload
     from pricing.catalog import validate_offers
 
     offers = validate_offers(
@@ -126,7 +126,7 @@ def test_a_plan_scales_worse_over_a_slow_network() -> None:
 
 
 def test_a_marketplace_listing_is_one_host() -> None:
-    from planner.options import cloud_options
+    from planner.choose.options import cloud_options
     from pricing.catalog import validate_offers
 
     offers = validate_offers(

@@ -11,7 +11,7 @@ from benchmarks.results import BenchmarkResult
 from planner.throughput import reference_from_results, throughput_table
 from planner.throughput.estimate import fit_throughput_model
 from planner.throughput.offers import results_with_generation
-from planner.workloads import get_workload
+from planner.workloads.catalog import get_workload
 
 FIGURE_COLUMNS = ["gpu_name", "model", "precision", "num_gpus", "throughput", "throughput_low",
                   "throughput_high", "runs", "source", "detail"]  # fmt: skip

@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner.codes import NetworkBasis, PriceBasis
-from planner.options import (
+from planner.choose.options import (
     cloud_options,
     combine,
     doublings,
@@ -15,9 +14,10 @@ from planner.options import (
     onprem_counts,
     onprem_options,
 )
+from planner.codes import NetworkBasis, PriceBasis
+from planner.onprem.tco import OnPremConfig, amortized_usd_per_gpu_hour
 from planner.render.notes import APP_CONTROLS, notes_text
 from planner.render.rows import price_source_text
-from planner.tco import OnPremConfig, amortized_usd_per_gpu_hour
 from pricing.catalog import filter_offers, validate_offers
 
 
@@ -109,7 +109,7 @@ def test_onprem_counts_and_cost_are_amortized_per_gpu_hour() -> None:
     assert options["amortized_usd_per_gpu_hour"].to_numpy() == pytest.approx(rate)
     assert price_source_text(options.iloc[0]) == (
         f"lab.toml: amortized ${rate:.2f}/GPU-h at {config.utilization:.0%} utilization "
-        "(planner.tco)"
+        "(planner.onprem.tco)"
     )
 
 

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app
-from planner.overheads import (
+from planner.cli.main import app
+from planner.costs.overheads import (
     DEFAULT_IMAGES_PER_S_PER_VCPU,
     JobOverheads,
     billed_hours,
@@ -20,7 +20,7 @@ from planner.plan import make_plan
 from planner.request import PlanRequest
 from planner.throughput import own_and_published_results
 from planner.throughput.explain import explain_limit, explain_time
-from planner.workloads import get_workload
+from planner.workloads.catalog import get_workload
 
 
 def options(**columns: object) -> pd.DataFrame:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner.pareto import (
+from planner.choose.pareto import (
     best_cost_per_hour_saved,
     choose_counts,
     constraint_status,

@@ -7,23 +7,23 @@ import pandas as pd
 import pytest
 
 from benchmarks.results import BenchmarkResult, results_frame
+from planner.choose.pareto import pareto_mask
 from planner.codes import Miss, PriceBasis
-from planner.llm import LLMMemoryError
-from planner.pareto import pareto_mask
+from planner.costs.spot import SPOT_RATE_DEFAULTS
+from planner.llm.throughput import LLMMemoryError
+from planner.onprem.tco import (
+    OnPremConfig,
+    OnPremConfigError,
+    amortized_usd_per_gpu_hour,
+    config_from_mapping,
+)
 from planner.plan import PLAN_COLUMNS, make_plan
 from planner.render.llm import no_fit_text
 from planner.render.notes import APP_CONTROLS, notes_text
 from planner.render.plan_words import assumption_lines
 from planner.render.rows import misses_text, price_source_text, worded_rows
 from planner.request import PlanRequest
-from planner.spot import SPOT_RATE_DEFAULTS
-from planner.tco import (
-    OnPremConfig,
-    OnPremConfigError,
-    amortized_usd_per_gpu_hour,
-    config_from_mapping,
-)
-from planner.workloads import get_workload
+from planner.workloads.catalog import get_workload
 from pricing.catalog import validate_offers
 
 RESNET = get_workload("resnet50-imagenet-90ep")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from planner.pareto import STATUS_CASES, STATUS_COLUMNS, constraint_status, picks
+from planner.choose.pareto import STATUS_CASES, STATUS_COLUMNS, constraint_status, picks
 from planner.render.plan_words import (
     assumption_lines,
     constraint_text,
@@ -17,7 +17,7 @@ from planner.render.plan_words import (
 )
 from planner.render.rows import constraint_phrases
 from planner.request import PlanRequest
-from planner.workloads import get_workload
+from planner.workloads.catalog import get_workload
 from tests.planner.test_pareto import options_frame
 from tests.planner.test_plan_constraints import plan
 

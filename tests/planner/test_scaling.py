@@ -154,7 +154,7 @@ def test_the_interconnect_class_follows_the_bridge_flag_not_the_note(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import planner.throughput.scaling as scaling_module
-    from planner.hardware import load_specs
+    from planner.machines.specs import load_specs
 
     specs = load_specs().copy()
     specs.loc["H100-SXM", "interconnect_note"] = "NVLink bridge (2 GPUs)"  # flag says no

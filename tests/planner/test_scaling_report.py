@@ -162,7 +162,7 @@ def test_a_workload_and_its_benchmark_model_share_one_fit() -> None:
         throughput_model_for_model,
         throughput_model_for_results,
     )
-    from planner.workloads import get_workload
+    from planner.workloads.catalog import get_workload
 
     results, _ = own_and_published_results([])
     by_workload = throughput_model_for_results(

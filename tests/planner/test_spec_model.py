@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner.hardware import load_specs
+from planner.machines.specs import load_specs
 from planner.throughput.spec_model import chip, fit_spec_estimator, spec_features
 
 MODELS = {

@@ -10,7 +10,7 @@ import pytest
 from scipy import integrate
 from scipy.optimize import minimize_scalar
 
-from planner import spot
+from planner.costs import spot
 
 
 def simulate_one_run(

@@ -8,7 +8,7 @@ import pytest
 from benchmarks.results import BenchmarkResult, results_frame
 from planner.plan import make_plan
 from planner.request import PlanRequest
-from planner.workloads import get_workload
+from planner.workloads.catalog import get_workload
 from pricing.catalog import validate_offers
 
 SWEEP = "ab-20261130t120000-ab12"

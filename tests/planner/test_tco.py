@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner import tco
-from planner.tco import OnPremConfig, OnPremConfigError
+from planner.onprem import tco
+from planner.onprem.tco import OnPremConfig, OnPremConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "onprem-dgx-h100.toml"

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from planner import tco
-from planner.cli import app
+from planner.cli.main import app
+from planner.onprem import tco
 from pricing.catalog import load_offers
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,8 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app
-from planner.workloads import IMAGENET_TRAIN_IMAGES, get_workload
+from planner.cli.main import app
+from planner.workloads.catalog import IMAGENET_TRAIN_IMAGES, get_workload
 
 
 def test_fixed_workloads_train_the_same_samples_at_any_batch() -> None:

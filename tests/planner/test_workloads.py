@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.workloads import (
+from planner.workloads.catalog import (
     get_workload,
     llm_shape,
     transformer_training_flops_per_token,

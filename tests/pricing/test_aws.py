@@ -22,7 +22,7 @@ from botocore.stub import ANY, Stubber
 from benchmarks.published import published_frame
 from planner.plan import make_plan
 from planner.request import PlanRequest
-from planner.workloads import get_workload
+from planner.workloads.catalog import get_workload
 from pricing.catalog import load_offers, read_manifest, user_snapshot_dir
 from pricing.providers.aws import (
     PRICE_FILTERS,

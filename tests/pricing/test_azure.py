@@ -11,7 +11,7 @@ import pytest
 from benchmarks.published import published_frame
 from planner.plan import make_plan
 from planner.request import PlanRequest
-from planner.workloads import get_workload
+from planner.workloads.catalog import get_workload
 from pricing import refresh as refresh_module
 from pricing.catalog import load_offers, read_manifest, user_snapshot_dir
 from pricing.providers.azure import AzurePayload, fetch_azure, parse_azure

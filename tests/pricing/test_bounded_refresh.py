@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app
+from planner.cli.main import app
 from pricing import catalog
 from pricing.catalog import bundled_snapshot_dir, read_manifest, user_snapshot_dir
 from pricing.providers import aws_public, azure, skypilot_catalog

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app
+from planner.cli.main import app
 from pricing.catalog import SnapshotError, read_manifest, user_snapshot_dir
 from pricing.providers.custom import fetch_custom, parse_custom
 from tests.conftest import ROOT

@@ -12,7 +12,7 @@ from google.auth.credentials import AnonymousCredentials
 from benchmarks.published import published_frame
 from planner.plan import make_plan
 from planner.request import PlanRequest
-from planner.workloads import get_workload
+from planner.workloads.catalog import get_workload
 from pricing import refresh as refresh_module
 from pricing.catalog import bundled_snapshot_dir, load_offers, read_snapshot, user_snapshot_dir
 from pricing.providers.gcp import GcpPayload, fetch_gcp, flatten_aggregated, parse_gcp

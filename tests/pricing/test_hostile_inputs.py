@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from planner.cli import app
+from planner.cli.main import app
 from pricing.catalog import user_snapshot_dir
 from tests.pricing.conftest import FileServer, tree_bytes
 

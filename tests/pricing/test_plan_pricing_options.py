@@ -7,7 +7,7 @@ import json
 
 from typer.testing import CliRunner
 
-from planner.cli import app
+from planner.cli.main import app
 from pricing.reserved import no_reserved_message
 
 runner = CliRunner()

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app
+from planner.cli.main import app
 from pricing import refresh as refresh_module
 from pricing.catalog import (
     bundled_snapshot_dir,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app
+from planner.cli.main import app
 from pricing.catalog import load_offers, read_manifest, user_snapshot_dir
 from pricing.providers import aws_public, http, skypilot_catalog
 from pricing.providers.aws_public import fetch_aws_public

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app
+from planner.cli.main import app
 from pricing import catalog, refresh, store
 from pricing.catalog import SnapshotError, read_manifest, user_snapshot_dir, validate_offers
 from pricing.providers.common import finish_offers

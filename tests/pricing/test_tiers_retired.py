@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli import app
+from planner.cli.main import app
 from pricing.catalog import bundled_snapshot_dir, filter_offers, load_offers, read_manifest
 from pricing.retired import RETIRED, retired_mask, retired_reason
 from pricing.tiers import DEFAULT_TIERS, PROVIDER_TIERS, TIERS, tier_of

@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from benchmarks.sweep.backends import register
-from planner.cli import main
+from planner.cli.main import main
 from tests.benchmarks.sweep.fakes import FakeProvisioner
 
 fake = FakeProvisioner(

@@ -20,7 +20,7 @@ from benchmarks.results import load_results
 from benchmarks.runners.aws import AwsProvisioner
 from benchmarks.runners.machine import Machine
 from benchmarks.sweep.backends import register
-from planner.cli import app
+from planner.cli.main import app
 from tests.benchmarks.moto_ec2 import ec2, live_instances, moto_server, register_dl_image
 from tests.benchmarks.sweep.conftest import REMOTE, only_state, spec_text
 from tests.sshd import SshServer

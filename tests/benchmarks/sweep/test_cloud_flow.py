@@ -23,7 +23,7 @@ from benchmarks.sweep import state as st
 from benchmarks.sweep.backends import provisioner_for, register
 from benchmarks.sweep.spec import load_spec
 from benchmarks.sweep.startup import dead_man_script, gcp_self_delete_script
-from planner.cli import app
+from planner.cli.main import app
 from tests.benchmarks.sweep.conftest import ONE_RUN, REMOTE, only_state, spec_text
 from tests.benchmarks.sweep.fakes import FakeProvisioner, log_events
 from tests.sshd import SshServer

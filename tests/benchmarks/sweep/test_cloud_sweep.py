@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 from benchmarks.results import read_result
 from benchmarks.runners.machine import SWEEP_TAG
 from benchmarks.sweep import backends
-from planner.cli import app
+from planner.cli.main import app
 from tests.benchmarks.cloud_sweep_driver import register
 from tests.benchmarks.fake_gce import FakeGce
 from tests.benchmarks.moto_ec2 import any_image, ec2, live_instances, moto_server

@@ -19,7 +19,7 @@ SAMPLE = ROOT / "benchmarks/results/gpt-tiny-fp32-cpux1-20261130T055325Z-616968.
 FAKE_PYTHON = """#!{python}
 import os, shutil, sys
 args = sys.argv[1:]
-if args[:2] == ["-m", "planner.cli"]:  # bench run: hand back the prepared file
+if args[:2] == ["-m", "planner.cli.main"]:  # bench run: hand back the prepared file
     out = args[args.index("--out") + 1]
     os.makedirs(out, exist_ok=True)
     batch = args[args.index("--batch") + 1]

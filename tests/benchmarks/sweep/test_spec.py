@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from benchmarks.sweep.spec import SpecError, check_cloud_targets, expand_runs, load_spec, parse_spec
-from planner.cli import app
-from planner.sweep_plan import CatalogSweepData
+from planner.cli.main import app
+from planner.io.sweep_data import CatalogSweepData
 
 ROOT = Path(__file__).resolve().parents[3]
 BASE = """

@@ -25,7 +25,7 @@ from benchmarks.sweep import state as st
 from benchmarks.sweep.orchestrate import SweepRun
 from benchmarks.sweep.preview import NoData, preview_sweep
 from benchmarks.sweep.spec import load_spec
-from planner.cli import app
+from planner.cli.main import app
 from tests.benchmarks.sweep.conftest import ONE_RUN, ROOT, only_state, spec_text, ssh_target
 from tests.sshd import SshServer
 
@@ -238,13 +238,13 @@ def test_kill_9_of_the_sweep_ends_its_remote_benchmark(
         spec_text(ssh_target(sshd.alias), ONE_RUN.replace("steps = 2", "steps = 1000000"))
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GPUPLAN_SSH_OPTIONS": f"-F {sshd.client_config}"}
-    argv = [sys.executable, "-m", "planner.cli", "sweep", "run", str(spec_path), "--yes",
+    argv = [sys.executable, "-m", "planner.cli.main", "sweep", "run", str(spec_path), "--yes",
             "--results", str(tmp_path / "results")]  # fmt: skip
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     marker = str(remote_dir_in_tmp)  # on every command line of this sweep's remote runs
     try:
         deadline = time.monotonic() + 60
-        while not [a for a in processes_naming(marker).values() if "planner.cli" in a]:
+        while not [a for a in processes_naming(marker).values() if "planner.cli.main" in a]:
             assert proc.poll() is None and time.monotonic() < deadline, "no remote benchmark"
             time.sleep(0.2)
         proc.kill()  # kill -9: no Ctrl-C handling, no teardown

@@ -27,7 +27,7 @@ from benchmarks.sweep.backends import register
 from benchmarks.sweep.orchestrate import SweepRun
 from benchmarks.sweep.preview import NoData, preview_sweep
 from benchmarks.sweep.spec import load_spec
-from planner.cli import app
+from planner.cli.main import app
 from tests.benchmarks.sweep.conftest import ONE_RUN, REMOTE, spec_text
 from tests.benchmarks.sweep.fakes import FakeProvisioner, log_events
 from tests.sshd import SshServer

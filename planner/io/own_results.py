@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from planner.notes import Note
-from planner.workloads import Workload
+from planner.workloads.catalog import Workload
 
 # Precisions that share a dense peak (an LLM MFU at fp16 stands for bf16 and back).
 _HALF = {"fp16": "half", "bf16": "half", "fp32": "fp32", "tf32": "tf32"}
@@ -65,7 +65,7 @@ def _note(row: pd.Series, workload: Workload, precision: str) -> Note:
 def _skip_reason(row: pd.Series, workload: Workload, precision: str) -> str | None:
     swept = row.get("sweep_instance_type")
     if isinstance(swept, str) and swept and not workload.is_llm:
-        # A sweep result measures its cloud instance type itself (planner.sweep_results).
+        # A sweep result measures its cloud instance type itself (planner.io.sweep_results).
         if str(row["precision"]) != precision:
             return "other_precision"
         if workload.model_size and str(row["model_size"]) not in (workload.model_size, ""):

@@ -28,7 +28,7 @@ from planner.defaults import (
     DEFAULT_MAX_GPUS,
     DEFAULT_RESTART_HOURS,
 )
-from planner.validate import check_flags, check_output_path, shorten, warn_lines
+from planner.io.validate import check_flags, check_output_path, shorten, warn_lines
 from pricing.cli import app as pricing_app
 from pricing.cli import tier_option_help
 from pricing.output import FORMATS, emit
@@ -36,9 +36,9 @@ from pricing.output import FORMATS, emit
 if TYPE_CHECKING:
     import pandas as pd
 
-    from planner.overheads import JobOverheads
+    from planner.costs.overheads import JobOverheads
+    from planner.onprem.tco import OnPremConfig
     from planner.plan import Plan
-    from planner.tco import OnPremConfig
 
 # The flag that sets each PlanRequest field, to name it in errors.
 REQUEST_FLAGS = {
@@ -94,7 +94,7 @@ def main_options(
 
 
 def _sweep_data() -> Any:
-    from planner.sweep_plan import CatalogSweepData
+    from planner.io.sweep_data import CatalogSweepData
 
     return CatalogSweepData()
 
@@ -237,8 +237,9 @@ def plan(
     its row is the count that meets --deadline-hours at the least cost. Rows say where the
     throughput came from and carry P10-P90 hours and cost; * marks the Pareto frontier.
     """
-    from planner.constraints import parse_rates
-    from planner.llm import LLMMemoryError, LLMSettings
+    from planner.choose.constraints import parse_rates
+    from planner.llm.throughput import LLMMemoryError, LLMSettings
+    from planner.onprem.tco import OnPremConfigError, load_onprem_config
     from planner.plan import make_plan
     from planner.render.llm import no_fit_text, with_llm_details
     from planner.render.notes import notes_text
@@ -246,9 +247,8 @@ def plan(
     from planner.render.plan_words import worded_picks, worded_status
     from planner.render.rows import worded_rows
     from planner.request import PRECISIONS, PlanRequest, RequestError
-    from planner.tco import OnPremConfigError, load_onprem_config
     from planner.throughput import own_and_published_results
-    from planner.workloads import get_workload, reshape_llm
+    from planner.workloads.catalog import get_workload, reshape_llm
     from pricing.catalog import (
         PRICING_KINDS,
         SnapshotError,
@@ -360,7 +360,7 @@ def _overheads(
     startup_minutes: float | None, staging_gbps: float | None, checkpoint_every_hours: float
 ) -> JobOverheads:
     """The job-overhead overrides, each refused with its flag when negative."""
-    from planner.overheads import JobOverheads
+    from planner.costs.overheads import JobOverheads
 
     for flag, value in (
         ("--startup-minutes", startup_minutes),
@@ -401,7 +401,7 @@ def workloads(
     """The workload catalog: samples to train and FLOPs per sample."""
     import pandas as pd
 
-    from planner.workloads import WORKLOADS
+    from planner.workloads.catalog import WORKLOADS
     from pricing.catalog import check_choices
 
     try:
@@ -638,13 +638,13 @@ def estimate_llm(
     """
     import pandas as pd
 
-    from planner.llm import LLMSettings, gpt_mfu_figures
-    from planner.llm_estimate import (
+    from planner.llm.estimate import (
         DETAIL_COLUMNS,
         LLMQueryError,
         estimate_llm,
         read_llm_queries,
     )
+    from planner.llm.throughput import LLMSettings, gpt_mfu_figures
     from planner.render.llm import estimate_detail
     from planner.throughput import own_and_published_results
     from pricing.catalog import check_choices
@@ -748,7 +748,7 @@ def tco(
     ] = False,
 ) -> None:
     """On-prem amortized $/GPU-hour, and break-even utilization and months against cloud offers."""
-    from planner.tco import OnPremConfigError, check_value, load_onprem_config, tco_table
+    from planner.onprem.tco import OnPremConfigError, check_value, load_onprem_config, tco_table
     from pricing.catalog import PRICING_KINDS, SnapshotError, check_choices, load_offers
     from pricing.gpus import UnknownGPUError
     from pricing.refs import OfferRefError, cheapest_per_provider, resolve_offer_refs
@@ -809,7 +809,7 @@ def tco(
     if pricing == "spot":
         warnings.append(
             "spot prices are per hour of capacity: interruptions add lost work and restarts "
-            "(planner.spot overhead factor), not included here"
+            "(planner.costs.spot overhead factor), not included here"
         )
     if fmt != "table":
         from planner.render.tco_tables import worded_tco
@@ -831,7 +831,7 @@ def tco(
 
 
 def _tco_assumptions(onprem: OnPremConfig) -> list[str]:
-    from planner.tco import COMPONENTS
+    from planner.onprem.tco import COMPONENTS
 
     return [
         f"Power: {onprem.power_basis}.",

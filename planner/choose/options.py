@@ -10,7 +10,7 @@ Option table columns (one row per option; OPTION_COLUMNS):
   instances        instances (on-prem: servers) in the option
   total_gpus       gpu_count x instances
   gpus_per_node    GPUs that share a node's NVLink/PCIe fabric (the instance's, at least 1)
-  network_gbps     network between instances, Gb/s per instance (planner.network), and
+  network_gbps     network between instances, Gb/s per instance (planner.machines.network), and
   network_basis    what that figure is (planner.codes.NetworkBasis: published, or an
                    assumption), network_fabric the published fabric ("" when assumed)
   gpu_memory_gb    memory of one GPU from the spec table (NaN when the GPU has no row)
@@ -25,7 +25,7 @@ Option table columns (one row per option; OPTION_COLUMNS):
                    utilization); planner.render.rows words them
 
 Counts: instances 1, 2, 4, ... while total GPUs stay within `max_gpus`; a fractional GPU
-slice, and a marketplace listing (planner.network.SINGLE_HOST_PROVIDERS), is one instance
+slice, and a marketplace listing (planner.machines.network.SINGLE_HOST_PROVIDERS), is one instance
 only. On-prem: 1, 2, 4, ... GPUs below one server, then 1, 2, 4, ...
 servers and all of them, within `max_gpus`.
 """
@@ -38,10 +38,14 @@ import numpy as np
 import pandas as pd
 
 from planner.codes import NetworkBasis, PriceBasis
-from planner.hardware import load_specs
-from planner.network import ONPREM_NETWORK_GBPS, SINGLE_HOST_PROVIDERS, instance_network_gbps
+from planner.machines.network import (
+    ONPREM_NETWORK_GBPS,
+    SINGLE_HOST_PROVIDERS,
+    instance_network_gbps,
+)
+from planner.machines.specs import load_specs
 from planner.notes import Note
-from planner.tco import OnPremConfig, amortized_usd_per_gpu_hour
+from planner.onprem.tco import OnPremConfig, amortized_usd_per_gpu_hour
 from pricing.catalog import price_date_bases, price_for_kind
 
 OPTION_COLUMNS: tuple[str, ...] = (
@@ -140,7 +144,7 @@ def onprem_options(
 ) -> tuple[pd.DataFrame, list[Note]]:
     """Each on-prem config x the GPUs it can give one job, priced at its amortized rate.
 
-    A config's USD per GPU-hour is planner.tco.amortized_usd_per_gpu_hour at the config's
+    A config's USD per GPU-hour is planner.onprem.tco.amortized_usd_per_gpu_hour at the config's
     utilization; the option pays it for every GPU it uses, for the hours it runs.
     """
     frames = []

@@ -8,7 +8,7 @@ Language Models", section 2.1).
 LLM workloads are a family: `llm-<params>[-<mode>]-<tokens>` with mode pretrain (the
 default), finetune (full fine-tuning of an existing model) or lora / qlora (low-rank adapters
 on frozen 16-bit / 4-bit weights): e.g. `llm-6.7b-134b`, `llm-70b-finetune-2b`,
-`llm-69b-lora-1b`. Sizes that match a preset (planner.llm_presets, named by their true
+`llm-69b-lora-1b`. Sizes that match a preset (planner.llm.presets, named by their true
 parameter count) take its published shape; other sizes get a GPT-3-like shape (llm_shape).
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.llm_presets import LLM_PRESETS, label_params, preset_for
+from planner.llm.presets import LLM_PRESETS, label_params, preset_for
 from pricing.gpus import did_you_mean
 
 IMAGENET_TRAIN_IMAGES = 1_281_167  # ILSVRC-2012 train set (Russakovsky et al. 2015)
@@ -213,7 +213,7 @@ def llm_workload(
 ) -> Workload:
     """An LLM workload: `tokens` tokens through a `params`-parameter decoder, trained by `mode`.
 
-    A size within 1% of a preset (planner.llm_presets) takes its published shape; else
+    A size within 1% of a preset (planner.llm.presets) takes its published shape; else
     the shape follows llm_shape (or the given n_layer and d_model), heads of width 128
     (64 at d_model <= 1024, as GPT-2), an MLP of 4 d_model and the GPT-2 vocabulary.
     """

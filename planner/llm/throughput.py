@@ -1,11 +1,11 @@
 """LLM training throughput per option: the fastest parallel layout that fits, and its MFU.
 
-Composes planner.llm_memory (bytes per GPU), planner.llm_mfu (the efficiency compute runs
-at: own GPT results, else a cited prior per GPU generation) and planner.llm_layout (the
+Composes planner.llm.memory (bytes per GPU), planner.llm.mfu (the efficiency compute runs
+at: own GPT results, else a cited prior per GPU generation) and planner.llm.layout (the
 tensor x pipeline x data-parallel search with its step-time model). Every formula and its
 source is in those modules' docstrings.
 
-Precisions: fp32, tf32, fp16, bf16 use the spec table's dense peak (planner.hardware);
+Precisions: fp32, tf32, fp16, bf16 use the spec table's dense peak (planner.machines.specs);
 fp8 uses its fp8 peak where the GPU has fp8 tensor cores (H100/H200/B200, Ada L4/L40S/
 RTX 40xx, MI300X, Gaudi; gpu_specs.csv `fp8_tflops`) and runs at the bf16 rate x
 FP8_SPEEDUP; elsewhere the reason code is "no_peak".
@@ -24,8 +24,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from planner.hardware import load_specs
-from planner.llm_layout import (
+from planner.llm.layout import (
     ACHIEVABLE_FRACTION,
     PCIE_X16_GBS,
     Hardware,
@@ -34,7 +33,7 @@ from planner.llm_layout import (
     LLMShape,
     choose_layout,
 )
-from planner.llm_mfu import (
+from planner.llm.mfu import (
     FP8_SPEEDUP,
     SIZE_LOG_ERROR_PER_DECADE,
     MFUAnchor,
@@ -42,7 +41,8 @@ from planner.llm_mfu import (
     mfu_anchor,
     params_from_size,
 )
-from planner.workloads import DEFAULT_VOCAB_SIZE, Workload, lora_adapter_params
+from planner.machines.specs import load_specs
+from planner.workloads.catalog import DEFAULT_VOCAB_SIZE, Workload, lora_adapter_params
 
 __all__ = [
     "LLM_DETAIL_COLUMNS",
@@ -349,7 +349,7 @@ def prediction_source(prediction: LayoutPrediction) -> str:
 # Per option, the figures planner.render.llm words into a row's throughput detail: the
 # step's time in seconds and its shares (compute, pipeline bubble, exposed tensor-,
 # pipeline- and data-parallel communication), usable memory, and the MFU anchor (its value,
-# source code from planner.llm_mfu PRIOR_CODES/OWN_CODES, whether a prior's band was
+# source code from planner.llm.mfu PRIOR_CODES/OWN_CODES, whether a prior's band was
 # widened, and for own GPT results the run id, run count, size, GPU count and decades of
 # size between the run and the target).
 LLM_DETAIL_COLUMNS = (

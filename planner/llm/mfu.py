@@ -1,7 +1,7 @@
 """The compute efficiency an LLM layout starts from: own GPT results, else a cited prior.
 
 Efficiency here is model FLOPs per second over the dense peak (MFU as Chowdhery et al.
-2022, "PaLM", app. B define it) of the GPU's own compute; planner.llm_layout then charges
+2022, "PaLM", app. B define it) of the GPU's own compute; planner.llm.layout then charges
 each layout's pipeline bubble and exposed tensor-, pipeline- and data-parallel communication
 on top of it. Order:
 
@@ -13,7 +13,7 @@ on top of it. Order:
 
 The literature figures are end-to-end MFUs of tuned runs and so already include some of
 the overheads the layout model adds again: at thousands of GPUs the prediction errs low by
-about those runs' own overhead share. fp8 (planner.llm_layout) scales the bf16 figure by
+about those runs' own overhead share. fp8 (planner.llm.layout) scales the bf16 figure by
 FP8_SPEEDUP instead of assuming the fp8 peak is reached at the same fraction.
 """
 
@@ -27,8 +27,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from planner.hardware import load_specs, peak_tflops
-from planner.llm_presets import label_params, preset_named
+from planner.llm.presets import label_params, preset_named
+from planner.machines.specs import load_specs, peak_tflops
 from planner.notes import Note
 
 
@@ -193,7 +193,7 @@ MFU_COLUMNS = (
 
 
 def peak_or_nan(gpu_name: str, precision: str) -> float:
-    """Dense peak TFLOP/s of a GPU at a precision, NaN when unknown (planner.hardware)."""
+    """Dense peak TFLOP/s of a GPU at a precision, NaN when unknown (planner.machines.specs)."""
     try:
         return peak_tflops(str(gpu_name), str(precision))
     except (ValueError, KeyError):

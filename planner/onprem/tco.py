@@ -287,7 +287,7 @@ class OnPremConfig(BaseModel):
         return self
 
     def _gpu_tdp_w(self) -> float:
-        from planner.hardware import load_specs
+        from planner.machines.specs import load_specs
 
         specs = load_specs()
         if self.gpu_name not in specs.index:
@@ -760,8 +760,8 @@ def load_onprem_config(path: str | Path) -> LoadedConfig:
     """Read an on-prem config from a TOML file (see examples/onprem-dgx-h100.toml).
 
     The file must be a regular UTF-8 file of at most 1 MiB nested at most 16 deep
-    (planner.validate); anything else is an OnPremConfigError naming the file."""
-    from planner.validate import (
+    (planner.io.validate); anything else is an OnPremConfigError naming the file."""
+    from planner.io.validate import (
         MAX_CONFIG_BYTES,
         InputPathError,
         NestingError,

@@ -5,7 +5,7 @@ dividing the heads and key/value heads: Shoeybi et al. 2019), pipeline p (a powe
 to the layers; stages of ceil(L/p) layers), data parallel d = N / (t p), micro-batch b in
 MICRO_BATCHES, ZeRO-1 or ZeRO-3/FSDP (Rajbhandari et al. 2020) and recomputation none /
 selective / full (Korthikanti et al. 2022) is timed; the fastest that fits memory
-(planner.llm_memory) wins. Reason codes: "fits", "no_layout_fits" (no layout fits, even with
+(planner.llm.memory) wins. Reason codes: "fits", "no_layout_fits" (no layout fits, even with
 FlashAttention and full recomputation), "batch_too_small" (the global batch has fewer
 sequences than any layout's data-parallel ranks x micro-batch), "no_peak" (no dense peak at
 this precision, e.g. fp8 on a GPU without fp8 tensor cores).
@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.llm_memory import activation_bytes_per_gpu, state_bytes_per_gpu, usable_bytes
+from planner.llm.memory import activation_bytes_per_gpu, state_bytes_per_gpu, usable_bytes
 
 MICRO_BATCHES = (1, 2, 4, 8)
 ACHIEVABLE_FRACTION = 0.8  # share of a link's peak a ring reaches (as planner.throughput.scaling)
@@ -78,7 +78,7 @@ def recompute_share(recompute: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LLMShape:
-    """What the layout search needs of a model (planner.workloads.Workload's LLM fields)."""
+    """What the layout search needs of a model (planner.workloads.catalog.Workload's LLM fields)."""
 
     params: float
     adapter_params: float

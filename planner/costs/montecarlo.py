@@ -6,17 +6,18 @@ double Gaussian distribution"): log X = log x + σ_down Z for Z < 0, log x + σ_
 with σ_down = ln(x / low) / 1.2816 and σ_up = ln(high / x) / 1.2816 (1.2816 = Φ⁻¹(0.9)), so
 its median is x and its 10% and 90% quantiles are low and high. The bands already hold the
 scaling fit's error (throughput.estimate widens them by the chosen law's held-out quantiles per
-doubling of the count; planner.llm by the communication model's), so it is not drawn twice.
+doubling of the count; planner.llm.throughput by the communication model's), so it is not
+drawn twice.
 
 Hours = samples / X / 3600 and cost = hours x price are monotone in X, so without spot their
 quantiles follow from the band exactly: hours P10 = samples / high, P50 = samples / x,
 P90 = samples / low (method "band"). Sampling them would only add noise.
 
-Spot adds interruptions, checkpoints and restarts (planner.spot), independent of X. Those
+Spot adds interruptions, checkpoints and restarts (planner.costs.spot), independent of X. Those
 rows are simulated (method "monte-carlo"): `draws` common standard normals Z (the same for
 every row, so rows compare on the same draws) give compute hours per draw, and for each
 (draw, row) a wall time is drawn (sample_spot_wall_hours: checkpoints exact, lost work and
-restarts a gamma variate with the mean and variance of Daly's model, as planner.spot's
+restarts a gamma variate with the mean and variance of Daly's model, as planner.costs.spot's
 "moments" sampler). Cost quantiles are the wall-time quantiles x the row's price (exact:
 cost is monotone in hours). Spot rows not simulated get the band quantiles times the
 expected overhead factor (method "band x expected spot overhead"). A seeded numpy Generator
@@ -31,7 +32,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from planner.spot import spot_overhead
+from planner.costs.spot import spot_overhead
 
 FloatArray = NDArray[np.float64]
 QUANTILES: tuple[float, float, float] = (0.1, 0.5, 0.9)
@@ -105,8 +106,8 @@ def sample_spot_wall_hours(
     Per draw, compute hours W come from the throughput band (common Z across rows). The
     wall time is W + its checkpoints (exact, at Daly's interval) + lost work and restarts,
     drawn as a gamma variate with the mean and variance of Daly's model (the "moments"
-    sampler of planner.spot.sample_wall_hours). Those two moments are computed on
-    GRID_POINTS values of W per row (planner.spot.spot_overhead) and interpolated
+    sampler of planner.costs.spot.sample_wall_hours). Those two moments are computed on
+    GRID_POINTS values of W per row (planner.costs.spot.spot_overhead) and interpolated
     linearly in log W: they vary smoothly with W, and this keeps 10,000 draws cheap.
     """
     x = np.asarray(throughput, dtype=float)

@@ -17,7 +17,7 @@ import pandas as pd
 
 from benchmarks.sweep.preview import PriceQuote, ThroughputGuess
 from benchmarks.sweep.spec import RunItem, TargetSpec
-from planner.workloads import WORKLOADS, Workload
+from planner.workloads.catalog import WORKLOADS, Workload
 from pricing.catalog import price_date_basis
 
 

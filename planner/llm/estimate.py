@@ -3,9 +3,9 @@
 Queries (Q, CSV): params, seq_len, num_gpus, gpu_model, precision; optional n_layer,
 d_model, global_batch_tokens, gpus_per_node, network_gbps, mode (pretrain | finetune |
 lora | qlora; blank: pretrain). params is a number (7e9) or a size (7b, 6.7b, 124m).
-Every number must be within its planner.validate.FIELD_RANGES entry, the range the flag
+Every number must be within its planner.io.validate.FIELD_RANGES entry, the range the flag
 of the same name accepts (gpus_per_node as --gpus-per-node); the file is bounded as
-planner.validate.read_csv_table says.
+planner.io.validate.read_csv_table says.
 Output: Q plus tokens_per_s (all GPUs), tokens_per_s_low, tokens_per_s_high (10-90% band),
 mfu, layout, fits, method, method_detail. Errors name the file, the line (the header is
 line 1), the field and the valid range or closest valid value; nothing is predicted from
@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from planner.hardware import load_specs
-from planner.llm import (
+from planner.io.validate import FIELD_RANGES, read_csv_table, shorten
+from planner.llm.throughput import (
     LLM_DETAIL_COLUMNS,
     LLM_PRECISIONS,
     LLMSettings,
@@ -31,8 +31,8 @@ from planner.llm import (
     prediction_record,
     prediction_source,
 )
-from planner.validate import FIELD_RANGES, read_csv_table, shorten
-from planner.workloads import LLM_MODES, llm_workload
+from planner.machines.specs import load_specs
+from planner.workloads.catalog import LLM_MODES, llm_workload
 from pricing.gpus import (
     CANONICAL_GPUS,
     USER_ALIASES,
@@ -186,7 +186,7 @@ def estimate_llm(
     """OUTPUT_COLUMNS but method_detail, then DETAIL_COLUMNS (codes and figures the CLI
     words into method_detail), for each query (row defaults fill from the arguments).
 
-    `figures`: own GPT-benchmark MFU per precision (planner.llm_mfu.gpt_mfu_figures); a
+    `figures`: own GPT-benchmark MFU per precision (planner.llm.mfu.gpt_mfu_figures); a
     GPU with a figure starts from it instead of the literature prior.
     """
     figures = figures or {}
