@@ -362,76 +362,14 @@ class GcpProvisioner:
         ssh_keys = ssh_keys_entry(user, target.ssh_public_key)  # before any call
         compute_v1 = self._compute()
         zone, project = target.region, self.project_for(target.project)
-        machine_type, accelerator, gpus = split_machine_type(target.instance_type)
         vm_name = instance_name(name)
         labels = {SWEEP_TAG: label_value(sweep_id), EXPIRES_TAG: expires_label(expires_at)}
         # maxRunDuration counts from the start of the VM, so it ends at expires_at or a
         # little after (by the provisioning time); the startup script's switch ends it earlier.
         run_s = max(60, round((expires_at - self.now()).total_seconds()))
-        has_gpus = bool(gpus) or machine_type.startswith(GPU_FAMILIES)
-        metadata = [compute_v1.Items(key="startup-script", value=startup_script)]
-        if ssh_keys is not None:
-            metadata.append(compute_v1.Items(key="ssh-keys", value=ssh_keys))
-        if target.image is None:
-            metadata.append(compute_v1.Items(key="install-nvidia-driver", value="True"))
-        interface = compute_v1.NetworkInterface(
-            access_configs=[compute_v1.AccessConfig(name="External NAT", type_="ONE_TO_ONE_NAT")]
-        )
-        if target.subnet_id:
-            interface.subnetwork = target.subnet_id
-        else:
-            interface.network = "global/networks/default"
-        instance = compute_v1.Instance(
-            name=vm_name,
-            machine_type=f"zones/{zone}/machineTypes/{machine_type}",
-            labels=labels,
-            metadata=compute_v1.Metadata(items=metadata),
-            disks=[
-                compute_v1.AttachedDisk(
-                    boot=True,
-                    auto_delete=True,
-                    initialize_params=compute_v1.AttachedDiskInitializeParams(
-                        source_image=target.image or DEFAULT_IMAGE,
-                        disk_size_gb=BOOT_DISK_GB,
-                        labels=labels,
-                    ),
-                )
-            ],
-            network_interfaces=[interface],
-            scheduling=compute_v1.Scheduling(
-                max_run_duration=compute_v1.Duration(seconds=run_s),
-                instance_termination_action="DELETE",
-                provisioning_model="SPOT" if target.spot else "STANDARD",
-                automatic_restart=False,
-                **({"on_host_maintenance": "TERMINATE"} if has_gpus or target.spot else {}),
-            ),
-            guest_accelerators=[
-                compute_v1.AcceleratorConfig(
-                    accelerator_type=f"zones/{zone}/acceleratorTypes/{accelerator}",
-                    accelerator_count=gpus,
-                )
-            ]
-            if accelerator
-            else [],
-        )
-        instances, _ = self.clients()
-        what = f"{target.instance_type} instance {vm_name}"
-        operation = self._call(
-            "instances.insert",
-            zone,
-            project,
-            what,
-            lambda: instances.insert_unary(
-                project=project, zone=zone, instance_resource=instance, timeout=60
-            ),
-        )
-        try:
-            self._wait(operation, zone, project, "instances.insert", what)
-        except ProvisionError:
-            # The caller never learns this name: do not leave a half-made instance behind.
-            with contextlib.suppress(Exception):
-                instances.delete_unary(project=project, zone=zone, instance=vm_name, timeout=60)
-            raise
+        metadata = _metadata_items(target, startup_script, ssh_keys)
+        instance = _instance_resource(compute_v1, target, vm_name, labels, run_s, metadata)
+        self._insert(instance, zone, project, f"{target.instance_type} instance {vm_name}")
         return Machine(
             backend="gcp",
             host="",
@@ -447,6 +385,28 @@ class GcpProvisioner:
             name=vm_name,
             project=project,
         )
+
+    def _insert(self, instance: Any, zone: str, project: str, what: str) -> None:
+        """instances.insert and wait for its operation; an insert that fails on the way
+        is deleted (the caller never learns the name, so nothing would)."""
+        instances, _ = self.clients()
+        operation = self._call(
+            "instances.insert",
+            zone,
+            project,
+            what,
+            lambda: instances.insert_unary(
+                project=project, zone=zone, instance_resource=instance, timeout=60
+            ),
+        )
+        try:
+            self._wait(operation, zone, project, "instances.insert", what)
+        except ProvisionError:
+            with contextlib.suppress(Exception):
+                instances.delete_unary(
+                    project=project, zone=zone, instance=instance.name, timeout=60
+                )
+            raise
 
     def wait_running(self, machine: Machine, timeout_s: float) -> Machine:
         """Poll instances.get until RUNNING with an external (else internal) address."""
@@ -598,6 +558,76 @@ class GcpProvisioner:
             name=instance.name,
             project=project,
         )
+
+
+def _instance_resource(
+    compute_v1: Any,
+    target: CloudTarget,
+    vm_name: str,
+    labels: dict[str, str],
+    run_s: int,
+    metadata: list[tuple[str, str]],
+) -> Any:
+    """The compute_v1.Instance to insert: machine type and GPUs, labelled boot disk,
+    external address, and a schedule that deletes it after `run_s` seconds."""
+    zone = target.region
+    machine_type, accelerator, gpus = split_machine_type(target.instance_type)
+    has_gpus = bool(gpus) or machine_type.startswith(GPU_FAMILIES)
+    interface = compute_v1.NetworkInterface(
+        access_configs=[compute_v1.AccessConfig(name="External NAT", type_="ONE_TO_ONE_NAT")]
+    )
+    if target.subnet_id:
+        interface.subnetwork = target.subnet_id
+    else:
+        interface.network = "global/networks/default"
+    return compute_v1.Instance(
+        name=vm_name,
+        machine_type=f"zones/{zone}/machineTypes/{machine_type}",
+        labels=labels,
+        metadata=compute_v1.Metadata(
+            items=[compute_v1.Items(key=key, value=value) for key, value in metadata]
+        ),
+        disks=[
+            compute_v1.AttachedDisk(
+                boot=True,
+                auto_delete=True,
+                initialize_params=compute_v1.AttachedDiskInitializeParams(
+                    source_image=target.image or DEFAULT_IMAGE,
+                    disk_size_gb=BOOT_DISK_GB,
+                    labels=labels,
+                ),
+            )
+        ],
+        network_interfaces=[interface],
+        scheduling=compute_v1.Scheduling(
+            max_run_duration=compute_v1.Duration(seconds=run_s),
+            instance_termination_action="DELETE",
+            provisioning_model="SPOT" if target.spot else "STANDARD",
+            automatic_restart=False,
+            **({"on_host_maintenance": "TERMINATE"} if has_gpus or target.spot else {}),
+        ),
+        guest_accelerators=[
+            compute_v1.AcceleratorConfig(
+                accelerator_type=f"zones/{zone}/acceleratorTypes/{accelerator}",
+                accelerator_count=gpus,
+            )
+        ]
+        if accelerator
+        else [],
+    )
+
+
+def _metadata_items(
+    target: CloudTarget, startup_script: str, ssh_keys: str | None
+) -> list[tuple[str, str]]:
+    """The instance metadata as (key, value): the startup script, the `ssh-keys` entry if
+    any, and the NVIDIA driver install on the default image."""
+    items = [("startup-script", startup_script)]
+    if ssh_keys is not None:
+        items.append(("ssh-keys", ssh_keys))
+    if target.image is None:
+        items.append(("install-nvidia-driver", "True"))
+    return items
 
 
 def _address(instance: Any) -> str:
