@@ -452,78 +452,22 @@ _STRING_KEYS = (
 
 
 def _parse_target(path: str, index: int, raw: Any) -> TargetSpec:
+    """One [[targets]] table as a TargetSpec; SpecError naming the first key that is wrong
+    (backend, unknown keys, strings, numbers, security groups, remote_env, then what the
+    backend requires)."""
     where = f"targets[{index}]."
-    if not isinstance(raw, dict):
-        raise SpecError(path, f"targets[{index}]", "expected a [[targets]] table")
-    backend = raw.get("backend")
-    if backend not in BACKENDS:
-        hint = _closest(str(backend), BACKENDS) if isinstance(backend, str) else ""
-        raise SpecError(
-            path,
-            where + "backend",
-            f"{_shown(backend)} is not a backend{hint} (valid: {', '.join(BACKENDS)})",
-        )
+    backend = _parse_backend(path, index, raw)
     _check_keys(path, where, raw, TARGET_KEYS["common"] + TARGET_KEYS[backend])
     s = {
         name: _optional_str(path, where, raw, name, _STRING_LIMITS.get(name, MAX_TEXT_CHARS))
         for name in _STRING_KEYS
     }
     _check_strings(path, where, backend, s)
-    top = TARGET_MAXIMA
-    port = raw.get("port")
-    if port is not None:
-        _number(path, where + "port", port, 1, top["port"], True)
-    gpu_count = raw.get("gpu_count")
-    if gpu_count is not None:
-        _number(path, where + "gpu_count", gpu_count, 1, top["gpu_count"], True)
-    usd = raw.get("usd_per_hour")
-    if usd is not None:
-        usd = float(_number(path, where + "usd_per_hour", usd, 0, top["usd_per_hour"]))
+    port, gpu_count, usd = _target_numbers(path, where, raw)
     spot = bool(_typed(path, where + "spot", raw.get("spot", False), bool, "true or false"))
-    groups = raw.get("security_group_ids", [])
-    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
-        raise SpecError(path, where + "security_group_ids", "expected a list of strings")
-    if len(groups) > MAX_SECURITY_GROUPS:
-        raise SpecError(
-            path, where + "security_group_ids",
-            f"{len(groups)} groups; give at most {MAX_SECURITY_GROUPS}",
-        )  # fmt: skip
-    for number, group in enumerate(groups):
-        if not AWS_SECURITY_GROUP.fullmatch(group):
-            raise SpecError(
-                path, f"{where}security_group_ids[{number}]",
-                f"{_shown(group)} is not valid: give a security group id, 'sg-' and lower-case "
-                f"letters or digits (e.g. 'sg-0abc1234'){_hint(group, _is_group)}",
-            )  # fmt: skip
-    env = raw.get("remote_env", {})
-    if not isinstance(env, dict):
-        raise SpecError(path, where + "remote_env", 'expected a table of NAME = "value"')
-    if len(env) > MAX_REMOTE_ENV:
-        raise SpecError(
-            path, where + "remote_env", f"{len(env)} variables; give at most {MAX_REMOTE_ENV}"
-        )
-    for name, value in env.items():
-        if not REMOTE_ENV_NAME.fullmatch(name) or not isinstance(value, str):
-            raise SpecError(
-                path,
-                where + f"remote_env.{name if REMOTE_ENV_NAME.fullmatch(name) else _shown(name)}",
-                'expected NAME = "value" (NAME: 1-128 letters, digits, _, not starting with '
-                "a digit)",
-            )
-        _text(path, where + f"remote_env.{name}", value)
-    if backend == "ssh" and not s["host"]:
-        raise SpecError(
-            path, where + "host", "required for backend 'ssh' (an address or ~/.ssh/config alias)"
-        )
-    if backend in CLOUD_BACKENDS and not s["instance_type"]:
-        raise SpecError(path, where + "instance_type", f"required for backend {backend!r}")
-    region, zone = s["region"], s["zone"]
-    if backend == "aws" and not region:
-        raise SpecError(path, where + "region", "required for backend 'aws' (e.g. us-east-1)")
-    if backend == "gcp":
-        if not zone:
-            raise SpecError(path, where + "zone", "required for backend 'gcp' (e.g. us-central1-a)")
-        region = region or zone.rsplit("-", 1)[0]
+    groups = _security_groups(path, where, raw.get("security_group_ids", []))
+    env = _remote_env(path, where, raw.get("remote_env", {}))
+    region = _required_place(path, where, backend, s)
     default_label = {
         "ssh": s["host"],
         "local": "local",
@@ -541,7 +485,7 @@ def _parse_target(path: str, index: int, raw: Any) -> TargetSpec:
         remote_dir=s["remote_dir"],
         instance_type=s["instance_type"],
         region=region,
-        zone=zone,
+        zone=s["zone"],
         spot=spot,
         image=s["image"],
         key_name=s["key_name"],
@@ -554,6 +498,95 @@ def _parse_target(path: str, index: int, raw: Any) -> TargetSpec:
         gpu_count=gpu_count,
         usd_per_hour=usd,
     )
+
+
+def _parse_backend(path: str, index: int, raw: Any) -> str:
+    """The target's backend, once `raw` is known to be a table and the backend one of ours."""
+    if not isinstance(raw, dict):
+        raise SpecError(path, f"targets[{index}]", "expected a [[targets]] table")
+    backend = raw.get("backend")
+    if backend not in BACKENDS:
+        hint = _closest(str(backend), BACKENDS) if isinstance(backend, str) else ""
+        raise SpecError(
+            path,
+            f"targets[{index}].backend",
+            f"{_shown(backend)} is not a backend{hint} (valid: {', '.join(BACKENDS)})",
+        )
+    return str(backend)
+
+
+def _target_numbers(path: str, where: str, raw: dict[str, Any]) -> tuple[Any, Any, float | None]:
+    """(port, gpu_count, usd_per_hour) of a target, each None when not given, each within
+    TARGET_MAXIMA."""
+    top = TARGET_MAXIMA
+    port = raw.get("port")
+    if port is not None:
+        _number(path, where + "port", port, 1, top["port"], True)
+    gpu_count = raw.get("gpu_count")
+    if gpu_count is not None:
+        _number(path, where + "gpu_count", gpu_count, 1, top["gpu_count"], True)
+    usd = raw.get("usd_per_hour")
+    if usd is not None:
+        usd = float(_number(path, where + "usd_per_hour", usd, 0, top["usd_per_hour"]))
+    return port, gpu_count, usd
+
+
+def _security_groups(path: str, where: str, groups: Any) -> list[str]:
+    """`security_group_ids`: a list of at most MAX_SECURITY_GROUPS AWS group ids."""
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        raise SpecError(path, where + "security_group_ids", "expected a list of strings")
+    if len(groups) > MAX_SECURITY_GROUPS:
+        raise SpecError(
+            path, where + "security_group_ids",
+            f"{len(groups)} groups; give at most {MAX_SECURITY_GROUPS}",
+        )  # fmt: skip
+    for number, group in enumerate(groups):
+        if not AWS_SECURITY_GROUP.fullmatch(group):
+            raise SpecError(
+                path, f"{where}security_group_ids[{number}]",
+                f"{_shown(group)} is not valid: give a security group id, 'sg-' and lower-case "
+                f"letters or digits (e.g. 'sg-0abc1234'){_hint(group, _is_group)}",
+            )  # fmt: skip
+    return groups
+
+
+def _remote_env(path: str, where: str, env: Any) -> dict[str, str]:
+    """`remote_env`: a table of at most MAX_REMOTE_ENV NAME = "value" entries."""
+    if not isinstance(env, dict):
+        raise SpecError(path, where + "remote_env", 'expected a table of NAME = "value"')
+    if len(env) > MAX_REMOTE_ENV:
+        raise SpecError(
+            path, where + "remote_env", f"{len(env)} variables; give at most {MAX_REMOTE_ENV}"
+        )
+    for name, value in env.items():
+        if not REMOTE_ENV_NAME.fullmatch(name) or not isinstance(value, str):
+            raise SpecError(
+                path,
+                where + f"remote_env.{name if REMOTE_ENV_NAME.fullmatch(name) else _shown(name)}",
+                'expected NAME = "value" (NAME: 1-128 letters, digits, _, not starting with '
+                "a digit)",
+            )
+        _text(path, where + f"remote_env.{name}", value)
+    return env
+
+
+def _required_place(path: str, where: str, backend: str, s: dict[str, str | None]) -> str | None:
+    """What the backend cannot do without (ssh: host; clouds: instance_type; aws: region;
+    gcp: zone), and the target's region (gcp: the zone's, unless given)."""
+    if backend == "ssh" and not s["host"]:
+        raise SpecError(
+            path, where + "host", "required for backend 'ssh' (an address or ~/.ssh/config alias)"
+        )
+    if backend in CLOUD_BACKENDS and not s["instance_type"]:
+        raise SpecError(path, where + "instance_type", f"required for backend {backend!r}")
+    region, zone = s["region"], s["zone"]
+    if backend == "aws" and not region:
+        raise SpecError(path, where + "region", "required for backend 'aws' (e.g. us-east-1)")
+    if backend == "gcp":
+        if not zone:
+            raise SpecError(path, where + "zone", "required for backend 'gcp' (e.g. us-central1-a)")
+        region = region or zone.rsplit("-", 1)[0]
+    return region
 
 
 def _as_list(value: Any) -> list[Any]:
