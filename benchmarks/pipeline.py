@@ -138,13 +138,24 @@ def run_pipeline(
 ) -> BenchmarkResult:
     """Time `batches` batches out of a DataLoader after `warmup_batches`; one result."""
     import torch
-    import torch.utils.data
 
     if options.workers < 0 or options.batch_size < 1 or options.batches < 1:
         raise ValueError("--workers must be >= 0, --batch and --batches >= 1")
     jpegs = make_jpegs(options.images, quality=options.quality, seed=options.seed)
+    times, wall, images = _time_batches(_loader(options, jpegs), options, progress)
+    if tuple(images.shape[1:]) != (3, OUTPUT_SIZE, OUTPUT_SIZE) or images.dtype != torch.uint8:
+        raise RuntimeError(f"unexpected batch {tuple(images.shape)} {images.dtype}")
+    return _pipeline_result(options, run_id, started_at, jpegs, times, wall)
+
+
+def _loader(options: PipelineOptions, jpegs: list[bytes]) -> Any:
+    """A shuffled, seeded DataLoader over `jpegs` with exactly enough samples for the
+    warm-up and the timed batches."""
+    import torch
+    import torch.utils.data
+
     total = (options.warmup_batches + options.batches) * options.batch_size
-    loader: Any = torch.utils.data.DataLoader(
+    return torch.utils.data.DataLoader(
         JpegDataset(jpegs, total, options.seed),  # type: ignore[arg-type]
         batch_size=options.batch_size,
         shuffle=True,
@@ -154,6 +165,13 @@ def run_pipeline(
         prefetch_factor=4 if options.workers else None,
         generator=torch.Generator().manual_seed(options.seed),
     )
+
+
+def _time_batches(
+    loader: Any, options: PipelineOptions, progress: Any
+) -> tuple[list[float], float, Any]:
+    """(arrival interval of each timed batch, the timed window in s, the last batch's
+    images), after `warmup_batches` untimed ones."""
     times: list[float] = []
     iterator = iter(loader)
     for i in range(options.warmup_batches):
@@ -168,10 +186,20 @@ def run_pipeline(
         last = now
         if progress:
             progress("measure", i + 1, options.batches)
-    wall = last - start
     del iterator
-    if tuple(images.shape[1:]) != (3, OUTPUT_SIZE, OUTPUT_SIZE) or images.dtype != torch.uint8:
-        raise RuntimeError(f"unexpected batch {tuple(images.shape)} {images.dtype}")
+    return times, last - start, images
+
+
+def _pipeline_result(
+    options: PipelineOptions,
+    run_id: str,
+    started_at: str,
+    jpegs: list[bytes],
+    times: list[float],
+    wall: float,
+) -> BenchmarkResult:
+    """The measured batches as one input-pipeline BenchmarkResult (images/s over the
+    timed window, per core used)."""
     stats = step_stats(times, options.batch_size, wall)
     cores = min(options.workers, usable_cores()) if options.workers else 1
     per_s = options.batch_size * options.batches / wall
