@@ -479,14 +479,19 @@ def _all_reduce(values: list[float], op: str, device: torch.device) -> list[floa
     return [float(v) for v in tensor.tolist()]
 
 
+def _checked_step(step: Callable[[], None], i: int, count: int, phase: str) -> None:
+    """Step `i` (from 0) of `count`; StepFailed naming the phase and step when it raises."""
+    try:
+        step()
+    except Exception as exc:
+        raise StepFailed(
+            f"{phase} step {i + 1} of {count} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
 def _run_steps(step: Callable[[], None], count: int, phase: str, progress: Progress | None) -> None:
     for i in range(count):
-        try:
-            step()
-        except Exception as exc:
-            raise StepFailed(
-                f"{phase} step {i + 1} of {count} failed: {type(exc).__name__}: {exc}"
-            ) from exc
+        _checked_step(step, i, count, phase)
         if progress:
             progress(phase, i + 1, count)
 
@@ -506,12 +511,7 @@ def time_steps(
         start = time.perf_counter()
         events[0].record()
         for i in range(steps):
-            try:
-                step()
-            except Exception as exc:
-                raise StepFailed(
-                    f"timed step {i + 1} of {steps} failed: {type(exc).__name__}: {exc}"
-                ) from exc
+            _checked_step(step, i, steps, "timed")
             events[i + 1].record()
             if progress:
                 progress("measure", i + 1, steps)
@@ -522,12 +522,7 @@ def time_steps(
     times = []
     start = last = time.perf_counter()
     for i in range(steps):
-        try:
-            step()
-        except Exception as exc:
-            raise StepFailed(
-                f"timed step {i + 1} of {steps} failed: {type(exc).__name__}: {exc}"
-            ) from exc
+        _checked_step(step, i, steps, "timed")
         now = time.perf_counter()
         times.append(now - last)
         last = now
