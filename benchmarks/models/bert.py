@@ -16,6 +16,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from benchmarks.models.transformer import init_normal, self_attention
+
 
 @dataclass(frozen=True)
 class BertConfig:
@@ -80,15 +82,8 @@ class EncoderLayer(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        batch, seq, d = x.shape
-        q, k, v = self.qkv(x).view(batch, seq, 3, self.n_head, d // self.n_head).unbind(2)
-        attn = F.scaled_dot_product_attention(
-            q.transpose(1, 2),
-            k.transpose(1, 2),
-            v.transpose(1, 2),
-            dropout_p=self.dropout if self.training else 0.0,
-        )
-        attn = attn.transpose(1, 2).reshape(batch, seq, d)
+        dropout_p = self.dropout if self.training else 0.0
+        attn = self_attention(self.qkv(x), self.n_head, dropout_p=dropout_p)
         x = self.ln1(x + self.drop(self.attn_out(attn)))
         return self.ln2(x + self.drop(self.ff_out(F.gelu(self.ff_in(x)))))
 
@@ -106,7 +101,7 @@ class BertForQuestionAnswering(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
         self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layer))
         self.qa = nn.Linear(cfg.d_model, 2)
-        self.apply(_init)
+        self.apply(init_normal)  # Devlin et al. 2019, released code
 
     def forward(
         self, input_ids: torch.Tensor, token_type_ids: torch.Tensor
@@ -118,14 +113,6 @@ class BertForQuestionAnswering(nn.Module):
             x = layer(x)
         start, end = self.qa(x).unbind(-1)
         return start, end
-
-
-def _init(module: nn.Module) -> None:
-    """Normal(0, 0.02) weights, zero biases (Devlin et al. 2019, released code)."""
-    if isinstance(module, nn.Linear | nn.Embedding):
-        nn.init.normal_(module.weight, std=0.02)
-    if isinstance(module, nn.Linear) and module.bias is not None:
-        nn.init.zeros_(module.bias)
 
 
 def build(cfg: BertConfig) -> BertForQuestionAnswering:

@@ -17,6 +17,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from benchmarks.models.transformer import init_normal, self_attention
+
 
 @dataclass(frozen=True)
 class GPTConfig:
@@ -95,12 +97,7 @@ class Block(nn.Module):
         self.fc_proj = nn.Linear(cfg.d_ff, cfg.d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        batch, seq, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).view(batch, seq, 3, self.n_head, d // self.n_head).unbind(2)
-        attn = F.scaled_dot_product_attention(
-            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True
-        )
-        x = x + self.proj(attn.transpose(1, 2).reshape(batch, seq, d))
+        x = x + self.proj(self_attention(self.qkv(self.ln1(x)), self.n_head, is_causal=True))
         return x + self.fc_proj(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
 
 
@@ -117,7 +114,7 @@ class GPT(nn.Module):
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         self.lm_head.weight = self.wte.weight  # tied (Press & Wolf 2017; GPT-2)
-        self.apply(_init)
+        self.apply(init_normal)  # GPT-2
         for block in blocks:  # scaled residual init (Radford et al. 2019, section 2.3)
             nn.init.normal_(block.proj.weight, std=0.02 / (2 * cfg.n_layer) ** 0.5)
             nn.init.normal_(block.fc_proj.weight, std=0.02 / (2 * cfg.n_layer) ** 0.5)
@@ -128,14 +125,6 @@ class GPT(nn.Module):
         for block in self.blocks:
             x = block(x)
         return self.lm_head(self.ln_f(x))
-
-
-def _init(module: nn.Module) -> None:
-    """Normal(0, 0.02) weights, zero biases (GPT-2)."""
-    if isinstance(module, nn.Linear | nn.Embedding):
-        nn.init.normal_(module.weight, std=0.02)
-    if isinstance(module, nn.Linear) and module.bias is not None:
-        nn.init.zeros_(module.bias)
 
 
 def build(cfg: GPTConfig) -> GPT:
