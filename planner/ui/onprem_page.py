@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from edge.format import money
 from planner.machines.specs import load_specs
 from planner.onprem.tco import (
     COMPONENTS,
@@ -210,7 +211,7 @@ def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | N
     default = cheapest_per_provider(offers, gpu, kind)["ref"].tolist()
     # One label per offer, made once (not a row lookup per option on every run).
     labels = {
-        ref: f"{ref} (${usd:.2f})"
+        ref: f"{ref} ({money(usd)})"
         for ref, usd in zip(priced["ref"], priced["usd_per_gpu_hour"], strict=True)
     }
     with middle:
@@ -271,7 +272,7 @@ def curve_figure(config: OnPremConfig, compared: pd.DataFrame) -> go.Figure:
             y=[now],
             mode="markers",
             marker={"size": 12, "color": "#d62728", "symbol": "diamond"},
-            name=f"your utilization {config.utilization:.0%}: ${now:.2f}",
+            name=f"your utilization {config.utilization:.0%}: {money(now)}",
         )
     )
     dates = price_date_labels(compared, date="priced_at")
@@ -282,7 +283,7 @@ def curve_figure(config: OnPremConfig, compared: pd.DataFrame) -> go.Figure:
                 y=[row.usd_per_gpu_hour, row.usd_per_gpu_hour],
                 mode="lines",
                 line={"dash": "dash", "width": 1.5},
-                name=f"{row.ref} {row.pricing} ${row.usd_per_gpu_hour:.2f} ({date})",
+                name=f"{row.ref} {row.pricing} {money(row.usd_per_gpu_hour)} ({date})",
             )
         )
     if len(compared):
@@ -372,7 +373,7 @@ def onprem_report(
     return Report(
         title=f"Cloud vs on-prem: {config.gpus} x {config.gpu_name}",
         summary=[
-            f"On-prem ${onprem['usd_per_gpu_hour']:.2f} per GPU-hour at "
+            f"On-prem {money(onprem['usd_per_gpu_hour'])} per GPU-hour at "
             f"{config.utilization:.0%} utilization",
             *[f"{r.ref}: {r.break_even_note}" for r in cloud.itertuples()],
         ],
@@ -431,7 +432,7 @@ def render() -> None:
     cols = st.columns(4)
     cols[0].metric(
         "On-prem $/GPU-hour",
-        f"${onprem['usd_per_gpu_hour']:.2f}",
+        money(onprem["usd_per_gpu_hour"]),
         f"at {config.utilization:.0%} utilization",
         delta_color="off",
         help=md_text(f"{config.gpus} x {config.gpu_name}; power: {config.power_basis}"),
@@ -442,7 +443,7 @@ def render() -> None:
         best = cloud.sort_values("usd_per_gpu_hour").iloc[0]
         cols[1].metric(
             "Cheapest cloud $/GPU-hour",
-            f"${best['usd_per_gpu_hour']:.2f}",
+            money(best["usd_per_gpu_hour"]),
             md_text(
                 f"{best['ref']} ({kind}, "
                 f"{price_date_label(best['price_date'], best['price_date_basis'])})"

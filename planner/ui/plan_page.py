@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
+from edge.format import duration, money
 from planner.choose.constraints import DEFAULT_MAX_GPUS
 from planner.choose.pareto import PICKS
 from planner.costs.spot import default_rate
@@ -37,10 +38,8 @@ from planner.ui.plan_view import (
     SOURCE_WORDS,
     band_text,
     column_config,
-    duration,
     gpus_text,
     headline,
-    money,
     no_pick_reason,
     option_text,
     plan_report,

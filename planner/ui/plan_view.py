@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from edge.format import duration, money
 from planner.choose.pareto import PICKS
 from planner.plan import Plan
 from planner.render.axes import duration_ticks, money_ticks
@@ -86,31 +87,7 @@ def warning_lines(plan: Plan) -> list[str]:
     return notes_text([n for n in plan.notes if n.code not in OWN_CODES], APP_CONTROLS)
 
 
-# ---------------------------------------------------------------- formatting
-
-
-def money(usd: float, short: bool = False) -> str:
-    """$0.52, $4.38, $1,234; short: $18.4k, $1.31M from $10,000 up."""
-    if not np.isfinite(usd):
-        return "-"
-    if short and abs(usd) >= 1e6:
-        return f"${usd / 1e6:,.3g}M"
-    if short and abs(usd) >= 1e4:
-        return f"${usd / 1e3:,.1f}k"
-    return f"${usd:,.0f}" if abs(usd) >= 100 else f"${usd:,.2f}"
-
-
-def duration(hours: float, short: bool = False) -> str:
-    """Hours as a reader says them: 49 s, 39 min, 5.2 h, 31.6 days (short: 31.6 d)."""
-    if not np.isfinite(hours):
-        return "-"
-    if hours < 1 / 60:
-        return f"{hours * 3600:.0f} s"
-    if hours < 1:
-        return f"{hours * 60:.0f} min"
-    if hours < 48:
-        return f"{hours:.1f} h"
-    return f"{hours / 24:,.1f} {'d' if short else 'days'}"
+# ---------------------------------------------------------------- words
 
 
 def headline(row: pd.Series) -> str:

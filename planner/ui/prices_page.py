@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from edge.format import money
 from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
@@ -250,7 +251,7 @@ def render() -> None:
         best = priced.loc[priced[column].idxmin()]
         col.metric(
             f"Cheapest {kind} $/GPU-hour",
-            f"${best[column]:.2f}",
+            money(best[column]),
             md_text(
                 f"{best['provider']} {best['instance_type']} ({best['gpu_name']}), "
                 f"{best['price_date']}"

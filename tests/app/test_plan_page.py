@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from edge.format import money
 from planner.choose.constraints import DEFAULT_MAX_GPUS
 from planner.plan import Plan, make_plan
 from planner.render.plan_words import assumption_lines
@@ -21,7 +22,8 @@ from planner.throughput import own_and_published_results
 from planner.ui.export import csv_bytes, report_html
 from planner.ui.plan_view import (
     PICK_TITLES,
-    money,
+    band_text,
+    headline,
     option_text,
     plan_report,
     warning_lines,
@@ -116,6 +118,23 @@ def test_default_view_shows_the_planners_picks_chart_and_sources(
     assert at.query_params["workload"] == DEFAULT
     assert at.query_params["pricing"] == "on-demand"
     assert "deadline_hours" not in at.query_params
+
+
+def test_figures_read_as_edge_format_words_them() -> None:
+    """Money and hours on the Plan page are edge.format's words: thousands as k from
+    $1,000, whole hours from 10 h, whole days from 100 days."""
+    row = pd.Series(
+        {
+            "cost_usd": 4381.2,
+            "hours_to_train": 12.34,
+            "cost_p10_usd": 4100.0,
+            "cost_p90_usd": 123456.0,
+            "hours_p10": 11.0,
+            "hours_p90": 2960.0,
+        }
+    )
+    assert headline(row) == "$4.38k · 12 h"
+    assert band_text(row) == "P10–P90: 11 h–123 days, $4,100–$123,456"
 
 
 def test_the_assumptions_list_every_line_and_the_stale_price_warning_keeps_its_fix(
