@@ -43,7 +43,7 @@ from pricing.providers.common import (
 )
 from pricing.providers.regions import DEFAULT_DEADLINES_S
 from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
-from pricing.providers.retry import FetchError, RetryPolicy, call_with_retries, describe
+from pricing.providers.retry import FetchError, RetryPolicy
 
 OFFERS_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current"
 DEFAULT_REGIONS = PROVIDER_DEFAULT_REGIONS["aws-public"]
@@ -128,19 +128,9 @@ def fetch_aws_public(
             )
             return read_offer_file(_lines(chunks, what), what)
 
-        try:
-            kept, date = call_with_retries(
-                once,
-                policy=retry,
-                retryable=http.retryable,
-                what=what,
-                clock=clock,
-                retry_after_s=lambda exc: getattr(exc, "retry_after_s", None),
-            )
-        except (FetchError, MalformedPayload):
-            raise
-        except Exception as exc:
-            raise FetchError(f"{what}: {describe(exc)}; check the URL and the network") from exc
+        kept, date = http.with_retries(
+            once, retry=retry, clock=clock, what=what, passes=(FetchError, MalformedPayload)
+        )
         rows += kept
         published[region] = date
         say(f"aws-public {region}: {len(kept)} GPU price rows, published {date}")

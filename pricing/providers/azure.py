@@ -20,7 +20,6 @@ parse_azure reads are kept (ITEM_FIELDS, each at most MAX_FIELD_CHARS characters
 
 from __future__ import annotations
 
-import functools
 import json
 import urllib.error
 import urllib.parse
@@ -46,18 +45,17 @@ from pricing.providers.common import (
     interconnects,
     resolve_gpus,
 )
-from pricing.providers.http import HttpStatusError
 from pricing.providers.regions import DEFAULT_DEADLINES_S
 from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
 from pricing.providers.retry import (
     FetchError,
     RefreshClock,
     RetryPolicy,
-    call_with_retries,
     describe,
 )
 
 RETAIL_PRICES_URL = "https://prices.azure.com/api/retail/prices"
+ACCEPT_JSON = {"Accept": "application/json"}
 DEFAULT_REGIONS = PROVIDER_DEFAULT_REGIONS["azure"]
 # N-series (GPU) virtual machine sizes in one region; everything else is filtered in parse.
 REGION_FILTER = (
@@ -136,27 +134,9 @@ def _read_page(
     url: str, what: str, retry: RetryPolicy, clock: RefreshClock
 ) -> tuple[list[dict[str, Any]], str | None]:
     """(the kept fields of each item, NextPageLink) of one page, at most MAX_PAGE_BYTES."""
-    try:
-        body = call_with_retries(
-            functools.partial(
-                http.get,
-                url,
-                clock=clock,
-                read_timeout_s=retry.timeout_s,
-                max_bytes=MAX_PAGE_BYTES,
-                what=what,
-                headers={"Accept": "application/json"},
-            ),
-            policy=retry,
-            retryable=http.retryable,
-            what=what,
-            clock=clock,
-            retry_after_s=lambda exc: getattr(exc, "retry_after_s", None),
-        )
-    except FetchError:
-        raise
-    except (HttpStatusError, urllib.error.URLError, OSError) as exc:
-        raise FetchError(f"{what}: {describe(exc)}; check the URL and the network") from exc
+    body = http.get_with_retries(
+        url, retry=retry, clock=clock, what=what, max_bytes=MAX_PAGE_BYTES, headers=ACCEPT_JSON
+    )
     try:
         data = json.loads(body)
         page_items = data["Items"]

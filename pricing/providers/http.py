@@ -14,7 +14,9 @@ the memory:
 
 Pagination (`Pages`) has a page budget and stops on a link it has already followed.
 Failures raise HttpStatusError (an error status, with the server's Retry-After) or
-FetchError (deadline, size, page loop).
+FetchError (deadline, size, page loop). `with_retries` (and `get_with_retries` for one
+whole body) retries throttling, server errors and timeouts within the same deadline and
+turns every other failure into a FetchError that names what was being read.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import email.utils
+import functools
 import http.client
 import socket
 import threading
@@ -30,25 +33,36 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, TypeVar, Unpack
 
-from pricing.providers.retry import DeadlineExceeded, FetchError, RefreshClock
+from pricing.providers.retry import (
+    DeadlineExceeded,
+    FetchError,
+    RefreshClock,
+    RetryPolicy,
+    call_with_retries,
+    describe,
+)
 
 __all__ = [
+    "Bounds",
     "DeadlineExceeded",
     "FetchError",
     "HttpStatusError",
     "Pages",
     "get",
+    "get_with_retries",
     "lines",
     "retry_after_seconds",
     "retryable",
     "stream",
+    "with_retries",
 ]
 
 CHUNK_BYTES = 64 * 1024
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_PAGES = 200
+T = TypeVar("T")
 
 
 class HttpStatusError(Exception):
@@ -211,29 +225,72 @@ def stream(
         watchdog.expire()  # close any socket still open when the caller stops early
 
 
+class Bounds(TypedDict, total=False):
+    """The optional size bound, headers and header hook of one GET (as in `stream`)."""
+
+    max_bytes: int
+    headers: dict[str, str] | None
+    on_headers: Callable[[dict[str, str]], None] | None
+
+
 def get(
     url: str,
     *,
     clock: RefreshClock,
     read_timeout_s: float,
-    max_bytes: int = DEFAULT_MAX_BYTES,
     what: str = "",
-    headers: dict[str, str] | None = None,
-    on_headers: Callable[[dict[str, str]], None] | None = None,
+    **bounds: Unpack[Bounds],
 ) -> bytes:
     """The whole body of GET `url` (at most `max_bytes` bytes held), bounded as in `stream`."""
     body = bytearray()
-    for chunk in stream(
-        url,
-        clock=clock,
-        read_timeout_s=read_timeout_s,
-        max_bytes=max_bytes,
-        what=what,
-        headers=headers,
-        on_headers=on_headers,
-    ):
+    for chunk in stream(url, clock=clock, read_timeout_s=read_timeout_s, what=what, **bounds):
         body += chunk
     return bytes(body)
+
+
+def with_retries(
+    call: Callable[[], T],
+    *,
+    retry: RetryPolicy,
+    clock: RefreshClock,
+    what: str,
+    passes: tuple[type[Exception], ...] = (FetchError,),
+) -> T:
+    """`call()` (bounded GETs and what reads them), retried while `retryable` says so,
+    after the server's Retry-After where it gives one, at most retry.attempts tries and
+    never past the refresh's deadline (`clock`; retry.call_with_retries).
+
+    A FetchError (and any other of `passes`) is raised as is; any other failure becomes
+    a FetchError naming `what` and saying to check the URL and the network.
+    """
+    try:
+        return call_with_retries(
+            call,
+            policy=retry,
+            retryable=retryable,
+            what=what,
+            clock=clock,
+            retry_after_s=lambda exc: getattr(exc, "retry_after_s", None),
+        )
+    except passes:
+        raise
+    except Exception as exc:
+        raise FetchError(f"{what}: {describe(exc)}; check the URL and the network") from exc
+
+
+def get_with_retries(
+    url: str, *, retry: RetryPolicy, clock: RefreshClock, what: str, **bounds: Unpack[Bounds]
+) -> bytes:
+    """The whole body of GET `url` (`get`, each try given retry.timeout_s per read),
+    retried as in `with_retries`."""
+    return with_retries(
+        functools.partial(
+            get, url, clock=clock, read_timeout_s=retry.timeout_s, what=what, **bounds
+        ),
+        retry=retry,
+        clock=clock,
+        what=what,
+    )
 
 
 def lines(chunks: Iterable[bytes], *, max_line_bytes: int, what: str) -> Iterator[bytes]:

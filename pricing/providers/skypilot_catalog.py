@@ -34,7 +34,6 @@ from pricing.providers.retry import (
     FetchError,
     RefreshClock,
     RetryPolicy,
-    call_with_retries,
     describe,
 )
 from pricing.providers.skypilot import parse_skypilot_vms
@@ -121,7 +120,14 @@ def fetch_skypilot(
         url = f"{base}/{cloud}/vms.csv"
         what = f"SkyPilot catalog {cloud}/vms.csv"
         headers: dict[str, str] = {}
-        body = _get(url, what, retry, clock, MAX_CATALOG_BYTES, headers)
+        body = http.get_with_retries(
+            url,
+            retry=retry,
+            clock=clock,
+            what=what,
+            max_bytes=MAX_CATALOG_BYTES,
+            on_headers=headers.update,  # Last-Modified: the date when GitHub gives none
+        )
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
@@ -130,42 +136,6 @@ def fetch_skypilot(
         files.append(CatalogFile(cloud, text, priced_at, basis, commit))
         say(f"skypilot {cloud}: {len(body):,} bytes, last changed {priced_at}")
     return SkypilotPayload(tuple(regions), files)
-
-
-def _get(
-    url: str,
-    what: str,
-    retry: RetryPolicy,
-    clock: RefreshClock,
-    max_bytes: int,
-    headers_out: dict[str, str],
-) -> bytes:
-    """GET with retries (at most `max_bytes` bytes, within the refresh's deadline `clock`);
-    the response's Last-Modified (if any) goes into headers_out."""
-
-    def once() -> bytes:
-        return http.get(
-            url,
-            clock=clock,
-            read_timeout_s=retry.timeout_s,
-            max_bytes=max_bytes,
-            what=what,
-            on_headers=lambda h: headers_out.update(h),
-        )
-
-    try:
-        return call_with_retries(
-            once,
-            policy=retry,
-            retryable=http.retryable,
-            what=what,
-            clock=clock,
-            retry_after_s=lambda exc: getattr(exc, "retry_after_s", None),
-        )
-    except FetchError:
-        raise
-    except Exception as exc:
-        raise FetchError(f"{what}: {describe(exc)}; check the URL and the network") from exc
 
 
 def _catalog_date(
@@ -177,7 +147,9 @@ def _catalog_date(
     what = f"GitHub commits of {path}"
     reason = ""
     try:
-        body = _get(f"{commits}?{query}", what, retry, clock, MAX_COMMITS_BYTES, {})
+        body = http.get_with_retries(
+            f"{commits}?{query}", retry=retry, clock=clock, what=what, max_bytes=MAX_COMMITS_BYTES
+        )
         latest = json.loads(body)[0]
         stamp = str(latest["commit"]["committer"]["date"])
         day = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).date().isoformat()
