@@ -171,6 +171,11 @@ class PlanRequest:
                 raise RequestError("reserved_discount", str(exc)) from None
 
     @property
+    def gpu_limit(self) -> int:
+        """The most GPUs an option may use: gpu_count when one is asked for, else max_gpus."""
+        return self.gpu_count or self.max_gpus
+
+    @property
     def rates(self) -> dict[str, float]:
         """interruption_rates as {provider: interruptions per instance-hour}."""
         return dict(self.interruption_rates)

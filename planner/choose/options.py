@@ -33,6 +33,7 @@ servers and all of them, within `max_gpus`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -47,6 +48,9 @@ from planner.machines.specs import load_specs
 from planner.notes import Note
 from planner.onprem.tco import OnPremConfig, amortized_usd_per_gpu_hour
 from pricing.catalog import price_date_bases, price_for_kind
+
+if TYPE_CHECKING:
+    from planner.request import PlanRequest
 
 OPTION_COLUMNS: tuple[str, ...] = (
     "option_id", "kind", "offer_key", "provider", "region", "instance_type", "gpu_name",
@@ -242,3 +246,19 @@ def _text(values: object) -> pd.Series:
 
 def _spec_memory(gpu_names: pd.Series) -> np.ndarray:
     return gpu_names.map(load_specs()["memory_gb"]).astype(float).to_numpy()
+
+
+def options_for(request: PlanRequest, offers: pd.DataFrame) -> tuple[pd.DataFrame, list[Note]]:
+    """The options a request weighs: every offer x count and on-prem config x GPUs within
+    request.gpu_limit (exactly request.gpu_count when given), less those without a price
+    or without a spec-table row. Returns the options and notes on what was left out."""
+    cloud, notes = cloud_options(offers, request.pricing, request.gpu_limit)
+    local, onprem_notes = onprem_options(request.onprem, request.gpu_limit, request.onprem_sources)
+    opts = combine(cloud, local)
+    if request.gpu_count is not None:
+        opts = opts.loc[opts["total_gpus"].to_numpy(float) == request.gpu_count]
+    opts, no_price = drop_without(
+        opts, opts["option_usd_per_hour"].isna(), "no_price", pricing=request.pricing
+    )
+    opts, no_spec = drop_without(opts, no_spec_row(opts), "no_spec_row")
+    return opts, notes + onprem_notes + no_price + no_spec

@@ -191,71 +191,106 @@ def constraint_status(
     next doubling is cut off; an on-prem cluster when its fastest option uses all of it.
     """
     columns = list(STATUS_COLUMNS)
-    h = options["hours"].to_numpy(float)
-    c = options["cost"].to_numpy(float)
-    ok = np.isfinite(h) & np.isfinite(c)
-    cheapest = _best(ok, c, h)
-    fastest = _best(ok, h, c)
-    if cheapest is None or fastest is None:
+    ranked = _Ranked(options)
+    if ranked.cheapest is None or ranked.fastest is None:
         return pd.DataFrame(columns=columns)
-    gpus = options["total_gpus"].to_numpy(float)
-    nan = float("nan")
-
-    def label(i: int) -> str:
-        row = options.iloc[i]
-        return f"{row['provider']} {row['instance_type']} x{row['instances']:g} ({gpus[i]:g} GPUs)"
-
-    def named(i: int) -> dict[str, object]:
-        return {
-            "option": label(i),
-            "option_hours": float(h[i]),
-            "option_usd": float(c[i]),
-            "option_gpus": float(gpus[i]),
-        }
-
     rows: list[dict[str, object]] = []
     if deadline_hours is not None:
-        binds = bool(h[cheapest] > deadline_hours)
-        meets = _best(ok & (h <= deadline_hours), c, h)
-        unmet = binds and meets is None
-        row: dict[str, object] = {"constraint": "deadline_hours", "value": float(deadline_hours)}
-        if not binds:
-            row |= {"case": "met", **named(cheapest)}
-        elif meets is None:
-            row |= {"case": "none_within", **named(fastest)}
-        else:
-            row |= {"case": "costs_more", **named(meets), "baseline_hours": float(h[cheapest])}
-            row["delta_usd"] = float(c[meets] - c[cheapest])
-        rows.append(row | _unmet_fields(binds, unmet, label(fastest), h[fastest], c[fastest]))
+        rows.append(_deadline_row(ranked, float(deadline_hours)))
     if budget_usd is not None:
-        binds = bool(c[fastest] > budget_usd)
-        within = _best(ok & (c <= budget_usd), h, c)
-        unmet = binds and within is None
-        row = {"constraint": "budget_usd", "value": float(budget_usd)}
-        if not binds:
-            row |= {"case": "met", **named(fastest)}
-        elif within is None:
-            row |= {"case": "none_within", **named(cheapest)}
-        else:
-            row |= {"case": "takes_longer", **named(within), "baseline_usd": float(c[fastest])}
-            row["delta_hours"] = float(h[within] - h[fastest])
-        rows.append(row | _unmet_fields(binds, unmet, label(cheapest), h[cheapest], c[cheapest]))
-    within_budget = _best(ok & (c <= (np.inf if budget_usd is None else budget_usd)), h, c)
-    top = fastest if within_budget is None else within_budget
-    binds = bool(gpus[top] * 2 > max_gpus and options["kind"].iloc[top] == "cloud")
-    case = "fastest_within_budget" if budget_usd is not None else "fastest"
-    rows.append(
-        {"constraint": "max_gpus", "value": float(max_gpus), "case": case, **named(top)}
-        | _unmet_fields(binds, False, "", nan, nan)
-    )
-    onprem = _best(ok & (options["kind"].to_numpy() == "on-prem"), h, c)
-    if onprem is not None:
-        size = float(options["gpus_available"].iloc[onprem])
-        rows.append(
-            {"constraint": "onprem_gpus", "value": size, "case": "fastest_onprem", **named(onprem)}
-            | _unmet_fields(bool(gpus[onprem] >= size), False, "", nan, nan)
-        )
+        rows.append(_budget_row(ranked, float(budget_usd)))
+    rows += _gpu_rows(ranked, budget_usd, max_gpus)
     return pd.DataFrame(rows).reindex(columns=columns)
+
+
+class _Ranked:
+    """Options' hours, costs and GPUs as arrays, the cheapest and fastest among them, and
+    each option's label and figures as a status row names them."""
+
+    def __init__(self, options: pd.DataFrame) -> None:
+        self.options = options
+        self.h = options["hours"].to_numpy(float)
+        self.c = options["cost"].to_numpy(float)
+        self.gpus = options["total_gpus"].to_numpy(float)
+        self.ok = np.isfinite(self.h) & np.isfinite(self.c)
+        self.cheapest = _best(self.ok, self.c, self.h)
+        self.fastest = _best(self.ok, self.h, self.c)
+
+    def label(self, i: int) -> str:
+        row = self.options.iloc[i]
+        return (
+            f"{row['provider']} {row['instance_type']} x{row['instances']:g} "
+            f"({self.gpus[i]:g} GPUs)"
+        )
+
+    def named(self, i: int) -> dict[str, object]:
+        return {
+            "option": self.label(i),
+            "option_hours": float(self.h[i]),
+            "option_usd": float(self.c[i]),
+            "option_gpus": float(self.gpus[i]),
+        }
+
+    def closest(self, i: int, binds: bool, unmet: bool) -> dict[str, object]:
+        return _unmet_fields(binds, unmet, self.label(i), self.h[i], self.c[i])
+
+
+def _deadline_row(r: _Ranked, deadline_hours: float) -> dict[str, object]:
+    """A deadline binds when the cheapest option misses it (STATUS_CASES["deadline_hours"])."""
+    assert r.cheapest is not None and r.fastest is not None
+    h, c = r.h, r.c
+    binds = bool(h[r.cheapest] > deadline_hours)
+    meets = _best(r.ok & (h <= deadline_hours), c, h)
+    row: dict[str, object] = {"constraint": "deadline_hours", "value": deadline_hours}
+    if not binds:
+        row |= {"case": "met", **r.named(r.cheapest)}
+    elif meets is None:
+        row |= {"case": "none_within", **r.named(r.fastest)}
+    else:
+        row |= {"case": "costs_more", **r.named(meets), "baseline_hours": float(h[r.cheapest])}
+        row["delta_usd"] = float(c[meets] - c[r.cheapest])
+    return row | r.closest(r.fastest, binds, binds and meets is None)
+
+
+def _budget_row(r: _Ranked, budget_usd: float) -> dict[str, object]:
+    """A budget binds when the fastest option exceeds it (STATUS_CASES["budget_usd"])."""
+    assert r.cheapest is not None and r.fastest is not None
+    h, c = r.h, r.c
+    binds = bool(c[r.fastest] > budget_usd)
+    within = _best(r.ok & (c <= budget_usd), h, c)
+    row: dict[str, object] = {"constraint": "budget_usd", "value": budget_usd}
+    if not binds:
+        row |= {"case": "met", **r.named(r.fastest)}
+    elif within is None:
+        row |= {"case": "none_within", **r.named(r.cheapest)}
+    else:
+        row |= {"case": "takes_longer", **r.named(within), "baseline_usd": float(c[r.fastest])}
+        row["delta_hours"] = float(h[within] - h[r.fastest])
+    return row | r.closest(r.cheapest, binds, binds and within is None)
+
+
+def _gpu_rows(r: _Ranked, budget_usd: float | None, max_gpus: int) -> list[dict[str, object]]:
+    """max GPUs binds when the fastest option (within the budget) uses more than half the
+    GPUs allowed; an on-prem cluster when its fastest option uses all of it."""
+    assert r.fastest is not None
+    nan = float("nan")
+    within_budget = _best(r.ok & (r.c <= (np.inf if budget_usd is None else budget_usd)), r.h, r.c)
+    top = r.fastest if within_budget is None else within_budget
+    binds = bool(r.gpus[top] * 2 > max_gpus and r.options["kind"].iloc[top] == "cloud")
+    case = "fastest_within_budget" if budget_usd is not None else "fastest"
+    rows = [
+        {"constraint": "max_gpus", "value": float(max_gpus), "case": case, **r.named(top)}
+        | _unmet_fields(binds, False, "", nan, nan)
+    ]
+    onprem = _best(r.ok & (r.options["kind"].to_numpy() == "on-prem"), r.h, r.c)
+    if onprem is not None:
+        size = float(r.options["gpus_available"].iloc[onprem])
+        rows.append(
+            {"constraint": "onprem_gpus", "value": size, "case": "fastest_onprem"}
+            | r.named(onprem)
+            | _unmet_fields(bool(r.gpus[onprem] >= size), False, "", nan, nan)
+        )
+    return rows
 
 
 def _unmet_fields(

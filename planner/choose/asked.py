@@ -1,0 +1,69 @@
+"""The offers a request asks about: its filters, reserved prices, and how old their prices are."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+
+from planner.notes import Note
+from planner.request import PlanRequest
+from pricing.catalog import STALE_AFTER_DAYS, filter_offers
+from pricing.reserved import (
+    RESERVED_KINDS,
+    has_kind_price,
+    no_reserved_message,
+    with_reserved_discount,
+)
+
+
+class NoReservedPriceError(ValueError):
+    """Reserved pricing asked for, and no offer chosen has such a price."""
+
+
+def offers_asked_for(request: PlanRequest, offers: pd.DataFrame) -> pd.DataFrame:
+    """The offers within the request's providers, regions, GPUs and tiers (pricing.catalog),
+    with an assumed reserved price where the request gives a discount for missing ones.
+
+    Raises NoReservedPriceError for reserved pricing without on-prem configs when no offer
+    left has a reserved price and no discount was given.
+    """
+    chosen = filter_offers(
+        offers,
+        list(request.providers),
+        list(request.regions),
+        list(request.gpus),
+        tiers=list(request.tiers) or None,
+        include_retired=request.include_retired,
+        today=request.today,
+    )
+    if request.reserved_discount is not None:
+        return with_reserved_discount(chosen, request.pricing, request.reserved_discount)
+    if (
+        request.pricing in RESERVED_KINDS
+        and not request.onprem
+        and not has_kind_price(chosen, request.pricing)
+    ):
+        raise NoReservedPriceError(no_reserved_message(request.pricing))
+    return chosen
+
+
+def stale_price_notes(offers: pd.DataFrame, today: dt.date | None) -> list[Note]:
+    """One stale_prices note naming the providers whose prices are older than
+    STALE_AFTER_DAYS (provider, oldest price date, age in days)."""
+    today = today or dt.date.today()
+    stale = []
+    for provider, priced_at in offers.groupby("provider")["priced_at"].min().items():
+        age = (today - dt.date.fromisoformat(str(priced_at))).days
+        if age > STALE_AFTER_DAYS:
+            stale.append((str(provider), str(priced_at), age))
+    if not stale:
+        return []
+    # A bundled catalog extract's date is only a lower bound ("not before 2025-06").
+    bounds = (
+        {str(p): str(b) for p, b in offers.groupby("provider")["date_bound"].first().items() if b}
+        if "date_bound" in offers
+        else {}
+    )
+    values = {"stale_after_days": STALE_AFTER_DAYS, "providers": tuple(stale)}
+    return [Note("stale_prices", {**values, "bounds": bounds} if bounds else values)]

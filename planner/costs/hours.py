@@ -1,0 +1,68 @@
+"""Hours and dollars of every option: compute time, spot interruptions, job overheads,
+billing increments (planner.costs.cost, spot, overheads)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from planner.costs.cost import dollars, fixed_hours, hours_to_train
+from planner.costs.overheads import billed_hours, job_overheads
+from planner.costs.spot import spot_for_offers
+from planner.costs.work import nominal_speed
+from planner.request import PlanRequest
+from planner.throughput.offers import model_key
+from planner.throughput.scaling import DATA_PARALLEL_MODELS
+from planner.workloads.catalog import Workload
+
+
+def with_hours_and_cost(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
+    """Options with compute_hours (samples / throughput), hours_to_train (spot rows at their
+    expected wall time with interruptions, plus start-up, staging and checkpoint hours),
+    billed_hours and cost_usd (planner.costs.cost.dollars)."""
+    workload = request.workload
+    compute = hours_to_train(workload.samples, nominal_speed(opts, workload)["throughput"])
+    opts = _with_spot(opts.assign(compute_hours=compute, hours_to_train=compute), request)
+    opts = opts.join(
+        job_overheads(
+            opts, workload.dataset_gb, _params(workload), compute.to_numpy(float), request.overheads
+        )
+    )
+    opts["hours_to_train"] = opts["hours_to_train"] + fixed_hours(opts)
+    hours = opts["hours_to_train"].to_numpy(float)
+    opts["billed_hours"] = billed_hours(
+        hours, opts["billing_increment_s"].to_numpy(float), opts["billing_minimum_s"].to_numpy()
+    )
+    opts["cost_usd"] = dollars(opts, hours)
+    return opts
+
+
+def _with_spot(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
+    """Spot rows' expected wall hours, overhead factor and interruptions per GPU-instance
+    hour (planner.costs.spot.spot_for_offers); other rows keep their compute hours."""
+    opts = opts.assign(
+        interruptions_per_hour=np.nan, interruption_rate_source="", spot_overhead_factor=np.nan
+    )
+    spot = (opts["pricing"] == "spot").to_numpy()
+    instances = opts.loc[spot, "instances"].to_numpy()
+    rows = spot_for_offers(
+        opts.loc[spot],
+        opts.loc[spot, "compute_hours"].to_numpy(),
+        request.checkpoint_hours,
+        request.restart_hours,
+        request.rates,
+        instances,
+    )
+    opts.loc[spot, "hours_to_train"] = rows["expected_wall_hours"].to_numpy()
+    opts.loc[spot, "spot_overhead_factor"] = rows["overhead_factor"].to_numpy()
+    opts.loc[spot, "interruptions_per_hour"] = rows["interruptions_per_hour"].to_numpy() / instances
+    opts.loc[spot, "interruption_rate_source"] = rows["rate_source"].to_numpy()
+    return opts
+
+
+def _params(workload: Workload) -> float:
+    """Trainable parameters (checkpoint size): the workload's, else its benchmark model's."""
+    if workload.params:
+        return float(workload.params)
+    known = DATA_PARALLEL_MODELS.get(model_key(workload))
+    return known.params if known else 0.0

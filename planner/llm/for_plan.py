@@ -1,0 +1,46 @@
+"""A plan's LLM throughput step: the fastest layout that fits each option, its tokens per
+second and MFU (planner.llm.throughput), options where none fits left out (noted)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from planner.choose.options import drop_without
+from planner.llm import throughput as llm_model
+from planner.notes import Note
+from planner.request import PlanRequest
+
+
+def with_llm_throughput(
+    opts: pd.DataFrame, request: PlanRequest, results: pd.DataFrame
+) -> tuple[pd.DataFrame, list[Note], None]:
+    """Options with throughput, band, source, layout (`sharding`), MFU, memory per GPU and
+    LLM_DETAIL_COLUMNS, from own GPT results or the MFU prior (planner.llm.mfu).
+
+    Raises planner.llm.throughput.LLMMemoryError when no layout fits any option. Leaves out,
+    with a note each: options no layout fits, options whose global batch is too small for
+    their layout, options without an LLM peak for the precision. The third value is None:
+    LLM rows are worded from their columns (planner.render.llm).
+    """
+    workload, precision, settings = request.workload, request.precision, request.llm
+    figures, figure_notes = llm_model.gpt_mfu_figures(results, precision)
+    found = llm_model.llm_options(opts, workload, precision, figures, settings)
+    no_room = (found["reason"] == "no_layout_fits").to_numpy()
+    if len(opts) and no_room.any() and not found["fits"].any():
+        raise llm_model.no_fit_error(workload, precision, opts, found, settings, request.gpu_limit)
+    opts = opts.join(found.drop(columns=["fits", "layout"]).assign(sharding=found["layout"]))
+    small = (opts["reason"] == "batch_too_small").to_numpy()
+    opts, no_layout = drop_without(
+        opts, no_room, "no_layout_fits", workload=workload.name, option_count=int(no_room.sum())
+    )
+    small = small[~no_room]
+    opts, too_small = drop_without(opts, small, "batch_too_small", option_count=int(small.sum()))
+    opts = opts.drop(columns="reason")
+    opts, no_peak = drop_without(
+        opts,
+        opts["throughput"].isna().to_numpy(),
+        "no_llm_peak",
+        precision=precision,
+        model=workload.model,
+    )
+    return opts, no_layout + too_small + figure_notes + no_peak, None

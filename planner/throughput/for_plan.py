@@ -1,0 +1,73 @@
+"""A plan's data-parallel throughput step: every option's samples per second, its band and
+source, measured sweep figures for the exact instance types they ran on, and the words of
+the rows shown (planner.throughput.offers; LLM options take planner.llm.for_plan)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from planner.choose.options import drop_without
+from planner.io.sweep_results import apply_sweep_figures, sweep_figures
+from planner.llm.throughput import LLM_DETAIL_COLUMNS
+from planner.notes import Note
+from planner.request import PlanRequest
+from planner.throughput.offers import (
+    OptionThroughput,
+    model_key,
+    throughput_for_options,
+    throughput_inputs,
+)
+
+
+def with_throughput(
+    opts: pd.DataFrame, request: PlanRequest, results: pd.DataFrame
+) -> tuple[pd.DataFrame, list[Note], OptionThroughput]:
+    """Options with throughput, throughput_low/high, throughput_source and the step
+    breakdown (planner.throughput.offers.throughput_for_options, global batch capped at the
+    workload's), sweep figures applied, options without a throughput left out (noted).
+
+    Returns the options, the notes, and the OptionThroughput that words the rows shown.
+    """
+    workload, precision = request.workload, request.precision
+    inputs = throughput_inputs(results, workload, precision)
+    fast = throughput_for_options(
+        opts,
+        inputs.figures,
+        inputs.model,
+        model_key(workload),
+        precision,
+        workload.global_batch_cap,
+    )
+    opts = opts.join(fast.values).assign(
+        mfu=np.nan,
+        memory_per_gpu_gb=np.nan,
+        sharding="",
+        recompute=False,
+        speed_position=np.arange(len(opts)),
+        **{column: np.nan for column in LLM_DETAIL_COLUMNS},
+    )
+    figures = sweep_figures(results, workload.model, workload.model_size, precision)
+    opts = apply_sweep_figures(opts, figures)
+    opts, dropped = drop_without(
+        opts,
+        opts["throughput"].isna().to_numpy(),
+        "no_throughput",
+        precision=precision,
+        model=workload.model,
+    )
+    return opts, dropped, fast
+
+
+def with_throughput_detail(shown: pd.DataFrame, details: OptionThroughput | None) -> pd.DataFrame:
+    """Rows with throughput_detail: which figure, law or regression gave each throughput (a
+    sweep's own words where a sweep measured the instance); "" for LLM rows, which
+    planner.render.llm words from LLM_DETAIL_COLUMNS."""
+    shown = shown.copy()
+    if details is None:
+        shown["throughput_detail"] = ""
+        return shown
+    shown["throughput_detail"] = details.details(shown["speed_position"].to_numpy())
+    swept = (shown["sweep_detail"] != "").to_numpy()
+    shown.loc[swept, "throughput_detail"] = shown.loc[swept, "sweep_detail"]
+    return shown
