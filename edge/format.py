@@ -15,10 +15,13 @@ def _finite(value: object) -> bool:
 
 
 def money(usd: float, short: bool = False) -> str:
-    """$0.52, $4.38, $1,234; short: $18.4k, $1.31M from $10,000 up (and $1.2k from $1,000)."""
+    """$0.52, $4.38, $1,234, <$0.01 for less than half a cent; short: $18.4k, $1.31M from
+    $10,000 up (and $1.2k from $1,000)."""
     if not _finite(usd):
         return "-"
     usd = float(usd)
+    if 0 < abs(usd) < 0.005:
+        return "<$0.01" if usd > 0 else "-<$0.01"
     if short and abs(usd) >= 1e6:
         return f"${usd / 1e6:,.3g}M"
     if short and abs(usd) >= 1e3:

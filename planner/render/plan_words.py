@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from edge.format import duration, money
 from planner.costs.spot import default_rate
 from planner.plan import Plan
 from planner.render.rows import constraint_phrases, worded_rows
@@ -22,17 +23,13 @@ from pricing.tiers import DEFAULT_TIERS
 
 
 def hours_text(value: float) -> str:
-    """Hours as '4 h', '0.25 h', '105.1 h' (three significant digits below 10)."""
-    return f"{value:,.1f} h" if abs(value) >= 10 else f"{value:.3g} h"
+    """Hours as people read them (edge.format.duration: 49 s, 39 min, 5.2 h, 31.6 days)."""
+    return duration(value)
 
 
 def usd_text(value: float) -> str:
-    """Dollars as people read them: whole dollars from $100, cents below, '<$0.01' for less."""
-    if abs(value) >= 100:
-        return f"${value:,.0f}"
-    if 0 < abs(value) < 0.005:
-        return "<$0.01"
-    return f"${value:,.2f}"
+    """Dollars as people read them (edge.format.money: $0.52, $1,234, <$0.01)."""
+    return money(value)
 
 
 def pick_reason(row: Mapping[str, object], request: PlanRequest) -> str:

@@ -11,24 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from edge.format import duration
+
 LIMIT_WORDS = {
     "cpu-bound": "CPU-bound",
     "batch-bound": "batch-bound",
 }
-
-
-def duration(hours: float) -> str:
-    """Readable duration: 45 s, 12 min, 3.4 h, 2.1 days."""
-    if not np.isfinite(hours):
-        return "-"
-    seconds = hours * 3600.0
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if hours < 1.5:
-        return f"{seconds / 60:.0f} min"
-    if hours < 48:
-        return f"{hours:.1f} h"
-    return f"{hours / 24:.1f} days"
 
 
 def _get(row: Mapping[str, Any], key: str) -> float:

@@ -35,7 +35,7 @@ def test_the_engine_tables_hold_codes_and_figures_not_sentences() -> None:
 def test_each_constraint_case_is_worded_with_its_figures() -> None:
     status = constraint_status(options_frame(), 1000.0, 1000.0, 512).set_index("constraint")
     text = {c: constraint_text(status.loc[c].to_dict() | {"constraint": c}) for c in status.index}
-    assert text["deadline_hours"] == "the cheapest option, a slow x1 (1 GPUs), finishes in 100.0 h"
+    assert text["deadline_hours"] == "the cheapest option, a slow x1 (1 GPUs), finishes in 4.2 days"
     assert text["budget_usd"] == "the fastest option, b fast x64 (512 GPUs), costs $400"
     assert text["max_gpus"] == (
         "the fastest option within the budget, b fast x64 (512 GPUs), uses 512 of 512 allowed; "
@@ -63,13 +63,13 @@ def test_pick_reasons_follow_the_request() -> None:
     value = {"pick": "best_cost_per_hour_saved", "usd_per_hour_saved": 4.0, "hours_saved": 5.0,
              "extra_usd": 20.0}  # fmt: skip
     assert pick_reason(value, free) == (
-        "$4.00 more per hour saved than the cheapest feasible option (5 h sooner for $20.00 more)"
+        "$4.00 more per hour saved than the cheapest feasible option (5.0 h sooner for $20.00 more)"
     )
 
 
 @pytest.mark.parametrize(
     ("value", "hours", "usd"),
-    [(0.25, "0.25 h", "$0.25"), (105.123, "105.1 h", "$105"), (0.001, "0.001 h", "<$0.01")],
+    [(0.25, "15 min", "$0.25"), (105.123, "4.4 days", "$105"), (0.001, "4 s", "<$0.01")],
 )
 def test_hours_and_dollars_read_as_people_write_them(value: float, hours: str, usd: str) -> None:
     assert (hours_text(value), usd_text(value)) == (hours, usd)
