@@ -7,13 +7,18 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from playwright.sync_api import Page
+
+if TYPE_CHECKING:
+    from planner.plan import Plan
 
 from tests.conftest import ROOT
 
@@ -136,3 +141,34 @@ def update_docs_image(page: Page, name: str, height: int) -> None:
     page.screenshot(
         path=str(DOCS_IMAGES / name), clip={"x": 0, "y": 0, "width": width, "height": height}
     )
+
+
+def download(page: Page, button: str, path: Path, timeout_ms: int = 30_000) -> Path:
+    """Wait for the page's `button` (up to 90 s), click it and save what it downloads
+    (within `timeout_ms`) as `path`."""
+    locator = page.get_by_role("button", name=button)
+    locator.wait_for(timeout=90_000)
+    with page.expect_download(timeout=timeout_ms) as started:
+        locator.click()
+    started.value.save_as(path)
+    return path
+
+
+def page_plan(**kwargs: Any) -> Plan:
+    """The plan the Plan page makes for its defaults changed by `kwargs`: the
+    resnet50-imagenet-90ep workload, the default tiers' providers (no marketplace hosts),
+    and, as the served app's results folder is empty, bundled and published figures only."""
+    from planner.plan import make_plan
+    from planner.request import PlanRequest
+    from planner.throughput import own_and_published_results
+    from planner.workloads.catalog import WORKLOADS
+    from pricing.catalog import load_offers, unique_values
+    from pricing.tiers import DEFAULT_TIERS
+
+    offers = load_offers()
+    with tempfile.TemporaryDirectory() as empty:
+        table, _ = own_and_published_results([empty])
+    buyable = offers.loc[offers["tier"].isin(DEFAULT_TIERS)]
+    kwargs.setdefault("providers", unique_values(buyable, "provider"))
+    kwargs.setdefault("tiers", DEFAULT_TIERS)
+    return make_plan(PlanRequest(WORKLOADS["resnet50-imagenet-90ep"], **kwargs), offers, table)

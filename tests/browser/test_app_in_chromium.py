@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import tempfile
 from csv import DictReader
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import update_docs_image
+from tests.browser.conftest import download, page_plan, update_docs_image
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
@@ -22,23 +21,10 @@ PICK_LABELS = ["Cheapest within deadline", "Fastest within budget", "Best cost p
 
 def planner_picks(**kwargs: Any) -> list[str]:
     """What make_plan picks for the Plan page's defaults changed by `kwargs`, as the page
-    names the options (the app's results folder is empty too: bundled and published only)."""
-    from planner.plan import make_plan
-    from planner.request import PlanRequest
-    from planner.throughput import own_and_published_results
+    names the options."""
     from planner.ui.plan_view import option_text
-    from planner.workloads.catalog import WORKLOADS
-    from pricing.catalog import load_offers, unique_values
-    from pricing.tiers import DEFAULT_TIERS
 
-    offers = load_offers()
-    with tempfile.TemporaryDirectory() as empty:
-        table, _ = own_and_published_results([empty])
-    # The page weighs the default tiers' providers (no marketplace hosts) by default.
-    buyable = offers.loc[offers["tier"].isin(DEFAULT_TIERS)]
-    kwargs.setdefault("providers", unique_values(buyable, "provider"))
-    kwargs.setdefault("tiers", DEFAULT_TIERS)
-    plan = make_plan(PlanRequest(WORKLOADS["resnet50-imagenet-90ep"], **kwargs), offers, table)
+    plan = page_plan(**kwargs)
     return [option_text(plan.pick(name)) for name in plan.picks["pick"]]
 
 
@@ -112,12 +98,7 @@ def test_plan_downloads_carry_the_ranked_rows_and_sources(
     app_url: str, page: Page, tmp_path: Path
 ) -> None:
     page.goto(f"{app_url}/?providers=lambda&providers=aws", wait_until="domcontentloaded")
-    button = page.get_by_role("button", name="Download CSV")
-    button.wait_for(timeout=90_000)
-    with page.expect_download(timeout=30_000) as download:
-        button.click()
-    csv = tmp_path / "plan.csv"
-    download.value.save_as(csv)
+    csv = download(page, "Download CSV", tmp_path / "plan.csv")
     with csv.open() as handle:
         rows = list(DictReader(handle))
     assert rows and {row["provider"] for row in rows} == {"aws", "lambda"}
@@ -129,12 +110,7 @@ def test_plan_downloads_carry_the_ranked_rows_and_sources(
     assert {row["price_date_basis"] for row in rows} == {"not-before"}  # bundled extracts
     assert all(row["price_source"].startswith("skypilot-catalog") for row in rows)
 
-    button = page.get_by_role("button", name="Download HTML report")
-    with page.expect_download(timeout=60_000) as download:
-        button.click()
-    report = tmp_path / "plan.html"
-    download.value.save_as(report)
-    html = report.read_text()
+    html = download(page, "Download HTML report", tmp_path / "plan.html", 60_000).read_text()
     assert "Plan: resnet50-imagenet-90ep (fp16, on-demand)" in html
     for option in planner_picks(providers=["lambda", "aws"]):
         assert option in html
@@ -202,25 +178,13 @@ def test_zero_utilization_is_an_inline_message(app_url: str, page: Page, screens
 
 def test_downloads_carry_rows_and_sources(app_url: str, page: Page, tmp_path: Path) -> None:
     page.goto(f"{app_url}/prices?providers=lambda", wait_until="domcontentloaded")
-    button = page.get_by_role("button", name="Download CSV")
-    button.wait_for(timeout=90_000)
-    with page.expect_download(timeout=30_000) as download:
-        button.click()
-    csv = tmp_path / "offers.csv"
-    download.value.save_as(csv)
-    lines = csv.read_text().splitlines()
+    lines = download(page, "Download CSV", tmp_path / "offers.csv").read_text().splitlines()
     assert lines[0].startswith("provider,region,instance_type,gpu_name")
     assert len(lines) > 1 and all(line.startswith("lambda,") for line in lines[1:])
     assert "priced_at" in lines[0] and "skypilot-catalog" in lines[1]
 
     page.goto(f"{app_url}/onprem", wait_until="domcontentloaded")
-    button = page.get_by_role("button", name="Download HTML report")
-    button.wait_for(timeout=90_000)
-    with page.expect_download(timeout=60_000) as download:
-        button.click()
-    report = tmp_path / "report.html"
-    download.value.save_as(report)
-    html = report.read_text()
+    html = download(page, "Download HTML report", tmp_path / "report.html", 60_000).read_text()
     assert "Cloud vs on-prem: 8 x H100-SXM" in html
     assert "Against the cloud" in html and "lambda:" in html and "priced " in html
     assert "Uptime Institute" in html  # a default's source
@@ -231,13 +195,7 @@ def test_the_scaling_report_has_its_charts_tables_and_figures(
     app_url: str, page: Page, tmp_path: Path
 ) -> None:
     page.goto(f"{app_url}/scaling?gpu=A100-SXM-40GB", wait_until="domcontentloaded")
-    button = page.get_by_role("button", name="Download HTML report")
-    button.wait_for(timeout=90_000)
-    with page.expect_download(timeout=60_000) as download:
-        button.click()
-    report = tmp_path / "scaling.html"
-    download.value.save_as(report)
-    html = report.read_text()
+    html = download(page, "Download HTML report", tmp_path / "scaling.html", 60_000).read_text()
     assert "Scaling: A100-SXM-40GB, resnet50 fp16" in html
     assert html.count("Plotly.newPlot") == 2
     assert "Interconnect assumed" in html and "Extrapolation" in html

@@ -3,7 +3,6 @@ columns wide enough for the text the grid draws (measured in the browser's own f
 
 from __future__ import annotations
 
-import tempfile
 from csv import DictReader
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from planner.plan import Plan
 from planner.ui.tables import cell_text
+from tests.browser.conftest import download, page_plan
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -51,27 +51,8 @@ def _number(text: str) -> float | str:
 
 
 def query_plan() -> Plan:
-    """The plan the Plan page makes for QUERY (an empty results folder, as the app's)."""
-    from planner.plan import make_plan
-    from planner.request import PlanRequest
-    from planner.throughput import own_and_published_results
-    from planner.workloads.catalog import WORKLOADS
-    from pricing.catalog import load_offers, unique_values
-    from pricing.tiers import DEFAULT_TIERS
-
-    offers = load_offers()
-    with tempfile.TemporaryDirectory() as empty:
-        table, _ = own_and_published_results([empty])
-    # The page weighs the default tiers' providers by default.
-    buyable = offers.loc[offers["tier"].isin(DEFAULT_TIERS)]
-    request = PlanRequest(
-        WORKLOADS["resnet50-imagenet-90ep"],
-        providers=tuple(unique_values(buyable, "provider")),
-        tiers=tuple(DEFAULT_TIERS),
-        gpus=("H100-SXM",),
-        gpu_count=8,
-    )
-    return make_plan(request, offers, table)
+    """The plan the Plan page makes for QUERY."""
+    return page_plan(gpus=("H100-SXM",), gpu_count=8)
 
 
 def default_compared() -> list[str]:
@@ -142,11 +123,7 @@ def test_compare_view_side_by_side_and_its_csv(
     assert all(columns[o][row].startswith("$") for o in options)
     compare.scroll_into_view_if_needed()
     page.screenshot(path=str(screenshots / "plan-compare.png"), full_page=True)
-    button = page.get_by_role("button", name="Download comparison CSV")
-    with page.expect_download(timeout=30_000) as download:
-        button.click()
-    csv = tmp_path / "compare.csv"
-    download.value.save_as(csv)
+    csv = download(page, "Download comparison CSV", tmp_path / "compare.csv")
     with csv.open() as handle:
         rows = list(DictReader(handle))
     assert len(rows) == len(chosen)
