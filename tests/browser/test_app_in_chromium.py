@@ -149,7 +149,7 @@ def test_every_page_shows_its_chart_table_and_metrics(
     page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
     page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=30_000)
     metrics = page.locator('[data-testid="stMetric"]')
-    metrics.first.wait_for(timeout=30_000)
+    metrics.nth(n_metrics - 1).wait_for(timeout=30_000)  # drawn one after another
     assert metrics.count() >= n_metrics
     # The page's inputs are in the URL (a link reproduces the view).
     page.wait_for_url(re.compile(rf"/{path}\?.+"), timeout=30_000)
