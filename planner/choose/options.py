@@ -262,3 +262,25 @@ def options_for(request: PlanRequest, offers: pd.DataFrame) -> tuple[pd.DataFram
     )
     opts, no_spec = drop_without(opts, no_spec_row(opts), "no_spec_row")
     return opts, notes + onprem_notes + no_price + no_spec
+
+
+def machine_option(gpu_name: str, gpu_count: int) -> pd.DataFrame:
+    """One machine of `gpu_count` GPUs in one node, unpriced: the option a sweep run's
+    preview times (planner.io.sweep_data), in OPTION_COLUMNS."""
+    option = {column: "" for column in OPTION_COLUMNS}
+    numbers = ("network_gbps", "vcpus", "usd_per_hour", "option_usd_per_hour")
+    option |= {column: np.nan for column in (*numbers, "spot_usd_per_hour", "utilization")}
+    option |= {
+        "option_id": 0,
+        "kind": "cloud",
+        "offer_key": "machine:0",
+        "gpu_name": gpu_name,
+        "gpu_count": float(gpu_count),
+        "instances": 1.0,
+        "total_gpus": float(gpu_count),
+        "gpus_per_node": float(max(gpu_count, 1)),
+        "network_basis": NetworkBasis.DEFAULT_ASSUMED,
+        "gpu_memory_gb": _spec_memory(pd.Series([gpu_name]))[0],
+        "amortized_usd_per_gpu_hour": np.nan,
+    }
+    return pd.DataFrame([option], columns=list(OPTION_COLUMNS))

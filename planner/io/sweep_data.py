@@ -3,8 +3,8 @@
 The sweep package reads no catalog and has no throughput model; this joins the two for
 it: a target's price per hour (on-demand, or spot when the target is spot) from the
 price catalog with its date and source, and a run's expected samples per second on
-that GPU and count from the planner's throughput layer (measured, published, scaled or
-estimated, as for a plan).
+that GPU and count on one machine, through the same steps as a plan's rows (options,
+throughput with its batch cap, loader limits: measured, published, scaled or estimated).
 """
 
 from __future__ import annotations
@@ -17,6 +17,12 @@ import pandas as pd
 
 from benchmarks.sweep.preview import PriceQuote, ThroughputGuess
 from benchmarks.sweep.spec import RunItem, TargetSpec
+from planner.choose.options import machine_option
+from planner.costs.work import with_limits_and_work
+from planner.llm.for_plan import with_llm_throughput
+from planner.llm.throughput import LLMMemoryError
+from planner.request import PlanRequest, RequestError
+from planner.throughput.for_plan import with_throughput
 from planner.workloads.catalog import WORKLOADS, Workload
 from pricing.catalog import price_date_basis
 
@@ -78,17 +84,22 @@ class CatalogSweepData:
         workload = _workload_for(run.options)
         if workload is None:
             return None
-        from planner.throughput import throughput_for_offers, throughput_inputs
-
-        inputs = throughput_inputs(self.results, workload, precision)
-        query = pd.DataFrame({"gpu_name": [gpu_name], "gpu_count": [float(gpu_count)]})
-        predicted = throughput_for_offers(query, inputs.figures, inputs.model)
-        value = float(predicted["throughput"].iloc[0])
+        option = machine_option(gpu_name, gpu_count)
+        try:
+            request = PlanRequest(workload=workload, precision=precision)
+            timed = with_llm_throughput if workload.is_llm else with_throughput
+            opts, _, _ = timed(option, request, self.results)
+        except (RequestError, LLMMemoryError):
+            return None
+        if opts.empty:
+            return None
+        opts = with_limits_and_work(opts, workload, self.results)
+        value = float(opts["throughput"].iloc[0])
         if not math.isfinite(value) or value <= 0:
             return None
         if workload.is_llm and workload.seq_len:
             value /= workload.seq_len  # tokens/s -> sequences/s
-        return ThroughputGuess(value, str(predicted["throughput_source"].iloc[0]))
+        return ThroughputGuess(value, str(opts["throughput_source"].iloc[0]))
 
 
 def _workload_for(options: dict[str, Any]) -> Workload | None:
