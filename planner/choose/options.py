@@ -267,7 +267,7 @@ def options_for(request: PlanRequest, offers: pd.DataFrame) -> tuple[pd.DataFram
 def machine_option(gpu_name: str, gpu_count: int) -> pd.DataFrame:
     """One machine of `gpu_count` GPUs in one node, unpriced: the option a sweep run's
     preview times (planner.io.sweep_data), in OPTION_COLUMNS."""
-    option = {column: "" for column in OPTION_COLUMNS}
+    option: dict[str, object] = {column: "" for column in OPTION_COLUMNS}
     numbers = ("network_gbps", "vcpus", "usd_per_hour", "option_usd_per_hour")
     option |= {column: np.nan for column in (*numbers, "spot_usd_per_hour", "utilization")}
     option |= {
