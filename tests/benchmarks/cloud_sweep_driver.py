@@ -19,11 +19,14 @@ import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.runners.aws import AwsProvisioner
 from benchmarks.runners.gcp import GcpProvisioner
 from benchmarks.runners.machine import Machine
+
+if TYPE_CHECKING:
+    from tests.sshd import SshServer
 
 
 def guard_loopback_only() -> None:
@@ -40,31 +43,38 @@ def guard_loopback_only() -> None:
     socket.socket.connect = loopback_only  # type: ignore[method-assign]
 
 
-class LoopbackAws(AwsProvisioner):
+class _Loopback:
+    """A provisioner whose running machines are reached at `point(machine)` (the loopback
+    sshd) instead of the address the stand-in cloud gave them."""
+
     def __init__(self, point: Callable[[Machine], Machine], **options: Any) -> None:
         super().__init__(**options)
         self.point = point
 
     def wait_running(self, machine: Machine, timeout_s: float) -> Machine:
-        return self.point(super().wait_running(machine, timeout_s))
+        return self.point(super().wait_running(machine, timeout_s))  # type: ignore[misc]
 
 
-class LoopbackGcp(GcpProvisioner):
-    def __init__(self, point: Callable[[Machine], Machine], **options: Any) -> None:
-        super().__init__(**options)
-        self.point = point
-
-    def wait_running(self, machine: Machine, timeout_s: float) -> Machine:
-        return self.point(super().wait_running(machine, timeout_s))
+class LoopbackAws(_Loopback, AwsProvisioner):
+    """EC2 calls against moto; machines reached at the loopback sshd."""
 
 
-def register(config: dict[str, Any]) -> None:
-    """Make the sweep's backend registry build the stand-in-bound provisioners."""
-    from google.auth.credentials import AnonymousCredentials
+class LoopbackGcp(_Loopback, GcpProvisioner):
+    """Compute calls against the fake Compute server; machines reached at the loopback sshd."""
 
-    from benchmarks.sweep import backends
 
-    ssh = config["ssh"]
+def loopback_ssh(sshd: SshServer) -> dict[str, Any]:
+    """CONFIG.json's "ssh" entry for `sshd`."""
+    return {
+        "host": "127.0.0.1",
+        "port": sshd.port,
+        "user": sshd.user,
+        "identity_file": str(sshd.identity_file),
+    }
+
+
+def pointer(ssh: dict[str, Any]) -> Callable[[Machine], Machine]:
+    """A machine as reached at `ssh` (CONFIG.json's "ssh" entry)."""
 
     def point(machine: Machine) -> Machine:
         return dataclasses.replace(
@@ -75,6 +85,16 @@ def register(config: dict[str, Any]) -> None:
             identity_file=ssh["identity_file"],
         )
 
+    return point
+
+
+def register(config: dict[str, Any]) -> None:
+    """Make the sweep's backend registry build the stand-in-bound provisioners."""
+    from google.auth.credentials import AnonymousCredentials
+
+    from benchmarks.sweep import backends
+
+    point = pointer(config["ssh"])
     if "aws" in config:
         url = config["aws"]["endpoint_url"]
         backends.register("aws", lambda **_: LoopbackAws(point, endpoint_url=url, poll_s=0.05))

@@ -8,37 +8,19 @@ still ends with the instance terminated and confirmed.
 from __future__ import annotations
 
 import base64
-import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from benchmarks.results import load_results
-from benchmarks.runners.aws import AwsProvisioner
-from benchmarks.runners.machine import Machine
 from benchmarks.sweep.backends import register
 from planner.cli.main import app
+from tests.benchmarks.cloud_sweep_driver import LoopbackAws, loopback_ssh, pointer
 from tests.benchmarks.moto_ec2 import ec2, live_instances, moto_server, register_dl_image
 from tests.benchmarks.sweep.conftest import REMOTE, only_state, spec_text
 from tests.sshd import SshServer
-
-
-class LoopbackAws(AwsProvisioner):
-    """EC2 through moto; the running machine is reached at the loopback sshd."""
-
-    def __init__(self, sshd: SshServer, **options: Any) -> None:
-        super().__init__(**options)
-        self.sshd = sshd
-
-    def wait_running(self, machine: Machine, timeout_s: float) -> Machine:
-        running = super().wait_running(machine, timeout_s)
-        return dataclasses.replace(
-            running, host="127.0.0.1", port=self.sshd.port, user=self.sshd.user,
-            identity_file=str(self.sshd.identity_file),
-        )  # fmt: skip
 
 
 @pytest.fixture()
@@ -53,7 +35,8 @@ def test_aws_sweep_end_to_end_terminates_after_success_and_failure(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     image = register_dl_image(moto_url)
-    register("aws", lambda **_: LoopbackAws(sshd, endpoint_url=moto_url, poll_s=0.05))
+    point = pointer(loopback_ssh(sshd))
+    register("aws", lambda **_: LoopbackAws(point, endpoint_url=moto_url, poll_s=0.05))
     known = f"-o UserKnownHostsFile={sshd.known_hosts} -o StrictHostKeyChecking=yes"
     monkeypatch.setenv("GPUPLAN_SSH_OPTIONS", known)
     target = (

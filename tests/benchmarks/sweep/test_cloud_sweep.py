@@ -27,7 +27,7 @@ from benchmarks.results import read_result
 from benchmarks.runners.machine import SWEEP_TAG
 from benchmarks.sweep import backends
 from planner.cli.main import app
-from tests.benchmarks.cloud_sweep_driver import register
+from tests.benchmarks.cloud_sweep_driver import loopback_ssh, register
 from tests.benchmarks.fake_gce import FakeGce
 from tests.benchmarks.moto_ec2 import any_image, ec2, live_instances, moto_server
 from tests.benchmarks.sweep.conftest import REMOTE, ROOT, only_state, spec_text
@@ -69,8 +69,7 @@ class Sweep:
         self.config.write_text(json.dumps({
             "aws": {"endpoint_url": moto_url},
             "gcp": {"api_endpoint": gce.url, "project": "gpuplan-test"},
-            "ssh": {"host": "127.0.0.1", "port": sshd.port, "user": sshd.user,
-                    "identity_file": str(sshd.identity_file)},
+            "ssh": loopback_ssh(sshd),
         }))  # fmt: skip
         self.env = {
             **os.environ,
