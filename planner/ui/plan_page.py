@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -30,6 +31,7 @@ from planner.request import PlanRequest, RequestError
 from planner.ui import data
 from planner.ui.compare import compare_section
 from planner.ui.export import download_csv, download_report
+from planner.ui.inputs import OfferFilters, number, offer_filters, optional_number, worded_radio
 from planner.ui.onprem_page import PAGE as ONPREM_PAGE
 from planner.ui.onprem_page import config_from_inputs
 from planner.ui.plan_view import (
@@ -55,14 +57,12 @@ from planner.ui.tables import show_table
 from planner.ui.text import md_text
 from planner.workloads.catalog import (
     LLM_DEFAULT_SEQ_LEN,
-    LLM_MODES,
     WORKLOADS,
     Workload,
     llm_workload,
 )
-from pricing.catalog import PRICING_KINDS, unique_values
+from pricing.catalog import PRICING_KINDS
 from pricing.reserved import RESERVED_KINDS
-from pricing.tiers import DEFAULT_TIERS, TIERS
 
 PAGE = "plan"
 TITLE = "gpuplan: where to train, for how much"
@@ -82,12 +82,80 @@ LLM_MODE_WORDS = {
 PRESET_SIZES = ", ".join(
     f"{p.params / 1e9:.3g} ({p.reference.split(' (')[0]})" for p in LLM_PRESETS.values()
 )
+
+
+def _optional(label: str, step: float, help: str, **kwargs: Any) -> dict[str, Any]:
+    """A number input that starts empty ("none": not set), at least 0 unless `kwargs` say."""
+    spec = {"min_value": 0.0, "format": "%g", "placeholder": "none", **kwargs}
+    return {"label": label, "default": None, "step": step, "help": help, **spec}
+
+
+def _gpus(label: str, default: int | None, help: str, **kwargs: Any) -> dict[str, Any]:
+    """A GPU count's number input: a whole number from 1 to MAX_GPUS_LIMIT."""
+    spec = {"min_value": 1, "max_value": MAX_GPUS_LIMIT, "step": 1, **kwargs}
+    return {"label": label, "default": default, "help": help, **spec}
+
+
+def _billions(label: str, default: float, step: float, help: str) -> dict[str, Any]:
+    """A number of billions (parameters, tokens): at least 0, shown as typed."""
+    spec = {"min_value": 0.0, "step": step, "format": "%g"}
+    return {"label": label, "default": default, "help": help, **spec}
+
+
+# The Deadline and budget inputs in their order (key: plan.<name>, the PlanRequest field).
+LIMIT_FIELDS: dict[str, dict[str, Any]] = {
+    "deadline_hours": _optional(
+        "Deadline (hours)", 1.0, "Wall-clock hours the run must finish in. Empty: no deadline."
+    ),
+    "budget_usd": _optional("Budget (USD)", 100.0, "Most the run may cost. Empty: no budget."),
+    "max_gpus": _gpus(
+        "Max GPUs per option",
+        DEFAULT_MAX_GPUS,
+        "Each offer is weighed at 1, 2, 4, ... instances up to this many GPUs.",
+    ),
+    "gpu_count": _gpus(
+        "Exact GPU count",
+        None,
+        "Only options with exactly this many GPUs in all (e.g. 8 for one 8-GPU server). "
+        "Empty: every count up to the most GPUs per option.",
+        placeholder="any",
+    ),
+}
+# The described LLM's number inputs (key: plan.<name>).
+LLM_FIELDS: dict[str, dict[str, Any]] = {
+    "params_b": _billions(
+        "Parameters (billions)",
+        7.0,
+        1.0,
+        "Decoder LLM size. Within 1% of a preset it takes that model's published shape: "
+        f"{PRESET_SIZES}; else GPT-3's aspect ratio (planner.workloads.catalog.llm_shape).",
+    ),
+    "seq_len": {
+        "label": "Sequence length (tokens)",
+        "default": LLM_DEFAULT_SEQ_LEN,
+        "min_value": 1,
+        "step": 1024,
+        "help": "Tokens per sequence: sets activation memory and attention FLOPs.",
+    },
+    "tokens_b": _billions(
+        "Training tokens (billions)",
+        140.0,
+        10.0,
+        "Tokens to train on; ~20 per parameter is compute-optimal (Hoffmann et al. 2022).",
+    ),
+}
+RESERVED_DISCOUNT = _optional(
+    "Reserved discount (% off on-demand)",
+    5.0,
+    "Where no reserved price is listed, assume on-demand less this (your negotiated "
+    "discount); every row it touches says so.",
+    min_value=1.0,
+    max_value=99.0,
+    placeholder="none: listed reserved prices only",
+)
 # The sidebar input behind each PlanRequest field, and how to fix a bad value.
 INPUT_LABELS = {
-    "deadline_hours": "Deadline (hours)",
-    "budget_usd": "Budget (USD)",
-    "max_gpus": "Max GPUs per option",
-    "gpu_count": "Exact GPU count",
+    **{name: str(field["label"]) for name, field in LIMIT_FIELDS.items()},
     "interruption_rates": "Spot interruption rates",
 }
 INPUT_FIXES = {
@@ -99,268 +167,166 @@ ONPREM_SOURCES = {
     "example": "Example: 4 x DGX H100 (examples/onprem-dgx-h100.toml)",
     "onprem_page": "My inputs on the Cloud vs on-prem page",
 }
+RETIRED_HELP = (
+    "Sizes the provider no longer sells (pricing/retired.py), such as Azure's K80 Promo sizes."
+)
+
+
+@dataclass(frozen=True)
+class JobInputs:
+    """The job: a catalog training run, or an LLM described by its size and tokens."""
+
+    kind: str  # a key of JOBS
+    workload_name: str | None = None
+    params_b: float | None = None
+    tokens_b: float | None = None
+    llm_mode: str = "pretrain"
+    seq_len: int = LLM_DEFAULT_SEQ_LEN
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The deadline, budget and GPU counts asked for (None: not set)."""
+
+    deadline_hours: float | None
+    budget_usd: float | None
+    max_gpus: int
+    gpu_count: int | None
+
+
+@dataclass(frozen=True)
+class PricingInputs:
+    """The pricing kind, spot interruption rates given, and the reserved discount."""
+
+    pricing: str
+    rates: dict[str, float] = field(default_factory=dict)
+    reserved_discount: float | None = None
 
 
 @dataclass(frozen=True)
 class PlanInputs:
-    """What the sidebar asks for (None: not set)."""
+    """What the sidebar asks for."""
 
-    job: str
-    workload_name: str | None
-    params_b: float | None
-    tokens_b: float | None
+    job: JobInputs
     precision: str
-    deadline_hours: float | None
-    budget_usd: float | None
-    max_gpus: int
-    providers: list[str]
-    regions: list[str]
-    gpus: list[str]
-    gpu_count: int | None
-    pricing: str
-    onprem: bool
-    onprem_source: str
-    rates: dict[str, float] = field(default_factory=dict)
-    tiers: list[str] = field(default_factory=lambda: list(DEFAULT_TIERS))
-    include_retired: bool = False
-    reserved_discount: float | None = None
-    llm_mode: str = "pretrain"
-    seq_len: int = LLM_DEFAULT_SEQ_LEN
+    limits: Limits
+    where: OfferFilters
+    prices: PricingInputs
+    onprem_source: str | None  # a key of ONPREM_SOURCES; None: no on-prem options
 
 
 # ---------------------------------------------------------------- inputs
 
 
 def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
-    workload_name = params_b = tokens_b = None
-    llm_mode, seq_len = "pretrain", LLM_DEFAULT_SEQ_LEN
+    """The sidebar, section by section: job, deadline and budget, where, own servers."""
     with st.sidebar:
-        st.header("Job")
-        job = ps.radio(
-            "Workload",
-            list(JOBS),
-            name="job",
-            default="catalog",
-            format_func=JOBS.get,
-            horizontal=True,
-        )
-        if job == "catalog":
-            workload_name = ps.selectbox(
-                "Training run",
-                list(WORKLOADS),
-                name="workload",
-                default=DEFAULT_WORKLOAD,
-                help="What one training run is: samples (or tokens) and FLOPs per sample "
-                "(`gpuplan workloads`).",
-            )
-        else:
-            params_b = ps.number_input(
-                "Parameters (billions)",
-                name="params_b",
-                default=7.0,
-                min_value=0.0,
-                step=1.0,
-                format="%g",
-                help="Decoder LLM size. Within 1% of a preset it takes that model's published "
-                f"shape: {PRESET_SIZES}; else GPT-3's aspect ratio "
-                "(planner.workloads.catalog.llm_shape).",
-            )
-            llm_mode = ps.radio(
-                "Training",
-                list(LLM_MODES),
-                name="llm_mode",
-                default="pretrain",
-                format_func=LLM_MODE_WORDS.get,
-                horizontal=True,
-                help="Full fine-tuning costs what pre-training does per token; LoRA trains "
-                "adapters on frozen weights, ~4N instead of 6N FLOPs per token (Hu et al. "
-                "2021); QLoRA keeps those weights in 4 bits (Dettmers et al. 2023).",
-            )
-            seq_len = int(
-                ps.number_input(
-                    "Sequence length (tokens)",
-                    name="seq_len",
-                    default=LLM_DEFAULT_SEQ_LEN,
-                    min_value=1,
-                    step=1024,
-                    help="Tokens per sequence: sets activation memory and attention FLOPs.",
-                )
-            )
-            tokens_b = ps.number_input(
-                "Training tokens (billions)",
-                name="tokens_b",
-                default=140.0,
-                min_value=0.0,
-                step=10.0,
-                format="%g",
-                help="Tokens to train on; ~20 per parameter is compute-optimal "
-                "(Hoffmann et al. 2022).",
-            )
-        precision = ps.radio(
-            "Precision",
-            PRECISIONS + (["fp8"] if job == "llm" else []),
-            name="precision",
-            default="fp16",
-            horizontal=True,
-            help="fp16 is mixed precision (AMP), as published; fp8 (LLMs) only on GPUs with fp8 "
-            "tensor cores (Hopper, Ada, Blackwell).",
-        )
-        st.header("Deadline and budget")
-        deadline = ps.number_input(
-            "Deadline (hours)",
-            name="deadline_hours",
-            default=None,
-            min_value=0.0,
-            step=1.0,
-            format="%g",
-            placeholder="none",
-            help="Wall-clock hours the run must finish in. Empty: no deadline.",
-        )
-        budget = ps.number_input(
-            "Budget (USD)",
-            name="budget_usd",
-            default=None,
-            min_value=0.0,
-            step=100.0,
-            format="%g",
-            placeholder="none",
-            help="Most the run may cost. Empty: no budget.",
-        )
-        max_gpus = ps.number_input(
-            "Max GPUs per option",
-            name="max_gpus",
-            default=DEFAULT_MAX_GPUS,
-            min_value=1,
-            max_value=MAX_GPUS_LIMIT,
-            step=1,
-            help="Each offer is weighed at 1, 2, 4, ... instances up to this many GPUs.",
-        )
-        gpu_count = ps.number_input(
-            "Exact GPU count",
-            name="gpu_count",
-            default=None,
-            min_value=1,
-            max_value=MAX_GPUS_LIMIT,
-            step=1,
-            placeholder="any",
-            help="Only options with exactly this many GPUs in all (e.g. 8 for one 8-GPU "
-            "server). Empty: every count up to the most GPUs per option.",
-        )
+        job = _job_inputs(ps)
+        precision = _precision_input(ps, job.kind)
+        limits = _limit_inputs(ps)
         st.header("Where")
-        tiers = ps.multiselect(
-            "Provider tiers",
-            list(TIERS),
-            name="tiers",
-            default=list(DEFAULT_TIERS),
-            help="Marketplace = single hosts listed by third parties (Vast.ai): most companies "
-            "cannot buy them under a contract, so they are left out unless picked here.",
-        )
-        everyone = unique_values(offers, "provider")
-        providers = ps.multiselect(
-            "Providers",
-            everyone,
-            name="providers",
-            default=unique_values(offers.loc[offers["tier"].isin(tiers)], "provider"),
-            depends_on=tuple(tiers),
-        )
-        include_retired = ps.toggle(
-            "Include retired sizes",
-            name="retired",
-            default=False,
-            help="Sizes the provider no longer sells (pricing/retired.py), such as Azure's "
-            "K80 Promo sizes.",
-        )
-        regions = ps.multiselect(
-            "Regions (none = all)",
-            unique_values(offers.loc[offers["provider"].isin(providers)], "region"),
-            name="regions",
-            default=[],
-        )
-        gpus = ps.multiselect(
-            "GPUs (none = all)",
-            unique_values(offers.loc[offers["provider"].isin(providers)], "gpu_name"),
-            name="gpus",
-            default=[],
-            help="Plan only on these GPU models.",
-        )
-        pricing = ps.radio(
-            "Pricing",
-            list(PRICING_KINDS),
-            name="pricing",
-            default="on-demand",
-            help="Spot hours include the expected time lost to interruptions; reserved "
-            "prices come from refreshed catalogs (`gpuplan pricing refresh`).",
-        )
-        rates = _rate_inputs(ps, providers) if pricing == "spot" else {}
-        discount = None
-        if pricing in RESERVED_KINDS:
-            percent = ps.number_input(
-                "Reserved discount (% off on-demand)",
-                name="reserved_discount",
-                default=None,
-                min_value=1.0,
-                max_value=99.0,
-                step=5.0,
-                format="%g",
-                placeholder="none: listed reserved prices only",
-                help="Where no reserved price is listed, assume on-demand less this "
-                "(your negotiated discount); every row it touches says so.",
-            )
-            discount = None if percent is None else float(percent) / 100
-        st.header("Own servers")
-        onprem = ps.toggle(
-            "Compare with on-prem",
-            name="onprem",
-            default=False,
-            help="Add an on-prem cluster as options, priced at its amortized cost per "
-            "GPU-hour (planner.onprem.tco).",
-        )
-        source = "example"
-        if onprem:
-            source = ps.radio(
-                "On-prem configuration",
-                list(ONPREM_SOURCES),
-                name="onprem_config",
-                default="example",
-                format_func=ONPREM_SOURCES.get,
-                help="A link carries this choice, not the Cloud vs on-prem page's inputs: "
-                "opened elsewhere it falls back to the example.",
-            )
-    return PlanInputs(
-        job=job,
-        workload_name=workload_name,
-        params_b=params_b,
-        tokens_b=tokens_b,
-        precision=precision,
-        deadline_hours=deadline,
-        budget_usd=budget,
-        max_gpus=int(max_gpus),
-        providers=providers,
-        regions=regions,
-        gpus=gpus,
-        gpu_count=None if gpu_count is None else int(gpu_count),
-        pricing=pricing,
-        onprem=onprem,
-        onprem_source=source,
-        rates=rates,
-        tiers=tiers,
-        include_retired=include_retired,
-        reserved_discount=discount,
-        llm_mode=llm_mode,
-        seq_len=seq_len,
+        where = offer_filters(ps, offers, RETIRED_HELP, gpus_help="Plan only on these GPU models.")
+        prices = _pricing_inputs(ps, where.providers)
+        onprem_source = _onprem_inputs(ps)
+    return PlanInputs(job, precision, limits, where, prices, onprem_source)
+
+
+def _job_inputs(ps: PageState) -> JobInputs:
+    """The Job section: a run from the catalog, or an LLM described."""
+    st.header("Job")
+    kind = worded_radio(ps, "Workload", JOBS, name="job", default="catalog", horizontal=True)
+    if kind != "catalog":
+        return _llm_inputs(ps)
+    workload_name = ps.selectbox(
+        "Training run",
+        list(WORKLOADS),
+        name="workload",
+        default=DEFAULT_WORKLOAD,
+        help="What one training run is: samples (or tokens) and FLOPs per sample "
+        "(`gpuplan workloads`).",
+    )
+    return JobInputs(kind, workload_name=workload_name)
+
+
+def _llm_inputs(ps: PageState) -> JobInputs:
+    """An LLM: its size, how it is trained, its sequence length and training tokens."""
+    params_b = number(ps, "params_b", LLM_FIELDS["params_b"])
+    llm_mode = worded_radio(
+        ps,
+        "Training",
+        LLM_MODE_WORDS,
+        name="llm_mode",
+        default="pretrain",
+        horizontal=True,
+        help="Full fine-tuning costs what pre-training does per token; LoRA trains "
+        "adapters on frozen weights, ~4N instead of 6N FLOPs per token (Hu et al. "
+        "2021); QLoRA keeps those weights in 4 bits (Dettmers et al. 2023).",
+    )
+    seq_len = int(number(ps, "seq_len", LLM_FIELDS["seq_len"]))
+    tokens_b = number(ps, "tokens_b", LLM_FIELDS["tokens_b"])
+    return JobInputs(
+        "llm", params_b=params_b, tokens_b=tokens_b, llm_mode=llm_mode, seq_len=seq_len
     )
 
 
+def _precision_input(ps: PageState, kind: str) -> str:
+    """The precision; fp8 only for an LLM."""
+    return str(
+        ps.radio(
+            "Precision",
+            PRECISIONS + (["fp8"] if kind == "llm" else []),
+            name="precision",
+            default="fp16",
+            horizontal=True,
+            help="fp16 is mixed precision (AMP), as published; fp8 (LLMs) only on GPUs with "
+            "fp8 tensor cores (Hopper, Ada, Blackwell).",
+        )
+    )
+
+
+def _limit_inputs(ps: PageState) -> Limits:
+    """The Deadline and budget section: deadline, budget, most GPUs and an exact count."""
+    st.header("Deadline and budget")
+    given = {name: number(ps, name, spec) for name, spec in LIMIT_FIELDS.items()}
+    count = given["gpu_count"]
+    return Limits(
+        deadline_hours=given["deadline_hours"],
+        budget_usd=given["budget_usd"],
+        max_gpus=int(given["max_gpus"]),
+        gpu_count=None if count is None else int(count),
+    )
+
+
+def _pricing_inputs(ps: PageState, providers: Sequence[str]) -> PricingInputs:
+    """The pricing kind; spot interruption rates or a reserved discount where it applies."""
+    pricing = ps.radio(
+        "Pricing",
+        list(PRICING_KINDS),
+        name="pricing",
+        default="on-demand",
+        help="Spot hours include the expected time lost to interruptions; reserved "
+        "prices come from refreshed catalogs (`gpuplan pricing refresh`).",
+    )
+    if pricing == "spot":
+        return PricingInputs(pricing, rates=_rate_inputs(ps, providers))
+    if pricing not in RESERVED_KINDS:
+        return PricingInputs(pricing)
+    percent = number(ps, "reserved_discount", RESERVED_DISCOUNT)
+    discount = None if percent is None else float(percent) / 100
+    return PricingInputs(pricing, reserved_discount=discount)
+
+
 def _rate_inputs(ps: PageState, providers: Sequence[str]) -> dict[str, float]:
+    """Each provider's spot interruption rate, where one is given (else its default)."""
     rates = {}
     with st.expander("Spot interruption rates"):
         st.caption("Interruptions per instance-hour. Empty: the documented default.")
         for provider in providers:
             known = default_rate(provider)
-            rate = ps.number_input(
+            rate = optional_number(
+                ps,
                 md_text(provider),
-                name=f"rate_{provider}",
-                default=None,
+                f"rate_{provider}",
                 min_value=0.0,
                 step=0.01,
                 format="%g",
@@ -375,19 +341,43 @@ def _rate_inputs(ps: PageState, providers: Sequence[str]) -> dict[str, float]:
     return rates
 
 
+def _onprem_inputs(ps: PageState) -> str | None:
+    """The Own servers section: which on-prem configuration to compare with, if any."""
+    st.header("Own servers")
+    onprem = ps.toggle(
+        "Compare with on-prem",
+        name="onprem",
+        default=False,
+        help="Add an on-prem cluster as options, priced at its amortized cost per "
+        "GPU-hour (planner.onprem.tco).",
+    )
+    if not onprem:
+        return None
+    return str(
+        worded_radio(
+            ps,
+            "On-prem configuration",
+            ONPREM_SOURCES,
+            name="onprem_config",
+            default="example",
+            help="A link carries this choice, not the Cloud vs on-prem page's inputs: "
+            "opened elsewhere it falls back to the example.",
+        )
+    )
+
+
 # ---------------------------------------------------------------- checks
 
 
 def _workload(inputs: PlanInputs) -> Workload | None:
     """The catalog workload or the described LLM; None after an inline error."""
-    if inputs.job == "catalog":
-        return WORKLOADS[str(inputs.workload_name)]
-    params = float(inputs.params_b or 0.0)
-    tokens = float(inputs.tokens_b or 0.0)
+    job = inputs.job
+    if job.kind == "catalog":
+        return WORKLOADS[str(job.workload_name)]
+    params = float(job.params_b or 0.0)
+    tokens = float(job.tokens_b or 0.0)
     try:
-        return llm_workload(
-            params * 1e9, tokens * 1e9, seq_len=inputs.seq_len, mode=inputs.llm_mode
-        )
+        return llm_workload(params * 1e9, tokens * 1e9, seq_len=job.seq_len, mode=job.llm_mode)
     except ValueError as exc:
         st.error(
             f"**Parameters (billions)** {params:g} and **Training tokens (billions)** "
@@ -405,20 +395,20 @@ def _request(
         return PlanRequest(
             workload=workload,
             precision=inputs.precision,
-            pricing=inputs.pricing,
-            providers=tuple(inputs.providers),
-            regions=tuple(inputs.regions),
-            gpus=tuple(inputs.gpus),
-            gpu_count=inputs.gpu_count,
-            deadline_hours=inputs.deadline_hours,
-            budget_usd=inputs.budget_usd,
-            max_gpus=inputs.max_gpus,
+            pricing=inputs.prices.pricing,
+            providers=tuple(inputs.where.providers),
+            regions=tuple(inputs.where.regions),
+            gpus=tuple(inputs.where.gpus),
+            gpu_count=inputs.limits.gpu_count,
+            deadline_hours=inputs.limits.deadline_hours,
+            budget_usd=inputs.limits.budget_usd,
+            max_gpus=inputs.limits.max_gpus,
             onprem=tuple(c.config for c in onprem),
             onprem_sources=tuple(c.path for c in onprem),
-            interruption_rates=tuple(sorted(inputs.rates.items())),
-            tiers=tuple(inputs.tiers),
-            include_retired=inputs.include_retired,
-            reserved_discount=inputs.reserved_discount,
+            interruption_rates=tuple(sorted(inputs.prices.rates.items())),
+            tiers=tuple(inputs.where.tiers),
+            include_retired=inputs.where.include_retired,
+            reserved_discount=inputs.prices.reserved_discount,
         )
     except RequestError as exc:
         label = INPUT_LABELS.get(exc.field, exc.field)
@@ -429,7 +419,7 @@ def _request(
 
 def _onprem(inputs: PlanInputs) -> list[LoadedConfig] | None:
     """The on-prem configuration asked for ([] when off); None after an inline error."""
-    if not inputs.onprem:
+    if inputs.onprem_source is None:
         return []
     try:
         if inputs.onprem_source == "onprem_page":
@@ -514,8 +504,8 @@ def render() -> None:
     inputs = _inputs(ps, offers)
     ps.sync()
     manifest = data.manifest()
-    st.caption(md_text(price_dates(manifest, inputs.providers)))
-    if not inputs.providers:
+    st.caption(md_text(price_dates(manifest, inputs.where.providers)))
+    if not inputs.where.providers:
         st.info("Pick at least one provider in the sidebar.", icon=":material/info:")
         return
     workload = _workload(inputs)

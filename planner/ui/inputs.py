@@ -1,0 +1,93 @@
+"""Sidebar inputs that more than one page asks for, each bound to the URL by a PageState.
+
+- `offer_filters`: which offers to weigh (provider tiers, providers, retired sizes,
+  regions, GPUs), asked the same way, under the same keys, on the Plan and Prices pages.
+- `number` and `slider`: an input described as data (a mapping of its label and the
+  widget's keywords), so a page lists its inputs in one table and labels its errors from it.
+- `optional_number`: a number input that starts empty (None: not set).
+- `worded_radio`: a radio whose options are shown in words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from planner.ui.state import PageState
+from pricing.catalog import unique_values
+from pricing.tiers import DEFAULT_TIERS, TIERS
+
+TIERS_HELP = (
+    "Marketplace = single hosts listed by third parties (Vast.ai): most companies cannot buy "
+    "them under a contract, so they are left out unless picked here."
+)
+
+
+@dataclass(frozen=True)
+class OfferFilters:
+    """The offers asked for: tiers, providers, retired sizes or not, regions and GPUs
+    (no region or GPU: all of them)."""
+
+    tiers: list[str]
+    providers: list[str]
+    include_retired: bool
+    regions: list[str]
+    gpus: list[str]
+
+
+def offer_filters(
+    ps: PageState,
+    offers: pd.DataFrame,
+    retired_help: str,
+    gpus_help: str | None = None,
+    every_gpu: bool = False,
+) -> OfferFilters:
+    """Tiers, providers (by default those of the chosen tiers), retired sizes, regions of the
+    chosen providers and GPUs: of the chosen providers, or of every offer with `every_gpu`."""
+    tiers = ps.multiselect(
+        "Provider tiers", list(TIERS), name="tiers", default=list(DEFAULT_TIERS), help=TIERS_HELP
+    )
+    in_tiers = offers.loc[offers["tier"].isin(tiers)]
+    providers = ps.multiselect(
+        "Providers",
+        unique_values(offers, "provider"),
+        name="providers",
+        default=unique_values(in_tiers, "provider"),
+        depends_on=tuple(tiers),
+    )
+    retired = ps.toggle("Include retired sizes", name="retired", default=False, help=retired_help)
+    in_providers = offers.loc[offers["provider"].isin(providers)]
+    region_choices = unique_values(in_providers, "region")
+    gpu_choices = unique_values(offers if every_gpu else in_providers, "gpu_name")
+    regions = ps.multiselect("Regions (none = all)", region_choices, name="regions", default=[])
+    gpus = ps.multiselect("GPUs (none = all)", gpu_choices, name="gpus", default=[], help=gpus_help)
+    return OfferFilters(tiers, providers, retired, regions, gpus)
+
+
+def number(ps: PageState, name: str, field: Mapping[str, Any]) -> Any:
+    """The number input of `field` (its "label", "default" and st.number_input's keywords)
+    under URL parameter `name`."""
+    spec = dict(field)
+    return ps.number_input(spec.pop("label"), name=name, **spec)
+
+
+def slider(ps: PageState, name: str, field: Mapping[str, Any]) -> Any:
+    """The slider of `field` (its "label", "default", bounds and st.slider's keywords) under
+    URL parameter `name`."""
+    spec = dict(field)
+    return ps.slider(spec.pop("label"), name=name, **spec)
+
+
+def optional_number(ps: PageState, label: str, name: str, **kwargs: Any) -> Any:
+    """A number input that starts empty: None until a value is entered."""
+    return ps.number_input(label, name=name, default=None, **kwargs)
+
+
+def worded_radio(
+    ps: PageState, label: str, words: Mapping[str, str], name: str, default: str, **kwargs: Any
+) -> Any:
+    """A radio of the keys of `words`, each shown as its words."""
+    return ps.radio(label, list(words), name=name, default=default, format_func=words.get, **kwargs)
