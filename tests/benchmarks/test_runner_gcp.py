@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from google.auth.credentials import AnonymousCredentials
@@ -177,55 +178,53 @@ def test_find_launched_by_label_per_zone_and_region(gce: FakeGce) -> None:
     assert filters == {'labels.gpuplan-sweep = "sw-1"', "labels.gpuplan-sweep:*"}
 
 
-def test_permission_denied_names_the_role(gce: FakeGce) -> None:
-    gce.fail(
-        Fault(
-            "POST",
-            "/instances",
-            status=403,
-            message="Required 'compute.instances.create' permission for "
-            f"'projects/{PROJECT}/zones/us-central1-a/instances/a2'",
-            reason="forbidden",
-        )
-    )
+@pytest.mark.parametrize(
+    ("fault", "expected"),
+    [
+        pytest.param(
+            {
+                "status": 403,
+                "message": "Required 'compute.instances.create' permission for "
+                f"'projects/{PROJECT}/zones/us-central1-a/instances/a2'",
+                "reason": "forbidden",
+            },
+            [
+                "missing compute.instances.create",
+                f"roles/compute.instanceAdmin.v1 on project {PROJECT}",
+            ],
+            id="permission-denied-names-the-role",
+        ),
+        pytest.param(
+            {
+                "code": "ZONE_RESOURCE_POOL_EXHAUSTED",
+                "message": "The zone 'projects/gpuplan-test/zones/us-central1-a' does not have "
+                "enough resources available to fulfill the request.",
+            },
+            [
+                "no free capacity for a2-highgpu-1g",
+                "Try another zone (us-central1-b, us-central1-c)",
+            ],
+            id="zone-exhausted-suggests-other-zones",
+        ),
+        pytest.param(
+            {
+                "code": "QUOTA_EXCEEDED",
+                "message": "Quota 'NVIDIA_A100_GPUS' exceeded.  Limit: 0.0 in region us-central1.",
+            },
+            ["Request an increase of NVIDIA_A100_GPUS for us-central1"],
+            id="quota-exceeded-names-the-quota-and-region",
+        ),
+    ],
+)
+def test_a_refused_insert_says_what_to_do_and_leaves_nothing(
+    gce: FakeGce, fault: dict[str, Any], expected: list[str]
+) -> None:
+    gce.fail(Fault("POST", "/instances", **fault))
     with pytest.raises(ProvisionError) as err:
         provisioner(gce).launch(target(), "sw", in_minutes(45), SCRIPT, "a2")
-    text = str(err.value)
-    assert "missing compute.instances.create" in text
-    assert f"roles/compute.instanceAdmin.v1 on project {PROJECT}" in text
+    for text in expected:
+        assert text in str(err.value)
     assert gce.live() == []
-
-
-def test_zone_exhausted_suggests_other_zones(gce: FakeGce) -> None:
-    gce.fail(
-        Fault(
-            "POST",
-            "/instances",
-            code="ZONE_RESOURCE_POOL_EXHAUSTED",
-            message="The zone 'projects/gpuplan-test/zones/us-central1-a' does not have enough "
-            "resources available to fulfill the request.",
-        )
-    )
-    with pytest.raises(ProvisionError) as err:
-        provisioner(gce).launch(target(), "sw", in_minutes(45), SCRIPT, "a2")
-    text = str(err.value)
-    assert "no free capacity for a2-highgpu-1g" in text
-    assert "Try another zone (us-central1-b, us-central1-c)" in text
-    assert gce.live() == []
-
-
-def test_quota_exceeded_names_the_quota_and_region(gce: FakeGce) -> None:
-    gce.fail(
-        Fault(
-            "POST",
-            "/instances",
-            code="QUOTA_EXCEEDED",
-            message="Quota 'NVIDIA_A100_GPUS' exceeded.  Limit: 0.0 in region us-central1.",
-        )
-    )
-    with pytest.raises(ProvisionError) as err:
-        provisioner(gce).launch(target(), "sw", in_minutes(45), SCRIPT, "a2")
-    assert "Request an increase of NVIDIA_A100_GPUS for us-central1" in str(err.value)
 
 
 def test_an_insert_that_never_finishes_is_undone(gce: FakeGce) -> None:
