@@ -543,13 +543,55 @@ def evaluate_curves(
     the data: the step model carried it), m (that limit), per_gpu_batch, compute_s,
     comm_s, overhead_s (seconds per step at N; NaN where the model has no size).
     """
-    keys = curves.keys
     k = np.asarray(k, dtype=int)
     n = np.asarray(n, dtype=float)
     cap = np.broadcast_to(
         np.asarray(np.nan if global_batch is None else global_batch, dtype=float), n.shape
     )
     cap = np.where(np.isfinite(cap) & (cap > 0), cap, np.inf)
+    anchor = _anchors(curves, k, n)
+    x, m, step_cols = _scaled(curves, k, n, anchor, cap)
+    low, high = _band(curves, k, n, anchor, x)
+    fig_source = np.where(anchor.has_fig, curves.source[k][anchor.rows, anchor.slot], "")
+    source = np.where(
+        anchor.has_fig & (anchor.n == n),
+        np.where(fig_source == "published", "published", "measured"),
+        np.where(anchor.has_fig, "scaled", np.where(np.isfinite(x), "estimated", "none")),
+    )
+    ok = source != "none"
+    return pd.DataFrame(
+        {
+            "throughput": np.where(ok, x, np.nan),
+            "throughput_low": np.where(ok, low, np.nan),
+            "throughput_high": np.where(ok, high, np.nan),
+            "source": source,
+            "anchor": np.where(anchor.has_fig, anchor.slot, -1),
+            "beyond": (n > m) & ok & np.isfinite(x),
+            "m": m,
+            **step_cols,
+        }
+    )
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    """The figure each row starts from: has_fig (a figure within one node exists), slot
+    (its column in the curve), n and x (its GPU count and throughput; the spec estimate at
+    1 GPU where there is no figure), have (which figures lie within one node), per_node."""
+
+    have: np.ndarray
+    has_fig: np.ndarray
+    slot: np.ndarray
+    rows: np.ndarray
+    n: np.ndarray
+    x: np.ndarray
+    per_node: np.ndarray
+
+
+def _anchors(curves: ThroughputCurves, k: np.ndarray, n: np.ndarray) -> _Anchor:
+    """Per row, the anchor figure: in the generation with a figure nearest N (in doublings,
+    the newest among ties), the largest count <= N, else the smallest above."""
+    keys = curves.keys
     cn = curves.n[k]
     per_node = keys["gpus_per_node"].to_numpy(float)[k]
     # A figure on more GPUs than one node of this option holds ran over a faster fabric
@@ -558,13 +600,11 @@ def evaluate_curves(
     have = np.isfinite(cn) & (cn <= np.maximum(per_node, 1.0)[:, None] + 1e-9)
     cn = np.where(have, cn, np.nan)
     has_fig = have.any(axis=1)
-    # Generation: the one with a figure nearest N (in doublings), the newest among ties.
     distance = np.where(have, np.abs(np.log2(np.where(have, cn, 1.0) / n[:, None])), np.inf)
     best = distance.min(axis=1, keepdims=True)
     rank = np.where(have & (distance <= best + 1e-12), curves.rank[k], -np.inf)
     chosen_rank = rank.max(axis=1, keepdims=True)
     same = have & (curves.rank[k] == chosen_rank)
-    # Anchor: the largest count <= N in that generation, else the smallest above.
     below = same & (cn <= n[:, None] + 1e-9)
     pick_below = np.where(below, cn, -np.inf).argmax(axis=1)
     pick_above = np.where(same, cn, np.inf).argmin(axis=1)
@@ -572,12 +612,21 @@ def evaluate_curves(
     rows = np.arange(len(k))
     an = np.where(has_fig, cn[rows, slot], 1.0)
     ax = np.where(has_fig, curves.x[k][rows, slot], keys["estimate"].to_numpy(float)[k])
+    return _Anchor(have, has_fig, slot, rows, an, ax, per_node)
 
+
+def _scaled(
+    curves: ThroughputCurves, k: np.ndarray, n: np.ndarray, anchor: _Anchor, cap: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Throughput at N from the anchor: the fitted law (or the ring all-reduce model) up to
+    m, the node or the largest figure; the step-time model beyond it and under the batch
+    cap; linear past m where the model has no size. Returns X(N), m and the step parts."""
+    keys, an, ax, per_node = curves.keys, anchor.n, anchor.x, anchor.per_node
     code = keys["law_code"].to_numpy()[k]
     a = keys["a"].to_numpy(float)[k]
     b = keys["b"].to_numpy(float)[k]
     known_max = np.minimum(np.nan_to_num(keys["max_count"].to_numpy(float)[k]), per_node)
-    fig_max = np.where(have, cn, 0.0).max(axis=1)
+    fig_max = np.where(anchor.have, curves.n[k], 0.0).max(axis=1)
     m = np.maximum.reduce([per_node, known_max, fig_max, an])
     x1 = ax / effective_gpus(an, code, a, b)
     comm_ok = keys["comm"].to_numpy(bool)[k]
@@ -607,15 +656,22 @@ def evaluate_curves(
         for column in STEP_COLUMNS:
             step_cols[column][i] = at_n[column]
     rest = ~stepped & (n > m)
-    x = np.where(rest, x * n / m, x)
+    return np.where(rest, x * n / m, x), m, step_cols
 
-    q_low = keys["q_low"].to_numpy(float)[k]
-    q_high = keys["q_high"].to_numpy(float)[k]
-    exact = has_fig & (an == n)
-    d = np.abs(np.log2(n / an))
-    scale_down, scale_up = q_high * d, -q_low * d
-    fig_low = np.where(has_fig, curves.low[k][rows, slot] / np.where(has_fig, ax, 1.0), 1.0)
-    fig_high = np.where(has_fig, curves.high[k][rows, slot] / np.where(has_fig, ax, 1.0), 1.0)
+
+def _band(
+    curves: ThroughputCurves, k: np.ndarray, n: np.ndarray, anchor: _Anchor, x: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The 10-90% band: the anchor figure's own band widened by the law's held-out
+    quantiles per doubling away from it; for estimates, the spec model's cross-validated
+    error and that widening added in quadrature."""
+    keys, has_fig, rows, slot = curves.keys, anchor.has_fig, anchor.rows, anchor.slot
+    d = np.abs(np.log2(n / anchor.n))
+    scale_down = keys["q_high"].to_numpy(float)[k] * d
+    scale_up = -keys["q_low"].to_numpy(float)[k] * d
+    ax = np.where(has_fig, anchor.x, 1.0)
+    fig_low = np.where(has_fig, curves.low[k][rows, slot] / ax, 1.0)
+    fig_high = np.where(has_fig, curves.high[k][rows, slot] / ax, 1.0)
     est_down = keys["est_down"].to_numpy(float)[k]
     est_up = keys["est_up"].to_numpy(float)[k]
     low = np.where(
@@ -624,25 +680,7 @@ def evaluate_curves(
     high = np.where(
         has_fig, x * fig_high * np.exp(scale_up), x * np.exp(np.hypot(est_up, scale_up))
     )
-    fig_source = np.where(has_fig, curves.source[k][rows, slot], "")
-    source = np.where(
-        exact,
-        np.where(fig_source == "published", "published", "measured"),
-        np.where(has_fig, "scaled", np.where(np.isfinite(x), "estimated", "none")),
-    )
-    ok = source != "none"
-    return pd.DataFrame(
-        {
-            "throughput": np.where(ok, x, np.nan),
-            "throughput_low": np.where(ok, low, np.nan),
-            "throughput_high": np.where(ok, high, np.nan),
-            "source": source,
-            "anchor": np.where(has_fig, slot, -1),
-            "beyond": (n > m) & ok & np.isfinite(x),
-            "m": m,
-            **step_cols,
-        }
-    )
+    return low, high
 
 
 STEP_COLUMNS = ("per_gpu_batch", "compute_s", "comm_s", "overhead_s")
