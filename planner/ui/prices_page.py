@@ -11,6 +11,7 @@ import streamlit as st
 from edge.format import money
 from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
+from planner.ui.inputs import OfferFilters, offer_filters
 from planner.ui.state import PageState
 from planner.ui.tables import show_table
 from planner.ui.text import md_text
@@ -20,11 +21,10 @@ from pricing.catalog import (
     filter_offers,
     price_date_bases,
     price_date_labels,
-    unique_values,
 )
 from pricing.refs import GPU_HOUR_COLUMNS, gpu_hour_prices
 from pricing.status import stale_text
-from pricing.tiers import DEFAULT_TIERS, TIERS
+from pricing.tiers import TIERS
 
 PAGE = "prices"
 KIND_COLORS = {
@@ -40,6 +40,10 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "interconnect", "price_date", "source", "priced_at", "price_date_basis",
 )  # fmt: skip
 STATUS_SHOWN = ["provider", "origin", "price_date", "age", "stale", "rows", "date_basis"]
+RETIRED_HELP = (
+    "Sizes the provider no longer sells (pricing/retired.py lists them, with sources), such as "
+    "Azure's K80 Promo sizes."
+)
 
 
 def offer_config() -> dict[str, Any]:
@@ -65,47 +69,11 @@ def offer_config() -> dict[str, Any]:
     }
 
 
-def _inputs(
-    ps: PageState, offers: pd.DataFrame
-) -> tuple[list[str], list[str], list[str], str, int, list[str], bool]:
+def _inputs(ps: PageState, offers: pd.DataFrame) -> tuple[OfferFilters, str, int]:
+    """The sidebar: which offers (GPUs from every offer), then what the chart shows."""
     with st.sidebar:
         st.header("Filter offers")
-        tiers = ps.multiselect(
-            "Provider tiers",
-            list(TIERS),
-            name="tiers",
-            default=list(DEFAULT_TIERS),
-            help="Marketplace = single hosts listed by third parties (Vast.ai): most companies "
-            "cannot buy them under a contract, so they are left out unless picked here.",
-        )
-        in_tiers = offers.loc[offers["tier"].isin(tiers)]
-        providers = ps.multiselect(
-            "Providers",
-            unique_values(offers, "provider"),
-            name="providers",
-            default=unique_values(in_tiers, "provider"),
-            depends_on=tuple(tiers),
-        )
-        include_retired = ps.toggle(
-            "Include retired sizes",
-            name="retired",
-            default=False,
-            help="Sizes the provider no longer sells (pricing/retired.py lists them, with "
-            "sources), such as Azure's K80 Promo sizes.",
-        )
-        in_providers = offers.loc[offers["provider"].isin(providers)]
-        regions = ps.multiselect(
-            "Regions (none = all)",
-            unique_values(in_providers, "region"),
-            name="regions",
-            default=[],
-        )
-        gpus = ps.multiselect(
-            "GPUs (none = all)",
-            unique_values(offers, "gpu_name"),
-            name="gpus",
-            default=[],
-        )
+        filters = offer_filters(ps, offers, RETIRED_HELP, every_gpu=True)
         st.header("Chart")
         sort_kind = ps.radio(
             "Cheapest by",
@@ -115,7 +83,7 @@ def _inputs(
             help="Which price orders the offers in the chart.",
         )
         top = ps.slider("Offers in the chart", name="top", default=25, min_value=5, max_value=80)
-    return providers, regions, gpus, sort_kind, top, tiers, include_retired
+    return filters, sort_kind, top
 
 
 def _label(rows: pd.DataFrame) -> pd.Series:
@@ -224,7 +192,8 @@ def render() -> None:
     st.title("Prices: what a GPU-hour costs, and how old the price is")
     offers = data.offers()
     status = data.price_status()
-    providers, regions, gpus, sort_kind, top, tiers, include_retired = _inputs(ps, offers)
+    filters, sort_kind, top = _inputs(ps, offers)
+    providers, regions, gpus = filters.providers, filters.regions, filters.gpus
     stale = stale_text(status.loc[status["provider"].isin(providers)])
     if stale:
         st.warning(
@@ -238,7 +207,9 @@ def render() -> None:
         st.info("Pick at least one provider in the sidebar.")
         ps.sync()
         return
-    rows = table = offers_table(offers, providers, regions, gpus, tiers, include_retired)
+    rows = table = offers_table(
+        offers, providers, regions, gpus, filters.tiers, filters.include_retired
+    )
     cols = st.columns(4)
     cols[0].metric("Offers", f"{len(rows):,}", f"{rows['provider'].nunique()} providers",
                    delta_color="off")  # fmt: skip
