@@ -32,13 +32,10 @@ from pricing.providers.common import (
     Fix,
     MalformedPayload,
     ParsedCatalog,
-    drop_spot_not_below_on_demand,
-    drop_unpriced,
+    api_offers,
     finish_offers,
     fix,
     fixes_frame,
-    interconnects,
-    resolve_gpus,
 )
 from pricing.providers.regions import DEFAULT_DEADLINES_S
 from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
@@ -409,14 +406,7 @@ def parse_aws(payload: AwsPayload, priced_at: str) -> ParsedCatalog:
     if cpu_only:
         fixes.append(fix("aws", "*", "*", "", f"dropped {cpu_only} instance types", "no GPUs"))
     offers = priced.merge(shapes, on="instance_type", how="inner")
-    offers["gpu_name"] = resolve_gpus("aws", offers, "accelerator", fixes, "gpu_memory_gib")
-    offers = offers.loc[offers["gpu_name"].notna()].copy()
-    offers["provider"] = "aws"
-    offers["interconnect"] = interconnects(offers["gpu_name"], offers["gpu_count"])
-    offers["source"] = f"{SOURCE}, retrieved {priced_at}"
-    offers["priced_at"] = priced_at
-    drop_spot_not_below_on_demand(offers, "aws", fixes)
-    offers = drop_unpriced(offers, "aws", fixes)
+    offers = api_offers(offers, "aws", SOURCE, priced_at, fixes, "gpu_memory_gib")
     zones = zones.loc[zones["instance_type"].isin(offers["instance_type"])]
     return ParsedCatalog(
         finish_offers(offers, "aws", fixes),

@@ -29,9 +29,9 @@ import numpy as np
 import pandas as pd
 
 from pricing.aliases import AWS_FAMILY_GPU
-from pricing.catalog import PRICE_COLUMNS
 from pricing.providers import http
 from pricing.providers.common import (
+    PRICE_KEYS,
     Fix,
     MalformedPayload,
     ParsedCatalog,
@@ -40,6 +40,8 @@ from pricing.providers.common import (
     fix,
     fixes_frame,
     interconnects,
+    set_prices_missing,
+    wide_prices,
 )
 from pricing.providers.regions import DEFAULT_DEADLINES_S
 from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
@@ -274,29 +276,10 @@ def parse_aws_public(payload: AwsPublicPayload, priced_at: str) -> ParsedCatalog
         records,
         columns=["region", "instance_type", "kind", "usd", "gpu_count", "vcpus", "memory_gib"],
     )
-    keys = ["region", "instance_type", "kind"]
-    bad = ~(frame["usd"] > 0) | (frame.groupby(keys)["usd"].transform("nunique") > 1)
-    for row in frame.loc[bad].drop_duplicates(keys).itertuples():
-        fixes.append(
-            fix(
-                "aws",
-                str(row.region),
-                str(row.instance_type),
-                str(row.kind),
-                "set missing",
-                "placeholder price (0 or not a number)"
-                if not row.usd > 0
-                else "two SKUs price it differently",
-            )
-        )
-    frame.loc[bad, "usd"] = np.nan
-    frame = frame.drop_duplicates(keys)
-    wide = (
-        frame.pivot(index=["region", "instance_type"], columns="kind", values="usd")
-        .reindex(columns=list(PRICE_COLUMNS))
-        .reset_index()
-    )
-    wide.columns.name = None
+    bad = ~(frame["usd"] > 0) | (frame.groupby(PRICE_KEYS)["usd"].transform("nunique") > 1)
+    set_prices_missing(frame, bad, "aws", fixes, "SKUs")
+    frame = frame.drop_duplicates(PRICE_KEYS)
+    wide = wide_prices(frame, ["region", "instance_type"])
     shapes = frame.groupby(["region", "instance_type"], as_index=False)[
         ["gpu_count", "vcpus", "memory_gib"]
     ].first()

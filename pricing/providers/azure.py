@@ -31,19 +31,16 @@ import numpy as np
 import pandas as pd
 
 from pricing.aliases import AZURE_SIZE_SHAPES, AZURE_TERM_HOURS
-from pricing.catalog import PRICE_COLUMNS
 from pricing.providers import http
 from pricing.providers.common import (
+    PRICE_KEYS,
     Fix,
     MalformedPayload,
     ParsedCatalog,
-    drop_spot_not_below_on_demand,
-    drop_unpriced,
-    finish_offers,
+    api_catalog,
     fix,
-    fixes_frame,
-    interconnects,
-    resolve_gpus,
+    set_prices_missing,
+    wide_prices,
 )
 from pricing.providers.regions import DEFAULT_DEADLINES_S
 from pricing.providers.regions import DEFAULT_REGIONS as PROVIDER_DEFAULT_REGIONS
@@ -248,37 +245,17 @@ def price_rows(
     frame = frame.loc[~odd_term].rename(
         columns={"armRegionName": "region", "armSkuName": "instance_type"}
     )
-    keys = ["region", "instance_type", "kind"]
     frame = frame.loc[:, columns].drop_duplicates()
-    bad = ~(frame["usd"] > 0) | frame.duplicated(keys, keep=False)
-    for row in frame.loc[bad].drop_duplicates(keys).itertuples():
-        fixes.append(
-            fix(
-                "azure",
-                str(row.region),
-                str(row.instance_type),
-                str(row.kind),
-                "set missing",
-                "placeholder price (0 or not a number)"
-                if not row.usd > 0
-                else "two meters price it differently",
-            )
-        )
-    frame.loc[bad, "usd"] = np.nan
-    return frame.drop_duplicates(keys).reset_index(drop=True)
+    bad = ~(frame["usd"] > 0) | frame.duplicated(PRICE_KEYS, keep=False)
+    set_prices_missing(frame, bad, "azure", fixes, "meters")
+    return frame.drop_duplicates(PRICE_KEYS).reset_index(drop=True)
 
 
 def parse_azure(payload: AzurePayload, priced_at: str) -> ParsedCatalog:
     """Offers (pay-as-you-go, spot, 1y/3y reserved) and fixes from retail price items."""
     fixes: list[Fix] = []
     prices = price_rows(payload.items, payload.regions, fixes)
-    wide = (
-        prices.set_index(["region", "instance_type", "kind"])["usd"]
-        .unstack("kind")
-        .reindex(columns=list(PRICE_COLUMNS))
-        .reset_index()
-    )
-    wide.columns.name = None
+    wide = wide_prices(prices, ["region", "instance_type"])
     known = wide["instance_type"].isin(list(AZURE_SIZE_SHAPES))
     for size in sorted(set(wide.loc[~known, "instance_type"])):
         fixes.append(
@@ -297,14 +274,4 @@ def parse_azure(payload: AzurePayload, priced_at: str) -> ParsedCatalog:
         orient="index",
         columns=["accelerator", "gpu_count", "vcpus", "memory_gib"],
     )
-    offers = offers.join(shapes, on="instance_type")
-    offers["gpu_name"] = resolve_gpus("azure", offers, "accelerator", fixes)
-    offers = offers.loc[offers["gpu_name"].notna()].copy()
-    offers["provider"] = "azure"
-    offers["gpu_memory_gib"] = np.nan
-    offers["interconnect"] = interconnects(offers["gpu_name"], offers["gpu_count"])
-    offers["source"] = f"{SOURCE}, retrieved {priced_at}"
-    offers["priced_at"] = priced_at
-    drop_spot_not_below_on_demand(offers, "azure", fixes)
-    offers = drop_unpriced(offers, "azure", fixes)
-    return ParsedCatalog(finish_offers(offers, "azure", fixes), fixes_frame(fixes), SOURCE)
+    return api_catalog(offers.join(shapes, on="instance_type"), "azure", SOURCE, priced_at, fixes)

@@ -6,14 +6,22 @@ missing, with the reason (FIX_COLUMNS), so nothing is discarded silently.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from pricing.aliases import resolve_offer_gpu, unsupported_reason
-from pricing.catalog import OFFER_COLUMNS, validate_offers
+from pricing.catalog import (
+    NUMERIC_RANGES,
+    OFFER_COLUMNS,
+    PRICE_COLUMNS,
+    out_of_range,
+    validate_offers,
+)
 from pricing.gpus import UnknownGPUError
 
 FIX_COLUMNS = ("provider", "region", "instance_type", "field", "action", "reason")
@@ -57,6 +65,21 @@ def fixes_frame(rows: Iterable[Fix]) -> pd.DataFrame:
     return pd.DataFrame(list(rows), columns=list(FIX_COLUMNS))
 
 
+def fix_rows(
+    fixes: list[Fix],
+    provider: str,
+    rows: pd.DataFrame,
+    field: str,
+    action: str,
+    reason: str | Callable[[Any], str],
+) -> None:
+    """One fixes row per row of `rows` (an offer table's region and instance_type);
+    `reason` is the text, or makes it from the row (an itertuples record)."""
+    for row in rows.itertuples():
+        why = reason(row) if callable(reason) else reason
+        fixes.append(fix(provider, str(row.region), str(row.instance_type), field, action, why))
+
+
 def interconnect_for(gpu_name: str, gpu_count: float) -> str:
     """'nvlink' for multi-GPU SXM/superchip parts, 'pcie' for other multi-GPU, else 'none'."""
     if gpu_count <= 1:
@@ -94,24 +117,102 @@ def resolve_gpus(
     for row in keys.itertuples(index=False):
         label, instance = str(row[0]), str(row[1])
         gib = float(row[2]) if memory_gib and pd.notna(row[2]) else None
-        reason = unsupported_reason(label)
-        gpu: str | None = None
-        if reason is None:
-            try:
-                gpu = resolve_offer_gpu(provider, label, instance, gib)
-            except UnknownGPUError as exc:
-                closest = f" (closest known name: {exc.suggestion!r})" if exc.suggestion else ""
-                reason = (
-                    f"GPU {label!r} is in no quirk table of pricing/aliases.py{closest}; "
-                    "add it there to plan for it"
-                )
+        gpu, reason = resolve_gpu(provider, label, instance, gib)
         if gpu is None:
-            fixes.append(
-                fix(provider, "*", instance, "gpu_name", "dropped", reason or "unsupported")
-            )
+            why = reason or "unsupported"
+            fixes.append(fix(provider, "*", instance, "gpu_name", "dropped", why))
         resolved[(label, instance)] = gpu
     pairs = zip(frame[accelerator].astype(str), frame["instance_type"].astype(str), strict=True)
     return pd.Series([resolved[p] for p in pairs], index=frame.index, dtype=object)
+
+
+def api_offers(
+    offers: pd.DataFrame,
+    provider: str,
+    source: str,
+    priced_at: str,
+    fixes: list[Fix],
+    memory_gib: str | None = None,
+) -> pd.DataFrame:
+    """A provider API's offers (an `accelerator` column and prices in USD/h) as offers of
+    GPUs, for finish_offers: the canonical GPU (resolve_gpus; rows without one dropped
+    on record), the provider, the interconnect, the source retrieved on `priced_at`
+    (ISO date, also the price date), GPU memory missing where the API gives none, spot
+    prices not below on-demand set missing and rows left with no price dropped."""
+    gpus = resolve_gpus(provider, offers, "accelerator", fixes, memory_gib)
+    offers = offers.assign(gpu_name=gpus)
+    offers = offers.loc[offers["gpu_name"].notna()].copy()
+    offers["provider"] = provider
+    offers["gpu_count"] = offers["gpu_count"].astype(float)
+    if "gpu_memory_gib" not in offers:
+        offers["gpu_memory_gib"] = np.nan
+    offers["interconnect"] = interconnects(offers["gpu_name"], offers["gpu_count"])
+    offers["source"] = f"{source}, retrieved {priced_at}"
+    offers["priced_at"] = priced_at
+    drop_spot_not_below_on_demand(offers, provider, fixes)
+    return drop_unpriced(offers, provider, fixes)
+
+
+def api_catalog(
+    offers: pd.DataFrame, provider: str, source: str, priced_at: str, fixes: list[Fix]
+) -> ParsedCatalog:
+    """The catalog of a provider API's offers: api_offers, finished (finish_offers), and
+    every fix made on the way."""
+    offers = api_offers(offers, provider, source, priced_at, fixes)
+    return ParsedCatalog(finish_offers(offers, provider, fixes), fixes_frame(fixes), source)
+
+
+def resolve_gpu(
+    provider: str, label: str, instance_type: str, memory_gib: float | None = None
+) -> tuple[str | None, str | None]:
+    """(canonical GPU, None) for an offer's accelerator label (pricing.aliases), or (None,
+    why not): an unsupported accelerator, or a name no quirk table knows (with the
+    closest known name); the reason is None where the tables give none."""
+    reason = unsupported_reason(label)
+    gpu: str | None = None
+    if reason is None:
+        try:
+            gpu = resolve_offer_gpu(provider, label, instance_type, memory_gib)
+        except UnknownGPUError as exc:
+            closest = f" (closest known name: {exc.suggestion!r})" if exc.suggestion else ""
+            reason = (
+                f"GPU {label!r} is in no quirk table of pricing/aliases.py{closest}; "
+                "add it there to plan for it"
+            )
+    return gpu, reason
+
+
+PRICE_KEYS = ["region", "instance_type", "kind"]
+
+
+def set_prices_missing(
+    prices: pd.DataFrame, bad: pd.Series, provider: str, fixes: list[Fix], sources: str
+) -> None:
+    """Set the `bad` prices of a long price table (PRICE_KEYS, usd) missing, in place,
+    on record, one fix per key: a price not above 0 is a placeholder, any other bad one
+    is priced differently by two `sources` ("SKUs", "meters")."""
+    for row in prices.loc[bad].drop_duplicates(PRICE_KEYS).itertuples():
+        why = (
+            "placeholder price (0 or not a number)"
+            if not row.usd > 0
+            else f"two {sources} price it differently"
+        )
+        region, instance, kind = str(row.region), str(row.instance_type), str(row.kind)
+        fixes.append(fix(provider, region, instance, kind, "set missing", why))
+    prices.loc[bad, "usd"] = np.nan
+
+
+def wide_prices(prices: pd.DataFrame, index: list[str]) -> pd.DataFrame:
+    """One row per `index` with a column per PRICE_COLUMNS (USD/h, NaN where not given)
+    from a long table of (index..., kind, usd) with one price per kind."""
+    wide = (
+        prices.set_index([*index, "kind"])["usd"]
+        .unstack("kind")
+        .reindex(columns=list(PRICE_COLUMNS))
+        .reset_index()
+    )
+    wide.columns.name = None
+    return wide
 
 
 def drop_spot_not_below_on_demand(offers: pd.DataFrame, provider: str, fixes: list[Fix]) -> None:
@@ -125,37 +226,31 @@ def drop_spot_not_below_on_demand(offers: pd.DataFrame, provider: str, fixes: li
         & offers["usd_per_hour"].notna()
         & (offers["spot_usd_per_hour"] >= offers["usd_per_hour"])
     )
-    for row in offers.loc[bad].itertuples():
-        fixes.append(
-            fix(
-                provider,
-                str(row.region),
-                str(row.instance_type),
-                "spot_usd_per_hour",
-                "set missing",
-                f"spot {row.spot_usd_per_hour:g} is not below on-demand "
-                f"{row.usd_per_hour:g}: a repeated or mislabelled meter",
-            )
-        )
+    fix_rows(
+        fixes,
+        provider,
+        offers.loc[bad],
+        "spot_usd_per_hour",
+        "set missing",
+        lambda row: (
+            f"spot {row.spot_usd_per_hour:g} is not below on-demand "
+            f"{row.usd_per_hour:g}: a repeated or mislabelled meter"
+        ),
+    )
     offers.loc[bad, "spot_usd_per_hour"] = np.nan
 
 
 def drop_unpriced(offers: pd.DataFrame, provider: str, fixes: list[Fix]) -> pd.DataFrame:
     """Offers with at least one price; the others are recorded and dropped."""
-    from pricing.catalog import PRICE_COLUMNS
-
     none = offers.loc[:, list(PRICE_COLUMNS)].isna().all(axis=1)
-    for row in offers.loc[none].itertuples():
-        fixes.append(
-            fix(
-                provider,
-                str(row.region),
-                str(row.instance_type),
-                "usd_per_hour",
-                "dropped",
-                "no on-demand, spot or reserved price in the source",
-            )
-        )
+    fix_rows(
+        fixes,
+        provider,
+        offers.loc[none],
+        "usd_per_hour",
+        "dropped",
+        "no on-demand, spot or reserved price in the source",
+    )
     return offers.loc[~none]
 
 
@@ -166,8 +261,6 @@ def drop_out_of_range(offers: pd.DataFrame, provider: str, fixes: list[Fix]) -> 
     count is out of range, or that had prices and has none left, is dropped. An API answer must
     never commit an infinite price.
     """
-    from pricing.catalog import NUMERIC_RANGES, PRICE_COLUMNS, out_of_range
-
     out = offers.reset_index(drop=True)
     prices = [c for c in PRICE_COLUMNS if c in out]
     priced = out.loc[:, prices].notna().any(axis=1)
@@ -176,34 +269,20 @@ def drop_out_of_range(offers: pd.DataFrame, provider: str, fixes: list[Fix]) -> 
             continue
         bad = out_of_range(out[column], column)
         action = "dropped" if column == "gpu_count" else "set missing"
-        for row in out.loc[bad].itertuples():
-            fixes.append(
-                fix(
-                    provider,
-                    str(row.region),
-                    str(row.instance_type),
-                    column,
-                    action,
-                    f"{getattr(row, column)!r} is not a finite number in ({low:g}, {high:g}]",
-                )
-            )
+        why = functools.partial(_not_in_range, column=column, low=low, high=high)
+        fix_rows(fixes, provider, out.loc[bad], column, action, why)
         if column == "gpu_count":
             out = out.loc[~bad]
         else:
             out.loc[bad, column] = np.nan
     lost = priced.loc[out.index] & out.loc[:, prices].isna().all(axis=1)
-    for row in out.loc[lost].itertuples():
-        fixes.append(
-            fix(
-                provider,
-                str(row.region),
-                str(row.instance_type),
-                "usd_per_hour",
-                "dropped",
-                "no price left in range",
-            )
-        )
+    fix_rows(fixes, provider, out.loc[lost], "usd_per_hour", "dropped", "no price left in range")
     return out.loc[~lost]
+
+
+def _not_in_range(row: Any, column: str, low: float, high: float) -> str:
+    """Why a row's `column` is out of NUMERIC_RANGES: its value as written, the range."""
+    return f"{getattr(row, column)!r} is not a finite number in ({low:g}, {high:g}]"
 
 
 def finish_offers(

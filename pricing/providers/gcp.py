@@ -41,13 +41,9 @@ from pricing.providers.common import (
     Fix,
     MalformedPayload,
     ParsedCatalog,
-    drop_spot_not_below_on_demand,
-    drop_unpriced,
-    finish_offers,
+    api_catalog,
     fix,
-    fixes_frame,
-    interconnects,
-    resolve_gpus,
+    wide_prices,
 )
 from pricing.providers.composition import (
     compose_gpu_machines,
@@ -407,17 +403,7 @@ def parse_gcp(payload: GcpPayload, priced_at: str) -> ParsedCatalog:
                 "no host or GPU SKU for this region in the Cloud Billing catalog",
             )
         )
-    offers["gpu_name"] = resolve_gpus("gcp", offers, "accelerator", fixes)
-    offers = offers.loc[offers["gpu_name"].notna()].copy()
-    offers["provider"] = "gcp"
-    offers["gpu_count"] = offers["gpu_count"].astype(float)
-    offers["gpu_memory_gib"] = np.nan
-    offers["interconnect"] = interconnects(offers["gpu_name"], offers["gpu_count"])
-    offers["source"] = f"{SOURCE}, retrieved {priced_at}"
-    offers["priced_at"] = priced_at
-    drop_spot_not_below_on_demand(offers, "gcp", fixes)
-    offers = drop_unpriced(offers, "gcp", fixes)
-    return ParsedCatalog(finish_offers(offers, "gcp", fixes), fixes_frame(fixes), SOURCE)
+    return api_catalog(offers, "gcp", SOURCE, priced_at, fixes)
 
 
 def _unit_price_usd(sku: dict[str, Any], fixes: list[Fix], component: str) -> float | None:
@@ -577,11 +563,7 @@ def attachment_rows(machines: pd.DataFrame, accelerator_types: Iterable[dict]) -
 
 def _wide(rates: pd.DataFrame, component: str) -> pd.DataFrame:
     """(key, region) x PRICE_COLUMNS table of one component's rates."""
-    part = rates.loc[rates["component"] == component]
-    wide = part.set_index(["key", "region", "kind"])["usd"].unstack("kind")
-    wide = wide.reindex(columns=list(PRICE_COLUMNS)).reset_index()
-    wide.columns.name = None
-    return wide
+    return wide_prices(rates.loc[rates["component"] == component], ["key", "region"])
 
 
 def _host_prices(machines: pd.DataFrame, rates: pd.DataFrame) -> pd.DataFrame:
