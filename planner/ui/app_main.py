@@ -9,40 +9,25 @@ from pathlib import Path
 import streamlit as st
 
 PAGES = Path(__file__).resolve().parent / "pages"
+# The pages in the menu's order: script, title, icon and URL path (the Plan page is the
+# default one, at the app's root).
+NAVIGATION = (
+    ("page_plan.py", "Plan", ":material/explore:", None),
+    ("page_scaling.py", "Scaling", ":material/trending_up:", "scaling"),
+    ("page_onprem.py", "Cloud vs on-prem", ":material/apartment:", "onprem"),
+    ("page_benchmarks.py", "Benchmarks", ":material/timer:", "benchmarks"),
+    ("page_prices.py", "Prices", ":material/sell:", "prices"),
+)
 
 
 def run() -> None:
     """Configure the page and run the navigation (one call per script run)."""
     st.set_page_config(page_title="gpuplan", page_icon="📈", layout="wide")
-    st.navigation(
-        [
-            st.Page(PAGES / "page_plan.py", title="Plan", icon=":material/explore:", default=True),
-            st.Page(
-                PAGES / "page_scaling.py",
-                title="Scaling",
-                icon=":material/trending_up:",
-                url_path="scaling",
-            ),
-            st.Page(
-                PAGES / "page_onprem.py",
-                title="Cloud vs on-prem",
-                icon=":material/apartment:",
-                url_path="onprem",
-            ),
-            st.Page(
-                PAGES / "page_benchmarks.py",
-                title="Benchmarks",
-                icon=":material/timer:",
-                url_path="benchmarks",
-            ),
-            st.Page(
-                PAGES / "page_prices.py",
-                title="Prices",
-                icon=":material/sell:",
-                url_path="prices",
-            ),
-        ]
-    ).run()
+    pages = [
+        st.Page(PAGES / script, title=title, icon=icon, url_path=path, default=path is None)
+        for script, title, icon, path in NAVIGATION
+    ]
+    st.navigation(pages).run()
 
 
 if __name__ == "__main__":
