@@ -310,6 +310,13 @@ def test_cloud_target_is_launched_tagged_measured_and_terminated(
     assert st.spend_usd(ok) < 1.006 * 10 / 60
 
 
+def _one_run_spec(tmp_path: Path, name: str, max_usd: float) -> Path:
+    """A spec of one AWS target and ONE_RUN, one target at a time, saved as tmp_path/name."""
+    spec_path = tmp_path / name
+    spec_path.write_text(spec_text(aws_target(), ONE_RUN, max_usd=max_usd, parallel=1))
+    return spec_path
+
+
 def _saved_state(spec_path: Path, tmp_path: Path, prices: list[float | None]) -> st.StateFile:
     spec = load_spec(spec_path)
     data = st.new_state(
@@ -324,8 +331,7 @@ def _saved_state(spec_path: Path, tmp_path: Path, prices: list[float | None]) ->
 def test_resume_refuses_when_spent_plus_the_worst_case_left_would_pass_the_cap(
     fake: FakeProvisioner, sweep_dir: Path, tmp_path: Path
 ) -> None:
-    spec_path = tmp_path / "cap.toml"
-    spec_path.write_text(spec_text(aws_target(), ONE_RUN, max_usd=0.2, parallel=1))
+    spec_path = _one_run_spec(tmp_path, "cap.toml", max_usd=0.2)
     state_file = _saved_state(spec_path, tmp_path, [1.006])
     # An earlier attempt of this target already cost $0.10; its worst case is $0.17.
     state_file.update_target(0, state="failed", spent_before_usd=0.10)
@@ -341,8 +347,7 @@ def test_resume_refuses_a_target_whose_price_is_no_longer_known(
     fake: FakeProvisioner, sweep_dir: Path, tmp_path: Path
 ) -> None:
     """Before, an unpriced instance type was launched on resume: its worst case counted $0."""
-    spec_path = tmp_path / "gone.toml"
-    spec_path.write_text(spec_text(aws_target(), ONE_RUN, max_usd=60, parallel=1))
+    spec_path = _one_run_spec(tmp_path, "gone.toml", max_usd=60)
     state_file = _saved_state(spec_path, tmp_path, [1.006])
     state_file.update_target(0, state="failed")
     # The saved spec names an instance type the catalog no longer prices.
@@ -363,8 +368,7 @@ def test_an_unknown_worst_case_is_a_refusal_not_zero_dollars(
     from benchmarks.sweep.orchestrate import SweepRun
     from benchmarks.sweep.preview import NoData, preview_sweep
 
-    spec_path = tmp_path / "unpriced.toml"
-    spec_path.write_text(spec_text(aws_target(), ONE_RUN, max_usd=60, parallel=1))
+    spec_path = _one_run_spec(tmp_path, "unpriced.toml", max_usd=60)
     spec = load_spec(spec_path)
     preview = preview_sweep(spec, NoData())
     assert preview.targets[0].worst_usd is None  # nothing prices it

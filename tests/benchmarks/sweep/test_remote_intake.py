@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.results import read_result
-from tests.benchmarks.sweep.conftest import ROOT, only_state, spec_text
+from tests.benchmarks.sweep.conftest import ROOT, TINY_RUNS, only_state, spec_text
 from tests.benchmarks.sweep.test_ssh_sweep import start_sweep
 
 SAMPLE = ROOT / "benchmarks/results/gpt-tiny-fp32-cpux1-20261130T055325Z-616968.json"
@@ -27,15 +27,7 @@ if args[:2] == ["-m", "planner.cli.main"]:  # bench run: hand back the prepared 
     sys.exit(0)
 os.execv(sys.executable, [sys.executable, *args])
 """
-RUNS = """
-[[runs]]
-workload = "gpt"
-size = "tiny"
-device = "cpu"
-precision = "fp32"
-steps = 2
-batch = [2, 4, 8, 16]
-"""
+RUNS = TINY_RUNS.replace("warmup = 1\nbatch = [2, 4]", "batch = [2, 4, 8, 16]")
 
 
 def test_hostile_remote_results_are_refused_and_nothing_lands_outside(

@@ -138,17 +138,26 @@ def test_ctrl_c_while_installing_ends_the_machine(sshd: SshServer, tmp_path: Pat
     assert "confirmed terminated" in output and "may still be running" not in output
 
 
-@pytest.mark.timeout(120)
-def test_a_second_ctrl_c_does_not_stop_the_teardown(sshd: SshServer, tmp_path: Path) -> None:
-    """Termination is confirmed 4 s after it is asked; a second Ctrl-C in that time is
-    answered with what is going on, and the teardown still waits for the confirmation."""
+def _interrupted_twice_in_teardown(
+    sshd: SshServer, tmp_path: Path, confirm_after_s: str
+) -> Controller:
+    """A sweep of one AWS target whose run hangs: Ctrl-C once it has launched, and again
+    once the teardown has asked the cloud to terminate (confirmed `confirm_after_s` later)."""
     sweep = Controller(tmp_path, sshd, spec_text(aws_target(), ONE_RUN), hang_s="60",
-                       confirm_after_s="4")  # fmt: skip
+                       confirm_after_s=confirm_after_s)  # fmt: skip
     sweep.wait_for(lambda: sweep.events("launch"), "launched")
     time.sleep(0.3)
     sweep.ctrl_c()
     sweep.wait_for(lambda: sweep.events("terminate"), "asked to terminate")
     sweep.ctrl_c()
+    return sweep
+
+
+@pytest.mark.timeout(120)
+def test_a_second_ctrl_c_does_not_stop_the_teardown(sshd: SshServer, tmp_path: Path) -> None:
+    """Termination is confirmed 4 s after it is asked; a second Ctrl-C in that time is
+    answered with what is going on, and the teardown still waits for the confirmation."""
+    sweep = _interrupted_twice_in_teardown(sshd, tmp_path, confirm_after_s="4")
     output = sweep.finish()
     assert sweep.proc.returncode == 130, output
     assert "still ending the sweep's machines; Ctrl-C once more to stop waiting" in output
@@ -162,13 +171,7 @@ def test_a_third_ctrl_c_names_what_may_still_run_and_the_cleanup_command(
 ) -> None:
     """A cloud that never confirms: the third Ctrl-C stops waiting, and the output says
     which machine may still run and how to clean it up, never that it was torn down."""
-    sweep = Controller(tmp_path, sshd, spec_text(aws_target(), ONE_RUN), hang_s="60",
-                       confirm_after_s="inf")  # fmt: skip
-    sweep.wait_for(lambda: sweep.events("launch"), "launched")
-    time.sleep(0.3)
-    sweep.ctrl_c()
-    sweep.wait_for(lambda: sweep.events("terminate"), "asked to terminate")
-    sweep.ctrl_c()
+    sweep = _interrupted_twice_in_teardown(sshd, tmp_path, confirm_after_s="inf")
     time.sleep(0.5)
     sweep.ctrl_c()
     output = sweep.finish(timeout_s=30)
