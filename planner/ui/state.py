@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partialmethod
 from typing import Any
 from urllib.parse import urlencode
 
@@ -191,40 +192,18 @@ class PageState:
 
     # ------------------------------------------------------------------ widgets
 
-    def selectbox(
-        self,
-        label: str,
-        options: Sequence[Any],
-        name: str,
-        default: Any = None,
-        depends_on: Any = None,
-        **kwargs: Any,
-    ) -> Any:
-        """st.selectbox bound to URL parameter `name` (default: `default`, else the first)."""
-        return self._choice(st.selectbox, label, options, name, default, depends_on, **kwargs)
-
-    def radio(
-        self,
-        label: str,
-        options: Sequence[Any],
-        name: str,
-        default: Any = None,
-        depends_on: Any = None,
-        **kwargs: Any,
-    ) -> Any:
-        """st.radio bound to URL parameter `name`."""
-        return self._choice(st.radio, label, options, name, default, depends_on, **kwargs)
-
     def _choice(
         self,
         widget: Callable[..., Any],
         label: str,
         options: Sequence[Any],
         name: str,
-        default: Any,
-        depends_on: Any,
+        default: Any = None,
+        depends_on: Any = None,
         **kwargs: Any,
     ) -> Any:
+        """`widget` (st.selectbox, st.radio) of `options` bound to URL parameter `name`;
+        it starts at `default` when that is an option, else at the first option."""
         options = list(options)
         if default not in options:
             default = options[0] if options else None
@@ -237,6 +216,11 @@ class PageState:
         )
         value = widget(label, options, key=self.key(name), **kwargs)
         return self._done(name, value, None if value is None else str(value))
+
+    # ps.selectbox(label, options, name, default=None, depends_on=None, **st.selectbox's
+    # keywords), and ps.radio the same way: one choice bound to URL parameter `name`.
+    selectbox = partialmethod(_choice, st.selectbox)
+    radio = partialmethod(_choice, st.radio)
 
     def multiselect(
         self,
