@@ -149,7 +149,6 @@ def fit_law_groups(
     Returns (a per group, b per group, λ per level).
     """
     from scipy.optimize import least_squares
-    from scipy.sparse import coo_matrix, vstack
 
     counts = np.asarray(counts, dtype=float)
     x = np.asarray(throughputs, dtype=float)
@@ -157,75 +156,19 @@ def fit_law_groups(
     level = np.asarray(level, dtype=int)
     n_groups = int(group.max()) + 1
     n_levels = int(level.max()) + 1
-    code = LAW_CODE[law]
     if law == "linear":
         ratio = counts / x
         lam = np.bincount(level, ratio, n_levels) / np.bincount(level, ratio**2, n_levels)
         return np.zeros(n_groups), np.zeros(n_groups), lam
-    usl = law == "usl"
-    a_max = A_MAX[law]
-    a0 = np.clip(np.broadcast_to(prior_a, n_groups).astype(float), 0.0, a_max)
-    b0 = np.clip(np.broadcast_to(prior_b, n_groups).astype(float), 0.0, B_MAX if usl else 0.0)
     weight = np.sqrt(prior_weight)
-    n_b = n_groups if usl else 0
-    rows = np.arange(len(x))
-
-    def unpack(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        a = theta[:n_groups]
-        b = theta[n_groups : n_groups + n_b] if usl else np.zeros(n_groups)
-        return a, b, theta[n_groups + n_b :]
-
-    def residuals(theta: np.ndarray) -> np.ndarray:
-        a, b, log_lam = unpack(theta)
-        fit = np.exp(log_lam[level]) * effective_gpus(counts, code, a[group], b[group]) / x - 1
-        parts = [fit, weight * (a - a0)]
-        if usl:
-            parts.append(2.0 * weight * (b - b0))
-        return np.concatenate(parts)
-
-    def jacobian(theta: np.ndarray) -> Any:
-        a, b, log_lam = unpack(theta)
-        m = np.maximum(counts, 1.0)
-        f = 2.0 * (m - 1.0) / m if law == "ring" else m - 1.0
-        denom = 1.0 + a[group] * f + b[group] * m * (m - 1.0)
-        value = np.exp(log_lam[level]) * counts / denom / x
-        blocks = [
-            coo_matrix((-value * f / denom, (rows, group)), shape=(len(x), n_groups)),
-        ]
-        if usl:
-            d_b = -value * m * (m - 1.0) / denom
-            blocks.append(coo_matrix((d_b, (rows, group)), shape=(len(x), n_b)))
-        blocks.append(coo_matrix((value, (rows, level)), shape=(len(x), n_levels)))
-        from scipy.sparse import hstack, identity
-
-        top = hstack(blocks)
-        pen = [hstack([weight * identity(n_groups), coo_matrix((n_groups, n_b + n_levels))])]
-        if usl:
-            pen.append(
-                hstack(
-                    [
-                        coo_matrix((n_b, n_groups)),
-                        2.0 * weight * identity(n_b),
-                        coo_matrix((n_b, n_levels)),
-                    ]
-                )
-            )
-        return vstack([top, *pen]).tocsr()
-
-    base = x / effective_gpus(counts, code, a0[group], b0[group])
-    start_lam = np.log(
-        np.array([np.median(base[level == g]) for g in range(n_levels)], dtype=float)
+    problem = _LawProblem(
+        counts, x, group, level, law, n_groups, n_levels, prior_a, prior_b, weight
     )
-    start = np.concatenate([a0, b0[:n_b], start_lam])
-    lower = np.concatenate([np.zeros(n_groups + n_b), np.full(n_levels, -np.inf)])
-    upper = np.concatenate(
-        [np.full(n_groups, a_max), np.full(n_b, B_MAX), np.full(n_levels, np.inf)]
-    )
-    start = np.clip(start, lower, upper)
+    start, lower, upper = problem.start_and_bounds()
     solution = least_squares(
-        residuals,
+        problem.residuals,
         start,
-        jac=jacobian,
+        jac=problem.jacobian,
         bounds=(lower, upper),
         method="trf",
         tr_solver="lsmr",
@@ -233,8 +176,93 @@ def fit_law_groups(
         ftol=1e-5,
         xtol=1e-5,
     )
-    a, b, log_lam = unpack(solution.x)
+    a, b, log_lam = problem.unpack(solution.x)
     return a.copy(), b.copy(), np.exp(log_lam)
+
+
+class _LawProblem:
+    """fit_law_groups' least-squares problem: parameters θ = (a per group, b per group for
+    USL, log λ per level), residuals and their sparse Jacobian, start and bounds."""
+
+    def __init__(
+        self,
+        counts: np.ndarray,
+        x: np.ndarray,
+        group: np.ndarray,
+        level: np.ndarray,
+        law: str,
+        n_groups: int,
+        n_levels: int,
+        prior_a: np.ndarray,
+        prior_b: np.ndarray,
+        weight: float,
+    ) -> None:
+        self.counts, self.x, self.group, self.level, self.law = counts, x, group, level, law
+        self.n_groups, self.n_levels, self.weight = n_groups, n_levels, weight
+        self.code = LAW_CODE[law]
+        self.usl = law == "usl"
+        self.a_max = A_MAX[law]
+        self.a0 = np.clip(np.broadcast_to(prior_a, n_groups).astype(float), 0.0, self.a_max)
+        b_max = B_MAX if self.usl else 0.0
+        self.b0 = np.clip(np.broadcast_to(prior_b, n_groups).astype(float), 0.0, b_max)
+        self.n_b = n_groups if self.usl else 0
+        self.rows = np.arange(len(x))
+
+    def unpack(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(a per group, b per group, log λ per level) from θ."""
+        g, n_b = self.n_groups, self.n_b
+        a = theta[:g]
+        b = theta[g : g + n_b] if self.usl else np.zeros(g)
+        return a, b, theta[g + n_b :]
+
+    def residuals(self, theta: np.ndarray) -> np.ndarray:
+        """λ N E(N) / X − 1 per point, then the prior's penalties."""
+        a, b, log_lam = self.unpack(theta)
+        g = self.group
+        effective = effective_gpus(self.counts, self.code, a[g], b[g])
+        fit = np.exp(log_lam[self.level]) * effective / self.x - 1
+        parts = [fit, self.weight * (a - self.a0)]
+        if self.usl:
+            parts.append(2.0 * self.weight * (b - self.b0))
+        return np.concatenate(parts)
+
+    def jacobian(self, theta: np.ndarray) -> Any:
+        """∂residuals/∂θ, block-diagonal by group (scipy.sparse CSR)."""
+        from scipy.sparse import coo_matrix, hstack, identity, vstack
+
+        a, b, log_lam = self.unpack(theta)
+        n_points, g, rows = len(self.x), self.group, self.rows
+        m = np.maximum(self.counts, 1.0)
+        f = 2.0 * (m - 1.0) / m if self.law == "ring" else m - 1.0
+        denom = 1.0 + a[g] * f + b[g] * m * (m - 1.0)
+        value = np.exp(log_lam[self.level]) * self.counts / denom / self.x
+        blocks = [coo_matrix((-value * f / denom, (rows, g)), shape=(n_points, self.n_groups))]
+        if self.usl:
+            d_b = -value * m * (m - 1.0) / denom
+            blocks.append(coo_matrix((d_b, (rows, g)), shape=(n_points, self.n_b)))
+        blocks.append(coo_matrix((value, (rows, self.level)), shape=(n_points, self.n_levels)))
+        w, n_b, n_groups, n_levels = self.weight, self.n_b, self.n_groups, self.n_levels
+        pen = [hstack([w * identity(n_groups), coo_matrix((n_groups, n_b + n_levels))])]
+        if self.usl:
+            zeros_a, zeros_l = coo_matrix((n_b, n_groups)), coo_matrix((n_b, n_levels))
+            pen.append(hstack([zeros_a, 2.0 * w * identity(n_b), zeros_l]))
+        return vstack([hstack(blocks), *pen]).tocsr()
+
+    def start_and_bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """θ at the prior with each level's median λ, and θ's bounds."""
+        g, n_b, n_levels = self.n_groups, self.n_b, self.n_levels
+        base = self.x / effective_gpus(
+            self.counts, self.code, self.a0[self.group], self.b0[self.group]
+        )
+        start_lam = np.log(
+            np.array([np.median(base[self.level == i]) for i in range(n_levels)], dtype=float)
+        )
+        start = np.concatenate([self.a0, self.b0[:n_b], start_lam])
+        lower = np.concatenate([np.zeros(g + n_b), np.full(n_levels, -np.inf)])
+        upper = np.concatenate(
+            [np.full(g, self.a_max), np.full(n_b, B_MAX), np.full(n_levels, np.inf)]
+        )
+        return np.clip(start, lower, upper), lower, upper
 
 
 def _group_points(points: pd.DataFrame) -> pd.DataFrame:
