@@ -12,14 +12,21 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from pricing.aliases import AZURE_GPU_COUNT_FIX, resolve_offer_gpu, unsupported_reason
-from pricing.catalog import OFFER_COLUMNS, validate_offers
 from pricing.gpus import UnknownGPUError
-from pricing.providers.common import FIX_COLUMNS, drop_out_of_range, interconnect_for
+from pricing.providers.common import (
+    Fix,
+    finish_offers,
+    fix,
+    fixes_frame,
+    interconnect_for,
+    resolve_gpu,
+)
 from pricing.providers.composition import (
     GCP_HOST_ACCELERATORS,
     compose_gpu_machines,
@@ -35,10 +42,6 @@ GPUINFO_MEMORY_IS_TOTAL = frozenset({"vast"})
 # as a non-standard SKU (e.g. GCP's first "H100 80GB GPU" SKU may be a DWS/flex price;
 # see reference/pricing/README.md) and set missing.
 SUSPECT_PRICE_RATIO = 0.6
-
-
-def _fixes(rows: list[dict[str, str]]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=list(FIX_COLUMNS))
 
 
 def gpu_memory_mib(gpu_info: object, provider: str, count: float) -> float:
@@ -75,7 +78,7 @@ def _where(frame: pd.DataFrame, mask: pd.Series) -> tuple[str, str]:
     )
 
 
-def _clean_prices(frame: pd.DataFrame, provider: str, fixes: list[dict[str, str]]) -> None:
+def _clean_prices(frame: pd.DataFrame, provider: str, fixes: list[Fix]) -> None:
     """Set placeholder prices (<= 0) and spot >= on-demand to missing, recording why.
 
     Blank on-demand prices are recorded too (e.g. AWS p5e.48xlarge: capacity blocks only).
@@ -83,49 +86,28 @@ def _clean_prices(frame: pd.DataFrame, provider: str, fixes: list[dict[str, str]
     blank = pd.to_numeric(frame["Price"], errors="coerce").isna()
     if blank.any():
         regions, types = _where(frame, blank)
-        fixes.append(
-            {
-                "provider": provider,
-                "region": regions,
-                "instance_type": types,
-                "field": "usd_per_hour",
-                "action": "kept missing",
-                "reason": "no on-demand price in the catalog",
-            }
-        )
+        why = "no on-demand price in the catalog"
+        fixes.append(fix(provider, regions, types, "usd_per_hour", "kept missing", why))
     for column, label in (("Price", "usd_per_hour"), ("SpotPrice", "spot_usd_per_hour")):
         values = pd.to_numeric(frame[column], errors="coerce")
         for value in sorted(values.loc[values.notna() & (values <= 0)].unique()):
             mask = values == value
             regions, types = _where(frame, mask)
-            fixes.append(
-                {
-                    "provider": provider,
-                    "region": regions,
-                    "instance_type": types,
-                    "field": label,
-                    "action": "set missing",
-                    "reason": f"placeholder {column}={value:g}: not a price "
-                    "(missing or not offered), never free",
-                }
+            why = (
+                f"placeholder {column}={value:g}: not a price (missing or not offered), never free"
             )
+            fixes.append(fix(provider, regions, types, label, "set missing", why))
         frame[column] = values.where(~(values <= 0))
     not_cheaper = (
         frame["SpotPrice"].notna() & frame["Price"].notna() & (frame["SpotPrice"] >= frame["Price"])
     )
     for _, row in frame.loc[not_cheaper].drop_duplicates(["Region", "InstanceType"]).iterrows():
-        fixes.append(
-            {
-                "provider": provider,
-                "region": row["Region"],
-                "instance_type": row["InstanceType"],
-                "field": "spot_usd_per_hour",
-                "action": "set missing",
-                "reason": f"spot {row['SpotPrice']:g} is not below on-demand "
-                f"{row['Price']:g}: the catalog repeats or mislabels the "
-                "on-demand meter",
-            }
+        why = (
+            f"spot {row['SpotPrice']:g} is not below on-demand {row['Price']:g}: the catalog "
+            "repeats or mislabels the on-demand meter"
         )
+        region, instance = row["Region"], row["InstanceType"]
+        fixes.append(fix(provider, region, instance, "spot_usd_per_hour", "set missing", why))
     frame.loc[not_cheaper, "SpotPrice"] = np.nan
 
 
@@ -149,7 +131,18 @@ def parse_skypilot_vms(
     """Offers and fixes from one provider's SkyPilot `vms.csv` (not GCP: see parse_gcp)."""
     if provider == "gcp":
         return parse_gcp_skypilot_vms(catalog, source, priced_at)
-    fixes: list[dict[str, str]] = []
+    fixes: list[Fix] = []
+    frame = _gpu_rows(provider, catalog, fixes)
+    _clean_prices(frame, provider, fixes)
+    frame = _collapse_zones(frame)
+    rows = [_zone_offer(provider, row, source, priced_at, fixes) for _, row in frame.iterrows()]
+    offers = [row for row in rows if row is not None]
+    return finish_offers(offers, provider, fixes), fixes_frame(fixes)
+
+
+def _gpu_rows(provider: str, catalog: pd.DataFrame, fixes: list[Fix]) -> pd.DataFrame:
+    """The catalog's rows with an accelerator, regions trimmed and a SpotPrice column
+    (USD/h, missing where the catalog has none); CPU-only instance types dropped on record."""
     frame = catalog.copy()
     if "SpotPrice" not in frame:
         frame["SpotPrice"] = np.nan
@@ -158,78 +151,65 @@ def parse_skypilot_vms(
     cpu_only = frame.loc[~has_gpu, "InstanceType"].nunique()
     if cpu_only:
         fixes.append(
-            {
-                "provider": provider,
-                "region": "*",
-                "instance_type": "*",
-                "field": "",
-                "action": f"dropped {cpu_only} instance types",
-                "reason": "CPU-only instance types: no GPU to plan for",
-            }
-        )
-    frame = frame.loc[has_gpu].copy()
-    _clean_prices(frame, provider, fixes)
-    frame = _collapse_zones(frame)
-    rows = []
-    for _, row in frame.iterrows():
-        accelerator = str(row["AcceleratorName"])
-        count = float(
-            AZURE_GPU_COUNT_FIX.get(row["InstanceType"], row["AcceleratorCount"])
-            if provider == "azure"
-            else row["AcceleratorCount"]
-        )
-        if provider == "azure" and row["InstanceType"] in AZURE_GPU_COUNT_FIX:
-            fixes.append(
-                {
-                    "provider": provider,
-                    "region": row["Region"],
-                    "instance_type": row["InstanceType"],
-                    "field": "gpu_count",
-                    "action": f"corrected {row['AcceleratorCount']} -> {count:g}",
-                    "reason": "the catalog's GPU count is wrong for this size",
-                }
-            )
-        reason = unsupported_reason(accelerator)
-        memory_gib = gpu_memory_mib(row.get("GpuInfo"), provider, count) / 1024
-        gpu = None
-        if reason is None:
-            try:
-                gpu = resolve_offer_gpu(provider, accelerator, row["InstanceType"], memory_gib)
-            except UnknownGPUError as exc:
-                closest = f" (closest known name: {exc.suggestion!r})" if exc.suggestion else ""
-                reason = (
-                    f"GPU {accelerator!r} is in no quirk table of pricing/aliases.py{closest}; "
-                    "add it there to plan for it"
-                )
-        if gpu is None:
-            fixes.append(
-                {
-                    "provider": provider,
-                    "region": row["Region"],
-                    "instance_type": row["InstanceType"],
-                    "field": "gpu_name",
-                    "action": "dropped row",
-                    "reason": reason or f"accelerator {accelerator!r} unsupported",
-                }
-            )
-            continue
-        rows.append(
-            _offer(
+            fix(
                 provider,
-                row["Region"],
-                row["InstanceType"],
-                gpu,
-                count,
-                memory_gib,
-                row.get("vCPUs"),
-                row.get("MemoryGiB"),
-                row["Price"],
-                row["SpotPrice"],
-                source,
-                priced_at,
+                "*",
+                "*",
+                "",
+                f"dropped {cpu_only} instance types",
+                "CPU-only instance types: no GPU to plan for",
             )
         )
-    return _finish(rows, provider, fixes), _fixes(fixes)
+    return frame.loc[has_gpu].copy()
+
+
+def _gpu_count(provider: str, row: pd.Series, fixes: list[Fix]) -> float:
+    """GPUs per instance: the catalog's AcceleratorCount, or for an Azure size whose count
+    the catalog has wrong, pricing.aliases.AZURE_GPU_COUNT_FIX's (on record)."""
+    if provider != "azure" or row["InstanceType"] not in AZURE_GPU_COUNT_FIX:
+        return float(row["AcceleratorCount"])
+    count = float(AZURE_GPU_COUNT_FIX[row["InstanceType"]])
+    fixes.append(
+        fix(
+            provider,
+            row["Region"],
+            row["InstanceType"],
+            "gpu_count",
+            f"corrected {row['AcceleratorCount']} -> {count:g}",
+            "the catalog's GPU count is wrong for this size",
+        )
+    )
+    return count
+
+
+def _zone_offer(
+    provider: str, row: pd.Series, source: str, priced_at: str, fixes: list[Fix]
+) -> dict[str, object] | None:
+    """The offer of one collapsed catalog row (one region and instance type), or None
+    (on record) where its accelerator is not a GPU gpuplan plans for."""
+    accelerator = str(row["AcceleratorName"])
+    count = _gpu_count(provider, row, fixes)
+    memory_gib = gpu_memory_mib(row.get("GpuInfo"), provider, count) / 1024
+    gpu, reason = resolve_gpu(provider, accelerator, row["InstanceType"], memory_gib)
+    if gpu is None:
+        why = reason or f"accelerator {accelerator!r} unsupported"
+        region, instance = row["Region"], row["InstanceType"]
+        fixes.append(fix(provider, region, instance, "gpu_name", "dropped row", why))
+        return None
+    return _offer(
+        provider,
+        row["Region"],
+        row["InstanceType"],
+        gpu,
+        count,
+        memory_gib,
+        row.get("vCPUs"),
+        row.get("MemoryGiB"),
+        row["Price"],
+        row["SpotPrice"],
+        source,
+        priced_at,
+    )
 
 
 def _offer(
@@ -265,15 +245,7 @@ def _offer(
     }
 
 
-def _finish(
-    rows: list[dict[str, object]], provider: str, fixes: list[dict[str, str]]
-) -> pd.DataFrame:
-    offers = drop_out_of_range(pd.DataFrame(rows, columns=list(OFFER_COLUMNS)), provider, fixes)
-    offers = offers.sort_values(["region", "gpu_name", "gpu_count", "instance_type"])
-    return validate_offers(offers, f"<{provider} catalog>")
-
-
-def _suspect_regional_prices(accel: pd.DataFrame, fixes: list[dict[str, str]]) -> pd.DataFrame:
+def _suspect_regional_prices(accel: pd.DataFrame, fixes: list[Fix]) -> pd.DataFrame:
     """Set per-GPU prices far below the other regions' median to missing (GCP SKU mix-up)."""
     accel = accel.copy()
     per_gpu = accel["Price"] / accel["AcceleratorCount"]
@@ -285,18 +257,13 @@ def _suspect_regional_prices(accel: pd.DataFrame, fixes: list[dict[str, str]]) -
             if len(others) and price < SUSPECT_PRICE_RATIO * others.median():
                 mask = (accel["AcceleratorName"] == name) & (accel["Region"] == region)
                 accel.loc[mask, "Price"] = np.nan
-                fixes.append(
-                    {
-                        "provider": "gcp",
-                        "region": str(region),
-                        "instance_type": f"{name} GPU",
-                        "field": "usd_per_hour",
-                        "action": "set missing",
-                        "reason": f"per-GPU on-demand ${price:.4g}/h is below "
-                        f"{SUSPECT_PRICE_RATIO:g} x the other regions' median "
-                        f"${others.median():.4g}/h: likely a non-standard (DWS/flex) SKU",
-                    }
+                why = (
+                    f"per-GPU on-demand ${price:.4g}/h is below {SUSPECT_PRICE_RATIO:g} x the "
+                    f"other regions' median ${others.median():.4g}/h: likely a non-standard "
+                    "(DWS/flex) SKU"
                 )
+                gpu = f"{name} GPU"
+                fixes.append(fix("gcp", str(region), gpu, "usd_per_hour", "set missing", why))
     return accel.drop(columns="_per_gpu")
 
 
@@ -309,7 +276,36 @@ def parse_gcp_skypilot_vms(
     memory plus the attached GPUs, so the catalog lists them apart (accelerator rows have
     no InstanceType). Prices and spot are composed per region from regional medians.
     """
-    fixes: list[dict[str, str]] = []
+    fixes: list[Fix] = []
+    hosts, accel = _gcp_hosts_and_gpus(catalog, fixes)
+    host_prices = _gcp_host_prices(hosts)
+    attachments = _gcp_attachments(host_prices)
+    composed = compose_gpu_machines(host_prices, attachments, _gcp_gpu_prices(accel))
+    rows = [_gcp_offer(machine, source, priced_at) for machine in composed.itertuples()]
+    non_gpu_hosts = sorted(set(host_prices["host_type"]) - set(attachments["host_type"]))
+    if non_gpu_hosts:
+        fixes.append(
+            fix(
+                "gcp",
+                "*",
+                ", ".join(non_gpu_hosts),
+                "",
+                f"dropped {len(non_gpu_hosts)} host types",
+                "CPU-only machine types that take no GPU",
+            )
+        )
+    return finish_offers(rows, "gcp", fixes), fixes_frame(fixes)
+
+
+def _gcp_hosts_and_gpus(
+    catalog: pd.DataFrame, fixes: list[Fix]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(host machine rows, accelerator rows) of the GCP catalog, prices cleaned
+    (_clean_prices; per-GPU prices far below other regions', _suspect_regional_prices).
+
+    Accelerator rows (no InstanceType) are named 'A100 x8' by label and count; TPUs are
+    dropped on record.
+    """
     frame = catalog.copy()
     is_host = frame["InstanceType"].notna() & (frame["InstanceType"].astype(str) != "")
     hosts = frame.loc[is_host].copy()
@@ -317,14 +313,14 @@ def parse_gcp_skypilot_vms(
     tpu = accel["AcceleratorName"].astype(str).str.startswith("tpu")
     if tpu.any():
         fixes.append(
-            {
-                "provider": "gcp",
-                "region": "*",
-                "instance_type": "*",
-                "field": "gpu_name",
-                "action": f"dropped {accel.loc[tpu, 'AcceleratorName'].nunique()} TPU types",
-                "reason": unsupported_reason("tpu") or "",
-            }
+            fix(
+                "gcp",
+                "*",
+                "*",
+                "gpu_name",
+                f"dropped {accel.loc[tpu, 'AcceleratorName'].nunique()} TPU types",
+                unsupported_reason("tpu") or "",
+            )
         )
     accel = accel.loc[~tpu].copy()
     accel["InstanceType"] = (
@@ -332,8 +328,18 @@ def parse_gcp_skypilot_vms(
     )
     _clean_prices(hosts, "gcp", fixes)
     _clean_prices(accel, "gcp", fixes)
-    accel = _suspect_regional_prices(accel, fixes)
-    host_prices = (
+    return hosts, _suspect_regional_prices(accel, fixes)
+
+
+def _no_reserved(prices: pd.DataFrame) -> pd.DataFrame:
+    """The price table with the reserved columns missing (the catalog has no reserved)."""
+    return prices.assign(reserved_1y_usd_per_hour=np.nan, reserved_3y_usd_per_hour=np.nan)
+
+
+def _gcp_host_prices(hosts: pd.DataFrame) -> pd.DataFrame:
+    """Per (host_type, region): vcpus, memory_gib and the host's on-demand and spot USD/h,
+    the medians over the region's zones (reserved missing)."""
+    prices = (
         hosts.groupby(["InstanceType", "Region"])
         .agg(
             vcpus=("vCPUs", "first"),
@@ -344,7 +350,13 @@ def parse_gcp_skypilot_vms(
         .reset_index()
         .rename(columns={"InstanceType": "host_type", "Region": "region"})
     )
-    gpu_prices = (
+    return _no_reserved(prices)
+
+
+def _gcp_gpu_prices(accel: pd.DataFrame) -> pd.DataFrame:
+    """Per (accelerator, gpu_count, region): that many GPUs' on-demand and spot USD/h,
+    the medians over the region's zones, with their GpuInfo (reserved missing)."""
+    prices = (
         accel.groupby(["AcceleratorName", "AcceleratorCount", "Region"])
         .agg(
             usd_per_hour=("Price", "median"),
@@ -360,10 +372,17 @@ def parse_gcp_skypilot_vms(
             }
         )
     )
-    for prices in (host_prices, gpu_prices):
-        prices["reserved_1y_usd_per_hour"] = np.nan
-        prices["reserved_3y_usd_per_hour"] = np.nan
-    gpu_prices["gpu_count"] = gpu_prices["gpu_count"].astype(int)
+    prices = _no_reserved(prices)
+    prices["gpu_count"] = prices["gpu_count"].astype(int)
+    return prices
+
+
+def _gcp_attachments(host_prices: pd.DataFrame) -> pd.DataFrame:
+    """The GPUs each host type takes: host_type, accelerator, gpu_count, instance_type.
+
+    Accelerator-optimized hosts come with theirs (GCP_HOST_ACCELERATORS); N1 hosts take
+    T4, V100 or P100 in the counts their vCPUs allow (n1_gpu_counts).
+    """
     combos: list[tuple[str, str, int, str]] = []
     for host, vcpus in host_prices.groupby("host_type")["vcpus"].first().items():
         host = str(host)
@@ -376,43 +395,27 @@ def parse_gcp_skypilot_vms(
                     (host, name, n, n1_instance_name(host, n, name))
                     for n in n1_gpu_counts(resolve_offer_gpu("gcp", name, host) or "", float(vcpus))
                 ]
-    attachments = pd.DataFrame(
-        combos, columns=["host_type", "accelerator", "gpu_count", "instance_type"]
+    return pd.DataFrame(combos, columns=["host_type", "accelerator", "gpu_count", "instance_type"])
+
+
+def _gcp_offer(machine: Any, source: str, priced_at: str) -> dict[str, object]:
+    """The offer of one composed GCP machine (compose_gpu_machines' row)."""
+    gpu = resolve_offer_gpu("gcp", str(machine.accelerator), str(machine.instance_type))
+    assert gpu is not None
+    return _offer(
+        "gcp",
+        machine.region,
+        machine.instance_type,
+        gpu,
+        float(machine.gpu_count),
+        gpu_memory_mib(machine.gpu_info, "gcp", machine.gpu_count) / 1024,
+        machine.vcpus,
+        machine.memory_gib,
+        machine.usd_per_hour,
+        machine.spot_usd_per_hour,
+        source,
+        priced_at,
     )
-    composed = compose_gpu_machines(host_prices, attachments, gpu_prices)
-    rows = []
-    for m in composed.itertuples():
-        machine_gpu = resolve_offer_gpu("gcp", str(m.accelerator), str(m.instance_type))
-        assert machine_gpu is not None
-        rows.append(
-            _offer(
-                "gcp",
-                m.region,
-                m.instance_type,
-                machine_gpu,
-                float(m.gpu_count),
-                gpu_memory_mib(m.gpu_info, "gcp", m.gpu_count) / 1024,
-                m.vcpus,
-                m.memory_gib,
-                m.usd_per_hour,
-                m.spot_usd_per_hour,
-                source,
-                priced_at,
-            )
-        )
-    non_gpu_hosts = sorted(set(host_prices["host_type"]) - {c[0] for c in combos})
-    if non_gpu_hosts:
-        fixes.append(
-            {
-                "provider": "gcp",
-                "region": "*",
-                "instance_type": ", ".join(non_gpu_hosts),
-                "field": "",
-                "action": f"dropped {len(non_gpu_hosts)} host types",
-                "reason": "CPU-only machine types that take no GPU",
-            }
-        )
-    return _finish(rows, "gcp", fixes), _fixes(fixes)
 
 
 __all__ = ["UnknownGPUError", "parse_gcp_skypilot_vms", "parse_skypilot_vms"]
