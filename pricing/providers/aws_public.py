@@ -247,61 +247,17 @@ def parse_aws_public(payload: AwsPublicPayload, priced_at: str) -> ParsedCatalog
     `priced_at` is not used: the offers carry their files' publication date.
     """
     fixes: list[Fix] = []
-    records = []
-    for row in payload.rows:
-        term = row["TermType"]
-        column = ""
-        if term == "OnDemand":
-            column = "usd_per_hour"
-        elif (
-            term == "Reserved"
-            and row["PurchaseOption"] == "No Upfront"
-            and row["OfferingClass"] == "standard"
-        ):
-            column = RESERVED_TERMS.get(row["LeaseContractLength"], "")
-        if not column:
-            continue
-        records.append(
-            {
-                "region": row["Region Code"],
-                "instance_type": row["Instance Type"],
-                "kind": column,
-                "usd": _number(row["PricePerUnit"]),
-                "gpu_count": _number(row["GPU"]),
-                "vcpus": _number(row["vCPU"]),
-                "memory_gib": _number(row["Memory"]),
-            }
-        )
-    frame = pd.DataFrame(
-        records,
-        columns=["region", "instance_type", "kind", "usd", "gpu_count", "vcpus", "memory_gib"],
-    )
-    bad = ~(frame["usd"] > 0) | (frame.groupby(PRICE_KEYS)["usd"].transform("nunique") > 1)
-    set_prices_missing(frame, bad, "aws", fixes, "SKUs")
-    frame = frame.drop_duplicates(PRICE_KEYS)
-    wide = wide_prices(frame, ["region", "instance_type"])
-    shapes = frame.groupby(["region", "instance_type"], as_index=False)[
+    prices = price_rows(payload.rows)
+    bad = ~(prices["usd"] > 0) | (prices.groupby(PRICE_KEYS)["usd"].transform("nunique") > 1)
+    set_prices_missing(prices, bad, "aws", fixes, "SKUs")
+    prices = prices.drop_duplicates(PRICE_KEYS)
+    shapes = prices.groupby(["region", "instance_type"], as_index=False)[
         ["gpu_count", "vcpus", "memory_gib"]
     ].first()
-    offers = wide.merge(shapes, on=["region", "instance_type"])
-    family = offers["instance_type"].str.split(".").str[0]
-    offers["gpu_name"] = family.map(AWS_FAMILY_GPU)
-    for instance in sorted(set(offers.loc[offers["gpu_name"].isna(), "instance_type"])):
-        fixes.append(
-            fix(
-                "aws",
-                "*",
-                instance,
-                "gpu_name",
-                "dropped",
-                "instance family not in pricing.aliases.AWS_FAMILY_GPU (legacy or non-NVIDIA "
-                "GPU); add it there to plan for it",
-            )
-        )
-    no_count = offers["gpu_name"].notna() & ~(offers["gpu_count"] > 0)
-    for instance in sorted(set(offers.loc[no_count, "instance_type"])):
-        fixes.append(fix("aws", "*", instance, "gpu_count", "dropped", "no GPU count in the file"))
-    offers = offers.loc[offers["gpu_name"].notna() & ~no_count].copy()
+    offers = wide_prices(prices, ["region", "instance_type"]).merge(
+        shapes, on=["region", "instance_type"]
+    )
+    offers = _family_gpus(offers, fixes)
     published = payload.published
     offers["priced_at"] = offers["region"].map(published)
     offers["provider"] = "aws"
@@ -320,3 +276,63 @@ def parse_aws_public(payload: AwsPublicPayload, priced_at: str) -> ParsedCatalog
         SOURCE,
         dates={"aws": (day, basis, "")},
     )
+
+
+PRICE_ROW_COLUMNS = ("region", "instance_type", "kind", "usd", "gpu_count", "vcpus", "memory_gib")
+
+
+def _price_kind(row: dict[str, str]) -> str:
+    """The PRICE_COLUMNS name of a kept row's term: on-demand, or reserved standard No
+    Upfront for 1 or 3 years; '' for any other term."""
+    if row["TermType"] == "OnDemand":
+        return "usd_per_hour"
+    if (
+        row["TermType"] == "Reserved"
+        and row["PurchaseOption"] == "No Upfront"
+        and row["OfferingClass"] == "standard"
+    ):
+        return RESERVED_TERMS.get(row["LeaseContractLength"], "")
+    return ""
+
+
+def price_rows(rows: Iterable[dict[str, str]]) -> pd.DataFrame:
+    """One row (PRICE_ROW_COLUMNS) per kept row of a priced term: the price in USD/h (NaN
+    where the file's is not a number) and the instance's GPU count, vCPUs and GiB."""
+    records = [
+        {
+            "region": row["Region Code"],
+            "instance_type": row["Instance Type"],
+            "kind": kind,
+            "usd": _number(row["PricePerUnit"]),
+            "gpu_count": _number(row["GPU"]),
+            "vcpus": _number(row["vCPU"]),
+            "memory_gib": _number(row["Memory"]),
+        }
+        for row in rows
+        if (kind := _price_kind(row))
+    ]
+    return pd.DataFrame(records, columns=list(PRICE_ROW_COLUMNS))
+
+
+def _family_gpus(offers: pd.DataFrame, fixes: list[Fix]) -> pd.DataFrame:
+    """The offers with their GPU from the instance family (pricing.aliases.AWS_FAMILY_GPU;
+    these files name no GPU model); families not listed, and rows with no GPU count in the
+    file, dropped on record."""
+    family = offers["instance_type"].str.split(".").str[0]
+    offers = offers.assign(gpu_name=family.map(AWS_FAMILY_GPU))
+    for instance in sorted(set(offers.loc[offers["gpu_name"].isna(), "instance_type"])):
+        fixes.append(
+            fix(
+                "aws",
+                "*",
+                instance,
+                "gpu_name",
+                "dropped",
+                "instance family not in pricing.aliases.AWS_FAMILY_GPU (legacy or non-NVIDIA "
+                "GPU); add it there to plan for it",
+            )
+        )
+    no_count = offers["gpu_name"].notna() & ~(offers["gpu_count"] > 0)
+    for instance in sorted(set(offers.loc[no_count, "instance_type"])):
+        fixes.append(fix("aws", "*", instance, "gpu_count", "dropped", "no GPU count in the file"))
+    return offers.loc[offers["gpu_name"].notna() & ~no_count].copy()
