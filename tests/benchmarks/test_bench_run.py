@@ -26,6 +26,7 @@ REQUIRED_KEYS = (
 )  # fmt: skip
 ENV_KEYS = ("torch", "cuda", "cudnn", "nccl", "driver", "cpu_model", "cpu_cores",
             "memory_gib", "hostname", "cloud_provider", "instance_type")  # fmt: skip
+TINY_GPT = ("--workload", "gpt", "--size", "tiny", "--device", "cpu")  # the quickest run
 
 
 def bench(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -43,8 +44,7 @@ def results_in(directory: Path) -> list[dict[str, object]]:
 
 
 def test_gpt_tiny_on_cpu_writes_one_valid_result(tmp_path: Path) -> None:
-    done = bench("run", "--workload", "gpt", "--size", "tiny", "--device", "cpu",
-                 "--steps", "20", "--out", str(tmp_path))  # fmt: skip
+    done = bench("run", *TINY_GPT, "--steps", "20", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     files = list(tmp_path.iterdir())
     assert len(files) == 1 and files[0].suffix == ".json"
@@ -63,8 +63,7 @@ def test_gpt_tiny_on_cpu_writes_one_valid_result(tmp_path: Path) -> None:
 
 
 def test_world_size_2_on_cpu_runs_ddp_over_gloo(tmp_path: Path) -> None:
-    done = bench("run", "--workload", "gpt", "--size", "tiny", "--device", "cpu",
-                 "--world-size", "2", "--steps", "5", "--warmup", "2",
+    done = bench("run", *TINY_GPT, "--world-size", "2", "--steps", "5", "--warmup", "2",
                  "--out", str(tmp_path))  # fmt: skip
     assert done.returncode == 0, done.stderr
     [result] = results_in(tmp_path)
@@ -73,9 +72,8 @@ def test_world_size_2_on_cpu_runs_ddp_over_gloo(tmp_path: Path) -> None:
 
 
 def test_world_size_series_writes_one_result_per_size(tmp_path: Path) -> None:
-    done = bench("run", "--workload", "gpt", "--size", "tiny", "--device", "cpu",
-                 "--world-size", "1,2", "--steps", "5", "--warmup", "2", "--batch", "8",
-                 "--out", str(tmp_path))  # fmt: skip
+    done = bench("run", *TINY_GPT, "--world-size", "1,2", "--steps", "5", "--warmup", "2",
+                 "--batch", "8", "--out", str(tmp_path))  # fmt: skip
     assert done.returncode == 0, done.stderr
     results = results_in(tmp_path)
     assert sorted(r["world_size"] for r in results) == [1, 2]  # type: ignore[type-var]
@@ -143,22 +141,7 @@ def test_an_exception_in_a_step_exits_1_and_writes_nothing(
     monkeypatch.setattr(gpt, "loss", failing)
     done = CliRunner().invoke(
         app,
-        [
-            "bench",
-            "run",
-            "--workload",
-            "gpt",
-            "--size",
-            "tiny",
-            "--device",
-            "cpu",
-            "--steps",
-            "10",
-            "--warmup",
-            "2",
-            "--out",
-            str(tmp_path),
-        ],
+        ["bench", "run", *TINY_GPT, "--steps", "10", "--warmup", "2", "--out", str(tmp_path)],
     )
     assert done.exit_code == 1
     assert "timed step 2 of 10 failed" in done.output and "no result written" in done.output
@@ -188,12 +171,7 @@ def test_ctrl_c_leaves_no_result_and_exits_non_zero(world_size: str, tmp_path: P
             "planner.cli.main",
             "bench",
             "run",
-            "--workload",
-            "gpt",
-            "--size",
-            "tiny",
-            "--device",
-            "cpu",
+            *TINY_GPT,
             "--world-size",
             world_size,
             "--steps",
