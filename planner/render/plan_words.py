@@ -122,13 +122,50 @@ def assumption_lines(plan: Plan) -> list[str]:
 
 
 def _request_lines(request: PlanRequest, rows: pd.DataFrame) -> list[str]:
-    workload, precision, settings = request.workload, request.precision, request.llm
+    """The plan's assumptions, one paragraph each: workload, constraints, method, providers,
+    prices and options, picks, bands, spot rates and on-prem configs."""
+    workload = request.workload
     constraints, sample_limit, onprem = request, request.sample_limit, request.onprem
     lines = [
         f"Workload {workload.name}: {workload.description}; {workload.samples:,.0f} "
         f"{workload.sample_unit} ({workload.source}).",
         "Constraints: " + "; ".join(constraint_phrases(constraints)) + ".",
     ]
+    lines += _method_lines(request) + _provider_lines(request)
+    lines += [
+        f"Prices: {constraints.pricing}, whole instances, billed in each provider's "
+        "increment and minimum (planner.costs.overheads), no data or storage costs; wall time "
+        "adds provisioning, environment start, dataset staging and checkpoint writes; "
+        "capacity assumed available at every count. Options: 1, 2, 4, ... instances of an "
+        "offer up to "
+        f"{constraints.max_gpus} GPUs (one of a GPU slice or a marketplace listing, which is "
+        "a single host); each offer shown at the count that meets the deadline at least cost "
+        "(else its fastest), plus other counts on the frontier or picked.",
+        "Picks: cheapest within the deadline; fastest within the budget; best cost per hour "
+        "saved = among feasible frontier options faster than the cheapest feasible one, "
+        "the least extra dollars per hour saved. Frontier: no other option is both no "
+        "slower and no dearer (central figures: median throughput, expected spot time).",
+        "P10/P50/P90: the throughput band (10-90%, which holds the scaling fit's error) read "
+        "as a split normal in log space; exact for non-spot rows; spot rows on the frontier, "
+        f"picked or in the best {sample_limit} by Monte Carlo ({constraints.draws:,} draws, "
+        f"seed {constraints.seed}), other spot rows band x expected overhead "
+        "(planner.costs.montecarlo).",
+    ]
+    if constraints.pricing == "spot" and len(rows):
+        lines.append(_rate_line(rows, request.rates))
+    for config in onprem:
+        lines.append(
+            f"On-prem {config.name}: {config.gpus} x {config.gpu_name}, amortized cost at "
+            f"{config.utilization:.0%} utilization (planner.onprem.tco) x GPU-hours used; "
+            "no queueing for the cluster."
+        )
+    return lines
+
+
+def _method_lines(request: PlanRequest) -> list[str]:
+    """How throughput was found: the LLM layout model, or figures, laws and step model."""
+    workload, precision, settings = request.workload, request.precision, request.llm
+    lines: list[str] = []
     if workload.is_llm:
         lines += [
             f"Precision {precision}. Throughput per option from the fastest tensor x pipeline "
@@ -159,6 +196,12 @@ def _request_lines(request: PlanRequest, rows: pd.DataFrame) -> list[str]:
             "published); image workloads capped by the vCPUs' JPEG decoding rate; GPUs "
             "with no figure estimated from their specs (spec regression, cross-validated band)."
         )
+    return lines
+
+
+def _provider_lines(request: PlanRequest) -> list[str]:
+    """Which providers and sizes were weighed, and any assumed reserved price."""
+    lines: list[str] = []
     weighed = request.tiers or (() if request.providers else DEFAULT_TIERS)
     lines.append(
         "Providers weighed: "
@@ -180,33 +223,6 @@ def _request_lines(request: PlanRequest, rows: pd.DataFrame) -> list[str]:
             f"Reserved prices: where no {request.pricing} price is listed, assumed on-demand "
             f"less {request.reserved_discount:.0%} (a negotiated discount given by the user, "
             "not a quote); such rows say so in their price source."
-        )
-    lines += [
-        f"Prices: {constraints.pricing}, whole instances, billed in each provider's "
-        "increment and minimum (planner.costs.overheads), no data or storage costs; wall time "
-        "adds provisioning, environment start, dataset staging and checkpoint writes; "
-        "capacity assumed available at every count. Options: 1, 2, 4, ... instances of an "
-        "offer up to "
-        f"{constraints.max_gpus} GPUs (one of a GPU slice or a marketplace listing, which is "
-        "a single host); each offer shown at the count that meets the deadline at least cost "
-        "(else its fastest), plus other counts on the frontier or picked.",
-        "Picks: cheapest within the deadline; fastest within the budget; best cost per hour "
-        "saved = among feasible frontier options faster than the cheapest feasible one, "
-        "the least extra dollars per hour saved. Frontier: no other option is both no "
-        "slower and no dearer (central figures: median throughput, expected spot time).",
-        "P10/P50/P90: the throughput band (10-90%, which holds the scaling fit's error) read "
-        "as a split normal in log space; exact for non-spot rows; spot rows on the frontier, "
-        f"picked or in the best {sample_limit} by Monte Carlo ({constraints.draws:,} draws, "
-        f"seed {constraints.seed}), other spot rows band x expected overhead "
-        "(planner.costs.montecarlo).",
-    ]
-    if constraints.pricing == "spot" and len(rows):
-        lines.append(_rate_line(rows, request.rates))
-    for config in onprem:
-        lines.append(
-            f"On-prem {config.name}: {config.gpus} x {config.gpu_name}, amortized cost at "
-            f"{config.utilization:.0%} utilization (planner.onprem.tco) x GPU-hours used; "
-            "no queueing for the cluster."
         )
     return lines
 
