@@ -220,7 +220,7 @@ def test_the_console_helpers_turn_no_code_into_an_emoji() -> None:
 
 def test_gpuplan_app_has_streamlit_refuse_uploads_over_the_intake_limit() -> None:
     from benchmarks.intake import MAX_RESULT_BYTES
-    from planner.cli.main import streamlit_argv
+    from planner.cli.app import streamlit_argv
 
     argv = streamlit_argv("app_main.py", "127.0.0.1", 8501, ["--server.headless", "true"])
     assert argv[1:5] == ["-m", "streamlit", "run", "app_main.py"]

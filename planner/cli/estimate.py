@@ -1,0 +1,303 @@
+"""`gpuplan estimate` and `gpuplan estimate-llm`: predictions for a file of queries (Q).
+
+estimate fits the throughput model to a reference file and predicts each query;
+estimate-llm searches each LLM query's fastest parallel layout. Both write Q plus the
+predictions to stdout (--format) or to --output as spreadsheet-safe CSV. The engine is
+imported when a command runs: `gpuplan --help` loads no pandas.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.text import Text
+
+from edge.console import abort, text_console, warn
+from planner.cli.options import Format, Output, abort_on_value_error, check_format
+from planner.io.validate import check_flags, check_output_path, shorten
+from pricing.output import emit
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.console import Console
+
+    from planner.llm.estimate import LLMQuery
+    from planner.llm.throughput import LLMSettings
+    from planner.throughput.estimate import ThroughputModel
+    from planner.throughput.reference_io import Reference
+
+ESTIMATE_COLUMNS = ("predicted_throughput", "predicted_low", "predicted_high", "method")
+# predicted column <- the column of planner.throughput.estimate.predict_throughput's answer
+PREDICTED_FROM = {
+    "predicted_throughput": "throughput",
+    "predicted_low": "throughput_low",
+    "predicted_high": "throughput_high",
+    "method": "throughput_source",
+    "method_detail": "throughput_detail",
+}
+LLM_TABLE_COLUMNS = (
+    "params",
+    "seq_len",
+    "num_gpus",
+    "gpu_model",
+    "precision",
+    "tokens_per_s",
+    "mfu",
+    "layout",
+    "fits",
+    "method",
+)
+
+
+def estimate(
+    reference: Annotated[
+        str,
+        typer.Option(
+            "--reference",
+            help="CSV of measured figures: gpu_model, num_gpus, model, precision, throughput "
+            "(rows with a non-empty flag are skipped)",
+        ),
+    ],
+    queries: Annotated[
+        str,
+        typer.Option(
+            "--queries",
+            help="CSV of what to predict: gpu_model, num_gpus, model, precision [, spec_gpu_model, "
+            "gpus_per_node, network_gbps, global_batch: per-row overrides]",
+        ),
+    ],
+    output: Output = None,
+    network_gbps: Annotated[
+        float, typer.Option(help="network bandwidth per node in Gb/s, beyond one node")
+    ] = 400.0,
+    gpus_per_node: Annotated[int, typer.Option(help="GPUs per node (NVLink/PCIe domain)")] = 8,
+    overlap: Annotated[
+        float, typer.Option(help="fraction of compute time that hides communication, 0-1")
+    ] = 0.0,
+    fmt: Format = "table",
+) -> None:
+    """Predict throughput for any GPU, count, model and precision from a reference file.
+
+    Counts present in REF for that GPU use the figure; other counts use the scaling law
+    fitted to that GPU; GPUs absent from REF use the spec regression. Only REF and the
+    bundled spec table are used. Output: Q plus predicted_throughput, predicted_low,
+    predicted_high (80% band), method (measured | scaled | estimated), method_detail.
+    """
+    from planner.throughput.estimate import fit_throughput_model, predict_throughput
+    from planner.throughput.reference_io import read_queries, read_reference
+    from planner.throughput.scaling import CommModel
+
+    with abort_on_value_error():  # an InputFileError names the file, line and field
+        flags = {"--network-gbps": network_gbps, "--gpus-per-node": gpus_per_node}
+        _check_output_flags(fmt, output, {**flags, "--overlap": overlap})
+        comm = CommModel(
+            network_gbps_per_node=network_gbps, gpus_per_node=gpus_per_node, overlap=overlap
+        )
+        ref = read_reference(reference)
+        raw, rows = read_queries(queries, ref)
+    model = fit_throughput_model(ref.rows, comm=comm)
+    predicted = predict_throughput(model, rows)
+    result = raw.copy()
+    for column, source in PREDICTED_FROM.items():
+        result[column] = predicted[source].to_numpy()
+    if output:
+        _write_csv(output, result)
+    else:
+        title = f"{len(result)} predictions from {len(ref.rows)} reference rows"
+        columns = ("gpu_model", "num_gpus", "model", "precision", *ESTIMATE_COLUMNS)
+        _emit(result, fmt, title, columns)
+    _estimate_notes(model, ref, result, output)
+
+
+def estimate_llm(
+    queries: Annotated[
+        str,
+        typer.Option(
+            "--queries",
+            help="CSV: params, seq_len, num_gpus, gpu_model, precision [, n_layer, d_model, "
+            "global_batch_tokens, gpus_per_node, network_gbps, mode]",
+        ),
+    ],
+    output: Output = None,
+    network_gbps: Annotated[
+        float, typer.Option(help="network Gb/s per node where a row gives none")
+    ] = 400.0,
+    gpus_per_node: Annotated[
+        int, typer.Option(help="GPUs per node (NVLink/PCIe domain) where a row gives none")
+    ] = 8,
+    recompute: Annotated[str, typer.Option(help="auto | none | selective | full")] = "auto",
+    zero: Annotated[str, typer.Option(help="auto | zero1 | zero3")] = "auto",
+    flash_attention: Annotated[
+        bool, typer.Option(help="attention without stored scores (Dao et al. 2022)")
+    ] = True,
+    results: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--results",
+            help="folder of own benchmark results whose GPT runs' MFU replaces the literature "
+            "prior on their GPUs; repeatable (default: none, only Q and the spec table)",
+        ),
+    ] = None,
+    fmt: Format = "table",
+) -> None:
+    """Predict LLM training tokens/s: the fastest tensor/pipeline/data-parallel layout that fits.
+
+    Output: Q plus tokens_per_s (all GPUs), tokens_per_s_low, tokens_per_s_high (80% band),
+    mfu, layout (e.g. tp8 pp2 dp4 zero1 mb1), fits, method (scaled | estimated | none),
+    method_detail. Uses only Q and the bundled spec table, and --results where given.
+    """
+    from planner.llm.estimate import read_llm_queries
+    from planner.llm.throughput import LLMSettings
+
+    with abort_on_value_error():  # an LLMQueryError names the file, line and field
+        _check_output_flags(
+            fmt, output, {"--network-gbps": network_gbps, "--gpus-per-node": gpus_per_node}
+        )
+        settings = LLMSettings(recompute=recompute, zero=zero, flash_attention=flash_attention)
+        raw, rows = read_llm_queries(queries)
+        figures, problems = _mfu_figures(results, rows)
+    result = _llm_predictions(raw, rows, gpus_per_node, network_gbps, settings, figures)
+    for line in problems:
+        warn(line)
+    if output:
+        _write_csv(output, result)
+        fits = int(result["fits"].sum())
+        text_console(stderr=True).print(
+            Text(f"wrote {output}: {len(result)} rows ({fits} fit, {len(result) - fits} do not)")
+        )
+        return
+    title = f"{len(result)} LLM predictions (tokens/s over all GPUs; layout search)"
+    _emit(_llm_table_cells(result) if fmt == "table" else result, fmt, title, LLM_TABLE_COLUMNS)
+
+
+def _check_output_flags(fmt: str, output: str | None, flags: dict[str, float | int | None]) -> None:
+    """--format one of the formats, each flag in its range, --output a file that can be
+    written (ValueError naming the flag)."""
+    check_format(fmt)
+    check_flags(flags)
+    if output:
+        check_output_path(output)
+
+
+def _mfu_figures(
+    results: list[str] | None, rows: list[LLMQuery]
+) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Per precision asked, the MFU figures of own GPT runs in `results` (none when no
+    folder is given), and the problems met reading them."""
+    from planner.llm.throughput import gpt_mfu_figures
+    from planner.throughput import own_and_published_results
+
+    if not results:
+        return {}, []
+    table, problems = own_and_published_results(results)
+    return {q.precision: gpt_mfu_figures(table, q.precision)[0] for q in rows}, problems
+
+
+def _llm_predictions(
+    raw: pd.DataFrame,
+    rows: list[LLMQuery],
+    gpus_per_node: int,
+    network_gbps: float,
+    settings: LLMSettings,
+    figures: dict[str, pd.DataFrame],
+) -> pd.DataFrame:
+    """Q as read plus each row's prediction, its details worded in method_detail."""
+    import pandas as pd
+
+    from planner.llm.estimate import DETAIL_COLUMNS, estimate_llm
+    from planner.render.llm import estimate_detail
+
+    predicted = estimate_llm(rows, gpus_per_node, network_gbps, settings, figures)
+    # Each row whole: the words name its layout and MFU too, not only DETAIL_COLUMNS.
+    records = predicted.to_dict(orient="records")
+    predicted = predicted.drop(columns=list(DETAIL_COLUMNS)).assign(
+        method_detail=[estimate_detail(r) for r in records]
+    )
+    return pd.concat([raw.reset_index(drop=True), predicted], axis=1)
+
+
+def _llm_table_cells(result: pd.DataFrame) -> pd.DataFrame:
+    """`result` for the terminal: tokens/s as whole numbers, MFU as a percentage."""
+    shown = result.copy()
+    shown["tokens_per_s"] = [
+        f"{v:,.0f}" if math.isfinite(v) else "-" for v in shown["tokens_per_s"]
+    ]
+    shown["mfu"] = [f"{v:.0%}" if math.isfinite(v) else "-" for v in shown["mfu"]]
+    return shown
+
+
+def _emit(frame: pd.DataFrame, fmt: str, title: str, table_columns: tuple[str, ...]) -> None:
+    """`frame` on stdout as `fmt`; as csv, spreadsheet-safe (planner.render.spreadsheet)."""
+    if fmt == "csv":
+        from planner.render.spreadsheet import spreadsheet_safe
+
+        frame = spreadsheet_safe(frame)
+    emit(frame, fmt, title=title, table_columns=table_columns)
+
+
+def _write_csv(output: str, frame: pd.DataFrame) -> None:
+    """`frame` into the file `output` as spreadsheet-safe CSV (planner.render.spreadsheet),
+    through a temporary file and a rename; exit 1 when it cannot be written."""
+    from pathlib import Path
+
+    from planner.render.spreadsheet import csv_text
+    from pricing.catalog import atomic_write_text
+
+    try:
+        atomic_write_text(Path(output), csv_text(frame))
+    except OSError as exc:
+        abort(f"--output {shorten(output)}: cannot be written ({exc.strerror or exc})", 1)
+
+
+def _estimate_notes(
+    model: ThroughputModel, ref: Reference, result: pd.DataFrame, output: str | None
+) -> None:
+    """On stderr: what was written, how the scaling law was chosen, the spec regression's
+    held-out error, REF rows skipped and queries left without a prediction."""
+    import numpy as np
+
+    console = text_console(stderr=True)
+    counts = result["method"].value_counts().to_dict()
+    done = ", ".join(f"{v} {k}" for k, v in counts.items())
+    if output:
+        console.print(Text(f"wrote {output}: {len(result)} rows ({done})"))
+    glob = model.scaling.global_chosen
+    if np.isfinite(glob["heldout_mape"]):
+        console.print(
+            f"[dim]scaling:[/] {glob['law']} law chosen by held-out error "
+            f"({glob['heldout_mape']:.1%} MAPE predicting each GPU's largest count)",
+            highlight=False,
+        )
+    else:
+        console.print(
+            "[dim]scaling:[/] no GPU has three counts to hold one out: "
+            f"{glob['law']} law by default",
+            highlight=False,
+        )
+    _print_estimator_error(model, console)
+    if ref.skipped_flagged:
+        console.print(f"[dim]skipped:[/] {ref.skipped_flagged} flagged REF rows", highlight=False)
+    if ref.unresolved_gpus:
+        warn(
+            "REF GPUs with no spec row, used only for queries naming them: "
+            + shorten(", ".join(ref.unresolved_gpus), 1000)
+        )
+    missing = int((result["method"] == "none").sum())
+    if missing:
+        warn(f"{missing} queries got no prediction (see method_detail)")
+
+
+def _print_estimator_error(model: ThroughputModel, console: Console) -> None:
+    """The spec regression's pooled leave-one-GPU-out error, where it was measured."""
+    if model.estimator is None:
+        return
+    cv = model.estimator.bands.set_index("kind")
+    pooled = cv.loc[model.estimator.bands["model"].eq("").to_numpy()]
+    if "logo" in pooled.index:
+        console.print(
+            f"[dim]estimates:[/] spec regression, leave-one-GPU-out error "
+            f"{pooled.loc['logo', 'mape']:.1%} MAPE",
+            highlight=False,
+        )

@@ -1,0 +1,42 @@
+"""What the `gpuplan` commands share: options declared once, the format check, refusals.
+
+Light at import (typer and the console only): `gpuplan --help` loads no pandas
+(tests/test_cli_startup.py); pricing.catalog is imported when a command checks a choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated
+
+import typer
+
+from edge.console import abort
+from pricing.output import FORMATS
+
+Format = Annotated[str, typer.Option("--format", help="table | json | csv")]
+Wide = Annotated[bool, typer.Option("--wide", help="tables: every column, however wide")]
+Output = Annotated[
+    str | None,
+    typer.Option("--output", help="write Q plus predictions here (CSV) instead of stdout"),
+]
+
+
+@contextmanager
+def abort_on_value_error() -> Iterator[None]:
+    """Run the block; a ValueError raised in it (the engine's and pricing's refusals are
+    ValueErrors) ends the command with `error: <its message>` and exit code 2, never a
+    traceback."""
+    try:
+        yield
+    except ValueError as exc:
+        abort(str(exc))
+
+
+def check_format(fmt: str) -> None:
+    """Exit 2 naming the closest of table, json and csv when `fmt` is none of them."""
+    from pricing.catalog import check_choices
+
+    with abort_on_value_error():
+        check_choices([fmt], FORMATS, "format")

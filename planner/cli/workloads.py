@@ -1,0 +1,55 @@
+"""`gpuplan workloads`: the workload catalog, samples to train and FLOPs per sample."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from planner.cli.options import Format, check_format
+from pricing.output import emit
+
+if TYPE_CHECKING:
+    from planner.workloads.catalog import Workload
+
+WORKLOADS_TITLE = (
+    "Workloads (LLMs: any llm-<params>[-finetune|-lora|-qlora]-<tokens>, e.g. "
+    "llm-7b-140b, llm-69b-lora-1b; presets are named by their true size)"
+)
+WORKLOADS_COLUMNS = (
+    "name",
+    "kind",
+    "mode",
+    "samples",
+    "sample_unit",
+    "flops_per_sample",
+    "description",
+)
+
+
+def workloads(fmt: Format = "table") -> None:
+    """The workload catalog: samples to train and FLOPs per sample."""
+    import pandas as pd
+
+    from planner.workloads.catalog import WORKLOADS
+
+    check_format(fmt)
+    frame = pd.DataFrame([workload_record(w) for w in WORKLOADS.values()])
+    emit(frame, fmt, title=WORKLOADS_TITLE, table_columns=WORKLOADS_COLUMNS)
+
+
+def workload_record(w: Workload) -> dict[str, Any]:
+    """One catalog row: what the workload trains and how much (LLMs: mode and params)."""
+    return {
+        "name": w.name,
+        "kind": w.kind,
+        "target": w.target,
+        "global_batch_cap": w.global_batch_cap,
+        "model": w.model,
+        "model_size": w.model_size,
+        "samples": w.samples,
+        "sample_unit": w.sample_unit,
+        "flops_per_sample": w.flops_per_sample,
+        "mode": w.llm_mode if w.is_llm else "",
+        "params": w.params if w.is_llm else None,
+        "description": w.description,
+        "source": w.source,
+    }
