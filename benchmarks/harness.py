@@ -331,12 +331,11 @@ def _auto_batch(
     model: nn.Module,
     device: torch.device,
     options: RunOptions,
-    optimizer: torch.optim.Optimizer,
-    scaler: torch.amp.GradScaler | None,
+    fits: Callable[[int], bool],
     world_size: int,
 ) -> tuple[int, dict[str, Any]]:
-    """The largest per-device batch that trains without running out of memory."""
-    fits = _trial_fits(bench, model, device, options, optimizer, scaler)
+    """The largest per-device batch that trains without running out of memory (`fits`:
+    whether a batch of that size trains, from _trial_fits)."""
     if device.type == "cuda":
         cap = options.max_batch or GPU_MAX_AUTO_BATCH
         batch = largest_fitting(fits, cap)
@@ -416,9 +415,8 @@ def prepare(
     if options.batch_auto:
         if progress:
             progress("batch search", 0, 1)
-        batch_size, config["batch_auto"] = _auto_batch(
-            bench, model, device, options, optimizer, scaler, world
-        )
+        fits = _trial_fits(bench, model, device, options, optimizer, scaler)
+        batch_size, config["batch_auto"] = _auto_batch(bench, model, device, options, fits, world)
         if dist is not None:  # every rank trains the same batch: the smallest found
             batch_size = int(_all_reduce([batch_size], "min", device)[0])
     else:
