@@ -115,6 +115,52 @@ def fetch_gcp(
     """
     retry = retry or RetryPolicy(deadline_s=DEFAULT_DEADLINES_S["gcp"])
     say = progress or (lambda _message: None)
+    billing_v1, compute_v1 = _client_modules()
+    credentials, project = _credentials_and_project(credentials, project)
+
+    def client(kind: Any, endpoint: str | None) -> Any:
+        """A REST client of `kind` with the credentials, at `endpoint` if given."""
+        options = {"api_endpoint": endpoint} if endpoint else None
+        return kind(credentials=credentials, transport="rest", client_options=options)
+
+    try:
+        catalog = client(billing_v1.CloudCatalogClient, billing_endpoint)
+        machines = client(compute_v1.MachineTypesClient, compute_endpoint)
+        accelerators = client(compute_v1.AcceleratorTypesClient, compute_endpoint)
+        lister = _Lister(retry, retry.refresh_clock(), say)
+        pages = lister.pages(
+            catalog.list_skus,
+            {"parent": COMPUTE_ENGINE_SERVICE, "page_size": 5000},
+            "Cloud Billing list_skus (Compute Engine)",
+        )
+        skus = [
+            billing_v1.Sku.to_dict(sku, preserving_proto_field_name=False)
+            for page in pages
+            for sku in page.skus
+        ]
+        machine_types = lister.aggregated(
+            machines.aggregated_list,
+            {"project": project, "filter": MACHINE_FILTER, "max_results": 500},
+            compute_v1.MachineTypesScopedList,
+            "machineTypes",
+            regions,
+        )
+        accelerator_types = lister.aggregated(
+            accelerators.aggregated_list,
+            {"project": project, "max_results": 500},
+            compute_v1.AcceleratorTypesScopedList,
+            "acceleratorTypes",
+            regions,
+        )
+    except FetchError:
+        raise
+    except Exception as exc:
+        raise FetchError(_explain(exc, project)) from exc
+    return GcpPayload(tuple(regions), skus, machine_types, accelerator_types)
+
+
+def _client_modules() -> tuple[Any, Any]:
+    """google.cloud's billing_v1 and compute_v1; FetchError saying what to install."""
     try:
         from google.cloud import billing_v1, compute_v1
     except ImportError:
@@ -122,73 +168,7 @@ def fetch_gcp(
             "google-cloud-billing and google-cloud-compute are not installed: "
             "pip install 'gpuplan[gcp]' to refresh GCP prices"
         ) from None
-    credentials, project = _credentials_and_project(credentials, project)
-
-    def options(endpoint: str | None) -> dict[str, str] | None:
-        return {"api_endpoint": endpoint} if endpoint else None
-
-    try:
-        catalog = billing_v1.CloudCatalogClient(
-            credentials=credentials, transport="rest", client_options=options(billing_endpoint)
-        )
-        machines = compute_v1.MachineTypesClient(
-            credentials=credentials, transport="rest", client_options=options(compute_endpoint)
-        )
-        accelerators = compute_v1.AcceleratorTypesClient(
-            credentials=credentials, transport="rest", client_options=options(compute_endpoint)
-        )
-        clock = retry.refresh_clock()
-        what = "Cloud Billing list_skus (Compute Engine)"
-        tries = _Tries(retry.attempts, what)
-        skus = [
-            billing_v1.Sku.to_dict(sku, preserving_proto_field_name=False)
-            for page in _pages(
-                lambda: catalog.list_skus(
-                    request={"parent": COMPUTE_ENGINE_SERVICE, "page_size": 5000},
-                    retry=_sdk_retry(retry, tries),
-                    timeout=retry.timeout_s,
-                ),
-                tries,
-                clock,
-                say,
-            )
-            for sku in page.skus
-        ]
-        what = "Compute machineTypes.aggregatedList"
-        tries = _Tries(retry.attempts, what)
-        machine_types = _aggregated(
-            lambda: machines.aggregated_list(
-                request={"project": project, "filter": MACHINE_FILTER, "max_results": 500},
-                retry=_sdk_retry(retry, tries),
-                timeout=retry.timeout_s,
-            ),
-            compute_v1.MachineTypesScopedList,
-            "machineTypes",
-            regions,
-            tries,
-            clock,
-            say,
-        )
-        what = "Compute acceleratorTypes.aggregatedList"
-        tries = _Tries(retry.attempts, what)
-        accelerator_types = _aggregated(
-            lambda: accelerators.aggregated_list(
-                request={"project": project, "max_results": 500},
-                retry=_sdk_retry(retry, tries),
-                timeout=retry.timeout_s,
-            ),
-            compute_v1.AcceleratorTypesScopedList,
-            "acceleratorTypes",
-            regions,
-            tries,
-            clock,
-            say,
-        )
-    except FetchError:
-        raise
-    except Exception as exc:
-        raise FetchError(_explain(exc, project)) from exc
-    return GcpPayload(tuple(regions), skus, machine_types, accelerator_types)
+    return billing_v1, compute_v1
 
 
 def _credentials_and_project(credentials: Any, project: str | None) -> tuple[Any, str]:
@@ -331,24 +311,45 @@ def _pages(
         tries.start(page)
 
 
-def _aggregated(
-    first_page: Callable[[], Any],
-    scoped_list: Any,
-    field_name: str,
-    regions: Sequence[str],
-    tries: _Tries,
-    clock: RefreshClock,
-    say: Progress,
-) -> list[dict[str, Any]]:
-    """The `field_name` records of every page of an aggregatedList, for `regions`."""
-    records: list[dict[str, Any]] = []
-    for page in _pages(first_page, tries, clock, say):
-        items = {
-            str(scope): scoped_list.to_dict(scoped, preserving_proto_field_name=False)
-            for scope, scoped in page.items.items()
-        }
-        records += flatten_aggregated(items, field_name, regions)
-    return records
+@dataclass(frozen=True)
+class _Lister:
+    """The list calls of one refresh: each page retried by google-api-core's Retry
+    (_sdk_retry, at most retry.attempts tries, retry.timeout_s per request), all of them
+    within the refresh's deadline (`clock`), each page said to `say`."""
+
+    retry: RetryPolicy
+    clock: RefreshClock
+    say: Progress
+
+    def pages(self, call: Callable[..., Any], request: dict[str, Any], what: str) -> Iterable[Any]:
+        """Each page of `call(request=...)` (a client's list method), named `what`."""
+        tries = _Tries(self.retry.attempts, what)
+
+        def first_page() -> Any:
+            retry = _sdk_retry(self.retry, tries)
+            return call(request=request, retry=retry, timeout=self.retry.timeout_s)
+
+        return _pages(first_page, tries, self.clock, self.say)
+
+    def aggregated(
+        self,
+        call: Callable[..., Any],
+        request: dict[str, Any],
+        scoped_list: Any,
+        field_name: str,
+        regions: Sequence[str],
+    ) -> list[dict[str, Any]]:
+        """The `field_name` records in `regions` of every page of an aggregatedList call
+        (REST JSON field names), named 'Compute <field_name>.aggregatedList'."""
+        what = f"Compute {field_name}.aggregatedList"
+        records: list[dict[str, Any]] = []
+        for page in self.pages(call, request, what):
+            items = {
+                str(scope): scoped_list.to_dict(scoped, preserving_proto_field_name=False)
+                for scope, scoped in page.items.items()
+            }
+            records += flatten_aggregated(items, field_name, regions)
+        return records
 
 
 def flatten_aggregated(
