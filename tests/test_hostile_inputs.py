@@ -565,23 +565,26 @@ def deep_toml(tmp_path: Path) -> Path:
 
 
 PLAN = ["plan", "-w", "resnet50-imagenet-90ep"]
+LLM_PLAN = ["plan", "-w", "llm-7b-140b"]
+TINY_BENCH = ["bench", "run", "-w", "gpt", "--size", "tiny"]
+ESTIMATE = ["estimate", "--reference", "{ref}", "--queries", "{q}"]
 BAD_COMMANDS = {
     "checkpoint inf": ([*PLAN, "--checkpoint-minutes", "inf"], "--checkpoint-minutes inf"),
     "restart nan": ([*PLAN, "--restart-minutes", "nan"], "--restart-minutes nan"),
     "batch tokens inf": (
-        ["plan", "-w", "llm-7b-140b", "--global-batch-tokens", "inf"],
+        [*LLM_PLAN, "--global-batch-tokens", "inf"],
         "--global-batch-tokens inf",
     ),
     "batch tokens 1e400": (
-        ["plan", "-w", "llm-7b-140b", "--global-batch-tokens", "1e400"],
+        [*LLM_PLAN, "--global-batch-tokens", "1e400"],
         "--global-batch-tokens inf",
     ),
     "seq len 1e11": (
-        ["plan", "-w", "llm-7b-140b", "--seq-len", "100000000000"],
+        [*LLM_PLAN, "--seq-len", "100000000000"],
         "--seq-len 1e+11: must be a whole number from 1 to 10,000,000 tokens",
     ),
     "d model 1e12": (
-        ["plan", "-w", "llm-7b-140b", "--d-model", "1000000000000"],
+        [*LLM_PLAN, "--d-model", "1000000000000"],
         "--d-model 1e+12: must be a whole number from 1 to 1,000,000",
     ),
     "deadline inf": ([*PLAN, "--deadline-hours", "inf"], "deadline inf hours"),
@@ -599,23 +602,23 @@ BAD_COMMANDS = {
         "--utilization nan",
     ),
     "bench run peak inf": (
-        ["bench", "run", "-w", "gpt", "--size", "tiny", "--device", "cpu", "--peak-tflops", "inf"],
+        [*TINY_BENCH, "--device", "cpu", "--peak-tflops", "inf"],
         "--peak-tflops inf",
     ),
     "bench run memory nan": (
-        ["bench", "run", "-w", "gpt", "--size", "tiny", "--memory-budget-gib", "nan"],
+        [*TINY_BENCH, "--memory-budget-gib", "nan"],
         "--memory-budget-gib nan",
     ),
     "bench run out is a file": (
-        ["bench", "run", "-w", "gpt", "--size", "tiny", "--device", "cpu", "--out", "{ref}"],
+        [*TINY_BENCH, "--device", "cpu", "--out", "{ref}"],
         "not a folder",
     ),
     "estimate network nan": (
-        ["estimate", "--reference", "{ref}", "--queries", "{q}", "--network-gbps", "nan"],
+        [*ESTIMATE, "--network-gbps", "nan"],
         "--network-gbps nan",
     ),
     "estimate overlap inf": (
-        ["estimate", "--reference", "{ref}", "--queries", "{q}", "--overlap", "inf"],
+        [*ESTIMATE, "--overlap", "inf"],
         "--overlap inf",
     ),
     "estimate reference folder": (
@@ -627,11 +630,11 @@ BAD_COMMANDS = {
         "line 2, field 'throughput': '1e308' must be a finite number",
     ),
     "estimate output folder": (
-        ["estimate", "--reference", "{ref}", "--queries", "{q}", "--output", "{tmp}"],
+        [*ESTIMATE, "--output", "{tmp}"],
         "is a folder",
     ),
     "estimate output no folder": (
-        ["estimate", "--reference", "{ref}", "--queries", "{q}", "--output", "{tmp}/no/p.csv"],
+        [*ESTIMATE, "--output", "{tmp}/no/p.csv"],
         "does not exist",
     ),
 }
