@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -10,18 +11,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from planner.machines.specs import load_specs
+from planner.throughput import scaling_report
 from planner.throughput.scaling import CommModel
-from planner.throughput.scaling_report import (
-    EXTRAPOLATION_MAX_GPUS,
-    extrapolation,
-    extrapolation_counts,
-    gpus_with_figures,
-    interconnect_assumed,
-    law_curves,
-    model_choices,
-    scaling_points,
-    throughput_unit,
-)
 from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
@@ -42,81 +33,99 @@ DEFAULT_GLOBAL_BATCH = {"resnet50": 8192.0, "bert_large_squad": 256.0, "bert_bas
 def _inputs(
     ps: PageState, reference: pd.DataFrame
 ) -> tuple[str, str, str, CommModel, float | None]:
-    choices = model_choices(reference)
+    """The sidebar: model, precision and GPU, the interconnect, the global batch."""
     with st.sidebar:
-        st.header("Model and GPU")
-        models = sorted(choices["model"].unique())
-        model_name = ps.selectbox(
-            "Benchmark model",
-            models,
-            name="model",
-            default=DEFAULT_MODEL,
-            help="The published benchmark models (Lambda's names) and your own results.",
-        )
-        precisions = choices.loc[choices["model"] == model_name, "precision"].tolist()
-        precision = ps.radio(
-            "Precision",
-            precisions,
-            name="precision",
-            default="fp16",
-            horizontal=True,
-            help="fp16 is mixed precision (AMP), as published.",
-        )
-        measured = gpus_with_figures(reference, model_name, precision)
-        counts = dict(zip(measured["gpu_name"], measured["counts"], strict=True))
-        others = sorted(set(load_specs().index) - set(counts))
-        gpu = ps.selectbox(
-            "GPU",
-            [*measured["gpu_name"], *others],
-            name="gpu",
-            default=DEFAULT_GPU,
-            format_func=lambda g: (
-                f"{g} · {counts[g]} counts" if g in counts else f"{g} · estimated"
-            ),
-            help="GPUs with figures first; the others are estimated from their specs.",
-        )
-        st.header("Interconnect")
-        per_node = ps.number_input(
-            "GPUs per node",
-            name="gpus_per_node",
-            default=8,
-            min_value=1,
-            max_value=64,
-            step=1,
-            help="GPUs sharing a node's NVLink/PCIe fabric (8 on HGX/DGX servers).",
-        )
-        network = ps.number_input(
-            "Network per node (Gb/s)",
-            name="network_gbps",
-            default=400.0,
-            min_value=1.0,
-            max_value=100_000.0,
-            step=100.0,
-            help="400 = one InfiniBand NDR port or 4 x 100 Gb/s EFA (AWS p4d); p5 has 3,200.",
-        )
-        overlap = ps.slider(
-            "Overlap of communication with compute",
-            name="overlap",
-            default=0.0,
-            min_value=0.0,
-            max_value=1.0,
-            step=0.05,
-            help="Share of the compute time that hides the gradient all-reduce (DDP overlaps "
-            "it with the backward pass). 0 fitted the published 2- and 4-GPU figures best.",
-        )
-        st.header("Batch")
-        global_batch = ps.number_input(
-            "Global batch (samples per step; 0 = no cap)",
-            name=f"global_batch_{model_name}",
-            default=DEFAULT_GLOBAL_BATCH.get(model_name, 0.0),
-            min_value=0.0,
-            max_value=1e7,
-            step=256.0,
-            help="The largest batch the training recipe keeps accuracy at (ResNet-50 90 "
-            "epochs: 8k, Goyal et al. 2017). Past it, more GPUs mean smaller per-GPU batches.",
-        )
-    comm = CommModel(network_gbps_per_node=network, gpus_per_node=int(per_node), overlap=overlap)
-    return model_name, precision, gpu, comm, (float(global_batch) if global_batch else None)
+        model_name, precision, gpu = _model_and_gpu(ps, reference)
+        comm = _interconnect(ps)
+        global_batch = _global_batch(ps, model_name)
+    return model_name, precision, gpu, comm, global_batch
+
+
+def _model_and_gpu(ps: PageState, reference: pd.DataFrame) -> tuple[str, str, str]:
+    """The Model and GPU section: a benchmark model, its precision, and a GPU (those with
+    figures first, with their number of counts)."""
+    choices = scaling_report.model_choices(reference)
+    st.header("Model and GPU")
+    models = sorted(choices["model"].unique())
+    model_name = ps.selectbox(
+        "Benchmark model",
+        models,
+        name="model",
+        default=DEFAULT_MODEL,
+        help="The published benchmark models (Lambda's names) and your own results.",
+    )
+    precisions = choices.loc[choices["model"] == model_name, "precision"].tolist()
+    precision = ps.radio(
+        "Precision",
+        precisions,
+        name="precision",
+        default="fp16",
+        horizontal=True,
+        help="fp16 is mixed precision (AMP), as published.",
+    )
+    measured = scaling_report.gpus_with_figures(reference, model_name, precision)
+    counts = dict(zip(measured["gpu_name"], measured["counts"], strict=True))
+    others = sorted(set(load_specs().index) - set(counts))
+    gpu = ps.selectbox(
+        "GPU",
+        [*measured["gpu_name"], *others],
+        name="gpu",
+        default=DEFAULT_GPU,
+        format_func=lambda g: f"{g} · {counts[g]} counts" if g in counts else f"{g} · estimated",
+        help="GPUs with figures first; the others are estimated from their specs.",
+    )
+    return model_name, precision, gpu
+
+
+def _interconnect(ps: PageState) -> CommModel:
+    """The Interconnect section: GPUs per node, the network per node, and how much of the
+    communication the compute hides."""
+    st.header("Interconnect")
+    per_node = ps.number_input(
+        "GPUs per node",
+        name="gpus_per_node",
+        default=8,
+        min_value=1,
+        max_value=64,
+        step=1,
+        help="GPUs sharing a node's NVLink/PCIe fabric (8 on HGX/DGX servers).",
+    )
+    network = ps.number_input(
+        "Network per node (Gb/s)",
+        name="network_gbps",
+        default=400.0,
+        min_value=1.0,
+        max_value=100_000.0,
+        step=100.0,
+        help="400 = one InfiniBand NDR port or 4 x 100 Gb/s EFA (AWS p4d); p5 has 3,200.",
+    )
+    overlap = ps.slider(
+        "Overlap of communication with compute",
+        name="overlap",
+        default=0.0,
+        min_value=0.0,
+        max_value=1.0,
+        step=0.05,
+        help="Share of the compute time that hides the gradient all-reduce (DDP overlaps "
+        "it with the backward pass). 0 fitted the published 2- and 4-GPU figures best.",
+    )
+    return CommModel(network_gbps_per_node=network, gpus_per_node=int(per_node), overlap=overlap)
+
+
+def _global_batch(ps: PageState, model_name: str) -> float | None:
+    """The Batch section: the recipe's global batch for this model (None: no cap)."""
+    st.header("Batch")
+    global_batch = ps.number_input(
+        "Global batch (samples per step; 0 = no cap)",
+        name=f"global_batch_{model_name}",
+        default=DEFAULT_GLOBAL_BATCH.get(model_name, 0.0),
+        min_value=0.0,
+        max_value=1e7,
+        step=256.0,
+        help="The largest batch the training recipe keeps accuracy at (ResNet-50 90 "
+        "epochs: 8k, Goyal et al. 2017). Past it, more GPUs mean smaller per-GPU batches.",
+    )
+    return float(global_batch) if global_batch else None
 
 
 def _step_figure(curve: pd.DataFrame, title: str) -> go.Figure:
@@ -357,132 +366,199 @@ def _laws_table(laws: pd.DataFrame) -> pd.DataFrame:
     return table.rename(columns={"generation": "level fitted to generation"})
 
 
-def render() -> None:
-    """Draw the Scaling page."""
-    ps = PageState(PAGE)
-    st.title("Scaling: throughput from 1 to 1,024 GPUs")
-    directory = data.results_dir()
-    reference = data.reference(directory)
-    if reference.empty:
-        st.warning("No throughput figures to show: the results and published tables are empty.")
-        ps.sync()
-        return
-    model_name, precision, gpu, comm, global_batch = _inputs(ps, reference)
+@dataclass(frozen=True)
+class View:
+    """What the page shows of one GPU, model and precision (planner.throughput.scaling_report):
+    the figures, the laws fitted to them, the planner's extrapolation and the links assumed."""
+
+    gpu: str
+    model_name: str
+    precision: str
+    comm: CommModel
+    unit: str
+    points: pd.DataFrame
+    laws: pd.DataFrame
+    curve: pd.DataFrame
+    links: pd.DataFrame
+
+    @property
+    def title(self) -> str:
+        """'H100-SXM, resnet50 fp16'."""
+        return f"{self.gpu}, {self.model_name} {self.precision}"
+
+    @property
+    def one(self) -> pd.Series:
+        """The extrapolation at one GPU."""
+        return self.curve.loc[self.curve["num_gpus"] == 1].iloc[0]
+
+    @property
+    def node(self) -> pd.Series:
+        """The extrapolation at one full node."""
+        return self.curve.loc[self.curve["num_gpus"] == self.comm.gpus_per_node].iloc[0]
+
+    @property
+    def top(self) -> pd.Series:
+        """The extrapolation at the most GPUs."""
+        return self.curve.iloc[-1]
+
+
+def _view(
+    directory: str,
+    model_name: str,
+    precision: str,
+    gpu: str,
+    comm: CommModel,
+    global_batch: float | None,
+) -> View:
+    """The figures, laws, extrapolation and links of the inputs (a warning names result
+    files that were skipped)."""
     model = data.throughput_model(directory, model_name)
     results_table, skipped = data.results(directory)
     data.warn_skipped(skipped)
-    unit = throughput_unit(results_table, model_name)
-    counts = extrapolation_counts(EXTRAPOLATION_MAX_GPUS, comm.gpus_per_node)
-    points = scaling_points(model, gpu, model_name, precision)
-    laws = law_curves(model, gpu, model_name, precision, counts)
-    curve = extrapolation(model, gpu, model_name, precision, counts, comm, global_batch)
-    links = interconnect_assumed(gpu, comm)
+    counts = scaling_report.extrapolation_counts(
+        scaling_report.EXTRAPOLATION_MAX_GPUS, comm.gpus_per_node
+    )
+    return View(
+        gpu=gpu,
+        model_name=model_name,
+        precision=precision,
+        comm=comm,
+        unit=scaling_report.throughput_unit(results_table, model_name),
+        points=scaling_report.scaling_points(model, gpu, model_name, precision),
+        laws=scaling_report.law_curves(model, gpu, model_name, precision, counts),
+        curve=scaling_report.extrapolation(
+            model, gpu, model_name, precision, counts, comm, global_batch
+        ),
+        links=scaling_report.interconnect_assumed(gpu, comm),
+    )
 
-    one = curve.loc[curve["num_gpus"] == 1].iloc[0]
-    node = curve.loc[curve["num_gpus"] == comm.gpus_per_node].iloc[0]
-    top = curve.iloc[-1]
-    if pd.isna(one["throughput"]):
-        st.warning(
-            md_text(
-                f"No figure and no estimate for {gpu} on {model_name} {precision}: "
-                f"{one['throughput_detail']}"
-            )
-        )
-        ps.sync()
-        return
-    kind = links["link"].iloc[0] if len(links) > 1 else links["link"].iloc[-1]
+
+def _efficiency_text(row: pd.Series) -> str:
+    """'94%': a curve row's efficiency."""
+    return f"{row['efficiency']:.0%}"
+
+
+def _headline(view: View) -> None:
+    """What is assumed, the 1-GPU throughput, the efficiency at one node and at the most
+    GPUs, the law used, and the efficiency in words."""
+    one, node, comm = view.one, view.node, view.comm
+    kind = view.links["link"].iloc[0] if len(view.links) > 1 else view.links["link"].iloc[-1]
     st.caption(
         md_text(
-            f"{gpu} · {model_name} · {precision} · within a node: {kind}; across nodes: "
-            f"{comm.network_gbps_per_node:g} Gb/s per node, overlap {comm.overlap:.0%}"
+            f"{view.gpu} · {view.model_name} · {view.precision} · within a node: {kind}; across "
+            f"nodes: {comm.network_gbps_per_node:g} Gb/s per node, overlap {comm.overlap:.0%}"
         )
     )
     cols = st.columns(4)
     cols[0].metric(
         "1 GPU",
-        md_text(f"{one['throughput']:,.0f} {unit}"),
+        md_text(f"{one['throughput']:,.0f} {view.unit}"),
         md_text(one["throughput_source"]),
         delta_color="off",
         help=md_text(one["throughput_detail"]),
     )
-    cols[1].metric(
-        f"Efficiency at {comm.gpus_per_node} GPUs",
-        f"{node['efficiency']:.0%}",
-        f"{node['efficiency_low']:.0%}-{node['efficiency_high']:.0%} (80% band)",
-        delta_color="off",
-        help=md_text(node["throughput_detail"]),
-    )
-    cols[2].metric(
-        f"Efficiency at {top['num_gpus']:,.0f} GPUs",
-        f"{top['efficiency']:.0%}",
-        f"{top['efficiency_low']:.0%}-{top['efficiency_high']:.0%} (80% band)",
-        delta_color="off",
-        help=md_text(top["throughput_detail"]),
-    )
-    chosen = laws.loc[laws["chosen"], "law"]
+    for col, row in zip(cols[1:3], (node, view.top), strict=True):
+        col.metric(
+            f"Efficiency at {row['num_gpus']:,.0f} GPUs",
+            _efficiency_text(row),
+            f"{row['efficiency_low']:.0%}-{row['efficiency_high']:.0%} (80% band)",
+            delta_color="off",
+            help=md_text(row["throughput_detail"]),
+        )
+    chosen = view.laws.loc[view.laws["chosen"], "law"]
     cols[3].metric(
         "Law used",
         chosen.iloc[0] if len(chosen) else "pooled / estimated",
-        f"{len(points)} figures",
+        f"{len(view.points)} figures",
         delta_color="off",
         help=md_text(node["throughput_detail"]),
     )
-    st.markdown(efficiency_words(curve, gpu, comm.gpus_per_node))
-    if laws.empty:
+    st.markdown(efficiency_words(view.curve, view.gpu, comm.gpus_per_node))
+    if view.laws.empty:
         st.info(
             md_text(
-                f"{gpu} has figures at fewer than two GPU counts for {model_name} {precision}, "
-                f"so no law was fitted to it; the planner uses: {node['throughput_detail']}"
+                f"{view.gpu} has figures at fewer than two GPU counts for {view.model_name} "
+                f"{view.precision}, so no law was fitted to it; the planner uses: "
+                f"{node['throughput_detail']}"
             )
         )
-    title = f"{gpu}, {model_name} {precision}"
+
+
+def _charts(view: View) -> tuple[go.Figure, go.Figure]:
+    """Throughput and efficiency against GPUs, side by side (returned for the report)."""
+    per_node = view.comm.gpus_per_node
+    title = f"Throughput vs GPUs: {view.title}"
     throughput_fig = _throughput_figure(
-        points, laws, curve, comm.gpus_per_node, unit, f"Throughput vs GPUs: {title}"
+        view.points, view.laws, view.curve, per_node, view.unit, title
     )
     efficiency_fig = _efficiency_figure(
-        points, laws, curve, comm.gpus_per_node, f"Scaling efficiency: {title}"
+        view.points, view.laws, view.curve, per_node, f"Scaling efficiency: {view.title}"
     )
     left, right = st.columns(2)
     with left:
         st.plotly_chart(throughput_fig, key=f"{PAGE}.throughput_chart")
     with right:
         st.plotly_chart(efficiency_fig, key=f"{PAGE}.efficiency_chart")
+    return throughput_fig, efficiency_fig
 
+
+def _step_section(view: View) -> None:
+    """Where each step's time goes (compute, exposed communication, fixed overhead), where
+    the model's parameter count is known."""
     st.subheader("Where each step's time goes")
-    if curve["compute_s"].notna().any():
+    if not view.curve["compute_s"].notna().any():
         st.caption(
-            "Per step: compute at the per-GPU batch b (which shrinks once the global batch "
-            "is split over more GPUs), the all-reduce time not hidden behind the backward "
-            "pass, and a fixed floor (kernel launches and the optimizer's pass over the "
-            "weights) that does not shrink with b (planner.throughput.step_model)."
+            md_text(f"No parameter count for {view.model_name}: the step model does not apply.")
         )
-        step_fig = _step_figure(curve, f"Step time vs GPUs: {title}")
-        st.plotly_chart(step_fig, key=f"{PAGE}.step_chart")
-    else:
-        st.caption(md_text(f"No parameter count for {model_name}: the step model does not apply."))
+        return
+    st.caption(
+        "Per step: compute at the per-GPU batch b (which shrinks once the global batch "
+        "is split over more GPUs), the all-reduce time not hidden behind the backward "
+        "pass, and a fixed floor (kernel launches and the optimizer's pass over the "
+        "weights) that does not shrink with b (planner.throughput.step_model)."
+    )
+    step_fig = _step_figure(view.curve, f"Step time vs GPUs: {view.title}")
+    st.plotly_chart(step_fig, key=f"{PAGE}.step_chart")
+
+
+def _tables(view: View) -> None:
+    """The interconnect assumed, the laws fitted, and the extrapolation with its figures
+    and CSV."""
+    links = view.links
     st.subheader("Interconnect assumed")
     show_table(links, {c: _col.TextColumn(c.replace("_", " ")) for c in links.columns},
                key=f"{PAGE}.links")  # fmt: skip
     st.subheader("Laws fitted to this GPU")
-    if laws.empty:
+    if view.laws.empty:
         st.caption("None: figures at one GPU count only.")
     else:
-        show_table(_laws_table(laws), LAW_CONFIG, key=f"{PAGE}.laws")
+        show_table(_laws_table(view.laws), LAW_CONFIG, key=f"{PAGE}.laws")
         st.caption(
             "a, b: law parameters (amdahl a = 1 - p; usl a = σ, b = κ; ring a = θ). fit_mape: "
             "in-sample error on this GPU; heldout_mape: error predicting each GPU's largest "
             "count from its smaller ones, over all GPUs of this model and precision."
         )
     with st.expander("Extrapolation table and figures"):
-        shown = curve.round(4)
+        shown = view.curve.round(4)
         every = st.toggle(
             "Every count computed", value=False, key=f"{PAGE}.every_count",
             help="Off: powers of two only.",
         )  # fmt: skip
         counts_shown = shown if every else shown.loc[_power_of_two(shown["num_gpus"])]
         show_table(counts_shown, CURVE_CONFIG, key=f"{PAGE}.curve")
-        st.dataframe(points, hide_index=True, key=f"{PAGE}.points")
-        download_csv(shown, f"scaling-{gpu}-{model_name}-{precision}.csv", key=f"{PAGE}.csv")
+        st.dataframe(view.points, hide_index=True, key=f"{PAGE}.points")
+        download_csv(shown, f"{_file_stem(view)}.csv", key=f"{PAGE}.csv")
+
+
+def _file_stem(view: View) -> str:
+    """'scaling-H100-SXM-resnet50-fp16': the downloads' file name."""
+    return f"scaling-{view.gpu}-{view.model_name}-{view.precision}"
+
+
+def scaling_report_of(view: View, figures: tuple[go.Figure, go.Figure], link: str = "") -> Report:
+    """The page's HTML report: the 1-GPU figure and efficiencies, both charts, the links,
+    laws and extrapolation, the assumptions and every figure's source."""
+    one, node, top, comm = view.one, view.node, view.top, view.comm
     assumptions = [
         f"Within the node ({comm.gpus_per_node} GPUs) and the data: the law chosen by held-out "
         "error (planner.throughput.scaling), anchored at the nearest figure.",
@@ -492,28 +568,56 @@ def render() -> None:
         "Band: the method's 80% band (held-out error per doubling of the GPU count; spec "
         "regression error for estimated GPUs).",
     ]
-    sources = sorted({f"{r.source} ({r.generation}): {r.detail}" for r in points.itertuples()})
+    sources = sorted({f"{r.source} ({r.generation}): {r.detail}" for r in view.points.itertuples()})
+    return Report(
+        title=f"Scaling: {view.title}",
+        summary=[
+            f"1 GPU: {one['throughput']:,.0f} {view.unit} ({one['throughput_source']}: "
+            f"{one['throughput_detail']})",
+            f"Efficiency at {comm.gpus_per_node} GPUs: {_efficiency_text(node)}; at "
+            f"{top['num_gpus']:,.0f} GPUs: {_efficiency_text(top)}",
+        ],
+        figures=[("Throughput", figures[0]), ("Efficiency", figures[1])],
+        tables=[
+            ("Interconnect assumed", view.links),
+            ("Laws", _laws_table(view.laws)),
+            ("Extrapolation", view.curve.round(4)),
+        ],
+        assumptions=assumptions,
+        sources=sources or ["no figure: estimated from specs"],
+        link=link,
+    )
+
+
+def render() -> None:
+    """Draw the Scaling page: inputs, the headline figures, charts, tables and downloads."""
+    ps = PageState(PAGE)
+    st.title("Scaling: throughput from 1 to 1,024 GPUs")
+    directory = data.results_dir()
+    reference = data.reference(directory)
+    if reference.empty:
+        st.warning("No throughput figures to show: the results and published tables are empty.")
+        ps.sync()
+        return
+    view = _view(directory, *_inputs(ps, reference))
+    one = view.one
+    if pd.isna(one["throughput"]):
+        st.warning(
+            md_text(
+                f"No figure and no estimate for {view.gpu} on {view.model_name} "
+                f"{view.precision}: {one['throughput_detail']}"
+            )
+        )
+        ps.sync()
+        return
+    _headline(view)
+    figures = _charts(view)
+    _step_section(view)
+    _tables(view)
     link = ps.link()  # read now: the report is built on click, outside the script run
     download_report(
-        lambda: Report(
-            title=f"Scaling: {title}",
-            summary=[
-                f"1 GPU: {one['throughput']:,.0f} {unit} ({one['throughput_source']}: "
-                f"{one['throughput_detail']})",
-                f"Efficiency at {comm.gpus_per_node} GPUs: {node['efficiency']:.0%}; at "
-                f"{top['num_gpus']:,.0f} GPUs: {top['efficiency']:.0%}",
-            ],
-            figures=[("Throughput", throughput_fig), ("Efficiency", efficiency_fig)],
-            tables=[
-                ("Interconnect assumed", links),
-                ("Laws", _laws_table(laws)),
-                ("Extrapolation", curve.round(4)),
-            ],
-            assumptions=assumptions,
-            sources=sources or ["no figure: estimated from specs"],
-            link=link,
-        ),
-        f"scaling-{gpu}-{model_name}-{precision}.html",
+        lambda: scaling_report_of(view, figures, link),
+        f"{_file_stem(view)}.html",
         key=f"{PAGE}.report",
     )
     ps.sync()
