@@ -300,15 +300,11 @@ def fetch_price_list(
         "MaxResults": 100,
     }
     items: list[str] = []
-    pages = _pages(
-        pricing,
-        "get_products",
-        request,
-        clock,
-        lambda page: f"AWS Price List get_products ({region}, page {page})",
-        retry.attempts,
-    )
-    for page, response in pages:
+
+    def what(page: int) -> str:
+        return f"AWS Price List get_products ({region}, page {page})"
+
+    for page, response in _pages(pricing, "get_products", request, clock, what, retry.attempts):
         items += response.get("PriceList", [])
         say(f"aws {region}: price list page {page}, {len(items)} products")
     return items
@@ -323,15 +319,11 @@ def fetch_gpu_shapes(
         "MaxResults": 100,
     }
     shapes: list[dict[str, Any]] = []
-    pages = _pages(
-        ec2,
-        "describe_instance_types",
-        request,
-        clock,
-        lambda page: f"EC2 describe_instance_types ({region}, page {page})",
-        retry.attempts,
-    )
-    for _, response in pages:
+
+    def what(page: int) -> str:
+        return f"EC2 describe_instance_types ({region}, page {page})"
+
+    for _, response in _pages(ec2, "describe_instance_types", request, clock, what, retry.attempts):
         shapes += [t for t in response.get("InstanceTypes", []) if t.get("GpuInfo", {}).get("Gpus")]
     say(f"aws {region}: {len(shapes)} GPU instance types")
     return shapes
@@ -352,6 +344,10 @@ def fetch_spot_history(
     change before now: the price in effect (EC2 API reference, DescribeSpotPriceHistory).
     """
     history: list[dict[str, Any]] = []
+
+    def what(_page: int) -> str:
+        return f"EC2 describe_spot_price_history ({region})"
+
     for start in range(0, len(instance_types), 100):
         request: dict[str, Any] = {
             "InstanceTypes": list(instance_types[start : start + 100]),
@@ -360,14 +356,7 @@ def fetch_spot_history(
             "EndTime": now,
             "MaxResults": 1000,
         }
-        pages = _pages(
-            ec2,
-            "describe_spot_price_history",
-            request,
-            clock,
-            lambda _page: f"EC2 describe_spot_price_history ({region})",
-            retry.attempts,
-        )
+        pages = _pages(ec2, "describe_spot_price_history", request, clock, what, retry.attempts)
         for _, response in pages:
             history += response.get("SpotPriceHistory", [])
     say(f"aws {region}: {len(history)} spot prices")
