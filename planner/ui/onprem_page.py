@@ -29,6 +29,7 @@ from planner.onprem.tco import (
 from planner.render.tco_tables import after_life, months_text, worded_tco
 from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
+from planner.ui.inputs import optional_number
 from planner.ui.state import PageState
 from planner.ui.tables import show_table
 from planner.ui.text import md_text
@@ -112,6 +113,7 @@ NUMBER_FIELDS: dict[str, dict[str, Any]] = {
     },
 }
 UTILIZATION_GRID = np.linspace(0.05, 1.0, 96)
+DEMAND_LABEL = "Demand (GPU-hours per month)"
 # Each config field in words (the inputs' labels; name and GPU besides).
 FIELD_LABELS: dict[str, str] = {
     "name": "Name",
@@ -225,10 +227,10 @@ def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | N
             help="provider:region:instance_type; the default is each provider's cheapest.",
         )
     with right:
-        demand = ps.number_input(
-            "Demand (GPU-hours per month)",
-            name="monthly_gpu_hours",
-            default=None,
+        demand = optional_number(
+            ps,
+            DEMAND_LABEL,
+            "monthly_gpu_hours",
             min_value=0.0,
             step=100.0,
             help="For break-even months. Empty: what the servers deliver at the utilization "
@@ -408,27 +410,21 @@ def _sources(config: OnPremConfig, compared: pd.DataFrame) -> list[str]:
     return lines
 
 
-def render() -> None:
-    """Draw the Cloud vs on-prem page."""
-    ps = PageState(PAGE)
-    st.title("Cloud vs on-prem: rent or buy?")
-    values = _config_inputs(ps)
-    kind, compared, demand, fraction = _cloud_inputs(ps, values["gpu_name"])
-    try:
-        config = OnPremConfig(**values)
-        table = worded_tco(tco_table(config, compared, demand, source="inputs on this page"))
-    except OnPremConfigError as exc:
-        labels = {"monthly_gpu_hours": "Demand (GPU-hours per month)", "gpu_name": "GPU"}
-        labels.update({f: spec["label"] for f, spec in NUMBER_FIELDS.items()})
-        if exc.field in labels:
-            text = f"**{labels[exc.field]}** (field `{exc.field}`): {md_text(exc.message)}"
-        else:
-            text = md_text(exc)
-        st.error(f"{text}. Change that input and the page updates.", icon=":material/error:")
-        ps.sync()
-        return
-    onprem = table.iloc[0]
-    cloud = table.iloc[1:]
+def _config_error(exc: OnPremConfigError) -> None:
+    """An inline error naming the input behind a bad configuration field."""
+    labels = {"monthly_gpu_hours": DEMAND_LABEL, "gpu_name": "GPU"}
+    labels.update({f: spec["label"] for f, spec in NUMBER_FIELDS.items()})
+    if exc.field in labels:
+        text = f"**{labels[exc.field]}** (field `{exc.field}`): {md_text(exc.message)}"
+    else:
+        text = md_text(exc)
+    st.error(f"{text}. Change that input and the page updates.", icon=":material/error:")
+
+
+def _metrics(config: OnPremConfig, kind: str, onprem: pd.Series, cloud: pd.DataFrame) -> None:
+    """The on-prem $/GPU-hour, then against the cheapest cloud offer: its price, the
+    break-even utilization and months (a warning when it pays back only after the servers'
+    life)."""
     cols = st.columns(4)
     cols[0].metric(
         "On-prem $/GPU-hour",
@@ -439,64 +435,77 @@ def render() -> None:
     )
     if cloud.empty:
         st.info("Pick at least one cloud offer above to compare with.")
-    else:
-        best = cloud.sort_values("usd_per_gpu_hour").iloc[0]
-        cols[1].metric(
-            "Cheapest cloud $/GPU-hour",
-            money(best["usd_per_gpu_hour"]),
+        return
+    best = cloud.sort_values("usd_per_gpu_hour").iloc[0]
+    cols[1].metric(
+        "Cheapest cloud $/GPU-hour",
+        money(best["usd_per_gpu_hour"]),
+        md_text(
+            f"{best['ref']} ({kind}, "
+            f"{price_date_label(best['price_date'], best['price_date_basis'])})"
+        ),
+        delta_color="off",
+    )
+    cols[2].metric(
+        "Break-even utilization",
+        _never(best["break_even_utilization"], "{:.1%}"),
+        "on-prem cheaper above it",
+        delta_color="off",
+        help=md_text(best["break_even_note"]),
+    )
+    _break_even_months(cols[3], config, best)
+
+
+def _break_even_months(col: Any, config: OnPremConfig, best: pd.Series) -> None:
+    """The months until on-prem pays back against `best`, with a warning when that is after
+    the servers' life."""
+    late = after_life(best["break_even_months"], config.lifetime_years)
+    col.metric(
+        "Break-even months",
+        _never(best["break_even_months"], "{:,.1f}"),
+        (
+            f"after the server's life ({config.lifetime_years * 12:g} months)"
+            if late
+            else f"at {best['monthly_gpu_hours']:,.0f} GPU-hours/month"
+        ),
+        delta_color="inverse" if late else "off",
+        delta_arrow="off" if not late else "auto",
+        help=md_text(best["break_even_note"]),
+    )
+    if late:
+        st.warning(
             md_text(
-                f"{best['ref']} ({kind}, "
-                f"{price_date_label(best['price_date'], best['price_date_basis'])})"
+                f"Against {best['ref']}, on-prem pays back only after "
+                f"{best['break_even_months']:,.1f} months: after the server's "
+                f"{config.lifetime_years:g}-year life. Buying does not pay back at this "
+                "demand."
             ),
-            delta_color="off",
+            icon=":material/schedule:",
         )
-        cols[2].metric(
-            "Break-even utilization",
-            _never(best["break_even_utilization"], "{:.1%}"),
-            "on-prem cheaper above it",
-            delta_color="off",
-            help=md_text(best["break_even_note"]),
-        )
-        late = after_life(best["break_even_months"], config.lifetime_years)
-        cols[3].metric(
-            "Break-even months",
-            _never(best["break_even_months"], "{:,.1f}"),
-            (
-                f"after the server's life ({config.lifetime_years * 12:g} months)"
-                if late
-                else f"at {best['monthly_gpu_hours']:,.0f} GPU-hours/month"
-            ),
-            delta_color="inverse" if late else "off",
-            delta_arrow="off" if not late else "auto",
-            help=md_text(best["break_even_note"]),
-        )
-        if late:
-            st.warning(
-                md_text(
-                    f"Against {best['ref']}, on-prem pays back only after "
-                    f"{best['break_even_months']:,.1f} months: after the server's "
-                    f"{config.lifetime_years:g}-year life. Buying does not pay back at this "
-                    "demand."
-                ),
-                icon=":material/schedule:",
-            )
-    curve_fig = curve_figure(config, compared)
-    st.plotly_chart(curve_fig, key=f"{PAGE}.curve_chart")
+
+
+def _comparison(config: OnPremConfig, compared: pd.DataFrame, cloud: pd.DataFrame) -> None:
+    """The $/GPU-hour vs utilization chart and the table against the cloud offers."""
+    st.plotly_chart(curve_figure(config, compared), key=f"{PAGE}.curve_chart")
     shown = compare_table(cloud)
     shown["break_even_months"] = [
         months_text(m, config.lifetime_years) for m in shown["break_even_months"].fillna(np.inf)
     ]
     st.subheader("Against the cloud")
     show_table(shown, COMPARE_CONFIG, key=f"{PAGE}.compare")
-    breakdown = cost_breakdown(config)
-    swing = sensitivity(config, fraction)
-    tornado_fig = tornado_figure(swing, fraction)
+
+
+def _breakdown(config: OnPremConfig, fraction: float) -> None:
+    """The on-prem cost per GPU-hour by component beside the tornado chart, then the
+    defaults and their sources."""
     left, right = st.columns([2, 3])
     with left:
         st.subheader("On-prem cost per GPU-hour")
-        show_table(breakdown, BREAKDOWN_CONFIG, key=f"{PAGE}.breakdown")
+        show_table(cost_breakdown(config), BREAKDOWN_CONFIG, key=f"{PAGE}.breakdown")
     with right:
-        st.plotly_chart(tornado_fig, key=f"{PAGE}.tornado_chart")
+        st.plotly_chart(
+            tornado_figure(sensitivity(config, fraction), fraction), key=f"{PAGE}.tornado_chart"
+        )
     with st.expander("Defaults and their sources"):
         defaults = defaults_frame()
         defaults["default"] = defaults["default"].map(
@@ -504,6 +513,25 @@ def render() -> None:
         )
         defaults["field"] = defaults["field"].map(lambda f: FIELD_LABELS.get(f, f))
         show_table(defaults.astype(str), DEFAULTS_CONFIG, key=f"{PAGE}.defaults")
+
+
+def render() -> None:
+    """Draw the Cloud vs on-prem page: inputs, metrics, charts, tables and downloads."""
+    ps = PageState(PAGE)
+    st.title("Cloud vs on-prem: rent or buy?")
+    values = _config_inputs(ps)
+    kind, compared, demand, fraction = _cloud_inputs(ps, values["gpu_name"])
+    try:
+        config = OnPremConfig(**values)
+        table = worded_tco(tco_table(config, compared, demand, source="inputs on this page"))
+    except OnPremConfigError as exc:
+        _config_error(exc)
+        ps.sync()
+        return
+    cloud = table.iloc[1:]
+    _metrics(config, kind, table.iloc[0], cloud)
+    _comparison(config, compared, cloud)
+    _breakdown(config, fraction)
     buttons = st.columns(2)
     with buttons[0]:
         download_csv(table, f"onprem-vs-cloud-{config.gpu_name}.csv", key=f"{PAGE}.csv")
