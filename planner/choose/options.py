@@ -232,6 +232,16 @@ def drop_without(
     return options.loc[~missing], [note]
 
 
+def drop_without_throughput(
+    options: pd.DataFrame, code: str, request: PlanRequest
+) -> tuple[pd.DataFrame, list[Note]]:
+    """The options with a throughput, and a `code` note (no_throughput, no_llm_peak) naming
+    the request's precision and model for those left out."""
+    workload = request.workload
+    missing = options["throughput"].isna().to_numpy()
+    return drop_without(options, missing, code, precision=request.precision, model=workload.model)
+
+
 def no_spec_row(options: pd.DataFrame) -> np.ndarray:
     """True where the option's GPU has no row in planner/data/gpu_specs.csv."""
     return ~options["gpu_name"].isin(load_specs().index).to_numpy()

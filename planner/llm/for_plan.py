@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from planner.choose.options import drop_without
+from planner.choose.options import drop_without, drop_without_throughput
 from planner.llm import throughput as llm_model
 from planner.notes import Note
 from planner.request import PlanRequest
@@ -36,11 +36,5 @@ def with_llm_throughput(
     small = small[~no_room]
     opts, too_small = drop_without(opts, small, "batch_too_small", option_count=int(small.sum()))
     opts = opts.drop(columns="reason")
-    opts, no_peak = drop_without(
-        opts,
-        opts["throughput"].isna().to_numpy(),
-        "no_llm_peak",
-        precision=precision,
-        model=workload.model,
-    )
+    opts, no_peak = drop_without_throughput(opts, "no_llm_peak", request)
     return opts, no_layout + too_small + figure_notes + no_peak, None

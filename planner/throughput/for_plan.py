@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from planner.choose.options import drop_without
+from planner.choose.options import drop_without_throughput
 from planner.io.sweep_results import apply_sweep_figures, sweep_figures
 from planner.llm.throughput import LLM_DETAIL_COLUMNS
 from planner.notes import Note
@@ -49,13 +49,7 @@ def with_throughput(
     )
     figures = sweep_figures(results, workload.model, workload.model_size, precision)
     opts = apply_sweep_figures(opts, figures)
-    opts, dropped = drop_without(
-        opts,
-        opts["throughput"].isna().to_numpy(),
-        "no_throughput",
-        precision=precision,
-        model=workload.model,
-    )
+    opts, dropped = drop_without_throughput(opts, "no_throughput", request)
     return opts, dropped, fast
 
 

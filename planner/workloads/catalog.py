@@ -279,6 +279,21 @@ def llm_workload(
     )
 
 
+def _resnet50(**fields: Any) -> Workload:
+    """A ResNet-50 ImageNet-1k workload: the model, FLOPs per image (He et al. 2016: 4.09
+    GMACs forward, training = 3 x forward), JPEG loading and the dataset's size."""
+    return Workload(
+        model="resnet50",
+        model_size="full",
+        sample_unit="images",
+        flops_per_sample=3 * RESNET50_FORWARD_FLOPS,
+        published_model="resnet50",
+        dataset_gb=IMAGENET_TRAIN_GB,
+        loader="jpeg",
+        **fields,
+    )
+
+
 def _bert(size: str, layers: int, d_model: int, params: float) -> Workload:
     seq = 384
     return Workload(
@@ -304,45 +319,26 @@ def _bert(size: str, layers: int, d_model: int, params: float) -> Workload:
 
 
 WORKLOADS: dict[str, Workload] = {
-    "resnet50-imagenet-90ep": Workload(
+    "resnet50-imagenet-90ep": _resnet50(
         name="resnet50-imagenet-90ep",
         description="Train ResNet-50 on ImageNet-1k for 90 epochs (the MLPerf-era recipe)",
-        model="resnet50",
-        model_size="full",
-        sample_unit="images",
         samples=90 * IMAGENET_TRAIN_IMAGES,
-        flops_per_sample=3 * RESNET50_FORWARD_FLOPS,
-        published_model="resnet50",
         source="1,281,167 images x 90 epochs (Goyal et al. 2017); 4.09 GMACs/image forward "
         "(He et al. 2016), training = 3 x forward; global batch cap 8k (Goyal et al. 2017)",
         global_batch_cap=RESNET50_FIXED_BATCH_CAP,
-        dataset_gb=IMAGENET_TRAIN_GB,
-        loader="jpeg",
     ),
-    "resnet50-imagenet-1ep": Workload(
+    "resnet50-imagenet-1ep": _resnet50(
         name="resnet50-imagenet-1ep",
         description="One epoch of ResNet-50 on ImageNet-1k (1,281,167 images)",
-        model="resnet50",
-        model_size="full",
-        sample_unit="images",
         samples=IMAGENET_TRAIN_IMAGES,
-        flops_per_sample=3 * RESNET50_FORWARD_FLOPS,
-        published_model="resnet50",
         source="ILSVRC-2012 train set; global batch cap 8k (Goyal et al. 2017)",
         global_batch_cap=RESNET50_FIXED_BATCH_CAP,
-        dataset_gb=IMAGENET_TRAIN_GB,
-        loader="jpeg",
     ),
-    "resnet50-imagenet-to-75.9": Workload(
+    "resnet50-imagenet-to-75.9": _resnet50(
         name="resnet50-imagenet-to-75.9",
         description="Train ResNet-50 on ImageNet-1k to 75.9% top-1 (time to accuracy; "
         "larger batches need more epochs)",
-        model="resnet50",
-        model_size="full",
-        sample_unit="images",
         samples=90 * IMAGENET_TRAIN_IMAGES,
-        flops_per_sample=3 * RESNET50_FORWARD_FLOPS,
-        published_model="resnet50",
         source="epochs(B) = 72 (1 + B / 32k) (McCandlish et al. 2018 form): 90 epochs at "
         "B = 8k as with linear scaling + warm-up (Goyal et al. 2017), about 1.6 x that at "
         "32k, where LARS still converges (You et al. 2017); global batch cap 32k (LARS)",
@@ -350,8 +346,6 @@ WORKLOADS: dict[str, Workload] = {
         samples_min=72 * IMAGENET_TRAIN_IMAGES,
         batch_noise=32768.0,
         target="75.9% top-1",
-        dataset_gb=IMAGENET_TRAIN_GB,
-        loader="jpeg",
     ),
     "bert-large-pretrain-phase2": Workload(
         name="bert-large-pretrain-phase2",
