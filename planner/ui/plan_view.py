@@ -210,8 +210,17 @@ def _whiskers(rows: pd.DataFrame, column: str, low: str, high: str) -> dict[str,
 def plan_figure(plan: Plan) -> go.Figure:
     """Hours vs cost to train (log axes): every row with P10-P90 whiskers, the frontier as
     a line, the picks as stars, the deadline and budget as dashed lines."""
-    rows = plan.rows
     fig = go.Figure()
+    _provider_traces(fig, plan.rows)
+    _frontier_trace(fig, plan.frontier)
+    _pick_traces(fig, plan.picks)
+    _limits(fig, plan)
+    _layout(fig, plan)
+    return fig
+
+
+def _provider_traces(fig: go.Figure, rows: pd.DataFrame) -> None:
+    """One marker trace per provider (on-prem as large red diamonds), with whiskers."""
     for i, (provider, group) in enumerate(rows.groupby("provider", sort=True)):
         onprem = provider == "on-prem"
         color = ONPREM_COLOR if onprem else PROVIDER_COLORS[i % len(PROVIDER_COLORS)]
@@ -235,21 +244,30 @@ def plan_figure(plan: Plan) -> go.Figure:
                 hovertemplate=HOVER,
             )
         )  # fmt: skip
-    frontier = plan.frontier.sort_values("hours_to_train")
-    if len(frontier):
-        fig.add_trace(
-            go.Scatter(
-                x=frontier["hours_to_train"],
-                y=frontier["cost_usd"],
-                mode="lines+markers",
-                name="time/cost frontier (every GPU count)",
-                line={"color": "black", "width": 1.5},
-                marker={"size": 5, "color": "black"},
-                customdata=_hover(frontier),
-                hovertemplate=HOVER,
-            )
+
+
+def _frontier_trace(fig: go.Figure, frontier: pd.DataFrame) -> None:
+    """The time/cost frontier as a black line, fastest first (nothing when empty)."""
+    frontier = frontier.sort_values("hours_to_train")
+    if not len(frontier):
+        return
+    fig.add_trace(
+        go.Scatter(
+            x=frontier["hours_to_train"],
+            y=frontier["cost_usd"],
+            mode="lines+markers",
+            name="time/cost frontier (every GPU count)",
+            line={"color": "black", "width": 1.5},
+            marker={"size": 5, "color": "black"},
+            customdata=_hover(frontier),
+            hovertemplate=HOVER,
         )
-    for _, group in plan.picks.groupby("option_id", sort=False):
+    )
+
+
+def _pick_traces(fig: go.Figure, picks: pd.DataFrame) -> None:
+    """A gold star per picked option, labelled with every pick it is."""
+    for _, group in picks.groupby("option_id", sort=False):
         row = group.iloc[0]
         label = " + ".join(PICK_SHORT[p] for p in group["pick"])
         fig.add_trace(
@@ -271,14 +289,17 @@ def plan_figure(plan: Plan) -> go.Figure:
                 hovertemplate=HOVER,
             )
         )
-    _limits(fig, plan)
-    workload = plan.workload
+
+
+def _layout(fig: go.Figure, plan: Plan) -> None:
+    """The title and both log axes, their ticks read as durations and money."""
+    rows = plan.rows
     hours = pd.concat([rows["hours_p10"], rows["hours_p90"], rows["hours_to_train"]])
     cost = pd.concat([rows["cost_p10_usd"], rows["cost_p90_usd"], rows["cost_usd"]])
     hour_ticks, hour_text = duration_ticks(hours.min(), hours.max())
     cost_ticks, cost_text = money_ticks(cost.min(), cost.max())
     fig.update_layout(
-        title=f"Time vs cost to train: {workload.name} ({plan.precision}, {plan.pricing})",
+        title=f"Time vs cost to train: {plan.workload.name} ({plan.precision}, {plan.pricing})",
         xaxis={
             "title": "time to train (log scale)",
             "type": "log",
@@ -296,7 +317,6 @@ def plan_figure(plan: Plan) -> go.Figure:
         margin={"t": 60, "b": 10},
         hoverlabel={"align": "left"},
     )
-    return fig
 
 
 def _limits(fig: go.Figure, plan: Plan) -> None:
