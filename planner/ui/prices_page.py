@@ -186,15 +186,9 @@ def offers_table(
     return rows.loc[:, list(TABLE_COLUMNS)]
 
 
-def render() -> None:
-    """Draw the Prices page."""
-    ps = PageState(PAGE)
-    st.title("Prices: what a GPU-hour costs, and how old the price is")
-    offers = data.offers()
-    status = data.price_status()
-    filters, sort_kind, top = _inputs(ps, offers)
-    providers, regions, gpus = filters.providers, filters.regions, filters.gpus
-    stale = stale_text(status.loc[status["provider"].isin(providers)])
+def _stale_warning(status: pd.DataFrame) -> None:
+    """A warning naming the price lists older than STALE_AFTER_DAYS, with how to refresh."""
+    stale = stale_text(status)
     if stale:
         st.warning(
             f"Prices older than {STALE_AFTER_DAYS} days, or of unknown age: {md_text(stale)}. "
@@ -203,13 +197,10 @@ def render() -> None:
             "add-custom`.",
             icon=":material/warning:",
         )
-    if not providers:
-        st.info("Pick at least one provider in the sidebar.")
-        ps.sync()
-        return
-    rows = table = offers_table(
-        offers, providers, regions, gpus, filters.tiers, filters.include_retired
-    )
+
+
+def _metrics(rows: pd.DataFrame, status: pd.DataFrame) -> None:
+    """How many offers, the cheapest on-demand and spot GPU-hour, the oldest price list."""
     cols = st.columns(4)
     cols[0].metric("Offers", f"{len(rows):,}", f"{rows['provider'].nunique()} providers",
                    delta_color="off")  # fmt: skip
@@ -229,13 +220,18 @@ def render() -> None:
             ),
             delta_color="off",
         )
-    oldest = status.loc[status["provider"].isin(providers)].sort_values("age_days").iloc[-1]
+    oldest = status.sort_values("age_days").iloc[-1]
     cols[3].metric(
         "Oldest price source",
         md_text(oldest["age"]),
         md_text(f"{oldest['provider']}, priced {oldest['price_date']}"),
         delta_color="off",
     )
+
+
+def _chart_section(rows: pd.DataFrame, sort_kind: str, top: int) -> go.Figure | None:
+    """A note where no offer has a reserved price; the chart of the cheapest offers (None,
+    and a message, where no offer matches)."""
     reserved = [
         k for k in ("reserved-1y", "reserved-3y") if rows[GPU_HOUR_COLUMNS[k]].notna().any()
     ]
@@ -247,10 +243,29 @@ def render() -> None:
         )
     if rows.empty:
         st.info("No offer matches these filters.")
-        fig = None
-    else:
-        fig = chart(rows, sort_kind, top)
-        st.plotly_chart(fig, key=f"{PAGE}.chart")
+        return None
+    fig = chart(rows, sort_kind, top)
+    st.plotly_chart(fig, key=f"{PAGE}.chart")
+    return fig
+
+
+def render() -> None:
+    """Draw the Prices page: filters, metrics, the chart, the offers and their sources."""
+    ps = PageState(PAGE)
+    st.title("Prices: what a GPU-hour costs, and how old the price is")
+    offers = data.offers()
+    status = data.price_status()
+    filters, sort_kind, top = _inputs(ps, offers)
+    providers, regions, gpus = filters.providers, filters.regions, filters.gpus
+    shown_status = status.loc[status["provider"].isin(providers)]
+    _stale_warning(shown_status)
+    if not providers:
+        st.info("Pick at least one provider in the sidebar.")
+        ps.sync()
+        return
+    table = offers_table(offers, providers, regions, gpus, filters.tiers, filters.include_retired)
+    _metrics(table, shown_status)
+    fig = _chart_section(table, sort_kind, top)
     st.subheader(f"{len(table):,} offers, cheapest on-demand per GPU-hour first")
     show_table(table, offer_config(), key=f"{PAGE}.table")
     st.subheader("Price sources")
