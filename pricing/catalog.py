@@ -74,34 +74,27 @@ TEXT_COLUMNS: tuple[str, ...] = (
     "source",
     "priced_at",
 )
-OFFER_COLUMNS: tuple[str, ...] = (
+# The columns that lead every offer table and listing: who sells which instance type
+# where, with which GPUs and how many.
+OFFER_HEAD_COLUMNS: tuple[str, ...] = (
     "provider",
     "region",
     "instance_type",
     "gpu_name",
     "gpu_count",
+)
+OFFER_COLUMNS: tuple[str, ...] = (
+    *OFFER_HEAD_COLUMNS,
     "gpu_memory_gib",
     "vcpus",
     "memory_gib",
-    "usd_per_hour",
-    "spot_usd_per_hour",
-    "reserved_1y_usd_per_hour",
-    "reserved_3y_usd_per_hour",
+    *PRICE_COLUMNS,
     "interconnect",
     "source",
     "priced_at",
 )
 # Columns a snapshot must have; the others default to missing.
-REQUIRED_COLUMNS: tuple[str, ...] = (
-    "provider",
-    "region",
-    "instance_type",
-    "gpu_name",
-    "gpu_count",
-    "usd_per_hour",
-    "source",
-    "priced_at",
-)
+REQUIRED_COLUMNS: tuple[str, ...] = (*OFFER_HEAD_COLUMNS, "usd_per_hour", "source", "priced_at")
 # The documented range of each number in an offer: (exclusive low, inclusive high).
 # Wide on purpose (a whole rack rents for a few hundred USD/h; the largest hosts have
 # a few hundred vCPUs and tens of TiB of memory): a value outside is a unit or data

@@ -19,19 +19,6 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-SHOW_COLUMNS = (
-    "provider",
-    "region",
-    "instance_type",
-    "gpu_name",
-    "gpu_count",
-    "usd_per_hour",
-    "spot_usd_per_hour",
-    "reserved_1y_usd_per_hour",
-    "reserved_3y_usd_per_hour",
-    "price_date",
-)
-
 
 def tier_option_help() -> str:
     from pricing.tiers import DEFAULT_TIERS, TIERS
@@ -66,6 +53,8 @@ def show(
     """Offers in the snapshot, cheapest per GPU first, with each price's date."""
     from pricing.catalog import (
         OFFER_COLUMNS,
+        OFFER_HEAD_COLUMNS,
+        PRICE_COLUMNS,
         SnapshotError,
         check_choices,
         filter_offers,
@@ -99,9 +88,10 @@ def show(
         usd_per_gpu_hour=chosen["usd_per_hour"] / chosen["gpu_count"],
     )
     chosen = chosen.sort_values(["gpu_name", "usd_per_gpu_hour", "provider", "region"])
+    first = (*OFFER_HEAD_COLUMNS, *PRICE_COLUMNS, "price_date")
     columns = [
-        *SHOW_COLUMNS,
-        *(c for c in OFFER_COLUMNS if c not in SHOW_COLUMNS and c != "priced_at"),
+        *first,
+        *(c for c in OFFER_COLUMNS if c not in first and c != "priced_at"),
         "priced_at",
         "price_date_basis",
         "tier",
@@ -318,21 +308,6 @@ def remove_command(
     typer.echo(f"no longer using {removed.path}; its file is kept for `gpuplan pricing diff`.")
 
 
-DIFF_TABLE_COLUMNS = (
-    "change",
-    "provider",
-    "region",
-    "instance_type",
-    "gpu_name",
-    "gpu_count",
-    "pricing",
-    "old_usd_per_hour",
-    "new_usd_per_hour",
-    "change_pct",
-    "detail",
-)
-
-
 @app.command("diff")
 def diff_command(
     old: Annotated[str, typer.Argument(help="CSV path, PROVIDER, PROVIDER@bundled or @YYYY-MM-DD")],
@@ -341,7 +316,7 @@ def diff_command(
 ) -> None:
     """Offers added and removed and prices changed between two snapshots."""
     from pricing.catalog import SnapshotError, check_choices
-    from pricing.diff import diff_offers, summarize
+    from pricing.diff import DIFF_COLUMNS, diff_offers, summarize
     from pricing.store import resolve_reference
 
     try:
@@ -353,7 +328,7 @@ def diff_command(
         return
     changes = diff_offers(old_offers, new_offers)
     summary = f"{old_label} -> {new_label}: {summarize(changes)}"
-    emit(changes, fmt, title=summary, table_columns=DIFF_TABLE_COLUMNS)
+    emit(changes, fmt, title=summary, table_columns=DIFF_COLUMNS)
     if fmt != "table":
         text_console(stderr=True).print(Text(summary))
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pricing.catalog import PRICING_KINDS
+from pricing.catalog import OFFER_HEAD_COLUMNS, PRICING_KINDS
 
 KEY = ["provider", "region", "instance_type"]
 DIFF_COLUMNS = (
-    "change", "provider", "region", "instance_type", "gpu_name", "gpu_count", "pricing",
-    "old_usd_per_hour", "new_usd_per_hour", "change_pct", "detail",
+    "change", *OFFER_HEAD_COLUMNS, "pricing", "old_usd_per_hour", "new_usd_per_hour",
+    "change_pct", "detail",
 )  # fmt: skip
 
 

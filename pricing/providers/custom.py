@@ -28,6 +28,7 @@ import pandas as pd
 from pricing.catalog import (
     OFFER_COLUMNS,
     PRICE_COLUMNS,
+    REQUIRED_COLUMNS,
     SnapshotError,
     read_text_table,
     validate_offers,
@@ -36,15 +37,8 @@ from pricing.gpus import did_you_mean
 from pricing.providers.common import ParsedCatalog, fixes_frame, interconnects
 
 MAX_FILE_BYTES = 32 * 1024 * 1024  # read whole; a list of 100,000 offers is ~15 MB
-REQUIRED = (
-    "provider",
-    "region",
-    "instance_type",
-    "gpu_name",
-    "gpu_count",
-    "usd_per_hour",
-    "priced_at",
-)
+# A snapshot's required columns but `source`, which defaults to the file.
+REQUIRED = tuple(c for c in REQUIRED_COLUMNS if c != "source")
 
 
 # A provider name becomes part of file names, manifest keys and CLI filters.
