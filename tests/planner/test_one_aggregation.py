@@ -7,28 +7,24 @@ import pytest
 
 import planner.throughput.estimate as estimate_module
 import planner.throughput.offers as offers_module
-from benchmarks.results import BenchmarkResult
 from planner.throughput import reference_from_results, throughput_table
 from planner.throughput.estimate import fit_throughput_model
 from planner.throughput.offers import results_with_generation
 from planner.workloads.catalog import get_workload
+from tests.planner.results import resnet50_run
 
 FIGURE_COLUMNS = ["gpu_name", "model", "precision", "num_gpus", "throughput", "throughput_low",
                   "throughput_high", "runs", "source", "detail"]  # fmt: skip
 
 
 def run(gpu: str, count: int, throughput: float, version: str, source: str = "published:lambda"):
-    return BenchmarkResult(
+    # v1 and v2 share a date: the generation tells them apart
+    return resnet50_run(
+        gpu,
+        count,
+        throughput,
         id=f"{gpu}-{count}-{throughput}-{version}",
         source=source,
-        workload="resnet50",
-        model_size="full",
-        precision="fp16",
-        gpu_name=gpu,
-        world_size=count,
-        throughput=throughput,
-        throughput_unit="images/s",
-        started_at="2025-12-01",  # v1 and v2 share a date: the generation tells them apart
         notes=f"Lambda {version} {gpu} x{count}",
         env={"benchmark_version": version} if source != "measured" else {},
     )

@@ -25,6 +25,7 @@ from planner.render.rows import misses_text, price_source_text, worded_rows
 from planner.request import PlanRequest
 from planner.workloads.catalog import get_workload
 from pricing.catalog import validate_offers
+from tests.planner.results import resnet50_run
 
 RESNET = get_workload("resnet50-imagenet-90ep")
 
@@ -35,19 +36,7 @@ def offers(*rows: dict[str, object]) -> pd.DataFrame:
 
 
 def published(gpu: str, count: int, throughput: float) -> BenchmarkResult:
-    return BenchmarkResult(
-        id=f"pub-{gpu}-{count}",
-        source="published:lambda",
-        workload="resnet50",
-        model_size="full",
-        precision="fp16",
-        gpu_name=gpu,
-        world_size=count,
-        throughput=throughput,
-        throughput_unit="images/s",
-        started_at="2025-12-01",
-        notes=f"Lambda v2 {gpu} x{count}",
-    )
+    return resnet50_run(gpu, count, throughput)
 
 
 RESULTS = results_frame(

@@ -10,6 +10,7 @@ from planner.plan import make_plan
 from planner.request import PlanRequest
 from planner.workloads.catalog import get_workload
 from pricing.catalog import validate_offers
+from tests.planner.results import resnet50_run
 
 SWEEP = "ab-20261130t120000-ab12"
 
@@ -23,16 +24,15 @@ def offers() -> pd.DataFrame:
 
 
 def result(throughput: float, sweep: dict | None, started_at: str, suffix: str) -> BenchmarkResult:
-    return BenchmarkResult(
+    return resnet50_run(
+        "A10G",
+        1,
+        throughput,
         id=f"resnet50-full-bf16-{suffix}",
-        workload="resnet50",
-        model_size="full",
+        source="measured",
+        notes="",
         precision="bf16",
         device_name="NVIDIA A10G",
-        gpu_name="A10G",
-        world_size=1,
-        throughput=throughput,
-        throughput_unit="images/s",
         started_at=started_at,
         sweep=sweep,
     )
