@@ -99,23 +99,25 @@ def test_bus_bandwidth_across_nodes_follows_each_rows_network() -> None:
     assert within[0] == within[1]  # inside one node the network does not matter
 
 
+def h100x8_offers(*offers: tuple[str, str, float]) -> pd.DataFrame:
+    """Offers of 8 x H100-SXM: (provider, instance type, USD per hour) each."""
+    from pricing.catalog import validate_offers
+
+    rows = [
+        {"provider": provider, "region": "r", "instance_type": instance_type,
+         "gpu_name": "H100-SXM", "gpu_count": 8, "usd_per_hour": usd}
+        for provider, instance_type, usd in offers
+    ]  # fmt: skip
+    return validate_offers(pd.DataFrame(rows).assign(source="test", priced_at="2026-11-01"))
+
+
 def test_a_plan_scales_worse_over_a_slow_network() -> None:
     from planner.plan import make_plan
     from planner.request import PlanRequest
     from planner.throughput import own_and_published_results
     from planner.workloads.catalog import get_workload
-    from pricing.catalog import validate_offers
 
-    offers = validate_offers(
-        pd.DataFrame(
-            [
-                {"provider": "aws", "region": "r", "instance_type": "p5.48xlarge",
-                 "gpu_name": "H100-SXM", "gpu_count": 8, "usd_per_hour": 55.0},
-                {"provider": "acme", "region": "r", "instance_type": "h100x8",
-                 "gpu_name": "H100-SXM", "gpu_count": 8, "usd_per_hour": 55.0},
-            ]
-        ).assign(source="test", priced_at="2026-11-01")
-    )  # fmt: skip
+    offers = h100x8_offers(("aws", "p5.48xlarge", 55.0), ("acme", "h100x8", 55.0))
     results, _ = own_and_published_results([])
     plan = make_plan(PlanRequest(get_workload("llm-7b-140b"), "bf16", max_gpus=64), offers, results)
     options = plan.options
@@ -127,18 +129,8 @@ def test_a_plan_scales_worse_over_a_slow_network() -> None:
 
 def test_a_marketplace_listing_is_one_host() -> None:
     from planner.choose.options import cloud_options
-    from pricing.catalog import validate_offers
 
-    offers = validate_offers(
-        pd.DataFrame(
-            [
-                {"provider": "vast", "region": "r", "instance_type": "8x-H100_SXM-32-65536",
-                 "gpu_name": "H100-SXM", "gpu_count": 8, "usd_per_hour": 16.0},
-                {"provider": "aws", "region": "r", "instance_type": "p5.48xlarge",
-                 "gpu_name": "H100-SXM", "gpu_count": 8, "usd_per_hour": 55.0},
-            ]
-        ).assign(source="test", priced_at="2026-11-01")
-    )  # fmt: skip
+    offers = h100x8_offers(("vast", "8x-H100_SXM-32-65536", 16.0), ("aws", "p5.48xlarge", 55.0))
     options, _ = cloud_options(offers, "on-demand", 64)
     counts = options.groupby("provider")["instances"].apply(sorted).to_dict()
     assert counts == {"aws": [1, 2, 4, 8], "vast": [1]}
