@@ -12,8 +12,9 @@ import json
 import math
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
 from rich.console import Console
@@ -23,6 +24,9 @@ from rich.text import Text
 # Light modules only (`gpuplan --help` loads no pandas): commands import results and intake.
 from benchmarks.safe_paths import UnsafeInputError, check_result_id, path_under, shorten
 from edge.console import abort, error, warn, warn_lines
+
+if TYPE_CHECKING:
+    from benchmarks.harness import RunOptions
 
 FORMATS = ("table", "json", "csv")
 # Above this coefficient of variation of the per-step throughput (5%), a result is noisy:
@@ -251,6 +255,39 @@ def _warn_noisy(results: list[Any]) -> None:
         warn(line)
 
 
+@dataclass(frozen=True)
+class RunFlags:
+    """The options of one `gpuplan bench run` as given, by parameter name (None: not given)."""
+
+    workload: str
+    size: str | None
+    precision: str | None
+    device: str
+    world_size: str
+    batch: str | None
+    steps: int
+    warmup: int
+    compile_model: bool
+    channels_last: bool
+    peak_tflops: float | None
+    max_batch: int | None
+    memory_budget_gib: float | None
+    seed: int
+    out: Path | None
+    fmt: str
+
+
+class CheckedRun(NamedTuple):
+    """What `bench run` checked before importing torch: the canonical size, the world
+    sizes to run, and the per-device batch (None: the model's default) or auto."""
+
+    size: str
+    world_sizes: list[int]
+    batch_size: int | None
+    batch_auto: bool
+
+
+# The options are declared in the signature, as typer reads them; the body hands them on.
 @app.command("run")
 def run(
     workload: Annotated[str, typer.Option("--workload", "-w", help="resnet50 | bert | gpt")],
@@ -297,21 +334,32 @@ def run(
     fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
 ) -> None:
     """Measure training throughput of a standard model; one result file per world size."""
-    from benchmarks.results import read_result
+    flags = RunFlags(**locals())  # first statement: locals() is exactly the options above
+    checked = _check_run_flags(flags)
+    options = _run_options(flags, checked)
+    _check_visible_gpus(options, checked.world_sizes)
+    out_dir = flags.out or default_results_dir()
+    _check_out_dir(out_dir)
+    written = _run_world_sizes(options, checked.world_sizes, out_dir, checked.batch_auto)
+    _print_results(written, flags.fmt)
 
+
+def _check_run_flags(flags: RunFlags) -> CheckedRun:
+    """The size made canonical, the world sizes and the batch; exit 2 naming the first bad
+    option."""
     try:
-        from benchmarks.models import WORKLOADS, check_size
+        from benchmarks.models import check_size
 
-        canonical_size = check_size(workload, size)
-        sizes = parse_world_sizes(world_size)
-        batch_size, batch_auto = parse_batch(batch)
-        if fmt not in ("table", "json"):
-            raise ValueError(f"--format: {fmt!r} is not one of table, json")
-        if device not in ("cpu", "cuda", "auto"):
-            raise ValueError(f"--device: {device!r} is not one of cpu, cuda, auto")
+        size = check_size(flags.workload, flags.size)
+        sizes = parse_world_sizes(flags.world_size)
+        batch_size, batch_auto = parse_batch(flags.batch)
+        if flags.fmt not in ("table", "json"):
+            raise ValueError(f"--format: {flags.fmt!r} is not one of table, json")
+        if flags.device not in ("cpu", "cuda", "auto"):
+            raise ValueError(f"--device: {flags.device!r} is not one of cpu, cuda, auto")
         for flag, value in (
-            ("--peak-tflops", peak_tflops),
-            ("--memory-budget-gib", memory_budget_gib),
+            ("--peak-tflops", flags.peak_tflops),
+            ("--memory-budget-gib", flags.memory_budget_gib),
         ):
             if value is not None and not (math.isfinite(value) and 0 < value <= 1e6):
                 raise ValueError(
@@ -319,44 +367,75 @@ def run(
                 )
     except ValueError as exc:
         abort(str(exc))
-    try:
-        import torch
+    return CheckedRun(size, sizes, batch_size, batch_auto)
 
-        from benchmarks import harness
-        from benchmarks.runners.local import RunFailed, run_local
+
+def _require_torch() -> None:
+    """Exit 2 saying how to install torch when the harness cannot be imported."""
+    try:
+        import torch  # noqa: F401
+
+        from benchmarks import harness  # noqa: F401
+        from benchmarks.runners.local import RunFailed, run_local  # noqa: F401
     except ImportError as exc:
         abort(
             f"running benchmarks needs torch ({exc}); install it with "
             "pip install -c constraints/cpu.txt -e '.[bench]'"
         )
-    chosen_device = device
+
+
+def _run_options(flags: RunFlags, checked: CheckedRun) -> RunOptions:
+    """The harness's RunOptions (device auto: cuda where torch sees one; precision by
+    default bf16 on cuda, fp32 on cpu), checked; exit 2 naming what the harness refuses."""
+    _require_torch()
+    import torch
+
+    from benchmarks import harness
+
+    device = flags.device
     if device == "auto":
-        chosen_device = "cuda" if torch.cuda.is_available() else "cpu"
+        device = "cuda" if torch.cuda.is_available() else "cpu"
     options = harness.RunOptions(
-        workload=workload,
-        size=canonical_size,
-        precision=precision or ("bf16" if chosen_device == "cuda" else "fp32"),
-        device=chosen_device,
-        batch_size=batch_size,
-        batch_auto=batch_auto,
-        steps=steps,
-        warmup=warmup,
-        compile=compile_model,
-        channels_last=channels_last,
-        peak_tflops=peak_tflops,
-        max_batch=max_batch,
-        memory_budget_gib=memory_budget_gib,
-        seed=seed,
+        workload=flags.workload,
+        size=checked.size,
+        precision=flags.precision or ("bf16" if device == "cuda" else "fp32"),
+        device=device,
+        batch_size=checked.batch_size,
+        batch_auto=checked.batch_auto,
+        steps=flags.steps,
+        warmup=flags.warmup,
+        compile=flags.compile_model,
+        channels_last=flags.channels_last,
+        peak_tflops=flags.peak_tflops,
+        max_batch=flags.max_batch,
+        memory_budget_gib=flags.memory_budget_gib,
+        seed=flags.seed,
     )
     try:
-        options = options.checked()
+        return options.checked()
     except harness.BenchmarkError as exc:
         abort(str(exc))
-    if chosen_device == "cuda" and max(sizes) > torch.cuda.device_count():
+
+
+def _check_visible_gpus(options: RunOptions, sizes: list[int]) -> None:
+    """Exit 2 when a cuda run asks for more processes than torch sees GPUs."""
+    import torch
+
+    if options.device == "cuda" and max(sizes) > torch.cuda.device_count():
         abort(f"--world-size {max(sizes)}: only {torch.cuda.device_count()} CUDA GPU(s) visible")
-    out_dir = out or default_results_dir()
-    _check_out_dir(out_dir)
+
+
+def _run_world_sizes(
+    options: RunOptions, sizes: list[int], out_dir: Path, batch_auto: bool
+) -> list[tuple[Any, Path]]:
+    """Each world size run in turn on this machine, its output and a progress bar on
+    stderr, each result read back as written; exit at the first failure (130 on Ctrl-C,
+    the finished results kept)."""
+    from benchmarks import harness
+    from benchmarks.models import WORKLOADS
     from benchmarks.progress import StepProgress, progress_bar
+    from benchmarks.results import read_result
+    from benchmarks.runners.local import RunFailed, run_local
 
     err = _console(stderr=True)
 
@@ -366,8 +445,10 @@ def run(
 
     written: list[tuple[Any, Path]] = []
     for n in sizes:
-        label = f"{workload} {options.size} {options.precision} {chosen_device} x{n}"
-        per_device = options.batch_size or WORKLOADS[workload]["default_batch"][options.size]
+        label = f"{options.workload} {options.size} {options.precision} {options.device} x{n}"
+        per_device = (
+            options.batch_size or WORKLOADS[options.workload]["default_batch"][options.size]
+        )
         say(
             f"running {label}: batch {'auto' if batch_auto else per_device} per device, "
             f"{options.warmup} warm-up + {options.steps} timed steps"
@@ -386,7 +467,7 @@ def run(
         except harness.BenchmarkError as exc:
             abort(f"{label}: {exc}", 2)
         written.append((read_result(path), path))
-    _print_results(written, fmt)
+    return written
 
 
 @app.command("pipeline")
