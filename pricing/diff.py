@@ -33,70 +33,95 @@ def diff_offers(old: pd.DataFrame, new: pd.DataFrame, tolerance: float = 1e-9) -
     old = old.drop_duplicates(KEY, keep="last")
     new = new.drop_duplicates(KEY, keep="last")
     both = old.merge(new, on=KEY, how="outer", suffixes=("_old", "_new"), indicator=True)
+    common = both.loc[both["_merge"] == "both"]
+    frames = [
+        *_added_and_removed(both),
+        *_price_changes(common, tolerance),
+        _shape_changes(common, tolerance),
+    ]
+    return _diff_table([f for f in frames if not f.empty])
+
+
+def _changes(change: str, rows: pd.DataFrame, side: str, **columns: object) -> pd.DataFrame:
+    """Rows of one `change`: the KEY, the GPU name and count of `side` ("old" or "new")
+    and `columns`, from an old-new merge (columns suffixed _old and _new)."""
+    return pd.DataFrame(
+        {
+            "change": change,
+            **{k: rows[k] for k in KEY},
+            "gpu_name": rows[f"gpu_name_{side}"],
+            "gpu_count": rows[f"gpu_count_{side}"],
+            **columns,
+        }
+    )
+
+
+def _added_and_removed(both: pd.DataFrame) -> list[pd.DataFrame]:
+    """Offers only in the new snapshot ("added") and only in the old ("removed"), with
+    their on-demand USD/h."""
     frames = []
-    for change, side, price_side in (
-        ("added", "right_only", "new"),
-        ("removed", "left_only", "old"),
-    ):
-        rows = both.loc[both["_merge"] == side]
+    for change, merged, side in (("added", "right_only", "new"), ("removed", "left_only", "old")):
+        rows = both.loc[both["_merge"] == merged]
         frames.append(
-            pd.DataFrame(
-                {
-                    "change": change,
-                    **{k: rows[k] for k in KEY},
-                    "gpu_name": rows[f"gpu_name_{price_side}"],
-                    "gpu_count": rows[f"gpu_count_{price_side}"],
-                    "pricing": "on-demand",
-                    "old_usd_per_hour": rows["usd_per_hour_old"],
-                    "new_usd_per_hour": rows["usd_per_hour_new"],
-                }
+            _changes(
+                change,
+                rows,
+                side,
+                pricing="on-demand",
+                old_usd_per_hour=rows["usd_per_hour_old"],
+                new_usd_per_hour=rows["usd_per_hour_new"],
             )
         )
-    common = both.loc[both["_merge"] == "both"]
+    return frames
+
+
+def _price_changes(common: pd.DataFrame, tolerance: float) -> list[pd.DataFrame]:
+    """Per pricing kind, the offers in both snapshots whose USD/h moved by more than
+    `tolerance`, appeared or went away."""
+    frames = []
     for kind, column in PRICING_KINDS.items():
         before, after = common[f"{column}_old"], common[f"{column}_new"]
         moved = (before - after).abs() > tolerance
         appeared_or_went = before.isna() != after.isna()
         rows = common.loc[moved | appeared_or_went]
         frames.append(
-            pd.DataFrame(
-                {
-                    "change": "price",
-                    **{k: rows[k] for k in KEY},
-                    "gpu_name": rows["gpu_name_new"],
-                    "gpu_count": rows["gpu_count_new"],
-                    "pricing": kind,
-                    "old_usd_per_hour": rows[f"{column}_old"],
-                    "new_usd_per_hour": rows[f"{column}_new"],
-                }
+            _changes(
+                "price",
+                rows,
+                "new",
+                pricing=kind,
+                old_usd_per_hour=rows[f"{column}_old"],
+                new_usd_per_hour=rows[f"{column}_new"],
             )
         )
+    return frames
+
+
+def _shape_changes(common: pd.DataFrame, tolerance: float) -> pd.DataFrame:
+    """The offers in both snapshots whose GPU name or count changed, with old -> new."""
     reshaped = common.loc[
         (common["gpu_name_old"] != common["gpu_name_new"])
         | ((common["gpu_count_old"] - common["gpu_count_new"]).abs() > tolerance)
     ]
-    frames.append(
-        pd.DataFrame(
-            {
-                "change": "shape",
-                **{k: reshaped[k] for k in KEY},
-                "gpu_name": reshaped["gpu_name_new"],
-                "gpu_count": reshaped["gpu_count_new"],
-                "detail": [
-                    f"{a:g} x {b} -> {c:g} x {d}"
-                    for a, b, c, d in zip(
-                        reshaped["gpu_count_old"],
-                        reshaped["gpu_name_old"],
-                        reshaped["gpu_count_new"],
-                        reshaped["gpu_name_new"],
-                        strict=True,
-                    )
-                ],
-            }
+    detail = [
+        f"{a:g} x {b} -> {c:g} x {d}"
+        for a, b, c, d in zip(
+            reshaped["gpu_count_old"],
+            reshaped["gpu_name_old"],
+            reshaped["gpu_count_new"],
+            reshaped["gpu_name_new"],
+            strict=True,
         )
-    )
-    kept = [f for f in frames if not f.empty]
-    out = pd.concat(kept, ignore_index=True) if kept else pd.DataFrame(columns=list(DIFF_COLUMNS))
+    ]
+    return _changes("shape", reshaped, "new", detail=detail)
+
+
+def _diff_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The change rows as one DIFF_COLUMNS table, with change_pct (percent, for price
+    changes with both prices) and '' where a change has no detail."""
+    if not frames:
+        frames = [pd.DataFrame(columns=list(DIFF_COLUMNS))]
+    out = pd.concat(frames, ignore_index=True)
     for column in DIFF_COLUMNS:
         if column not in out:
             out[column] = np.nan if column.endswith(("usd_per_hour", "pct")) else ""
