@@ -31,7 +31,7 @@ from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.inputs import optional_number
 from planner.ui.state import PageState
-from planner.ui.tables import show_table
+from planner.ui.tables import shared_columns, show_table
 from planner.ui.text import md_text
 from pricing.catalog import (
     PRICING_KINDS,
@@ -123,21 +123,18 @@ FIELD_LABELS: dict[str, str] = {
 _col = st.column_config
 COMPARE_CONFIG = {
     "ref": _col.TextColumn("cloud offer"),
-    "gpu_name": _col.TextColumn("GPU"),
     "gpu_count": _col.NumberColumn("GPUs", format="%g"),
-    "pricing": _col.TextColumn("pricing"),
-    "usd_per_gpu_hour": _col.NumberColumn("$/GPU-hour", format="dollar"),
+    **shared_columns("gpu_name", "pricing", "usd_per_gpu_hour", "price_source"),
     "cheaper": _col.TextColumn("cheaper at your utilization"),
     "break_even_utilization": _col.NumberColumn("break-even utilization", format="percent"),
     "break_even_months": _col.TextColumn("on-prem pays back in"),
     "break_even_note": _col.TextColumn("in words"),
     "price_date": _col.TextColumn("price date"),
-    "price_source": _col.TextColumn("price source"),
 }
 BREAKDOWN_CONFIG = {
     "component": _col.TextColumn("component"),
     "usd_per_year": _col.NumberColumn("$/year", format="dollar"),
-    "usd_per_gpu_hour": _col.NumberColumn("$/GPU-hour", format="dollar"),
+    **shared_columns("usd_per_gpu_hour"),
     "share": _col.NumberColumn("share", format="percent"),
     "basis": _col.TextColumn("how"),
 }

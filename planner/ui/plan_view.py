@@ -22,6 +22,7 @@ from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.render.plan_words import assumption_lines, pick_reason, worded_picks, worded_status
 from planner.render.rows import price_source_text, worded_rows
 from planner.ui.export import Report
+from planner.ui.tables import banded, shared_columns
 from pricing.catalog import (
     SnapshotInfo,
     price_date_basis,
@@ -388,18 +389,14 @@ def column_config() -> dict[str, Any]:
         "rank": col.NumberColumn("rank", format="%d"),
         "pick": col.TextColumn("pick"),
         "on_pareto": col.CheckboxColumn("frontier", help="on the time/cost frontier"),
-        "instance_type": col.TextColumn("instance"),
-        "region": col.TextColumn("region"),
-        "gpu_name": col.TextColumn("GPU"),
+        **shared_columns("provider", "instance_type", "region", "gpu_name", "pricing"),
         "gpu_count": col.NumberColumn("GPUs/instance", format="%g"),
         "instances": col.NumberColumn("instances", format="%g"),
         "total_gpus": col.NumberColumn("GPUs", format="%g"),
         "throughput": col.NumberColumn("throughput", format="%.4g"),
         "throughput_unit": col.TextColumn("unit"),
         "throughput_source": col.TextColumn("throughput source", help=SOURCE_WORDS),
-        "hours_to_train": col.NumberColumn("hours", format=hours),
-        "hours_p10": col.NumberColumn("hours P10", format=hours),
-        "hours_p90": col.NumberColumn("hours P90", format=hours),
+        **banded("hours", hours, "hours_to_train", "hours_p10", "hours_p90"),
         "compute_hours": col.NumberColumn("compute hours", format=hours),
         "setup_hours": col.NumberColumn(
             "start-up hours", format=hours, help="provisioning + environment start"
@@ -416,19 +413,14 @@ def column_config() -> dict[str, Any]:
             help="cpu-bound: the vCPUs cannot decode images as fast as the GPUs train; "
             "batch-bound: the global batch cap leaves each GPU a small batch",
         ),
-        "cost_usd": col.NumberColumn("cost", format="dollar"),
-        "cost_p10_usd": col.NumberColumn("cost P10", format="dollar"),
-        "cost_p90_usd": col.NumberColumn("cost P90", format="dollar"),
+        **banded("cost", "dollar", "cost_usd", "cost_p10_usd", "cost_p90_usd"),
         "usd_per_hour": col.NumberColumn("$/h per instance", format="dollar"),
         "option_usd_per_hour": col.NumberColumn("$/h all instances", format="dollar"),
-        "usd_per_gpu_hour": col.NumberColumn("$/GPU-hour", format="dollar"),
+        **shared_columns("usd_per_gpu_hour", "price_source"),
         "price_date": col.TextColumn(
             "price date", help="≥: only a lower bound is known (a catalog extract)"
         ),
-        "price_source": col.TextColumn("price source"),
         "throughput_detail": col.TextColumn("throughput detail"),
-        "provider": col.TextColumn("provider"),
-        "pricing": col.TextColumn("pricing"),
         "feasible": col.CheckboxColumn("meets limits"),
         "misses": col.TextColumn("misses"),
         "why": col.TextColumn("why"),

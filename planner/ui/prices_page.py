@@ -13,7 +13,7 @@ from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.inputs import OfferFilters, offer_filters
 from planner.ui.state import PageState
-from planner.ui.tables import show_table
+from planner.ui.tables import shared_columns, show_table
 from planner.ui.text import md_text
 from pricing.catalog import (
     PRICING_KINDS,
@@ -56,10 +56,7 @@ def offer_config() -> dict[str, Any]:
         if "usd" in c
     }  # fmt: skip
     return {
-        "provider": col.TextColumn("provider"),
-        "region": col.TextColumn("region"),
-        "instance_type": col.TextColumn("instance"),
-        "gpu_name": col.TextColumn("GPU"),
+        **shared_columns("provider", "region", "instance_type", "gpu_name"),
         "gpu_count": col.NumberColumn("GPUs", format="%g"),
         "gpu_memory_gib": col.NumberColumn("memory/GPU (GiB)", format="%g"),
         "interconnect": col.TextColumn("interconnect"),

@@ -16,7 +16,7 @@ from planner.throughput.scaling import CommModel
 from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
-from planner.ui.tables import show_table
+from planner.ui.tables import banded, show_table
 from planner.ui.text import md_text
 
 PAGE = "scaling"
@@ -304,12 +304,8 @@ def _layout(fig: go.Figure, title: str, y_title: str, per_node: int, log_y: bool
 _col = st.column_config
 CURVE_CONFIG = {
     "num_gpus": _col.NumberColumn("GPUs", format="%d"),
-    "throughput": _col.NumberColumn("throughput", format="localized"),
-    "throughput_low": _col.NumberColumn("throughput P10", format="localized"),
-    "throughput_high": _col.NumberColumn("throughput P90", format="localized"),
-    "efficiency": _col.NumberColumn("efficiency", format="percent"),
-    "efficiency_low": _col.NumberColumn("efficiency P10", format="percent"),
-    "efficiency_high": _col.NumberColumn("efficiency P90", format="percent"),
+    **banded("throughput", "localized", "throughput", "throughput_low", "throughput_high"),
+    **banded("efficiency", "percent", "efficiency", "efficiency_low", "efficiency_high"),
     "throughput_source": _col.TextColumn("source"),
     "beyond_node": _col.CheckboxColumn("beyond one node"),
     "throughput_detail": _col.TextColumn("how"),

@@ -1,8 +1,11 @@
-"""st.dataframe with every column wide enough for its header and its longest cell.
+"""st.dataframe with every column wide enough for its header and its longest cell, and the
+column configs the app's tables share.
 
 The grid draws on a canvas and clips what does not fit its column ("A100-P", "$4,3");
 `fitted` sets each configured column's width in pixels from the text it will show
-(the column's number format applied to its values), so no cell is cut.
+(the column's number format applied to its values), so no cell is cut. `shared_columns`
+gives the columns that read the same in every table, `banded` a figure's P10 and P90
+columns beside it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,31 @@ import streamlit as st
 PX_PER_CHAR = 7.6
 PADDING_PX = 30
 MAX_PX = 520
+_col = st.column_config
+# Columns shown alike wherever they appear: their header and number format.
+SHARED_COLUMNS: dict[str, Any] = {
+    "provider": _col.TextColumn("provider"),
+    "region": _col.TextColumn("region"),
+    "instance_type": _col.TextColumn("instance"),
+    "gpu_name": _col.TextColumn("GPU"),
+    "pricing": _col.TextColumn("pricing"),
+    "usd_per_gpu_hour": _col.NumberColumn("$/GPU-hour", format="dollar"),
+    "price_source": _col.TextColumn("price source"),
+}
+
+
+def shared_columns(*names: str) -> dict[str, Any]:
+    """The configs of the SHARED_COLUMNS named."""
+    return {name: SHARED_COLUMNS[name] for name in names}
+
+
+def banded(label: str, fmt: str, column: str, p10: str, p90: str) -> dict[str, Any]:
+    """Number columns of a figure and its band: `label`, `label` P10 and `label` P90."""
+    return {
+        column: _col.NumberColumn(label, format=fmt),
+        p10: _col.NumberColumn(f"{label} P10", format=fmt),
+        p90: _col.NumberColumn(f"{label} P90", format=fmt),
+    }
 
 
 def cell_text(value: Any, fmt: str | None) -> str:
