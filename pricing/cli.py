@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
@@ -12,6 +12,10 @@ from rich.text import Text
 from edge.console import abort, text_console, warn
 from pricing.output import FORMATS, emit
 from pricing.providers.regions import DEFAULT_DEADLINES_S, DEFAULT_REGIONS
+
+if TYPE_CHECKING:  # annotations only: `gpuplan --help` loads no pandas
+    from pricing.providers.retry import RetryPolicy
+    from pricing.refresh import Added
 
 app = typer.Typer(
     help="Price snapshots: show offers, check their age, refresh them from the providers' "
@@ -207,9 +211,35 @@ def refresh_command(
 
     The previous snapshot stays in use, unchanged, when anything fails.
     """
-    from pricing.providers.retry import RetryPolicy
     from pricing.refresh import RefreshError, refresh
 
+    options = _refresh_options(provider, project, clouds, base_url)
+    retry = _refresh_retry(provider, timeout, deadline, attempts)
+    console = text_console(stderr=True)
+    try:
+        with console.status(Text(f"refreshing {provider} prices")) as spinner:
+            added = refresh(
+                provider,
+                _split(regions) or None,
+                options=options,
+                retry=retry,
+                progress=lambda message: spinner.update(Text(message)),
+            )
+    except ValueError as exc:
+        abort(str(exc))
+        return
+    except RefreshError as exc:
+        abort(str(exc), code=1)
+        return
+    for one in (added, *added.also):
+        _say_added(one)
+
+
+def _refresh_options(
+    provider: str, project: str | None, clouds: str | None, base_url: str | None
+) -> dict[str, object]:
+    """The source's fetch options from --project, --clouds and --base-url; aborts (exit
+    2) on a flag the source does not take, or a base URL that is not http(s)."""
     options: dict[str, object] = {}
     if project and provider != "gcp":
         abort("--project is for gcp only")
@@ -225,6 +255,16 @@ def refresh_command(
         if not base_url.startswith(("https://", "http://")):
             abort(f"--base-url must be an http(s) URL, not {base_url[:80]!r}")
         options["base_url"] = base_url
+    return options
+
+
+def _refresh_retry(
+    provider: str, timeout: float, deadline: float | None, attempts: int
+) -> RetryPolicy:
+    """The refresh's retries from --attempts, --timeout and --deadline (seconds; the
+    source's default deadline when not given); aborts (exit 2) when one is out of range."""
+    from pricing.providers.retry import RetryPolicy
+
     if deadline is None:
         deadline = DEFAULT_DEADLINES_S.get(provider, 300.0)
     if not (1 <= attempts <= 100) or not (0 < timeout <= 3600) or not (0 < deadline <= 86400):
@@ -232,39 +272,28 @@ def refresh_command(
             "--attempts must be 1..100, --timeout in (0, 3600] and --deadline in (0, 86400] "
             f"seconds (got {attempts}, {timeout}, {deadline})"
         )
-    console = text_console(stderr=True)
-    try:
-        with console.status(Text(f"refreshing {provider} prices")) as spinner:
-            added = refresh(
-                provider,
-                _split(regions) or None,
-                options=options,
-                retry=RetryPolicy(attempts=attempts, timeout_s=timeout, deadline_s=deadline),
-                progress=lambda message: spinner.update(Text(message)),
-            )
-    except ValueError as exc:
-        abort(str(exc))
-        return
-    except RefreshError as exc:
-        abort(str(exc), code=1)
-        return
-    for one in (added, *added.also):
-        info = one.info
-        replaced = (
-            f"; replaces the {one.previous.origin} snapshot of {one.previous.priced_at}"
-            if one.previous
-            else ""
-        )
-        where = ", ".join(one.regions) or "every region"
+    return RetryPolicy(attempts=attempts, timeout_s=timeout, deadline_s=deadline)
+
+
+def _say_added(one: Added) -> None:
+    """What a refresh put in use for one provider: its offers, regions, price date and
+    file, the snapshot it replaced, and where the rows it dropped or fixed are listed."""
+    info = one.info
+    replaced = (
+        f"; replaces the {one.previous.origin} snapshot of {one.previous.priced_at}"
+        if one.previous
+        else ""
+    )
+    where = ", ".join(one.regions) or "every region"
+    typer.echo(
+        f"{info.provider}: {info.rows} offers from {where}, priced "
+        f"{info.date_label}, in {info.path}{replaced}."
+    )
+    if one.fixes:
         typer.echo(
-            f"{info.provider}: {info.rows} offers from {where}, priced "
-            f"{info.date_label}, in {info.path}{replaced}."
+            f"{one.fixes} rows dropped or values set missing, each with its reason: "
+            f"{info.path.parent / info.fixes_file}"
         )
-        if one.fixes:
-            typer.echo(
-                f"{one.fixes} rows dropped or values set missing, each with its reason: "
-                f"{info.path.parent / info.fixes_file}"
-            )
 
 
 @app.command("add-custom")
