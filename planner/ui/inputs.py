@@ -1,8 +1,8 @@
-"""Sidebar inputs that more than one page asks for, each bound to the URL by a PageState.
+"""Sidebar inputs the pages build alike, each bound to the URL by a PageState.
 
 - `offer_filters`: which offers to weigh (provider tiers, providers, retired sizes,
   regions, GPUs), asked the same way, under the same keys, on the Plan and Prices pages.
-- `number` and `slider`: an input described as data (a mapping of its label and the
+- `number`: a number input described as data (a mapping of its label, default and the
   widget's keywords), so a page lists its inputs in one table and labels its errors from it.
 - `optional_number`: a number input that starts empty (None: not set).
 - `worded_radio`: a radio whose options are shown in words.
@@ -72,13 +72,6 @@ def number(ps: PageState, name: str, field: Mapping[str, Any]) -> Any:
     under URL parameter `name`."""
     spec = dict(field)
     return ps.number_input(spec.pop("label"), name=name, **spec)
-
-
-def slider(ps: PageState, name: str, field: Mapping[str, Any]) -> Any:
-    """The slider of `field` (its "label", "default", bounds and st.slider's keywords) under
-    URL parameter `name`."""
-    spec = dict(field)
-    return ps.slider(spec.pop("label"), name=name, **spec)
 
 
 def optional_number(ps: PageState, label: str, name: str, **kwargs: Any) -> Any:

@@ -29,7 +29,7 @@ from planner.onprem.tco import (
 from planner.render.tco_tables import after_life, months_text, worded_tco
 from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
-from planner.ui.inputs import optional_number
+from planner.ui.inputs import number, optional_number
 from planner.ui.state import PageState
 from planner.ui.tables import shared_columns, show_table
 from planner.ui.text import md_text
@@ -180,11 +180,8 @@ def _config_inputs(ps: PageState) -> dict[str, Any]:
                 st.header("Power and site")
             if field == "utilization":
                 st.header("Use")
-            spec = dict(spec)
-            label = spec.pop("label")
-            values[field] = ps.number_input(
-                label, name=field, default=DEFAULTS[field].value, help=_help(field), **spec
-            )
+            spec = {**spec, "default": DEFAULTS[field].value, "help": _help(field)}
+            values[field] = number(ps, field, spec)
     return values
 
 
