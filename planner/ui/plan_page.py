@@ -219,7 +219,8 @@ class PlanInputs:
 
 
 def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
-    """The sidebar, section by section: job, deadline and budget, where, own servers."""
+    """The sidebar, section by section: the job and its precision, deadline and budget,
+    where and at what pricing, own servers."""
     with st.sidebar:
         job = _job_inputs(ps)
         precision = _precision_input(ps, job.kind)
