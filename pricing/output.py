@@ -1,8 +1,9 @@
 """Render a DataFrame as a rich table, JSON (a list of objects) or CSV, for the CLIs.
 
-Number formats follow the column's unit suffix: `*usd*` as dollars, `hours*` with
-one decimal, counts without decimals. JSON keeps full precision and writes null for
-missing values.
+Number formats follow the column's unit suffix: `*usd*` as dollars (edge.format.money),
+`*_pct` (percent points) as percentages (edge.format.percent), `hours*` with one
+decimal, counts without decimals. JSON keeps full precision and writes null for missing
+values.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from edge.console import text_console
+from edge.format import money, percent
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,7 +51,9 @@ def _cell(column: str, value: Any) -> str:
         return "-"
     if isinstance(value, float):
         if "usd" in column:
-            return f"${value:,.2f}" if abs(value) >= 1 else f"${value:.4f}"
+            return money(value)
+        if column.endswith("_pct"):
+            return percent(value / 100)
         if column.startswith("hours") or column.endswith("_days") or column.endswith("_hours"):
             return f"{value:,.1f}"
         if column in ("gpu_count",):

@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from edge.format import percent
 from pricing.catalog import PRICING_KINDS
 
 RESERVED_KINDS = ("reserved-1y", "reserved-3y")
@@ -58,7 +59,8 @@ def with_reserved_discount(offers: pd.DataFrame, kind: str, discount: float) -> 
     fill = offers[column].isna() & offers["usd_per_hour"].notna()
     out = offers.copy()
     out.loc[fill, column] = out.loc[fill, "usd_per_hour"] * (1 - discount)
-    label = f"; {kind} price assumed: on-demand less {discount:.0%} (a negotiated discount)"
+    less = percent(discount, digits=0)
+    label = f"; {kind} price assumed: on-demand less {less} (a negotiated discount)"
     out.loc[fill, "source"] = out.loc[fill, "source"].astype(str) + label
     out[column] = out[column].astype(float).where(out[column].notna(), np.nan)
     return out
