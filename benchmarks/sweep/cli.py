@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console, Group
@@ -24,6 +24,9 @@ from benchmarks.sweep import state as st
 from benchmarks.sweep.preview import NoData, SweepData, SweepPreview, preview_sweep
 from benchmarks.sweep.spec import SpecError, SweepSpec, check_cloud_targets, load_spec, parse_spec
 from edge.console import abort, text_console
+
+if TYPE_CHECKING:
+    from benchmarks.runners.cleanup import CleanupReport
 
 FORMATS = ("table", "json")
 
@@ -221,22 +224,40 @@ def _print_teardown(sweep: Any, console: Console, interrupted: bool) -> None:
         )
 
 
+SpecPath = Annotated[Path, typer.Argument(help="sweep spec (TOML)")]
+SweepFormat = Annotated[str, typer.Option("--format", help="table | json")]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="start without asking")]
+
+
 def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
     """The `gpuplan sweep` command group, previews priced by `data_factory()`."""
     app = typer.Typer(
         help="Benchmark sweeps on SSH servers and cloud instances: preview, run, clean up.",
         no_args_is_help=True,
     )
+    priced = PricedCommands(data_factory)
+    app.command("plan")(priced.plan)
+    app.command("run")(priced.run)
+    app.command("resume")(priced.resume)
+    app.command("status")(status)
+    app.command("list")(list_sweeps)
+    app.command("cleanup")(cleanup)
+    app.command("export")(export)
+    return app
 
-    @app.command("plan")
-    def plan(
-        spec_path: Annotated[Path, typer.Argument(help="sweep spec (TOML)")],
-        fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
-    ) -> None:
+
+class PricedCommands:
+    """The commands that price a preview (plan, run, resume), with prices and expected
+    throughput from `data_factory()`, called when a command needs them."""
+
+    def __init__(self, data_factory: Callable[[], SweepData]) -> None:
+        self.data_factory = data_factory
+
+    def plan(self, spec_path: SpecPath, fmt: SweepFormat = "table") -> None:
         """Dry run: each target's expected minutes and dollars, and the total against max_usd."""
         if fmt not in FORMATS:
             abort(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
-        _, preview = _load(spec_path, data_factory())
+        _, preview = _load(spec_path, self.data_factory())
         if fmt == "json":
             print(json.dumps(preview_json(preview), indent=2))
         else:
@@ -244,10 +265,10 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
         if preview.problems:
             abort("; ".join(preview.problems), 1)
 
-    @app.command("run")
     def run(
-        spec_path: Annotated[Path, typer.Argument(help="sweep spec (TOML)")],
-        yes: Annotated[bool, typer.Option("--yes", "-y", help="start without asking")] = False,
+        self,
+        spec_path: SpecPath,
+        yes: Yes = False,
         results: Annotated[
             Path | None,
             typer.Option(
@@ -262,170 +283,195 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
         """Preview, ask, then run every target; results go into the results folder."""
         from benchmarks.cli import default_results_dir
 
-        spec, preview = _load(spec_path, data_factory())
-        console = text_console()
-        print_preview(preview, console)
+        spec, preview = _load(spec_path, self.data_factory())
+        print_preview(preview, text_console())
         _refuse_over_cap(preview)
-        if not yes:
-            if not sys.stdin.isatty():
-                abort("not started: confirm with --yes when not at a terminal")
-            if not typer.confirm("start this sweep?", default=False):
-                abort("not started", 1)
+        _confirm(yes, "start this sweep?", "not started")
         results_dir = (results or default_results_dir()).resolve()
-        sweep_id = st.new_sweep_id(spec.name)
-        prices = [t.usd_per_hour for t in preview.targets]
-        state = st.StateFile(st.new_state(
-            sweep_id, str(spec_path.resolve()), spec.raw, str(results_dir),
-            [t.label for t in spec.targets], [r.key for r in spec.runs], prices,
-        ))  # fmt: skip
-        state.save()
-        options = _ssh_options(ssh_option)
-        raise typer.Exit(_execute(spec, preview, state, results_dir, options))
+        state = _new_state(spec, spec_path, preview, results_dir)
+        raise typer.Exit(_execute(spec, preview, state, results_dir, _ssh_options(ssh_option)))
 
-    @app.command("resume")
     def resume(
+        self,
         sweep_id: Annotated[str, typer.Argument(help="sweep id (see `gpuplan sweep list`)")],
-        yes: Annotated[bool, typer.Option("--yes", "-y", help="start without asking")] = False,
+        yes: Yes = False,
         ssh_option: Annotated[list[str] | None, typer.Option("--ssh-option")] = None,
     ) -> None:
         """Run again only what did not finish (runs already collected are kept), under the
         same checks as `run`: every price known, and what was spent plus the worst case of
         what is left within max_usd."""
         state = _state(sweep_id)
-        try:
-            spec = parse_spec(state.data["spec"], state.data.get("spec_path", "<state>"))
-        except SpecError as exc:
-            abort(f"the sweep's saved spec no longer validates: {exc}")
-        data = data_factory()
+        spec = _saved_spec(state)
+        data = self.data_factory()
         try:
             check_cloud_targets(spec, data.known_instances)
         except SpecError as exc:
             abort(f"not resumed: {exc}")
         preview = preview_sweep(spec, data)
-        console = text_console()
-        print_preview(preview, console)
+        print_preview(preview, text_console())
         _refuse_resume_over_cap(state.data, preview)
-        if not yes:
-            if not sys.stdin.isatty():
-                abort("not resumed: confirm with --yes when not at a terminal")
-            if not typer.confirm("resume this sweep?", default=False):
-                abort("not resumed", 1)
-        for t, p in zip(state.data["targets"], preview.targets, strict=True):
-            if t["state"] != st.DONE:
-                t["spent_before_usd"] = st.spend_usd(t)
-                t.update(state=st.PENDING, detail="", reason=None, launched_at=None,
-                         terminated_at=None, usd_per_hour=p.usd_per_hour)  # fmt: skip
-                for r in t["runs"].values():
-                    if r["status"] != st.DONE:
-                        r.update(status=st.PENDING, error=None)
-        state.save()
+        _confirm(yes, "resume this sweep?", "not resumed")
+        _reset_unfinished(state, preview)
         results_dir = Path(state.data["results_dir"])
         raise typer.Exit(_execute(spec, preview, state, results_dir, _ssh_options(ssh_option)))
 
-    @app.command("status")
-    def status(
-        sweep_id: Annotated[
-            str | None, typer.Argument(help="sweep id (default: the latest)")
-        ] = None,
-        fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
-    ) -> None:
-        """Each target's state, elapsed time and dollars so far."""
-        state = _state(sweep_id)
-        if fmt == "json":
-            print(json.dumps(state.data, indent=2))
-            return
-        text_console().print(status_table(state.data))
-        for t in state.data["targets"]:
-            for key, r in t["runs"].items():
-                if r.get("error"):
-                    text_console().print(
-                        f"{escape(t['label'])} {key}: {escape(r['error'])}", highlight=False
-                    )
 
-    @app.command("list")
-    def list_sweeps() -> None:
-        """Every sweep with a state file: id, status, targets done, dollars spent."""
-        table = Table(title=f"sweeps in {st.sweeps_dir()}")
-        for column in ("id", "status", "created", "targets done", "results", "spent"):
-            table.add_column(column)
-        for path in st.list_state_paths():
-            try:
-                data = st.load_state(str(path)).data
-            except st.StateError as exc:
-                text_console(stderr=True).print(f"[yellow]skipped:[/] {escape(str(exc))}")
-                continue
-            targets = data["targets"]
-            done = sum(1 for t in targets if t["state"] == st.DONE)
-            results = sum(len(r["result_ids"]) for t in targets for r in t["runs"].values())
-            spent = sum(st.spend_usd(t) for t in targets)
-            table.add_row(data["id"], str(data.get("status")), data.get("created_at", ""),
-                          f"{done}/{len(targets)}", str(results), _money(spent))  # fmt: skip
-        text_console().print(table)
-
-    @app.command("cleanup")
-    def cleanup(
-        sweep_id: Annotated[
-            str | None, typer.Argument(help="sweep id (default: every sweep)")
-        ] = None,
-        dry_run: Annotated[bool, typer.Option("--dry-run", help="only list what would go")] = False,
-    ) -> None:
-        """Terminate every machine gpuplan launched (by tag/label) still running."""
-        from benchmarks.sweep.orchestrate import cleanup as do_cleanup
-        from benchmarks.sweep.orchestrate import cleanup_regions
-
-        states = [_state(sweep_id).data] if sweep_id else []
-        if sweep_id is None:
-            for path in st.list_state_paths():
-                try:
-                    states.append(st.load_state(str(path)).data)
-                except st.StateError:
-                    continue
-        regions = cleanup_regions(states)
-        console = text_console()
-        if not regions:
-            console.print("no cloud machines were launched by these sweeps; nothing to clean up")
-            return
-        try:
-            reports = do_cleanup(regions, sweep_id, dry_run)
-        except ProvisionError as exc:
-            abort(str(exc), 1)
-        places = "; ".join(f"{c}: {', '.join(r)}" for c, r in regions.items())
-        if not any(report.found for report in reports):
-            console.print(f"no gpuplan machines running in {places}", highlight=False)
-        for report in reports:
-            failed = {id(m): why for m, why in report.failed}
-            for machine in report.found:
-                what = (
-                    "would terminate"
-                    if dry_run
-                    else (
-                        f"failed: {failed[id(machine)]}" if id(machine) in failed else "terminated"
-                    )
+def status(
+    sweep_id: Annotated[str | None, typer.Argument(help="sweep id (default: the latest)")] = None,
+    fmt: SweepFormat = "table",
+) -> None:
+    """Each target's state, elapsed time and dollars so far."""
+    state = _state(sweep_id)
+    if fmt == "json":
+        print(json.dumps(state.data, indent=2))
+        return
+    text_console().print(status_table(state.data))
+    for t in state.data["targets"]:
+        for key, r in t["runs"].items():
+            if r.get("error"):
+                text_console().print(
+                    f"{escape(t['label'])} {key}: {escape(r['error'])}", highlight=False
                 )
-                console.print(
-                    f"{report.backend} {machine.zone or machine.region} {machine.instance_id}: "
-                    f"{what}",
-                    highlight=False,
-                )
-        if any(report.failed for report in reports):
-            raise typer.Exit(1)
 
-    @app.command("export")
-    def export(
-        spec_path: Annotated[Path, typer.Argument(help="sweep spec (TOML)")],
-        skypilot: Annotated[Path, typer.Option("--skypilot", help="folder for task YAML files")],
-    ) -> None:
-        """One SkyPilot task YAML per cloud target, running the same benchmarks."""
-        from benchmarks.sweep.skypilot import write_tasks
 
+def list_sweeps() -> None:
+    """Every sweep with a state file: id, status, targets done, dollars spent."""
+    table = Table(title=f"sweeps in {st.sweeps_dir()}")
+    for column in ("id", "status", "created", "targets done", "results", "spent"):
+        table.add_column(column)
+    for path in st.list_state_paths():
         try:
-            spec = load_spec(spec_path)
-        except SpecError as exc:
-            abort(str(exc))
-        for path in write_tasks(spec, skypilot):
-            print(path)
+            data = st.load_state(str(path)).data
+        except st.StateError as exc:
+            text_console(stderr=True).print(f"[yellow]skipped:[/] {escape(str(exc))}")
+            continue
+        targets = data["targets"]
+        done = sum(1 for t in targets if t["state"] == st.DONE)
+        results = sum(len(r["result_ids"]) for t in targets for r in t["runs"].values())
+        spent = sum(st.spend_usd(t) for t in targets)
+        table.add_row(data["id"], str(data.get("status")), data.get("created_at", ""),
+                      f"{done}/{len(targets)}", str(results), _money(spent))  # fmt: skip
+    text_console().print(table)
 
-    return app
+
+def cleanup(
+    sweep_id: Annotated[str | None, typer.Argument(help="sweep id (default: every sweep)")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="only list what would go")] = False,
+) -> None:
+    """Terminate every machine gpuplan launched (by tag/label) still running."""
+    from benchmarks.sweep.orchestrate import cleanup as do_cleanup
+    from benchmarks.sweep.orchestrate import cleanup_regions
+
+    regions = cleanup_regions(_cleanup_states(sweep_id))
+    console = text_console()
+    if not regions:
+        console.print("no cloud machines were launched by these sweeps; nothing to clean up")
+        return
+    try:
+        reports = do_cleanup(regions, sweep_id, dry_run)
+    except ProvisionError as exc:
+        abort(str(exc), 1)
+    _print_cleanup(reports, regions, dry_run, console)
+    if any(report.failed for report in reports):
+        raise typer.Exit(1)
+
+
+def export(
+    spec_path: SpecPath,
+    skypilot: Annotated[Path, typer.Option("--skypilot", help="folder for task YAML files")],
+) -> None:
+    """One SkyPilot task YAML per cloud target, running the same benchmarks."""
+    from benchmarks.sweep.skypilot import write_tasks
+
+    try:
+        spec = load_spec(spec_path)
+    except SpecError as exc:
+        abort(str(exc))
+    for path in write_tasks(spec, skypilot):
+        print(path)
+
+
+def _confirm(yes: bool, question: str, refusal: str) -> None:
+    """Go on with --yes, or when the user at the terminal answers yes; otherwise exit with
+    `refusal` (2 when not at a terminal, 1 when the answer is no)."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        abort(f"{refusal}: confirm with --yes when not at a terminal")
+    if not typer.confirm(question, default=False):
+        abort(refusal, 1)
+
+
+def _new_state(
+    spec: SweepSpec, spec_path: Path, preview: SweepPreview, results_dir: Path
+) -> st.StateFile:
+    """A new sweep's state file, saved before anything starts: every target pending at
+    the price its preview found."""
+    sweep_id = st.new_sweep_id(spec.name)
+    prices = [t.usd_per_hour for t in preview.targets]
+    state = st.StateFile(st.new_state(
+        sweep_id, str(spec_path.resolve()), spec.raw, str(results_dir),
+        [t.label for t in spec.targets], [r.key for r in spec.runs], prices,
+    ))  # fmt: skip
+    state.save()
+    return state
+
+
+def _saved_spec(state: st.StateFile) -> SweepSpec:
+    """The spec a sweep was started with, as its state file keeps it; exit 2 when it no
+    longer validates."""
+    try:
+        return parse_spec(state.data["spec"], state.data.get("spec_path", "<state>"))
+    except SpecError as exc:
+        abort(f"the sweep's saved spec no longer validates: {exc}")
+
+
+def _reset_unfinished(state: st.StateFile, preview: SweepPreview) -> None:
+    """Every target and run not done set pending again (what a target spent so far kept
+    in spent_before_usd, its price the preview's), and the state saved."""
+    for t, p in zip(state.data["targets"], preview.targets, strict=True):
+        if t["state"] != st.DONE:
+            t["spent_before_usd"] = st.spend_usd(t)
+            t.update(state=st.PENDING, detail="", reason=None, launched_at=None,
+                     terminated_at=None, usd_per_hour=p.usd_per_hour)  # fmt: skip
+            for r in t["runs"].values():
+                if r["status"] != st.DONE:
+                    r.update(status=st.PENDING, error=None)
+    state.save()
+
+
+def _cleanup_states(sweep_id: str | None) -> list[dict[str, Any]]:
+    """The state of the sweep named, or of every sweep whose state file still reads."""
+    if sweep_id is not None:
+        return [_state(sweep_id).data] if sweep_id else []
+    states = []
+    for path in st.list_state_paths():
+        try:
+            states.append(st.load_state(str(path)).data)
+        except st.StateError:
+            continue
+    return states
+
+
+def _print_cleanup(
+    reports: list[CleanupReport], regions: dict[str, list[str]], dry_run: bool, console: Console
+) -> None:
+    """One line per machine found: would terminate, terminated, or why it failed."""
+    places = "; ".join(f"{c}: {', '.join(r)}" for c, r in regions.items())
+    if not any(report.found for report in reports):
+        console.print(f"no gpuplan machines running in {places}", highlight=False)
+    for report in reports:
+        failed = {id(m): why for m, why in report.failed}
+        for machine in report.found:
+            what = (
+                "would terminate"
+                if dry_run
+                else (f"failed: {failed[id(machine)]}" if id(machine) in failed else "terminated")
+            )
+            console.print(
+                f"{report.backend} {machine.zone or machine.region} {machine.instance_id}: {what}",
+                highlight=False,
+            )
 
 
 def _ssh_options(given: list[str] | None) -> list[str] | None:
