@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -200,7 +200,46 @@ def gcp_api() -> Iterator[StandIn]:
     api.close()
 
 
-class FileServer(LoopbackServer):
+class MisbehavingServer(LoopbackServer):
+    """An HTTP/1.1 server on 127.0.0.1 whose `answer(handler)` replies to each GET (the
+    paths asked for are kept in `requests`), for servers that misbehave: `stop` is set at
+    close() to end their slow or endless answers, and a client that hangs up is no error."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self.stop = threading.Event()
+        server = self
+
+        class Handler(QuietHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                server.requests.append(self.path)
+                try:
+                    server.answer(self)
+                except OSError:  # the client hung up: the point of most misbehaviours
+                    return
+
+        super().__init__(Handler)
+
+    def answer(self, handler: BaseHTTPRequestHandler) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.stop.set()
+        super().close()
+
+
+Server = TypeVar("Server", bound=LoopbackServer)
+
+
+def serving(server: Server) -> Iterator[Server]:
+    """`server` for one test, closed after it (the body of a server fixture)."""
+    yield server
+    server.close()
+
+
+class FileServer(MisbehavingServer):
     """An HTTP server on 127.0.0.1 serving `files` (path -> bytes or a misbehaviour).
 
     A misbehaviour is one of "drip" (a large Content-Length, then one byte per second),
@@ -211,22 +250,11 @@ class FileServer(LoopbackServer):
     def __init__(self) -> None:
         self.files: dict[str, bytes | str | int] = {}
         self.headers: dict[str, str] = {}
-        self.requests: list[str] = []
-        self.stop = threading.Event()
-        server = self
+        super().__init__()
 
-        class Handler(QuietHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                server.requests.append(self.path)
-                body = server.files.get(self.path, server.files.get(self.path.split("?")[0], 404))
-                try:
-                    server.serve(self, body)
-                except (BrokenPipeError, ConnectionResetError, OSError):
-                    return
-
-        super().__init__(Handler)
+    def answer(self, handler: BaseHTTPRequestHandler) -> None:
+        path = handler.path
+        self.serve(handler, self.files.get(path, self.files.get(path.split("?")[0], 404)))
 
     def serve(self, handler: BaseHTTPRequestHandler, body: bytes | str | int) -> None:
         if isinstance(body, int):
@@ -262,17 +290,11 @@ class FileServer(LoopbackServer):
             handler.end_headers()
             handler.wfile.write(data)
 
-    def close(self) -> None:
-        self.stop.set()
-        super().close()
-
 
 @pytest.fixture()
 def file_server() -> Iterator[FileServer]:
     """A FileServer, closed after the test."""
-    server = FileServer()
-    yield server
-    server.close()
+    yield from serving(FileServer())
 
 
 @pytest.fixture(scope="session")

@@ -11,10 +11,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
+from contextlib import closing
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
@@ -28,8 +28,15 @@ from pricing.providers import aws_public, azure, skypilot_catalog
 from pricing.providers.azure import fetch_azure
 from pricing.providers.retry import DeadlineExceeded, FetchError, RetryPolicy
 from pricing.store import UNCOMMITTED_NAME, commit_snapshot
-from tests.loopback import LoopbackServer, QuietHandler
-from tests.pricing.conftest import FIXTURES, FileServer, Sleeps, fixture_json, tree_bytes
+from tests.pricing.conftest import (
+    FIXTURES,
+    FileServer,
+    MisbehavingServer,
+    Sleeps,
+    fixture_json,
+    serving,
+    tree_bytes,
+)
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +45,7 @@ GPU_ROW = next(line for line in OFFER_LINES if b'"OnDemand","$55.04' in line)
 AZURE_ITEM = fixture_json("azure/eastus_page1.json")["Items"][0]
 
 
-class Hostile(LoopbackServer):
+class Hostile(MisbehavingServer):
     """A price server on 127.0.0.1 that misbehaves by path.
 
     /nolines/...         an endless body without a newline
@@ -54,21 +61,7 @@ class Hostile(LoopbackServer):
 
     def __init__(self, delay_s: float = 0.0) -> None:
         self.delay_s = delay_s
-        self.requests: list[str] = []
-        self.stop = threading.Event()
-        server = self
-
-        class Handler(QuietHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                server.requests.append(self.path)
-                try:
-                    server.answer(self)
-                except OSError:  # the client hung up: the point of most of these
-                    return
-
-        super().__init__(Handler)
+        super().__init__()
 
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
         path, _, query = handler.path.partition("?")
@@ -104,16 +97,10 @@ class Hostile(LoopbackServer):
             while not self.stop.is_set():
                 handler.wfile.write(repeat)
 
-    def close(self) -> None:
-        self.stop.set()
-        super().close()
-
 
 @pytest.fixture()
 def hostile() -> Iterator[Hostile]:
-    server = Hostile()
-    yield server
-    server.close()
+    yield from serving(Hostile())
 
 
 BUNDLED = {
@@ -272,33 +259,29 @@ def test_a_device_as_a_custom_list_is_refused_not_read_forever() -> None:
 # ------------------------------------------------------------ one total deadline
 
 
+def seconds_to_the_deadline(server: Hostile, path: str, retry: RetryPolicy) -> float:
+    """Seconds an Azure fetch from `path` of `server` took to stop at its deadline."""
+    started = time.monotonic()
+    with pytest.raises(DeadlineExceeded, match=f"did not finish within {retry.deadline_s:g} s"):
+        fetch_azure(["eastus"], base_url=f"{server.url}{path}", retry=retry)
+    return time.monotonic() - started
+
+
 def test_pages_each_in_time_still_stop_at_the_refresh_deadline() -> None:
-    server = Hostile(delay_s=0.4)
-    try:
-        retry = RetryPolicy(attempts=1, timeout_s=1.0, deadline_s=2.0)
-        started = time.monotonic()
-        with pytest.raises(DeadlineExceeded, match="did not finish within 2 s"):
-            fetch_azure(["eastus"], base_url=f"{server.url}/slow", retry=retry)
-        seconds = time.monotonic() - started
-    finally:
-        server.close()
+    retry = RetryPolicy(attempts=1, timeout_s=1.0, deadline_s=2.0)
+    with closing(Hostile(delay_s=0.4)) as server:
+        seconds = seconds_to_the_deadline(server, "/slow", retry)
     assert 3 <= len(server.requests) <= 6  # each page came in time; together they did not
     assert seconds < 3.5
 
 
 def test_retries_stop_at_the_refresh_deadline_not_after_every_try() -> None:
-    server = Hostile(delay_s=0.2)
-    try:
-        retry = RetryPolicy(
-            attempts=50, base_delay_s=0.05, max_delay_s=0.05, jitter=0.0, timeout_s=1.0,
-            deadline_s=1.0,
-        )  # fmt: skip
-        started = time.monotonic()
-        with pytest.raises(DeadlineExceeded, match="did not finish within 1 s"):
-            fetch_azure(["eastus"], base_url=f"{server.url}/fail", retry=retry)
-        seconds = time.monotonic() - started
-    finally:
-        server.close()
+    retry = RetryPolicy(
+        attempts=50, base_delay_s=0.05, max_delay_s=0.05, jitter=0.0, timeout_s=1.0,
+        deadline_s=1.0,
+    )  # fmt: skip
+    with closing(Hostile(delay_s=0.2)) as server:
+        seconds = seconds_to_the_deadline(server, "/fail", retry)
     assert len(server.requests) < 10 and seconds < 2.5
 
 
