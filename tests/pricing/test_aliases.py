@@ -48,56 +48,40 @@ MOTO_INSTANCE_TYPES = json.loads(
 )
 
 
-@pytest.mark.parametrize(
-    ("instance", "gpu"),
-    [
-        ("p3.2xlarge", "V100-SXM2-16GB"),
-        ("p3dn.24xlarge", "V100-SXM2-32GB"),
-        ("p4d.24xlarge", "A100-SXM-40GB"),
-        ("p4de.24xlarge", "A100-SXM-80GB"),
-        ("p5.48xlarge", "H100-SXM"),
-        ("p5e.48xlarge", "H200-SXM"),
-        ("p5en.48xlarge", "H200-SXM"),
-        ("p6-b200.48xlarge", "B200"),
-        ("p6-b300.48xlarge", "B300"),
-        ("g4dn.xlarge", "T4"),
-        ("g5.xlarge", "A10G"),
-        ("g6.xlarge", "L4"),
-        ("g6f.2xlarge", "L4"),
-        ("g6e.xlarge", "L40S"),
-    ],
-)
-def test_aws_families(instance: str, gpu: str) -> None:
-    assert resolve_offer_gpu("aws", "whatever", instance) == gpu
-
-
-@pytest.mark.parametrize(
-    ("size", "gpu"),
-    [
-        ("Standard_ND96asr_v4", "A100-SXM-40GB"),
-        ("Standard_ND96amsr_A100_v4", "A100-SXM-80GB"),
-        ("Standard_NC24ads_A100_v4", "A100-PCIe-80GB"),
-        ("Standard_NC40ads_H100_v5", "H100-NVL"),
-        ("Standard_NC80adis_H100_v5", "H100-NVL"),
-        ("Standard_ND96isr_H100_v5", "H100-SXM"),
-        ("Standard_ND96isr_H200_v5", "H200-SXM"),
-        ("Standard_NC6s_v3", "V100-PCIe-16GB"),
-        ("Standard_NC24rs_v3", "V100-PCIe-16GB"),
-        ("Standard_ND40rs_v2", "V100-SXM2-32GB"),
-        ("Standard_NC4as_T4_v3", "T4"),
-        ("Standard_NV36ads_A10_v5", "A10"),
-        ("Standard_NC6", "K80"),
-        ("Standard_NC24r_Promo", "K80"),
-        ("Standard_ND96isr_MI300X_v5", "MI300X"),
-    ],
-)
-def test_azure_sizes(size: str, gpu: str) -> None:
-    assert resolve_offer_gpu("azure", "x", size) == gpu
-
-
+# The instance type names the GPU: AWS by family, Azure by size, the neoclouds by a token
+# (vast also by the GPU memory it lists).
 @pytest.mark.parametrize(
     ("provider", "instance", "memory", "gpu"),
     [
+        ("aws", "p3.2xlarge", None, "V100-SXM2-16GB"),
+        ("aws", "p3dn.24xlarge", None, "V100-SXM2-32GB"),
+        ("aws", "p4d.24xlarge", None, "A100-SXM-40GB"),
+        ("aws", "p4de.24xlarge", None, "A100-SXM-80GB"),
+        ("aws", "p5.48xlarge", None, "H100-SXM"),
+        ("aws", "p5e.48xlarge", None, "H200-SXM"),
+        ("aws", "p5en.48xlarge", None, "H200-SXM"),
+        ("aws", "p6-b200.48xlarge", None, "B200"),
+        ("aws", "p6-b300.48xlarge", None, "B300"),
+        ("aws", "g4dn.xlarge", None, "T4"),
+        ("aws", "g5.xlarge", None, "A10G"),
+        ("aws", "g6.xlarge", None, "L4"),
+        ("aws", "g6f.2xlarge", None, "L4"),
+        ("aws", "g6e.xlarge", None, "L40S"),
+        ("azure", "Standard_ND96asr_v4", None, "A100-SXM-40GB"),
+        ("azure", "Standard_ND96amsr_A100_v4", None, "A100-SXM-80GB"),
+        ("azure", "Standard_NC24ads_A100_v4", None, "A100-PCIe-80GB"),
+        ("azure", "Standard_NC40ads_H100_v5", None, "H100-NVL"),
+        ("azure", "Standard_NC80adis_H100_v5", None, "H100-NVL"),
+        ("azure", "Standard_ND96isr_H100_v5", None, "H100-SXM"),
+        ("azure", "Standard_ND96isr_H200_v5", None, "H200-SXM"),
+        ("azure", "Standard_NC6s_v3", None, "V100-PCIe-16GB"),
+        ("azure", "Standard_NC24rs_v3", None, "V100-PCIe-16GB"),
+        ("azure", "Standard_ND40rs_v2", None, "V100-SXM2-32GB"),
+        ("azure", "Standard_NC4as_T4_v3", None, "T4"),
+        ("azure", "Standard_NV36ads_A10_v5", None, "A10"),
+        ("azure", "Standard_NC6", None, "K80"),
+        ("azure", "Standard_NC24r_Promo", None, "K80"),
+        ("azure", "Standard_ND96isr_MI300X_v5", None, "MI300X"),
         ("lambda", "gpu_1x_h100_pcie", None, "H100-PCIe"),
         ("lambda", "gpu_8x_h100_sxm5", None, "H100-SXM"),
         ("lambda", "gpu_8x_a100_80gb_sxm4", None, "A100-SXM-80GB"),
@@ -123,7 +107,9 @@ def test_azure_sizes(size: str, gpu: str) -> None:
         ("vast", "4x-RTX_5090-32-65536", 32.0, "RTX-5090"),
     ],
 )
-def test_neocloud_tokens(provider: str, instance: str, memory: float | None, gpu: str) -> None:
+def test_instance_types_name_their_gpu(
+    provider: str, instance: str, memory: float | None, gpu: str
+) -> None:
     assert resolve_offer_gpu(provider, "x", instance, memory) == gpu
 
 

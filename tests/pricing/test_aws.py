@@ -32,7 +32,7 @@ from pricing.providers.aws import (
     parse_aws,
 )
 from pricing.providers.retry import FetchError, RetryPolicy
-from pricing.refresh import RefreshError, refresh
+from pricing.refresh import Added, RefreshError, refresh
 from tests.pricing.conftest import (
     AwsWire,
     Sleeps,
@@ -221,25 +221,25 @@ def test_fetch_through_boto3_pages_the_price_list_and_reads_moto_shapes(
     assert sdk_sleeps.delays == []
 
 
+def refresh_recorded(moto_ec2: str) -> Added:
+    """`refresh("aws")` of REGIONS at NOW from the recorded Price List pages, moto's EC2
+    shapes and the stubbed spot history."""
+    pricing, stub = stubbed_pricing()
+    retry, _ = fast_retry()
+    options = {
+        "pricing": pricing,
+        "ec2": moto_ec2_client(moto_ec2),
+        "spot_ec2": stubbed_spot,
+        "now": NOW,
+    }
+    with stub:
+        return refresh("aws", REGIONS, options=options, retry=retry, now=NOW)
+
+
 def test_refresh_aws_end_to_end_is_ranked_by_the_planner_at_every_pricing(
     moto_ec2: str,
 ) -> None:
-    pricing, stub = stubbed_pricing()
-    retry, _ = fast_retry()
-    with stub:
-        added = refresh(
-            "aws",
-            REGIONS,
-            options={
-                "pricing": pricing,
-                "ec2": moto_ec2_client(moto_ec2),
-                "spot_ec2": stubbed_spot,
-                "now": NOW,
-            },
-            retry=retry,
-            now=NOW,
-        )
-    info = added.info
+    info = refresh_recorded(moto_ec2).info
     assert info.file == "aws-2026-11-30.csv" and info.spot_zones_file
     zones = pd.read_csv(info.path.parent / info.spot_zones_file)
     assert set(zones.columns) >= {"availability_zone", "spot_usd_per_hour", "observed_at"}
@@ -285,21 +285,7 @@ def test_throttling_then_success_backs_off_exponentially(moto_ec2: str, sdk_slee
 def test_throttling_that_outlasts_the_retries_keeps_the_previous_snapshot(
     moto_ec2: str, sdk_sleeps: Sleeps
 ) -> None:
-    pricing, stub = stubbed_pricing()
-    retry, _ = fast_retry()
-    with stub:
-        refresh(
-            "aws",
-            REGIONS,
-            options={
-                "pricing": pricing,
-                "ec2": moto_ec2_client(moto_ec2),
-                "spot_ec2": stubbed_spot,
-                "now": NOW,
-            },
-            retry=retry,
-            now=NOW,
-        )
+    refresh_recorded(moto_ec2)
     before = tree_bytes(user_snapshot_dir())
     manifest_before = read_manifest()
     client, throttled = stubbed_pricing(throttled=3)

@@ -168,6 +168,16 @@ def test_a_broken_user_manifest_is_an_error_naming_it_for_every_command(
         assert tree_bytes(folder) == before
 
 
+def refresh_fails_cleanly(source: str, where: tuple[str, str], base_url: str) -> None:
+    """`gpuplan pricing refresh SOURCE` of `where` (--region or --clouds) from `base_url`,
+    one try: exit 1 with no traceback, and no user snapshot written."""
+    result = runner.invoke(
+        app, ["pricing", "refresh", source, *where, "--attempts", "1", "--base-url", base_url]
+    )
+    no_traceback(result, (1,))
+    assert tree_bytes(user_snapshot_dir()) == {}
+
+
 @pytest.mark.parametrize(
     "body",
     [
@@ -190,15 +200,7 @@ def test_hostile_azure_answers_fail_the_refresh_cleanly(
     file_server: FileServer, body: bytes
 ) -> None:
     file_server.files["/api/retail/prices"] = body
-    result = runner.invoke(
-        app,
-        [
-            *("pricing", "refresh", "azure", "--region", "eastus", "--attempts", "1"),
-            *("--base-url", f"{file_server.url}/api/retail/prices"),
-        ],
-    )
-    no_traceback(result, (1,))
-    assert tree_bytes(user_snapshot_dir()) == {}
+    refresh_fails_cleanly("azure", ("--region", "eastus"), f"{file_server.url}/api/retail/prices")
 
 
 @pytest.mark.parametrize(
@@ -220,15 +222,7 @@ def test_hostile_catalog_files_fail_the_skypilot_refresh_cleanly(
     file_server.files["/v8/lambda/vms.csv"] = body
     file_server.headers["Last-Modified"] = "Wed, 05 Nov 2025 10:00:00 GMT"
     monkeypatch.setenv("GPUPLAN_SKYPILOT_COMMITS_URL", f"{file_server.url}/none")
-    result = runner.invoke(
-        app,
-        [
-            *("pricing", "refresh", "skypilot", "--clouds", "lambda", "--attempts", "1"),
-            *("--base-url", f"{file_server.url}/v8"),
-        ],
-    )
-    no_traceback(result, (1,))
-    assert tree_bytes(user_snapshot_dir()) == {}
+    refresh_fails_cleanly("skypilot", ("--clouds", "lambda"), f"{file_server.url}/v8")
 
 
 @settings(
@@ -237,15 +231,7 @@ def test_hostile_catalog_files_fail_the_skypilot_refresh_cleanly(
 @given(body=st.binary(max_size=2000))
 def test_any_bytes_as_an_offer_file_fail_cleanly(file_server: FileServer, body: bytes) -> None:
     file_server.files["/offers/us-east-1/index.csv"] = body
-    result = runner.invoke(
-        app,
-        [
-            *("pricing", "refresh", "aws-public", "--region", "us-east-1", "--attempts", "1"),
-            *("--base-url", f"{file_server.url}/offers"),
-        ],
-    )
-    no_traceback(result, (1,))
-    assert tree_bytes(user_snapshot_dir()) == {}
+    refresh_fails_cleanly("aws-public", ("--region", "us-east-1"), f"{file_server.url}/offers")
 
 
 @pytest.mark.parametrize(
