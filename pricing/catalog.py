@@ -350,13 +350,19 @@ def _fail_rows(file: str | Path, frame: pd.DataFrame, bad: pd.Series, field: str
         raise SnapshotError(file, f"{value!r} {why}", line=pos + 2, field=field)
 
 
-def require_columns(frame: pd.DataFrame, file: str | Path) -> None:
-    """Raise SnapshotError (line 1) when an offer table lacks a REQUIRED_COLUMNS column."""
-    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+def require_columns(
+    frame: pd.DataFrame,
+    file: str | Path,
+    required: Sequence[str] = REQUIRED_COLUMNS,
+    what: str = "a snapshot",
+) -> None:
+    """Raise SnapshotError (line 1) when an offer table lacks a `required` column (for
+    `what`: a snapshot, a custom price list)."""
+    missing = [c for c in required if c not in frame.columns]
     if missing:
         raise SnapshotError(
             file,
-            f"missing column(s) {missing}; a snapshot needs {list(REQUIRED_COLUMNS)}",
+            f"missing column(s) {missing}; {what} needs {list(required)}",
             line=1,
             field=missing[0],
         )

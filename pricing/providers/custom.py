@@ -31,6 +31,7 @@ from pricing.catalog import (
     REQUIRED_COLUMNS,
     SnapshotError,
     read_text_table,
+    require_columns,
     validate_offers,
 )
 from pricing.gpus import did_you_mean
@@ -101,14 +102,7 @@ def parse_custom(
             line=1,
             field=unknown[0],
         )
-    missing = [c for c in REQUIRED if c not in frame.columns]
-    if missing:
-        raise SnapshotError(
-            file,
-            f"missing column(s) {missing}; a custom price list needs {list(REQUIRED)}",
-            line=1,
-            field=missing[0],
-        )
+    require_columns(frame, file, REQUIRED, "a custom price list")
     if frame.empty:
         raise SnapshotError(file, "has no rows", line=2)
     out = frame.copy()
