@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from planner.cli.main import app
 from planner.io.validate import FIELD_RANGES, FLAG_RANGES
@@ -62,22 +62,16 @@ def write_queries(path: Path, rows: list[dict[str, object]]) -> None:
     pd.DataFrame(rows).to_csv(path, index=False)
 
 
+def run_estimate(tmp_path: Path, *extra: str) -> Result:
+    """`gpuplan estimate` on ref.csv and q.csv in `tmp_path`."""
+    files = ["--reference", str(tmp_path / "ref.csv"), "--queries", str(tmp_path / "q.csv")]
+    return runner.invoke(app, ["estimate", *files, *extra])
+
+
 def invoke(tmp_path: Path, queries: list[dict[str, object]], *extra: str) -> tuple[int, str]:
     write_reference(tmp_path / "ref.csv")
     write_queries(tmp_path / "q.csv", queries)
-    done = runner.invoke(
-        app,
-        [
-            "estimate",
-            "--reference",
-            str(tmp_path / "ref.csv"),
-            "--queries",
-            str(tmp_path / "q.csv"),
-            "--output",
-            str(tmp_path / "out.csv"),
-            *extra,
-        ],
-    )
+    done = run_estimate(tmp_path, "--output", str(tmp_path / "out.csv"), *extra)
     return done.exit_code, done.output
 
 
@@ -126,16 +120,7 @@ def test_missing_column_names_file_and_column(tmp_path: Path) -> None:
     ref = pd.read_csv(tmp_path / "ref.csv").drop(columns="throughput")
     ref.to_csv(tmp_path / "ref.csv", index=False)
     write_queries(tmp_path / "q.csv", [q("H100 SXM5 80GB", 1)])
-    done = runner.invoke(
-        app,
-        [
-            "estimate",
-            "--reference",
-            str(tmp_path / "ref.csv"),
-            "--queries",
-            str(tmp_path / "q.csv"),
-        ],
-    )
+    done = run_estimate(tmp_path)
     assert done.exit_code == 2
     assert "ref.csv: missing column(s) 'throughput'" in done.output
     assert "Traceback" not in done.output
@@ -161,16 +146,7 @@ def test_non_positive_throughput_is_rejected_with_its_line(tmp_path: Path) -> No
     frame.loc[4, "throughput"] = -5
     frame.to_csv(tmp_path / "ref.csv", index=False)
     write_queries(tmp_path / "q.csv", [q("H100 SXM5 80GB", 1)])
-    done = runner.invoke(
-        app,
-        [
-            "estimate",
-            "--reference",
-            str(tmp_path / "ref.csv"),
-            "--queries",
-            str(tmp_path / "q.csv"),
-        ],
-    )
+    done = run_estimate(tmp_path)
     assert done.exit_code == 2
     expected = "ref.csv, line 6, field 'throughput': '-5.0' must be a finite number greater than 0"
     assert expected in done.output
@@ -238,16 +214,7 @@ def test_a_column_named_twice_is_refused_naming_both(tmp_path: Path) -> None:
     (tmp_path / "q.csv").write_text(
         "gpu_model,num_gpus,model,precision,num_gpus\nH100 SXM5 80GB,8,resnet50,fp16_amp,1\n"
     )
-    done = runner.invoke(
-        app,
-        [
-            "estimate",
-            "--reference",
-            str(tmp_path / "ref.csv"),
-            "--queries",
-            str(tmp_path / "q.csv"),
-        ],
-    )
+    done = run_estimate(tmp_path)
     assert done.exit_code == 2
     assert "q.csv, line 1: columns 2 and 5 are both named 'num_gpus'" in " ".join(
         done.stderr.split()
