@@ -3,7 +3,7 @@
     python tools/build_bundled_data.py [--check]
 
 Writes (deterministically, so a test can check the committed files are reproducible):
-  planner/data/gpu_specs.csv                    from reference/gpu_specs.csv (+ B300)
+  planner/data/gpu_specs.csv                    from reference/gpu_specs.csv (+ B300, GB300)
   pricing/snapshots/<provider>-<date>.csv       from reference/pricing/*_vms.csv
   pricing/snapshots/MANIFEST.json               source, commit, date and rows per file
   pricing/snapshots/REFERENCE_FIXES.csv         every row dropped or value set missing
@@ -43,7 +43,8 @@ SPEC_NAMES: dict[str, str] = {
     "A100 PCIe 40GB": "A100-PCIe-40GB", "A100 PCIe 80GB": "A100-PCIe-80GB",
     "H100 SXM5 80GB": "H100-SXM", "H100 PCIe 80GB": "H100-PCIe", "H100 NVL 94GB": "H100-NVL",
     "H200 SXM 141GB": "H200-SXM", "H200 NVL 141GB": "H200-NVL", "GH200 96GB": "GH200",
-    "B200": "B200", "GB200 (per GPU)": "GB200", "RTX 3070": "RTX-3070",
+    "B200": "B200", "GB200 (per GPU)": "GB200", "GB300 (per GPU)": "GB300",
+    "RTX 3070": "RTX-3070",
     "RTX 3080": "RTX-3080", "RTX 3090": "RTX-3090", "RTX 4090": "RTX-4090",
     "RTX 5090": "RTX-5090", "RTX A4000": "RTX-A4000", "RTX A4500": "RTX-A4500",
     "RTX A5000": "RTX-A5000", "RTX A5500": "RTX-A5500", "RTX A6000": "RTX-A6000",
@@ -83,6 +84,36 @@ EXTRA_SPECS: list[dict[str, object]] = [
         "notes": "S_B300: NVIDIA HGX platform page, HGX B300 column (FP16/BF16 36 PF and "
         "TF32 18 PF sparse per 8 GPUs, 2.3 TB HBM3e); per GPU = /8, dense = sparse/2. "
         "Not cross-checked against Epoch.",
+    },
+    # GB300 NVL72 (Grace Blackwell Ultra): in no bundled catalog, but named in LLM plans,
+    # on-prem configs and estimate-llm queries. Per GPU, dense; S_GB300 in the SOURCES file.
+    {
+        "gpu_model": "GB300 (per GPU)",
+        "vendor": "NVIDIA",
+        "architecture": "Blackwell Ultra",
+        "form_factor": "Superchip (NVL72 rack)",
+        "release_year": 2025,
+        "memory_gb": 288,
+        "memory_type": "HBM3e",
+        "memory_bw_gbs": 8000,
+        "fp32_tflops": None,
+        "tf32_tensor_dense_tflops": 1250,
+        "fp16_bf16_tensor_dense_tflops": 2500,
+        "fp16_tensor_dense_fp16acc_tflops": 2500,
+        "fp8_tensor_dense_tflops": 5000,
+        "tdp_w": 1400,
+        "nvlink_gbs_bidir_per_gpu": 1800,
+        "pcie_gen": 6,
+        "interconnect_note": "NVLink 5.0, 72-GPU NVLink domain",
+        "aliases_in_benchmark_files": "",
+        "cloud_examples": "",
+        "confidence": "low",
+        "source_ids": "S_GB300",
+        "notes": "Per GPU (a GB300 superchip has 2 GPUs + 1 Grace). S_GB300: 288 GB, 8 TB/s, "
+        "NVLink 1.8 TB/s and 1400 W from NVIDIA's Blackwell Ultra blog (NVFP4 15 PF dense; "
+        "no FP4 column). FP8 5 PF, BF16 2.5 PF and TF32 1.25 PF dense from a reproduced "
+        "per-GPU table (= GB300 NVL72 rack figures / 72, sparse / 2); NVIDIA's own text for "
+        "them not retrieved, hence low confidence. FP32 blank: 80 or 83 TF by source.",
     },
 ]
 
