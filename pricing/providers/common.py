@@ -27,6 +27,8 @@ from pricing.gpus import UnknownGPUError
 FIX_COLUMNS = ("provider", "region", "instance_type", "field", "action", "reason")
 
 Fix = dict[str, str]
+# GPUs without "SXM" in their canonical name that are NVLink parts (SXM or superchip).
+NVLINK_PARTS = frozenset({"B200", "B300", "GB200", "GH200"})
 
 
 class MalformedPayload(ValueError):
@@ -84,7 +86,7 @@ def interconnect_for(gpu_name: str, gpu_count: float) -> str:
     """'nvlink' for multi-GPU SXM/superchip parts, 'pcie' for other multi-GPU, else 'none'."""
     if gpu_count <= 1:
         return "none"
-    if "SXM" in gpu_name or gpu_name in {"B200", "B300", "GB200", "GH200"}:
+    if "SXM" in gpu_name or gpu_name in NVLINK_PARTS:
         return "nvlink"
     return "pcie"
 
@@ -92,7 +94,7 @@ def interconnect_for(gpu_name: str, gpu_count: float) -> str:
 def interconnects(gpu_names: pd.Series, gpu_counts: pd.Series) -> pd.Series:
     """interconnect_for over columns (vectorized)."""
     names = gpu_names.astype(str)
-    fabric = names.str.contains("SXM") | names.isin(["B200", "B300", "GB200", "GH200"])
+    fabric = names.str.contains("SXM") | names.isin(list(NVLINK_PARTS))
     out = np.where(gpu_counts <= 1, "none", np.where(fabric, "nvlink", "pcie"))
     return pd.Series(out, index=gpu_names.index, dtype=object)
 
