@@ -28,7 +28,7 @@ FIX_COLUMNS = ("provider", "region", "instance_type", "field", "action", "reason
 
 Fix = dict[str, str]
 # GPUs without "SXM" in their canonical name that are NVLink parts (SXM or superchip).
-NVLINK_PARTS = frozenset({"B200", "B300", "GB200", "GH200"})
+NVLINK_PARTS = frozenset({"B200", "B300", "GB200", "GB300", "GH200"})
 
 
 class MalformedPayload(ValueError):

@@ -112,7 +112,7 @@ def test_constraint_status_says_what_binds() -> None:
     assert status.loc["budget_usd", "binds"]
     assert status.loc["budget_usd", "case"] == "takes_longer"
     assert status.loc["budget_usd", "delta_hours"] == pytest.approx(4.0)
-    assert "within the budget the fastest takes 4 h longer" in constraint_text(
+    assert "within the budget the fastest takes 4.0 h longer" in constraint_text(
         status.reset_index().iloc[1]
     )
     assert not status.loc["max_gpus", "binds"]  # within the budget the on-prem one is fastest
@@ -126,7 +126,7 @@ def test_constraint_status_when_nothing_meets_names_the_closest() -> None:
     status = constraint_status(options_frame(), 0.5, 10.0, 512).set_index("constraint")
     notes = {r["constraint"]: constraint_text(r) for _, r in status.reset_index().iterrows()}
     assert notes["deadline_hours"] == (
-        "nothing finishes within 0.5 h; the fastest option is b fast x64 (512 GPUs) at 1 h"
+        "nothing finishes within 0.5 h; the fastest option is b fast x64 (512 GPUs) at 1.0 h"
     )
     assert notes["budget_usd"] == (
         "nothing costs $10.00 or less; the cheapest option is a slow x1 (1 GPUs) at $50.00"
