@@ -14,12 +14,15 @@ def _finite(value: object) -> bool:
         return False
 
 
-def money(usd: float, short: bool = False) -> str:
+def money(usd: float, short: bool = False, cents: bool = False) -> str:
     """$0.52, $4.38, $1,234, <$0.01 for less than half a cent; short: $18.4k, $1.31M from
-    $10,000 up (and $1.2k from $1,000)."""
+    $10,000 up (and $1.2k from $1,000); cents: always to the cent ($1,234.56), for amounts
+    a budget is checked against."""
     if not _finite(usd):
         return "-"
     usd = float(usd)
+    if cents:
+        return f"${usd:,.2f}"
     if 0 < abs(usd) < 0.005:
         return "<$0.01" if usd > 0 else "-<$0.01"
     if short and abs(usd) >= 1e6:

@@ -24,6 +24,7 @@ from benchmarks.sweep import state as st
 from benchmarks.sweep.preview import NoData, SweepData, SweepPreview, preview_sweep
 from benchmarks.sweep.spec import SpecError, SweepSpec, check_cloud_targets, load_spec, parse_spec
 from edge.console import abort, text_console
+from edge.format import money
 
 if TYPE_CHECKING:
     from benchmarks.runners.cleanup import CleanupReport
@@ -32,7 +33,8 @@ FORMATS = ("table", "json")
 
 
 def _money(value: float | None) -> str:
-    return "-" if value is None else f"${value:,.2f}"
+    """Dollars to the cent (edge.format.money), "-" when unknown."""
+    return "-" if value is None else money(value, cents=True)
 
 
 def _date_label(priced_at: str | None, basis: str | None) -> str:
@@ -52,7 +54,7 @@ def preview_table(preview: SweepPreview) -> Table:
     ):  # fmt: skip
         table.add_column(column)
     for t in preview.targets:
-        price = "-" if t.usd_per_hour is None else f"${t.usd_per_hour:,.3f}"
+        price = _money(t.usd_per_hour)
         if t.priced_at:
             price += f" ({_date_label(t.priced_at, t.price_date_basis)})"
         gpu = f"{t.gpu_count or '?'}x {t.gpu_name}" if t.gpu_name else "-"

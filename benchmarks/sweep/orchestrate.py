@@ -45,6 +45,7 @@ from benchmarks.sweep.backends import provisioner_for
 from benchmarks.sweep.preview import SweepPreview
 from benchmarks.sweep.spec import RunItem, SweepSpec, TargetSpec
 from benchmarks.sweep.startup import dead_man_script
+from edge.format import money
 
 EXIT_INTERRUPTED = 130
 LAUNCH_WAIT_S = 900.0  # for the cloud to report the instance running with an address
@@ -463,7 +464,8 @@ class SweepRun:
                 target.index, state=st.SKIPPED,
                 reason=(
                     f"not started: ${committed:,.2f} spent or committed + worst case "
-                    f"${worst:,.2f} would pass max_usd ${self.spec.max_usd:,.2f}"
+                    f"{money(worst, cents=True)} would pass max_usd "
+                    f"{money(self.spec.max_usd, cents=True)}"
                 ),
             )  # fmt: skip
             return False
