@@ -290,17 +290,25 @@ class CheckedRun(NamedTuple):
 # The options are declared in the signature, as typer reads them; the body hands them on.
 @app.command("run")
 def run(
-    workload: Annotated[str, typer.Option("--workload", "-w", help="resnet50 | bert | gpt")],
+    workload: Annotated[
+        str,
+        typer.Option(
+            "--workload", "-w", help="resnet50 | bert | gpt | ops (GEMM, attention, memory rates)"
+        ),
+    ],
     size: Annotated[
         str | None,
         typer.Option(
-            help="resnet50: tiny|full; bert: tiny|base|large; gpt: tiny|124m|350m|1.3b "
-            "(default full / large / 124m)"
+            help="resnet50: tiny|full; bert: tiny|base|large; gpt: tiny|124m|350m|1.3b; "
+            "ops: tiny|full (default full / large / 124m / full)"
         ),
     ] = None,
     precision: Annotated[
         str | None,
-        typer.Option(help="fp32 | tf32 | fp16 | bf16 (default bf16 on CUDA, fp32 on CPU)"),
+        typer.Option(
+            help="fp32 | tf32 | fp16 | bf16 (default bf16 on CUDA, fp32 on CPU); ops: also fp8, "
+            "default all the device has"
+        ),
     ] = None,
     device: Annotated[str, typer.Option(help="cpu | cuda | auto")] = "auto",
     world_size: Annotated[
@@ -340,7 +348,10 @@ def run(
     _check_visible_gpus(options, checked.world_sizes)
     out_dir = flags.out or default_results_dir()
     _check_out_dir(out_dir)
-    written = _run_world_sizes(options, checked.world_sizes, out_dir, checked.batch_auto)
+    if options.workload == "ops":
+        written = _run_ops(options, checked.world_sizes, out_dir, flags.fmt)
+    else:
+        written = _run_world_sizes(options, checked.world_sizes, out_dir, checked.batch_auto)
     _print_results(written, flags.fmt)
 
 
@@ -398,7 +409,7 @@ def _run_options(flags: RunFlags, checked: CheckedRun) -> RunOptions:
     options = harness.RunOptions(
         workload=flags.workload,
         size=checked.size,
-        precision=flags.precision or ("bf16" if device == "cuda" else "fp32"),
+        precision=flags.precision or harness.default_precision(flags.workload, device),
         device=device,
         batch_size=checked.batch_size,
         batch_auto=checked.batch_auto,
@@ -468,6 +479,41 @@ def _run_world_sizes(
             abort(f"{label}: {exc}", 2)
         written.append((read_result(path), path))
     return written
+
+
+def _run_ops(
+    options: RunOptions, sizes: list[int], out_dir: Path, fmt: str
+) -> list[tuple[Any, Path]]:
+    """The operator benchmark (benchmarks.ops) on one device, its progress on stderr and,
+    for a table, its figures per op and precision; exit 2 for more than one process or
+    what the device lacks, 130 on Ctrl-C (nothing written)."""
+    from benchmarks import harness, ops
+    from benchmarks.op_figures import SUMMARY_COLUMNS, summary_rows
+    from benchmarks.progress import StepProgress, progress_bar
+    from benchmarks.results import read_result
+
+    if sizes != [1]:
+        abort("--world-size: ops times one device; leave it out (or give 1)")
+    err = _console(stderr=True)
+    label = f"ops {options.size} {options.precision} {options.device}"
+    budget = ops.grid_for(options.device, str(options.size)).budget_s
+    err.print(Text(f"running {label}: GEMM, attention and memory, a {budget:.0f} s time bound"))
+    try:
+        with progress_bar(err) as bar:
+            path = ops.run_to_file(options, out_dir, StepProgress(bar, label))
+    except KeyboardInterrupt:
+        abort(f"interrupted: no result written for {label}", 130)
+    except harness.BenchmarkError as exc:
+        abort(f"{label}: {exc}", 2)
+    result = read_result(path)
+    if fmt == "table":
+        table = Table(title=f"{result.id}: median rate per call")
+        for header in SUMMARY_COLUMNS:
+            table.add_column(header)
+        for row in summary_rows(result.op_figures or []):
+            table.add_row(*row)
+        _console(width=None if Console().is_terminal else 200).print(table)
+    return [(result, path)]
 
 
 @app.command("pipeline")

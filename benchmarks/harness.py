@@ -84,6 +84,8 @@ class RunOptions:
             size = models.check_size(self.workload, self.size)
         except ValueError as exc:
             raise BenchmarkError(str(exc)) from None
+        if self.workload in models.OP_BENCHMARKS:
+            return self._checked_ops(size)
         if self.precision not in PRECISIONS:
             raise BenchmarkError(
                 f"unknown precision {self.precision!r}; valid: {', '.join(PRECISIONS)}"
@@ -109,6 +111,51 @@ class RunOptions:
         if self.peak_tflops is not None and not self.peak_tflops > 0:
             raise BenchmarkError("--peak-tflops must be > 0")
         return dataclasses.replace(self, size=size)
+
+    def _checked_ops(self, size: str) -> RunOptions:
+        """The operator benchmark's options: a precision or "all", no model options (what
+        the device lacks is refused by benchmarks.ops when it starts)."""
+        if self.precision not in OP_PRECISION_CHOICES:
+            raise BenchmarkError(
+                f"unknown precision {self.precision!r} for {self.workload}; valid: "
+                f"{', '.join(OP_PRECISION_CHOICES)} (all: every precision the device has)"
+            )
+        if self.device not in ("cpu", "cuda"):
+            raise BenchmarkError(f"unknown device {self.device!r}; valid: cpu, cuda")
+        if self.device == "cuda" and not torch.cuda.is_available():
+            raise BenchmarkError("--device cuda: no CUDA GPU is visible to torch; use --device cpu")
+        if self.steps < 1 or self.warmup < 0:
+            raise BenchmarkError("--steps must be >= 1 and --warmup >= 0")
+        given = [
+            flag
+            for flag, value in (
+                ("--compile", self.compile),
+                ("--batch", self.batch_size is not None or self.batch_auto),
+                ("--peak-tflops", self.peak_tflops is not None),
+                ("--max-batch", self.max_batch is not None),
+                ("--memory-budget-gib", self.memory_budget_gib is not None),
+            )
+            if value
+        ]
+        if given:
+            raise BenchmarkError(
+                f"{', '.join(given)}: not options of {self.workload}, which times operators "
+                "at fixed shapes (--size) and leaves peaks to the planner's spec table; "
+                "leave them out"
+            )
+        return dataclasses.replace(self, size=size)
+
+
+# `bench run --workload ops --precision`: one precision, or every one the device has.
+OP_PRECISION_CHOICES = ("all", *PRECISIONS, "fp8")
+
+
+def default_precision(workload: str, device: str) -> str:
+    """The precision `bench run` uses when none is given: bf16 on CUDA, fp32 on CPU; every
+    precision the device has for the operator benchmark."""
+    if workload in models.OP_BENCHMARKS:
+        return "all"
+    return "bf16" if device == "cuda" else "fp32"
 
 
 @dataclass(frozen=True)
@@ -529,7 +576,8 @@ def time_steps(
     return times, last - start
 
 
-def _peak_memory(device: torch.device) -> tuple[float, str]:
+def peak_memory(device: torch.device) -> tuple[float, str]:
+    """(peak memory in GiB, how it was measured) of this process on `device`."""
     if device.type == "cuda":
         return (
             torch.cuda.max_memory_allocated(device) / 2**30,
@@ -547,6 +595,8 @@ def run(
     Raises BenchmarkError for options that cannot run, StepFailed when a step raises.
     """
     options = options.checked()
+    if options.workload in models.OP_BENCHMARKS:
+        raise BenchmarkError(f"{options.workload} times operators: run it with benchmarks.ops")
     world = dist.world_size if dist else 1
     with precision_flags(options.precision, options.device):
         prepared = prepare(options, dist, progress)
@@ -559,7 +609,7 @@ def run(
         monitor.start()
         times, wall = time_steps(prepared.step, options.steps, device, progress)
         power = monitor.stop()
-    peak_gib, peak_source = _peak_memory(device)
+    peak_gib, peak_source = peak_memory(device)
     energy = power.energy_j if power.energy_j is not None else math.nan
     watts = power.mean_power_w if power.mean_power_w is not None else math.nan
     clock = power.mean_sm_clock_mhz if power.mean_sm_clock_mhz is not None else math.nan

@@ -10,8 +10,11 @@ Units are in the field names. Fields a run could not measure are null, and
 
 Schema versions: 1 (the first); 2 adds `peak_memory_source`, `samples_per_s_per_core`
 and input-pipeline results (workload "input-pipeline", precision null); 3 adds `sweep`
-(where a sweep ran it: sweep_id, backend, cloud, region, instance_type, spot). All three
-are read; files are written as version 3.
+(where a sweep ran it: sweep_id, backend, cloud, region, instance_type, spot); 4 adds
+`op_figures`, the operator benchmark's table (workload "ops", precision null: one
+benchmarks.op_figures.OpFigure per operator, shape and precision). All four are read;
+training and input-pipeline results are written as version 3 (nothing of version 4 is in
+them, so a gpuplan that reads 3 reads them), op results as version 4.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pydantic import (
     field_validator,
 )
 
+from benchmarks.op_figures import OpFigure, OpFigures
 from benchmarks.safe_paths import (
     MAX_RESULT_BYTES,
     UnsafeInputError,
@@ -47,15 +51,21 @@ if TYPE_CHECKING:  # pandas is imported where a frame is built: `gpuplan --help`
     import pandas as pd
 
 SCHEMA_VERSION = 3
-SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
+OP_SCHEMA_VERSION = 4  # the version op results (with op_figures) are written as
+SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3, 4)
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 # Fields a version-1 file may not carry (added in version 2).
 V2_FIELDS = ("peak_memory_source", "samples_per_s_per_core")
 # Fields a version-1 or -2 file may not carry (added in version 3).
 V3_FIELDS = ("sweep",)
+# Fields a version-1, -2 or -3 file may not carry (added in version 4).
+V4_FIELDS = ("op_figures",)
 SWEEP_KEYS = ("sweep_id", "backend", "cloud", "region", "instance_type", "spot")
-# Workloads that train nothing (so have no precision): the data-loading benchmark.
-NON_TRAINING_WORKLOADS = ("input-pipeline",)
+# Workloads that train nothing (so have no precision): the data-loading benchmark and the
+# operator benchmark (its figures carry their own precisions).
+OP_WORKLOAD = "ops"
+NON_TRAINING_WORKLOADS = ("input-pipeline", OP_WORKLOAD)
+MAX_OP_FIGURES = 4000
 
 # Columns of results_frame(): the table the planner joins with offers.
 RESULT_COLUMNS: tuple[str, ...] = (
@@ -66,6 +76,9 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "interconnect", "started_at", "detail", "samples_per_s_per_core", "sweep_id",
     "sweep_provider", "sweep_region", "sweep_instance_type",
 )  # fmt: skip
+# results_frame() adds this column, one OpFigures per row (None for other results), when
+# any result is an op result; tables of training results keep RESULT_COLUMNS alone.
+OP_FIGURES_COLUMN = "op_figures"
 # results_frame() columns filled from BenchmarkResult.sweep (NaN for results no sweep ran).
 SWEEP_COLUMNS = {
     "sweep_id": "sweep_id", "sweep_provider": "cloud", "sweep_region": "region",
@@ -139,6 +152,31 @@ class BenchmarkResult(BaseModel):
     sweep: dict[str, Any] | None = Field(
         default=None, description="set when a sweep ran it: " + ", ".join(SWEEP_KEYS)
     )
+    op_figures: list[OpFigure] | None = Field(
+        default=None,
+        max_length=MAX_OP_FIGURES,
+        validate_default=True,
+        description="workload ops only: one figure per operator, shape and precision",
+    )
+
+    @field_validator("op_figures")
+    @classmethod
+    def _op_figures_for_ops(
+        cls, value: list[OpFigure] | None, info: ValidationInfo
+    ) -> list[OpFigure] | None:
+        """Op figures come with an op result, and an op result with its figures."""
+        workload = info.data.get("workload")
+        if workload == OP_WORKLOAD and not value:
+            raise ValueError(
+                "an ops result needs its op_figures (the measured table); restore them or "
+                "re-run `gpuplan bench run --workload ops`"
+            )
+        if value is not None and workload != OP_WORKLOAD:
+            raise ValueError(
+                f"op_figures belong to workload {OP_WORKLOAD!r} results only "
+                f"(this one is {workload!r}); remove the field"
+            )
+        return value
 
     @field_validator("sweep")
     @classmethod
@@ -201,8 +239,10 @@ class BenchmarkResult(BaseModel):
         return value
 
     def to_json(self) -> str:
-        """The file text of this result: stable key order, 2-space indent."""
-        return self.model_dump_json(indent=2) + "\n"
+        """The file text of this result: stable key order, 2-space indent (no op_figures
+        key unless it has some: a version-3 file stays what a version-3 reader reads)."""
+        unset = {"op_figures"} if self.op_figures is None else None
+        return self.model_dump_json(indent=2, exclude=unset) + "\n"
 
 
 def parse_result(data: Any, path: str | Path = "<result>") -> BenchmarkResult:
@@ -218,7 +258,11 @@ def parse_result(data: Any, path: str | Path = "<result>") -> BenchmarkResult:
             f"version {version!r} is not supported (this gpuplan reads {readable}); "
             "upgrade gpuplan or re-run the benchmark",
         )
-    added = {name: 2 for name in V2_FIELDS} | {name: 3 for name in V3_FIELDS}
+    added = (
+        {name: 2 for name in V2_FIELDS}
+        | {name: 3 for name in V3_FIELDS}
+        | {name: 4 for name in V4_FIELDS}
+    )
     for name, since in added.items():
         if version < since and data.get(name) is not None:
             raise ResultFileError(
@@ -297,17 +341,32 @@ def load_results(directory: str | Path) -> tuple[list[BenchmarkResult], list[str
 
 def results_frame(results: Iterable[BenchmarkResult]) -> pd.DataFrame:
     """Results as a table with RESULT_COLUMNS (`detail` says where each figure came from;
-    the sweep_* columns say which sweep ran it on which cloud instance type, if one did)."""
+    the sweep_* columns say which sweep ran it on which cloud instance type, if one did).
+
+    Op results (workload ops) measure operators, not a model's training: their row has
+    no throughput (NaN, so no throughput table or fit takes them for a model's figure;
+    `achieved_tflops` is their best GEMM rate) and their table is in OP_FIGURES_COLUMN,
+    added when any result is one (planner.llm.op_efficiency reads it).
+    """
     import pandas as pd
 
+    results = list(results)
     rows = []
     for r in results:
         row = {c: getattr(r, c, None) for c in RESULT_COLUMNS if c != "detail"}
         row["detail"] = r.notes or r.device_name
         for column, key in SWEEP_COLUMNS.items():
             row[column] = (r.sweep or {}).get(key)
+        if r.op_figures is not None:
+            row.update(throughput=None, throughput_p10=None, throughput_p90=None)
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    if any(r.op_figures is not None for r in results):
+        frame[OP_FIGURES_COLUMN] = pd.Series(
+            [None if r.op_figures is None else OpFigures(r.op_figures) for r in results],
+            index=frame.index,
+            dtype=object,
+        )
     for column in (
         "throughput",
         "throughput_p10",

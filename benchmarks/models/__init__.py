@@ -1,4 +1,5 @@
-"""The benchmark models: resnet50, bert, gpt, each in sizes, with analytic FLOPs.
+"""The benchmark models: resnet50, bert, gpt, each in sizes, with analytic FLOPs; and the
+operator benchmark `ops` (OP_BENCHMARKS), which `bench run` also runs.
 
 This module imports no torch: names and sizes are checked here, and `load` imports a
 model's module (and torch) only when a run needs it.
@@ -43,6 +44,13 @@ SIZE_ALIASES: dict[str, dict[str, str]] = {
     "bert": {},
     "gpt": {"small": "124m", "gpt2": "124m", "medium": "350m", "gpt2-medium": "350m", "xl": "1.3b"},
 }
+# Benchmarks that time operators (GEMMs, attention, memory copies), not a model's training
+# step: `bench run` hands them to their module's run_to_file. sizes: tiny (a few small
+# shapes, seconds anywhere) or full (the device's grid: benchmarks.ops). Not in WORKLOADS,
+# which sweeps offer: a sweep tags its results as schema version 3, without op_figures.
+OP_BENCHMARKS: dict[str, dict[str, Any]] = {
+    "ops": {"module": "benchmarks.ops", "sizes": ("tiny", "full"), "default_size": "full"},
+}
 
 
 def _closest(name: str, choices: list[str]) -> str:
@@ -51,20 +59,20 @@ def _closest(name: str, choices: list[str]) -> str:
 
 def check_workload(workload: str) -> str:
     """The workload name, or ValueError naming the valid ones and the closest."""
-    if workload in WORKLOADS:
+    if workload in WORKLOADS or workload in OP_BENCHMARKS:
         return workload
+    valid = [*WORKLOADS, *OP_BENCHMARKS]
     raise ValueError(
-        f"unknown workload {workload!r}{_closest(workload, list(WORKLOADS))} "
-        f"Valid: {', '.join(WORKLOADS)}"
+        f"unknown workload {workload!r}{_closest(workload, valid)} Valid: {', '.join(valid)}"
     )
 
 
 def check_size(workload: str, size: str | None) -> str:
     """The canonical size name (default when None), or ValueError with the valid ones."""
-    entry = WORKLOADS[check_workload(workload)]
+    entry = {**WORKLOADS, **OP_BENCHMARKS}[check_workload(workload)]
     if size is None:
         return str(entry["default_size"])
-    size = SIZE_ALIASES[workload].get(size.lower(), size.lower())
+    size = SIZE_ALIASES.get(workload, {}).get(size.lower(), size.lower())
     if size in entry["sizes"]:
         return size
     raise ValueError(
@@ -108,6 +116,8 @@ FORMULAS = {
 def load(workload: str, size: str | None = None) -> Benchmark:
     """The Benchmark for a workload and size (imports torch)."""
     workload = check_workload(workload)
+    if workload in OP_BENCHMARKS:
+        raise ValueError(f"{workload} times operators, not a model: benchmarks.ops runs it")
     size = check_size(workload, size)
     entry = WORKLOADS[workload]
     module = importlib.import_module(entry["module"])
