@@ -28,6 +28,9 @@ def test_dry_run_lists_the_standard_suite_with_a_world_size_series() -> None:
     done = suite("--dry-run", SUITE_GPUS="6")
     assert done.returncode == 0, done.stderr
     lines = commands(done.stdout)
+    assert "--workload ops --size full --device cuda" in lines[0]  # first, every precision
+    assert "--precision" not in lines[0]
+    lines = lines[1:]
     expected = [
         ("resnet50", "full", "fp16", "--batch auto"),
         ("resnet50", "full", "bf16", "--batch auto"),
@@ -42,18 +45,31 @@ def test_dry_run_lists_the_standard_suite_with_a_world_size_series() -> None:
         assert f"--workload {workload} --size {size} --precision {precision}" in line
         assert flag in line and "--device cuda" in line
     assert "--world-size 1\\,2\\,4\\,6" in lines[-1]
-    assert "fp8 skipped" in done.stdout  # compute capability 9.0 has fp8; the harness not yet
+    assert "fp8 training skipped" in done.stdout  # compute capability 9.0 has fp8; the harness not
+    assert "ops step measures fp8 GEMMs" in done.stdout
 
 
-def test_cpu_smoke_runs_a_step_and_writes_a_valid_result(tmp_path: Path) -> None:
+def test_cpu_smoke_runs_the_first_steps_and_writes_valid_results(tmp_path: Path) -> None:
     dry = suite("--dry-run", "--cpu-smoke")
     lines = commands(dry.stdout)
     assert lines and all("--size tiny" in line and "--device cpu" in line for line in lines)
     assert len(lines) == len(set(lines))
-    done = suite("--cpu-smoke", OUT=str(tmp_path), SUITE_MAX_STEPS="1")
+    done = suite("--cpu-smoke", OUT=str(tmp_path), SUITE_MAX_STEPS="2")
     assert done.returncode == 0, done.stdout + done.stderr
-    (result,), problems = load_results(tmp_path)
-    assert not problems and result.workload == "resnet50" and result.model_size == "tiny"
+    results, problems = load_results(tmp_path)
+    assert not problems
+    by_workload = {r.workload: r for r in results}
+    assert sorted(by_workload) == ["ops", "resnet50"]
+    assert by_workload["resnet50"].model_size == "tiny"
+    ops = by_workload["ops"]
+    assert ops.model_size == "tiny" and ops.op_figures
+    assert {f.op for f in ops.op_figures} == {"gemm", "attention", "copy", "add"}
+
+
+def test_the_ops_step_stops_at_its_own_share_of_the_budget(tmp_path: Path) -> None:
+    done = suite("--cpu-smoke", OUT=str(tmp_path), SUITE_MAX_STEPS="1", SUITE_OPS_S="1")
+    assert done.returncode == 1 and "step failed (exit 124): --workload ops" in done.stderr
+    assert list(tmp_path.iterdir()) == []  # stopped: nothing written
 
 
 def test_unknown_option_is_refused() -> None:

@@ -5,13 +5,16 @@
 #   tools/gpu_suite.sh --dry-run    print the commands, run nothing
 #   tools/gpu_suite.sh --cpu-smoke  the same steps on CPU with tiny sizes (checks the script)
 #
-# Steps: resnet50 fp16/bf16 with --batch auto; bert-large fp16/bf16; gpt 124m/350m/1.3b bf16
-# with --compile; a world-size series over every GPU present (resnet50 bf16). bf16 steps are
-# skipped on GPUs without bf16 tensor cores. fp8: the harness has no fp8 precision yet, so
-# the suite says so and skips it on GPUs that have fp8 (compute capability >= 8.9).
+# Steps: the operator benchmark first (ops: GEMM, attention and memory rates at every
+# precision the GPU has, fp8 GEMMs included; at most SUITE_OPS_S, default 120 s, of the
+# budget); resnet50 fp16/bf16 with --batch auto; bert-large fp16/bf16; gpt 124m/350m/1.3b
+# bf16 with --compile; a world-size series over every GPU present (resnet50 bf16). bf16 steps
+# are skipped on GPUs without bf16 tensor cores. fp8 training: the harness has no fp8
+# precision yet, so the suite says so on GPUs that have fp8 (compute capability >= 8.9).
 # Each step gets what is left of the time budget (SUITE_BUDGET_S, default 480 s); steps that
 # no longer fit are skipped and listed. Env: OUT, PYTHON (default python3), SUITE_GPUS
-# (override the GPU count), SUITE_BUDGET_S, SUITE_MAX_STEPS (run only the first N steps).
+# (override the GPU count), SUITE_BUDGET_S, SUITE_OPS_S, SUITE_MAX_STEPS (run only the
+# first N steps).
 set -u -o pipefail
 
 MODE=gpu
@@ -20,7 +23,7 @@ for arg in "$@"; do
   case "$arg" in
     --dry-run) DRY_RUN=1 ;;
     --cpu-smoke) MODE=cpu ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "error: unknown option $arg (valid: --dry-run, --cpu-smoke)" >&2; exit 2 ;;
   esac
 done
@@ -28,6 +31,7 @@ done
 OUT=${OUT:-./results}
 PYTHON=${PYTHON:-python3}
 BUDGET_S=${SUITE_BUDGET_S:-480}
+OPS_S=${SUITE_OPS_S:-120}  # the ops step's share: its own bound (benchmarks.ops) + start-up
 MIN_STEP_S=20  # a step with less time left than this is not started
 cd "$(dirname "$0")/.." || exit 2
 export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD"
@@ -73,6 +77,7 @@ add() {  # a step once (the CPU smoke test maps several GPU steps to the same on
   for step in "${STEPS[@]}"; do [ "$step" = "$*" ] && return 0; done
   STEPS+=("$*")
 }
+add --workload ops --size "$(size full)"  # every precision the device has, small shapes on CPU
 add --workload resnet50 --size "$(size full)" --precision "$(precision fp16)" $AUTO
 [ "$BF16" = 1 ] && add --workload resnet50 --size "$(size full)" --precision "$(precision bf16)" $AUTO
 add --workload bert --size "$(size large)" --precision "$(precision fp16)"
@@ -94,7 +99,7 @@ if [ -n "${SUITE_MAX_STEPS:-}" ]; then STEPS=("${STEPS[@]:0:$SUITE_MAX_STEPS}");
 
 echo "gpu_suite: mode $MODE, $GPUS device(s), bf16 $BF16, compute capability $CC, budget ${BUDGET_S} s, results -> $OUT"
 case "$CC" in
-  8.9|9.*|1[0-9].*) echo "gpu_suite: fp8 skipped: this GPU has fp8, but the harness has no fp8 precision yet" ;;
+  8.9|9.*|1[0-9].*) echo "gpu_suite: fp8: the ops step measures fp8 GEMMs; fp8 training skipped: the harness has no fp8 precision yet" ;;
 esac
 
 START=$SECONDS
@@ -112,8 +117,10 @@ for step in "${STEPS[@]}"; do
     SKIPPED+=("$step")
     continue
   fi
+  limit=$left
+  case "$step" in --workload\ ops*) [ "$OPS_S" -lt "$left" ] && limit=$OPS_S ;; esac
   echo "gpu_suite: [$((SECONDS - START)) s] $step"
-  timeout --signal=INT --kill-after=30 "$left" "${cmd[@]}"
+  timeout --signal=INT --kill-after=30 "$limit" "${cmd[@]}"
   code=$?
   if [ "$code" -ne 0 ]; then
     echo "gpu_suite: step failed (exit $code): $step" >&2
