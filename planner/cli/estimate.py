@@ -17,6 +17,7 @@ from rich.text import Text
 from edge.console import abort, text_console, warn
 from planner.cli.options import Format, Output, abort_on_value_error, check_format
 from planner.io.validate import check_flags, check_output_path, shorten
+from planner.llm.frameworks import DEFAULT_FRAMEWORK
 from pricing.output import emit
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ def estimate_llm(
         typer.Option(
             "--queries",
             help="CSV: params, seq_len, num_gpus, gpu_model, precision [, n_layer, d_model, "
-            "global_batch_tokens, gpus_per_node, network_gbps, mode]",
+            "global_batch_tokens, gpus_per_node, network_gbps, mode, framework]",
         ),
     ],
     output: Output = None,
@@ -129,6 +130,13 @@ def estimate_llm(
     ] = 8,
     recompute: Annotated[str, typer.Option(help="auto | none | selective | full")] = "auto",
     zero: Annotated[str, typer.Option(help="auto | zero1 | zero3")] = "auto",
+    framework: Annotated[
+        str,
+        typer.Option(
+            help="training stack where a row gives none: megatron | fsdp | deepspeed "
+            "(planner/llm/frameworks.py)"
+        ),
+    ] = DEFAULT_FRAMEWORK,
     flash_attention: Annotated[
         bool, typer.Option(help="attention without stored scores (Dao et al. 2022)")
     ] = True,
@@ -136,13 +144,15 @@ def estimate_llm(
         list[str] | None,
         typer.Option(
             "--results",
-            help="folder of own benchmark results whose GPT runs' MFU replaces the literature "
-            "prior on their GPUs; repeatable (default: none, only Q and the spec table)",
+            help="folder of own benchmark results: operator-benchmark runs give measured kernels "
+            "and GPT runs calibrate them on their GPUs; repeatable (default: none, only Q and "
+            "the spec table)",
         ),
     ] = None,
     fmt: Format = "table",
 ) -> None:
-    """Predict LLM training tokens/s: the fastest tensor/pipeline/data-parallel layout that fits.
+    """Predict LLM training tokens/s: the fastest tensor/context/pipeline/data-parallel layout
+    that fits, timed operator by operator (GEMMs, attention, memory-bound, communication).
 
     Output: Q plus tokens_per_s (all GPUs), tokens_per_s_low, tokens_per_s_high (80% band),
     mfu, layout (e.g. tp8 pp2 dp4 zero1 mb1), fits, method (scaled | estimated | none),
@@ -155,10 +165,12 @@ def estimate_llm(
         _check_output_flags(
             fmt, output, {"--network-gbps": network_gbps, "--gpus-per-node": gpus_per_node}
         )
-        settings = LLMSettings(recompute=recompute, zero=zero, flash_attention=flash_attention)
+        settings = LLMSettings(
+            recompute=recompute, zero=zero, flash_attention=flash_attention, framework=framework
+        )
         raw, rows = read_llm_queries(queries)
-        figures, problems = _mfu_figures(results, rows)
-    result = _llm_predictions(raw, rows, gpus_per_node, network_gbps, settings, figures)
+        figures, problems, table = _own_figures(results, rows)
+    result = _llm_predictions(raw, rows, gpus_per_node, network_gbps, settings, figures, table)
     for line in problems:
         warn(line)
     if output:
@@ -181,18 +193,20 @@ def _check_output_flags(fmt: str, output: str | None, flags: dict[str, float | i
         check_output_path(output)
 
 
-def _mfu_figures(
+def _own_figures(
     results: list[str] | None, rows: list[LLMQuery]
-) -> tuple[dict[str, pd.DataFrame], list[str]]:
+) -> tuple[dict[str, pd.DataFrame], list[str], pd.DataFrame | None]:
     """Per precision asked, the MFU figures of own GPT runs in `results` (none when no
-    folder is given), and the problems met reading them."""
+    folder is given), the problems met reading them, and the results table (whose operator
+    benchmark runs give measured kernels; None without a folder)."""
     from planner.llm.throughput import gpt_mfu_figures
     from planner.throughput import own_and_published_results
 
     if not results:
-        return {}, []
+        return {}, [], None
     table, problems = own_and_published_results(results)
-    return {q.precision: gpt_mfu_figures(table, q.precision)[0] for q in rows}, problems
+    figures = {q.precision: gpt_mfu_figures(table, q.precision)[0] for q in rows}
+    return figures, problems, table
 
 
 def _llm_predictions(
@@ -202,6 +216,7 @@ def _llm_predictions(
     network_gbps: float,
     settings: LLMSettings,
     figures: dict[str, pd.DataFrame],
+    ops: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Q as read plus each row's prediction, its details worded in method_detail."""
     import pandas as pd
@@ -209,7 +224,7 @@ def _llm_predictions(
     from planner.llm.estimate import DETAIL_COLUMNS, estimate_llm
     from planner.render.llm import estimate_detail
 
-    predicted = estimate_llm(rows, gpus_per_node, network_gbps, settings, figures)
+    predicted = estimate_llm(rows, gpus_per_node, network_gbps, settings, figures, ops)
     # Each row whole: the words name its layout and MFU too, not only DETAIL_COLUMNS.
     records = predicted.to_dict(orient="records")
     predicted = predicted.drop(columns=list(DETAIL_COLUMNS)).assign(

@@ -23,6 +23,7 @@ from planner.defaults import (
     DEFAULT_RESTART_HOURS,
 )
 from planner.io.validate import check_flags, warn_lines
+from planner.llm.frameworks import DEFAULT_FRAMEWORK
 from pricing.cli import tier_option_help
 from pricing.output import emit
 
@@ -86,6 +87,7 @@ class PlanFlags:
     seed: int
     draws: int
     recompute: str
+    framework: str
     global_batch_tokens: float | None
     seq_len: int | None
     n_layer: int | None
@@ -206,6 +208,13 @@ def plan(
     recompute: Annotated[
         str, typer.Option(help="LLM activation recomputation: auto | none | selective | full")
     ] = "auto",
+    framework: Annotated[
+        str,
+        typer.Option(
+            help="LLM training stack, which decides the layouts weighed: megatron | fsdp | "
+            "deepspeed (planner/llm/frameworks.py)"
+        ),
+    ] = DEFAULT_FRAMEWORK,
     global_batch_tokens: Annotated[
         float | None,
         typer.Option(
@@ -313,7 +322,11 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
     from planner.throughput import own_and_published_results
     from pricing.catalog import check_choices, load_offers, unique_values
 
-    llm = LLMSettings(recompute=flags.recompute, global_batch_tokens=flags.global_batch_tokens)
+    llm = LLMSettings(
+        recompute=flags.recompute,
+        global_batch_tokens=flags.global_batch_tokens,
+        framework=flags.framework,
+    )
     workload = _workload(flags)
     offers = load_offers()
     providers = unique_values(offers, "provider")

@@ -14,6 +14,7 @@ a bad file.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from planner.io.validate import FIELD_RANGES, read_csv_table, shorten
+from planner.llm.frameworks import FRAMEWORKS
 from planner.llm.throughput import (
     LLM_DETAIL_COLUMNS,
     LLM_PRECISIONS,
@@ -43,7 +45,10 @@ from pricing.gpus import (
 )
 
 REQUIRED = ("params", "seq_len", "num_gpus", "gpu_model", "precision")
-OPTIONAL = ("n_layer", "d_model", "global_batch_tokens", "gpus_per_node", "network_gbps", "mode")
+OPTIONAL = (
+    "n_layer", "d_model", "global_batch_tokens", "gpus_per_node", "network_gbps", "mode",
+    "framework",
+)  # fmt: skip
 OUTPUT_COLUMNS = (
     "tokens_per_s", "tokens_per_s_low", "tokens_per_s_high", "mfu", "layout", "fits", "method",
     "method_detail",
@@ -73,6 +78,7 @@ class LLMQuery:
     gpus_per_node: int
     network_gbps: float
     mode: str
+    framework: str = ""  # "" = the run's --framework
 
 
 def _where(path: Path, index: int, field: str) -> str:
@@ -158,6 +164,12 @@ def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
             f"{_where(path, i, 'mode')}: unknown mode {value['mode']!r}"
             f"{did_you_mean(mode, LLM_MODES)} Valid: {', '.join(LLM_MODES)}"
         )
+    framework = value.get("framework", "").lower()
+    if framework and framework not in FRAMEWORKS:
+        raise LLMQueryError(
+            f"{_where(path, i, 'framework')}: unknown framework {value['framework']!r}"
+            f"{did_you_mean(framework, list(FRAMEWORKS))} Valid: {', '.join(FRAMEWORKS)}"
+        )
     num_gpus = int(_number(path, i, "num_gpus", value["num_gpus"]))
     per_node = optional("gpus_per_node")
     n_layer, d_model = optional("n_layer"), optional("d_model")
@@ -173,6 +185,7 @@ def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
         gpus_per_node=int(per_node) if per_node else 0,
         network_gbps=optional("network_gbps") or 0.0,
         mode=mode,
+        framework=framework,
     )
 
 
@@ -182,12 +195,14 @@ def estimate_llm(
     network_gbps: float,
     settings: LLMSettings,
     figures: dict[str, pd.DataFrame] | None = None,
+    ops: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """OUTPUT_COLUMNS but method_detail, then DETAIL_COLUMNS (codes and figures the CLI
     words into method_detail), for each query (row defaults fill from the arguments).
 
-    `figures`: own GPT-benchmark MFU per precision (planner.llm.mfu.gpt_mfu_figures); a
-    GPU with a figure starts from it instead of the literature prior.
+    `figures`: own GPT-benchmark MFU per precision (planner.llm.mfu.gpt_mfu_figures), which
+    calibrates the kernel rates on its GPU; `ops`: the results table whose operator
+    benchmark runs give measured kernels on their GPU (planner.llm.op_efficiency).
     """
     figures = figures or {}
     out = []
@@ -195,13 +210,10 @@ def estimate_llm(
         workload = llm_workload(
             q.params, 1e9, seq_len=q.seq_len, n_layer=q.n_layer, d_model=q.d_model, mode=q.mode
         )
-        row_settings = LLMSettings(
+        row_settings = dataclasses.replace(
+            settings,
             global_batch_tokens=q.global_batch_tokens or settings.global_batch_tokens,
-            micro_batch=settings.micro_batch,
-            recompute=settings.recompute,
-            zero=settings.zero,
-            flash_attention=settings.flash_attention,
-            memory_reserve_fraction=settings.memory_reserve_fraction,
+            framework=q.framework or settings.framework,
         )
         found = predict_layout(
             workload,
@@ -212,6 +224,7 @@ def estimate_llm(
             q.network_gbps or network_gbps,
             figures.get(q.precision),
             settings=row_settings,
+            ops=ops,
         )
         layout = found.layout
         record = prediction_record(found)

@@ -24,7 +24,7 @@ def with_llm_throughput(
     """
     workload, precision, settings = request.workload, request.precision, request.llm
     figures, figure_notes = llm_model.gpt_mfu_figures(results, precision)
-    found = llm_model.llm_options(opts, workload, precision, figures, settings)
+    found = llm_model.llm_options(opts, workload, precision, figures, settings, results)
     no_room = (found["reason"] == "no_layout_fits").to_numpy()
     if len(opts) and no_room.any() and not found["fits"].any():
         raise llm_model.no_fit_error(workload, precision, opts, found, settings, request.gpu_limit)

@@ -1,43 +1,49 @@
-"""The fastest tensor x pipeline x data parallel layout of an LLM that fits GPU memory.
+"""The fastest tensor x context x pipeline x data parallel layout of an LLM that fits memory.
 
-For N GPUs (g per node) every layout with tensor parallel t (a power of two, t <= g, t
-dividing the heads and key/value heads: Shoeybi et al. 2019), pipeline p (a power of two up
-to the layers; stages of ceil(L/p) layers), data parallel d = N / (t p), micro-batch b in
-MICRO_BATCHES, ZeRO-1 or ZeRO-3/FSDP (Rajbhandari et al. 2020) and recomputation none /
-selective / full (Korthikanti et al. 2022) is timed; the fastest that fits memory
-(planner.llm.memory) wins. Reason codes: "fits", "no_layout_fits" (no layout fits, even with
-FlashAttention and full recomputation), "batch_too_small" (the global batch has fewer
-sequences than any layout's data-parallel ranks x micro-batch), "no_peak" (no dense peak at
-this precision, e.g. fp8 on a GPU without fp8 tensor cores).
+For N GPUs (g per node) every layout the training framework allows (planner.llm.frameworks)
+is timed: tensor parallel t (a power of two, t <= g, t dividing the heads and key/value
+heads: Shoeybi et al. 2019), context parallel c (each sequence split over c GPUs: ring
+attention, Liu et al. 2023; Megatron-Core), pipeline p (a power of two up to the layers;
+stages of ceil(L/p) layers), data parallel d = N / (t c p), micro-batch b in MICRO_BATCHES,
+ZeRO-1 or ZeRO-3/FSDP (Rajbhandari et al. 2020) and recomputation none / selective / partial
+/ full (Korthikanti et al. 2022); the fastest that fits memory (planner.llm.memory) wins.
+Reason codes: "fits", "no_layout_fits" (no layout fits, even with FlashAttention and full
+recomputation), "batch_too_small" (the global batch has fewer sequences than any layout's
+data-parallel ranks x micro-batch), "no_peak" (no dense peak at this precision, e.g. fp8 on
+a GPU without fp8 tensor cores).
 
 Step time of one optimizer step, with B sequences per step and m = floor(B / (d b))
 micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
 
-  step = (m + (p - 1)/v) (t_mb + t_tp + t_pp) + t_dp
+  step = (m + (p - 1)/v) (t_mb + t_tp + t_cp + t_pp) + t_dp + t_opt
 
-  t_mb  compute of one micro-batch on one GPU: FLOPs/token x b s x recompute factor x
-        ceil(L/p) p / L / (t p) over the rate (MFU anchor x dense peak; fp8: the bf16 rate
-        x FP8_SPEEDUP). The (p - 1)/v extra slots are the pipeline bubble, (p - 1)/(v m) of
-        the compute with v interleaved virtual stages per GPU (v = 1: plain 1F1B; v > 1 needs
-        m a multiple of p and costs v times the point-to-point traffic: Narayanan et al.
-        2021, sec. 2.2.2; the first stage then holds 1 + (p - 1)/(p v) times the activations,
-        Korthikanti et al. 2022). The bubble is (p - 1)/m of the
-        compute (Narayanan et al. 2021, eq. 1). Recompute factor: full adds a forward pass
-        (2N + 4 L s h FLOPs per token), partial the same for its share of the layers,
-        selective the attention core (4 L s h) (Korthikanti et al. 2022, sec. 5).
-  t_tp  4 all-reduces per layer per micro-batch of b s h 16-bit values among t GPUs, 6 with
-        full recomputation, in between for partial (Shoeybi et al. 2019, fig. 4; sequence
-        parallelism moves the same bytes as reduce-scatter + all-gather, Korthikanti et al.
-        2022, sec. 4.2.2), not hidden.
-  t_pp  one activation and one gradient of b s h / t values per micro-batch across a stage
-        boundary (scatter/gather optimization: Narayanan et al. 2021, sec. 4.1).
+  t_mb  one micro-batch through the slowest (last) stage on one GPU, by operator
+        (planner.llm.ops): its layers' GEMMs at their shapes' efficiency, attention at
+        FlashAttention's rate, memory-bound operators at HBM bandwidth, the language-model
+        head, and recomputation (full adds a forward pass of its share of the layers,
+        selective the attention forward: Korthikanti et al. 2022, sec. 5). The (p - 1)/v
+        extra slots are the pipeline bubble, (p - 1)/(v m) of the compute with v
+        interleaved virtual stages per GPU (v = 1: plain 1F1B; v > 1 needs m a multiple of
+        p and costs v times the point-to-point traffic: Narayanan et al. 2021, sec. 2.2.2;
+        the first stage then holds 1 + (p - 1)/(p v) times the activations, Korthikanti et
+        al. 2022).
+  t_tp  4 all-reduces per layer per micro-batch of b s h / c 16-bit values among t GPUs, 6
+        with full recomputation, in between for partial (Shoeybi et al. 2019, fig. 4;
+        sequence parallelism moves the same bytes as reduce-scatter + all-gather,
+        Korthikanti et al. 2022, sec. 4.2.2), not hidden.
+  t_cp  key/value chunks around the context-parallel ring, overlapped with attention
+        (_cp_seconds).
+  t_pp  one activation and one gradient of b s h / (t c) values per micro-batch across a
+        stage boundary (scatter/gather optimization: Narayanan et al. 2021, sec. 4.1).
   t_dp  ZeRO-1: reduce-scatter of the gradients + all-gather of the updated weights (the
-        all-reduce volume, ZeRO sec. 7.1) once per step, hidden behind one micro-batch of
-        compute (gradient-reduce and parameter-gather overlap as in Megatron-LM's
-        distributed optimizer). ZeRO-3: all-gather for the forward and the backward and a
-        reduce-scatter per micro-batch (1.5x the all-reduce volume, ZeRO sec. 7.2; PyTorch
-        FSDP, Zhao et al. 2023), each hidden behind that micro-batch's compute (prefetch).
-        LoRA reduces only the adapters' gradients; ZeRO-3 still gathers the frozen weights.
+        all-reduce volume, ZeRO sec. 7.1) over the d c ranks that hold the same weights,
+        once per step, hidden behind one micro-batch of compute (gradient-reduce and
+        parameter-gather overlap as in Megatron-LM's distributed optimizer). ZeRO-3:
+        all-gather for the forward and the backward and a reduce-scatter per micro-batch
+        (1.5x the all-reduce volume, ZeRO sec. 7.2; PyTorch FSDP, Zhao et al. 2023), each
+        hidden behind that micro-batch's compute (prefetch). LoRA reduces only the
+        adapters' gradients; ZeRO-3 still gathers the frozen weights.
+  t_opt the optimizer step over the GPU's share of the parameters (planner.llm.ops).
 
 Collectives are α-β rings (Thakur et al. 2005; Patarasuk & Yuan 2009): T = k (n - 1) α +
 k (n - 1)/n x bytes / bandwidth, k = 2 for an all-reduce and 1 for a reduce-scatter or
@@ -52,10 +58,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
+from planner.llm.frameworks import DEFAULT_FRAMEWORK, framework
 from planner.llm.memory import activation_bytes_per_gpu, state_bytes_per_gpu, usable_bytes
+from planner.llm.ops import (
+    LayerShape,
+    MicroBatchTimes,
+    OpRates,
+    micro_batch_seconds,
+    optimizer_seconds,
+)
 
 MICRO_BATCHES = (1, 2, 4, 8)
 ACHIEVABLE_FRACTION = 0.8  # share of a link's peak a ring reaches (as planner.throughput.scaling)
@@ -90,20 +105,32 @@ class LLMShape:
     vocab_size: int
     seq_len: int
     mode: str
+    ffn_dim: int = 0
+    gated: bool = False
+
+    @property
+    def layer(self) -> LayerShape:
+        """The operator model's view of one decoder layer (planner.llm.ops)."""
+        return LayerShape(
+            self.d_model, self.n_heads, self.n_kv_heads, self.ffn_dim or 4 * self.d_model,
+            self.gated, self.vocab_size, self.seq_len,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Hardware:
-    """One option's GPUs: memory, the rate compute runs at, and the links between them.
+    """One option's GPUs: memory, the rates its operators run at, and the links between them.
 
-    peak_flops: dense peak at the training precision (the MFU denominator);
-    compute_flops: the FLOP/s the model's math runs at (MFU anchor x peak, or for fp8 the
-    bf16 rate x FP8_SPEEDUP); intra_gbs / network_gbs_per_gpu: achievable GB/s per direction.
+    peak_flops: dense peak at the training precision (the MFU denominator); rates: the
+    operator model's GEMM, attention and HBM rates (planner.llm.ops.OpRates); compute_flops:
+    MFU prior x peak, the rate of the older "mfu-prior" step model kept for comparison;
+    intra_gbs / network_gbs_per_gpu: achievable GB/s per direction.
     """
 
     memory_gb: float
     peak_flops: float
-    compute_flops: float
+    rates: OpRates
+    compute_flops: float  # the MFU-prior model's rate (step_model "mfu-prior" only)
     intra_gbs: float
     network_gbs_per_gpu: float
     num_gpus: int
@@ -121,6 +148,8 @@ class LayoutSettings:
     micro_batch: int | None = None
     memory_reserve_fraction: float = 0.10
     precision: str = "bf16"
+    framework: str = DEFAULT_FRAMEWORK
+    step_model: str = "ops"  # ops (planner.llm.ops) | mfu-prior (prior MFU x peak)
 
 
 @dataclass(frozen=True)
@@ -131,6 +160,7 @@ class Layout:
     tp: int = 0
     pp: int = 0
     dp: int = 0
+    cp: int = 1  # context-parallel ranks sharing each sequence
     micro_batch: int = 0
     micro_batches: int = 0
     interleave: int = 1  # virtual pipeline stages per GPU (interleaved 1F1B)
@@ -146,6 +176,12 @@ class Layout:
     tp_share: float = math.nan
     pp_share: float = math.nan
     dp_share: float = math.nan
+    gemm_share: float = math.nan  # the compute's parts (planner.llm.ops)
+    attention_share: float = math.nan
+    memory_share: float = math.nan
+    recompute_time_share: float = math.nan
+    cp_share: float = math.nan
+    optimizer_share: float = math.nan
 
     @property
     def fits(self) -> bool:
@@ -162,8 +198,9 @@ class Layout:
         rc = {"none": "", "selective": " selective-recompute", "full": " full-recompute"}
         rc |= {k: f" recompute-{v:.0%}" for k, v in PARTIAL_RECOMPUTE.items()}
         vpp = f" vpp{self.interleave}" if self.interleave > 1 else ""
+        cp = f" cp{self.cp}" if self.cp > 1 else ""
         return (
-            f"tp{self.tp} pp{self.pp}{vpp} dp{self.dp}{zero} mb{self.micro_batch}"
+            f"tp{self.tp}{cp} pp{self.pp}{vpp} dp{self.dp}{zero} mb{self.micro_batch}"
             + rc[self.recompute]
         )
 
@@ -191,15 +228,38 @@ def hierarchical_seconds(
     return intra + inter + latency
 
 
+CONTEXT_PARALLEL = (1, 2, 4, 8, 16, 32)
+# Tokens per rank below which context parallelism is not weighed: Megatron-Core recommends
+# it for long sequences, where activations, not weights, fill memory (an assumption: 4k).
+MIN_CONTEXT_CHUNK = 4096
+
+
+def _pipeline_sizes(layers: int) -> list[int]:
+    """Pipeline depths weighed: every divisor of the layers (even stages, as Megatron-LM
+    needs them) and every power of two up to them (uneven stages of ceil(L / p) layers, as
+    Llama 3 ran 126 layers on 16 stages: Dubey et al. 2024, sec. 3.3.2)."""
+    divisors = {p for p in range(1, layers + 1) if layers % p == 0}
+    return sorted(divisors | {2**i for i in range(12) if 2**i <= layers})
+
+
 def _grid(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> dict[str, np.ndarray]:
-    """Every candidate layout as parallel arrays."""
+    """Every candidate layout the framework allows, as parallel arrays: tensor parallel
+    within a node dividing the heads, context parallel splitting each sequence into 2 cp
+    chunks of at least MIN_CONTEXT_CHUNK tokens (Megatron-Core's load-balanced split),
+    pipeline stages up to the layers (interleaved only where the framework does it)."""
     n = hw.num_gpus
+    profile = framework(settings.framework)
     tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= hw.gpus_per_node and n % t == 0]
     tps = [t for t in tps if shape.n_heads % t == 0 and (shape.n_kv_heads % t == 0 or t <= 1)]
-    pps = [p for p in (2**i for i in range(12)) if p <= shape.n_layer]
-    interleaves = (1, 2, 4)
+    pps = _pipeline_sizes(shape.n_layer) if profile.pipeline else [1]
+    cps = [
+        c for c in CONTEXT_PARALLEL
+        if c == 1 or (profile.context_parallel and shape.seq_len % (2 * c) == 0
+                      and shape.seq_len // c >= MIN_CONTEXT_CHUNK)
+    ]  # fmt: skip
+    interleaves = (1, 2, 4) if profile.interleave else (1,)
     micro = [settings.micro_batch] if settings.micro_batch else list(MICRO_BATCHES)
-    zeros = {"auto": ("zero1", "zero3"), "zero1": ("zero1",), "zero3": ("zero3",)}[settings.zero]
+    zeros = profile.zero if settings.zero == "auto" else (settings.zero,)
     partial = tuple(PARTIAL_RECOMPUTE)
     recomputes = {
         "auto": ("none", *partial, "full")
@@ -212,31 +272,53 @@ def _grid(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> dict[str, 
     if not tps:
         return {}
     axes = np.meshgrid(
-        np.array(tps), np.array(pps), np.array(interleaves), np.array(micro),
+        np.array(tps), np.array(cps), np.array(pps), np.array(interleaves), np.array(micro),
         np.array([z == "zero3" for z in zeros]), np.arange(len(recomputes)), indexing="ij",
     )  # fmt: skip
-    t, p, v, b, z3, r = (axis.ravel() for axis in axes)
-    dp = n // (t * p)
-    keep = (n % (t * p) == 0) & ((v == 1) | ((p > 1) & (p * v <= shape.n_layer)))
+    t, c, p, v, b, z3, r = (axis.ravel() for axis in axes)
+    dp = n // (t * c * p)
+    keep = (n % (t * c * p) == 0) & ((v == 1) | ((p > 1) & (p * v <= shape.n_layer)))
     if len(zeros) > 1:
-        keep &= ~(z3 & (dp == 1))  # one data-parallel rank: ZeRO-1 and -3 are the same
+        keep &= ~(z3 & (dp * c == 1))  # one data-parallel rank: ZeRO-1 and -3 are the same
     if not keep.any():
         return {}
     return {
-        "tp": t[keep], "pp": p[keep], "dp": dp[keep], "mb": b[keep], "zero3": z3[keep],
-        "recompute": np.array(recomputes)[r[keep]], "vpp": v[keep],
+        "tp": t[keep], "cp": c[keep], "pp": p[keep], "dp": dp[keep], "mb": b[keep],
+        "zero3": z3[keep], "recompute": np.array(recomputes)[r[keep]], "vpp": v[keep],
     }  # fmt: skip
 
 
-def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> Layout:
-    """The fastest layout that fits (module docstring), or the reason none does."""
-    if not (hw.peak_flops > 0 and hw.compute_flops > 0):
-        return Layout("no_peak")
-    grid = _grid(shape, hw, settings)
+@dataclass(frozen=True, eq=False)
+class _Candidates:
+    """The layouts that fit memory and the batch, as parallel arrays, and the usable bytes."""
+
+    tp: np.ndarray
+    cp: np.ndarray
+    pp: np.ndarray
+    dp: np.ndarray
+    mb: np.ndarray
+    m: np.ndarray
+    zero3: np.ndarray
+    recompute: np.ndarray
+    vpp: np.ndarray
+    memory: np.ndarray
+    usable: float
+
+
+@lru_cache(maxsize=2048)
+def _candidates(
+    shape: LLMShape, memory_gb: float, num_gpus: int, gpus_per_node: int, settings: LayoutSettings
+) -> _Candidates | Layout:
+    """The layouts of the grid that fit (the framework's own sharding where any does), or
+    the Layout saying why none does. Independent of the network and the rates, so options
+    that differ only there share it."""
+    nodes = Hardware(memory_gb, 1.0, OpRates(1.0, 1.0, 1.0, 1), 1.0, 1.0, 1.0, num_gpus,
+                     gpus_per_node)  # fmt: skip
+    grid = _grid(shape, nodes, settings)
     sequences = max(1, int(settings.global_batch_tokens // shape.seq_len))
     if not grid:
         return Layout("no_layout_fits")
-    tp, pp, dp, mb, vpp = (grid[k].astype(float) for k in ("tp", "pp", "dp", "mb", "vpp"))
+    tp, cp, pp, dp, mb, vpp = (grid[k].astype(float) for k in ("tp", "cp", "pp", "dp", "mb", "vpp"))
     m = np.floor(sequences / (dp * mb))
     # Interleaving needs whole rounds of p micro-batches (Megatron-LM's schedule).
     usable_batch = (m >= 1) & ((vpp == 1) | (np.mod(m, pp) == 0))
@@ -244,34 +326,70 @@ def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> La
         return Layout("batch_too_small")
     m = np.maximum(m, 1.0)
     zero3, recompute = grid["zero3"], grid["recompute"]
-    share = recompute_share(recompute)
-    whole = np.where(share > 0, "none", recompute)
-
-    def activations(mode: np.ndarray) -> np.ndarray:
-        return activation_bytes_per_gpu(
-            shape.seq_len, shape.d_model, shape.n_heads, shape.n_layer, shape.vocab_size,
-            settings.precision, tp, pp, mb, m, mode, settings.flash_attention, vpp,
-        )  # fmt: skip
-
-    stored = activations(whole)
-    rebuilt = activations(np.full(len(share), "full"))
-    memory = state_bytes_per_gpu(
-        shape.params, shape.adapter_params, shape.mode, settings.precision, tp, pp, dp, zero3
-    ) + np.where(share > 0, share * rebuilt + (1.0 - share) * stored, stored)
-    usable = usable_bytes(hw.memory_gb, settings.memory_reserve_fraction)
+    memory = _memory_bytes(shape, settings, tp, cp, pp, dp, mb, m, zero3, recompute, vpp)
+    usable = usable_bytes(memory_gb, settings.memory_reserve_fraction)
     fits = (memory <= usable) & usable_batch
     if not fits.any():
         least = float(np.min(np.where(usable_batch, memory, np.inf)))
         return Layout("no_layout_fits", memory_per_gpu_gb=least / 1e9, usable_gb=usable / 1e9)
-    times = _step_times(shape, hw, settings, tp, pp, dp, mb, m, zero3, recompute, vpp)
-    tokens = m * dp * mb * shape.seq_len / times["step"]
-    best = int(np.argmax(np.where(fits, tokens, -np.inf)))
+    ok = np.flatnonzero(fits & _preferred_sharding(settings, zero3, fits))
+    return _Candidates(
+        tp[ok], cp[ok], pp[ok], dp[ok], mb[ok], m[ok], zero3[ok], recompute[ok], vpp[ok],
+        memory[ok], usable,
+    )  # fmt: skip
+
+
+@lru_cache(maxsize=2048)
+def _micro_batches(
+    shape: LLMShape,
+    rates: OpRates,
+    compute_flops: float,
+    memory_gb: float,
+    num_gpus: int,
+    gpus_per_node: int,
+    settings: LayoutSettings,
+) -> MicroBatchTimes:
+    """One micro-batch's seconds for each candidate layout (planner.llm.ops, or the older
+    MFU-prior model): independent of the network, so shared across it."""
+    c = _candidates(shape, memory_gb, num_gpus, gpus_per_node, settings)
+    assert isinstance(c, _Candidates)
+    share = recompute_share(c.recompute)
+    stage_layers = np.ceil(float(shape.n_layer) / c.pp)
+    if settings.step_model == "mfu-prior":
+        return _prior_micro_batch(shape, compute_flops, stage_layers, c.mb, c.tp, c.cp, share,
+                                  c.recompute)  # fmt: skip
+    return micro_batch_seconds(
+        shape.layer, rates, stage_layers, c.mb, c.tp, c.cp, share, c.recompute == "selective",
+        weight_grads=shape.mode not in ("lora", "qlora"), flash=settings.flash_attention,
+    )  # fmt: skip
+
+
+def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> Layout:
+    """The fastest layout that fits (module docstring), or the reason none does."""
+    rate = hw.compute_flops if settings.step_model == "mfu-prior" else hw.rates.gemm_flops
+    if not (hw.peak_flops > 0 and rate > 0):
+        return Layout("no_peak")
+    found = _candidates(shape, hw.memory_gb, hw.num_gpus, hw.gpus_per_node, settings)
+    if isinstance(found, Layout):
+        return found
+    c = found
+    parts = _micro_batches(
+        shape, hw.rates, hw.compute_flops, hw.memory_gb, hw.num_gpus, hw.gpus_per_node, settings
+    )
+    times = _step_times(shape, hw, settings, c, parts)
+    tokens = c.m * c.dp * c.mb * shape.seq_len / times["step"]
+    best = int(np.argmax(tokens))
+    tp, cp, pp, dp, mb, m, zero3, recompute, vpp, memory, usable = (
+        c.tp, c.cp, c.pp, c.dp, c.mb, c.m, c.zero3, c.recompute, c.vpp, c.memory, c.usable
+    )  # fmt: skip
     step = float(times["step"][best])
+    shares = {name: float(times[name][best]) / step for name in STEP_PARTS}
     return Layout(
         "fits",
         tp=int(tp[best]),
         pp=int(pp[best]),
         dp=int(dp[best]),
+        cp=int(cp[best]),
         micro_batch=int(mb[best]),
         micro_batches=int(m[best]),
         interleave=int(vpp[best]),
@@ -282,19 +400,37 @@ def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> La
         step_s=step,
         tokens_per_s=float(tokens[best]),
         mfu=float(tokens[best]) * shape.flops_per_token / (hw.num_gpus * hw.peak_flops),
-        compute_share=float(times["compute"][best]) / step,
-        bubble_share=float(times["bubble"][best]) / step,
-        tp_share=float(times["tp"][best]) / step,
-        pp_share=float(times["pp"][best]) / step,
-        dp_share=float(times["dp"][best]) / step,
+        compute_share=shares["compute"],
+        bubble_share=shares["bubble"],
+        tp_share=shares["tp"],
+        pp_share=shares["pp"],
+        dp_share=shares["dp"],
+        gemm_share=shares["gemm"],
+        attention_share=shares["attention"],
+        memory_share=shares["memory"],
+        recompute_time_share=shares["recompute"],
+        cp_share=shares["cp"],
+        optimizer_share=shares["optimizer"],
     )
 
 
-def _step_times(
+def _preferred_sharding(
+    settings: LayoutSettings, zero3: np.ndarray, fits: np.ndarray
+) -> np.ndarray:
+    """Layouts of the framework's own sharding (the first of its ZeRO stages: Megatron's
+    distributed optimizer, FSDP's FULL_SHARD) where any of them fits; the other stage is
+    weighed only when none does. With `zero` set, every layout of that stage."""
+    if settings.zero != "auto":
+        return np.ones(len(zero3), bool)
+    own = zero3 if framework(settings.framework).zero[0] == "zero3" else ~zero3
+    return own if (fits & own).any() else np.ones(len(zero3), bool)
+
+
+def _memory_bytes(
     shape: LLMShape,
-    hw: Hardware,
     settings: LayoutSettings,
     tp: np.ndarray,
+    cp: np.ndarray,
     pp: np.ndarray,
     dp: np.ndarray,
     mb: np.ndarray,
@@ -302,38 +438,133 @@ def _step_times(
     zero3: np.ndarray,
     recompute: np.ndarray,
     vpp: np.ndarray,
-) -> dict[str, np.ndarray]:
-    """Seconds per optimizer step and its parts (module docstring), per layout."""
-    s, h, layers = float(shape.seq_len), float(shape.d_model), float(shape.n_layer)
-    forward = 2.0 * shape.params + 4.0 * layers * s * h
+) -> np.ndarray:
+    """Bytes per GPU of each layout: model states sharded over the dp x cp ranks that hold
+    the same weights, plus activations of s / cp tokens per sequence (context parallelism
+    splits them: Megatron-Core) for the share of layers stored and rebuilt."""
     share = recompute_share(recompute)
-    extra = share * forward + np.where(recompute == "selective", 4.0 * layers * s * h, 0.0)
+    whole = np.where(share > 0, "none", recompute)
+
+    def activations(mode: np.ndarray) -> np.ndarray:
+        return activation_bytes_per_gpu(
+            shape.seq_len, shape.d_model, shape.n_heads, shape.n_layer, shape.vocab_size,
+            settings.precision, tp, pp, mb / cp, m, mode, settings.flash_attention, vpp,
+        )  # fmt: skip
+
+    stored = activations(whole)
+    rebuilt = activations(np.full(len(share), "full"))
+    states = state_bytes_per_gpu(
+        shape.params, shape.adapter_params, shape.mode, settings.precision, tp, pp, dp * cp,
+        zero3,
+    )  # fmt: skip
+    return states + np.where(share > 0, share * rebuilt + (1.0 - share) * stored, stored)
+
+
+# A step's parts, in seconds per optimizer step: compute = gemm + attention + memory +
+# recompute (all micro-batches); then bubble and exposed tp, cp, pp and dp communication,
+# and the optimizer.
+STEP_PARTS = (
+    "compute", "gemm", "attention", "memory", "recompute", "bubble", "tp", "cp", "pp", "dp",
+    "optimizer",
+)  # fmt: skip
+
+
+def _step_times(
+    shape: LLMShape,
+    hw: Hardware,
+    settings: LayoutSettings,
+    c: _Candidates,
+    parts: MicroBatchTimes,
+) -> dict[str, np.ndarray]:
+    """Seconds per optimizer step and its parts (STEP_PARTS; module docstring), per
+    candidate layout, from its micro-batch's seconds (`parts`)."""
+    s, h, layers = float(shape.seq_len), float(shape.d_model), float(shape.n_layer)
+    tp, cp, pp, dp, mb, m, zero3, vpp = c.tp, c.cp, c.pp, c.dp, c.mb, c.m, c.zero3, c.vpp
+    share = recompute_share(c.recompute)
     stage_layers = np.ceil(layers / pp)
-    imbalance = stage_layers * pp / layers
-    flops_mb = (shape.flops_per_token + extra) * mb * s * imbalance / (tp * pp)
-    t_mb = flops_mb / hw.compute_flops
-    act_bytes = mb * s * h * 2.0
+    frozen = shape.mode in ("lora", "qlora")
+    t_mb = parts.total
+    act_bytes = mb * s / cp * h * 2.0
     n_tp = 4.0 + 2.0 * share
     t_tp = np.where(
         tp > 1,
         stage_layers * n_tp * ring_seconds(tp, act_bytes, hw.intra_gbs, NVLINK_LATENCY_S, 2.0),
         0.0,
     )
+    t_cp = _cp_seconds(shape, hw, tp, cp, mb, stage_layers, parts.attention / stage_layers)
     pp_gbs = hw.intra_gbs if hw.num_gpus <= hw.gpus_per_node else hw.network_gbs_per_gpu
     pp_latency = NVLINK_LATENCY_S if hw.num_gpus <= hw.gpus_per_node else NETWORK_LATENCY_S
     t_pp = np.where(pp > 1, 2.0 * vpp * (pp_latency + act_bytes / tp / (pp_gbs * 1e9)), 0.0)
     slots = m + (pp - 1.0) / vpp
-    per_slot = t_mb + t_tp + t_pp
-    t_dp = _dp_seconds(shape, hw, settings, tp, pp, dp, m, zero3, t_mb)
-    step = slots * per_slot + t_dp
+    per_slot = t_mb + t_tp + t_cp + t_pp
+    t_dp = _dp_seconds(shape, hw, settings, tp, pp, dp * cp, m, zero3, t_mb)
+    local = shape.params / (tp * pp) / np.where(dp * cp > 1, dp * cp, 1.0)
+    trained = (shape.adapter_params / (tp * pp)) if frozen else local
+    t_opt = optimizer_seconds(trained, hw.rates) * np.ones_like(m)
+    if settings.step_model == "mfu-prior":
+        t_opt = np.zeros_like(m)
+    step = slots * per_slot + t_dp + t_opt
     return {
         "step": step,
         "compute": m * t_mb,
+        "gemm": m * parts.gemm,
+        "attention": m * parts.attention,
+        "memory": m * parts.memory,
+        "recompute": m * parts.recompute,
         "bubble": (pp - 1.0) / vpp * per_slot,
         "tp": m * t_tp,
+        "cp": m * t_cp,
         "pp": m * t_pp,
         "dp": t_dp,
+        "optimizer": t_opt,
     }
+
+
+def _prior_micro_batch(
+    shape: LLMShape,
+    compute_flops: float,
+    stage_layers: np.ndarray,
+    mb: np.ndarray,
+    tp: np.ndarray,
+    cp: np.ndarray,
+    share: np.ndarray,
+    recompute: np.ndarray,
+) -> MicroBatchTimes:
+    """The older step model's micro-batch: FLOPs per token x tokens (plus recomputation:
+    full adds 2N + 4 L s h per token for its share, selective 4 L s h) over MFU prior x
+    peak, all of it counted as GEMM time."""
+    s, h, layers = float(shape.seq_len), float(shape.d_model), float(shape.n_layer)
+    forward = 2.0 * shape.params + 4.0 * layers * s * h
+    extra = share * forward + np.where(recompute == "selective", 4.0 * layers * s * h, 0.0)
+    # ceil(L/p) of the L layers per GPU: the busiest stage's share of the model's FLOPs.
+    flops = (shape.flops_per_token + extra) * mb * s / cp * stage_layers / (layers * tp)
+    zero = np.zeros_like(flops)
+    return MicroBatchTimes(gemm=flops / compute_flops, attention=zero, memory=zero,
+                           recompute=zero)  # fmt: skip
+
+
+def _cp_seconds(
+    shape: LLMShape,
+    hw: Hardware,
+    tp: np.ndarray,
+    cp: np.ndarray,
+    mb: np.ndarray,
+    stage_layers: np.ndarray,
+    attention_per_layer: np.ndarray,
+) -> np.ndarray:
+    """Exposed context-parallel communication per micro-batch: each layer passes its key
+    and value chunks (2 b s/cp g d / t values) around the cp ring, cp - 1 hops forward and
+    twice that backward (their gradients too), overlapped with the attention blocks it
+    feeds (ring attention: Liu et al. 2023; Megatron-Core's context parallelism)."""
+    d = shape.d_model / shape.n_heads
+    kv_bytes = 2.0 * mb * shape.seq_len / cp * shape.n_kv_heads * d / tp * 2.0
+    within = tp * cp <= hw.gpus_per_node
+    gbs = np.where(within, hw.intra_gbs, hw.network_gbs_per_gpu)
+    latency = np.where(within, NVLINK_LATENCY_S, NETWORK_LATENCY_S)
+    hop = latency + kv_bytes / (gbs * 1e9)
+    passes = 3.0 * (cp - 1.0) * hop
+    exposed = np.maximum(0.0, passes - attention_per_layer)
+    return np.where(cp > 1, stage_layers * exposed, 0.0)
 
 
 def _dp_seconds(

@@ -1,18 +1,23 @@
 """LLM training throughput per option: the fastest parallel layout that fits, and its MFU.
 
-Composes planner.llm.memory (bytes per GPU), planner.llm.mfu (the efficiency compute runs
-at: own GPT results, else a cited prior per GPU generation) and planner.llm.layout (the
-tensor x pipeline x data-parallel search with its step-time model). Every formula and its
-source is in those modules' docstrings.
+Composes planner.llm.memory (bytes per GPU), planner.llm.ops (the operator-level step
+model: GEMMs by shape, attention, memory-bound operators, at per-generation kernel
+efficiencies), planner.llm.frameworks (what each training stack allows), planner.llm.mfu
+(own GPT results, which calibrate the kernel rates) and planner.llm.layout (the tensor x
+context x pipeline x data-parallel search). Every formula and its source is in those
+modules' docstrings.
 
 Precisions: fp32, tf32, fp16, bf16 use the spec table's dense peak (planner.machines.specs);
-fp8 uses its fp8 peak where the GPU has fp8 tensor cores (H100/H200/B200, Ada L4/L40S/
-RTX 40xx, MI300X, Gaudi; gpu_specs.csv `fp8_tflops`) and runs at the bf16 rate x
-FP8_SPEEDUP; elsewhere the reason code is "no_peak".
+fp8 runs its GEMMs at the fp8 peak x FP8_GEMM_FACTOR of the 16-bit efficiency where the GPU
+has fp8 tensor cores (gpu_specs.csv `fp8_tflops`), attention and memory-bound operators in
+16 bits (Transformer Engine's default); elsewhere the reason code is "no_peak".
 
-Bands (10-90%): the anchor's own band (runs' spread, or the prior's literature range) and,
-on the share of the step that is not compute, OVERHEAD_LOG_ERROR, added in quadrature; fp8
-adds the range of its speed-up.
+Calibration: own GPT results on the GPU (planner.llm.mfu) scale the kernel rates by their
+measured MFU over the operator model's MFU for the measured run (within CALIBRATION_LIMITS).
+
+Bands (10-90%): the kernel defaults' band (planner.llm.ops KERNEL_DEFAULTS), or the own
+runs' spread, and on the share of the step that is not compute OVERHEAD_LOG_ERROR, added in
+quadrature.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from planner.llm.frameworks import DEFAULT_FRAMEWORK, framework
 from planner.llm.layout import (
     ACHIEVABLE_FRACTION,
     PCIE_X16_GBS,
@@ -41,8 +47,19 @@ from planner.llm.mfu import (
     mfu_anchor,
     params_from_size,
 )
+from planner.llm.op_efficiency import (
+    measured_attention_tflops,
+    measured_gemm_tflops,
+    measured_memory_gbps,
+)
+from planner.llm.ops import HBM_FRACTION, MeasuredKernels, OpRates, kernel_default, sm_count
 from planner.machines.specs import load_specs
-from planner.workloads.catalog import DEFAULT_VOCAB_SIZE, Workload, lora_adapter_params
+from planner.workloads.catalog import (
+    DEFAULT_VOCAB_SIZE,
+    Workload,
+    llm_workload,
+    lora_adapter_params,
+)
 
 __all__ = [
     "LLM_DETAIL_COLUMNS",
@@ -75,6 +92,16 @@ FINETUNE_BATCH_TOKENS = 64 * 4096.0
 # step (an assumption; the ring model's held-out error inside a node is ~10%, and across
 # nodes congestion and stragglers add to it).
 OVERHEAD_LOG_ERROR = 0.30
+# fp8 GEMMs reach less of their (twice as high) peak than 16-bit ones: per-tensor scaling
+# and casts around each GEMM (Transformer Engine; DeepSeek-AI's DeepGEMM reports up to
+# 1,550 of 1,979 dense fp8 TFLOP/s on H800, 78%). An assumption within that range.
+FP8_GEMM_FACTOR = 0.85
+# How far own GPT results may move the kernel rates (measured MFU / operator-model MFU).
+CALIBRATION_LIMITS = (0.5, 1.5)
+# The rate source and band of rows whose GPU ran the operator benchmark: its kernels are
+# measured, what stays uncertain is how a framework strings them together (assumed +/-10%).
+MEASURED_KERNELS_CODE = "kernels_measured"
+MEASURED_KERNELS_BAND = (0.90, 1.10)
 
 
 @dataclass(frozen=True)
@@ -127,6 +154,9 @@ class LLMSettings:
     flash_attention: attention without stored scores (Dao et al. 2022); PyTorch's
       memory-efficient SDPA does the same on GPUs FlashAttention does not support.
     memory_reserve_fraction: share of each GPU's memory not available to the model.
+    framework: the training stack (planner.llm.frameworks: megatron, fsdp, deepspeed).
+    step_model: "ops" (the operator model) or "mfu-prior" (the older MFU-prior model, kept
+      for comparison by tools/evaluate_estimator.py).
     """
 
     global_batch_tokens: float | None = None
@@ -135,8 +165,13 @@ class LLMSettings:
     zero: str = "auto"
     flash_attention: bool = True
     memory_reserve_fraction: float = 0.10
+    framework: str = DEFAULT_FRAMEWORK
+    step_model: str = "ops"
 
     def __post_init__(self) -> None:
+        framework(self.framework)  # ValueError naming the valid ones
+        if self.step_model not in ("ops", "mfu-prior"):
+            raise ValueError(f"step_model {self.step_model!r}: valid are ops, mfu-prior")
         if self.micro_batch is not None and self.micro_batch < 1:
             raise ValueError(f"micro_batch must be >= 1 sequence, got {self.micro_batch}")
         if self.global_batch_tokens is not None and not self.global_batch_tokens > 0:
@@ -183,6 +218,8 @@ def llm_shape_of(workload: Workload) -> LLMShape:
         vocab_size=int(workload.vocab_size or DEFAULT_VOCAB_SIZE),
         seq_len=int(workload.seq_len or 2048),
         mode=workload.llm_mode,
+        ffn_dim=ffn,
+        gated=ffn != 4 * width,  # SwiGLU widths are not 4 h (planner.llm.presets)
     )
 
 
@@ -195,6 +232,8 @@ class GPUFigures:
     nvlink_gbs: float
     pcie_gen: int
     bridged_nvlink: bool
+    memory_bw_gbs: float = math.nan
+    architecture: str = ""
 
 
 @lru_cache(maxsize=256)
@@ -211,6 +250,8 @@ def gpu_figures(gpu_name: str) -> GPUFigures | None:
         nvlink_gbs=float(row["nvlink_gbs"]) if pd.notna(row["nvlink_gbs"]) else 0.0,
         pcie_gen=int(row["pcie_gen"]) if pd.notna(row["pcie_gen"]) else 4,
         bridged_nvlink=bool(row.get("nvlink_bridge", False)),  # the spec table's flag
+        memory_bw_gbs=float(row["memory_bw_gbs"]) if pd.notna(row["memory_bw_gbs"]) else math.nan,
+        architecture=str(row.get("architecture", "")),
     )
 
 
@@ -251,6 +292,16 @@ class LayoutPrediction:
     anchor: MFUAnchor
     precision: str
     params: float
+    kernels: str = ""  # the kernel defaults' code (planner.llm.ops); "" for the older model
+    kernels_run: str = ""  # the operator-benchmark run behind kernels_measured
+    framework: str = DEFAULT_FRAMEWORK
+    calibration: float = 1.0  # own GPT results' factor on the kernel rates
+
+    @property
+    def rate_source(self) -> str:
+        """What the compute rate rests on: own_measured | own_published (calibrating the
+        operator model, or anchoring the older one), a kernels_* code, or a prior_* code."""
+        return self.anchor.code if self.anchor.kind == "own" or not self.kernels else self.kernels
 
 
 def predict_layout(
@@ -262,16 +313,48 @@ def predict_layout(
     network_gbps: float,
     figures: pd.DataFrame | None = None,
     settings: LLMSettings | None = None,
+    ops: pd.DataFrame | None = None,
 ) -> LayoutPrediction:
-    """The fastest layout of `workload` on `num_gpus` x `gpu_name` and its tokens/s."""
+    """The fastest layout of `workload` on `num_gpus` x `gpu_name` and its tokens/s.
+
+    `figures`: own GPT-benchmark MFU (planner.llm.mfu.gpt_mfu_figures), which calibrates
+    the kernel rates; `ops`: the results table whose operator-benchmark runs
+    (planner.llm.op_efficiency) replace the kernel defaults on their GPU.
+    """
     settings = settings or LLMSettings()
     shape = llm_shape_of(workload)
     figures = figures if figures is not None else pd.DataFrame()
     anchor = mfu_anchor(gpu_name, shape.params, shape.d_model, figures)
+    measured = measured_kernels(ops, gpu_name, precision, shape) if ops is not None else None
     return _predict(
         shape, precision, gpu_name, int(num_gpus), int(gpus_per_node), float(network_gbps),
-        anchor, settings.batch_tokens(workload), settings,
+        anchor, settings.batch_tokens(workload), settings, measured,
     )  # fmt: skip
+
+
+def measured_kernels(
+    results: pd.DataFrame, gpu_name: str, precision: str, shape: LLMShape
+) -> MeasuredKernels | None:
+    """The operator benchmark's figures for this GPU (own runs first: op_efficiency), GEMMs
+    at the training precision and attention at 16 bits for fp8 (as it runs), or None when
+    the GPU has no GEMM figures at the precision."""
+    table = measured_gemm_tflops(results, gpu_name, precision)
+    if table is None:
+        return None
+    head_dim = max(1, shape.d_model // max(1, shape.n_heads))
+    attention_precision = "bf16" if precision == "fp8" else precision
+    attention = measured_attention_tflops(
+        results, gpu_name, attention_precision, head_dim, shape.seq_len
+    )
+    memory = measured_memory_gbps(results, gpu_name)
+    return MeasuredKernels(
+        gemm_shapes=table.shapes,
+        gemm_flops=tuple(x * 1e12 for x in table.tflops),
+        attention_flops=attention * 1e12 if attention else math.nan,
+        hbm_bytes_per_s=memory * 1e9 if memory else math.nan,
+        run_id=table.run_id,
+        source=table.source,
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -285,41 +368,46 @@ def _predict(
     anchor: MFUAnchor,
     batch_tokens: float,
     settings: LLMSettings,
+    measured: MeasuredKernels | None = None,
 ) -> LayoutPrediction:
     per_node = max(1, min(gpus_per_node, num_gpus))
     figures = gpu_figures(gpu_name)
     peak = peak_flops(gpu_name, precision)
     half = peak_flops(gpu_name, "bf16")
     half = half if np.isfinite(half) else peak_flops(gpu_name, "fp16")
-    rate = anchor.mfu * (half * FP8_SPEEDUP[0] if precision == "fp8" else peak)
+    kernels = kernel_default(figures.architecture if figures else "")
+    scale = _calibration(shape, precision, gpu_name, anchor, settings, batch_tokens)
     hardware = Hardware(
         memory_gb=figures.memory_gb if figures else math.nan,
         peak_flops=peak,
-        compute_flops=rate,
+        rates=_op_rates(
+            figures,
+            precision,
+            peak,
+            half,
+            kernels.gemm,
+            kernels.attention,
+            scale,
+            framework(settings.framework).unfused,
+            measured,
+        ),
+        compute_flops=anchor.mfu * (half * FP8_SPEEDUP[0] if precision == "fp8" else peak),
         intra_gbs=intra_node_gbs(gpu_name, per_node),
         network_gbs_per_gpu=network_gbps / 8.0 / per_node * ACHIEVABLE_FRACTION,
         num_gpus=num_gpus,
         gpus_per_node=per_node,
     )
-    layout_settings = LayoutSettings(
-        global_batch_tokens=batch_tokens,
-        flash_attention=settings.flash_attention,
-        recompute=settings.recompute,
-        zero=settings.zero,
-        micro_batch=settings.micro_batch,
-        memory_reserve_fraction=settings.memory_reserve_fraction,
-        precision=precision,
-    )
-    layout = choose_layout(shape, hardware, layout_settings)
+    layout = choose_layout(shape, hardware, _layout_settings(settings, batch_tokens, precision))
+    code = kernels.code if settings.step_model == "ops" else ""
+    low, high = kernels.low, kernels.high
+    if measured is not None and settings.step_model == "ops":
+        code, (low, high) = MEASURED_KERNELS_CODE, MEASURED_KERNELS_BAND
     if not layout.fits:
         return LayoutPrediction(
-            layout, math.nan, math.nan, math.nan, anchor, precision, shape.params
-        )
-    overhead = OVERHEAD_LOG_ERROR * (1.0 - layout.compute_share)
-    fp8_down = math.log(FP8_SPEEDUP[0] / FP8_SPEEDUP[1]) if precision == "fp8" else 0.0
-    fp8_up = math.log(FP8_SPEEDUP[2] / FP8_SPEEDUP[0]) if precision == "fp8" else 0.0
-    down = math.sqrt(math.log(anchor.mfu / anchor.low) ** 2 + overhead**2 + fp8_down**2)
-    up = math.sqrt(math.log(anchor.high / anchor.mfu) ** 2 + overhead**2 + fp8_up**2)
+            layout, math.nan, math.nan, math.nan, anchor, precision, shape.params, code,
+            measured.run_id if measured else "", settings.framework, scale,
+        )  # fmt: skip
+    down, up = _band(anchor, layout, precision, settings, low, high)
     tokens = layout.tokens_per_s
     return LayoutPrediction(
         layout,
@@ -329,7 +417,110 @@ def _predict(
         anchor,
         precision,
         shape.params,
+        code,
+        measured.run_id if measured else "",
+        settings.framework,
+        scale,
     )
+
+
+def _layout_settings(settings: LLMSettings, batch_tokens: float, precision: str) -> LayoutSettings:
+    """The layout search's settings for one prediction."""
+    return LayoutSettings(
+        global_batch_tokens=batch_tokens,
+        flash_attention=settings.flash_attention,
+        recompute=settings.recompute,
+        zero=settings.zero,
+        micro_batch=settings.micro_batch,
+        memory_reserve_fraction=settings.memory_reserve_fraction,
+        precision=precision,
+        framework=settings.framework,
+        step_model=settings.step_model,
+    )
+
+
+def _op_rates(
+    figures: GPUFigures | None,
+    precision: str,
+    peak: float,
+    half: float,
+    gemm: float,
+    attention: float,
+    scale: float,
+    unfused: float,
+    measured: MeasuredKernels | None = None,
+) -> OpRates:
+    """The operator model's rates on one GPU (planner.llm.ops; fp8: FP8_GEMM_FACTOR);
+    measured operator figures where the operator benchmark ran on this GPU."""
+    gemm_efficiency = gemm * (FP8_GEMM_FACTOR if precision == "fp8" else 1.0)
+    sixteen = half if precision == "fp8" else peak
+    bandwidth = figures.memory_bw_gbs * 1e9 * HBM_FRACTION if figures else math.nan
+    attention_flops = sixteen * attention
+    if measured is not None:
+        attention_flops = (
+            measured.attention_flops if np.isfinite(measured.attention_flops) else attention_flops
+        )
+        bandwidth = measured.hbm_bytes_per_s if np.isfinite(measured.hbm_bytes_per_s) else bandwidth
+    return OpRates(
+        gemm_flops=peak * gemm_efficiency * scale,
+        attention_flops=attention_flops * scale,
+        hbm_bytes_per_s=bandwidth * scale,
+        sms=sm_count(figures.architecture if figures else ""),
+        unfused=unfused,
+        value_bytes=4.0 if precision in ("fp32", "tf32") else 2.0,
+        measured=measured,
+    )
+
+
+def _band(
+    anchor: MFUAnchor,
+    layout: Layout,
+    precision: str,
+    settings: LLMSettings,
+    kernel_low: float,
+    kernel_high: float,
+) -> tuple[float, float]:
+    """(down, up) of the 10-90% band in log: the compute rate's (own runs' spread, else the
+    kernel defaults' band; the older model: its MFU prior's) and OVERHEAD_LOG_ERROR on the
+    share of the step that is not compute, in quadrature."""
+    overhead = OVERHEAD_LOG_ERROR * (1.0 - layout.compute_share)
+    if anchor.kind == "own" or settings.step_model == "mfu-prior":
+        rate_down, rate_up = math.log(anchor.mfu / anchor.low), math.log(anchor.high / anchor.mfu)
+    else:
+        rate_down, rate_up = -math.log(kernel_low), math.log(kernel_high)
+    old_fp8 = precision == "fp8" and settings.step_model == "mfu-prior"
+    fp8_down = math.log(FP8_SPEEDUP[0] / FP8_SPEEDUP[1]) if old_fp8 else 0.0
+    fp8_up = math.log(FP8_SPEEDUP[2] / FP8_SPEEDUP[0]) if old_fp8 else 0.0
+    down = math.sqrt(rate_down**2 + overhead**2 + fp8_down**2)
+    up = math.sqrt(rate_up**2 + overhead**2 + fp8_up**2)
+    return down, up
+
+
+def _calibration(
+    shape: LLMShape,
+    precision: str,
+    gpu_name: str,
+    anchor: MFUAnchor,
+    settings: LLMSettings,
+    batch_tokens: float,
+) -> float:
+    """Own GPT results' MFU over the operator model's MFU for the measured model on the
+    measured GPU count (one node, the same settings and batch), within CALIBRATION_LIMITS;
+    1 without own results. The measured configuration itself is then predicted within
+    about 1% of its measured MFU (kernel-launch gaps are not scaled)."""
+    if anchor.kind != "own" or settings.step_model != "ops" or anchor.params <= 0:
+        return 1.0
+    same = abs(anchor.params / shape.params - 1.0) < 0.02
+    measured = shape if same else llm_shape_of(llm_workload(anchor.params, 1e9, shape.seq_len))
+    count = max(1, int(anchor.world_size))
+    plain = MFUAnchor(math.nan, math.nan, math.nan, "calibrating")
+    found = _predict(
+        measured, precision, gpu_name, count, count, 400.0, plain, batch_tokens, settings
+    )
+    if not found.layout.fits or not found.layout.mfu > 0:
+        return 1.0
+    low, high = CALIBRATION_LIMITS
+    return float(np.clip(anchor.mfu / found.layout.mfu, low, high))
 
 
 def prediction_source(prediction: LayoutPrediction) -> str:
@@ -347,15 +538,18 @@ def prediction_source(prediction: LayoutPrediction) -> str:
 
 
 # Per option, the figures planner.render.llm words into a row's throughput detail: the
-# step's time in seconds and its shares (compute, pipeline bubble, exposed tensor-,
-# pipeline- and data-parallel communication), usable memory, and the MFU anchor (its value,
-# source code from planner.llm.mfu PRIOR_CODES/OWN_CODES, whether a prior's band was
-# widened, and for own GPT results the run id, run count, size, GPU count and decades of
-# size between the run and the target).
+# step's time in seconds and its shares (compute, and within it GEMMs, attention,
+# memory-bound operators and recomputation; pipeline bubble; exposed tensor-, context-,
+# pipeline- and data-parallel communication; the optimizer), usable memory, the framework,
+# and what the compute rate rests on (mfu_source: a planner.llm.ops kernels_* code, or own
+# GPT results, with their calibration factor; for own results the anchor MFU, run id, run
+# count, size, GPU count and decades of size between the run and the target).
 LLM_DETAIL_COLUMNS = (
-    "step_s", "compute_share", "bubble_share", "tp_comm_share", "pp_comm_share",
-    "dp_comm_share", "usable_gb", "mfu_anchor", "mfu_source", "mfu_band_widened",
-    "mfu_run_id", "mfu_runs", "mfu_model_size", "mfu_world_size", "mfu_size_decades",
+    "step_s", "compute_share", "gemm_share", "attention_share", "memory_share",
+    "recompute_share", "bubble_share", "tp_comm_share", "cp_comm_share", "pp_comm_share",
+    "dp_comm_share", "optimizer_share", "usable_gb", "framework", "calibration",
+    "mfu_anchor", "mfu_source", "mfu_band_widened", "mfu_run_id", "mfu_runs",
+    "mfu_model_size", "mfu_world_size", "mfu_size_decades",
 )  # fmt: skip
 
 
@@ -363,6 +557,7 @@ def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
     """LLM_DETAIL_COLUMNS of one prediction, plus layout, memory_per_gpu_gb, mfu, reason and
     precision (numbers and codes only)."""
     layout, anchor = prediction.layout, prediction.anchor
+    own = anchor.kind == "own"
     return {
         "layout": layout.label,
         "reason": layout.reason,
@@ -371,15 +566,23 @@ def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
         "mfu": layout.mfu,
         "step_s": layout.step_s,
         "compute_share": layout.compute_share,
+        "gemm_share": layout.gemm_share,
+        "attention_share": layout.attention_share,
+        "memory_share": layout.memory_share,
+        "recompute_share": layout.recompute_time_share,
         "bubble_share": layout.bubble_share,
         "tp_comm_share": layout.tp_share,
+        "cp_comm_share": layout.cp_share,
         "pp_comm_share": layout.pp_share,
         "dp_comm_share": layout.dp_share,
+        "optimizer_share": layout.optimizer_share,
         "usable_gb": layout.usable_gb,
-        "mfu_anchor": anchor.mfu,
-        "mfu_source": anchor.code,
-        "mfu_band_widened": anchor.widened,
-        "mfu_run_id": anchor.run_id,
+        "framework": prediction.framework,
+        "calibration": prediction.calibration,
+        "mfu_anchor": anchor.mfu if own or not prediction.kernels else math.nan,
+        "mfu_source": prediction.rate_source,
+        "mfu_band_widened": anchor.widened and not prediction.kernels,
+        "mfu_run_id": anchor.run_id or prediction.kernels_run,
         "mfu_runs": anchor.runs,
         "mfu_model_size": anchor.model_size,
         "mfu_world_size": anchor.world_size,
@@ -399,9 +602,11 @@ def llm_options(
     precision: str,
     figures: pd.DataFrame,
     settings: LLMSettings | None = None,
+    ops: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """LLM_OPTION_COLUMNS per option (gpu_name, total_gpus, gpus_per_node, network_gbps),
-    aligned to its index. Unique (GPU, count, node, network) rows are searched once."""
+    aligned to its index. Unique (GPU, count, node, network) rows are searched once.
+    `ops`: results whose operator-benchmark runs replace the kernel defaults."""
     settings = settings or LLMSettings()
     keys = list(
         zip(
@@ -416,7 +621,7 @@ def llm_options(
     for key in dict.fromkeys(keys):
         gpu, count, per_node, network = key
         found = predict_layout(
-            workload, precision, gpu, max(count, 1), per_node, network, figures, settings
+            workload, precision, gpu, max(count, 1), per_node, network, figures, settings, ops
         )
         rows.append(
             {

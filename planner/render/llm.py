@@ -36,6 +36,24 @@ PRIOR_WORDS = {
     "prior_assumed": "assumed 40% (25-55%): no published LLM training MFU for this GPU class; "
     "between PaLM's 46% (Chowdhery et al. 2022) and V100's 30% (Shoeybi et al. 2019)",
 }
+# The literature behind each kernel-efficiency code (planner.llm.ops KERNEL_DEFAULTS).
+KERNEL_WORDS = {
+    "kernels_a100": "A100 kernels: GEMMs at 75% and attention at 53% of the dense peak over a "
+    "training step (large GEMMs reach 80-90% in isolation and FlashAttention-2 50-73% "
+    "forward: Dao 2023; set so that the 1T run of Korthikanti et al. 2022 is matched)",
+    "kernels_hopper": "Hopper kernels: GEMMs at 70% and attention at 48% of the dense peak over "
+    "a training step (FlashAttention-3 reaches 75% forward: Shah et al. 2024; set so that "
+    "Llama 3 405B on 8,192 H100, Dubey et al. 2024, is matched)",
+    "kernels_blackwell": "Blackwell kernels: Hopper's efficiencies (nothing published), wider band",
+    "kernels_volta": "Volta kernels: GEMMs at 55% of the peak (a 1.2B GPT at 30% end to end on "
+    "one V100: Shoeybi et al. 2019)",
+    "kernels_amd": "AMD kernels: GEMMs at 55% of the peak (assumed; 32-38% end to end for "
+    "175B-1T GPTs on MI250X: Dash et al. 2023)",
+    "kernels_measured": "measured kernels: GEMMs by shape, attention and memory bandwidth from "
+    "the operator benchmark on this GPU (gpuplan bench run --workload ops, run {run})",
+    "kernels_assumed": "assumed kernels: GEMMs at 60% and attention at 40% of the peak (no "
+    "published figure for this GPU class)",
+}
 # Why estimate-llm found no layout (planner.llm.layout REASONS).
 REASON_WORDS = {
     "no_layout_fits": "does not fit: no tensor/pipeline/data-parallel layout fits GPU memory, "
@@ -55,8 +73,11 @@ def _number(value: Any) -> float:
 
 
 def mfu_source_text(row: Mapping[str, Any]) -> str:
-    """Where the row's MFU anchor comes from: a cited prior, or own GPT results."""
+    """What the row's compute rate rests on: kernel defaults, own GPT results (calibrating
+    them), or a cited MFU prior (the older model)."""
     code = str(row.get("mfu_source") or "")
+    if code in KERNEL_WORDS:
+        return KERNEL_WORDS[code].format(run=row.get("mfu_run_id") or "")
     if code in PRIOR_WORDS:
         widened = f"; band widened below width {SMALL_WIDTH}" if row.get("mfu_band_widened") else ""
         return PRIOR_WORDS[code] + widened
@@ -74,34 +95,53 @@ def mfu_source_text(row: Mapping[str, Any]) -> str:
         if _number(row.get("mfu_size_decades")) * 0.15 > 0.01
         else ""
     )
+    factor = _number(row.get("calibration"))
+    calibrated = f"; kernel rates x {factor:.2f}" if factor == factor and factor != 1.0 else ""
     return (
         f"MFU {_number(row.get('mfu_anchor')):.0%} {source} by the GPT benchmark on this GPU "
-        f"({which}; {size}, {_number(row.get('mfu_world_size')):g} GPU){scaled}"
+        f"({which}; {size}, {_number(row.get('mfu_world_size')):g} GPU){scaled}{calibrated}"
     )
+
+
+# A step's parts as the detail names them (planner.llm.throughput LLM_DETAIL_COLUMNS).
+STEP_PART_WORDS = (
+    ("gemm_share", "GEMM"), ("attention_share", "attention"),
+    ("memory_share", "memory-bound"), ("recompute_share", "recompute"),
+    ("bubble_share", "bubble"), ("tp_comm_share", "TP comm"), ("cp_comm_share", "CP comm"),
+    ("pp_comm_share", "PP comm"), ("dp_comm_share", "DP comm"),
+    ("optimizer_share", "optimizer"),
+)  # fmt: skip
+
+
+def step_parts_text(row: Mapping[str, Any]) -> str:
+    """ "GEMM 61%, attention 17%, ..." for the parts above half a percent, largest first;
+    the older model's rows (no operator parts) name compute, bubble and communication."""
+    parts = [(words, _number(row.get(key))) for key, words in STEP_PART_WORDS]
+    if parts[0][1] != parts[0][1]:  # no operator breakdown: compute as one part
+        parts = [("compute", _number(row.get("compute_share"))), *parts[4:]]
+    shown = sorted((p for p in parts if p[1] == p[1] and p[1] >= 0.005), key=lambda p: -p[1])
+    return ", ".join(f"{words} {share:.0%}" for words, share in shown)
 
 
 def llm_detail(row: Mapping[str, Any], precision: str) -> str:
-    """A fitting row's layout, where its step time goes, memory, and its MFU's source."""
-    anchor = _number(row.get("mfu_anchor"))
-    rate = (
-        f"compute at {anchor:.0%} of the bf16 peak x {FP8_SPEEDUP[0]:g} for fp8 (1.3-1.5x "
-        "end to end: Transformer Engine; Peng et al. 2023)"
-        if precision == "fp8"
-        else f"compute at {anchor:.0%} of the {precision} dense peak (gpu_specs)"
-    )
+    """A fitting row's layout, where its step time goes, memory, and its rates' source."""
     layout = row.get("layout", row.get("sharding"))
-
-    def share(key: str) -> str:
-        return f"{_number(row.get(key)):.0%}"
-
+    framework = str(row.get("framework") or "")
+    if str(row.get("mfu_source") or "") in PRIOR_WORDS:
+        anchor = _number(row.get("mfu_anchor"))
+        rate = (
+            f"compute at {anchor:.0%} of the bf16 peak x {FP8_SPEEDUP[0]:g} for fp8; "
+            if precision == "fp8"
+            else f"compute at {anchor:.0%} of the {precision} dense peak; "
+        )
+    else:
+        rate = ""
     return (
-        f"layout {layout} (tensor/pipeline/data-parallel search), "
+        f"layout {layout} ({framework} layout search: tensor/context/pipeline/data parallel), "
         f"{_number(row.get('memory_per_gpu_gb')):.0f} of {_number(row.get('usable_gb')):.0f} GB "
-        f"per GPU; step {_number(row.get('step_s')):.3g} s: compute {share('compute_share')}, "
-        f"pipeline bubble {share('bubble_share')}, tensor-parallel comm {share('tp_comm_share')}, "
-        f"pipeline comm {share('pp_comm_share')}, exposed data-parallel comm "
-        f"{share('dp_comm_share')}; MFU {_number(row.get('mfu')):.0%} of the {precision} peak; "
-        f"{rate}: {mfu_source_text(row)}"
+        f"per GPU; step {_number(row.get('step_s')):.3g} s: {step_parts_text(row)}; "
+        f"MFU {_number(row.get('mfu')):.0%} of the {precision} peak; "
+        f"{rate}{mfu_source_text(row)}"
     )
 
 

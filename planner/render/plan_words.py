@@ -168,20 +168,22 @@ def _method_lines(request: PlanRequest) -> list[str]:
     lines: list[str] = []
     if workload.is_llm:
         lines += [
-            f"Precision {precision}. Throughput per option from the fastest tensor x pipeline "
-            "x data-parallel layout that fits memory (Megatron-LM: Shoeybi et al. 2019, "
-            "Narayanan et al. 2021; ZeRO-1 or ZeRO-3/FSDP: Rajbhandari et al. 2020): step = "
-            "compute + pipeline bubble (p-1)/m + exposed tensor-, pipeline- and data-parallel "
-            "communication (α-β rings over NVLink and the instance network); "
-            f"{workload.flops_per_sample:.3g} FLOPs per token; compute efficiency from the GPT "
-            "benchmark on the GPU (own results), else a cited prior per GPU generation "
-            "(planner.llm.mfu).",
+            f"Precision {precision}. Throughput per option from the fastest tensor x context x "
+            f"pipeline x data-parallel layout {settings.framework} allows that fits memory "
+            "(Megatron-LM: Shoeybi et al. 2019, Narayanan et al. 2021; ZeRO-1 or ZeRO-3/FSDP: "
+            "Rajbhandari et al. 2020), its step timed operator by operator (planner.llm.ops: "
+            "GEMMs by shape, FlashAttention, memory-bound operators at HBM bandwidth, the "
+            "optimizer) + pipeline bubble (p-1)/(v m) + exposed tensor-, context-, pipeline- "
+            "and data-parallel communication (α-β rings over NVLink and the instance network); "
+            f"{workload.flops_per_sample:.3g} FLOPs per token; kernel rates measured by the "
+            "operator benchmark on the GPU, else per GPU generation, calibrated by own GPT "
+            "runs where there are some.",
             "Memory: model states by ZeRO stage, activations with FlashAttention (Dao et al. "
             "2022) per Korthikanti et al. 2022, full recomputation only where it is faster or "
             f"needed (recompute={settings.recompute}); "
             f"{settings.memory_reserve_fraction:.0%} of each GPU reserved; global batch "
             f"{settings.batch_tokens(workload):,.0f} tokens per step. Layout per row "
-            "(sharding column): tp, pp, dp, ZeRO stage, micro-batch.",
+            "(sharding column): tp, cp, pp, dp, ZeRO stage, micro-batch.",
         ]
     else:
         lines.append(

@@ -19,8 +19,9 @@ from edge.format import duration, money
 from planner.choose.constraints import DEFAULT_MAX_GPUS
 from planner.choose.pareto import PICKS
 from planner.costs.spot import default_rate
+from planner.llm.frameworks import DEFAULT_FRAMEWORK
 from planner.llm.presets import LLM_PRESETS
-from planner.llm.throughput import LLMMemoryError
+from planner.llm.throughput import LLMMemoryError, LLMSettings
 from planner.onprem.tco import LoadedConfig, OnPremConfigError
 from planner.plan import Plan
 from planner.render.llm import no_fit_text
@@ -79,6 +80,7 @@ LLM_MODE_WORDS = {
     "lora": "LoRA",
     "qlora": "QLoRA (4-bit)",
 }
+FRAMEWORK_WORDS = {"megatron": "Megatron-Core", "fsdp": "PyTorch FSDP", "deepspeed": "DeepSpeed"}
 PRESET_SIZES = ", ".join(
     f"{p.params / 1e9:.3g} ({p.reference.split(' (')[0]})" for p in LLM_PRESETS.values()
 )
@@ -182,6 +184,7 @@ class JobInputs:
     tokens_b: float | None = None
     llm_mode: str = "pretrain"
     seq_len: int = LLM_DEFAULT_SEQ_LEN
+    framework: str = DEFAULT_FRAMEWORK
 
 
 @dataclass(frozen=True)
@@ -265,8 +268,24 @@ def _llm_inputs(ps: PageState) -> JobInputs:
     )
     seq_len = int(number(ps, "seq_len", LLM_FIELDS["seq_len"]))
     tokens_b = number(ps, "tokens_b", LLM_FIELDS["tokens_b"])
+    framework = worded_radio(
+        ps,
+        "Framework",
+        FRAMEWORK_WORDS,
+        name="framework",
+        default=DEFAULT_FRAMEWORK,
+        horizontal=True,
+        help="The training stack decides which layouts are weighed: Megatron-Core "
+        "(tensor, context and pipeline parallel), PyTorch FSDP (sharded data parallel, "
+        "tensor parallel within a node) or DeepSpeed (ZeRO with its pipeline engine).",
+    )
     return JobInputs(
-        "llm", params_b=params_b, tokens_b=tokens_b, llm_mode=llm_mode, seq_len=seq_len
+        "llm",
+        params_b=params_b,
+        tokens_b=tokens_b,
+        llm_mode=llm_mode,
+        seq_len=seq_len,
+        framework=framework,
     )
 
 
@@ -410,6 +429,7 @@ def _request(
             tiers=tuple(inputs.where.tiers),
             include_retired=inputs.where.include_retired,
             reserved_discount=inputs.prices.reserved_discount,
+            llm=LLMSettings(framework=inputs.job.framework),
         )
     except RequestError as exc:
         label = INPUT_LABELS.get(exc.field, exc.field)

@@ -55,15 +55,16 @@ def test_round_trip_keeps_q_and_adds_layout_tokens_and_fit(tmp_path: Path) -> No
     )
     assert low < mid < high
     assert float(fp8["tokens_per_s"]) > 1.3 * mid
-    assert bf16["method"] == "estimated" and "Hopper-class prior" in bf16["method_detail"]
+    assert bf16["method"] == "estimated" and "Hopper kernels" in bf16["method_detail"]
     assert bf16["method_detail"].startswith(f"layout {bf16['layout']} (")
     assert f"MFU {float(bf16['mfu']):.0%} of the bf16 peak" in bf16["method_detail"]
     assert lora["fits"] == "True" and full["fits"] == "False"
     assert full["tokens_per_s"] == "" and full["layout"] == "" and full["method"] == "none"
     assert "does not fit" in full["method_detail"] and "full recomputation" in full["method_detail"]
-    tp, pp = (int(x[2:]) for x in big["layout"].split()[:2])
-    assert tp >= 2 and pp >= 2  # 405B on 1,024 GPUs: tensor and pipeline parallel
-    assert a100["layout"].startswith("tp1 pp1 dp1") and float(a100["mfu"]) == pytest.approx(0.60)
+    parts = {x[:2]: x[2:] for x in big["layout"].split()}
+    assert int(parts["tp"]) >= 2 and int(parts["pp"]) >= 2  # 405B on 1,024 GPUs: tp and pp
+    # One A100, nothing exposed: the operators' MFU, below the GEMMs' own 75% of peak.
+    assert a100["layout"].startswith("tp1 pp1 dp1") and 0.5 < float(a100["mfu"]) < 0.75
 
 
 def test_row_options_override_the_global_ones(tmp_path: Path) -> None:
@@ -175,7 +176,8 @@ def test_own_gpt_results_replace_the_prior(tmp_path: Path, results_dir: Path) ->
     assert code == 0, err
     table = pd.read_csv(out)
     assert table["method"].tolist() == ["measured", "scaled", "estimated"]
-    assert table["mfu"].iloc[0] == pytest.approx(0.44)
+    # Own runs calibrate the operator model: the measured configuration gives back its MFU.
+    assert table["mfu"].iloc[0] == pytest.approx(0.44, rel=0.01)
     assert "measured by the GPT benchmark on this GPU" in table["method_detail"].iloc[0]
     without = pd.read_csv(run(tmp_path, text)[2])
     assert without["method"].tolist() == ["estimated"] * 3

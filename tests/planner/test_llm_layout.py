@@ -32,8 +32,13 @@ def test_a_7b_on_one_node_is_plain_data_parallel() -> None:
     layout = found.layout
     assert (layout.tp, layout.pp, layout.dp) == (1, 1, 8) and layout.zero == "zero1"
     assert layout.recompute == "none"  # FlashAttention activations fit without it
-    # Inside one NVLink node the gradient reduce hides behind compute: MFU = the prior.
-    assert layout.mfu == pytest.approx(found.anchor.mfu, rel=0.01)
+    # Inside one NVLink node the gradient reduce hides behind compute: the step is the
+    # operators' time (GEMMs most of it) and the optimizer's, nothing exposed.
+    assert layout.dp_share == 0.0 and layout.bubble_share == 0.0
+    assert layout.gemm_share > 0.7 and layout.attention_share > 0 and layout.memory_share > 0
+    parts = layout.gemm_share + layout.attention_share + layout.memory_share
+    assert parts + layout.optimizer_share == pytest.approx(1.0)
+    assert 0.4 < layout.mfu < 0.70  # below the GEMMs' own share of the peak (kernels_hopper)
     assert found.tokens_per_s == pytest.approx(
         layout.mfu * 989.4e12 * 8 / P7.flops_per_sample, rel=1e-6
     )
@@ -52,7 +57,8 @@ def test_a_70b_on_64_gpus_splits_the_model_and_one_node_cannot_train_it() -> Non
     # Pipeline bubble: (p - 1)/v slots of m + (p - 1)/v (Narayanan et al. 2021).
     bubble = (found.pp - 1) / found.interleave
     assert found.bubble_share == pytest.approx(
-        bubble / (found.micro_batches + bubble) * (1 - found.dp_share), rel=1e-6
+        bubble / (found.micro_batches + bubble) * (1 - found.dp_share - found.optimizer_share),
+        rel=1e-6,
     )
     eight = predict_layout(P69, "bf16", "H100-SXM", 8, 8, IB).layout
     assert eight.reason == "no_layout_fits"
@@ -62,7 +68,7 @@ def test_a_70b_on_64_gpus_splits_the_model_and_one_node_cannot_train_it() -> Non
 def test_hundreds_of_gpus_use_tensor_and_pipeline_parallelism_and_lose_efficiency() -> None:
     big = predict_layout(P405, "bf16", "H100-SXM", 1024, 8, IB)
     assert big.layout.fits and big.layout.tp >= 2 and big.layout.pp >= 2
-    assert 0.25 < big.layout.mfu < big.anchor.mfu
+    assert 0.25 < big.layout.mfu < 0.70  # below the GEMMs' own share of the peak
     assert predict_layout(P405, "bf16", "H100-SXM", 64, 8, IB).layout.reason == "no_layout_fits"
     small = predict_layout(P7, "bf16", "H100-SXM", 1024, 8, IB).layout
     # 4M tokens = 2,048 sequences over 1,024 GPUs: little compute per step to hide behind.
@@ -97,8 +103,10 @@ def test_fp8_is_refused_without_fp8_tensor_cores_and_faster_on_h100() -> None:
     assert predict_layout(P7, "fp8", "V100-SXM2-32GB", 8, 8, IB).layout.reason == "no_peak"
     bf16 = predict_layout(P7, "bf16", "H100-SXM", 8, 8, IB)
     fp8 = predict_layout(P7, "fp8", "H100-SXM", 8, 8, IB)
-    # Transformer Engine's 1.3-1.5x end to end over bf16, here with no communication exposed.
-    assert fp8.tokens_per_s / bf16.tokens_per_s == pytest.approx(1.4, rel=0.02)
+    # fp8 speeds up the GEMMs only (attention and memory-bound operators stay in 16 bits):
+    # about Transformer Engine's 1.3-1.5x end to end, here with no communication exposed.
+    gemms = bf16.layout.gemm_share
+    assert 1.3 < fp8.tokens_per_s / bf16.tokens_per_s < 1 / (1 - gemms + gemms / 2)
     assert fp8.layout.mfu < bf16.layout.mfu  # MFU against the fp8 peak (2x bf16's)
     assert fp8.tokens_per_s_high / fp8.tokens_per_s > bf16.tokens_per_s_high / bf16.tokens_per_s
 
@@ -125,8 +133,10 @@ def test_a_global_batch_smaller_than_the_data_parallel_ranks_is_its_own_reason()
 
 def test_dp_collectives_split_into_nvlink_and_network_parts() -> None:
     from planner.llm.layout import Hardware
+    from planner.llm.ops import OpRates
 
-    hw = Hardware(80, 1e15, 5e14, 100.0, 10.0, 16, 8)
+    rates = OpRates(7e14, 5e14, 2.6e12, 132)
+    hw = Hardware(80, 1e15, rates, 5e14, 100.0, 10.0, 16, 8)
     one_node = hierarchical_seconds(np.array([8.0]), np.array([8.0]), np.array([1e9]), hw, 2.0)
     two_nodes = hierarchical_seconds(np.array([16.0]), np.array([8.0]), np.array([1e9]), hw, 2.0)
     buckets = np.ceil(1e9 / (25 * 2**20))
@@ -144,11 +154,13 @@ def test_thousands_of_gpus_interleave_the_pipeline_and_recompute_only_what_memor
     assert (found.tp, found.pp) == (8, 16) and found.interleave > 1
     bubble = (found.pp - 1) / found.interleave
     assert found.bubble_share == pytest.approx(
-        bubble / (found.micro_batches + bubble) * (1 - found.dp_share), rel=1e-6
+        bubble / (found.micro_batches + bubble) * (1 - found.dp_share - found.optimizer_share),
+        rel=1e-6,
     )
     assert found.micro_batches % found.pp == 0  # whole rounds for the interleaved schedule
-    # Full recomputation of every layer is not needed: only a share of them.
-    assert found.recompute.startswith("partial-")
+    # Full recomputation of every layer is not needed: none, or a share of the layers, with
+    # the sequence split over context-parallel ranks where that is faster.
+    assert found.recompute == "none" or found.recompute.startswith("partial-")
     plain = LLMSettings(global_batch_tokens=16 * 2**20, recompute="full")
     full = predict_layout(llama3, "bf16", "H100-SXM", 16384, 8, IB, settings=plain).layout
     assert full.tokens_per_s < found.tokens_per_s

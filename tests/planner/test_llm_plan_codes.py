@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from benchmarks.results import BenchmarkResult, results_frame
 from planner.cli.main import app
-from planner.llm.mfu import OWN_CODES, PRIOR_CODES
+from planner.llm.mfu import OWN_CODES
+from planner.llm.ops import KERNEL_CODES
 from planner.llm.throughput import LLM_DETAIL_COLUMNS, LLMMemoryError, Shortfall
 from planner.notes import DROP_REASONS, NOTE_CODES
 from planner.plan import make_plan
@@ -66,15 +67,21 @@ def test_llm_plan_notes_and_rows_are_codes_and_numbers_only() -> None:
         assert not any(prose(v) for v in note.values.values()), note
     # Rows: the figures the words come from, no words.
     assert len(plan.rows) and (plan.rows["throughput_detail"] == "").all()
-    assert set(plan.rows["mfu_source"]) <= set(PRIOR_CODES) | set(OWN_CODES)
-    numeric = [c for c in LLM_DETAIL_COLUMNS if c.endswith(("_s", "_share", "_gb", "anchor"))]
+    assert set(plan.rows["mfu_source"]) <= set(KERNEL_CODES) | set(OWN_CODES)
+    numeric = [c for c in LLM_DETAIL_COLUMNS if c.endswith(("_s", "_share", "_gb"))]
     assert np.isfinite(plan.rows[numeric].to_numpy(float)).all()
-    shares = plan.rows[[c for c in LLM_DETAIL_COLUMNS if c.endswith("_share")]].sum(axis=1)
-    assert shares.to_numpy() == pytest.approx(1.0, abs=0.01)
+    # The step: compute (GEMMs, attention, memory-bound operators, recomputation), the
+    # bubble, exposed communication and the optimizer, nothing else.
+    step = ["compute_share", "bubble_share", "tp_comm_share", "cp_comm_share",
+            "pp_comm_share", "dp_comm_share", "optimizer_share"]  # fmt: skip
+    assert plan.rows[step].sum(axis=1).to_numpy() == pytest.approx(1.0, abs=0.01)
+    compute = ["gemm_share", "attention_share", "memory_share", "recompute_share"]
+    parts = plan.rows[compute].sum(axis=1).to_numpy()
+    assert parts == pytest.approx(plan.rows["compute_share"].to_numpy(), abs=0.01)
     # The interfaces word them: the rows shown, and the notes.
     worded = with_llm_details(plan)
     assert all(
-        d.startswith("layout tp") and "Hopper-class prior" in d
+        d.startswith("layout tp") and "Hopper kernels" in d
         for d in worded.rows["throughput_detail"]
     )
     assert (worded.frontier["throughput_detail"] != "").all()
@@ -115,11 +122,13 @@ def test_cli_prints_the_llm_rows_detail_and_notes(results_dir: Path) -> None:
     assert rows
     for row in rows:
         detail = str(row["throughput_detail"])
-        assert detail.startswith(f"layout {row['sharding']} (tensor/pipeline/data-parallel")
-        step = re.search(r"step ([\d.]+) s: compute (\d+)%", detail)
+        assert detail.startswith(f"layout {row['sharding']} (megatron layout search: tensor/")
+        step = re.search(r"step ([\d.]+) s: GEMM (\d+)%", detail)  # the largest part first
+        attention = re.search(r", attention (\d+)%", detail)
         mfu = re.search(r"; MFU (\d+)% of the bf16 peak", detail)
-        assert step and mfu, detail
+        assert step and attention and mfu, detail
         assert float(step[1]) == pytest.approx(float(row["step_s"]), rel=0.01)
-        assert int(step[2]) == pytest.approx(100 * float(row["compute_share"]), abs=1)
+        assert int(step[2]) == pytest.approx(100 * float(row["gemm_share"]), abs=1)
+        assert int(attention[1]) == pytest.approx(100 * float(row["attention_share"]), abs=1)
         assert int(mfu[1]) == pytest.approx(100 * float(row["mfu"]), abs=1)
-        assert row["mfu_source"] in PRIOR_CODES
+        assert row["mfu_source"] in KERNEL_CODES

@@ -1,0 +1,59 @@
+"""Training frameworks: which layouts each allows and how it runs them.
+
+The same model on the same GPUs runs at different speeds under different stacks; a profile
+says which parallel dimensions the layout search may use, which ZeRO stages, how much of
+the memory-bound traffic its kernels fuse away, and how much tensor-parallel communication
+it hides.
+
+- megatron: Megatron-LM / Megatron-Core (and NeMo, which runs on it). Tensor parallel with
+  sequence parallelism, pipeline parallel with interleaved stages, context parallelism and
+  the distributed optimizer (ZeRO-1 with gradient reduce-scatter and parameter all-gather
+  overlapped with compute) (Shoeybi et al. 2019; Narayanan et al. 2021; Korthikanti et al.
+  2022; Megatron-Core's context-parallel documentation); fused norm, bias-activation and
+  softmax kernels (unfused 1.0).
+- fsdp: PyTorch FSDP (Zhao et al. 2023), as Hugging Face Accelerate, Lightning and
+  torchtitan run it: parameters, gradients and optimizer state sharded (ZeRO-3, FULL_SHARD)
+  or gradients and state only (ZeRO-2-like SHARD_GRAD_OP, timed as ZeRO-1), all-gathers
+  prefetched behind compute; tensor parallel within a node (torchtitan's 2-D layout); no
+  pipeline or context parallelism; eager PyTorch norms and activations read and write
+  their tensors op by op (unfused 1.5: an assumption, torch.compile fuses most of it).
+- deepspeed: DeepSpeed ZeRO-1/3 (Rajbhandari et al. 2020) with its pipeline engine (no
+  interleaving) and Megatron-DeepSpeed's tensor parallelism; no context parallelism;
+  partly fused kernels (unfused 1.25: an assumption).
+
+DEFAULT_FRAMEWORK is megatron: the layouts most LLM plans need beyond one node (tensor and
+pipeline parallel for 70B and up) are Megatron-Core's, and NeMo and Megatron-DeepSpeed run
+on it; choose fsdp for Hugging Face / torchtitan training.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Framework:
+    """What a training stack allows and how it runs (module docstring)."""
+
+    name: str
+    pipeline: bool
+    interleave: bool
+    context_parallel: bool
+    zero: tuple[str, ...]
+    unfused: float
+
+
+FRAMEWORKS: dict[str, Framework] = {
+    "megatron": Framework("megatron", True, True, True, ("zero1", "zero3"), 1.0),
+    "fsdp": Framework("fsdp", False, False, False, ("zero3", "zero1"), 1.5),
+    "deepspeed": Framework("deepspeed", True, False, False, ("zero1", "zero3"), 1.25),
+}
+DEFAULT_FRAMEWORK = "megatron"
+
+
+def framework(name: str) -> Framework:
+    """The profile named `name` (ValueError naming the valid ones)."""
+    try:
+        return FRAMEWORKS[name]
+    except KeyError:
+        raise ValueError(f"framework {name!r}: valid are {', '.join(FRAMEWORKS)}") from None
