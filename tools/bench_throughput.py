@@ -58,7 +58,7 @@ def main() -> None:
     offers = load_offers()
     results = published_frame()
     grid = offers.loc[offers.index.repeat(len(COUNTS)), ["gpu_name"]].reset_index(drop=True)
-    grid["num_gpus"] = np.tile(COUNTS, len(offers))
+    grid["total_gpus"] = np.tile(COUNTS, len(offers))
     report: dict[str, object] = {"offers": len(offers), "rows_per_workload": len(grid)}
     start = time.perf_counter()
     models = {w: throughput_model_for_results(results, get_workload(w), "fp16") for w in WORKLOADS}
@@ -72,7 +72,7 @@ def main() -> None:
         figures = throughput_table(results, workload, "fp16")
         index = pd.MultiIndex.from_frame(keys[CURVE_KEY])
         k = index.get_indexer(pd.MultiIndex.from_frame(q[CURVE_KEY]))
-        prepared[name] = (queries, keys, figures, k, q["num_gpus"].to_numpy(float))
+        prepared[name] = (queries, keys, figures, k, q["total_gpus"].to_numpy(float))
 
     def curves_all() -> None:
         for name, (_, keys, figures, _, _) in prepared.items():

@@ -83,7 +83,7 @@ def load(path: Path) -> pd.DataFrame:
     rows = pd.DataFrame(
         {
             "gpu_name": raw["spec_gpu_model"].map(canonical_gpu),
-            "num_gpus": raw["num_gpus"].astype(float),
+            "total_gpus": raw["num_gpus"].astype(float),
             "model": raw["model"],
             "precision": raw["precision"],
             "throughput": raw["throughput"].astype(float),
@@ -146,8 +146,9 @@ def coverage_from_others(
 
 
 def evaluate_estimator(rows: pd.DataFrame) -> dict[str, object]:
-    figures = rows.groupby([*KEY, "generation", "num_gpus"], as_index=False)["throughput"].median()
-    ones = figures.loc[figures["num_gpus"] == 1].drop(columns="num_gpus")
+    keys = [*KEY, "generation", "total_gpus"]
+    figures = rows.groupby(keys, as_index=False)["throughput"].median()
+    ones = figures.loc[figures["total_gpus"] == 1].drop(columns="total_gpus")
     order = tuple(sorted(ones["generation"].unique()))
     fitted = fit_spec_estimator(ones, order)
     own = fitted.cv.loc[fitted.cv["kind"] == "logo"]
@@ -201,13 +202,13 @@ def evaluate_estimator(rows: pd.DataFrame) -> dict[str, object]:
 
 
 def evaluate_scaling(rows: pd.DataFrame) -> dict[str, object]:
-    points = rows.groupby([*KEY, "interconnect", "generation", "num_gpus"], as_index=False)[
+    points = rows.groupby([*KEY, "interconnect", "generation", "total_gpus"], as_index=False)[
         "throughput"
     ].median()
-    points = points.loc[points["num_gpus"] != 3]
+    points = points.loc[points["total_gpus"] != 3]
     errors = heldout_errors(points)
     errors = errors.loc[(errors["count"] == 4) & (errors["anchor_count"] == 2)]
-    ones = points.loc[points["num_gpus"] == 1].rename(columns={"throughput": "x1"})
+    ones = points.loc[points["total_gpus"] == 1].rename(columns={"throughput": "x1"})
     base = errors.loc[errors["law"] == "linear"].merge(
         ones.loc[:, [*KEY, "interconnect", "generation", "x1"]], how="inner"
     )
@@ -247,10 +248,11 @@ def evaluate_comm_model(rows: pd.DataFrame) -> dict[str, float]:
 
 
 def _comm_errors(rows: pd.DataFrame) -> dict[str, float]:
-    figures = rows.groupby([*KEY, "generation", "num_gpus"], as_index=False)["throughput"].median()
-    ones = figures.loc[figures["num_gpus"] == 1].rename(columns={"throughput": "x1"})
-    multi = figures.loc[figures["num_gpus"].isin([2, 4])].merge(
-        ones.drop(columns="num_gpus"), on=[*KEY, "generation"]
+    keys = [*KEY, "generation", "total_gpus"]
+    figures = rows.groupby(keys, as_index=False)["throughput"].median()
+    ones = figures.loc[figures["total_gpus"] == 1].rename(columns={"throughput": "x1"})
+    multi = figures.loc[figures["total_gpus"].isin([2, 4])].merge(
+        ones.drop(columns="total_gpus"), on=[*KEY, "generation"]
     )
     multi = multi.loc[multi["model"].isin(list(DATA_PARALLEL_MODELS))].reset_index(drop=True)
     spec = DATA_PARALLEL_MODELS
@@ -258,7 +260,7 @@ def _comm_errors(rows: pd.DataFrame) -> dict[str, float]:
     units = multi["model"].map({k: v.step_units_per_gpu for k, v in spec.items()}).to_numpy(float)
     strong = multi["model"].map({k: v.global_batch for k, v in spec.items()}).to_numpy(bool)
     grad = params * multi["precision"].map(GRADIENT_BYTES_PER_PARAM).fillna(4.0).to_numpy()
-    n = multi["num_gpus"].to_numpy(float)
+    n = multi["total_gpus"].to_numpy(float)
     truth = multi["throughput"].to_numpy(float)
     x1 = multi["x1"].to_numpy(float)
     result = {

@@ -69,7 +69,7 @@ class LLMQuery:
 
     params: float
     seq_len: int
-    num_gpus: int
+    total_gpus: int  # the file's num_gpus
     gpu_name: str
     precision: str
     n_layer: int | None
@@ -176,7 +176,7 @@ def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
     return LLMQuery(
         params=_number(path, i, "params", value["params"]),
         seq_len=int(_number(path, i, "seq_len", value["seq_len"])),
-        num_gpus=num_gpus,
+        total_gpus=num_gpus,
         gpu_name=gpu,
         precision=precision,
         n_layer=int(n_layer) if n_layer else None,
@@ -219,7 +219,7 @@ def estimate_llm(
             workload,
             q.precision,
             q.gpu_name,
-            q.num_gpus,
+            q.total_gpus,
             q.gpus_per_node or gpus_per_node,
             q.network_gbps or network_gbps,
             figures.get(q.precision),

@@ -133,7 +133,7 @@ class Hardware:
     compute_flops: float  # the MFU-prior model's rate (step_model "mfu-prior" only)
     intra_gbs: float
     network_gbs_per_gpu: float
-    num_gpus: int
+    total_gpus: int
     gpus_per_node: int
 
 
@@ -247,7 +247,7 @@ def _grid(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> dict[str, 
     within a node dividing the heads, context parallel splitting each sequence into 2 cp
     chunks of at least MIN_CONTEXT_CHUNK tokens (Megatron-Core's load-balanced split),
     pipeline stages up to the layers (interleaved only where the framework does it)."""
-    n = hw.num_gpus
+    n = hw.total_gpus
     profile = framework(settings.framework)
     tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= hw.gpus_per_node and n % t == 0]
     tps = [t for t in tps if shape.n_heads % t == 0 and (shape.n_kv_heads % t == 0 or t <= 1)]
@@ -307,12 +307,12 @@ class _Candidates:
 
 @lru_cache(maxsize=2048)
 def _candidates(
-    shape: LLMShape, memory_gb: float, num_gpus: int, gpus_per_node: int, settings: LayoutSettings
+    shape: LLMShape, memory_gb: float, total_gpus: int, gpus_per_node: int, settings: LayoutSettings
 ) -> _Candidates | Layout:
     """The layouts of the grid that fit (the framework's own sharding where any does), or
     the Layout saying why none does. Independent of the network and the rates, so options
     that differ only there share it."""
-    nodes = Hardware(memory_gb, 1.0, OpRates(1.0, 1.0, 1.0, 1), 1.0, 1.0, 1.0, num_gpus,
+    nodes = Hardware(memory_gb, 1.0, OpRates(1.0, 1.0, 1.0, 1), 1.0, 1.0, 1.0, total_gpus,
                      gpus_per_node)  # fmt: skip
     grid = _grid(shape, nodes, settings)
     sequences = max(1, int(settings.global_batch_tokens // shape.seq_len))
@@ -345,13 +345,13 @@ def _micro_batches(
     rates: OpRates,
     compute_flops: float,
     memory_gb: float,
-    num_gpus: int,
+    total_gpus: int,
     gpus_per_node: int,
     settings: LayoutSettings,
 ) -> MicroBatchTimes:
     """One micro-batch's seconds for each candidate layout (planner.llm.ops, or the older
     MFU-prior model): independent of the network, so shared across it."""
-    c = _candidates(shape, memory_gb, num_gpus, gpus_per_node, settings)
+    c = _candidates(shape, memory_gb, total_gpus, gpus_per_node, settings)
     assert isinstance(c, _Candidates)
     share = recompute_share(c.recompute)
     stage_layers = np.ceil(float(shape.n_layer) / c.pp)
@@ -369,12 +369,12 @@ def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> La
     rate = hw.compute_flops if settings.step_model == "mfu-prior" else hw.rates.gemm_flops
     if not (hw.peak_flops > 0 and rate > 0):
         return Layout("no_peak")
-    found = _candidates(shape, hw.memory_gb, hw.num_gpus, hw.gpus_per_node, settings)
+    found = _candidates(shape, hw.memory_gb, hw.total_gpus, hw.gpus_per_node, settings)
     if isinstance(found, Layout):
         return found
     c = found
     parts = _micro_batches(
-        shape, hw.rates, hw.compute_flops, hw.memory_gb, hw.num_gpus, hw.gpus_per_node, settings
+        shape, hw.rates, hw.compute_flops, hw.memory_gb, hw.total_gpus, hw.gpus_per_node, settings
     )
     times = _step_times(shape, hw, settings, c, parts)
     tokens = c.m * c.dp * c.mb * shape.seq_len / times["step"]
@@ -399,7 +399,7 @@ def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> La
         usable_gb=usable / 1e9,
         step_s=step,
         tokens_per_s=float(tokens[best]),
-        mfu=float(tokens[best]) * shape.flops_per_token / (hw.num_gpus * hw.peak_flops),
+        mfu=float(tokens[best]) * shape.flops_per_token / (hw.total_gpus * hw.peak_flops),
         compute_share=shares["compute"],
         bubble_share=shares["bubble"],
         tp_share=shares["tp"],
@@ -492,8 +492,8 @@ def _step_times(
         0.0,
     )
     t_cp = _cp_seconds(shape, hw, tp, cp, mb, stage_layers, parts.attention / stage_layers)
-    pp_gbs = hw.intra_gbs if hw.num_gpus <= hw.gpus_per_node else hw.network_gbs_per_gpu
-    pp_latency = NVLINK_LATENCY_S if hw.num_gpus <= hw.gpus_per_node else NETWORK_LATENCY_S
+    pp_gbs = hw.intra_gbs if hw.total_gpus <= hw.gpus_per_node else hw.network_gbs_per_gpu
+    pp_latency = NVLINK_LATENCY_S if hw.total_gpus <= hw.gpus_per_node else NETWORK_LATENCY_S
     t_pp = np.where(pp > 1, 2.0 * vpp * (pp_latency + act_bytes / tp / (pp_gbs * 1e9)), 0.0)
     slots = m + (pp - 1.0) / vpp
     per_slot = t_mb + t_tp + t_cp + t_pp

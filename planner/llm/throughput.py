@@ -308,14 +308,14 @@ def predict_layout(
     workload: Workload,
     precision: str,
     gpu_name: str,
-    num_gpus: int,
+    total_gpus: int,
     gpus_per_node: int,
     network_gbps: float,
     figures: pd.DataFrame | None = None,
     settings: LLMSettings | None = None,
     ops: pd.DataFrame | None = None,
 ) -> LayoutPrediction:
-    """The fastest layout of `workload` on `num_gpus` x `gpu_name` and its tokens/s.
+    """The fastest layout of `workload` on `total_gpus` x `gpu_name` and its tokens/s.
 
     `figures`: own GPT-benchmark MFU (planner.llm.mfu.gpt_mfu_figures), which calibrates
     the kernel rates; `ops`: the results table whose operator-benchmark runs
@@ -327,7 +327,7 @@ def predict_layout(
     anchor = mfu_anchor(gpu_name, shape.params, shape.d_model, figures)
     measured = measured_kernels(ops, gpu_name, precision, shape) if ops is not None else None
     return _predict(
-        shape, precision, gpu_name, int(num_gpus), int(gpus_per_node), float(network_gbps),
+        shape, precision, gpu_name, int(total_gpus), int(gpus_per_node), float(network_gbps),
         anchor, settings.batch_tokens(workload), settings, measured,
     )  # fmt: skip
 
@@ -362,7 +362,7 @@ def _predict(
     shape: LLMShape,
     precision: str,
     gpu_name: str,
-    num_gpus: int,
+    total_gpus: int,
     gpus_per_node: int,
     network_gbps: float,
     anchor: MFUAnchor,
@@ -370,7 +370,7 @@ def _predict(
     settings: LLMSettings,
     measured: MeasuredKernels | None = None,
 ) -> LayoutPrediction:
-    per_node = max(1, min(gpus_per_node, num_gpus))
+    per_node = max(1, min(gpus_per_node, total_gpus))
     figures = gpu_figures(gpu_name)
     peak = peak_flops(gpu_name, precision)
     half = peak_flops(gpu_name, "bf16")
@@ -394,7 +394,7 @@ def _predict(
         compute_flops=anchor.mfu * (half * FP8_SPEEDUP[0] if precision == "fp8" else peak),
         intra_gbs=intra_node_gbs(gpu_name, per_node),
         network_gbs_per_gpu=network_gbps / 8.0 / per_node * ACHIEVABLE_FRACTION,
-        num_gpus=num_gpus,
+        total_gpus=total_gpus,
         gpus_per_node=per_node,
     )
     layout = choose_layout(shape, hardware, _layout_settings(settings, batch_tokens, precision))

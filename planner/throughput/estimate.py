@@ -13,10 +13,10 @@ extrapolated: the analytic ring all-reduce model (throughput.scaling.comm_effici
 the figure across the network.
 
 Reference rows (`fit_throughput_model`), one per run or figure:
-  gpu_name (canonical), num_gpus, model, precision, throughput (> 0)
+  gpu_name (canonical), total_gpus, model, precision, throughput (> 0)
   optional: generation (benchmark generation; "" when unknown), source (measured |
   published | ...), detail (where the figure came from), interconnect.
-Queries (`predict_throughput`): gpu_name, num_gpus, model, precision; optional
+Queries (`predict_throughput`): gpu_name, total_gpus, model, precision; optional
   generation (default: the newest with data), gpus_per_node (default CommModel's).
 Predictions, aligned to the queries' index: throughput, throughput_low, throughput_high,
   throughput_source (measured | published | scaled | estimated | none), throughput_detail.
@@ -47,8 +47,8 @@ from planner.throughput.scaling import (
 from planner.throughput.spec_model import PRECISION_FAMILY, SpecEstimator, fit_spec_estimator
 from planner.throughput.step_model import StepInputs, step_breakdown
 
-REFERENCE_COLUMNS: tuple[str, ...] = ("gpu_name", "num_gpus", "model", "precision", "throughput")
-QUERY_COLUMNS: tuple[str, ...] = ("gpu_name", "num_gpus", "model", "precision")
+REFERENCE_COLUMNS: tuple[str, ...] = ("gpu_name", "total_gpus", "model", "precision", "throughput")
+QUERY_COLUMNS: tuple[str, ...] = ("gpu_name", "total_gpus", "model", "precision")
 PREDICTION_COLUMNS: tuple[str, ...] = (
     "throughput",
     "throughput_low",
@@ -68,7 +68,7 @@ REFERENCE_MEMORY_GB = 80.0
 class ThroughputModel:
     """Everything a prediction needs, fitted once from reference rows.
 
-    figures: one row per (gpu_name, model, precision, generation, num_gpus) with
+    figures: one row per (gpu_name, model, precision, generation, total_gpus) with
       throughput (median), throughput_low/high (min/max of runs), runs, source, detail,
       interconnect. scaling: planner.throughput.scaling.ScalingFits. estimator: the spec
       regression (None when no 1-GPU figure of a GPU with a spec row exists).
@@ -90,11 +90,11 @@ def aggregate_figures(reference: pd.DataFrame) -> pd.DataFrame:
 
     The one aggregation of results: the fits, `estimate`, the Scaling page and the plan's
     anchors (offers.throughput_table) all read its rows. Columns: gpu_name, model,
-    precision, generation, num_gpus, throughput, throughput_low, throughput_high, runs,
+    precision, generation, total_gpus, throughput, throughput_low, throughput_high, runs,
     source (the best of the group's), detail (its first run's), interconnect.
     """
     ref = reference.copy()
-    ref["num_gpus"] = ref["num_gpus"].astype(float)
+    ref["total_gpus"] = ref["total_gpus"].astype(float)
     ref["throughput"] = ref["throughput"].astype(float)
     for column, default in (("generation", ""), ("source", "measured"), ("detail", "")):
         if column not in ref.columns:
@@ -104,7 +104,7 @@ def aggregate_figures(reference: pd.DataFrame) -> pd.DataFrame:
         ref["interconnect"] = interconnect_class(ref["gpu_name"])
     ref["_rank"] = ref["source"].map(SOURCE_RANK).fillna(len(SOURCE_RANK))
     ref = ref.sort_values("_rank", kind="stable")
-    keys = [*KEY, "generation", "num_gpus"]
+    keys = [*KEY, "generation", "total_gpus"]
     table = ref.groupby(keys, sort=True).agg(
         throughput=("throughput", "median"),
         throughput_low=("throughput", "min"),
@@ -159,7 +159,7 @@ def fit_figures_estimator(
 ) -> SpecEstimator | None:
     """The spec regression on aggregate_figures()' 1-GPU rows, or None when fewer than
     MIN_ESTIMATOR_GPUS GPUs with spec rows have one."""
-    ones = figures.loc[figures["num_gpus"] == 1]
+    ones = figures.loc[figures["total_gpus"] == 1]
     known = ones["gpu_name"].isin(load_specs().index)
     if ones.loc[known, "gpu_name"].nunique() < MIN_ESTIMATOR_GPUS:
         return None
@@ -315,13 +315,13 @@ class ThroughputCurves:
 
 def prepare_queries(model: ThroughputModel, queries: pd.DataFrame) -> pd.DataFrame:
     """Queries with CURVE_KEY filled in (defaults: newest generation, the model's node
-    size, the spec table's interconnect) plus num_gpus; ready for throughput_curves."""
+    size, the spec table's interconnect) plus total_gpus; ready for throughput_curves."""
     missing = [c for c in QUERY_COLUMNS if c not in queries.columns]
     if missing:
         raise ValueError(f"queries lack column(s) {', '.join(missing)}")
     q = queries.loc[:, list(QUERY_COLUMNS)].copy()
     q["gpu_name"] = q["gpu_name"].astype(str)
-    q["num_gpus"] = q["num_gpus"].astype(float)
+    q["total_gpus"] = q["total_gpus"].astype(float)
     wanted = queries["generation"] if "generation" in queries.columns else None
     q["wanted_generation"] = "" if wanted is None else wanted.fillna("").astype(str)
     q["gpus_per_node"] = (
@@ -354,7 +354,7 @@ def throughput_curves(
     figs = model.figures if figures is None else figures
     keys = keys.loc[:, CURVE_KEY].reset_index(drop=True)
     rank = {g: i for i, g in enumerate(model.generations)}
-    anchors = figs.loc[:, [*KEY, "generation", "num_gpus", "throughput", "throughput_low",
+    anchors = figs.loc[:, [*KEY, "generation", "total_gpus", "throughput", "throughput_low",
                            "throughput_high", "source", "detail", "runs"]].copy()  # fmt: skip
     anchors["_rank"] = anchors["generation"].map(rank).fillna(-1).astype(float)
     wanted_ok = (
@@ -372,7 +372,7 @@ def throughput_curves(
     joined = keys.reset_index(names="_key").merge(anchors, on=KEY, how="inner")
     wanted_rows = joined["_key"].map(pd.Series(wanted_ok)).to_numpy(dtype=bool)
     keep = ~wanted_rows | (joined["generation"] == joined["wanted_generation"]).to_numpy()
-    joined = joined.loc[keep].sort_values(["_key", "num_gpus", "_rank"])
+    joined = joined.loc[keep].sort_values(["_key", "total_gpus", "_rank"])
     slot = joined.groupby("_key").cumcount().to_numpy()
     width = int(slot.max()) + 1 if len(slot) else 1
     shape = (len(keys), width)
@@ -382,7 +382,7 @@ def throughput_curves(
         out[joined["_key"].to_numpy(), slot] = joined[column].to_numpy()
         return out
 
-    n = grid("num_gpus", np.nan, float)
+    n = grid("total_gpus", np.nan, float)
     counts = np.sum(np.isfinite(n), axis=1)
     distinct = pd.Series(
         [len(set(row[np.isfinite(row)])) for row in n] if width > 1 else counts, dtype=int
@@ -720,7 +720,7 @@ def _evaluate(
     first = np.unique(key_codes, return_index=True)[1]
     curves = throughput_curves(model, q.iloc[first], figures)
     k = _remap(key_codes, first)
-    n = q["num_gpus"].to_numpy(float)
+    n = q["total_gpus"].to_numpy(float)
     cap = (
         pd.to_numeric(queries["global_batch"], errors="coerce").to_numpy(float)
         if "global_batch" in queries.columns
@@ -736,7 +736,7 @@ def predict(
 ) -> pd.DataFrame:
     """Numbers and reason codes for every query row, no words (PREDICT_COLUMNS).
 
-    The one entry point to the throughput model: `queries` has gpu_name, num_gpus, model,
+    The one entry point to the throughput model: `queries` has gpu_name, total_gpus, model,
     precision and optionally generation, gpus_per_node, network_gbps, interconnect,
     global_batch (samples per step). `figures` replaces the model's own figures as the
     measured/published anchors, in aggregate_figures' columns. throughput_source is one

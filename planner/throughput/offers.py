@@ -57,7 +57,7 @@ def throughput_table(results: pd.DataFrame, workload: Workload, precision: str) 
     `results` is a benchmarks.results.results_frame() table (own and published rows).
     The figures are aggregate_figures() of reference_from_results(results), the one
     aggregation `estimate`, the Scaling page and the fits use, in its columns (gpu_name,
-    model, precision, generation, num_gpus, throughput, throughput_low, throughput_high,
+    model, precision, generation, total_gpus, throughput, throughput_low, throughput_high,
     runs, source, detail, interconnect). Per (GPU, count) the newest generation's figure
     of the best source (measured before published) is kept, its generation blanked so
     that a plan anchors on the nearest count whatever the generation of each.
@@ -92,9 +92,9 @@ def best_figures(
         _source=rows["source"].map(SOURCE_RANK).fillna(len(SOURCE_RANK)),
         _generation=rows["generation"].map(rank).fillna(-1),
     )
-    rows = rows.sort_values(["gpu_name", "num_gpus", "_source", "_generation"], ascending=[
+    rows = rows.sort_values(["gpu_name", "total_gpus", "_source", "_generation"], ascending=[
         True, True, True, False])  # fmt: skip
-    best = rows.drop_duplicates(["gpu_name", "num_gpus"]).drop(columns=["_source", "_generation"])
+    best = rows.drop_duplicates(["gpu_name", "total_gpus"]).drop(columns=["_source", "_generation"])
     return best.assign(generation="").reset_index(drop=True)
 
 
@@ -130,7 +130,7 @@ def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
         & (results["throughput"] > 0)
         & (results["world_size"] > 0)
     ]
-    columns = ["gpu_name", "num_gpus", "model", "precision", "throughput", "generation"]
+    columns = ["gpu_name", "total_gpus", "model", "precision", "throughput", "generation"]
     if rows.empty:
         return pd.DataFrame(columns=[*columns, "source", "detail"])
     published = rows["source"].str.startswith("published")
@@ -144,7 +144,7 @@ def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "gpu_name": rows["gpu_name"].astype(str),
-            "num_gpus": rows["world_size"].astype(float),
+            "total_gpus": rows["world_size"].astype(float),
             "model": models,
             "precision": rows["precision"].astype(str),
             "throughput": rows["throughput"].astype(float),
@@ -334,7 +334,7 @@ def throughput_for_offers(
     queries = pd.DataFrame(
         {
             "gpu_name": offers["gpu_name"].astype(str),
-            "num_gpus": offers["gpu_count"].astype(float),
+            "total_gpus": offers["gpu_count"].astype(float),
             "model": model_name,
             "precision": precision,
         },
@@ -419,7 +419,7 @@ def throughput_for_options(
     queries = pd.DataFrame(
         {
             "gpu_name": options["gpu_name"].astype(str).to_numpy(),
-            "num_gpus": options["total_gpus"].astype(float).to_numpy(),
+            "total_gpus": options["total_gpus"].astype(float).to_numpy(),
             "model": model_name,
             "precision": precision,
             "gpus_per_node": options["gpus_per_node"].astype(float).to_numpy(),
@@ -437,7 +437,7 @@ def throughput_for_options(
     position = np.empty(len(firsts), dtype=int)
     position[codes[firsts]] = np.arange(len(firsts))
     k = position[codes]
-    n = q["num_gpus"].to_numpy(float)
+    n = q["total_gpus"].to_numpy(float)
     curves = cached_curves(model, keys, figures)
     evaluated = evaluate_curves(curves, k, n, global_batch)
     none = evaluated["source"].to_numpy() == "none"

@@ -52,7 +52,7 @@ class InputFileError(ValueError):
 class Reference:
     """Checked reference rows in planner.throughput.estimate's columns, and what was left out."""
 
-    rows: pd.DataFrame  # gpu_name, num_gpus, model, precision, throughput, generation, ...
+    rows: pd.DataFrame  # gpu_name, total_gpus, model, precision, throughput, generation, ...
     skipped_flagged: int
     unresolved_gpus: tuple[str, ...]  # labels with no spec row (used only by name)
 
@@ -183,7 +183,7 @@ def read_reference(path: str | Path) -> Reference:
     rows = pd.DataFrame(
         {
             "gpu_name": names.fillna(kept["gpu_model"]),
-            "num_gpus": num,
+            "total_gpus": num,
             "model": kept["model"],
             "precision": kept["precision"],
             "throughput": throughput,
@@ -242,7 +242,7 @@ def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, 
     queries = pd.DataFrame(
         {
             "gpu_name": names.fillna(frame["gpu_model"]),
-            "num_gpus": num,
+            "total_gpus": num,
             "model": frame["model"],
             "precision": frame["precision"],
             "generation": generation,

@@ -267,8 +267,8 @@ class _LawProblem:
 
 def _group_points(points: pd.DataFrame) -> pd.DataFrame:
     """Points of groups with at least two distinct counts, with integer group/level ids."""
-    n_counts = points.groupby(GROUP_KEYS)["num_gpus"].transform("nunique")
-    kept = points.loc[n_counts >= 2].sort_values([*GROUP_KEYS, "generation", "num_gpus"])
+    n_counts = points.groupby(GROUP_KEYS)["total_gpus"].transform("nunique")
+    kept = points.loc[n_counts >= 2].sort_values([*GROUP_KEYS, "generation", "total_gpus"])
     kept = kept.reset_index(drop=True)
     kept["_group"] = kept.groupby(GROUP_KEYS, sort=False).ngroup()
     kept["_level"] = kept.groupby([*GROUP_KEYS, "generation"], sort=False).ngroup()
@@ -285,11 +285,11 @@ def _fit_groups(
         return pd.DataFrame(columns=columns)
     info = kept.groupby("_group", sort=True).agg(
         **{k: (k, "first") for k in GROUP_KEYS},
-        n_points=("num_gpus", "size"),
-        counts=("num_gpus", lambda c: ",".join(f"{v:g}" for v in sorted(set(c)))),
-        max_count=("num_gpus", "max"),
+        n_points=("total_gpus", "size"),
+        counts=("total_gpus", lambda c: ",".join(f"{v:g}" for v in sorted(set(c)))),
+        max_count=("total_gpus", "max"),
     )
-    counts = kept["num_gpus"].to_numpy(float)
+    counts = kept["total_gpus"].to_numpy(float)
     x = kept["throughput"].to_numpy(float)
     group = kept["_group"].to_numpy()
     level = kept["_level"].to_numpy()
@@ -357,32 +357,32 @@ def heldout_errors(points: pd.DataFrame, laws: tuple[str, ...] = LAWS) -> pd.Dat
     Columns: GROUP_KEYS, generation, law, count, anchor_count, truth, predicted,
     rel_error (predicted / truth − 1), doublings (log2 count / anchor_count).
     """
-    n_counts = points.groupby(GROUP_KEYS)["num_gpus"].transform("nunique")
-    top = points.groupby(GROUP_KEYS)["num_gpus"].transform("max")
-    held = (n_counts >= 3) & (points["num_gpus"] == top)
+    n_counts = points.groupby(GROUP_KEYS)["total_gpus"].transform("nunique")
+    top = points.groupby(GROUP_KEYS)["total_gpus"].transform("max")
+    held = (n_counts >= 3) & (points["total_gpus"] == top)
     columns = [*GROUP_KEYS, "generation", "law", "count", "anchor_count", "truth", "predicted"]
     if not held.any():
         return pd.DataFrame(columns=[*columns, "rel_error", "doublings"])
     train = points.loc[~held]
     fits, _ = _fit_all(train, laws)
-    anchors = train.sort_values("num_gpus").drop_duplicates(
+    anchors = train.sort_values("total_gpus").drop_duplicates(
         [*GROUP_KEYS, "generation"], keep="last"
     )
     targets = points.loc[held].merge(
-        anchors.rename(columns={"num_gpus": "anchor_count", "throughput": "anchor_x"}),
+        anchors.rename(columns={"total_gpus": "anchor_count", "throughput": "anchor_x"}),
         on=[*GROUP_KEYS, "generation"],
         how="inner",
     )
     out = targets.merge(fits, on=GROUP_KEYS, how="inner")
     out["predicted"] = predict_from_anchor(
-        out["num_gpus"],
+        out["total_gpus"],
         out["anchor_count"],
         out["anchor_x"],
         out["law"].map(LAW_CODE),
         out["a"],
         out["b"],
     )
-    out = out.rename(columns={"num_gpus": "count", "throughput": "truth"}).loc[:, columns]
+    out = out.rename(columns={"total_gpus": "count", "throughput": "truth"}).loc[:, columns]
     out["rel_error"] = out["predicted"] / out["truth"] - 1.0
     out["doublings"] = np.log2(out["count"] / out["anchor_count"])
     return out.reset_index(drop=True)
@@ -439,7 +439,7 @@ def fit_scaling(points: pd.DataFrame, laws: tuple[str, ...] = LAWS) -> ScalingFi
     """Fit every law to every group, choose per (model, precision) by held-out error.
 
     `points`: one row per measured point: gpu_name, model, precision, interconnect,
-    generation, num_gpus, throughput (a median over runs). Groups are GROUP_KEYS;
+    generation, total_gpus, throughput (a median over runs). Groups are GROUP_KEYS;
     generations of a group share a law's shape with one level each.
     """
     fits, priors = _fit_all(points, laws)

@@ -31,15 +31,15 @@ from planner.throughput.scaling import (
 
 EXTRAPOLATION_MAX_GPUS = 1024
 POINT_COLUMNS: tuple[str, ...] = (
-    "num_gpus", "throughput", "throughput_low", "throughput_high", "efficiency",
+    "total_gpus", "throughput", "throughput_low", "throughput_high", "efficiency",
     "source", "generation", "runs", "detail",
 )  # fmt: skip
 LAW_COLUMNS: tuple[str, ...] = (
-    "law", "num_gpus", "throughput", "efficiency", "a", "b", "fit_mape", "heldout_mape",
+    "law", "total_gpus", "throughput", "efficiency", "a", "b", "fit_mape", "heldout_mape",
     "chosen", "generation",
 )  # fmt: skip
 EXTRAPOLATION_COLUMNS: tuple[str, ...] = (
-    "num_gpus", "throughput", "throughput_low", "throughput_high", "efficiency",
+    "total_gpus", "throughput", "throughput_low", "throughput_high", "efficiency",
     "efficiency_low", "efficiency_high", "throughput_source", "beyond_node", "throughput_detail",
     "per_gpu_batch", "compute_s", "comm_s", "overhead_s", "limit_code",
 )  # fmt: skip
@@ -71,10 +71,11 @@ def scaling_points(
 
     efficiency = X(N) / (N X(1)) within the figure's generation; NaN without a 1-GPU figure.
     """
-    rows = _figures(model, gpu_name, model_name, precision).sort_values(["generation", "num_gpus"])
-    one = rows.loc[rows["num_gpus"] == 1].set_index("generation")["throughput"]
+    rows = _figures(model, gpu_name, model_name, precision)
+    rows = rows.sort_values(["generation", "total_gpus"])
+    one = rows.loc[rows["total_gpus"] == 1].set_index("generation")["throughput"]
     x1 = rows["generation"].map(one).astype(float)
-    out = rows.assign(efficiency=rows["throughput"] / (rows["num_gpus"] * x1))
+    out = rows.assign(efficiency=rows["throughput"] / (rows["total_gpus"] * x1))
     return out.loc[:, list(POINT_COLUMNS)].reset_index(drop=True)
 
 
@@ -126,14 +127,14 @@ def law_curves(
     frames = []
     for row in mine.set_index("law").reindex(list(LAWS)).dropna(subset=["a"]).itertuples():
         code = LAW_CODE[str(row.Index)]
-        r = effective_gpus(level["num_gpus"], code, row.a, row.b) / level["throughput"]
+        r = effective_gpus(level["total_gpus"], code, row.a, row.b) / level["throughput"]
         lam = float(r.sum() / (r**2).sum())
         nx = effective_gpus(n, code, row.a, row.b)
         frames.append(
             pd.DataFrame(
                 {
                     "law": row.Index,
-                    "num_gpus": n,
+                    "total_gpus": n,
                     "throughput": lam * nx,
                     "efficiency": nx / n,
                     "a": row.a,
@@ -178,7 +179,7 @@ def extrapolation(
     queries = pd.DataFrame(
         {
             "gpu_name": gpu_name,
-            "num_gpus": np.concatenate([[1.0], n]),
+            "total_gpus": np.concatenate([[1.0], n]),
             "model": model_name,
             "precision": precision,
             "gpus_per_node": float(comm.gpus_per_node),
@@ -189,7 +190,7 @@ def extrapolation(
     x1 = float(predicted["throughput"].iloc[0])
     out = predicted.iloc[1:].reset_index(drop=True)
     per_gpu = n * x1
-    out.insert(0, "num_gpus", n)
+    out.insert(0, "total_gpus", n)
     out["efficiency"] = out["throughput"] / per_gpu
     out["efficiency_low"] = out["throughput_low"] / per_gpu
     out["efficiency_high"] = out["throughput_high"] / per_gpu
@@ -199,7 +200,7 @@ def extrapolation(
 def interconnect_assumed(gpu_name: str, comm: CommModel) -> pd.DataFrame:
     """The link a ring all-reduce crosses at each scale, and its bus bandwidth.
 
-    Columns: scope, num_gpus (a representative count), link, bus_gbs (GB/s per GPU after
+    Columns: scope, total_gpus (a representative count), link, bus_gbs (GB/s per GPU after
     comm.achievable_fraction; planner.throughput.scaling.bus_bandwidth_gbs).
     """
     specs = load_specs()
@@ -235,7 +236,7 @@ def interconnect_assumed(gpu_name: str, comm: CommModel) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "scope": [s[0] for s in scopes],
-            "num_gpus": counts,
+            "total_gpus": counts,
             "link": [s[2] for s in scopes],
             "bus_gbs": bus,
         }
@@ -250,7 +251,7 @@ def model_choices(reference: pd.DataFrame) -> pd.DataFrame:
     """
     table = (
         reference.groupby(["model", "precision"])
-        .agg(gpus=("gpu_name", "nunique"), max_count=("num_gpus", "max"))
+        .agg(gpus=("gpu_name", "nunique"), max_count=("total_gpus", "max"))
         .reset_index()
     )
     return table.sort_values(["model", "gpus"], ascending=[True, False]).reset_index(drop=True)
@@ -262,7 +263,7 @@ def gpus_with_figures(reference: pd.DataFrame, model_name: str, precision: str) 
     rows = reference.loc[(reference["model"] == model_name) & (reference["precision"] == precision)]
     table = (
         rows.groupby("gpu_name")
-        .agg(counts=("num_gpus", "nunique"), max_count=("num_gpus", "max"))
+        .agg(counts=("total_gpus", "nunique"), max_count=("total_gpus", "max"))
         .reset_index()
     )
     return table.sort_values(["counts", "gpu_name"], ascending=[False, True]).reset_index(drop=True)

@@ -131,10 +131,10 @@ def _global_batch(ps: PageState, model_name: str) -> float | None:
 def _step_figure(curve: pd.DataFrame, title: str) -> go.Figure:
     """Seconds per step at powers of two, stacked: compute, exposed communication, and the
     fixed per-step overhead, with the per-GPU batch on each bar."""
-    counts = curve["num_gpus"].to_numpy(float)
+    counts = curve["total_gpus"].to_numpy(float)
     rows = curve.loc[np.isclose(np.log2(counts) % 1, 0) & curve["compute_s"].notna()]
     fig = go.Figure()
-    labels = [f"{n:,.0f}" for n in rows["num_gpus"]]
+    labels = [f"{n:,.0f}" for n in rows["total_gpus"]]
     for column, name in (
         ("compute_s", "compute"),
         ("comm_s", "communication (exposed)"),
@@ -165,7 +165,7 @@ def _band_and_laws(
     """The planner's 80% band and line for `metric`, then each fitted law (chosen bold)."""
     fig.add_trace(
         go.Scatter(
-            x=curve["num_gpus"],
+            x=curve["total_gpus"],
             y=curve[f"{metric}_high"],
             line={"width": 0},
             showlegend=False,
@@ -174,7 +174,7 @@ def _band_and_laws(
     )
     fig.add_trace(
         go.Scatter(
-            x=curve["num_gpus"],
+            x=curve["total_gpus"],
             y=curve[f"{metric}_low"],
             fill="tonexty",
             fillcolor="rgba(31,119,180,0.15)",
@@ -189,7 +189,7 @@ def _band_and_laws(
         chosen = bool(rows["chosen"].iloc[0])
         fig.add_trace(
             go.Scatter(
-                x=rows["num_gpus"],
+                x=rows["total_gpus"],
                 y=rows[metric],
                 mode="lines",
                 name=f"{law} law" + (" (chosen)" if chosen else ""),
@@ -239,7 +239,7 @@ def _planner_lines(fig: go.Figure, curve: pd.DataFrame, column: str, name: str) 
             continue
         fig.add_trace(
             go.Scatter(
-                x=rows["num_gpus"],
+                x=rows["total_gpus"],
                 y=rows[column],
                 mode="lines",
                 name=label,
@@ -265,7 +265,7 @@ def _point_traces(fig: go.Figure, points: pd.DataFrame, column: str, unit: str) 
             }
         fig.add_trace(
             go.Scatter(
-                x=rows["num_gpus"],
+                x=rows["total_gpus"],
                 y=rows[column],
                 mode="markers",
                 marker={"size": 10, "line": {"width": 1, "color": "white"}},
@@ -303,7 +303,7 @@ def _layout(fig: go.Figure, title: str, y_title: str, per_node: int, log_y: bool
 
 _col = st.column_config
 CURVE_CONFIG = {
-    "num_gpus": _col.NumberColumn("GPUs", format="%d"),
+    "total_gpus": _col.NumberColumn("GPUs", format="%d"),
     **banded("throughput", "localized", "throughput", "throughput_low", "throughput_high"),
     **banded("efficiency", "percent", "efficiency", "efficiency_low", "efficiency_high"),
     "throughput_source": _col.TextColumn("source"),
@@ -332,9 +332,9 @@ def efficiency_words(curve: pd.DataFrame, gpu: str, gpus_per_node: int) -> str:
     """Efficiency at one node, 8 nodes and the largest count, in a sentence:
     'On 8 H100-SXM (one node) it keeps 94% of linear scaling (7.5 x one GPU); ...'."""
     parts = []
-    by_count = curve.set_index("num_gpus")
+    by_count = curve.set_index("total_gpus")
     counts = [float(gpus_per_node * n) for n in WORDED_NODES]
-    counts.append(float(curve["num_gpus"].max()))
+    counts.append(float(curve["total_gpus"].max()))
     for count in dict.fromkeys(c for c in counts if c in by_count.index and c > 1):
         row = by_count.loc[count]
         if pd.isna(row["efficiency"]):
@@ -385,12 +385,12 @@ class View:
     @property
     def one(self) -> pd.Series:
         """The extrapolation at one GPU."""
-        return self.curve.loc[self.curve["num_gpus"] == 1].iloc[0]
+        return self.curve.loc[self.curve["total_gpus"] == 1].iloc[0]
 
     @property
     def node(self) -> pd.Series:
         """The extrapolation at one full node."""
-        return self.curve.loc[self.curve["num_gpus"] == self.comm.gpus_per_node].iloc[0]
+        return self.curve.loc[self.curve["total_gpus"] == self.comm.gpus_per_node].iloc[0]
 
     @property
     def top(self) -> pd.Series:
@@ -455,7 +455,7 @@ def _headline(view: View) -> None:
     )
     for col, row in zip(cols[1:3], (node, view.top), strict=True):
         col.metric(
-            f"Efficiency at {row['num_gpus']:,.0f} GPUs",
+            f"Efficiency at {row['total_gpus']:,.0f} GPUs",
             _efficiency_text(row),
             f"{row['efficiency_low']:.0%}-{row['efficiency_high']:.0%} (80% band)",
             delta_color="off",
@@ -540,7 +540,7 @@ def _tables(view: View) -> None:
             "Every count computed", value=False, key=f"{PAGE}.every_count",
             help="Off: powers of two only.",
         )  # fmt: skip
-        counts_shown = shown if every else shown.loc[_power_of_two(shown["num_gpus"])]
+        counts_shown = shown if every else shown.loc[_power_of_two(shown["total_gpus"])]
         show_table(counts_shown, CURVE_CONFIG, key=f"{PAGE}.curve")
         st.dataframe(view.points, hide_index=True, key=f"{PAGE}.points")
         download_csv(shown, f"{_file_stem(view)}.csv", key=f"{PAGE}.csv")
@@ -571,7 +571,7 @@ def scaling_report_of(view: View, figures: tuple[go.Figure, go.Figure], link: st
             f"1 GPU: {one['throughput']:,.0f} {view.unit} ({one['throughput_source']}: "
             f"{one['throughput_detail']})",
             f"Efficiency at {comm.gpus_per_node} GPUs: {_efficiency_text(node)}; at "
-            f"{top['num_gpus']:,.0f} GPUs: {_efficiency_text(top)}",
+            f"{top['total_gpus']:,.0f} GPUs: {_efficiency_text(top)}",
         ],
         figures=[("Throughput", figures[0]), ("Efficiency", figures[1])],
         tables=[

@@ -97,13 +97,13 @@ def test_efficiency_is_stated_in_words_before_the_tables(open_page: Open) -> Non
     words = next(plain(m.value) for m in at.markdown if "of linear scaling" in m.value)
     assert words.startswith("H100-SXM keeps on 8 GPUs (one node) **")
     assert "on 64 GPUs (8 nodes)" in words and "on 1,024 GPUs (128 nodes)" in words
-    curve = table_with(at, "num_gpus", "efficiency")
-    counts = curve["num_gpus"].astype(int).tolist()
+    curve = table_with(at, "total_gpus", "efficiency")
+    counts = curve["total_gpus"].astype(int).tolist()
     assert counts == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
-    eight = curve.set_index("num_gpus").loc[8, "efficiency"]
+    eight = curve.set_index("total_gpus").loc[8, "efficiency"]
     assert f"**{eight:.0%}**" in words.split(";")[0]
     at.toggle(key="scaling.every_count").set_value(True).run()
-    assert len(table_with(at, "num_gpus", "efficiency")) > len(counts)
+    assert len(table_with(at, "total_gpus", "efficiency")) > len(counts)
 
 
 def test_the_step_chart_shows_why_efficiency_falls_at_scale(open_page: Open) -> None:

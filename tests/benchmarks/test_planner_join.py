@@ -38,7 +38,7 @@ def test_a_cuda_result_is_measured_throughput_for_its_canonical_gpu(tmp_path: Pa
     table, problems = own_and_published_results([str(tmp_path)])
     assert problems == []
     rows = throughput_table(table, get_workload("resnet50-imagenet-90ep"), "fp16")
-    h100 = rows.loc[(rows["gpu_name"] == "H100-SXM") & (rows["num_gpus"] == 1)].iloc[0]
+    h100 = rows.loc[(rows["gpu_name"] == "H100-SXM") & (rows["total_gpus"] == 1)].iloc[0]
     assert h100["source"] == "measured"
     assert h100["throughput"] == pytest.approx(256 / 0.08)
     assert "h100-run" in h100["detail"]

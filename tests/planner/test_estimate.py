@@ -29,7 +29,7 @@ def reference() -> pd.DataFrame:
         rows,
         columns=[
             "gpu_name",
-            "num_gpus",
+            "total_gpus",
             "model",
             "precision",
             "throughput",
@@ -45,7 +45,7 @@ def fitted():  # type: ignore[no-untyped-def]
 
 
 def ask(fitted, rows: list[tuple]) -> pd.DataFrame:  # type: ignore[no-untyped-def]
-    columns = ["gpu_name", "num_gpus", "model", "precision", "generation"]
+    columns = ["gpu_name", "total_gpus", "model", "precision", "generation"]
     queries = pd.DataFrame(rows, columns=columns)
     return pd.concat([queries, predict_throughput(fitted, queries)], axis=1)
 
@@ -55,7 +55,7 @@ def test_known_counts_reproduce_the_figures(fitted) -> None:  # type: ignore[no-
     out = ask(fitted, [("H100-PCIe", 2, "bert_large_squad", "fp16_amp", "")])
     truth = ref.loc[
         (ref["gpu_name"] == "H100-PCIe")
-        & (ref["num_gpus"] == 2)
+        & (ref["total_gpus"] == 2)
         & (ref["model"] == "bert_large_squad"),
         "throughput",
     ].iloc[0]
@@ -83,7 +83,7 @@ def test_newest_generation_wins_at_a_count_it_has(fitted) -> None:  # type: igno
 def test_other_counts_follow_the_fitted_law(fitted) -> None:  # type: ignore[no-untyped-def]
     ref = reference()
     x1 = ref.loc[
-        (ref["gpu_name"] == "H100-SXM") & (ref["num_gpus"] == 1) & (ref["model"] == "resnet50"),
+        (ref["gpu_name"] == "H100-SXM") & (ref["total_gpus"] == 1) & (ref["model"] == "resnet50"),
         "throughput",
     ].iloc[0]
     out = ask(fitted, [("H100-SXM", 8, "resnet50", "fp16_amp", "")])
@@ -102,7 +102,7 @@ def test_across_nodes_the_network_costs_throughput(fitted) -> None:  # type: ign
             ("H100-SXM", 64, "bert_large_squad", "fp16_amp", ""),
         ],
     )
-    per_gpu = out["throughput"] / out["num_gpus"]
+    per_gpu = out["throughput"] / out["total_gpus"]
     assert per_gpu.iloc[1] < per_gpu.iloc[0]
     assert (
         "beyond 8 GPUs: step-time model" in out["throughput_detail"].iloc[1]
@@ -158,7 +158,7 @@ def test_no_estimate_without_a_spec_row(fitted) -> None:  # type: ignore[no-unty
 def test_without_any_measured_scaling_the_analytic_comm_model_applies() -> None:
     ref = pd.DataFrame(
         [("H100-SXM", 1, "resnet50", "fp16_amp", 2800.0)],
-        columns=["gpu_name", "num_gpus", "model", "precision", "throughput"],
+        columns=["gpu_name", "total_gpus", "model", "precision", "throughput"],
     )
     out = ask(fit_throughput_model(ref), [("H100-SXM", 4, "resnet50", "fp16_amp", "")])
     # Ring all-reduce of 25.6M fp32 gradients over NVLink (900/2 GB/s x 0.8 achievable),

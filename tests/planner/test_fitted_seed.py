@@ -57,7 +57,7 @@ def test_the_shipped_model_predicts_what_a_fresh_fit_does(
     queries = pd.DataFrame(
         {
             "gpu_name": ["A100-SXM-80GB", "H100-SXM", "L4", "T4", "B200", "RTX-4090"],
-            "num_gpus": [8.0, 64.0, 1.0, 4.0, 8.0, 2.0],
+            "total_gpus": [8.0, 64.0, 1.0, 4.0, 8.0, 2.0],
             "model": "resnet50",
             "precision": ["fp16", "fp16", "fp16", "fp32", "fp16", "fp16"],
         }

@@ -13,7 +13,7 @@ from planner.throughput.offers import results_with_generation
 from planner.workloads.catalog import get_workload
 from tests.planner.results import resnet50_run
 
-FIGURE_COLUMNS = ["gpu_name", "model", "precision", "num_gpus", "throughput", "throughput_low",
+FIGURE_COLUMNS = ["gpu_name", "model", "precision", "total_gpus", "throughput", "throughput_low",
                   "throughput_high", "runs", "source", "detail"]  # fmt: skip
 
 
@@ -65,10 +65,10 @@ def test_plan_and_estimate_aggregate_through_the_one_function(
     # Per (GPU, count) the plan keeps the estimate path's figure of the best source and
     # newest generation, row for row: measured A100, v2 H100 at 1 GPU, v1 H100 at 8.
     best = {("A100-SXM-40GB", 1.0, "own"), ("H100-SXM", 1.0, "v2"), ("H100-SXM", 8.0, "v1")}
-    keys = zip(estimate_figures["gpu_name"], estimate_figures["num_gpus"],
+    keys = zip(estimate_figures["gpu_name"], estimate_figures["total_gpus"],
                estimate_figures["generation"], strict=True)  # fmt: skip
     mine = estimate_figures.loc[[k in best for k in keys]]
-    key = ["gpu_name", "num_gpus"]
+    key = ["gpu_name", "total_gpus"]
     pd.testing.assert_frame_equal(
         plan_figures.loc[:, FIGURE_COLUMNS].sort_values(key).reset_index(drop=True),
         mine.loc[:, FIGURE_COLUMNS].sort_values(key).reset_index(drop=True),

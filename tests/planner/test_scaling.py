@@ -123,7 +123,7 @@ def _points(law: str, a: float, b: float, gpus: int, noise: float, seed: int) ->
                     "precision": "fp16_amp",
                     "interconnect": "nvlink",
                     "generation": "",
-                    "num_gpus": float(n),
+                    "total_gpus": float(n),
                     "throughput": float(x),
                 }
             )

@@ -32,7 +32,7 @@ def reference() -> pd.DataFrame:
         for n in (1, 2, 4)
     ]
     rows.append(("H100-SXM", 1, "resnet50", "tf32", 900.0, "v0"))
-    columns = ["gpu_name", "num_gpus", "model", "precision", "throughput", "generation"]
+    columns = ["gpu_name", "total_gpus", "model", "precision", "throughput", "generation"]
     return pd.DataFrame(rows, columns=columns).assign(source="published", detail="test figure")
 
 
@@ -54,8 +54,8 @@ def test_counts_cover_1_to_1024_with_the_node_boundary() -> None:
 
 def test_points_carry_their_efficiency(model) -> None:  # type: ignore[no-untyped-def]
     points = scaling_points(model, "H100-SXM", "resnet50", "fp16")
-    assert points["num_gpus"].tolist() == [1.0, 2.0, 4.0]
-    assert points["efficiency"].to_numpy() == pytest.approx(ring_efficiency(points["num_gpus"]))
+    assert points["total_gpus"].tolist() == [1.0, 2.0, 4.0]
+    assert points["efficiency"].to_numpy() == pytest.approx(ring_efficiency(points["total_gpus"]))
     assert set(points["source"]) == {"published"}
 
 

@@ -26,7 +26,7 @@ def resnet():  # type: ignore[no-untyped-def]
 
 def per_gpu(model, gpu: str, counts: list[float], **columns: object) -> np.ndarray:  # type: ignore[no-untyped-def]
     queries = pd.DataFrame(
-        {"gpu_name": gpu, "num_gpus": counts, "model": "resnet50", "precision": "fp16", **columns}
+        {"gpu_name": gpu, "total_gpus": counts, "model": "resnet50", "precision": "fp16", **columns}
     )
     return predict_throughput(model, queries)["throughput"].to_numpy() / np.array(counts)
 
@@ -81,7 +81,7 @@ def test_one_gpu_vms_scale_the_one_gpu_figure_not_a_four_gpu_nvlink_box(resnet) 
     queries = pd.DataFrame(
         {
             "gpu_name": "H100-SXM",
-            "num_gpus": [1.0, 4.0, 4.0],
+            "total_gpus": [1.0, 4.0, 4.0],
             "model": "resnet50",
             "precision": "fp16",
             "gpus_per_node": [1.0, 1.0, 8.0],
