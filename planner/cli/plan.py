@@ -435,8 +435,8 @@ def _view_frame(result: Plan, view: str, top: int | None) -> pd.DataFrame:
 
 def _explanations(result: Plan) -> list[str]:
     """Words for the picks' time split and for shown rows whose throughput a limit caps."""
+    from planner.render.explain import explain_limit, explain_time
     from planner.render.plan_tables import PICK_LABELS
-    from planner.throughput.explain import explain_limit, explain_time
 
     unit = result.workload.throughput_unit
     lines = []

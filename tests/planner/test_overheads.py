@@ -17,9 +17,9 @@ from planner.costs.overheads import (
     loader_ceiling,
 )
 from planner.plan import make_plan
+from planner.render.explain import explain_limit, explain_time
 from planner.request import PlanRequest
 from planner.throughput import own_and_published_results
-from planner.throughput.explain import explain_limit, explain_time
 from planner.workloads.catalog import get_workload
 
 
