@@ -81,26 +81,25 @@ def _short_hours(v: object) -> str:
     return duration(float(v), short=True)  # type: ignore[arg-type]
 
 
-ROW_COLUMNS: tuple[Col, ...] = (
-    Col("rank_mark", "rank", right=True),
-    Col("pick", "pick", _picks_text, shrink_to=5),
+# What an option is and what it takes: shared by the ranked rows and the picks.
+OPTION_FIGURES: tuple[Col, ...] = (
     Col("provider", "provider", shrink_to=6),
     Col("instance_type", "instance", shrink_to=10),
     Col("gpus", "GPUs", right=True),
     Col("hours_to_train", "time", _short_hours, right=True),
     Col("cost_usd", "cost", _short_money, right=True),
     Col("cost_band", "P10–P90", right=True),
+)
+ROW_COLUMNS: tuple[Col, ...] = (
+    Col("rank_mark", "rank", right=True),
+    Col("pick", "pick", _picks_text, shrink_to=5),
+    *OPTION_FIGURES,
     Col("option_usd_per_hour", "$/h", _short_money, right=True),
     Col("throughput_source", "source", shrink_to=4),
 )
 PICK_COLUMNS: tuple[Col, ...] = (
     Col("pick", "pick", _picks_text),
-    Col("provider", "provider", shrink_to=6),
-    Col("instance_type", "instance", shrink_to=10),
-    Col("gpus", "GPUs", right=True),
-    Col("hours_to_train", "time", _short_hours, right=True),
-    Col("cost_usd", "cost", _short_money, right=True),
-    Col("cost_band", "P10–P90", right=True),
+    *OPTION_FIGURES,
     Col("why", "why", shrink_to=12),
 )
 OPTION_COLUMNS: tuple[Col, ...] = (

@@ -255,30 +255,10 @@ def _job_inputs(ps: PageState) -> JobInputs:
 def _llm_inputs(ps: PageState) -> JobInputs:
     """An LLM: its size, how it is trained, its sequence length and training tokens."""
     params_b = number(ps, "params_b", LLM_FIELDS["params_b"])
-    llm_mode = worded_radio(
-        ps,
-        "Training",
-        LLM_MODE_WORDS,
-        name="llm_mode",
-        default="pretrain",
-        horizontal=True,
-        help="Full fine-tuning costs what pre-training does per token; LoRA trains "
-        "adapters on frozen weights, ~4N instead of 6N FLOPs per token (Hu et al. "
-        "2021); QLoRA keeps those weights in 4 bits (Dettmers et al. 2023).",
-    )
+    llm_mode = _llm_choice(ps, "llm_mode")
     seq_len = int(number(ps, "seq_len", LLM_FIELDS["seq_len"]))
     tokens_b = number(ps, "tokens_b", LLM_FIELDS["tokens_b"])
-    framework = worded_radio(
-        ps,
-        "Framework",
-        FRAMEWORK_WORDS,
-        name="framework",
-        default=DEFAULT_FRAMEWORK,
-        horizontal=True,
-        help="The training stack decides which layouts are weighed: Megatron-Core "
-        "(tensor, context and pipeline parallel), PyTorch FSDP (sharded data parallel, "
-        "tensor parallel within a node) or DeepSpeed (ZeRO with its pipeline engine).",
-    )
+    framework = _llm_choice(ps, "framework")
     return JobInputs(
         "llm",
         params_b=params_b,
@@ -286,6 +266,31 @@ def _llm_inputs(ps: PageState) -> JobInputs:
         llm_mode=llm_mode,
         seq_len=seq_len,
         framework=framework,
+    )
+
+
+# The LLM's radio choices: (label, words per value, default, help).
+LLM_CHOICES: dict[str, tuple[str, dict[str, str], str, str]] = {
+    "llm_mode": (
+        "Training", LLM_MODE_WORDS, "pretrain",
+        "Full fine-tuning costs what pre-training does per token; LoRA trains adapters on "
+        "frozen weights, ~4N instead of 6N FLOPs per token (Hu et al. 2021); QLoRA keeps "
+        "those weights in 4 bits (Dettmers et al. 2023).",
+    ),
+    "framework": (
+        "Framework", FRAMEWORK_WORDS, DEFAULT_FRAMEWORK,
+        "The training stack decides which layouts are weighed: Megatron-Core (tensor, "
+        "context and pipeline parallel), PyTorch FSDP (sharded data parallel, tensor "
+        "parallel within a node) or DeepSpeed (ZeRO with its pipeline engine).",
+    ),
+}  # fmt: skip
+
+
+def _llm_choice(ps: PageState, name: str) -> str:
+    """One of the LLM's radio choices (LLM_CHOICES), its values shown as words."""
+    label, words, default, help_text = LLM_CHOICES[name]
+    return str(
+        worded_radio(ps, label, words, name=name, default=default, horizontal=True, help=help_text)
     )
 
 
