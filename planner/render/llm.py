@@ -54,6 +54,20 @@ KERNEL_WORDS = {
     "kernels_assumed": "assumed kernels: GEMMs at 60% and attention at 40% of the peak (no "
     "published figure for this GPU class)",
 }
+# The training frameworks as the app names them (planner.llm.frameworks).
+FRAMEWORK_WORDS = {"megatron": "Megatron-Core", "fsdp": "PyTorch FSDP", "deepspeed": "DeepSpeed"}
+# A step's parts as a chart's legend names them.
+PART_LABELS = {
+    "gemm_share": "GEMM", "attention_share": "attention", "memory_share": "memory-bound",
+    "recompute_share": "recompute", "bubble_share": "pipeline bubble",
+    "tp_comm_share": "TP comm", "cp_comm_share": "CP comm", "pp_comm_share": "PP comm",
+    "dp_comm_share": "DP comm", "optimizer_share": "optimizer",
+}  # fmt: skip
+# Whether a layout fits, in a table cell (planner.llm.layout REASONS).
+FIT_WORDS = {
+    "fits": "yes", "no_layout_fits": "no: too little memory",
+    "batch_too_small": "no: batch too small", "no_peak": "no: no peak at this precision",
+}  # fmt: skip
 # Why estimate-llm found no layout (planner.llm.layout REASONS).
 REASON_WORDS = {
     "no_layout_fits": "does not fit: no tensor/pipeline/data-parallel layout fits GPU memory, "

@@ -24,7 +24,7 @@ from planner.llm.presets import LLM_PRESETS
 from planner.llm.throughput import LLMMemoryError, LLMSettings
 from planner.onprem.tco import LoadedConfig, OnPremConfigError
 from planner.plan import Plan
-from planner.render.llm import no_fit_text
+from planner.render.llm import FRAMEWORK_WORDS, no_fit_text
 from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.render.plan_words import assumption_lines, pick_reason, worded_status
 from planner.render.rows import worded_rows
@@ -80,7 +80,6 @@ LLM_MODE_WORDS = {
     "lora": "LoRA",
     "qlora": "QLoRA (4-bit)",
 }
-FRAMEWORK_WORDS = {"megatron": "Megatron-Core", "fsdp": "PyTorch FSDP", "deepspeed": "DeepSpeed"}
 PRESET_SIZES = ", ".join(
     f"{p.params / 1e9:.3g} ({p.reference.split(' (')[0]})" for p in LLM_PRESETS.values()
 )

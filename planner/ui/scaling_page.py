@@ -319,6 +319,17 @@ LAW_CONFIG = {
     "chosen": _col.CheckboxColumn("chosen"),
     "level fitted to generation": _col.TextColumn("level fitted to generation"),
 }
+LLM_CONFIG = {
+    "total_gpus": _col.NumberColumn("GPUs", format="%d"),
+    "layout": _col.TextColumn("layout"),
+    **banded("tokens_per_s", "localized", "tokens/s", "tokens_per_s_low", "tokens_per_s_high"),
+    "tokens_per_s_per_gpu": _col.NumberColumn("tokens/s per GPU", format="localized"),
+    "efficiency": _col.NumberColumn("efficiency", format="percent"),
+    "mfu": _col.NumberColumn("MFU", format="percent"),
+    "step_s": _col.NumberColumn("step s", format="%.3g"),
+    "memory_per_gpu_gb": _col.NumberColumn("GB per GPU", format="%.0f"),
+    "reason": _col.TextColumn("fits?"),
+}
 # GPU counts the Scaling page words its efficiency at, in nodes of `gpus_per_node`.
 WORDED_NODES = (1, 8, 128)
 
@@ -585,6 +596,57 @@ def scaling_report_of(view: View, figures: tuple[go.Figure, go.Figure], link: st
     )
 
 
+LLM_COUNTS = (8, 16, 32, 64, 128, 256, 512, 1024)
+DEFAULT_LLM = "6.7b"
+
+
+def _llm_section(ps: PageState, gpu: str, comm: CommModel) -> None:
+    """An LLM on this GPU from one node to 1,024 GPUs: the layout, tokens/s per GPU and
+    per-GPU efficiency the operator model predicts at each count, and the step's parts."""
+    from planner.llm.presets import LLM_PRESETS
+    from planner.llm.scaling import PART_COLUMNS, llm_scaling
+    from planner.llm.throughput import LLMSettings, peak_flops
+    from planner.render.llm import FIT_WORDS, FRAMEWORK_WORDS, PART_LABELS
+    from planner.workloads.catalog import llm_workload
+
+    st.subheader("An LLM on this GPU (operator model)")
+    if not math.isfinite(peak_flops(gpu, "bf16")):
+        st.caption(md_text(f"{gpu} has no bf16 peak in the spec table: no LLM estimate."))
+        return
+    left, right = st.columns(2)
+    with left:
+        label = ps.selectbox(
+            "LLM", list(LLM_PRESETS), name="llm", default=DEFAULT_LLM,
+            format_func=lambda k: f"{k} ({LLM_PRESETS[k].reference.split(' (')[0]})",
+        )  # fmt: skip
+    with right:
+        frame = ps.radio(
+            "Framework", list(FRAMEWORK_WORDS), name="llm_framework", default="megatron",
+            format_func=FRAMEWORK_WORDS.get, horizontal=True,
+        )  # fmt: skip
+    workload = llm_workload(LLM_PRESETS[label].params, 1e9)
+    table = llm_scaling(
+        workload, "bf16", gpu, LLM_COUNTS, comm.gpus_per_node,
+        comm.network_gbps_per_node, LLMSettings(framework=str(frame)),
+    )  # fmt: skip
+    st.caption(
+        "bf16 pre-training, 4M tokens per step, on the interconnect set in the sidebar. "
+        "Efficiency: tokens/s per GPU over that of the fewest GPUs that hold the model; above "
+        "100% where those few GPUs must recompute activations or pipeline deeper to fit "
+        "(planner.llm.ops, planner.llm.layout)."
+    )
+    fits = table.loc[table["reason"] == "fits"]
+    fig = go.Figure()
+    for column in PART_COLUMNS:
+        fig.add_bar(x=[f"{n:,.0f}" for n in fits["total_gpus"]], y=fits[column],
+                    name=PART_LABELS[column])  # fmt: skip
+    fig.update_layout(barmode="stack", yaxis={"tickformat": ".0%", "title": "share of a step"},
+                      xaxis={"title": "GPUs"}, height=360, margin={"t": 30})  # fmt: skip
+    st.plotly_chart(fig, key=f"{PAGE}.llm_chart")
+    shown = table.drop(columns=list(PART_COLUMNS)).assign(reason=table["reason"].map(FIT_WORDS))
+    show_table(shown, LLM_CONFIG, key=f"{PAGE}.llm_table")
+
+
 def render() -> None:
     """Draw the Scaling page: inputs, the headline figures, charts, tables and downloads."""
     ps = PageState(PAGE)
@@ -610,6 +672,7 @@ def render() -> None:
     figures = _charts(view)
     _step_section(view)
     _tables(view)
+    _llm_section(ps, view.gpu, view.comm)
     link = ps.link()  # read now: the report is built on click, outside the script run
     download_report(
         lambda: scaling_report_of(view, figures, link),

@@ -121,3 +121,23 @@ def test_the_step_chart_shows_why_efficiency_falls_at_scale(open_page: Open) -> 
     at.number_input(key="scaling.global_batch_resnet50").set_value(0.0).run()
     assert not at.exception
     assert metrics(at)["Efficiency at 1,024 GPUs"] != before
+
+
+def test_an_llm_scales_by_the_operator_model_with_its_step_parts(open_page: Open) -> None:
+    at = open_page("scaling")
+    table = table_with(at, "layout", "tokens_per_s_per_gpu", "efficiency")
+    assert table["total_gpus"].astype(int).tolist() == [8, 16, 32, 64, 128, 256, 512, 1024]
+    fits = table.loc[table["reason"] == "yes"]
+    assert len(fits) and fits["efficiency"].iloc[0] == 1.0  # against the fewest that fit
+    assert fits["layout"].str.startswith("tp").all()
+    parts = chart(at, "scaling.llm_chart")
+    names = {t["name"] for t in parts["data"]}
+    assert {"GEMM", "attention", "memory-bound", "DP comm"} <= names
+    # Each count's parts make up its whole step.
+    ys = [trace(parts, name)["y"] for name in names]
+    totals = [sum(y[i] for y in ys) for i in range(len(fits))]
+    assert all(abs(total - 1.0) < 0.01 for total in totals)
+    # FSDP weighs no pipeline: its layouts at 1,024 GPUs have pp1.
+    at.radio(key="scaling.llm_framework").set_value("fsdp").run()
+    fsdp = table_with(at, "layout", "tokens_per_s_per_gpu", "efficiency")
+    assert fsdp.loc[fsdp["reason"] == "yes", "layout"].str.contains(" pp1 ").all()
