@@ -2,7 +2,8 @@
 
 Commands: plan, workloads, estimate, estimate-llm, tco, app (one module each in
 planner/cli, estimate and estimate-llm together); `pricing`, `bench` and `sweep` are
-mounted from their packages; `--version` prints the version.
+mounted from their packages (`bench calibrate`, which needs the planner, is added to
+the bench group here); `--version` prints the version.
 Every command prints a table by default and takes `--format json|csv`. Bad input
 gets `error: ...` with the valid choices and exit code 2, never a traceback.
 """
@@ -18,6 +19,7 @@ import typer
 from benchmarks.cli import app as bench_app
 from benchmarks.sweep.cli import make_app as make_sweep_app
 from planner.cli.app import APP_CONTEXT, serve_app
+from planner.cli.calibrate import calibrate
 from planner.cli.estimate import estimate, estimate_llm
 from planner.cli.plan import plan
 from planner.cli.tco import tco
@@ -36,6 +38,8 @@ app.command("estimate-llm")(estimate_llm)
 app.command("tco")(tco)
 app.command("app", context_settings=APP_CONTEXT)(serve_app)
 app.add_typer(pricing_app, name="pricing")
+# `bench calibrate` needs the planner, which benchmarks must not import: mounted here.
+bench_app.command("calibrate")(calibrate)
 app.add_typer(bench_app, name="bench")
 
 

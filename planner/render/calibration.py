@@ -1,0 +1,103 @@
+"""Words and tables for predicted vs measured (planner.throughput.calibration).
+
+`worded_calibration` turns the engine's reason codes into words (the rows --format json|csv
+write and the app shows); `print_calibration` prints the compared results, the results
+not compared with why, and the error summary, as tables that fit the terminal. Numbers
+are formatted by edge.format.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from edge.format import percent
+from edge.tables import Col, console_width, fit_table, make_console
+from planner.throughput.calibration import WITHIN
+
+REASON_WORDS: dict[str, str] = {
+    "cpu": "CPU run (gpuplan predicts GPUs only)",
+    "unknown-gpu": "GPU not in gpuplan's GPU table",
+    "llm": "GPT run: its tokens/s depend on a parallel layout a result does not record",
+    "not-training": "measures no model's training (input pipeline or operators)",
+    "no-model": "no other result of this benchmark model to predict it from",
+    "no-prediction": "no figure and no spec estimate for this GPU",
+}
+BY_WORDS = {"gpu": "GPU", "method": "method", "all": "all"}
+
+
+def reason_text(code: str) -> str:
+    """The words for one reason code ("" for a compared result)."""
+    return REASON_WORDS.get(code, code) if code else ""
+
+
+def worded_calibration(table: pd.DataFrame) -> pd.DataFrame:
+    """calibrate() rows with `reason` in words (as --format json|csv write them)."""
+    return table.assign(reason=table["reason"].fillna("").astype(str).map(reason_text))
+
+
+def _rate(value: object) -> str:
+    number = float(value)  # type: ignore[arg-type]
+    if not math.isfinite(number):
+        return "-"
+    return f"{number:,.0f}" if abs(number) >= 100 else f"{number:,.3g}"
+
+
+def _signed(value: object) -> str:
+    number = float(value)  # type: ignore[arg-type]
+    return "-" if not math.isfinite(number) else ("+" if number > 0 else "") + percent(number)
+
+
+COMPARED_COLUMNS: tuple[Col, ...] = (
+    Col("id", "result", shrink_to=12),
+    Col("gpu_name", "GPU", shrink_to=8),
+    Col("model", "model", shrink_to=8),
+    Col("precision", "prec."),
+    Col("total_gpus", "GPUs", str, right=True),
+    Col("measured", "measured", _rate, right=True),
+    Col("predicted", "predicted", _rate, right=True),
+    Col("throughput_unit", "unit"),
+    Col("error", "error", _signed, right=True),
+    Col("method", "method"),
+)
+NOT_COMPARED_COLUMNS: tuple[Col, ...] = (
+    Col("id", "result", shrink_to=12),
+    Col("gpu_name", "device", shrink_to=8),
+    Col("model", "model", shrink_to=8),
+    Col("reason", "why not compared", reason_text, shrink_to=20),
+)
+SUMMARY_TABLE_COLUMNS: tuple[Col, ...] = (
+    Col("by", "by", lambda v: BY_WORDS.get(str(v), str(v))),
+    Col("group", "group", shrink_to=8),
+    Col("count", "results", str, right=True),
+    Col("median_abs_error", "median |error|", percent, right=True),
+    Col("within_10pct", f"within ±{percent(WITHIN, 0)}", lambda v: percent(v, 0), right=True),
+)
+TITLE = "Predicted without each own result vs measured (error = predicted / measured - 1)"
+
+
+def calibration_view(table: pd.DataFrame, summary: pd.DataFrame, width: int) -> RenderableType:
+    """The three tables (compared, not compared, summary) that fit `width`."""
+    compared = table.loc[table["reason"] == ""]
+    skipped = table.loc[table["reason"] != ""]
+    parts: list[RenderableType] = []
+    if table.empty:
+        return Text("No own results: `gpuplan bench run` writes them into the results folder.")
+    if compared.empty:
+        parts.append(Text("No own GPU result could be compared (see below).", style="bold"))
+    else:
+        parts.append(fit_table(compared, COMPARED_COLUMNS, width, TITLE))
+    if not skipped.empty:
+        parts += [Text(""), fit_table(skipped, NOT_COMPARED_COLUMNS, width, "Not compared")]
+    if not summary.empty:
+        parts += [Text(""), fit_table(summary, SUMMARY_TABLE_COLUMNS, width, "Error summary")]
+    return Group(*parts)
+
+
+def print_calibration(table: pd.DataFrame, summary: pd.DataFrame, width: int | None = None) -> None:
+    """calibration_view on stdout at console_width()."""
+    width = width or console_width()
+    make_console(width).print(calibration_view(table, summary, width))

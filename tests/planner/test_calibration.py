@@ -1,0 +1,169 @@
+"""Predicted (leave-one-out) vs measured for own results: the engine, its words, the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from benchmarks.results import BenchmarkResult, write_result
+from planner.cli.main import app
+from planner.render.calibration import REASON_WORDS, calibration_view
+from planner.throughput import own_and_published_results, throughput_for_offers, throughput_inputs
+from planner.throughput.calibration import (
+    CALIBRATION_COLUMNS,
+    REASON_CODES,
+    calibrate,
+    error_summary,
+)
+from planner.workloads.catalog import get_workload
+from tests.conftest import GOOD_RESULT
+
+runner = CliRunner()
+# Published ResNet-50 fp16 on one H100-SXM is a few thousand images/s; this one is far off.
+FAR = 100.0
+
+
+def own_run(run_id: str, **fields: Any) -> BenchmarkResult:
+    """An own ResNet-50 fp16 result on one H100 (tests.conftest.GOOD_RESULT) with `fields`."""
+    return BenchmarkResult(**(GOOD_RESULT | {"id": run_id} | fields))
+
+
+@pytest.fixture()
+def folder(tmp_path: Path) -> Path:
+    """Own results: a 1-GPU H100 run far from the published figures, an 8-GPU H100 run,
+    a CPU run, a GPT run and a run on a GPU gpuplan does not know."""
+    directory = tmp_path / "own"
+    for result in (
+        own_run("h100-far", throughput=FAR),
+        own_run("h100-x8", world_size=8, throughput=20000.0),
+        own_run("cpu-run", device="cpu", device_name="AMD EPYC", throughput=50.0),
+        own_run("gpt-run", workload="gpt", model_size="124m", throughput_unit="tokens/s"),
+        own_run("mystery", device_name="Mystery Accelerator 9000"),
+    ):
+        write_result(result, directory)
+    return directory
+
+
+def calibrated(folder: Path) -> pd.DataFrame:
+    table, problems = own_and_published_results([str(folder)])
+    assert problems == []
+    return calibrate(table).set_index("id")
+
+
+def test_leaving_the_result_out_changes_the_prediction(folder: Path) -> None:
+    rows = calibrated(folder)
+    far = rows.loc["h100-far"]
+    assert far["method"] == "published"
+    assert far["predicted"] > 10 * FAR  # from the published figures, not from itself
+    assert far["error"] == pytest.approx(far["predicted"] / FAR - 1)
+    assert far["predicted_low"] <= far["predicted"] <= far["predicted_high"]
+    # With the result in, the plan would answer its own figure: leaving it out matters.
+    table, _ = own_and_published_results([str(folder)])
+    inputs = throughput_inputs(table, get_workload("resnet50-imagenet-90ep"), "fp16")
+    offers = pd.DataFrame({"gpu_name": ["H100-SXM"], "gpu_count": [1]})
+    with_it = throughput_for_offers(offers, inputs.figures, inputs.model).iloc[0]
+    assert with_it["throughput_source"] == "measured"
+    assert with_it["throughput"] == pytest.approx(FAR)
+    assert rows.loc["h100-x8", "method"] in ("published", "scaled")
+    assert list(calibrate(table).columns) == list(CALIBRATION_COLUMNS)
+
+
+def test_results_that_cannot_be_predicted_are_listed_with_why(folder: Path) -> None:
+    rows = calibrated(folder)
+    assert rows.loc["cpu-run", "reason"] == "cpu"
+    assert rows.loc["gpt-run", "reason"] == "llm"
+    assert rows.loc["mystery", "reason"] == "unknown-gpu"
+    assert rows.loc[["cpu-run", "gpt-run", "mystery"], "predicted"].isna().all()
+    assert rows.loc[["h100-far", "h100-x8"], "reason"].eq("").all()
+    # The bundled sample results are CPU runs: listed too, none dropped.
+    assert (rows["reason"] == "cpu").sum() >= 2
+    assert set(rows["reason"]) <= {"", *REASON_CODES}
+    assert set(REASON_WORDS) == set(REASON_CODES)
+
+
+def test_summary_counts_by_gpu_and_method(folder: Path) -> None:
+    rows = calibrated(folder)
+    summary = error_summary(rows.reset_index()).set_index(["by", "group"])
+    assert summary.loc[("gpu", "H100-SXM"), "count"] == 2
+    assert summary.loc[("all", "all"), "count"] == 2
+    far_error = abs(rows.loc["h100-far", "error"])
+    x8_error = abs(rows.loc["h100-x8", "error"])
+    median = summary.loc[("all", "all"), "median_abs_error"]
+    assert median == pytest.approx((far_error + x8_error) / 2)
+    within = summary.loc[("all", "all"), "within_10pct"]
+    assert within == pytest.approx(((far_error <= 0.1) + (x8_error <= 0.1)) / 2)
+    methods = summary.xs("method", level="by")
+    assert methods["count"].sum() == 2
+    assert "published" in methods.index
+
+
+def test_two_runs_of_one_setup_predict_each_other(tmp_path: Path) -> None:
+    write_result(own_run("a", throughput=3000.0), tmp_path)
+    write_result(own_run("b", throughput=3200.0), tmp_path)
+    rows = calibrated(tmp_path)
+    assert rows.loc["a", "method"] == "measured"
+    assert rows.loc["a", "predicted"] == pytest.approx(3200.0)
+    assert rows.loc["b", "error"] == pytest.approx(3000.0 / 3200.0 - 1)
+    summary = error_summary(rows.reset_index()).set_index(["by", "group"])
+    assert summary.loc[("method", "measured"), "within_10pct"] == 1.0
+
+
+def test_the_cli_prints_the_tables_and_json(folder: Path) -> None:
+    done = runner.invoke(
+        app, ["bench", "calibrate", "--results", str(folder)], env={"COLUMNS": "160"}
+    )
+    assert done.exit_code == 0, done.output
+    out = done.stdout
+    assert "Predicted without each own result vs measured" in out
+    assert "h100-far" in out and "published" in out
+    assert "Not compared" in out and REASON_WORDS["cpu"] in out
+    assert "Error summary" in out and "within ±10%" in out
+    done = runner.invoke(app, ["bench", "calibrate", "--results", str(folder), "--format", "json"])
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.stdout)
+    by_id = {r["id"]: r for r in data["results"]}
+    assert by_id["h100-far"]["method"] == "published" and by_id["h100-far"]["error"] > 1
+    assert by_id["gpt-run"]["reason"] == REASON_WORDS["llm"]
+    assert by_id["gpt-run"]["predicted"] is None
+    assert {k: v for k, v in data["summary"][-1].items() if k in ("by", "group", "count")} == {
+        "by": "all",
+        "group": "all",
+        "count": 2,
+    }
+    done = runner.invoke(app, ["bench", "calibrate", "--results", str(folder), "--format", "csv"])
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines()[0].split(",") == list(CALIBRATION_COLUMNS)
+
+
+def test_a_malformed_file_is_named_and_the_others_are_still_compared(folder: Path) -> None:
+    (folder / "broken.json").write_text("{ not json")
+    done = runner.invoke(app, ["bench", "calibrate", "--results", str(folder), "--format", "json"])
+    assert done.exit_code == 0, done.output
+    assert "broken.json" in done.stderr and "not valid JSON" in done.stderr
+    ids = {r["id"] for r in json.loads(done.stdout)["results"]}
+    assert {"h100-far", "h100-x8", "cpu-run"} <= ids
+
+
+def test_a_bad_format_is_refused() -> None:
+    done = runner.invoke(app, ["bench", "calibrate", "--format", "xml"])
+    assert done.exit_code == 2
+    assert "error:" in done.stderr
+
+
+def test_only_cpu_runs_say_nothing_was_compared(tmp_path: Path) -> None:
+    write_result(own_run("cpu", device="cpu", device_name="AMD EPYC"), tmp_path)
+    table, _ = own_and_published_results([str(tmp_path)])
+    rows = calibrate(table)
+    summary = error_summary(rows)
+    assert summary.empty and (rows["reason"] == "cpu").all()
+    from rich.console import Console
+
+    console = Console(width=120, record=True)
+    console.print(calibration_view(rows, summary, 120))
+    text = console.export_text()
+    assert "No own GPU result could be compared" in text and "Not compared" in text
