@@ -215,6 +215,36 @@ def _sweeps_section(table: pd.DataFrame) -> None:
     st.dataframe(sweeps, hide_index=True, key=f"{PAGE}.sweeps")
 
 
+@st.cache_data(show_spinner="Predicting each own result without it ...")
+def _calibration(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """calibrate() and error_summary() of the page's results, reason codes in words."""
+    from planner.render.calibration import worded_calibration
+    from planner.throughput.calibration import calibrate, error_summary
+
+    rows = calibrate(table)
+    return worded_calibration(rows), error_summary(rows)
+
+
+def _calibration_section(table: pd.DataFrame) -> None:
+    """Predicted (without each own result) vs measured, and the error by GPU and method."""
+    from planner.render.calibration import TITLE
+
+    st.subheader("Predicted vs measured, for every own result")
+    st.caption(
+        md_text(f"{TITLE}. Each prediction is what a plan would use with that result left out.")
+        + " `gpuplan bench calibrate` prints the same tables."
+    )
+    rows, summary = _calibration(table)
+    if rows.empty:
+        st.info("No own results yet: nothing to compare.")
+        return
+    st.dataframe(rows, hide_index=True, key=f"{PAGE}.calibration")
+    if summary.empty:
+        st.info("No own GPU result could be compared (the reasons are in the table).")
+    else:
+        st.dataframe(summary, hide_index=True, key=f"{PAGE}.calibration_summary")
+
+
 def render() -> None:
     """Draw the Benchmarks page."""
     ps = PageState(PAGE)
@@ -264,6 +294,7 @@ def render() -> None:
         side = side.assign(measured_over_published=side["measured_over_published"].round(3))
         st.dataframe(side, hide_index=True, key=f"{PAGE}.side_by_side")
 
+    _calibration_section(table)
     _sweeps_section(table)
 
     labels = model_label(table["workload"], table["model_size"])
