@@ -12,6 +12,8 @@ rows and GPUs without a spec row left out) it prints:
         figure of this model and precision whose peak (dense, at the precision, never
         below FP32) is nearest g's in log; X_h its newest generation's median figure.
       peak-ratio/all: the median of that ratio prediction over every other such GPU.
+      roofline mix (planner.throughput.roofline): the nearest measured GPUs carried by a
+        compute/memory share fitted per model and precision on the other GPUs.
     The regression is scored with the held-out figure's own generation and with the
     newest generation (what a query without one gets), and, for GPUs known from other
     models, by 10-fold CV over (GPU, model, precision) cells.
@@ -54,6 +56,7 @@ from benchmarks.published import held_out  # noqa: E402
 from planner.llm.throughput import LLMSettings, predict_layout  # noqa: E402
 from planner.machines.specs import load_specs  # noqa: E402
 from planner.throughput.estimate import REFERENCE_MEMORY_GB  # noqa: E402
+from planner.throughput.roofline import roofline_predict  # noqa: E402
 from planner.throughput.scaling import (  # noqa: E402
     BAND_QUANTILES,
     DATA_PARALLEL_MODELS,
@@ -120,6 +123,7 @@ def naive_baselines(ones: pd.DataFrame) -> pd.DataFrame:
                     **row[[*KEY, "generation", "throughput"]].to_dict(),
                     "nearest": float(nearest),
                     "all": float(np.median(ratio)),
+                    "roofline": roofline_predict(other, row["gpu_name"], precision),
                 }
             )
     return pd.DataFrame(out)
@@ -175,6 +179,7 @@ def evaluate_estimator(rows: pd.DataFrame) -> dict[str, object]:
                     "regression_newest_gen": mape(g["predicted_newest"], g["throughput"]),
                     "naive_nearest": mape(g["nearest"], g["throughput"]),
                     "naive_all": mape(g["all"], g["throughput"]),
+                    "roofline_mix": mape(g["roofline"], g["throughput"]),
                 }
             ),
             include_groups=False,
@@ -187,6 +192,10 @@ def evaluate_estimator(rows: pd.DataFrame) -> dict[str, object]:
         "regression_newest_gen": mape(merged["predicted_newest"], merged["throughput"]),
         "naive_nearest": mape(merged["nearest"], merged["throughput"]),
         "naive_all": mape(merged["all"], merged["throughput"]),
+        "roofline_mix": mape(merged["roofline"], merged["throughput"]),
+        "roofline_mix_median_ape": float(
+            np.nanmedian(np.abs(merged["roofline"] / merged["throughput"] - 1))
+        ),
         "regression_median_ape": float(
             np.median(np.abs(merged["predicted"] / merged["throughput"] - 1))
         ),
