@@ -18,13 +18,14 @@ from edge.format import percent
 from edge.tables import Col, console_width, fit_table, make_console
 from planner.throughput.calibration import WITHIN
 
+# Short enough for the terminal table; the codes' meaning is in planner.throughput.calibration.
 REASON_WORDS: dict[str, str] = {
-    "cpu": "CPU run (gpuplan predicts GPUs only)",
+    "cpu": "CPU run (gpuplan predicts GPUs)",
     "unknown-gpu": "GPU not in gpuplan's GPU table",
-    "llm": "GPT run: its tokens/s depend on a parallel layout a result does not record",
-    "not-training": "measures no model's training (input pipeline or operators)",
-    "no-model": "no other result of this benchmark model to predict it from",
-    "no-prediction": "no figure and no spec estimate for this GPU",
+    "llm": "GPT run (its parallel layout is not recorded)",
+    "not-training": "trains no model (input pipeline, operators)",
+    "no-model": "no other result of this model",
+    "no-prediction": "no figure or spec estimate for this GPU",
 }
 BY_WORDS = {"gpu": "GPU", "method": "method", "all": "all"}
 
