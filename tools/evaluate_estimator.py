@@ -13,7 +13,9 @@ rows and GPUs without a spec row left out) it prints:
         below FP32) is nearest g's in log; X_h its newest generation's median figure.
       peak-ratio/all: the median of that ratio prediction over every other such GPU.
       roofline mix (planner.throughput.roofline): the nearest measured GPUs carried by a
-        compute/memory share fitted per model and precision on the other GPUs.
+        compute/memory share fitted per model and precision on the other GPUs; and the
+        planner's estimate for a GPU it never saw, the geometric mean of the regression at
+        the newest generation and the roofline mix (planner_blend_newest_gen).
     The regression is scored with the held-out figure's own generation and with the
     newest generation (what a query without one gets), and, for GPUs known from other
     models, by 10-fold CV over (GPU, model, precision) cells.
@@ -193,6 +195,11 @@ def evaluate_estimator(rows: pd.DataFrame) -> dict[str, object]:
         "naive_nearest": mape(merged["nearest"], merged["throughput"]),
         "naive_all": mape(merged["all"], merged["throughput"]),
         "roofline_mix": mape(merged["roofline"], merged["throughput"]),
+        # What a plan estimates for a GPU it never saw: the regression at the newest
+        # generation blended with the roofline mix (planner.throughput.estimate).
+        "planner_blend_newest_gen": mape(
+            np.sqrt(merged["predicted_newest"] * merged["roofline"]), merged["throughput"]
+        ),
         "roofline_mix_median_ape": float(
             np.nanmedian(np.abs(merged["roofline"] / merged["throughput"] - 1))
         ),

@@ -43,6 +43,7 @@ _CODE_FILES = (
     "throughput/estimate.py",
     "throughput/scaling.py",
     "throughput/spec_model.py",
+    "throughput/roofline.py",
     "throughput/disk_cache.py",
     "machines/specs.py",
     "workloads/catalog.py",
