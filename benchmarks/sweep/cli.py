@@ -212,7 +212,7 @@ def _print_teardown(sweep: Any, console: Console, interrupted: bool) -> None:
     machine that may still run with the cleanup command."""
     from benchmarks.sweep import teardown as td
 
-    gone = [o.machine for o in sweep.outcomes.values() if o.status == td.CONFIRMED]
+    gone = sorted(str(o.machine) for o in sweep.outcomes.values() if o.status == td.CONFIRMED)
     left = sweep.still_running()
     if interrupted:
         confirmed = f"{len(gone)} machine(s) confirmed terminated" if gone else "no cloud machine"
