@@ -242,14 +242,16 @@ def _pipeline_sizes(layers: int) -> list[int]:
     return sorted(divisors | {2**i for i in range(12) if 2**i <= layers})
 
 
-def _grid(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> dict[str, np.ndarray]:
+def _grid(
+    shape: LLMShape, total_gpus: int, gpus_per_node: int, settings: LayoutSettings
+) -> dict[str, np.ndarray]:
     """Every candidate layout the framework allows, as parallel arrays: tensor parallel
     within a node dividing the heads, context parallel splitting each sequence into 2 cp
     chunks of at least MIN_CONTEXT_CHUNK tokens (Megatron-Core's load-balanced split),
     pipeline stages up to the layers (interleaved only where the framework does it)."""
-    n = hw.total_gpus
+    n = total_gpus
     profile = framework(settings.framework)
-    tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= hw.gpus_per_node and n % t == 0]
+    tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= gpus_per_node and n % t == 0]
     tps = [t for t in tps if shape.n_heads % t == 0 and (shape.n_kv_heads % t == 0 or t <= 1)]
     pps = _pipeline_sizes(shape.n_layer) if profile.pipeline else [1]
     cps = [
@@ -312,9 +314,7 @@ def _candidates(
     """The layouts of the grid that fit (the framework's own sharding where any does), or
     the Layout saying why none does. Independent of the network and the rates, so options
     that differ only there share it."""
-    nodes = Hardware(memory_gb, 1.0, OpRates(1.0, 1.0, 1.0, 1), 1.0, 1.0, 1.0, total_gpus,
-                     gpus_per_node)  # fmt: skip
-    grid = _grid(shape, nodes, settings)
+    grid = _grid(shape, total_gpus, gpus_per_node, settings)
     sequences = max(1, int(settings.global_batch_tokens // shape.seq_len))
     if not grid:
         return Layout("no_layout_fits")
