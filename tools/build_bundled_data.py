@@ -7,6 +7,8 @@ Writes (deterministically, so a test can check the committed files are reproduci
   pricing/snapshots/<provider>-<date>.csv       from reference/pricing/*_vms.csv
   pricing/snapshots/MANIFEST.json               source, commit, date and rows per file
   pricing/snapshots/REFERENCE_FIXES.csv         every row dropped or value set missing
+  pricing/snapshots/cpu/<provider>-<date>.csv   CPU-only instance types (CPU_SNAPSHOTS),
+  pricing/snapshots/cpu/MANIFEST.json           a catalog of their own (pricing.cpu_offers)
   benchmarks/published/lambda_pytorch_throughput.csv   unflagged rows, canonical names
 With --check it writes nothing and exits 1 if any output would change.
 """
@@ -26,8 +28,10 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.published import held_out  # noqa: E402
 from pricing.catalog import offers_to_csv  # noqa: E402
+from pricing.cpu_offers import cpu_offers_to_csv  # noqa: E402
 from pricing.gpus import CANONICAL_GPUS  # noqa: E402
 from pricing.providers.skypilot import parse_skypilot_vms  # noqa: E402
+from pricing.providers.skypilot_cpu import parse_skypilot_cpu_vms  # noqa: E402
 
 REF = ROOT / "reference"
 
@@ -183,6 +187,10 @@ SNAPSHOTS: dict[str, dict[str, str]] = {
     },
 }
 
+# Providers whose CPU-only rows become the CPU catalog: those whose CPU families
+# planner/data/cpu_specs.csv describes (AWS m8i/m8g, GCP c2/c4/n1, Azure Fsv2).
+CPU_SNAPSHOTS: tuple[str, ...] = ("aws", "gcp", "azure")
+
 
 def build_specs() -> str:
     ref = pd.read_csv(REF / "gpu_specs.csv")
@@ -238,10 +246,7 @@ def build_snapshots() -> dict[str, str]:
     fixes = []
     for provider, meta in SNAPSHOTS.items():
         catalog = pd.read_csv(REF / "pricing" / meta["file"])
-        source = (
-            f"skypilot-catalog {meta['path']}@{meta['commit'][:8]} "
-            "(github.com/skypilot-org/skypilot-catalog, Apache-2.0)"
-        )
+        source = _source(meta)
         offers, fixed = parse_skypilot_vms(provider, catalog, source, meta["priced_at"])
         name = f"{provider}-{meta['priced_at']}.csv"
         text = offers_to_csv(offers)
@@ -266,6 +271,44 @@ def build_snapshots() -> dict[str, str]:
     )
     files["REFERENCE_FIXES.csv"] = pd.concat(fixes, ignore_index=True).to_csv(
         index=False, lineterminator="\n"
+    )
+    return files
+
+
+def _source(meta: dict[str, str]) -> str:
+    return (
+        f"skypilot-catalog {meta['path']}@{meta['commit'][:8]} "
+        "(github.com/skypilot-org/skypilot-catalog, Apache-2.0)"
+    )
+
+
+def build_cpu_snapshots() -> dict[str, str]:
+    """The CPU catalog: one CSV per provider in CPU_SNAPSHOTS and its MANIFEST.json."""
+    files: dict[str, str] = {}
+    manifest = []
+    for provider in CPU_SNAPSHOTS:
+        meta = SNAPSHOTS[provider]
+        catalog = pd.read_csv(REF / "pricing" / meta["file"])
+        offers, _ = parse_skypilot_cpu_vms(provider, catalog, _source(meta), meta["priced_at"])
+        name = f"{provider}-{meta['priced_at']}.csv"
+        text = cpu_offers_to_csv(offers)
+        files[name] = text
+        manifest.append(
+            {
+                "provider": provider,
+                "file": name,
+                "priced_at": meta["priced_at"],
+                "date_basis": meta["date_basis"],
+                "date_bound": meta["date_basis"].split(":")[0],
+                "source": _source(meta),
+                "source_commit": meta["commit"],
+                "retrieved_at": "",
+                "rows": len(offers),
+                "sha256": _sha(text),
+            }
+        )
+    files["MANIFEST.json"] = (
+        json.dumps({"schema_version": 1, "snapshots": manifest}, indent=2) + "\n"
     )
     return files
 
@@ -323,6 +366,8 @@ def outputs() -> dict[Path, str]:
     }
     for name, text in build_snapshots().items():
         out[ROOT / "pricing/snapshots" / name] = text
+    for name, text in build_cpu_snapshots().items():
+        out[ROOT / "pricing/snapshots/cpu" / name] = text
     return out
 
 
