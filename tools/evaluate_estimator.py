@@ -37,6 +37,13 @@ rows and GPUs without a spec row left out) it prints:
     each published run's shape, GPU count, sequence and global batch, beside the naive constant
     40% MFU, and the absolute error of each in MFU points against the reported model-FLOPs
     utilization (a hardware-FLOPs report with recomputation scaled by 3/4).
+(g) Every method the planner labels a figure with, beside its naive rule, on this data:
+    error (MAPE) and the coverage of its 80% band, each band built without the held-out
+    truth: measured (a run held out: median of the figure's other runs, band
+    planner.throughput.run_spread from the other figures), scaled ((b): the law chosen
+    per model and precision), estimated ((a): the planner's blend, with the regression's
+    band from the other GPUs), LLM op model ((f): kernel-default band widened to the other
+    cases' errors, PUBLISHED_RUNS_LOG_ERROR). These are the bands plans show (P10-P90).
 MAPE = mean |predicted - truth| / truth.
 """
 
@@ -47,6 +54,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -55,10 +63,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.published import held_out  # noqa: E402
+from planner.llm import throughput as llm_throughput  # noqa: E402
 from planner.llm.throughput import LLMSettings, predict_layout  # noqa: E402
 from planner.machines.specs import load_specs  # noqa: E402
 from planner.throughput.estimate import REFERENCE_MEMORY_GB  # noqa: E402
 from planner.throughput.roofline import roofline_predict  # noqa: E402
+from planner.throughput.run_spread import FIGURE_KEY, leave_one_run_out  # noqa: E402
 from planner.throughput.scaling import (  # noqa: E402
     BAND_QUANTILES,
     DATA_PARALLEL_MODELS,
@@ -132,11 +142,12 @@ def naive_baselines(ones: pd.DataFrame) -> pd.DataFrame:
 
 
 def coverage_from_others(
-    frame: pd.DataFrame, residual: str, group: list[str], minimum: int
+    frame: pd.DataFrame, residual: str, group: list[str], minimum: int, tested: str = ""
 ) -> float:
-    """Share of residuals inside the band built, as the planner builds it, from the other
-    GPUs' residuals: the 10-90% quantiles of the same group shrunk halfway to those of
-    all groups (all groups alone when the group has fewer than `minimum`)."""
+    """Share of residuals (column `tested`, default `residual`) inside the band built, as
+    the planner builds it, from the other GPUs' `residual`s: the 10-90% quantiles of the
+    same group shrunk halfway to those of all groups (all groups alone when the group has
+    fewer than `minimum`)."""
     inside = []
     for i, row in frame.iterrows():
         others = frame.loc[frame["gpu_name"] != row["gpu_name"]]
@@ -147,7 +158,7 @@ def coverage_from_others(
         if len(same) >= minimum:
             low_same, high_same = np.quantile(same[residual], BAND_QUANTILES)
             low, high = (low + low_same) / 2, (high + high_same) / 2
-        inside.append(min(low, 0.0) <= frame.at[i, residual] <= max(high, 0.0))
+        inside.append(min(low, 0.0) <= frame.at[i, tested or residual] <= max(high, 0.0))
     return float(np.mean(inside))
 
 
@@ -213,6 +224,19 @@ def evaluate_estimator(rows: pd.DataFrame) -> dict[str, object]:
         "coverage_logo_80": coverage_from_others(
             own.reset_index(drop=True), "log_residual", ["model", "precision"], 12
         ),
+        # The planner's band around the blend is the regression's (planner.throughput.
+        # estimate._estimates): its coverage of the blend's own errors.
+        "coverage_blend_80": coverage_from_others(
+            merged.assign(
+                blend_residual=np.log(
+                    np.sqrt(merged["predicted_newest"] * merged["roofline"]) / merged["throughput"]
+                )
+            ).reset_index(drop=True),
+            "log_residual",
+            ["model", "precision"],
+            12,
+            tested="blend_residual",
+        ),
     }
     return {"per_pair": table, "overall": overall}
 
@@ -244,7 +268,43 @@ def evaluate_scaling(rows: pd.DataFrame) -> dict[str, object]:
         result[f"coverage_{law}_80"] = coverage_from_others(
             rows_law, "log_error", ["model", "precision"], MIN_HELDOUT_GROUPS
         )
+    chosen = chosen.assign(log_error=np.log1p(chosen["rel_error"])).reset_index(drop=True)
+    result["coverage_chosen_80"] = coverage_from_others(
+        chosen, "log_error", ["model", "precision"], MIN_HELDOUT_GROUPS
+    )
     return result
+
+
+def method_table(
+    measured: dict[str, float],
+    scaling: dict[str, object],
+    estimated: dict[str, float],
+    llm: dict[str, float],
+) -> pd.DataFrame:
+    """(g) One row per planner method: what is held out, its error (MAPE) and 80%-band
+    coverage beside the naive rule's, on our own (non-held-out) data."""
+    rows = [
+        ("measured", "one run of a figure with 2+ runs", measured["runs"],
+         measured["planner_median_of_others"], measured["coverage_run_spread_80"],
+         "one other run, band min..max of the others", measured["naive_one_other_run"],
+         measured["coverage_naive_min_max"]),
+        ("scaled", "the 4-GPU figure, from 1 and 2 GPUs", scaling["groups"],
+         scaling["chosen_per_model_precision"], scaling["coverage_chosen_80"],
+         "linear from 2 GPUs", scaling["baseline_linear_from_2"], scaling["coverage_linear_80"]),
+        ("estimated", "the whole GPU (1-GPU figures)", estimated["n"],
+         estimated["planner_blend_newest_gen"], estimated["coverage_blend_80"],
+         "nearest-peak GPU x peak ratio", estimated["naive_nearest"], float("nan")),
+        ("LLM op model", "published runs (papers), all", llm["cases"], llm["ops_mape"],
+         llm["ops_coverage_loo"], "constant 40% MFU", llm["naive_mape"], float("nan")),
+        ("LLM op model", "published runs, current software", llm["current_cases"],
+         llm["ops_mape_current"], float("nan"), "constant 40% MFU", llm["naive_mape_current"],
+         float("nan")),
+    ]  # fmt: skip
+    columns = ["method", "held out", "n", "error", "coverage_80", "naive rule", "naive_error",
+               "naive_coverage_80"]  # fmt: skip
+    table = pd.DataFrame(rows, columns=columns).astype({"n": int})
+    table["beats_naive"] = table["error"] < table["naive_error"]
+    return table
 
 
 # Models whose throughput unit is the sample the batch counts (images, sequences): their
@@ -373,57 +433,131 @@ LLM_MODELS = ("ops", "mfu-prior")
 def evaluate_llm_mfu() -> pd.DataFrame:
     """Per paper case, the operator model's MFU (planner.llm.throughput, step_model ops),
     the older MFU-prior model's, and the naive 40%, each with its error against the reported
-    model-FLOPs utilization and whether the 10-90% band holds it."""
+    model-FLOPs utilization and whether the 10-90% band holds it. The operator model's band
+    is its kernel-default band widened to the published-runs error band: in-sample
+    (`predicted_covered`, PUBLISHED_RUNS_LOG_ERROR from all cases) and leave-one-case-out
+    (`predicted_covered_loo`, the quantiles of the other cases' errors)."""
     rows = []
-    for case in LLM_CASES:
-        name, params, layers, width, heads, seq, batch, gpu, count, per_node, network = case[:11]
-        frame, reported, basis = case[11], case[12], case[13]
-        used = case[14] if len(case) > 14 else {}
-        # Model FLOPs only: a report that counts the recomputed forward pass (3 -> 4 passes
-        # of the weights) is scaled by 3/4 (model vs hardware FLOPs: Korthikanti et al. 2022).
-        reported_mfu = reported * 0.75 if basis.startswith("hardware") else reported
-        workload = llm_workload(params, 1e9, seq_len=seq, n_layer=layers, d_model=width)
-        if workload.n_heads is None or (
-            workload.n_heads != heads and workload.n_kv_heads in (None, workload.n_heads)
-        ):  # the paper's head count where the catalog guessed one (GQA presets keep theirs)
-            workload = dataclasses.replace(workload, n_heads=heads, n_kv_heads=heads)
-        row: dict[str, object] = {
-            "case": name, "gpu": gpu, "gpus": count, "reported": reported, "basis": basis,
-            "reported_mfu": reported_mfu, "naive": NAIVE_LLM_MFU,
-            "naive_error": abs(NAIVE_LLM_MFU - reported_mfu),
-        }  # fmt: skip
-        for model in LLM_MODELS:
-            found = predict_layout(
-                workload, "bf16", gpu, count, per_node, network,
-                settings=LLMSettings(
-                    global_batch_tokens=batch, framework=frame, step_model=model, **used
-                ),
-            )  # fmt: skip
-            mfu = found.layout.mfu
+    # The kernel-default band alone, so the published-runs band can be applied in and out
+    # of sample here.
+    with mock.patch.object(llm_throughput, "PUBLISHED_RUNS_LOG_ERROR", (0.0, 0.0)):
+        for case in LLM_CASES:
+            rows.append(_llm_case(case))
+    table = pd.DataFrame(rows)
+    residual = np.log(table["predicted"] / table["reported_mfu"]).to_numpy()
+    q_low, q_high = published_runs_band(residual)
+    table["predicted_log_residual"] = residual
+    table["predicted_covered"] = _inside(table, q_low, q_high)
+    loo = [published_runs_band(np.delete(residual, i)) for i in range(len(table))]
+    table["predicted_covered_loo"] = [
+        bool(_inside(table.iloc[[i]], lo, hi)[0]) for i, (lo, hi) in enumerate(loo)
+    ]
+    return table.drop(columns=["kernel_down", "kernel_up"])
+
+
+def published_runs_band(residual: np.ndarray) -> tuple[float, float]:
+    """planner.llm.throughput.PUBLISHED_RUNS_LOG_ERROR from the cases' log(predicted /
+    reported) residuals: their 10% and 90% quantiles, bracketing zero."""
+    low, high = np.quantile(residual, BAND_QUANTILES)
+    return round(min(float(low), 0.0), 3), round(max(float(high), 0.0), 3)
+
+
+def _inside(table: pd.DataFrame, q_low: float, q_high: float) -> np.ndarray:
+    down = np.maximum(table["kernel_down"], q_high)
+    up = np.maximum(table["kernel_up"], -q_low)
+    mfu, truth = table["predicted"], table["reported_mfu"]
+    return ((mfu * np.exp(-down) <= truth) & (truth <= mfu * np.exp(up))).to_numpy()
+
+
+def _llm_case(case: tuple) -> dict[str, object]:  # type: ignore[type-arg]
+    name, params, layers, width, heads, seq, batch, gpu, count, per_node, network = case[:11]
+    frame, reported, basis = case[11], case[12], case[13]
+    used = case[14] if len(case) > 14 else {}
+    # Model FLOPs only: a report that counts the recomputed forward pass (3 -> 4 passes
+    # of the weights) is scaled by 3/4 (model vs hardware FLOPs: Korthikanti et al. 2022).
+    reported_mfu = reported * 0.75 if basis.startswith("hardware") else reported
+    workload = llm_workload(params, 1e9, seq_len=seq, n_layer=layers, d_model=width)
+    if workload.n_heads is None or (
+        workload.n_heads != heads and workload.n_kv_heads in (None, workload.n_heads)
+    ):  # the paper's head count where the catalog guessed one (GQA presets keep theirs)
+        workload = dataclasses.replace(workload, n_heads=heads, n_kv_heads=heads)
+    row: dict[str, object] = {
+        "case": name, "gpu": gpu, "gpus": count, "reported": reported, "basis": basis,
+        "reported_mfu": reported_mfu, "naive": NAIVE_LLM_MFU,
+        "naive_error": abs(NAIVE_LLM_MFU - reported_mfu),
+    }  # fmt: skip
+    for model in LLM_MODELS:
+        found = predict_layout(
+            workload, "bf16", gpu, count, per_node, network,
+            settings=LLMSettings(
+                global_batch_tokens=batch, framework=frame, step_model=model, **used
+            ),
+        )  # fmt: skip
+        mfu = found.layout.mfu
+        key = "predicted" if model == "ops" else "prior_model"
+        row |= {key: mfu, f"{key}_error": abs(mfu - reported_mfu)}
+        if model == "ops":
+            row["layout"] = found.layout.label or found.layout.reason
+            row["kernel_down"] = float(np.log(found.tokens_per_s / found.tokens_per_s_low))
+            row["kernel_up"] = float(np.log(found.tokens_per_s_high / found.tokens_per_s))
+        else:
             scale = mfu / found.tokens_per_s if found.tokens_per_s > 0 else float("nan")
             low, high = found.tokens_per_s_low * scale, found.tokens_per_s_high * scale
-            key = "predicted" if model == "ops" else "prior_model"
-            row |= {
-                key: mfu,
-                f"{key}_error": abs(mfu - reported_mfu),
-                f"{key}_covered": bool(low <= reported_mfu <= high),
-            }
-            if model == "ops":
-                row["layout"] = found.layout.label or found.layout.reason
-        rows.append(row)
-    return pd.DataFrame(rows)
+            row["prior_model_covered"] = bool(low <= reported_mfu <= high)
+    return row
 
 
 def llm_summary(table: pd.DataFrame) -> dict[str, float]:
-    """MAPE of each model against the reported MFU, and its band's coverage."""
+    """MAPE of each model against the reported MFU, and its band's coverage; the same on
+    the runs of current software (2022 on: selective recomputation, Llama 3)."""
     truth = table["reported_mfu"].astype(float)
+    current = ~table["case"].str.startswith(("Megatron-LM", "PaLM"))
     return {
         "cases": float(len(table)),
         "ops_mape": mape(table["predicted"].astype(float), truth),
         "ops_coverage": float(table["predicted_covered"].mean()),
+        "ops_coverage_loo": float(table["predicted_covered_loo"].mean()),
         "prior_model_mape": mape(table["prior_model"].astype(float), truth),
         "prior_model_coverage": float(table["prior_model_covered"].mean()),
         "naive_mape": mape(table["naive"].astype(float), truth),
+        "current_cases": float(current.sum()),
+        "ops_mape_current": mape(table.loc[current, "predicted"], truth[current]),
+        "naive_mape_current": mape(table.loc[current, "naive"], truth[current]),
+    }
+
+
+def evaluate_measured(rows: pd.DataFrame) -> dict[str, float]:
+    """(g) measured: each run of a figure with two or more runs held out. The planner
+    predicts the median of the other runs with the run_spread band pooled over the OTHER
+    figures (planner.throughput.run_spread); the naive rule takes one other run (the first
+    listed) with the other runs' min..max as its band (what plans showed before)."""
+    errors = leave_one_run_out(rows)
+    errors["_figure"] = errors.groupby(FIGURE_KEY, sort=False).ngroup()
+    errors = errors.sort_values("_figure", kind="stable").reset_index(drop=True)
+    figure = errors["_figure"].to_numpy()
+    log_error = errors["log_error"].to_numpy()
+    inside = np.zeros(len(errors), dtype=bool)
+    first, lowest, highest = [], [], []
+    for g in np.unique(figure):
+        mine = figure == g
+        low, high = np.quantile(log_error[~mine], BAND_QUANTILES)
+        inside[mine] = (min(low, 0.0) <= log_error[mine]) & (log_error[mine] <= max(high, 0.0))
+        runs = errors.loc[mine, "throughput"].to_numpy()
+        for i in range(len(runs)):
+            others = np.delete(runs, i)
+            first.append(others[0])
+            lowest.append(others.min())
+            highest.append(others.max())
+    truth = errors["throughput"].to_numpy()
+    return {
+        "runs": float(len(errors)),
+        "figures": float(len(np.unique(figure))),
+        "planner_median_of_others": mape(errors["others_median"], errors["throughput"]),
+        "coverage_run_spread_80": float(inside.mean()),
+        "naive_one_other_run": mape(pd.Series(first), pd.Series(truth)),
+        "coverage_naive_min_max": float(
+            np.mean((np.array(lowest) <= truth) & (truth <= np.array(highest)))
+        ),
     }
 
 
@@ -455,14 +589,21 @@ def main() -> None:
         "older MFU-prior model and the naive constant 40%"
     )
     print(llm.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    print("summary:", json.dumps({k: round(v, 4) for k, v in llm_summary(llm).items()}))
+    summary = llm_summary(llm)
+    print("summary:", json.dumps({k: round(v, 4) for k, v in summary.items()}))
+    measured = evaluate_measured(rows)
+    methods = method_table(measured, scaling, overall, summary)  # type: ignore[arg-type]
+    print("\n(g) every method beside its naive rule: error (MAPE) and 80%-band coverage")
+    print(methods.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="-"))
     if args.json:
         payload = {
             "estimator": {**overall, "per_pair": table.to_dict("records")},
             "scaling": scaling,
             "comm_model": comm,
             "llm_mfu": llm.to_dict("records"),
-            "llm_summary": llm_summary(llm),
+            "llm_summary": summary,
+            "measured": measured,
+            "methods": methods.to_dict("records"),
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
 

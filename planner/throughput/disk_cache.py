@@ -44,6 +44,7 @@ _CODE_FILES = (
     "throughput/scaling.py",
     "throughput/spec_model.py",
     "throughput/roofline.py",
+    "throughput/run_spread.py",
     "throughput/disk_cache.py",
     "machines/specs.py",
     "workloads/catalog.py",

@@ -1,6 +1,7 @@
 """Throughput for any (GPU, model, precision, GPU count) from the best source, labelled.
 
-  measured / published  a figure at this count: median of its runs, band = min..max
+  measured / published  a figure at this count: median of its runs, band = where a new
+                        run lands (throughput.run_spread: leave-one-run-out error)
   scaled                figures of the same GPU at other counts, through the scaling law
                         chosen by held-out error (throughput.scaling), anchored at the nearest
                         figure; band from the law's held-out error per doubling
@@ -33,6 +34,7 @@ import pandas as pd
 
 from planner.machines.specs import load_specs
 from planner.throughput.roofline import roofline_predict
+from planner.throughput.run_spread import RUN_BAND_DEFAULT, run_band
 from planner.throughput.scaling import (
     DATA_PARALLEL_MODELS,
     GRADIENT_BYTES_PER_PARAM,
@@ -73,6 +75,7 @@ class ThroughputModel:
       throughput (median), throughput_low/high (min/max of runs), runs, source, detail,
       interconnect. scaling: planner.throughput.scaling.ScalingFits. estimator: the spec
       regression (None when no 1-GPU figure of a GPU with a spec row exists).
+    run_band: the measured figures' band in log (planner.throughput.run_spread).
     generations: oldest first; target_generation: what estimates are for by default.
     """
 
@@ -84,6 +87,8 @@ class ThroughputModel:
     target_generation: str = ""
     # What it was fitted from (planner.throughput.disk_cache), "" when not recorded.
     digest: str = ""
+    # log (q10, q90) of a new run around a figure's median (planner.throughput.run_spread).
+    run_band: tuple[float, float] = RUN_BAND_DEFAULT
 
 
 def aggregate_figures(reference: pd.DataFrame) -> pd.DataFrame:
@@ -152,6 +157,7 @@ def fit_throughput_model(
         comm=comm or CommModel(),
         generations=order,
         target_generation=target_generation or order[-1],
+        run_band=run_band(reference),
     )
 
 
@@ -296,7 +302,8 @@ class ThroughputCurves:
       q_high, law_text, estimate (1-GPU, spec regression), est_down / est_up (log
       half-widths of its band), est_text, comm (bool), grad_bytes, step_units, strong,
       bus_pair_gbs (N <= 2), bus_node_gbs (within a node), bus_net_gbs (across nodes).
-    anchors: figures padded to (curves, A): n (NaN = none), x, low, high, rank
+    anchors: figures padded to (curves, A): n (NaN = none), x, low, high (x times the
+      model's run_band: where a new run lands), rank
       (generation order), plus object arrays gen, source, detail, runs.
     Build once with throughput_curves(); evaluate any counts with evaluate_curves().
     """
@@ -355,8 +362,8 @@ def throughput_curves(
     figs = model.figures if figures is None else figures
     keys = keys.loc[:, CURVE_KEY].reset_index(drop=True)
     rank = {g: i for i, g in enumerate(model.generations)}
-    anchors = figs.loc[:, [*KEY, "generation", "total_gpus", "throughput", "throughput_low",
-                           "throughput_high", "source", "detail", "runs"]].copy()  # fmt: skip
+    anchors = figs.loc[:, [*KEY, "generation", "total_gpus", "throughput", "source", "detail",
+                           "runs"]].copy()  # fmt: skip
     anchors["_rank"] = anchors["generation"].map(rank).fillna(-1).astype(float)
     wanted_ok = (
         keys.merge(
@@ -392,12 +399,14 @@ def throughput_curves(
     info = pd.concat([info, _law_for(model, info)], axis=1)
     info = _estimates(model, info, has_figures=counts > 0)
     info = _comm_constants(info, model.comm)
+    x = grid("throughput", np.nan, float)
+    down, up = model.run_band
     return ThroughputCurves(
         keys=info,
         n=n,
-        x=grid("throughput", np.nan, float),
-        low=grid("throughput_low", np.nan, float),
-        high=grid("throughput_high", np.nan, float),
+        x=x,
+        low=x * np.exp(down),
+        high=x * np.exp(up),
         rank=grid("_rank", -np.inf, float),
         gen=grid("generation", "", object),
         source=grid("source", "", object),

@@ -73,7 +73,10 @@ def test_newest_generation_wins_at_a_count_it_has(fitted) -> None:  # type: igno
         ],
     )
     assert out["throughput"].iloc[0] == pytest.approx(3050.0)  # median of the v1 runs
-    assert out["throughput_low"].iloc[0] == 3000.0 and out["throughput_high"].iloc[0] == 3100.0
+    # The band is where a new run lands (run_spread), not the two runs' min..max.
+    down, up = fitted.run_band
+    assert out["throughput_low"].iloc[0] == pytest.approx(3050.0 * np.exp(down))
+    assert out["throughput_high"].iloc[0] == pytest.approx(3050.0 * np.exp(up))
     assert "median of 2 runs (v1)" in out["throughput_detail"].iloc[0]
     assert out["throughput"].iloc[1] != pytest.approx(3050.0)  # v0 asked for, v0 given
     # 8 GPUs: the v0 run has the nearest count (4), so it anchors the law.
