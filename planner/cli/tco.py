@@ -1,7 +1,8 @@
-"""`gpuplan tco`: on-prem amortized $/GPU-hour, and break-even against cloud offers.
+"""`gpuplan tco`: buy or rent, answered with every cost line, a band and a verdict.
 
-The command checks its flags, reads the on-prem config and the offers to compare with,
-has planner.onprem.tco build the table and prints it (planner.render.tco_tables). The
+The command checks its flags, reads the on-prem config and the offers to compare with
+(planner.onprem.compare: the plan's provider tiers unless --tier says otherwise), has
+planner.onprem.answer build the answer and prints it (planner.render.tco_tables). The
 engine is imported when the command runs: `gpuplan --help` loads no pandas.
 """
 
@@ -14,12 +15,14 @@ import typer
 from edge.console import abort
 from planner.cli.options import Format, Wide, abort_on_value_error, check_format
 from planner.io.validate import check_flags, warn_lines
+from pricing.cli import tier_option_help
 from pricing.output import emit
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from planner.onprem.tco import LoadedConfig, OnPremConfig
+    from planner.onprem.answer import TcoAnswer
+    from planner.onprem.load import LoadedConfig
 
 SPOT_WARNING = (
     "spot prices are per hour of capacity: interruptions add lost work and restarts "
@@ -36,8 +39,8 @@ def tco(
         typer.Option(
             "--compare",
             help="provider:region:instance_type, provider:instance_type (cheapest region) or a "
-            "GPU name (its cheapest offer); repeatable. Default: the cheapest offer of the "
-            "config's GPU from each provider",
+            "GPU name (its cheapest offer in the tiers weighed); repeatable. Default: the "
+            "cheapest offer of the config's GPU from each provider in the tiers weighed",
         ),
     ] = None,
     pricing: Annotated[
@@ -51,42 +54,64 @@ def tco(
         ),
     ] = None,
     utilization: Annotated[
-        float | None, typer.Option(help="0 < U <= 1; overrides the config's utilization")
+        float | None,
+        typer.Option(help="0 < U <= 1; overrides the config's (use --monthly-gpu-hours instead)"),
     ] = None,
     monthly_gpu_hours: Annotated[
         float | None,
-        typer.Option(help="demand for break-even months (default: capacity x utilization)"),
+        typer.Option(
+            help="the work: GPU-hours a month; sets the utilization (x 12 / (GPUs x 8760 h)) "
+            "and, where it does not fit, the servers needed"
+        ),
     ] = None,
+    tier: Annotated[list[str] | None, typer.Option("--tier", help=tier_option_help())] = None,
+    cloud_price_trend: Annotated[
+        float | None,
+        typer.Option(
+            help="cloud price change per year over the server's life (-0.15 = 15% cheaper "
+            "each year); drawn within +/-50% of it. Default: flat"
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Monte Carlo seed (the same figures every run)")] = (
+        20261202
+    ),
     fmt: Format = "table",
     wide: Wide = False,
     explain: Annotated[
         bool, typer.Option("--explain", help="every assumption and defaulted field in full")
     ] = False,
 ) -> None:
-    """On-prem amortized $/GPU-hour, and break-even utilization and months against cloud offers."""
-    _check_tco_flags(fmt, pricing, utilization, monthly_gpu_hours)
-    loaded, onprem, rows = _tco_rows(
-        config, compare, pricing, reserved_discount, utilization, monthly_gpu_hours
-    )
-    warnings = _tco_warnings(onprem, rows, pricing)
+    """Buy or rent: on-prem cost per GPU-hour by line with its P10-P90 band, and against
+    each cloud offer the share of cases buying is cheaper over the server's life."""
+    _check_tco_flags(fmt, pricing, utilization, monthly_gpu_hours, cloud_price_trend)
+    loaded, answer = _tco_answer(
+        config, compare, pricing, reserved_discount, utilization, monthly_gpu_hours, tier,
+        cloud_price_trend, seed,
+    )  # fmt: skip
+    warnings = _tco_warnings(answer, pricing)
     if fmt != "table":
-        from planner.render.tco_tables import worded_tco
+        from planner.render.tco_words import worded_tco
 
-        emit(worded_tco(rows), fmt)
+        emit(worded_tco(answer), fmt)
         warn_lines(warnings)
         return
+    from planner.onprem.sensitivity import sensitivity
     from planner.render.tco_tables import print_tco
+    from planner.render.tco_words import deciding_inputs
 
-    notes = loaded.defaulted_notes()
-    assumptions = _tco_assumptions(onprem)
-    print_tco(onprem, rows, assumptions, notes, warnings, wide=wide, explain=explain)
+    deciding = deciding_inputs(sensitivity(answer.config, answer.defaulted))
+    print_tco(answer, deciding, loaded.defaulted_notes(), warnings, wide=wide, explain=explain)
 
 
 def _check_tco_flags(
-    fmt: str, pricing: str, utilization: float | None, monthly_gpu_hours: float | None
+    fmt: str,
+    pricing: str,
+    utilization: float | None,
+    monthly_gpu_hours: float | None,
+    trend: float | None,
 ) -> None:
     """Exit 2 at the first flag out of its choices or range, naming the flag."""
-    from planner.onprem.tco import OnPremConfigError, check_value
+    from planner.onprem.config import OnPremConfigError, check_value
     from pricing.catalog import PRICING_KINDS, check_choices
 
     check_format(fmt)
@@ -99,89 +124,96 @@ def _check_tco_flags(
             abort(f"--utilization {utilization:g}: {exc.message}")
     with abort_on_value_error():
         check_flags({"--monthly-gpu-hours": monthly_gpu_hours})
+    if utilization is not None and monthly_gpu_hours is not None:
+        abort(
+            "--utilization and --monthly-gpu-hours both set the utilization; give one "
+            "(--monthly-gpu-hours: the work, which sets it)"
+        )
+    if trend is not None and not -0.9 <= trend <= 1.0:
+        abort(f"--cloud-price-trend {trend:g}: must be between -0.9 and 1 (-0.15 = 15% a year)")
 
 
-def _tco_rows(
+def _tco_answer(
     config: str,
     compare: list[str] | None,
     pricing: str,
     reserved_discount: float | None,
     utilization: float | None,
     monthly_gpu_hours: float | None,
-) -> tuple[LoadedConfig, OnPremConfig, pd.DataFrame]:
-    """The config as read, the on-prem figures it gives (at `utilization` where given) and
-    the TCO table against the offers compared; exit 2 where the config, a reference or
-    the snapshot is refused (--monthly-gpu-hours named when that is what is refused)."""
-    from planner.onprem.tco import OnPremConfigError, load_onprem_config, tco_table
+    tiers: list[str] | None,
+    trend: float | None,
+    seed: int,
+) -> tuple[LoadedConfig, TcoAnswer]:
+    """The config as read and the answer against the offers compared; exit 2 where the
+    config, a reference, a tier or the snapshot is refused (--monthly-gpu-hours named when
+    that is what is refused)."""
+    from planner.onprem.answer import tco_answer
+    from planner.onprem.config import OnPremConfigError
+    from planner.onprem.load import load_onprem_config
 
     try:
         loaded = load_onprem_config(config)
         onprem = loaded.config
+        defaulted = loaded.defaulted
         if utilization is not None:
             onprem = onprem.with_utilization(utilization)
-        chosen = _compared_offers(onprem, compare, pricing, reserved_discount)
-        rows = tco_table(onprem, chosen, monthly_gpu_hours, source=str(config))
+            defaulted = tuple(k for k in defaulted if k != "utilization")
+        chosen = _compared_offers(onprem.gpu_name, compare, pricing, reserved_discount, tiers)
+        answer = tco_answer(
+            onprem, chosen, defaulted, monthly_gpu_hours, trend, source=str(config), seed=seed
+        )
     except OnPremConfigError as exc:
         if exc.field == "monthly_gpu_hours":
             abort(f"--monthly-gpu-hours {monthly_gpu_hours:g}: {exc.message}")
         abort(str(exc))
-    except ValueError as exc:  # a bad reference, snapshot or GPU name
+    except ValueError as exc:  # a bad reference, tier, snapshot or GPU name
         abort(str(exc))
-    return loaded, onprem, rows
+    return loaded, answer
 
 
 def _compared_offers(
-    onprem: OnPremConfig, compare: list[str] | None, pricing: str, reserved_discount: float | None
+    gpu_name: str,
+    compare: list[str] | None,
+    pricing: str,
+    reserved_discount: float | None,
+    tiers: list[str] | None,
 ) -> pd.DataFrame:
-    """The offers named by --compare, else the cheapest of the config's GPU per provider,
-    priced at `pricing` (reserved: at on-demand less `reserved_discount` where given);
-    ValueError when there is nothing to compare with."""
+    """The offers named by --compare, else the cheapest of the config's GPU per provider in
+    the tiers weighed, priced at `pricing` (reserved: at on-demand less `reserved_discount`
+    where given); ValueError when there is nothing to compare with."""
+    from planner.onprem.compare import compared_offers
     from pricing.catalog import load_offers
-    from pricing.refs import cheapest_per_provider, resolve_offer_refs
     from pricing.reserved import (
         RESERVED_KINDS,
         has_kind_price,
         no_reserved_message,
         with_reserved_discount,
     )
+    from pricing.tiers import DEFAULT_TIERS
 
     offers = load_offers()
     if reserved_discount is not None:
         offers = with_reserved_discount(offers, pricing, reserved_discount)
     elif pricing in RESERVED_KINDS and not has_kind_price(offers, pricing):
         raise ValueError(no_reserved_message(pricing))
-    if compare:
-        return resolve_offer_refs(offers, compare, pricing)
-    chosen = cheapest_per_provider(offers, onprem.gpu_name, pricing)
+    chosen = compared_offers(offers, gpu_name, compare, pricing, tiers)
     if chosen.empty:
+        weighed = ", ".join(tiers or DEFAULT_TIERS)
         raise ValueError(
-            f"no {pricing} price for {onprem.gpu_name} in the snapshot to compare with; "
-            "try --pricing on-demand, or name offers with --compare"
+            f"no {pricing} price for {gpu_name} from the tiers weighed ({weighed}) to compare "
+            "with; try --pricing on-demand, --tier marketplace, or name offers with --compare"
         )
     return chosen
 
 
-def _tco_warnings(onprem: OnPremConfig, rows: pd.DataFrame, pricing: str) -> list[str]:
-    """What the table leaves out: offers of another GPU, and spot's interruptions."""
+def _tco_warnings(answer: TcoAnswer, pricing: str) -> list[str]:
+    """What the answer leaves out: offers of another GPU, and spot's interruptions."""
+    gpu = answer.config.gpu_name
     warnings = [
-        f"{ref} has {gpu}, not {onprem.gpu_name}: its price per GPU-hour buys different work"
-        for ref, gpu in zip(rows["ref"].iloc[1:], rows["gpu_name"].iloc[1:], strict=True)
-        if gpu != onprem.gpu_name
+        f"{ref} has {other}, not {gpu}: its price per GPU-hour buys different work"
+        for ref, other in zip(answer.cloud["ref"], answer.cloud["gpu_name"], strict=True)
+        if other != gpu
     ]
     if pricing == "spot":
         warnings.append(SPOT_WARNING)
     return warnings
-
-
-def _tco_assumptions(onprem: OnPremConfig) -> list[str]:
-    """The assumptions behind every TCO figure, in words."""
-    from planner.onprem.tco import COMPONENTS
-
-    return [
-        f"Power: {onprem.power_basis}.",
-        "Capex straight-line over the lifetime, no salvage value, no cost of capital; "
-        f"components: {', '.join(COMPONENTS)}; a year is 8760 h, a month 730 h.",
-        "Break-even utilization: where amortized on-prem $/GPU-h equals the cloud's; "
-        "break-even months: when cumulative cloud spend for the demand exceeds capex plus "
-        "cumulative running cost.",
-    ]

@@ -1,8 +1,11 @@
-"""`gpuplan tco` as tables that fit the terminal, with break-even after the server's life
-said so, and a short footer (`--explain` for every assumption and defaulted field)."""
+"""`gpuplan tco` as tables that fit the terminal: the verdict sentence, every cost line,
+the offers side by side with the share of cases buying is cheaper and the payback band,
+the inputs that decide it, and a short footer (`--explain` for every assumption and
+defaulted field). Words from planner.render.tco_words."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -11,21 +14,25 @@ from rich.markup import escape
 
 from edge.format import money, percent
 from edge.tables import Col, console_width, fit_table, make_console, print_wide
-from planner.onprem.tco import COMPONENTS, OnPremConfig, cost_breakdown
-from pricing.catalog import price_date_labels
+from planner.onprem.answer import TcoAnswer
+from planner.onprem.verdict import Verdict
+from planner.render.tco_words import (
+    VERDICT_WORDS,
+    after_life,
+    assumptions,
+    defaulted_text,
+    months_band,
+    months_short,
+    months_text,
+    offer_label,
+    price_dates,
+    sizing_note,
+    verdict_sentence,
+    worded_breakdown,
+    worded_tco,
+)
 
-
-def after_life(months: float, lifetime_years: float) -> bool:
-    """Break-even later than the server's depreciation life (it never pays back in use)."""
-    return bool(np.isfinite(months) and months > lifetime_years * 12)
-
-
-def months_text(months: float, lifetime_years: float) -> str:
-    """'8.9 months', '105 months (after life)', 'never'."""
-    if months is None or not np.isfinite(months):
-        return "never"
-    text = f"{months:,.1f} months" if months < 100 else f"{months:,.0f} months"
-    return text + (" (after life)" if after_life(months, lifetime_years) else "")
+__all__ = ["after_life", "months_text", "print_tco", "worded_tco"]
 
 
 def _usd(value: object) -> str:
@@ -37,88 +44,116 @@ def _usd_short(value: object) -> str:
 
 
 BREAKDOWN_COLUMNS: tuple[Col, ...] = (
-    Col("component", "component"),
+    Col("component", "line"),
     Col("usd_per_year", "$/year", _usd_short, right=True),
     Col("usd_per_gpu_hour", "$/GPU-h", _usd, right=True),
     Col("share", "share", lambda v: percent(v, 0), right=True),
-    Col("basis", "basis", shrink_to=16),
+    Col("source", "from"),
+    Col("basis", "how", shrink_to=16),
+)
+RESERVED_COLUMNS: tuple[Col, ...] = (
+    Col("reserved_1y_usd_per_gpu_hour", "1y", _usd, right=True),
+    Col("reserved_3y_usd_per_gpu_hour", "3y", _usd, right=True),
 )
 COMPARE_COLUMNS: tuple[Col, ...] = (
-    Col("offer", "cloud offer", shrink_to=12),
-    Col("gpu_name", "GPU", shrink_to=6),
+    Col("offer", "cloud offer", shrink_to=14),
     Col("usd_per_gpu_hour", "$/GPU-h", _usd, right=True),
-    Col("cheaper", "cheaper"),
-    Col("break_even_utilization", "break-even use", lambda v: percent(v, 1), right=True),
-    Col("pays_back", "on-prem pays back"),
+    Col("p_buy_cheaper", "buy wins", lambda v: percent(v, 0), right=True),
+    Col("break_even_utilization", "break-even", lambda v: percent(v, 1), right=True),
+    Col("pays_back", "pays back"),
+    Col("payback_band", "P10-P90", shrink_to=9),
     Col("price_date", "priced"),
 )
 
 
+def compare_columns(cloud: pd.DataFrame) -> tuple[Col, ...]:
+    """COMPARE_COLUMNS, with the reserved prices beside the price where any is listed."""
+    shown = [c for c in RESERVED_COLUMNS if c.key in cloud and cloud[c.key].notna().any()]
+    return (*COMPARE_COLUMNS[:2], *shown, *COMPARE_COLUMNS[2:])
+
+
+def cloud_table(answer: TcoAnswer) -> pd.DataFrame:
+    """The offers' rows as the CLI and the app show them (offer, verdict, payback words)."""
+    cloud = answer.cloud.copy()
+    life = answer.config.lifetime_years
+    cloud["offer"] = [offer_label(r) for _, r in cloud.iterrows()]
+    cloud["verdict_text"] = [VERDICT_WORDS[v] for v in cloud["verdict"].map(Verdict)]
+    cloud["pays_back"] = [months_short(m, life) for m in cloud["break_even_months"].fillna(np.inf)]
+    cloud["payback_band"] = [
+        months_band(lo, hi, "mo")
+        for lo, hi in zip(cloud["payback_months_p10"], cloud["payback_months_p90"], strict=True)
+    ]
+    cloud["price_date"] = price_dates(cloud)
+    return cloud
+
+
+def title(answer: TcoAnswer) -> str:
+    """'On-prem dgx-h100-x4: 4 x 8-GPU H100-SXM servers, 4-year life: $4.66 per GPU-hour
+    (P10-P90 $4.20-$5.30)'."""
+    c = answer.config
+    p10, _, p90 = answer.band
+    return (
+        f"On-prem {c.name}: {c.servers} x {c.gpus_per_server}-GPU {c.gpu_name} servers, "
+        f"{c.lifetime_years:g}-year life: {money(answer.onprem['usd_per_gpu_hour'])} per "
+        "GPU-hour (P10-P90 "
+        f"{money(p10)}-{money(p90)})"
+    )
+
+
 def print_tco(
-    onprem: OnPremConfig,
-    rows: pd.DataFrame,
-    notes: Sequence[str],
+    answer: TcoAnswer,
+    deciding: Sequence[str],
     defaulted: Sequence[str],
     warnings: Sequence[str],
     wide: bool = False,
     explain: bool = False,
 ) -> None:
-    """The cost breakdown and the cloud comparison on stdout; notes on stderr."""
+    """The verdict, the cost lines and the cloud comparison on stdout; notes on stderr."""
     width = console_width()
     out = make_console(width)
-    breakdown = cost_breakdown(onprem)
-    total = rows["usd_per_gpu_hour"].iloc[0]
-    title = (
-        f"On-prem {onprem.name}: {onprem.gpus} x {onprem.gpu_name} at "
-        f"{percent(onprem.utilization, 0)} utilization, {onprem.lifetime_years:g}-year life "
-        f"-> {money(total)} per GPU-hour"
+    breakdown = worded_breakdown(answer)
+    cloud = cloud_table(answer)
+    demand = answer.monthly_gpu_hours
+    compare_title = (
+        f"Against the cloud ({answer.pricing}; 1y/3y reserved where listed), at "
+        f"{demand:,.0f} GPU-hours a month"
     )
-    cloud = rows.iloc[1:].copy()
-    cloud["price_date"] = price_date_labels(cloud)  # "≥ 2025-06-01" for a lower bound
-    life = onprem.lifetime_years
-    cloud["offer"] = cloud["provider"] + " " + cloud["instance_type"]
-    cloud["pays_back"] = [months_text(m, life) for m in cloud["break_even_months"].fillna(np.inf)]
-    demand = float(cloud["monthly_gpu_hours"].iloc[0]) if len(cloud) else 0.0
-    compare_title = f"Against the cloud, at {demand:,.0f} GPU-hours a month"
+    life = answer.config.lifetime_years
+    for line in textwrap.wrap(verdict_sentence(answer), width):
+        out.print(escape(line), highlight=False)
+    note = sizing_note(answer)
+    if note:
+        for line in textwrap.wrap(note, width):
+            out.print(escape(line), highlight=False)
     if wide:
-        print_wide(breakdown, title)
+        print_wide(breakdown, title(answer))
         print_wide(cloud, compare_title)
     else:
-        out.print(fit_table(breakdown, BREAKDOWN_COLUMNS, width, title))
-        out.print(fit_table(cloud, COMPARE_COLUMNS, width, compare_title))
+        out.print(fit_table(breakdown, BREAKDOWN_COLUMNS, width, title(answer)))
+        if len(cloud):
+            out.print(fit_table(cloud, compare_columns(cloud), width, compare_title))
         late = [after_life(m, life) for m in cloud["break_even_months"].fillna(np.inf)]
         if any(late):
             out.print(
                 escape(
-                    f"after life: break-even after the server's {life * 12:g}-month life; "
+                    f"after life: payback after the server's {life * 12:g}-month life; "
                     "buying does not pay back against that offer"
                 ),
                 highlight=False,
             )
+    if deciding:
+        out.print("Decided most by (each input over its range, the others typical):",
+                  highlight=False)  # fmt: skip
+        for line in deciding:
+            out.print(escape(f"  {line}"), highlight=False)
     err = make_console(width, stderr=True)
+    err.print(escape(defaulted_text(answer))[: width * 3], highlight=False)
     if explain or wide:
-        for line in notes:
+        for line in assumptions(answer):
             err.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
         for line in defaulted:
             err.print(f"[yellow]defaulted:[/] {escape(line)}", highlight=False)
-    else:
-        err.print(
-            escape(
-                f"{len(defaulted)} fields defaulted; assumptions: straight-line capex, no "
-                f"salvage value, components {', '.join(COMPONENTS)}"
-            )[:width],
-            highlight=False,
-        )
     for line in warnings:
         err.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
     if not (explain or wide):
         err.print("--explain for every assumption and defaulted field", highlight=False)
-
-
-def worded_tco(rows: pd.DataFrame) -> pd.DataFrame:
-    """planner.onprem.tco.tco_table's rows as written out: an on-prem row without a source is
-    'on-prem config'."""
-    out = rows.copy()
-    bare = (out["option"] == "on-prem") & (out["price_source"].astype(str) == "")
-    out.loc[bare, "price_source"] = "on-prem config"
-    return out
