@@ -62,7 +62,9 @@ COMPARED_COLUMNS: tuple[Col, ...] = (
     Col("predicted", "predicted", _rate, right=True),
     Col("throughput_unit", "unit"),
     Col("error", "error", _signed, right=True),
+    Col("in_band", "in 80% band", lambda v: "yes" if v == 1 else "no", right=True),
     Col("method", "method"),
+    Col("sweep_id", "sweep", shrink_to=8),
 )
 NOT_COMPARED_COLUMNS: tuple[Col, ...] = (
     Col("id", "result", shrink_to=12),
@@ -76,6 +78,7 @@ SUMMARY_TABLE_COLUMNS: tuple[Col, ...] = (
     Col("count", "results", str, right=True),
     Col("median_abs_error", "median |error|", percent, right=True),
     Col("within_10pct", f"within ±{percent(WITHIN, 0)}", lambda v: percent(v, 0), right=True),
+    Col("in_band", "in 80% band", lambda v: percent(v, 0), right=True),
 )
 TITLE = "Predicted without each own result vs measured (error = predicted / measured - 1)"
 

@@ -17,11 +17,13 @@ calibrate() rows, one per own result (CALIBRATION_COLUMNS):
   name: resnet50, bert_large_squad, ...), precision, total_gpus, throughput_unit,
   measured (the result's throughput), predicted, predicted_low, predicted_high (the
   prediction and its 80% band, same unit), error (predicted / measured - 1, a fraction),
-  method (measured | published | scaled | estimated; "" when not compared), reason
-  ("" when compared, else one of REASON_CODES).
+  method (measured | published | scaled | estimated; "" when not compared), in_band
+  (the measured figure inside the 80% band; NaN when not compared), sweep_id (the sweep
+  that ran it, "" when none), reason ("" when compared, else one of REASON_CODES).
 error_summary() rows (SUMMARY_COLUMNS): by (gpu | method | all), group, count,
   median_abs_error (median of |error|, a fraction), within_10pct (share of results with
-  |error| <= WITHIN, a fraction).
+  |error| <= WITHIN, a fraction), in_band (share inside their 80% band: near 0.8 when the
+  bands are honest on these machines).
 """
 
 from __future__ import annotations
@@ -49,10 +51,11 @@ REASON_CODES: tuple[str, ...] = (
 NON_TRAINING = ("input-pipeline", "ops")
 CALIBRATION_COLUMNS: tuple[str, ...] = (
     "id", "gpu_name", "model", "precision", "total_gpus", "throughput_unit", "measured",
-    "predicted", "predicted_low", "predicted_high", "error", "method", "reason",
+    "predicted", "predicted_low", "predicted_high", "error", "method", "in_band", "sweep_id",
+    "reason",
 )  # fmt: skip
 SUMMARY_COLUMNS: tuple[str, ...] = (
-    "by", "group", "count", "median_abs_error", "within_10pct",
+    "by", "group", "count", "median_abs_error", "within_10pct", "in_band",
 )  # fmt: skip
 WITHIN = 0.10  # the error (a fraction) counted as close in error_summary
 METHODS = ("measured", "published", "scaled", "estimated")
@@ -96,6 +99,10 @@ def calibrate(results: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame(rows).loc[:, list(CALIBRATION_COLUMNS)]
     for column in ("measured", "predicted", "predicted_low", "predicted_high", "error"):
         table[column] = pd.to_numeric(table[column], errors="coerce").astype(float)
+    inside = (table["predicted_low"] <= table["measured"]) & (
+        table["measured"] <= table["predicted_high"]
+    )
+    table["in_band"] = inside.astype(float).where(table["error"].notna())
     return table.reset_index(drop=True)
 
 
@@ -103,6 +110,7 @@ def _base_row(row: pd.Series) -> dict[str, object]:
     """The result's own columns of a calibration row; nothing predicted yet."""
     gpu = row["gpu_name"] if isinstance(row["gpu_name"], str) else row["device_name"]
     size = row["model_size"] if isinstance(row["model_size"], str) else ""
+    sweep = row.get("sweep_id")
     return {
         "id": row["id"],
         "gpu_name": gpu,
@@ -116,6 +124,8 @@ def _base_row(row: pd.Series) -> dict[str, object]:
         "predicted_high": np.nan,
         "error": np.nan,
         "method": "",
+        "in_band": np.nan,
+        "sweep_id": sweep if isinstance(sweep, str) else "",
         "reason": "",
     }
 
@@ -182,7 +192,8 @@ def _fit(
 
 def error_summary(calibration: pd.DataFrame) -> pd.DataFrame:
     """The error of the compared rows by GPU, by method and over all (SUMMARY_COLUMNS):
-    count, median absolute error and the share within ±WITHIN (fractions)."""
+    count, median absolute error, the share within ±WITHIN and the share inside their
+    80% band (fractions)."""
     compared = calibration.loc[calibration["error"].notna()]
     parts = []
     for by, column in (("gpu", "gpu_name"), ("method", "method"), ("all", None)):
@@ -196,6 +207,7 @@ def error_summary(calibration: pd.DataFrame) -> pd.DataFrame:
                     "count": grouped.size(),
                     "median_abs_error": grouped.median(),
                     "within_10pct": (absolute <= WITHIN).groupby(keys.astype(str)).mean(),
+                    "in_band": compared["in_band"].groupby(keys.astype(str)).mean(),
                 }
             )
             .rename_axis("group")

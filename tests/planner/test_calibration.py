@@ -167,3 +167,28 @@ def test_only_cpu_runs_say_nothing_was_compared(tmp_path: Path) -> None:
     console.print(calibration_view(rows, summary, 120))
     text = console.export_text()
     assert "No own GPU result could be compared" in text and "Not compared" in text
+
+
+def test_a_swept_result_is_compared_and_says_which_sweep_ran_it(tmp_path: Path) -> None:
+    """A sweep brings its results back into a folder of its own under the results folder:
+    they are found there, predicted without themselves, and carry the sweep's id."""
+    sweep = {"sweep_id": "sw-20261201-a1", "backend": "aws", "cloud": "aws",
+             "region": "us-east-1", "instance_type": "p5.48xlarge", "spot": False}  # fmt: skip
+    swept = tmp_path / "sw-20261201-a1"
+    swept.mkdir()
+    write_result(own_run("swept-x1", sweep=sweep, throughput=2800.0), swept)
+    write_result(own_run("swept-far", sweep=sweep, world_size=2, throughput=FAR), swept)
+    rows = calibrated(tmp_path)
+    assert rows.loc["swept-x1", "sweep_id"] == "sw-20261201-a1"
+    # Without it, the 1-GPU figure is the published one (a few thousand images/s).
+    assert rows.loc["swept-x1", "predicted"] == pytest.approx(2800.0, rel=0.25)
+    low, high = rows.loc["swept-x1", ["predicted_low", "predicted_high"]]
+    assert rows.loc["swept-x1", "in_band"] == float(low <= 2800.0 <= high)
+    assert rows.loc["swept-far", "in_band"] == 0.0  # 100 images/s on 2 GPUs: far outside
+    summary = error_summary(rows.reset_index()).set_index(["by", "group"])
+    assert summary.loc[("all", "all"), "in_band"] == pytest.approx(rows["in_band"].dropna().mean())
+    shown = runner.invoke(
+        app, ["bench", "calibrate", "--results", str(tmp_path)], env={"COLUMNS": "160"}
+    )
+    assert shown.exit_code == 0, shown.output
+    assert "sw-20261201-a1" in shown.output and "in 80% band" in shown.output
