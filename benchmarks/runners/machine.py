@@ -2,7 +2,7 @@
 
 `Machine` is the one record every backend hands the sweep: an on-prem server named in
 the spec (backend "ssh"), this machine (backend "local"), or a cloud instance that a
-`Provisioner` launched (backends "aws" and "gcp"). The sweep orchestration
+`Provisioner` launched (backends "aws", "gcp" and "skypilot"). The sweep orchestration
 (`benchmarks/sweep/`) only ever talks to a cloud through the `Provisioner` protocol, so
 each cloud's code lives in one runner module (`runners/aws.py`, `runners/gcp.py`) and is
 tested against its local stand-in (moto, a fake Compute REST server).
@@ -38,12 +38,12 @@ class Machine:
     or ~/.ssh/config). Cloud fields are None for on-prem and local machines.
     """
 
-    backend: str  # ssh | local | aws | gcp
+    backend: str  # ssh | local | aws | gcp | skypilot
     host: str
     user: str | None = None
     port: int | None = None
     identity_file: str | None = None
-    cloud: str | None = None  # aws | gcp
+    cloud: str | None = None  # aws | gcp | skypilot (who launched it, so who ends it)
     region: str | None = None  # AWS region or GCP zone's region
     zone: str | None = None  # GCP zone (AWS: the placement's availability zone, if known)
     instance_type: str | None = None
@@ -59,9 +59,9 @@ class Machine:
 class CloudTarget:
     """What to launch: one [[targets]] entry of a sweep spec with backend aws or gcp."""
 
-    backend: str  # aws | gcp
-    instance_type: str
-    region: str  # AWS region; for GCP the zone (e.g. us-central1-a)
+    backend: str  # aws | gcp | skypilot
+    instance_type: str  # skypilot: "" when accelerators say what to launch
+    region: str  # AWS region; for GCP the zone (e.g. us-central1-a); skypilot: "" = any
     spot: bool = False
     image: str | None = None  # AMI id / GCE image or image family URL; None = a default DL image
     key_name: str | None = None  # AWS key pair; GCP: ssh key goes into metadata instead
@@ -70,6 +70,10 @@ class CloudTarget:
     project: str | None = None  # GCP project
     ssh_user: str | None = None  # login user on the image (default: per image)
     ssh_public_key: str | None = None  # GCP: put into instance metadata `ssh-keys`
+    cloud: str | None = None  # skypilot: the infrastructure (lambda, nebius, kubernetes, ...)
+    zone: str | None = None  # skypilot: a zone to pin
+    accelerators: str | None = None  # skypilot: e.g. "H100:8"
+    file_mounts: tuple[tuple[str, str], ...] = ()  # skypilot: (remote path, local path)
 
 
 class Provisioner(Protocol):

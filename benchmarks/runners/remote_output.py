@@ -93,3 +93,23 @@ class LineReader:
         self.tail.append(text)
         if self.on_line:
             self.on_line(text)
+
+
+def cut_at_word(line: str, limit: int) -> str:
+    """`line` cut to at most `limit` characters at a word boundary, "…" marking the cut."""
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
+
+
+def why_lines(text: str, tail: int = 3, width: int = 100) -> str:
+    """A failure as a status cell shows it: its first line (what failed), then its last
+    `tail` lines (the failing step's own last words), each cut at a word boundary to
+    `width` characters, never a cut from the middle of a word."""
+    lines = [plain(line).strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    if len(lines) > tail + 1:
+        lines = [lines[0], *lines[-tail:]]
+    return "\n".join(cut_at_word(line, width) for line in lines)

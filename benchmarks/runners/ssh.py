@@ -6,8 +6,9 @@ IdentityFile, User) are honoured. A Machine's port/user/identity_file are passed
 when set. Extra client options come from `extra_options` or $GPUPLAN_SSH_OPTIONS
 (e.g. "-o UserKnownHostsFile=/tmp/kh -o StrictHostKeyChecking=accept-new").
 
-Steps of one target: wait_for_ssh -> install (a wheel of this gpuplan into a fresh venv
-that reuses the image's torch, or an existing `remote_python`) -> run_benchmark (one
+Steps of one target: wait_for_ssh -> install (a wheel of this gpuplan, runners/ship.py,
+into a new or reused venv with a torch that fits the machine, runners/remote_install.py;
+or an existing `remote_python`) -> run_benchmark (one
 `python -m planner.cli.main bench run ... --out REMOTE_DIR`, output streamed) ->
 fetch_results (scp the JSON files back into a local folder).
 
@@ -23,7 +24,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -31,7 +31,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from benchmarks.runners.machine import Machine
+from benchmarks.runners.remote_install import install_script
 from benchmarks.runners.remote_output import CHUNK_BYTES, LineReader
+from benchmarks.runners.ship import Wheel
 from benchmarks.safe_paths import MAX_RESULT_BYTES
 
 SSH_OPTIONS_ENV = "GPUPLAN_SSH_OPTIONS"
@@ -345,41 +347,20 @@ def env_prefix(env: Iterable[tuple[str, str]]) -> str:
     return f"env {' '.join(pairs)} " if pairs else ""
 
 
-def source_root() -> Path:
-    """The folder holding this gpuplan's pyproject.toml (to build a wheel from)."""
-    return Path(__file__).resolve().parents[2]
-
-
-def build_wheel(out_dir: Path) -> Path:
-    """A wheel of this gpuplan, built locally without network (pip wheel --no-deps)."""
-    root = source_root()
-    if not (root / "pyproject.toml").exists():
-        raise SshError(
-            f"cannot build a gpuplan wheel: {root} is not a source checkout; "
-            "give each target a remote_python that has gpuplan[bench] installed"
-        )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-            "-q", "-w", str(out_dir), str(root)]  # fmt: skip
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    wheels = sorted(out_dir.glob("gpuplan-*.whl"))
-    if done.returncode != 0 or not wheels:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-        raise SshError(f"building the gpuplan wheel failed: {' '.join(tail)}")
-    return wheels[-1]
-
-
 def install(
-    machine: Machine, remote_root: str, wheel: Path | None, remote_python: str | None,
+    machine: Machine, remote_root: str, wheel: Wheel | None, remote_python: str | None,
     env: Iterable[tuple[str, str]] = (), on_line: Callable[[str], None] | None = None,
-    extra: Sequence[str] | None = None, limit_s: float | None = None,
+    extra: Sequence[str] | None = None, limit_s: float | None = None, venv: str | None = None,
+    torch_index_url: str | None = None, constraints: Path | None = None,
 ) -> str:  # fmt: skip
     """Make gpuplan[bench] runnable on the machine; the remote python to use.
 
-    With `remote_python`: check it imports gpuplan. Otherwise copy the wheel, create
-    REMOTE_ROOT/venv with --system-site-packages (the image's CUDA torch is reused) and
-    pip install 'WHEEL[bench]' into it. Each step ends within STEP_LIMIT_S (and within
-    `limit_s` seconds, the target's time left) on both sides of the connection.
+    With `remote_python`: check it imports gpuplan. Otherwise copy the wheel (unless the
+    machine has that file already: a SkyPilot file mount) and the user's constraints file,
+    then run remote_install.install_script: create or reuse `venv` (default
+    REMOTE_ROOT/venv), a torch that fits the machine, 'WHEEL[bench]'. Each step ends
+    within STEP_LIMIT_S (and within `limit_s` seconds, the target's time left) on both
+    sides of the connection; a failed step raises with its last output lines.
     """
     check_remote_path(remote_root)
     prefix = env_prefix(env)
@@ -396,17 +377,25 @@ def install(
     else:
         if wheel is None:
             raise SshError("no wheel to install and no remote_python given")
-        step(f"mkdir -p {remote_root}", "mkdir", "mkdir")
-        streamed = scp_command(machine, [str(wheel)], f":{remote_root}/{wheel.name}", extra)
-        run_streamed(streamed, "scp of the gpuplan wheel", machine,
-                     timeout_s=_step_limit("wheel copy", limit_s))  # fmt: skip
-        venv = f"{remote_root}/venv"
-        command = (
-            f"set -e; python3 -m venv --system-site-packages {venv}; "
-            f"{venv}/bin/python -m pip install -q --disable-pip-version-check "
-            f"'{remote_root}/{wheel.name}[bench]'"
+        venv = check_remote_path(venv or f"{remote_root}/venv")
+        folder = wheel_folder(remote_root, wheel)
+        remote_wheel = f"{folder}/{wheel.name}"
+        step(f"mkdir -p {folder}", "mkdir", "mkdir")
+        if not _has_file(machine, remote_wheel, wheel.sha256, extra, limit_s):
+            copy = scp_command(machine, [str(wheel.path)], f":{remote_wheel}", extra)
+            run_streamed(copy, "scp of the gpuplan wheel", machine,
+                         timeout_s=_step_limit("wheel copy", limit_s))  # fmt: skip
+        remote_constraints = None
+        if constraints is not None:
+            remote_constraints = f"{folder}/constraints-{wheel.digest}.txt"
+            copy = scp_command(machine, [str(constraints)], f":{remote_constraints}", extra)
+            run_streamed(copy, "scp of the constraints file", machine,
+                         timeout_s=_step_limit("wheel copy", limit_s))  # fmt: skip
+        script = install_script(
+            venv, remote_wheel, wheel.version, wheel.digest, torch_index_url, remote_constraints
         )
-        step(command, "installing gpuplan[bench]", "pip install", on_line)
+        step(f"{prefix}sh -c {shlex.quote(script)}", "installing gpuplan[bench]", "pip install",
+             on_line)  # fmt: skip
         python = f"{venv}/bin/python"
     # Found without importing (torch takes seconds): gpuplan's CLI, its benchmarks, torch.
     probe = "import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in (" \
@@ -423,6 +412,28 @@ def install(
             exc.code, exc.tail,
         ) from None  # fmt: skip
     return python
+
+
+def wheel_folder(remote_root: str, wheel: Wheel) -> str:
+    """Where a wheel goes on the machine: REMOTE_ROOT/wheels/<version>-<digest>."""
+    return f"{remote_root}/wheels/{wheel.version}-{wheel.digest}"
+
+
+def _has_file(
+    machine: Machine, path: str, sha256: str, extra: Sequence[str] | None, limit_s: float | None
+) -> bool:
+    """Whether the machine holds `path` with this sha256 already (one short ssh call)."""
+    check = (
+        f"[ -f {shlex.quote(path)} ] && "
+        f'[ "$(sha256sum < {shlex.quote(path)} | cut -c1-64)" = {sha256} ]'
+    )
+    limit = _step_limit("mkdir", limit_s)
+    try:
+        run_remote(machine, self_limiting(check, limit), "wheel check", None,
+                   limit + KILL_AFTER_S, extra, hold_stdin=True)  # fmt: skip
+    except RemoteCommandFailed:
+        return False
+    return True
 
 
 def _step_limit(key: str, limit_s: float | None) -> int:

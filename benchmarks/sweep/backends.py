@@ -1,7 +1,8 @@
 """Which Provisioner launches a cloud backend's machines.
 
 `provisioner_for("aws", **opts)` imports benchmarks.runners.aws (boto3) only when a sweep
-has an AWS target, and likewise runners.gcp (google-cloud-compute). Each module
+has an AWS target, and likewise runners.gcp (google-cloud-compute) and runners.skypilot
+(which imports SkyPilot only when it launches). Each module
 provides `make_provisioner(**opts)` or its provisioner class (AwsProvisioner,
 GcpProvisioner) taking the same keyword options.
 `register(backend, factory)` plugs in another implementation (tests use an in-memory
@@ -16,9 +17,17 @@ from typing import Any
 
 from benchmarks.runners.machine import Provisioner, ProvisionError
 
-MODULES = {"aws": "benchmarks.runners.aws", "gcp": "benchmarks.runners.gcp"}
-EXTRAS = {"aws": "gpuplan[aws] (boto3)", "gcp": "gpuplan[gcp] (google-cloud-compute)"}
-CLASSES = {"aws": "AwsProvisioner", "gcp": "GcpProvisioner"}
+MODULES = {
+    "aws": "benchmarks.runners.aws",
+    "gcp": "benchmarks.runners.gcp",
+    "skypilot": "benchmarks.runners.skypilot",
+}
+EXTRAS = {
+    "aws": "gpuplan[aws] (boto3)",
+    "gcp": "gpuplan[gcp] (google-cloud-compute)",
+    "skypilot": "gpuplan[skypilot] (skypilot)",
+}
+CLASSES = {"aws": "AwsProvisioner", "gcp": "GcpProvisioner", "skypilot": "SkyPilotProvisioner"}
 
 _registered: dict[str, Callable[..., Provisioner]] = {}
 
@@ -36,7 +45,9 @@ def provisioner_for(backend: str, **opts: Any) -> Provisioner:
     if backend in _registered:
         return _registered[backend](**opts)
     if backend not in MODULES:
-        raise ProvisionError(f"backend {backend!r} launches no machines (cloud backends: aws, gcp)")
+        raise ProvisionError(
+            f"backend {backend!r} launches no machines (cloud backends: aws, gcp, skypilot)"
+        )
     try:
         module = importlib.import_module(MODULES[backend])
     except ModuleNotFoundError as exc:

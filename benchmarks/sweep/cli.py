@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchmarks.runners.machine import ProvisionError
+from benchmarks.runners.remote_output import why_lines
 from benchmarks.sweep import state as st
 from benchmarks.sweep.preview import NoData, SweepData, SweepPreview, preview_sweep
 from benchmarks.sweep.spec import SpecError, SweepSpec, check_cloud_targets, load_spec, parse_spec
@@ -148,7 +149,8 @@ def _refuse_resume_over_cap(data: dict[str, Any], preview: SweepPreview) -> None
 
 
 def status_table(data: dict[str, Any], live_line: dict[int, str] | None = None) -> Table:
-    """target, state, elapsed, dollars so far (and the last output line when live)."""
+    """target, state, elapsed, dollars so far, and why a target failed (its first line and
+    its failing step's last lines, remote_output.why_lines) or its last output line."""
     now = st.utc_now()
     table = Table(title=f"sweep {data['id']} ({data.get('status')})")
     for column in ("target", "state", "runs done", "elapsed", "spent", "why / last line"):
@@ -167,7 +169,7 @@ def status_table(data: dict[str, Any], live_line: dict[int, str] | None = None) 
         last = t.get("reason") or (live_line or {}).get(t["index"], "")
         table.add_row(
             escape(t["label"]), escape(state), f"{done}/{len(t['runs'])}", elapsed,
-            _money(st.spend_usd(t, now)), escape(str(last)[-160:]),
+            _money(st.spend_usd(t, now)), escape(why_lines(str(last))),
         )  # fmt: skip
     return table
 

@@ -24,7 +24,6 @@ import datetime as dt
 import os
 import re
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -34,7 +33,7 @@ from typing import Any
 
 from benchmarks import intake
 from benchmarks.results import ResultFileError
-from benchmarks.runners import ssh
+from benchmarks.runners import ship, ssh
 from benchmarks.runners.cleanup import CleanupReport, terminate_all
 from benchmarks.runners.machine import CloudTarget, Machine, Provisioner, ProvisionError
 from benchmarks.runners.remote_output import kept, plain, plain_lines
@@ -79,7 +78,7 @@ class SweepRun:
     stop: threading.Event = field(default_factory=threading.Event)
     live_line: dict[int, str] = field(default_factory=dict)  # last output line per target
     _provisioners: dict[str, Provisioner] = field(default_factory=dict)
-    _wheel: Path | None = None
+    _wheel: ship.Wheel | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _teardown_locks: dict[int, threading.Lock] = field(default_factory=dict)
     _launching: set[int] = field(default_factory=set)  # targets inside Provisioner.launch
@@ -107,10 +106,11 @@ class SweepRun:
                 self._provisioners[backend] = provisioner_for(backend, **opts)
             return self._provisioners[backend]
 
-    def wheel(self) -> Path:
+    def wheel(self) -> ship.Wheel:
+        """The wheel of this gpuplan (runners/ship.py: built or rebuilt once, cached)."""
         with self._lock:
             if self._wheel is None:
-                self._wheel = ssh.build_wheel(Path(tempfile.mkdtemp(prefix="gpuplan-wheel-")))
+                self._wheel = ship.local_wheel()
             return self._wheel
 
     def committed_usd(self, now: dt.datetime | None = None) -> float:
@@ -131,13 +131,42 @@ class SweepRun:
         DEFAULT_REMOTE_BASE (relative paths start at the remote login's home). Two targets reaching
         the same host and user never share a folder, so neither overwrites the other's runs.
         """
-        base = target.remote_dir or os.environ.get(REMOTE_DIR_ENV) or DEFAULT_REMOTE_BASE
         slug = re.sub(r"[^A-Za-z0-9._-]+", "-", target.label).strip("-.")[:40]
-        return f"{base.rstrip('/')}/{self.sweep_id}/t{target.index}" + (f"-{slug}" if slug else "")
+        return f"{self.remote_base(target)}/{self.sweep_id}/t{target.index}" + (
+            f"-{slug}" if slug else ""
+        )
+
+    @staticmethod
+    def remote_base(target: TargetSpec) -> str:
+        """BASE of the target's remote folders (see remote_root), without a final '/'."""
+        base = target.remote_dir or os.environ.get(REMOTE_DIR_ENV) or DEFAULT_REMOTE_BASE
+        return base.rstrip("/") or "/"
+
+    def remote_venv(self, target: TargetSpec) -> str:
+        """The venv the wheel goes into: the target's remote_venv, else BASE/venv (one per
+        BASE, reused by later sweeps: the installer keeps what it finds there)."""
+        return target.remote_venv or f"{self.remote_base(target)}/venv"
+
+    def _file_mounts(self, target: TargetSpec) -> tuple[tuple[str, str], ...]:
+        """SkyPilot: the wheel as a file mount, where the SSH installer looks for it."""
+        if target.remote_python:
+            return ()
+        wheel = self.wheel()
+        remote = f"{ssh.wheel_folder(self.remote_root(target), wheel)}/{wheel.name}"
+        if not remote.startswith(("/", "~")):
+            remote = f"~/{remote}"  # relative paths start at the login's home
+        return ((remote, str(wheel.path)),)
 
     # -- one target ----------------------------------------------------------------------
 
     def _cloud_target(self, target: TargetSpec) -> CloudTarget:
+        if target.backend == "skypilot":
+            return CloudTarget(
+                backend="skypilot", instance_type=target.instance_type or "",
+                region=target.region or "", spot=target.spot, image=target.image,
+                cloud=target.cloud, zone=target.zone, accelerators=target.accelerators,
+                file_mounts=self._file_mounts(target),
+            )  # fmt: skip
         assert target.instance_type and target.region
         public_key = target.ssh_public_key
         if public_key is None and target.identity_file:
@@ -165,7 +194,7 @@ class SweepRun:
         name = f"gpuplan-{self.sweep_id}-{index}"[:63]
         record = Machine(
             backend=target.backend, host="", cloud=target.backend, region=target.region,
-            zone=target.zone if target.backend == "gcp" else None,
+            zone=target.zone if target.backend in ("gcp", "skypilot") else None,
             instance_type=target.instance_type, spot=target.spot, sweep_id=self.sweep_id,
             name=name, project=target.project,
         )  # fmt: skip
@@ -291,7 +320,9 @@ class SweepRun:
         where = {
             "sweep_id": self.sweep_id,
             "backend": target.backend,
-            "cloud": machine.cloud or (target.backend if target.is_cloud else None),
+            "cloud": target.provider
+            if target.backend == "skypilot"
+            else (machine.cloud or (target.backend if target.is_cloud else None)),
             "region": machine.region or target.region,
             "instance_type": machine.instance_type or target.instance_type,
             "spot": bool(target.spot),
@@ -372,9 +403,13 @@ class SweepRun:
             self._event(index, "installing")
             root = self.remote_root(target)
             wheel = None if target.remote_python else self.wheel()
+            constraints = (
+                Path(target.pip_constraints).expanduser() if target.pip_constraints else None
+            )
             python = ssh.install(
                 machine, root, wheel, target.remote_python, target.remote_env,
-                extra=self.ssh_options, limit_s=left,
+                extra=self.ssh_options, limit_s=left, venv=self.remote_venv(target),
+                torch_index_url=target.torch_index_url, constraints=constraints,
             )  # fmt: skip
             for k, run in enumerate(pending, start=1):
                 self._check_stop()
@@ -409,7 +444,10 @@ class SweepRun:
             self._event(index, str(exc))
         except (Interrupted, KeyboardInterrupt):
             self._mark_stopped(index)
-        except (ssh.SshError, ssh.RemoteCommandFailed, ProvisionError, ValueError, OSError) as exc:
+        except (
+            ssh.SshError, ssh.RemoteCommandFailed, ProvisionError, ship.ShipError, ValueError,
+            OSError,
+        ) as exc:  # fmt: skip
             if self.stop.is_set():
                 self._mark_stopped(index)
             else:
@@ -603,6 +641,8 @@ def cleanup_regions(states: list[dict[str, Any]]) -> dict[str, list[str]]:
             if not cloud:
                 continue
             place = machine.get("zone") if cloud == "gcp" else machine.get("region")
+            if cloud == "skypilot":
+                place = "any"  # SkyPilot's status covers every cloud
             index = t.get("index", -1)
             raw = spec_targets[index] if 0 <= index < len(spec_targets) else {}
             project = raw.get("project") if isinstance(raw, dict) else None

@@ -20,10 +20,12 @@ from benchmarks.sweep.spec import RunItem, SweepSpec, TargetSpec
 # Minutes, from launching instances and installing by hand on AWS/GCP deep-learning
 # images (first boot to sshd: 1-4 min; pip install of gpuplan[bench] with torch present:
 # 2-5 min). Deliberately on the long side: the preview is an upper-ish guide.
-PROVISION_MIN = {"aws": 4.0, "gcp": 3.0, "ssh": 0.2, "local": 0.0}
+# SkyPilot: its launch provisions and sets up its runtime on the machine (3-6 min on VMs,
+# under a minute on a Kubernetes cluster with the image pulled).
+PROVISION_MIN = {"aws": 4.0, "gcp": 3.0, "skypilot": 6.0, "ssh": 0.2, "local": 0.0}
 INSTALL_MIN_WHEEL = 5.0
 INSTALL_MIN_REMOTE_PYTHON = 0.3
-TEARDOWN_MIN = {"aws": 1.0, "gcp": 1.0, "ssh": 0.0, "local": 0.0}
+TEARDOWN_MIN = {"aws": 1.0, "gcp": 1.0, "skypilot": 2.0, "ssh": 0.0, "local": 0.0}
 RUN_OVERHEAD_MIN = 0.5  # interpreter + torch import + model build + data, per run
 COMPILE_OVERHEAD_MIN = 3.0  # torch.compile of a transformer on a fresh cache
 UNKNOWN_RUN_MIN = 3.0  # a run whose throughput nothing predicts
@@ -129,11 +131,11 @@ def preview_target(spec: SweepSpec, target: TargetSpec, data: SweepData) -> Targ
     """Expected minutes and dollars of one target (see the module docstring)."""
     notes: list[str] = []
     quote = data.price(target)
-    if target.is_cloud:
+    if target.is_cloud and quote is None and target.usd_per_hour is not None:
+        usd, priced_at, source = target.usd_per_hour, None, "usd_per_hour in the spec"
+    elif target.is_cloud:
         usd = quote.usd_per_hour if quote else None
-        priced_at, source = (
-            (quote.priced_at, quote.source) if quote else (None, "no price in catalog")
-        )
+        priced_at, source = (quote.priced_at, quote.source) if quote else (None, _no_price(target))
     else:
         usd = target.usd_per_hour or 0.0
         priced_at, source = (
@@ -166,6 +168,13 @@ def preview_target(spec: SweepSpec, target: TargetSpec, data: SweepData) -> Targ
         usd, priced_at, source, provision, install, tuple(runs), expected, expected_usd,
         worst_usd, tuple(notes), quote.price_date_basis if quote and target.is_cloud else None,
     )  # fmt: skip
+
+
+def _no_price(target: TargetSpec) -> str:
+    """Why a cloud target has no price, and how to give one."""
+    if target.backend == "skypilot" and (not target.instance_type or not target.region):
+        return "no price: give instance_type and region of a priced cloud, or usd_per_hour"
+    return "no price in catalog (or give usd_per_hour)"
 
 
 def preview_sweep(spec: SweepSpec, data: SweepData) -> SweepPreview:

@@ -38,8 +38,18 @@ from benchmarks.safe_paths import (
 )
 from edge.choices import did_you_mean
 
-BACKENDS = ("ssh", "local", "aws", "gcp")
-CLOUD_BACKENDS = ("aws", "gcp")
+BACKENDS = ("ssh", "local", "aws", "gcp", "skypilot")
+CLOUD_BACKENDS = ("aws", "gcp", "skypilot")  # backends that launch (and end) machines
+# The infrastructure names SkyPilot 0.14 registers (sky.utils.registry.CLOUD_REGISTRY),
+# checked here without importing SkyPilot; "k8s" is SkyPilot's alias of kubernetes.
+SKYPILOT_CLOUDS = (
+    "aws", "gcp", "azure", "lambda", "nebius", "kubernetes", "k8s", "slurm", "ssh", "runpod",
+    "fluidstack", "paperspace", "cudo", "vast", "oci", "ibm", "scp", "do", "vsphere",
+    "hyperbolic", "primeintellect", "seeweb", "shadeform", "mithril", "verda", "yotta",
+)  # fmt: skip
+# SkyPilot clouds without a price catalog: a target there gives usd_per_hour itself.
+SKYPILOT_UNPRICED = ("kubernetes", "k8s", "slurm", "ssh")
+MAX_CONSTRAINTS_BYTES = 64 * 1024  # a pip constraints file a target names
 NAME_PATTERN = re.compile(r"\A[a-z][a-z0-9-]{0,29}\Z")  # valid in a GCP label value and a path
 REMOTE_ENV_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 
@@ -53,6 +63,7 @@ MAX_TEXT_CHARS = 1024  # any other string of a target, unless its kind says less
 MAX_PATH_CHARS = 4096  # identity_file (PATH_MAX on Linux)
 MAX_REMOTE_ENV = 64  # entries of remote_env
 MAX_SECURITY_GROUPS = 16  # per network interface on EC2
+INSTALL_KEYS = ("remote_venv", "torch_index_url", "pip_constraints")  # how the wheel goes in
 
 # The largest value of each number (the smallest is in its check); far above any real use.
 LIMIT_MAXIMA = {
@@ -84,20 +95,33 @@ AWS_KEY_NAME = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9_.+=@-]{0,254}\Z")
 AWS_SUBNET = re.compile(r"\Asubnet-[0-9a-z]{1,32}\Z")
 AWS_SECURITY_GROUP = re.compile(r"\Asg-[0-9a-z]{1,32}\Z")
 GCP_PROJECT = re.compile(r"\A(?:[a-z][a-z0-9.-]{0,62}:)?[a-z][a-z0-9-]{4,28}[a-z0-9]\Z")
+SKY_INSTANCE_TYPE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._+-]{0,127}\Z")
+SKY_PLACE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._:@/-]{0,252}\Z")  # region, zone, k8s context
+SKY_ACCELERATORS = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}(?::[1-9][0-9]{0,3})?\Z")
+SKY_IMAGE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9/._:@-]{0,1023}\Z")
+INDEX_URL = re.compile(r"\Ahttps?://[A-Za-z0-9._~:/?#@!$&()*+,;=%-]{1,2000}\Z")
 
 TOP_KEYS = ("name", "limits", "targets", "runs")
 LIMIT_KEYS = ("max_usd", "max_minutes_per_target", "max_parallel")
 TARGET_KEYS: dict[str, tuple[str, ...]] = {
     "common": ("backend", "label", "gpu_name", "gpu_count", "usd_per_hour"),
-    "ssh": ("host", "user", "port", "identity_file", "remote_python", "remote_env", "remote_dir"),
-    "local": ("remote_python", "remote_env", "remote_dir"),
+    "ssh": (
+        "host", "user", "port", "identity_file", "remote_python", "remote_env", "remote_dir",
+        *INSTALL_KEYS,
+    ),
+    "local": ("remote_python", "remote_env", "remote_dir", *INSTALL_KEYS),
     "aws": (
         "instance_type", "region", "spot", "image", "key_name", "subnet_id",
         "security_group_ids", "ssh_user", "identity_file", "remote_python", "remote_env",
+        *INSTALL_KEYS,
     ),
     "gcp": (
         "instance_type", "zone", "region", "spot", "image", "project", "ssh_user",
-        "identity_file", "ssh_public_key", "remote_python", "remote_env",
+        "identity_file", "ssh_public_key", "remote_python", "remote_env", *INSTALL_KEYS,
+    ),
+    "skypilot": (
+        "cloud", "instance_type", "accelerators", "region", "zone", "spot", "image",
+        "remote_python", "remote_env", *INSTALL_KEYS,
     ),
 }  # fmt: skip
 RUN_KEYS = (
@@ -146,10 +170,23 @@ class TargetSpec:
     gpu_name: str | None = None
     gpu_count: int | None = None
     usd_per_hour: float | None = None  # on-prem: what an hour of this server costs (else 0)
+    cloud: str | None = None  # skypilot: the infrastructure SkyPilot launches on
+    accelerators: str | None = None  # skypilot: e.g. "H100:8"
+    remote_venv: str | None = None  # the venv the wheel goes into (created or reused)
+    torch_index_url: str | None = None  # where torch comes from when the venv has none
+    pip_constraints: str | None = None  # a local constraints file for the remote pip
 
     @property
     def is_cloud(self) -> bool:
+        """Whether the sweep launches (and ends) this target's machine."""
         return self.backend in CLOUD_BACKENDS
+
+    @property
+    def provider(self) -> str:
+        """The price catalog's provider of this target: its cloud (skypilot) or backend."""
+        if self.backend == "skypilot" and self.cloud:
+            return "kubernetes" if self.cloud == "k8s" else self.cloud
+        return self.backend
 
 
 @dataclass(frozen=True)
@@ -353,16 +390,29 @@ _PATTERNS: dict[str, dict[str, tuple[Callable[[str], bool], str]]] = {
             "a GCE machine type in lower case (e.g. 'a2-highgpu-1g', or with GPUs attached "
             "'n1-standard-8 + 1 x T4')",
         ),
+        "skypilot": (
+            lambda v: bool(SKY_INSTANCE_TYPE.fullmatch(v)),
+            "the cloud's instance type: 1-128 letters, digits and '._+-' (e.g. 'gpu_8x_h100_sxm5')",
+        ),
     },
     "region": {
         "aws": (lambda v: bool(AWS_REGION.fullmatch(v)), "an AWS region (e.g. 'us-east-1')"),
         "gcp": (lambda v: bool(GCP_REGION.fullmatch(v)), "a GCP region (e.g. 'us-central1')"),
+        "skypilot": (
+            lambda v: bool(SKY_PLACE.fullmatch(v)),
+            "the cloud's region (Kubernetes: the context): letters, digits and '._:@/-' "
+            "(e.g. 'us-east-1')",
+        ),
     },
     "zone": {
+        "skypilot": (
+            lambda v: bool(SKY_PLACE.fullmatch(v)),
+            "the cloud's zone: letters, digits and '._:@/-' (e.g. 'us-east-1a')",
+        ),
         "*": (
             lambda v: bool(ZONE_PATTERN.fullmatch(v)),
             "a GCP zone, region-letter (e.g. 'us-central1-a')",
-        )
+        ),
     },
     "image": {
         "aws": (
@@ -374,6 +424,30 @@ _PATTERNS: dict[str, dict[str, tuple[Callable[[str], bool], str]]] = {
             "an image or image family path or URL: letters, digits and '/._:-' (e.g. "
             "'projects/my-project/global/images/family/my-family')",
         ),
+        "skypilot": (
+            lambda v: bool(SKY_IMAGE.fullmatch(v)),
+            "an image id as SkyPilot takes it: letters, digits and '/._:@-' "
+            "(e.g. 'docker:nvcr.io/nvidia/pytorch:24.10-py3')",
+        ),
+    },
+    "cloud": {
+        "*": (
+            lambda v: v in SKYPILOT_CLOUDS,
+            f"one of SkyPilot's clouds ({', '.join(SKYPILOT_CLOUDS)})",
+        )
+    },
+    "accelerators": {
+        "*": (
+            lambda v: bool(SKY_ACCELERATORS.fullmatch(v)),
+            "GPU name and count as SkyPilot writes them (e.g. 'H100:8')",
+        )
+    },
+    "torch_index_url": {
+        "*": (
+            lambda v: bool(INDEX_URL.fullmatch(v)),
+            "a package index URL, http(s)://... without spaces or quotes "
+            "(e.g. 'https://download.pytorch.org/whl/cu128')",
+        )
     },
     "key_name": {
         "*": (
@@ -395,7 +469,7 @@ _PATTERNS: dict[str, dict[str, tuple[Callable[[str], bool], str]]] = {
         )
     },
 }
-_NO_DASH = ("identity_file", "remote_python", "remote_dir")  # would read as an option
+_NO_DASH = ("identity_file", "remote_python", "remote_dir", "remote_venv", "pip_constraints")
 
 
 def _check_strings(path: str, where: str, backend: str, s: dict[str, str | None]) -> None:
@@ -425,7 +499,7 @@ def _check_strings(path: str, where: str, backend: str, s: dict[str, str | None]
             raise SpecError(
                 path, key, f"{_shown(value)} starts with '-', which ssh would read as an option"
             )
-        if name == "remote_dir" and (
+        if name in ("remote_dir", "remote_venv") and (
             not REMOTE_PATH_PATTERN.fullmatch(value) or ".." in value.split("/")
         ):
             raise SpecError(
@@ -447,7 +521,8 @@ _STRING_LIMITS = {
 _STRING_KEYS = (
     "host", "user", "identity_file", "remote_python", "remote_dir", "instance_type",
     "region", "zone", "image", "key_name", "subnet_id", "project", "ssh_user",
-    "ssh_public_key", "gpu_name", "label",
+    "ssh_public_key", "gpu_name", "label", "cloud", "accelerators", "remote_venv",
+    "torch_index_url", "pip_constraints",
 )  # fmt: skip
 
 
@@ -468,10 +543,16 @@ def _parse_target(path: str, index: int, raw: Any) -> TargetSpec:
     groups = _security_groups(path, where, raw.get("security_group_ids", []))
     env = _remote_env(path, where, raw.get("remote_env", {}))
     region = _required_place(path, where, backend, s)
-    default_label = {
-        "ssh": s["host"],
-        "local": "local",
-    }.get(backend) or f"{backend}:{region}:{s['instance_type']}{':spot' if spot else ''}"
+    if s["pip_constraints"]:
+        _check_constraints(path, where + "pip_constraints", s["pip_constraints"])
+    if backend == "skypilot":
+        what = s["instance_type"] or s["accelerators"]
+        default_label = f"skypilot:{s['cloud']}:{region or '-'}:{what}{':spot' if spot else ''}"
+    else:
+        default_label = {
+            "ssh": s["host"],
+            "local": "local",
+        }.get(backend) or f"{backend}:{region}:{s['instance_type']}{':spot' if spot else ''}"
     return TargetSpec(
         index=index,
         backend=backend,
@@ -497,7 +578,22 @@ def _parse_target(path: str, index: int, raw: Any) -> TargetSpec:
         gpu_name=s["gpu_name"],
         gpu_count=gpu_count,
         usd_per_hour=usd,
+        cloud=s["cloud"],
+        accelerators=s["accelerators"],
+        remote_venv=s["remote_venv"],
+        torch_index_url=s["torch_index_url"],
+        pip_constraints=s["pip_constraints"],
     )
+
+
+def _check_constraints(path: str, key: str, name: str) -> None:
+    """`pip_constraints`: a readable UTF-8 file of at most MAX_CONSTRAINTS_BYTES here."""
+    try:
+        read_text_bounded(Path(name).expanduser(), MAX_CONSTRAINTS_BYTES)
+    except RefusedFileError as exc:
+        raise SpecError(
+            path, key, f"{exc} (give a pip constraints file, e.g. torch==2.8.0)"
+        ) from None
 
 
 def _parse_backend(path: str, index: int, raw: Any) -> str:
@@ -577,6 +673,18 @@ def _required_place(path: str, where: str, backend: str, s: dict[str, str | None
         raise SpecError(
             path, where + "host", "required for backend 'ssh' (an address or ~/.ssh/config alias)"
         )
+    if backend == "skypilot":
+        if not s["cloud"]:
+            raise SpecError(
+                path, where + "cloud",
+                "required for backend 'skypilot' (e.g. 'lambda', 'nebius', 'azure', 'kubernetes')",
+            )  # fmt: skip
+        if not s["instance_type"] and not s["accelerators"]:
+            raise SpecError(
+                path, where + "instance_type",
+                "give instance_type (e.g. 'gpu_8x_h100_sxm5') or accelerators (e.g. 'H100:8')",
+            )  # fmt: skip
+        return s["region"]
     if backend in CLOUD_BACKENDS and not s["instance_type"]:
         raise SpecError(path, where + "instance_type", f"required for backend {backend!r}")
     region, zone = s["region"], s["zone"]
@@ -837,15 +945,16 @@ def check_cloud_targets(spec: SweepSpec, known: Callable[[str], dict[str, set[st
         if not target.is_cloud:
             continue
         where = f"targets[{target.index}]."
-        catalog = known(target.backend)
+        if target.region is None or target.instance_type is None:
+            continue  # skypilot picks them (a target priced by its usd_per_hour)
+        catalog = known(target.provider)
         if not catalog:
             continue
-        assert target.region is not None and target.instance_type is not None
         if target.region not in catalog:
             key = "zone" if target.backend == "gcp" else "region"
             raise SpecError(
                 spec.path, where + key,
-                f"{target.region!r} is not a region of {target.backend} in the catalog"
+                f"{target.region!r} is not a region of {target.provider} in the catalog"
                 f"{_closest(target.region, catalog)}",
             )  # fmt: skip
         types = catalog[target.region]
@@ -859,6 +968,6 @@ def check_cloud_targets(spec: SweepSpec, known: Callable[[str], dict[str, set[st
             )
             raise SpecError(
                 spec.path, where + "instance_type",
-                f"{target.instance_type!r} is not an instance type of {target.backend} in "
+                f"{target.instance_type!r} is not an instance type of {target.provider} in "
                 f"{target.region} in the catalog{hint}",
             )  # fmt: skip

@@ -76,11 +76,12 @@ def machine_to_dict(machine: Machine | None) -> dict[str, Any] | None:
 
 
 def machine_cloud(data: dict[str, Any] | None) -> str | None:
-    """The cloud ("aws" | "gcp") that holds a recorded machine; None for ssh, local or none."""
+    """Who launched a recorded machine and so ends it ("aws" | "gcp" | "skypilot"); None for
+    ssh, local or none."""
     if not data:
         return None
     backend = data.get("backend")
-    return data.get("cloud") or (backend if backend in ("aws", "gcp") else None)
+    return data.get("cloud") or (backend if backend in ("aws", "gcp", "skypilot") else None)
 
 
 def machine_from_dict(data: dict[str, Any] | None) -> Machine | None:

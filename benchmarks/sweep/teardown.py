@@ -42,6 +42,8 @@ class Outcome:
 def search_places(record: Machine, project: str | None = None) -> list[str]:
     """Where `find_launched` looks for this machine: the AWS region, the GCP zone
     (as projects/P/zones/Z when the target names its project)."""
+    if (record.cloud or record.backend) == "skypilot":
+        return [record.region or "any"]  # SkyPilot's status lists every cloud at once
     if (record.cloud or record.backend) == "gcp":
         zone = record.zone or ""
         return [f"projects/{project}/zones/{zone}" if project else zone] if zone else []

@@ -59,7 +59,7 @@ class CatalogSweepData:
             return None
         o = self.offers
         rows = o.loc[
-            (o["provider"] == target.backend)
+            (o["provider"] == target.provider)
             & (o["region"] == target.region)
             & (o["instance_type"] == target.instance_type)
         ]
