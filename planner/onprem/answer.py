@@ -214,6 +214,7 @@ def tco_answer(
     source: str = "",
     draws: int = DRAWS,
     seed: int = SEED,
+    pricing: str | None = None,
 ) -> TcoAnswer:
     """The answer for `config` against `offers` (planner.onprem.compare rows with
     usd_per_gpu_hour, pricing, ref, priced_at, source).
@@ -223,6 +224,7 @@ def tco_answer(
     does not fit); None keeps the config's utilization. `trend_per_year`: the cloud price
     change per year (-0.2 = 20% cheaper each year), None = flat. Break-even utilization
     that cannot be reached (above 1 - downtime) and payback never reached are NaN in rows.
+    `pricing`: the kind the offers are priced at (None: read from the offers).
     """
     from planner.onprem.load import defaulted_of
 
@@ -244,7 +246,7 @@ def tco_answer(
                    "payback_months_p90"):  # fmt: skip
         cloud[column] = cloud[column].replace(np.inf, np.nan)
     rows = pd.concat([pd.DataFrame([onprem]), cloud], ignore_index=True)
-    kinds = offers["pricing"].unique().tolist() if len(offers) else ["on-demand"]
+    kinds = [pricing] if pricing else offers["pricing"].unique().tolist() or ["on-demand"]
     return TcoAnswer(
         config=sized,
         sizing=sizing,

@@ -25,12 +25,12 @@ from planner.render.tco_words import (
     months_short,
     months_text,
     offer_label,
-    price_dates,
     sizing_note,
     verdict_sentence,
     worded_breakdown,
     worded_tco,
 )
+from pricing.catalog import price_date_labels
 
 __all__ = ["after_life", "months_text", "print_tco", "worded_tco"]
 
@@ -83,7 +83,7 @@ def cloud_table(answer: TcoAnswer) -> pd.DataFrame:
         months_band(lo, hi, "mo")
         for lo, hi in zip(cloud["payback_months_p10"], cloud["payback_months_p90"], strict=True)
     ]
-    cloud["price_date"] = price_dates(cloud)
+    cloud["price_date"] = price_date_labels(cloud)
     return cloud
 
 

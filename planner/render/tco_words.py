@@ -13,7 +13,6 @@ from edge.format import money, percent
 from planner.onprem.answer import TcoAnswer, defaulted_lines
 from planner.onprem.config import OnPremConfig
 from planner.onprem.verdict import Verdict
-from pricing.catalog import price_date_label
 
 LINE_LABELS: dict[str, str] = {
     "servers": "servers",
@@ -319,14 +318,6 @@ def worded_tco(answer: TcoAnswer) -> pd.DataFrame:
     out["break_even_note"] = notes
     out["verdict_words"] = [""] + [VERDICT_WORDS[Verdict(v)] for v in answer.cloud["verdict"]]
     return out
-
-
-def price_dates(rows: pd.DataFrame) -> list[str]:
-    """Each row's price date as read ('≥ 2025-06-01' where only a lower bound is known)."""
-    return [
-        price_date_label(d, b)
-        for d, b in zip(rows["price_date"], rows["price_date_basis"], strict=True)
-    ]
 
 
 def summary_lines(answer: TcoAnswer) -> Sequence[str]:

@@ -1,4 +1,8 @@
-"""The Cloud vs on-prem page: own servers' amortized $/GPU-hour against cloud offers."""
+"""The Cloud vs on-prem page: buy or rent, with every cost line, the band and the verdict.
+
+Inputs -> one OnPremConfig and the offers weighed -> planner.onprem.answer.tco_answer ->
+the words of planner.render.tco_words (the same sentence, lines and band as `gpuplan tco`).
+"""
 
 from __future__ import annotations
 
@@ -10,159 +14,169 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from edge.format import money
+from edge.format import money, percent
 from planner.machines.specs import load_specs
-from planner.onprem.tco import (
-    COMPONENTS,
-    DEFAULTS,
-    LoadedConfig,
-    OnPremConfig,
-    OnPremConfigError,
-    amortized_usd_per_gpu_hour,
-    break_even_utilization,
-    config_from_mapping,
-    cost_breakdown,
-    defaults_frame,
-    sensitivity,
-    tco_table,
+from planner.onprem.answer import TcoAnswer, tco_answer
+from planner.onprem.breakeven import break_even_utilization
+from planner.onprem.compare import compared_offers, offers_in_tiers
+from planner.onprem.config import DEFAULTS, OnPremConfig, OnPremConfigError
+from planner.onprem.lines import amortized_usd_per_gpu_hour
+from planner.onprem.load import LoadedConfig, config_from_mapping
+from planner.onprem.ranges import FABRICS, ranges_frame
+from planner.onprem.sensitivity import sensitivity
+from planner.render.tco_tables import cloud_table
+from planner.render.tco_words import (
+    INPUT_LABELS,
+    assumptions,
+    deciding_inputs,
+    defaulted_text,
+    sizing_note,
+    verdict_sentence,
+    worded_breakdown,
+    worded_tco,
 )
-from planner.render.tco_tables import after_life, months_text, worded_tco
 from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.inputs import number, optional_number
 from planner.ui.state import PageState
 from planner.ui.tables import shared_columns, show_table
 from planner.ui.text import md_text
-from pricing.catalog import (
-    PRICING_KINDS,
-    price_date_label,
-    price_date_labels,
-)
-from pricing.refs import cheapest_per_provider, priced_offers
+from pricing.catalog import PRICING_KINDS, price_date_labels
+from pricing.refs import priced_offers
+from pricing.tiers import DEFAULT_TIERS, TIERS
 
 PAGE = "onprem"
+OPTIONAL = ("capex_usd_per_server", "network_usd_per_server", "power_kw_per_server",
+            "staff_usd_per_year")  # fmt: skip
 # Widget bounds are wide on purpose: OnPremConfig checks the real ranges and says why.
 NUMBER_FIELDS: dict[str, dict[str, Any]] = {
     "servers": {"label": "Servers", "min_value": 0, "max_value": 100_000, "step": 1},
     "gpus_per_server": {"label": "GPUs per server", "min_value": 0, "max_value": 1024, "step": 1},
     "capex_usd_per_server": {
-        "label": "Capex per server (USD)",
-        "min_value": 0.0,
-        "step": 1000.0,
+        "label": "Capex per server (USD; empty = typical for the GPU)",
+        "min_value": 0.0, "step": 1000.0, "format": "%.0f",
+    },
+    "network_usd_per_server": {
+        "label": "Network per server (USD; empty = typical for the fabric)",
+        "min_value": 0.0, "step": 1000.0, "format": "%.0f",
+    },
+    "storage_usd_per_server": {
+        "label": "Storage per server (USD)", "min_value": 0.0, "step": 1000.0, "format": "%.0f",
+    },
+    "installation_usd_per_server": {
+        "label": "Installation per server (USD)", "min_value": 0.0, "step": 500.0,
         "format": "%.0f",
+    },
+    "spares_fraction": {
+        "label": "Spares (fraction of server capex)", "min_value": 0.0, "max_value": 1.0,
+        "step": 0.01,
     },
     "extra_capex_usd": {
-        "label": "Site-wide capex (USD)",
-        "min_value": 0.0,
-        "step": 10_000.0,
-        "format": "%.0f",
+        "label": "Site-wide capex (USD)", "min_value": 0.0, "step": 10_000.0, "format": "%.0f",
     },
     "lifetime_years": {"label": "Lifetime (years)", "min_value": 0.0, "max_value": 30.0},
+    "cost_of_capital_rate": {
+        "label": "Cost of capital (per year; 0 = straight-line)", "min_value": 0.0,
+        "max_value": 1.0, "step": 0.01,
+    },
+    "resale_fraction": {
+        "label": "Resale (fraction of server capex)", "min_value": 0.0, "max_value": 1.0,
+        "step": 0.05,
+    },
+    "maintenance_fraction_per_year": {
+        "label": "Support (fraction of server capex/year)", "min_value": 0.0, "max_value": 1.0,
+        "step": 0.01,
+    },
     "power_kw_per_server": {
-        "label": "Power per server (kW; empty = from TDP)",
-        "min_value": 0.0,
-        "step": 0.1,
+        "label": "Power per server (kW; empty = from TDP)", "min_value": 0.0, "step": 0.1,
     },
     "host_overhead_fraction": {
-        "label": "Host power (fraction of GPU TDP)",
-        "min_value": 0.0,
-        "max_value": 10.0,
+        "label": "Host power (fraction of GPU TDP)", "min_value": 0.0, "max_value": 10.0,
         "step": 0.01,
     },
     "idle_power_fraction": {
-        "label": "Idle power (fraction)",
-        "min_value": 0.0,
-        "max_value": 1.0,
-        "step": 0.05,
+        "label": "Idle power (fraction)", "min_value": 0.0, "max_value": 1.0, "step": 0.05,
     },
     "pue": {"label": "PUE", "min_value": 0.0, "max_value": 5.0, "step": 0.01},
     "usd_per_kwh": {
-        "label": "Electricity (USD/kWh)",
-        "min_value": 0.0,
-        "step": 0.005,
-        "format": "%.4f",
+        "label": "Electricity (USD/kWh)", "min_value": 0.0, "step": 0.005, "format": "%.4f",
     },
     "colocation_usd_per_kw_month": {
-        "label": "Colocation (USD per kW-month)",
-        "min_value": 0.0,
-        "step": 5.0,
+        "label": "Colocation (USD per kW-month)", "min_value": 0.0, "step": 5.0,
     },
     "facility_usd_per_year": {
-        "label": "Facility (USD/year)",
-        "min_value": 0.0,
-        "step": 1000.0,
-        "format": "%.0f",
+        "label": "Facility (USD/year)", "min_value": 0.0, "step": 1000.0, "format": "%.0f",
     },
     "staff_usd_per_year": {
-        "label": "Staff (USD/year)",
-        "min_value": 0.0,
-        "step": 1000.0,
+        "label": "Staff (USD/year; empty = per engineer)", "min_value": 0.0, "step": 1000.0,
         "format": "%.0f",
     },
-    "maintenance_fraction_per_year": {
-        "label": "Maintenance (fraction of capex/year)",
-        "min_value": 0.0,
-        "max_value": 1.0,
+    "staff_usd_per_fte_year": {
+        "label": "Cost per engineer (USD/year)", "min_value": 0.0, "step": 5000.0,
+        "format": "%.0f",
+    },
+    "servers_per_fte": {"label": "Servers per engineer", "min_value": 0.0, "step": 5.0},
+    "failure_downtime_fraction": {
+        "label": "Hours lost to failures (fraction)", "min_value": 0.0, "max_value": 1.0,
         "step": 0.01,
     },
     "utilization": {
-        "label": "Utilization (share of the year used)",
-        "min_value": 0.0,
-        "max_value": 1.0,
+        "label": "Utilization (share of the year used)", "min_value": 0.0, "max_value": 1.0,
         "step": 0.05,
     },
-}
+}  # fmt: skip
 UTILIZATION_GRID = np.linspace(0.05, 1.0, 96)
-DEMAND_LABEL = "Demand (GPU-hours per month)"
-# Each config field in words (the inputs' labels; name and GPU besides).
+DEMAND_LABEL = "Work (GPU-hours per month)"
+TREND_LABEL = "Cloud price trend (per year)"
+# Each config field in words (the inputs' labels; name, GPU and fabric besides).
 FIELD_LABELS: dict[str, str] = {
     "name": "Name",
     "gpu_name": "GPU",
+    "fabric": "Fabric",
     **{f: str(spec["label"]) for f, spec in NUMBER_FIELDS.items()},
 }
 _col = st.column_config
 COMPARE_CONFIG = {
-    "ref": _col.TextColumn("cloud offer"),
+    "offer": _col.TextColumn("cloud offer"),
+    "tier": _col.TextColumn("tier"),
     "gpu_count": _col.NumberColumn("GPUs", format="%g"),
     **shared_columns("gpu_name", "pricing", "usd_per_gpu_hour", "price_source"),
-    "cheaper": _col.TextColumn("cheaper at your utilization"),
+    "on_demand_usd_per_gpu_hour": _col.NumberColumn("on-demand $/GPU-h", format="dollar"),
+    "reserved_1y_usd_per_gpu_hour": _col.NumberColumn("1y reserved $/GPU-h", format="dollar"),
+    "reserved_3y_usd_per_gpu_hour": _col.NumberColumn("3y reserved $/GPU-h", format="dollar"),
+    "p_buy_cheaper": _col.NumberColumn("buying cheaper in", format="percent"),
+    "verdict_text": _col.TextColumn("verdict"),
     "break_even_utilization": _col.NumberColumn("break-even utilization", format="percent"),
-    "break_even_months": _col.TextColumn("on-prem pays back in"),
-    "break_even_note": _col.TextColumn("in words"),
+    "pays_back": _col.TextColumn("owning pays back in"),
+    "payback_band": _col.TextColumn("payback P10-P90"),
     "price_date": _col.TextColumn("price date"),
 }
+COMPARE_COLUMNS: tuple[str, ...] = tuple(COMPARE_CONFIG)
 BREAKDOWN_CONFIG = {
-    "component": _col.TextColumn("component"),
+    "component": _col.TextColumn("line"),
     "usd_per_year": _col.NumberColumn("$/year", format="dollar"),
     **shared_columns("usd_per_gpu_hour"),
     "share": _col.NumberColumn("share", format="percent"),
+    "source": _col.TextColumn("from"),
     "basis": _col.TextColumn("how"),
 }
-DEFAULTS_CONFIG = {
+RANGES_CONFIG = {
     "field": _col.TextColumn("input"),
-    "default": _col.TextColumn("default"),
+    "key": _col.TextColumn("for"),
+    "low": _col.NumberColumn("low", format="%g"),
+    "typical": _col.NumberColumn("typical (default)", format="%g"),
+    "high": _col.NumberColumn("high", format="%g"),
     "unit": _col.TextColumn("unit"),
     "source": _col.TextColumn("source"),
+    "date": _col.TextColumn("date"),
+    "confidence": _col.TextColumn("confidence"),
 }
-COMPARE_COLUMNS: tuple[str, ...] = (
-    "ref", "gpu_name", "gpu_count", "pricing", "usd_per_gpu_hour", "cheaper",
-    "break_even_utilization", "break_even_months", "break_even_note", "price_date",
-    "price_source",
-)  # fmt: skip
-
-
-def compare_table(cloud: pd.DataFrame) -> pd.DataFrame:
-    """The cloud rows of a TCO table as shown: COMPARE_COLUMNS, price dates as read
-    ("≥ 2025-06-01" where only a lower bound is known)."""
-    shown = cloud.loc[:, list(COMPARE_COLUMNS)].copy()
-    shown["price_date"] = price_date_labels(cloud)
-    return shown
 
 
 def _help(field: str) -> str:
     default = DEFAULTS[field]
     value = default.value
-    shown = "TDP-derived" if value is None else f"{value:,g}" if isinstance(value, float) else value
+    shown = "typical" if value is None else f"{value:,g}" if isinstance(value, float) else value
     return f"{default.unit}. Default {shown}. Source: {default.source}"
 
 
@@ -176,36 +190,60 @@ def _config_inputs(ps: PageState) -> dict[str, Any]:
             "GPU", gpus, name="gpu", default=DEFAULTS["gpu_name"].value, help=_help("gpu_name")
         )
         for field, spec in NUMBER_FIELDS.items():
-            if field == "pue":
-                st.header("Power and site")
+            if field == "power_kw_per_server":
+                st.header("Power, site and people")
             if field == "utilization":
                 st.header("Use")
+            if field == "network_usd_per_server":
+                values["fabric"] = ps.selectbox(
+                    "Fabric", list(FABRICS), name="fabric", default="infiniband",
+                    help=_help("fabric"),
+                )  # fmt: skip
             spec = {**spec, "default": DEFAULTS[field].value, "help": _help(field)}
             values[field] = number(ps, field, spec)
     return values
 
 
+def _given(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The inputs that differ from their defaults (the others are left to the defaults)."""
+    return {
+        k: v
+        for k, v in values.items()
+        if v is not None and not (k in DEFAULTS and v == DEFAULTS[k].value)
+    }
+
+
 def config_from_inputs(inputs: Mapping[str, Any], name: str = "own-servers") -> LoadedConfig:
     """The on-prem configuration of this page's inputs (state.remembered_inputs(PAGE)).
 
-    Inputs not given take their defaults; OnPremConfigError names a bad field.
-    """
+    Inputs left at their defaults (or empty) are defaulted; OnPremConfigError names a bad
+    field."""
     values: dict[str, Any] = {"name": name}
     if "gpu" in inputs:
         values["gpu_name"] = inputs["gpu"]
+    if "fabric" in inputs:
+        values["fabric"] = inputs["fabric"]
     values.update({f: inputs[f] for f in NUMBER_FIELDS if f in inputs})
-    return config_from_mapping(values, source="the Cloud vs on-prem page's inputs")
+    return config_from_mapping(
+        {"name": name, **_given(values)}, source="the Cloud vs on-prem page's inputs"
+    )
 
 
-def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | None, float]:
+def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | None, float | None]:
     offers = data.offers()
     st.subheader("Cloud options")
     left, middle, right = st.columns([1, 3, 1])
     with left:
         kind = ps.radio("Cloud pricing", list(PRICING_KINDS), name="pricing", default="on-demand")
-    priced = priced_offers(offers, gpu, kind)
-    default = cheapest_per_provider(offers, gpu, kind)["ref"].tolist()
-    # One label per offer, made once (not a row lookup per option on every run).
+        tiers = ps.multiselect(
+            "Provider tiers", list(TIERS), name="tiers", default=list(DEFAULT_TIERS),
+            help="As on the Plan page: marketplace hosts (single listings, no contract) are "
+            "left out unless chosen.",
+        )  # fmt: skip
+    weighed = offers_in_tiers(offers, tiers)
+    priced = priced_offers(weighed, gpu, kind)
+    default = compared_offers(offers, gpu, None, kind, tiers)
+    default_refs = default["ref"].tolist() if len(default) else []
     labels = {
         ref: f"{ref} ({money(usd)})"
         for ref, usd in zip(priced["ref"], priced["usd_per_gpu_hour"], strict=True)
@@ -215,87 +253,70 @@ def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | N
             md_text(f"{gpu} offers to compare ({kind}, USD per GPU-hour)"),
             priced["ref"].tolist(),
             name="offers",
-            default=default,
-            depends_on=(gpu, kind),
+            default=default_refs,
+            depends_on=(gpu, kind, *tiers),
             format_func=lambda ref: labels.get(ref, ref),
             help="provider:region:instance_type; the default is each provider's cheapest.",
         )
     with right:
         demand = optional_number(
-            ps,
-            DEMAND_LABEL,
-            "monthly_gpu_hours",
-            min_value=0.0,
-            step=100.0,
-            help="For break-even months. Empty: what the servers deliver at the utilization "
-            "(GPUs x 730 h x utilization).",
-        )
-        fraction = ps.slider(
-            "Tornado swing (±)",
-            name="swing",
-            default=0.2,
-            min_value=0.05,
-            max_value=0.5,
-            step=0.05,
-            help="Each input moved by this fraction, one at a time.",
-        )
-    rows = priced.loc[priced["ref"].isin(chosen)].set_index("ref").loc[chosen].reset_index()
-    return kind, rows, demand, fraction
-
-
-def _never(value: float, fmt: str) -> str:
-    return "never" if pd.isna(value) else fmt.format(value)
+            ps, DEMAND_LABEL, "monthly_gpu_hours", min_value=0.0, step=1000.0,
+            help="The work: sets the utilization (x 12 / (GPUs x 8760 h)) and, where it "
+            "does not fit, the servers needed. Empty: the utilization input.",
+        )  # fmt: skip
+        trend = optional_number(
+            ps, TREND_LABEL, "cloud_price_trend", min_value=-0.9, max_value=1.0, step=0.05,
+            help="Cloud price change per year over the server's life (-0.15 = 15% cheaper "
+            "each year), drawn within +/-50%. Empty: flat.",
+        )  # fmt: skip
+    compared = compared_offers(offers, gpu, chosen, kind, tiers) if chosen else default.iloc[:0]
+    return kind, compared, demand, trend
 
 
 def curve_figure(config: OnPremConfig, compared: pd.DataFrame) -> go.Figure:
-    """Amortized $/GPU-hour vs utilization, a line per cloud offer, break-even points."""
-    curve = amortized_usd_per_gpu_hour(config, UTILIZATION_GRID)
+    """Amortized $/GPU-hour vs utilization, a line per cloud offer (TcoAnswer.cloud rows),
+    break-even points."""
+    top_u = config.max_utilization
+    grid = UTILIZATION_GRID[top_u + 1e-9 >= UTILIZATION_GRID]
+    curve = amortized_usd_per_gpu_hour(config, grid)
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
-            x=UTILIZATION_GRID,
-            y=curve,
-            mode="lines",
+            x=grid, y=curve, mode="lines",
             name=f"on-prem {config.gpus} x {config.gpu_name} (amortized)",
             line={"width": 3, "color": "#d62728"},
             hovertemplate="%{x:.0%} utilization: $%{y:.2f} per GPU-hour<extra></extra>",
         )
-    )
+    )  # fmt: skip
     now = float(amortized_usd_per_gpu_hour(config))
     fig.add_trace(
         go.Scatter(
-            x=[config.utilization],
-            y=[now],
-            mode="markers",
+            x=[config.utilization], y=[now], mode="markers",
             marker={"size": 12, "color": "#d62728", "symbol": "diamond"},
             name=f"your utilization {config.utilization:.0%}: {money(now)}",
         )
-    )
-    dates = price_date_labels(compared, date="priced_at")
+    )  # fmt: skip
+    dates = price_date_labels(compared)
     for row, date in zip(compared.itertuples(), dates, strict=True):
         fig.add_trace(
             go.Scatter(
-                x=[UTILIZATION_GRID[0], 1.0],
-                y=[row.usd_per_gpu_hour, row.usd_per_gpu_hour],
-                mode="lines",
-                line={"dash": "dash", "width": 1.5},
+                x=[grid[0], top_u], y=[row.usd_per_gpu_hour, row.usd_per_gpu_hour],
+                mode="lines", line={"dash": "dash", "width": 1.5},
                 name=f"{row.ref} {row.pricing} {money(row.usd_per_gpu_hour)} ({date})",
             )
-        )
+        )  # fmt: skip
     if len(compared):
         u_star = break_even_utilization(config, compared["usd_per_gpu_hour"].to_numpy())
-        reachable = u_star <= 1
+        reachable = u_star <= top_u
         fig.add_trace(
             go.Scatter(
-                x=u_star[reachable],
-                y=compared["usd_per_gpu_hour"].to_numpy()[reachable],
-                mode="markers",
-                marker={"size": 9, "color": "black", "symbol": "x"},
+                x=u_star[reachable], y=compared["usd_per_gpu_hour"].to_numpy()[reachable],
+                mode="markers", marker={"size": 9, "color": "black", "symbol": "x"},
                 name="break-even utilization",
                 hovertemplate="break-even at %{x:.1%}<extra></extra>",
             )
-        )
-    top = max(float(curve[np.searchsorted(UTILIZATION_GRID, 0.2)]), now)
+        )  # fmt: skip
+    top = max(float(curve[np.searchsorted(grid, 0.2)]), now)
     if len(compared):
         top = max(top, float(compared["usd_per_gpu_hour"].max()) * 1.3)
     fig.update_layout(
@@ -310,28 +331,25 @@ def curve_figure(config: OnPremConfig, compared: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def tornado_figure(swing: pd.DataFrame, fraction: float) -> go.Figure:
-    """planner.onprem.tco.sensitivity as a tornado chart (largest swing on top)."""
+def tornado_figure(swing: pd.DataFrame) -> go.Figure:
+    """planner.onprem.sensitivity as a tornado chart (largest swing on top): each input
+    over the range the Monte Carlo draws it from."""
     rows = swing.loc[swing["swing_usd_per_gpu_hour"] > 0].iloc[::-1]
-    base = float(swing["base_usd_per_gpu_hour"].iloc[0])
-    labels = [FIELD_LABELS.get(f, f) for f in rows["field"]]
+    base = float(swing["base_usd_per_gpu_hour"].iloc[0]) if len(swing) else 0.0
+    labels = [INPUT_LABELS.get(f, f) for f in rows["field"]]
     fig = go.Figure()
     for side, color in (("low", "#1f77b4"), ("high", "#ff7f0e")):
         fig.add_trace(
             go.Bar(
-                y=labels,
-                x=rows[f"{side}_usd_per_gpu_hour"] - base,
-                base=base,
-                orientation="h",
-                name=f"input {'-' if side == 'low' else '+'}{fraction:.0%}",
-                marker_color=color,
+                y=labels, x=rows[f"{side}_usd_per_gpu_hour"] - base, base=base,
+                orientation="h", name=f"input at its {side} end", marker_color=color,
                 customdata=rows[[f"{side}_value", f"{side}_usd_per_gpu_hour"]],
                 hovertemplate="%{y} = %{customdata[0]:,.4g}: $%{customdata[1]:.3f}<extra></extra>",
             )
-        )
+        )  # fmt: skip
     fig.add_vline(x=base, line={"color": "black", "width": 1})
     fig.update_layout(
-        title=f"What the on-prem $/GPU-hour is most sensitive to (each input ±{fraction:.0%})",
+        title="What decides the on-prem $/GPU-hour (each input over its cited range)",
         barmode="overlay",
         xaxis={"title": "USD per GPU-hour"},
         height=max(300, 40 * len(labels) + 120),
@@ -340,73 +358,69 @@ def tornado_figure(swing: pd.DataFrame, fraction: float) -> go.Figure:
     return fig
 
 
-def onprem_report(
-    config: OnPremConfig,
-    kind: str,
-    compared: pd.DataFrame,
-    monthly_gpu_hours: float | None,
-    fraction: float,
-    link: str = "",
-) -> Report:
-    """The page's HTML report: both charts, the comparison, breakdown and sensitivity
-    tables, the assumptions, and the source of every default and price used."""
-    table = worded_tco(tco_table(config, compared, monthly_gpu_hours, source="inputs on this page"))
-    onprem, cloud = table.iloc[0], table.iloc[1:]
-    swing = sensitivity(config, fraction)
-    assumptions = [
-        f"Power: {config.power_basis}.",
-        "Capex straight-line over the lifetime, no salvage value, no cost of capital; "
-        f"components: {', '.join(COMPONENTS)}; a year is 8760 h, a month 730 h.",
-        "Break-even utilization: where the amortized on-prem $/GPU-hour equals the cloud's; "
-        "break-even months: when cumulative cloud spend for the demand exceeds capex plus "
-        "cumulative running cost (planner.onprem.tco).",
-    ]
-    if kind == "spot":
-        assumptions.append("Spot prices are per hour of capacity; interruptions not included.")
-    other = cloud.loc[cloud["gpu_name"] != config.gpu_name, "ref"].tolist()
+def compare_table(answer: TcoAnswer) -> pd.DataFrame:
+    """The offers' rows as shown: COMPARE_COLUMNS, with price dates as read."""
+    shown = cloud_table(answer)
+    shown["p_buy_cheaper"] = shown["p_buy_cheaper"].astype(float)
+    return shown.loc[:, [c for c in COMPARE_COLUMNS if c in shown]]
+
+
+def onprem_report(answer: TcoAnswer, link: str = "") -> Report:
+    """The page's HTML report: the verdict, both charts, the comparison, the lines and the
+    sensitivity, the assumptions, and the source of every default and price used."""
+    config = answer.config
+    swing = sensitivity(config, answer.defaulted)
+    other = answer.cloud.loc[answer.cloud["gpu_name"] != config.gpu_name, "ref"].tolist()
+    notes = assumptions(answer)
+    if answer.pricing == "spot":
+        notes.append("Spot prices are per hour of capacity; interruptions not included.")
     if other:
-        assumptions.append(f"{', '.join(other)} have another GPU: different work per hour.")
+        notes.append(f"{', '.join(other)} have another GPU: different work per hour.")
+    note = sizing_note(answer)
     return Report(
         title=f"Cloud vs on-prem: {config.gpus} x {config.gpu_name}",
         summary=[
-            f"On-prem {money(onprem['usd_per_gpu_hour'])} per GPU-hour at "
-            f"{config.utilization:.0%} utilization",
-            *[f"{r.ref}: {r.break_even_note}" for r in cloud.itertuples()],
+            verdict_sentence(answer),
+            *([note] if note else []),
+            defaulted_text(answer),
+            *[f"Decided most by {line}" for line in deciding_inputs(swing)],
         ],
         figures=[
-            ("$/GPU-hour vs utilization", curve_figure(config, compared)),
-            ("Sensitivity", tornado_figure(swing, fraction)),
+            ("$/GPU-hour vs utilization", curve_figure(config, answer.cloud)),
+            ("What decides it", tornado_figure(swing)),
         ],
         tables=[
-            ("Against the cloud", compare_table(cloud)),
-            ("On-prem cost breakdown", cost_breakdown(config)),
+            ("Against the cloud", compare_table(answer)),
+            ("On-prem cost lines", worded_breakdown(answer)),
             ("Sensitivity", swing),
         ],
-        assumptions=assumptions,
-        sources=_sources(config, compared),
+        assumptions=notes,
+        sources=_sources(answer),
         link=link,
     )
 
 
-def _sources(config: OnPremConfig, compared: pd.DataFrame) -> list[str]:
+def _sources(answer: TcoAnswer) -> list[str]:
+    config = answer.config
     lines = [
-        f"{field} = {getattr(config, field)!r}: default, {DEFAULTS[field].source}"
-        for field in DEFAULTS
-        if field not in ("name", "power_kw_per_server")
-        and getattr(config, field) == DEFAULTS[field].value
+        f"{field}: default, {DEFAULTS[field].source}"
+        for field in answer.defaulted
+        if field not in ("name",)
     ]
     lines.append(f"power: {config.power_basis}")
-    dates = price_date_labels(compared, date="priced_at")
+    cloud = answer.cloud
+    dates = price_date_labels(cloud)
     lines += [
-        f"{r.ref}: {r.pricing} ${r.usd_per_gpu_hour:.4f} per GPU-hour, priced {date} ({r.source})"
-        for r, date in zip(compared.itertuples(), dates, strict=True)
+        f"{r.ref}: {r.pricing} ${r.usd_per_gpu_hour:.4f} per GPU-hour, priced {date} "
+        f"({r.price_source})"
+        for r, date in zip(cloud.itertuples(), dates, strict=True)
     ]
     return lines
 
 
 def _config_error(exc: OnPremConfigError) -> None:
     """An inline error naming the input behind a bad configuration field."""
-    labels = {"monthly_gpu_hours": DEMAND_LABEL, "gpu_name": "GPU"}
+    labels = {"monthly_gpu_hours": DEMAND_LABEL, "gpu_name": "GPU", "fabric": "Fabric"}
     labels.update({f: spec["label"] for f, spec in NUMBER_FIELDS.items()})
     if exc.field in labels:
         text = f"**{labels[exc.field]}** (field `{exc.field}`): {md_text(exc.message)}"
@@ -415,125 +429,125 @@ def _config_error(exc: OnPremConfigError) -> None:
     st.error(f"{text}. Change that input and the page updates.", icon=":material/error:")
 
 
-def _metrics(config: OnPremConfig, kind: str, onprem: pd.Series, cloud: pd.DataFrame) -> None:
-    """The on-prem $/GPU-hour, then against the cheapest cloud offer: its price, the
-    break-even utilization and months (a warning when it pays back only after the servers'
-    life)."""
+def _metrics(answer: TcoAnswer) -> None:
+    """The on-prem $/GPU-hour with its band, the utilization of the work, and against the
+    cheapest offer its price and the share of cases buying is cheaper."""
+    config = answer.config
+    p10, _, p90 = answer.band
     cols = st.columns(4)
     cols[0].metric(
         "On-prem $/GPU-hour",
-        money(onprem["usd_per_gpu_hour"]),
-        f"at {config.utilization:.0%} utilization",
+        money(answer.onprem["usd_per_gpu_hour"]),
+        f"P10-P90 {money(p10)}-{money(p90)}",
         delta_color="off",
+        delta_arrow="off",
         help=md_text(f"{config.gpus} x {config.gpu_name}; power: {config.power_basis}"),
     )
+    cols[1].metric(
+        "Utilization",
+        percent(config.utilization, 1),
+        f"{answer.monthly_gpu_hours:,.0f} GPU-hours a month on {config.servers} servers",
+        delta_color="off",
+        delta_arrow="off",
+    )
+    cloud = answer.cloud
     if cloud.empty:
         st.info("Pick at least one cloud offer above to compare with.")
         return
     best = cloud.sort_values("usd_per_gpu_hour").iloc[0]
-    cols[1].metric(
+    date = price_date_labels(best.to_frame().T)[0]
+    cols[2].metric(
         "Cheapest cloud $/GPU-hour",
         money(best["usd_per_gpu_hour"]),
-        md_text(
-            f"{best['ref']} ({kind}, "
-            f"{price_date_label(best['price_date'], best['price_date_basis'])})"
-        ),
+        md_text(f"{best['ref']} ({best['pricing']}, {date})"),
         delta_color="off",
+        delta_arrow="off",
     )
-    cols[2].metric(
-        "Break-even utilization",
-        _never(best["break_even_utilization"], "{:.1%}"),
-        "on-prem cheaper above it",
+    cols[3].metric(
+        "Buying cheaper than it",
+        f"in {percent(best['p_buy_cheaper'], 0)} of cases",
+        f"break-even at {percent(best['break_even_utilization'], 1)} utilization"
+        if pd.notna(best["break_even_utilization"])
+        else "never at any reachable utilization",
         delta_color="off",
-        help=md_text(best["break_even_note"]),
+        delta_arrow="off",
     )
-    _break_even_months(cols[3], config, best)
 
 
-def _break_even_months(col: Any, config: OnPremConfig, best: pd.Series) -> None:
-    """The months until on-prem pays back against `best`, with a warning when that is after
-    the servers' life."""
-    late = after_life(best["break_even_months"], config.lifetime_years)
-    col.metric(
-        "Break-even months",
-        _never(best["break_even_months"], "{:,.1f}"),
-        (
-            f"after the server's life ({config.lifetime_years * 12:g} months)"
-            if late
-            else f"at {best['monthly_gpu_hours']:,.0f} GPU-hours/month"
-        ),
-        delta_color="inverse" if late else "off",
-        delta_arrow="off" if not late else "auto",
-        help=md_text(best["break_even_note"]),
-    )
-    if late:
+def _verdict(answer: TcoAnswer) -> None:
+    """The one-sentence answer, the sizing note, and the defaulted lines."""
+    st.markdown(f"**{md_text(verdict_sentence(answer))}**")
+    note = sizing_note(answer)
+    if note:
+        st.warning(md_text(note), icon=":material/dns:")
+    st.caption(md_text(defaulted_text(answer) + "."))
+
+
+def _comparison(answer: TcoAnswer) -> None:
+    """The $/GPU-hour vs utilization chart and the table against the cloud offers."""
+    st.plotly_chart(curve_figure(answer.config, answer.cloud), key=f"{PAGE}.curve_chart")
+    st.subheader("Against the cloud")
+    show_table(compare_table(answer), COMPARE_CONFIG, key=f"{PAGE}.compare")
+    late = answer.cloud["break_even_months"].fillna(np.inf) > answer.config.lifetime_years * 12
+    if late.any():
         st.warning(
             md_text(
-                f"Against {best['ref']}, on-prem pays back only after "
-                f"{best['break_even_months']:,.1f} months: after the server's "
-                f"{config.lifetime_years:g}-year life. Buying does not pay back at this "
-                "demand."
+                f"Against {', '.join(answer.cloud.loc[late, 'ref'])}, owning pays back only "
+                f"after the server's {answer.config.lifetime_years:g}-year life."
             ),
             icon=":material/schedule:",
         )
 
 
-def _comparison(config: OnPremConfig, compared: pd.DataFrame, cloud: pd.DataFrame) -> None:
-    """The $/GPU-hour vs utilization chart and the table against the cloud offers."""
-    st.plotly_chart(curve_figure(config, compared), key=f"{PAGE}.curve_chart")
-    shown = compare_table(cloud)
-    shown["break_even_months"] = [
-        months_text(m, config.lifetime_years) for m in shown["break_even_months"].fillna(np.inf)
-    ]
-    st.subheader("Against the cloud")
-    show_table(shown, COMPARE_CONFIG, key=f"{PAGE}.compare")
-
-
-def _breakdown(config: OnPremConfig, fraction: float) -> None:
-    """The on-prem cost per GPU-hour by component beside the tornado chart, then the
-    defaults and their sources."""
+def _breakdown(answer: TcoAnswer) -> None:
+    """Every cost line beside the tornado chart, then the ranges and their sources."""
     left, right = st.columns([2, 3])
+    swing = sensitivity(answer.config, answer.defaulted)
     with left:
-        st.subheader("On-prem cost per GPU-hour")
-        show_table(cost_breakdown(config), BREAKDOWN_CONFIG, key=f"{PAGE}.breakdown")
+        st.subheader("On-prem cost lines")
+        show_table(worded_breakdown(answer), BREAKDOWN_CONFIG, key=f"{PAGE}.breakdown")
     with right:
-        st.plotly_chart(
-            tornado_figure(sensitivity(config, fraction), fraction), key=f"{PAGE}.tornado_chart"
-        )
-    with st.expander("Defaults and their sources"):
-        defaults = defaults_frame()
-        defaults["default"] = defaults["default"].map(
-            lambda v: "TDP-derived" if v is None else f"{v:,g}" if isinstance(v, float) else v
-        )
-        defaults["field"] = defaults["field"].map(lambda f: FIELD_LABELS.get(f, f))
-        show_table(defaults.astype(str), DEFAULTS_CONFIG, key=f"{PAGE}.defaults")
+        st.plotly_chart(tornado_figure(swing), key=f"{PAGE}.tornado_chart")
+        for line in deciding_inputs(swing):
+            st.markdown(md_text(f"- {line}"))
+    with st.expander("Default ranges and their sources"):
+        ranges = ranges_frame()
+        ranges["field"] = ranges["field"].map(lambda f: FIELD_LABELS.get(f, f))
+        show_table(ranges, RANGES_CONFIG, key=f"{PAGE}.ranges")
 
 
 def render() -> None:
-    """Draw the Cloud vs on-prem page: inputs, metrics, charts, tables and downloads."""
+    """Draw the Cloud vs on-prem page: inputs, the verdict, charts, tables and downloads."""
     ps = PageState(PAGE)
     st.title("Cloud vs on-prem: rent or buy?")
     values = _config_inputs(ps)
-    kind, compared, demand, fraction = _cloud_inputs(ps, values["gpu_name"])
+    kind, compared, demand, trend = _cloud_inputs(ps, values["gpu_name"])
     try:
-        config = OnPremConfig(**values)
-        table = worded_tco(tco_table(config, compared, demand, source="inputs on this page"))
+        loaded = config_from_mapping(
+            {"name": "own-servers", **_given(values)}, source="the Cloud vs on-prem page's inputs"
+        )
+        answer = tco_answer(
+            loaded.config, compared, loaded.defaulted, demand, trend,
+            source="inputs on this page", pricing=kind,
+        )  # fmt: skip
     except OnPremConfigError as exc:
         _config_error(exc)
         ps.sync()
         return
-    cloud = table.iloc[1:]
-    _metrics(config, kind, table.iloc[0], cloud)
-    _comparison(config, compared, cloud)
-    _breakdown(config, fraction)
+    _verdict(answer)
+    _metrics(answer)
+    _comparison(answer)
+    _breakdown(answer)
     buttons = st.columns(2)
     with buttons[0]:
-        download_csv(table, f"onprem-vs-cloud-{config.gpu_name}.csv", key=f"{PAGE}.csv")
+        download_csv(
+            worded_tco(answer), f"onprem-vs-cloud-{answer.config.gpu_name}.csv", key=f"{PAGE}.csv"
+        )
     with buttons[1]:
         link = ps.link()
         download_report(
-            lambda: onprem_report(config, kind, compared, demand, fraction, link),
-            f"onprem-vs-cloud-{config.gpu_name}.html",
+            lambda: onprem_report(answer, link),
+            f"onprem-vs-cloud-{answer.config.gpu_name}.html",
             key=f"{PAGE}.report",
         )
     ps.sync()
