@@ -62,10 +62,10 @@ COMPARED_COLUMNS: tuple[Col, ...] = (
     Col("predicted", "predicted", _rate, right=True),
     Col("throughput_unit", "unit"),
     Col("error", "error", _signed, right=True),
-    Col("in_band", "in 80% band", lambda v: "yes" if v == 1 else "no", right=True),
+    Col("in_band", "in band", lambda v: "yes" if v == 1 else "no", right=True),
     Col("method", "method"),
-    Col("sweep_id", "sweep", shrink_to=8),
 )
+SWEEP_COLUMN = Col("sweep_id", "sweep", shrink_to=8)
 NOT_COMPARED_COLUMNS: tuple[Col, ...] = (
     Col("id", "result", shrink_to=12),
     Col("gpu_name", "device", shrink_to=8),
@@ -93,7 +93,9 @@ def calibration_view(table: pd.DataFrame, summary: pd.DataFrame, width: int) -> 
     if compared.empty:
         parts.append(Text("No own GPU result could be compared (see below).", style="bold"))
     else:
-        parts.append(fit_table(compared, COMPARED_COLUMNS, width, TITLE))
+        swept = compared["sweep_id"].fillna("").astype(str).ne("").any()
+        columns = (*COMPARED_COLUMNS, SWEEP_COLUMN) if swept else COMPARED_COLUMNS
+        parts.append(fit_table(compared, columns, width, TITLE))
     if not skipped.empty:
         parts += [Text(""), fit_table(skipped, NOT_COMPARED_COLUMNS, width, "Not compared")]
     if not summary.empty:

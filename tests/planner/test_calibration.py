@@ -191,4 +191,4 @@ def test_a_swept_result_is_compared_and_says_which_sweep_ran_it(tmp_path: Path) 
         app, ["bench", "calibrate", "--results", str(tmp_path)], env={"COLUMNS": "160"}
     )
     assert shown.exit_code == 0, shown.output
-    assert "sw-20261201-a1" in shown.output and "in 80% band" in shown.output
+    assert "sw-20261201" in shown.output and "in 80% band" in shown.output
