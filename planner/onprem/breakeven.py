@@ -7,12 +7,17 @@ GPU-hour) at u* = F / (G 8760 p - V) for G GPUs. u* above the most the servers c
 (1 - failure downtime) means owning is never cheaper; inf that the cloud price is below
 the marginal electricity.
 
-Payback: K paid up front (planner.onprem.lines), running cost R a month, cloud spend for
-D GPU-hours a month at p (1 + g)^(t / 12) after t months (g: the yearly cloud price trend,
-0 = flat). Payback is the first m where cloud spend p D (e^(a m) - 1) / a (a = ln(1 + g) /
-12; p D m when g = 0) reaches K + R m; m* = K / (p D - R) when g = 0. Resale and financing
-are left out of payback (simple payback); they are in the per-GPU-hour cost. Found by
-bisection where g != 0 (within 1,200 months; later is never).
+Payback (discounted at the cost of capital i, so that it agrees with the per-GPU-hour cost,
+which carries the financing): K paid up front (planner.onprem.lines), running cost R a
+month, cloud spend for D GPU-hours a month at p (1 + g)^(t / 12) after t months (g: the
+yearly cloud price trend, 0 = flat). With a = ln(1 + g) / 12 and d = ln(1 + i) / 12, payback
+is the first m where the present value of the cloud bill saved reaches K:
+
+  p D (e^((a - d) m) - 1) / (a - d) - R (1 - e^(-d m)) / d = K
+
+closed form when g = 0: m* = -ln(1 - K d / (p D - R)) / d (K / (p D - R) when i = 0 too);
+bisection otherwise (within 1,200 months; later is never). The resale value is left out
+of payback (it comes at the end of the life); it is in the per-GPU-hour cost.
 """
 
 from __future__ import annotations
@@ -47,30 +52,46 @@ def life_mean_price_factor(trend_per_year: ArrayLike, lifetime_years: ArrayLike)
     return np.asarray(np.where(np.abs(c) > 1e-12, factor, 1.0), dtype=float)
 
 
+def _grown(rate: FloatArray, months: FloatArray) -> FloatArray:
+    """(e^(b m) - 1) / b, and m where b = 0."""
+    safe = np.where(np.abs(rate) > 1e-12, rate, 1.0)
+    with np.errstate(over="ignore"):
+        grown = np.expm1(safe * months) / safe
+    return np.asarray(np.where(np.abs(rate) > 1e-12, grown, months))
+
+
 def payback_months(
     upfront_usd: ArrayLike,
     running_usd_per_month: ArrayLike,
     cloud_usd_per_month: ArrayLike,
     trend_per_year: ArrayLike = 0.0,
+    discount_rate_per_year: ArrayLike = 0.0,
 ) -> FloatArray:
-    """Months until cloud spend reaches K + R m (module docstring); inf = never (within
-    HORIZON_MONTHS). Vectorized over every argument."""
-    k, r, c, g = np.broadcast_arrays(
+    """Months until the discounted cloud spend saved covers the upfront cost (module
+    docstring); inf = never (within HORIZON_MONTHS). Vectorized over every argument."""
+    k, r, c, g, i = np.broadcast_arrays(
         *(np.asarray(v, dtype=float) for v in (upfront_usd, running_usd_per_month,
-                                               cloud_usd_per_month, trend_per_year))
+                                               cloud_usd_per_month, trend_per_year,
+                                               discount_rate_per_year))
     )  # fmt: skip
+    a, d = np.log1p(g) / 12.0, np.log1p(i) / 12.0
     margin = c - r
+    # Flat prices: (c - r) (1 - e^(-d m)) / d = k  ->  m = -ln(1 - k d / (c - r)) / d.
     with np.errstate(divide="ignore", invalid="ignore"):
-        flat = np.where(margin > 0, k / np.where(margin > 0, margin, 1.0), np.inf)
-    a = np.log1p(g) / 12.0
-    if not np.any(np.abs(a) > 1e-12):
+        share = np.where(margin > 0, k / np.where(margin > 0, margin, 1.0), np.inf)
+        inside = 1 - share * d
+        discounted = np.where(inside > 0, -np.log(np.where(inside > 0, inside, 1.0)) / d, np.inf)
+        flat = np.where(d > 1e-12, discounted, share)
+    flat = np.where(margin > 0, flat, np.inf)
+    trended_any = np.abs(a) > 1e-12
+    if not np.any(trended_any):
         return np.asarray(np.where(flat <= HORIZON_MONTHS, flat, np.inf), dtype=float)
-    safe_a = np.where(np.abs(a) > 1e-12, a, 1e-12)
 
     def gain(m: FloatArray) -> FloatArray:
-        return np.asarray(c * np.expm1(safe_a * m) / safe_a - r * m - k, dtype=float)
+        return np.asarray(c * _grown(a - d, m) - r * _grown(-d, m) - k, dtype=float)
 
     # The gain rises while the cloud bill c e^(a m) exceeds r: the crossing lies where it rises.
+    safe_a = np.where(trended_any, a, 1e-12)
     with np.errstate(divide="ignore", invalid="ignore"):
         turn = np.log(np.where((r > 0) & (c > 0), r / np.where(c > 0, c, 1.0), 1.0)) / safe_a
     turn = np.clip(np.nan_to_num(turn, nan=0.0, posinf=HORIZON_MONTHS), 0.0, HORIZON_MONTHS)
@@ -83,8 +104,7 @@ def payback_months(
         up = gain(mid) >= 0
         hi = np.where(up, mid, hi)
         lo = np.where(up, lo, mid)
-    trended = np.where(reached, hi, np.inf)
-    out = np.where(np.abs(a) > 1e-12, trended, flat)
+    out = np.where(trended_any, np.where(reached, hi, np.inf), flat)
     return np.asarray(np.where(out <= HORIZON_MONTHS, out, np.inf), dtype=float)
 
 
@@ -99,5 +119,6 @@ def break_even_months(
     price = np.asarray(cloud_usd_per_gpu_hour, dtype=float)
     lines = yearly_lines(params_of(config))
     return payback_months(
-        lines["upfront"], lines["running"] / 12.0, price * float(monthly_gpu_hours), trend_per_year
-    )
+        lines["upfront"], lines["running"] / 12.0, price * float(monthly_gpu_hours),
+        trend_per_year, config.cost_of_capital_rate,
+    )  # fmt: skip

@@ -37,6 +37,7 @@ class TcoDraws:
     running_usd_per_month: FloatArray
     monthly_gpu_hours: FloatArray
     lifetime_years: FloatArray
+    cost_of_capital_rate: FloatArray
     seed: int
 
     @property
@@ -73,6 +74,9 @@ def simulate(
         running_usd_per_month=np.asarray(lines["running"] / 12.0, dtype=float),
         monthly_gpu_hours=np.asarray(used, dtype=float),
         lifetime_years=np.asarray(np.broadcast_to(params["lifetime_years"], shape), dtype=float),
+        cost_of_capital_rate=np.asarray(
+            np.broadcast_to(params["cost_of_capital_rate"], shape), dtype=float
+        ),
         seed=seed,
     )
 
@@ -107,8 +111,9 @@ def versus_cloud(
     mean_price = price * life_mean_price_factor(g, draws.lifetime_years)
     cheaper = float(np.mean(draws.usd_per_gpu_hour < mean_price))
     months = payback_months(
-        draws.upfront_usd, draws.running_usd_per_month, price * draws.monthly_gpu_hours, g
-    )
+        draws.upfront_usd, draws.running_usd_per_month, price * draws.monthly_gpu_hours, g,
+        draws.cost_of_capital_rate,
+    )  # fmt: skip
     capped = np.where(np.isfinite(months), months, 2 * HORIZON_MONTHS)
     p10, p50, p90 = (float(m) if m <= HORIZON_MONTHS else np.inf for m in percentiles(capped))
     return VersusCloud(price, cheaper, p10, p50, p90)

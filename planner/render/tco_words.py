@@ -283,8 +283,8 @@ def assumptions(answer: TcoAnswer) -> list[str]:
         f"Utilization: monthly GPU-hours x 12 / (GPUs x 8760 h); at most "
         f"{percent(config.max_utilization, 0)} after the hours lost to failures.",
         "Break-even utilization: where owning costs the cloud's price per GPU-hour; payback: "
-        "when cumulative cloud spend for the work reaches the upfront cost plus cumulative "
-        "running cost (resale and financing left out).",
+        "when the cloud spend saved (less the running cost), discounted at the cost of "
+        "capital, covers the upfront cost (resale left out).",
         band_note(answer),
     ]
 

@@ -181,6 +181,16 @@ def test_payback_by_hand_flat_and_with_a_falling_cloud_price() -> None:
     )
 
 
+def test_payback_is_discounted_at_the_cost_of_capital() -> None:
+    months = float(payback_months(1000, 10, 60, 0.0, 0.08))
+    d = math.log(1.08) / 12
+    assert 50 * (1 - math.exp(-d * months)) / d == pytest.approx(1000)
+    assert months > 20  # later than the undiscounted 20 months
+    trended = float(payback_months(1000, 10, 60, -1e-9, 0.08))
+    assert trended == pytest.approx(months, rel=1e-4)  # bisection agrees with the closed form
+    assert np.isinf(payback_months(1000, 10, 60, 0.0, 0.9))  # 50 / d < 1000: never
+
+
 def test_break_even_months_use_the_upfront_and_running_cost() -> None:
     costs = tco.annual_costs(TINY).iloc[0]
     months = float(tco.break_even_months(TINY, [3.0], 2_000)[0])
