@@ -116,6 +116,10 @@ def make_result(
     scale = float(m.tokens_per_sample) if m.tokens_per_sample else 1.0
     achieved = m.flops_per_sample * s.samples_per_s / m.world_size / 1e12
     mfu = achieved / peak_tflops if peak_tflops else None
+    # A CPU run's rate per core used (its torch threads in every process): what a plan's
+    # CPU baseline scales to other CPUs' cores (planner.throughput.cpu).
+    threads = m.env.get("torch_threads") if m.device == "cpu" and m.env else None
+    per_core = s.samples_per_s / (m.world_size * threads) if threads else None
     if not peak_tflops:
         notes = (notes + "; " if notes else "") + "MFU not computed: no peak TFLOP/s given"
     return BenchmarkResult(
@@ -137,6 +141,7 @@ def make_result(
         throughput_p90=s.samples_per_s_p90 * scale,
         throughput_cv=s.throughput_cv,
         samples_per_s=s.samples_per_s,
+        samples_per_s_per_core=per_core,
         tokens_per_s=s.samples_per_s * scale if m.tokens_per_sample else None,
         step_time_s_p10=s.step_time_s_p10,
         step_time_s_p50=s.step_time_s_p50,

@@ -40,6 +40,12 @@ other counts (chosen_count False, rank 0); Plan.options has every option evaluat
   chosen_count                True: the count chosen for its offer (every row); False: a
                               frontier or pick option at another count
 
+CPU baseline (planner.choose.baseline, image and BERT workloads): every CPU-only instance
+priced (pricing.cpu_offers) is an option of gpu_name "CPU", gpu_count 0, timed by
+planner.throughput.cpu and costed like the rest; it is no offer's chosen count, so the rows
+show it only as a pick or on the frontier, and Plan.options has every one (vcpus,
+baseline_detail: what its throughput rests on; "" on GPU options).
+
 Central figures (hours_to_train, cost_usd) decide counts, frontier, feasibility and picks;
 the P10/P90 columns show how sure they are.
 """
@@ -51,6 +57,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from planner.choose.asked import NoReservedPriceError, offers_asked_for, stale_price_notes
+from planner.choose.baseline import with_cpu_baseline
 from planner.choose.options import options_for
 from planner.choose.pareto import PICK_COLUMNS, STATUS_COLUMNS
 from planner.choose.ranking import (
@@ -99,7 +106,7 @@ OPTION_SUMMARY_COLUMNS: tuple[str, ...] = (
     "gpu_count", "instances", "total_gpus", "throughput", "throughput_low", "throughput_high",
     "throughput_source", "hours_to_train", "cost_usd", "option_usd_per_hour", "feasible",
     "on_pareto", "chosen_count", "compute_hours", "setup_hours", "staging_hours",
-    "billed_hours", "per_gpu_batch", "limit_code",
+    "billed_hours", "per_gpu_batch", "limit_code", "vcpus", "baseline_detail",
 )  # fmt: skip
 
 
@@ -159,12 +166,18 @@ class Plan:
         return None if found.empty else found.iloc[0]
 
 
-def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame) -> Plan:
+def make_plan(
+    request: PlanRequest,
+    offers: pd.DataFrame,
+    results: pd.DataFrame,
+    cpu_offers: pd.DataFrame | None = None,
+) -> Plan:
     """Every option (offer x instances, on-prem config x GPUs) timed and priced for a request.
 
     `request` says what is asked (planner.request.PlanRequest, validated where built);
     `offers` (pricing.catalog.load_offers) and `results` (planner.throughput
-    .own_and_published_results) are the data it is asked of. Raises
+    .own_and_published_results) are the data it is asked of; `cpu_offers`
+    (pricing.cpu_offers, the bundled CPU catalog by default) the CPU baseline's. Raises
     planner.llm.throughput.LLMMemoryError when an LLM fits on no option. See the module
     docstring for the rows; Plan.notes holds structured notes (planner.notes) for the CLI and
     app to word. Each step is a function of its own module, named for what it adds.
@@ -182,6 +195,8 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
     opts = with_limits_and_work(opts, request.workload, results)
     opts = with_hours_and_cost(opts, request)
     opts, picked = ranked(opts, request)
+    opts, picked, baseline_notes = with_cpu_baseline(opts, picked, request, results, cpu_offers)
+    notes += baseline_notes
     shown, simulate = shown_options(opts, request.sample_limit)
     shown = with_throughput_detail(with_bands(shown, request, simulate), details)
     shown = shown.assign(
@@ -198,9 +213,17 @@ def make_plan(request: PlanRequest, offers: pd.DataFrame, results: pd.DataFrame)
         tuple(notes + own),
         pick_table(picked, opts, shown),
         frontier.reset_index(drop=True),
-        opts.loc[:, list(OPTION_SUMMARY_COLUMNS)],
+        _option_summary(opts),
         status,
     )
+
+
+def _option_summary(opts: pd.DataFrame) -> pd.DataFrame:
+    """Every option in OPTION_SUMMARY_COLUMNS (baseline_detail "" where there is no CPU
+    baseline row)."""
+    if "baseline_detail" not in opts.columns:
+        opts = opts.assign(baseline_detail="")
+    return opts.loc[:, list(OPTION_SUMMARY_COLUMNS)]
 
 
 def _empty_plan(request: PlanRequest, notes: list[Note], offers: pd.DataFrame) -> Plan:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import pandas as pd
 
 from planner.notes import Note
@@ -45,6 +46,25 @@ def offers_asked_for(request: PlanRequest, offers: pd.DataFrame) -> pd.DataFrame
         and not has_kind_price(chosen, request.pricing)
     ):
         raise NoReservedPriceError(no_reserved_message(request.pricing))
+    return chosen
+
+
+def cpu_offers_asked_for(request: PlanRequest, cpu_offers: pd.DataFrame) -> pd.DataFrame:
+    """The CPU-only offers (pricing.cpu_offers) a request's CPU baseline weighs: within its
+    providers, regions and tiers, with its reserved discount where it gives one. GPU
+    filters do not apply: the baseline stands beside whichever GPUs were asked for."""
+    from pricing.tiers import DEFAULT_TIERS, check_tiers, in_tiers
+
+    keep = np.ones(len(cpu_offers), dtype=bool)
+    if request.providers:
+        keep &= cpu_offers["provider"].isin([p.lower() for p in request.providers]).to_numpy()
+    if request.tiers or not request.providers:
+        keep &= in_tiers(cpu_offers, check_tiers(list(request.tiers) or list(DEFAULT_TIERS)))
+    if request.regions:
+        keep &= cpu_offers["region"].isin(list(request.regions)).to_numpy()
+    chosen = cpu_offers.loc[keep].reset_index(drop=True)
+    if request.reserved_discount is not None:
+        return with_reserved_discount(chosen, request.pricing, request.reserved_discount)
     return chosen
 
 

@@ -134,6 +134,50 @@ def cloud_options(
     return frame, warnings
 
 
+def cpu_options(cpu_offers: pd.DataFrame, pricing: str) -> pd.DataFrame:
+    """One option per CPU-only offer (pricing.cpu_offers), one instance each, in
+    OPTION_COLUMNS: gpu_name pricing.cpu_offers.CPU_NAME, gpu_count and total_gpus 0,
+    offer_key "cpu:<i>". A CPU baseline's options (planner.choose.baseline)."""
+    from pricing.cpu_offers import CPU_NAME
+
+    n = len(cpu_offers)
+    price = price_for_kind(cpu_offers, pricing).astype(float).to_numpy()
+    network, network_basis, network_fabric = instance_network_gbps(cpu_offers)
+    frame = pd.DataFrame(
+        {
+            "option_id": np.arange(n),
+            "kind": _text(np.full(n, "cloud", dtype=object)),
+            "offer_key": _text(np.char.add("cpu:", np.arange(n).astype(str))),
+            "provider": _text(cpu_offers["provider"]),
+            "region": _text(cpu_offers["region"]),
+            "instance_type": _text(cpu_offers["instance_type"]),
+            "gpu_name": _text(np.full(n, CPU_NAME, dtype=object)),
+            "gpu_count": np.zeros(n),
+            "instances": np.ones(n),
+            "total_gpus": np.zeros(n),
+            "gpus_per_node": np.ones(n),
+            "network_gbps": network,
+            "network_basis": _text(network_basis),
+            "gpu_memory_gb": np.full(n, np.nan),
+            "vcpus": cpu_offers["vcpus"].astype(float).to_numpy(),
+            "usd_per_hour": price,
+            "option_usd_per_hour": price,
+            "spot_usd_per_hour": cpu_offers["spot_usd_per_hour"].astype(float).to_numpy(),
+            "pricing": _text(np.full(n, pricing, dtype=object)),
+            "price_date": _text(cpu_offers["priced_at"]),
+            "price_date_basis": _text(price_date_bases(cpu_offers)),
+            "price_source": _text(cpu_offers["source"]),
+            "interconnect": _text(np.full(n, "none", dtype=object)),
+            "network_fabric": _text(network_fabric),
+            "price_basis": _text(np.full(n, PriceBasis.CATALOG, dtype=object)),
+            "onprem_config": _text(np.full(n, "", dtype=object)),
+            "utilization": np.full(n, np.nan),
+            "amortized_usd_per_gpu_hour": np.full(n, np.nan),
+        }
+    )
+    return frame.loc[:, list(OPTION_COLUMNS)]
+
+
 def onprem_counts(config: OnPremConfig, max_gpus: int) -> list[tuple[int, int]]:
     """(GPUs per server used, servers) pairs an on-prem config offers, within `max_gpus`."""
     per = config.gpus_per_server

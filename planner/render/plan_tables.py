@@ -48,7 +48,25 @@ def _picks_text(value: object) -> str:
 
 def _gpus(row: pd.Series) -> str:
     n, g = float(row["instances"]), float(row["gpu_count"])
+    if g == 0 and pd.notna(row.get("vcpus")):  # a CPU baseline row: its vCPUs
+        return f"{float(row['vcpus']):g} vCPU"
     return f"{n:g}x{g:g}" if n > 1 else f"{g:g}"
+
+
+def baseline_line(options: pd.DataFrame) -> str:
+    """One line under the options table on its CPU baseline rows (GPU "CPU"): how many, and
+    the basis of the fastest one ("" when there are none)."""
+    if "baseline_detail" not in options.columns:
+        return ""
+    cpu = options.loc[options["baseline_detail"].fillna("") != ""]
+    if cpu.empty:
+        return ""
+    fastest = cpu.sort_values("hours_to_train").iloc[0]
+    return (
+        f"CPU rows ({len(cpu)}, GPU 'CPU'): CPU-only instances as a baseline; fastest, "
+        f"{fastest['instance_type']} in {duration(float(fastest['hours_to_train']))}: "
+        f"{fastest['baseline_detail']}. Each row's: --format csv (baseline_detail)"
+    )
 
 
 def _with_display(frame: pd.DataFrame) -> pd.DataFrame:
@@ -156,6 +174,9 @@ def print_plan(
         out.print(fit_table(_with_display(frame), ROW_COLUMNS, width, _title(plan, view)))
     elif view == "options":
         out.print(fit_table(_with_display(frame), OPTION_COLUMNS, width, _title(plan, view)))
+        line = baseline_line(frame)
+        if line:
+            out.print(escape(line), highlight=False)
     else:
         _print_constraints(plan, out, only_binding=False)
     if explain:

@@ -55,7 +55,8 @@ def with_throughput(
 
 def with_throughput_detail(shown: pd.DataFrame, details: OptionThroughput | None) -> pd.DataFrame:
     """Rows with throughput_detail: which figure, law or regression gave each throughput (a
-    sweep's own words where a sweep measured the instance); "" for LLM rows, which
+    sweep's own words where a sweep measured the instance, a CPU baseline row's
+    baseline_detail); "" for LLM rows, which
     planner.render.llm words from LLM_DETAIL_COLUMNS."""
     shown = shown.copy()
     if details is None:
@@ -64,4 +65,7 @@ def with_throughput_detail(shown: pd.DataFrame, details: OptionThroughput | None
     shown["throughput_detail"] = details.details(shown["speed_position"].to_numpy())
     swept = (shown["sweep_detail"] != "").to_numpy()
     shown.loc[swept, "throughput_detail"] = shown.loc[swept, "sweep_detail"]
+    if "baseline_detail" in shown.columns:  # CPU baseline rows (planner.choose.baseline)
+        cpu = (shown["baseline_detail"].fillna("") != "").to_numpy()
+        shown.loc[cpu, "throughput_detail"] = shown.loc[cpu, "baseline_detail"]
     return shown

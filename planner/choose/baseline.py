@@ -1,0 +1,82 @@
+"""A plan's CPU baseline: CPU-only instances timed and priced beside the GPU options, so a
+plan can say what a GPU buys over the CPU ("days on CPU, hours on one A100").
+
+Image and BERT workloads only (an LLM on CPUs is not a plan anyone makes), and not where
+the request fixes the GPU count (a 0-GPU option is not that count). Each CPU-only
+offer (pricing.cpu_offers, within the request's providers, regions and tiers) is one
+option of one instance; its throughput is planner.throughput.cpu's, its work, hours and
+dollars the same steps and the one cost formula as every GPU option's
+(planner.costs.work, planner.costs.hours, planner.costs.cost.dollars). The options are
+then ranked together: a CPU option is on the frontier or a pick only where it truly wins.
+CPU options are no offer's chosen count (chosen_count False), so the plan's rows show one
+only where it is a pick or on the frontier; Plan.options (`--view options`, the app's
+options table) has them all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from planner.choose.asked import cpu_offers_asked_for
+from planner.choose.options import cpu_options, drop_without
+from planner.choose.ranking import ranked
+from planner.costs.hours import with_hours_and_cost
+from planner.costs.work import with_limits_and_work
+from planner.llm.throughput import LLM_DETAIL_COLUMNS
+from planner.machines.cpus import cpu_family
+from planner.notes import Note
+from planner.request import PlanRequest
+from planner.throughput.cpu import cpu_throughput
+from pricing.cpu_offers import CPU_NAME, load_cpu_offers
+
+# What a GPU option's throughput step adds that a CPU option has no figure for.
+_NO_FIGURE = ("per_gpu_batch", "compute_s", "comm_s", "overhead_s", "mfu", "memory_per_gpu_gb")
+
+
+def with_cpu_baseline(
+    opts: pd.DataFrame,
+    picked: pd.DataFrame,
+    request: PlanRequest,
+    results: pd.DataFrame,
+    cpu_offers: pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, list[Note]]:
+    """The ranked options (planner.choose.ranking.ranked's) with the CPU baseline's options
+    added and everything ranked again; the picks of the whole; notes on CPU offers left
+    out. `cpu_offers` defaults to the bundled CPU catalog (an empty table: no baseline).
+
+    Added columns: cpu_name, cpu_arch, physical_cores, cpu_gflops_per_core,
+    cpu_parallel_efficiency, cpu_run_id, baseline_detail ("" / NaN on GPU rows).
+    """
+    workload = request.workload
+    if workload.is_llm or opts.empty or request.gpu_count is not None:
+        return opts, picked, []
+    offers = load_cpu_offers() if cpu_offers is None else cpu_offers
+    cpu = cpu_options(cpu_offers_asked_for(request, offers), request.pricing)
+    cpu, notes = drop_without(
+        cpu, cpu["option_usd_per_hour"].isna(), "no_price", pricing=request.pricing
+    )
+    if cpu.empty:
+        return opts, picked, notes
+    cpu = cpu.join(cpu_family(cpu))
+    cpu, unknown = drop_without(cpu, cpu["cpu_family"] == "", "no_spec_row")
+    if cpu.empty:
+        return opts, picked, notes + unknown
+    cpu = cpu.join(cpu_throughput(cpu, workload, results))
+    cpu = cpu.assign(
+        sharding="",
+        recompute=False,
+        speed_position=-1,
+        sweep_detail="",
+        **dict.fromkeys(_NO_FIGURE, np.nan),
+        **dict.fromkeys(LLM_DETAIL_COLUMNS, np.nan),
+    )
+    cpu = with_hours_and_cost(with_limits_and_work(cpu, workload, results), request)
+    cpu["option_id"] = int(opts["option_id"].max()) + 1 + np.arange(len(cpu))  # GPU ids kept
+    both = pd.concat([opts, cpu], ignore_index=True)
+    both["baseline_detail"] = both["baseline_detail"].fillna("").astype(object)
+    for column in ("cpu_name", "cpu_arch", "cpu_run_id", "cpu_family"):
+        both[column] = both[column].fillna("").astype(object)
+    both, picked = ranked(both, request)
+    both.loc[(both["gpu_name"] == CPU_NAME).to_numpy(), "chosen_count"] = False
+    return both, picked, notes + unknown
