@@ -1,4 +1,5 @@
-"""The Cloud vs on-prem page: inputs move the $/GPU-hour and break-even; bad inputs are named."""
+"""The Cloud vs on-prem page: the verdict and band of the CLI, inputs that move them, the
+work's utilization, the plan's tiers, and bad inputs named."""
 
 from __future__ import annotations
 
@@ -8,55 +9,81 @@ from collections.abc import Callable
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from planner.onprem.tco import DEFAULTS, OnPremConfig, tco_table
+from planner.onprem.answer import tco_answer
+from planner.onprem.compare import compared_offers
+from planner.onprem.config import DEFAULTS, OnPremConfig
+from planner.render.tco_words import verdict_sentence, worded_tco
 from planner.ui.export import csv_bytes, report_html
-from planner.ui.onprem_page import onprem_report
+from planner.ui.onprem_page import config_from_inputs, onprem_report
 from pricing.catalog import load_offers
-from pricing.refs import cheapest_per_provider
+from pricing.tiers import tier_of
 from tests.app.conftest import chart, metrics, plain, table_with, trace
 
 Open = Callable[..., AppTest]
+METRICS = [
+    "On-prem $/GPU-hour",
+    "Utilization",
+    "Cheapest cloud $/GPU-hour",
+    "Buying cheaper than it",
+]
 
 
 def dollars(text: str) -> float:
     return float(text.lstrip("$").replace(",", ""))
 
 
-def test_default_view(open_page: Open) -> None:
+def test_default_view_says_the_verdict_with_its_band(open_page: Open) -> None:
     at = open_page("onprem")
     shown = metrics(at)
-    assert list(shown) == [
-        "On-prem $/GPU-hour",
-        "Cheapest cloud $/GPU-hour",
-        "Break-even utilization",
-        "Break-even months",
-    ]
-    compared = table_with(at, "ref", "break_even_utilization", "price_date", "price_source")
-    offers = at.query_params["offers"]
-    assert compared["ref"].tolist() == offers
+    assert list(shown) == METRICS
+    compared = table_with(at, "offer", "p_buy_cheaper", "payback_band", "price_date")
+    assert len(compared) == len(at.query_params["offers"])
     assert compared["pricing"].eq("on-demand").all()
+    assert not compared["tier"].eq("marketplace").any()  # the Plan page's default tiers
     assert dollars(shown["Cheapest cloud $/GPU-hour"]) == round(
         compared["usd_per_gpu_hour"].min(), 2
     )
+    # The sentence is the CLI's: the same engine, the same words.
+    offers = compared_offers(load_offers(), "H100-SXM", at.query_params["offers"], "on-demand")
+    config = config_from_inputs({})
+    answer = tco_answer(config.config, offers, config.defaulted)
+    assert plain(at.markdown[0].value).strip("*") == plain(verdict_sentence(answer))
+    assert "P10-P90" in plain(at.markdown[0].value)
     figure = chart(at, "onprem.curve_chart")
-    assert trace(figure, "on-prem 8 x H100-SXM (amortized)")["x"][-1] == 1.0
+    assert trace(figure, "on-prem 8 x H100-SXM (amortized)")["x"][-1] <= 0.97 + 1e-9
     tornado = chart(at, "onprem.tornado_chart")
-    assert "Utilization (share of the year used)" in trace(tornado, "input -20%")["y"]
-    assert at.query_params["utilization"] == "0.7"
-    assert at.query_params["capex_usd_per_server"] == "199000"
+    assert "server price" in trace(tornado, "input at its low end")["y"]
+    lines = table_with(at, "component", "source", "basis")
+    assert {"network fabric", "financing", "resale (credit)", "staff"} <= set(lines["component"])
+    assert "typical default" in set(lines["source"])
 
 
-def test_higher_utilization_lowers_the_cost_and_shortens_the_payback(open_page: Open) -> None:
+def test_the_work_sets_the_utilization(open_page: Open) -> None:
+    at = open_page("onprem", {"servers": "4", "monthly_gpu_hours": "10000"})
+    shown = metrics(at)
+    assert shown["Utilization"] == "42.8%"
+    assert "At 43% utilization (10,000 GPU-hours a month on 32 H100-SXM)" in plain(
+        at.markdown[0].value
+    )
+    more = open_page("onprem", {"servers": "4", "monthly_gpu_hours": "30000"})
+    assert any("need 6 servers" in plain(w.value) for w in more.warning)
+    assert "on 48 H100-SXM" in plain(more.markdown[0].value)
+
+
+def test_higher_utilization_lowers_the_cost(open_page: Open) -> None:
     at = open_page("onprem")
     before = metrics(at)
     at.number_input(key="onprem.utilization").set_value(0.95).run()
     after = metrics(at)
     assert dollars(after["On-prem $/GPU-hour"]) < dollars(before["On-prem $/GPU-hour"])
-    # Break-even utilization is a property of the prices, not of the utilization...
-    assert after["Break-even utilization"] == before["Break-even utilization"]
-    # ...but more use means more cloud spend avoided per month: payback comes sooner.
-    assert float(after["Break-even months"]) < float(before["Break-even months"])
     assert at.query_params["utilization"] == "0.95"
+
+
+def test_marketplace_offers_only_when_their_tier_is_chosen(open_page: Open) -> None:
+    at = open_page("onprem")
+    assert all(tier_of(ref.split(":")[0]) != "marketplace" for ref in at.query_params["offers"])
+    at.multiselect(key="onprem.tiers").set_value(["hyperscaler", "neocloud", "marketplace"]).run()
+    assert any(ref.startswith("vast:") for ref in at.query_params["offers"])
 
 
 def test_zero_utilization_is_an_inline_message(open_page: Open) -> None:
@@ -72,33 +99,25 @@ def test_zero_utilization_is_an_inline_message(open_page: Open) -> None:
     assert not at.error and len(at.metric) == 4
 
 
-def test_zero_utilization_in_a_link_is_the_same_message(open_page: Open) -> None:
-    at = open_page("onprem", {"utilization": "0"})
-    assert "must be > 0 and <= 1" in plain(at.error[0].value)
-
-
 def test_other_bad_inputs_name_their_field(open_page: Open) -> None:
     at = open_page("onprem")
     at.number_input(key="onprem.capex_usd_per_server").set_value(0.0).run()
     assert "capex_usd_per_server" in plain(at.error[0].value)
-    at.number_input(key="onprem.capex_usd_per_server").set_value(199000.0).run()
-    at.number_input(key="onprem.monthly_gpu_hours").set_value(100_000.0).run()
-    assert "exceeds what on-prem delivers" in plain(at.error[0].value)
-    assert "monthly_gpu_hours" in plain(at.error[0].value)
+    at.number_input(key="onprem.capex_usd_per_server").set_value(None).run()
+    assert not at.error
+    at.selectbox(key="onprem.gpu").set_value("L4").run()
+    assert "set capex_usd_per_server" in plain(at.error[0].value)
     assert not at.exception
 
 
-def test_pricing_kind_picks_new_offers(open_page: Open) -> None:
+def test_pricing_kind_and_no_offer(open_page: Open) -> None:
     at = open_page("onprem")
-    on_demand = at.query_params["offers"]
     at.radio(key="onprem.pricing").set_value("spot").run()
-    spot = cheapest_per_provider(load_offers(), "H100-SXM", "spot")["ref"].tolist()
-    assert at.query_params["offers"] == spot != on_demand
-    compared = table_with(at, "ref", "break_even_utilization")
+    compared = table_with(at, "offer", "p_buy_cheaper")
     assert compared["pricing"].eq("spot").all()
     at.multiselect(key="onprem.offers").set_value([]).run()
     assert "Pick at least one cloud offer" in plain(at.info[0].value)
-    assert len(at.metric) == 1
+    assert len(at.metric) == 2
 
 
 def test_a_link_reproduces_the_view(open_page: Open) -> None:
@@ -113,37 +132,28 @@ def test_a_link_reproduces_the_view(open_page: Open) -> None:
     assert linked.query_params["usd_per_kwh"] == "0.0779"
 
 
-def test_the_report_and_csv_carry_the_rows_and_their_sources() -> None:
+def test_inputs_left_at_their_defaults_are_defaulted() -> None:
+    loaded = config_from_inputs({"servers": 2, "pue": DEFAULTS["pue"].value, "usd_per_kwh": 0.2})
+    assert "pue" in loaded.defaulted and "usd_per_kwh" not in loaded.defaulted
+    assert loaded.config.servers == 2 and loaded.config.usd_per_kwh == 0.2
+
+
+def test_the_report_and_csv_carry_the_verdict_rows_and_sources() -> None:
     config = OnPremConfig(utilization=0.6)
-    compared = cheapest_per_provider(load_offers(), "H100-SXM", "on-demand")
-    page = report_html(onprem_report(config, "on-demand", compared, None, 0.2, "http://x/onprem"))
-    for row in compared.itertuples():
+    offers = compared_offers(load_offers(), "H100-SXM", None, "on-demand")
+    answer = tco_answer(config, offers)
+    page = report_html(onprem_report(answer, "http://x/onprem"))
+    assert verdict_sentence(answer).replace("'", "&#x27;") in page
+    for row in answer.cloud.itertuples():
         assert row.ref in page
-        # A catalog extract's date is a lower bound: shown as one, never as exact.
-        date = f"≥ {row.priced_at}" if row.date_bound else row.priced_at
-        assert f"priced {date} ({row.source})" in page
-        assert f"<td>{date}</td>" in page  # the comparison table
-    assert DEFAULTS["pue"].source.split(",")[0] in page  # a default's source
+        date = f"≥ {row.price_date}" if row.price_date_basis == "not-before" else row.price_date
+        assert f"priced {date} ({row.price_source})" in page
+    assert DEFAULTS["pue"].source.split(",")[0].split(": ", 1)[1] in page  # a default's source
     assert "TDP-derived: 8 x 700 W" in page  # how power was derived
-    assert "break_even_months" in page and "capex" in page
-    assert page.count("<div id=") >= 2  # both charts
-    csv = pd.read_csv(io.BytesIO(csv_bytes(tco_table(config, compared))))
-    assert csv["ref"].iloc[1:].tolist() == compared["ref"].tolist()
-    assert csv["price_source"].iloc[1:].tolist() == compared["source"].tolist()
-    assert csv["price_date"].iloc[1:].tolist() == compared["priced_at"].tolist()
+    assert "financing" in page and "network fabric" in page
+    assert page.count("Plotly.newPlot") == 2  # both charts
+    csv = pd.read_csv(io.BytesIO(csv_bytes(worded_tco(answer))))
+    assert csv["ref"].iloc[1:].tolist() == offers["ref"].tolist()
+    assert csv["price_source"].iloc[1:].tolist() == offers["source"].tolist()
     assert set(csv["price_date_basis"].iloc[1:]) == {"not-before"}
-
-
-def test_break_even_after_the_servers_life_is_said_so(open_page: Open) -> None:
-    short = open_page("onprem", {"lifetime_years": "1"})
-    months = metrics(short)["Break-even months"]
-    assert float(months.replace(",", "")) > 12
-    assert any("after the server's 1-year life" in plain(w.value) for w in short.warning)
-    shown = table_with(short, "break_even_months")
-    late = shown["break_even_months"].str.endswith("(after life)")
-    assert late.any()
-    months_of = shown["break_even_months"].str.extract(r"([\d,.]+) months")[0]
-    assert (months_of[late].str.replace(",", "").astype(float) > 12).all()
-    long = open_page("onprem", {"lifetime_years": "30"})
-    assert not any("after the server's" in plain(w.value) for w in long.warning)
-    assert "break_even_utilization" in table_with(long, "break_even_utilization").columns
+    assert csv["p_buy_cheaper"].iloc[1:].between(0, 1).all()
