@@ -101,7 +101,15 @@ def scp_command(
     machine: Machine, sources: Iterable[str], destination: str, extra: Sequence[str] | None = None,
     timeout_s: int = CONNECT_TIMEOUT_S,
 ) -> list[str]:  # fmt: skip
-    """The argv of `scp` (remote paths written as `:path`, this machine's host filled in)."""
+    """The argv of `scp` (remote paths written as `:path`, this machine's host filled in);
+    for backend "local", `cp` (a relative `:path` starts at $HOME, as ssh_command's do)."""
+    if machine.backend == "local":
+        home = Path.home()
+
+        def here(path: str) -> str:
+            return str(home / path[1:]) if path.startswith(":") else path
+
+        return ["cp", "--", *[here(s) for s in sources], here(destination)]
     port = ["-P", str(machine.port)] if machine.port else []
 
     def where(path: str) -> str:
