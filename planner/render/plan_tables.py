@@ -16,6 +16,7 @@ from edge.format import duration, money, money_range
 from edge.tables import (
     Col,
     console_width,
+    cut,
     fit_table,
     make_console,
     print_wide,
@@ -51,6 +52,30 @@ def _gpus(row: pd.Series) -> str:
     if g == 0 and pd.notna(row.get("vcpus")):  # a CPU baseline row: its vCPUs
         return f"{float(row['vcpus']):g} vCPU"
     return f"{n:g}x{g:g}" if n > 1 else f"{g:g}"
+
+
+def cpu_baseline_table(plan: Plan) -> pd.DataFrame:
+    """The plan's CPU baseline options, fastest first, worded for a table: instance, vCPUs,
+    time (edge.format.duration), cost, $/h, throughput source and what it rests on (empty
+    when the plan has none)."""
+    options = plan.options
+    if "baseline_detail" not in options.columns:
+        return pd.DataFrame()
+    cpu = options.loc[options["baseline_detail"].fillna("") != ""]
+    cpu = cpu.sort_values(["hours_to_train", "cost_usd"])
+    return pd.DataFrame(
+        {
+            "provider": cpu["provider"].to_numpy(),
+            "region": cpu["region"].to_numpy(),
+            "instance": cpu["instance_type"].to_numpy(),
+            "vCPUs": cpu["vcpus"].to_numpy(),
+            "time": [duration(float(h)) for h in cpu["hours_to_train"]],
+            "cost": [money(float(c)) for c in cpu["cost_usd"]],
+            "$/h": [money(float(c), cents=True) for c in cpu["option_usd_per_hour"]],
+            "source": cpu["throughput_source"].to_numpy(),
+            "basis": cpu["baseline_detail"].to_numpy(),
+        }
+    )
 
 
 def baseline_line(options: pd.DataFrame) -> str:
@@ -102,23 +127,23 @@ def _short_hours(v: object) -> str:
 # What an option is and what it takes: shared by the ranked rows and the picks.
 OPTION_FIGURES: tuple[Col, ...] = (
     Col("provider", "provider", shrink_to=6),
-    Col("instance_type", "instance", shrink_to=10),
+    Col("instance_type", "instance", shrink_to=12),
     Col("gpus", "GPUs", right=True),
     Col("hours_to_train", "time", _short_hours, right=True),
     Col("cost_usd", "cost", _short_money, right=True),
-    Col("cost_band", "P10–P90", right=True),
+    Col("cost_band", "P10–P90", right=True, drop=2),
 )
 ROW_COLUMNS: tuple[Col, ...] = (
     Col("rank_mark", "rank", right=True),
-    Col("pick", "pick", _picks_text, shrink_to=5),
+    Col("pick", "pick", _picks_text, shrink_to=8),
     *OPTION_FIGURES,
-    Col("option_usd_per_hour", "$/h", _short_money, right=True),
-    Col("throughput_source", "source", shrink_to=4),
+    Col("option_usd_per_hour", "$/h", _short_money, right=True, drop=3),
+    Col("throughput_source", "source", shrink_to=9, drop=4),
 )
 PICK_COLUMNS: tuple[Col, ...] = (
     Col("pick", "pick", _picks_text),
     *OPTION_FIGURES,
-    Col("why", "why", shrink_to=12),
+    Col("why", "why", shrink_to=20, wrap=True),
 )
 OPTION_COLUMNS: tuple[Col, ...] = (
     Col("provider", "provider", shrink_to=6),
@@ -127,8 +152,8 @@ OPTION_COLUMNS: tuple[Col, ...] = (
     Col("gpus", "GPUs", right=True),
     Col("hours_to_train", "time", _short_hours, right=True),
     Col("cost_usd", "cost", _short_money, right=True),
-    Col("option_usd_per_hour", "$/h", _short_money, right=True),
-    Col("throughput_source", "source", shrink_to=4),
+    Col("option_usd_per_hour", "$/h", _short_money, right=True, drop=2),
+    Col("throughput_source", "source", shrink_to=9, drop=4),
     Col("feasible", "ok", lambda v: "yes" if v else "no"),
     Col("on_pareto", "frontier", lambda v: "*" if v else ""),
 )
@@ -206,7 +231,7 @@ def _print_summary(plan: Plan, rows: pd.DataFrame, out: object, width: int) -> N
     out.print(fit_table(_with_display(rows), ROW_COLUMNS, width, _title(plan, "rows")))
     if len(rows) < len(plan.rows):
         out.print(f"… {len(plan.rows) - len(rows)} more offers (drop --top)", highlight=False)
-    out.print(escape(_cut(price_dates_line(rows), width)), highlight=False)
+    out.print(escape(price_dates_line(rows)), highlight=False)
 
 
 def price_dates_line(rows: pd.DataFrame) -> str:
@@ -236,7 +261,7 @@ def _print_constraints(plan: Plan, out: object, only_binding: bool) -> None:
 
 
 def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return cut(text, width)
 
 
 def print_footer(plan: Plan, problems: Sequence[str], explain: bool, width: int) -> None:

@@ -506,6 +506,22 @@ def _status(plan: Plan) -> None:
         st.caption(f":material/tune: **{name} {word}**: {md_text(sentence(str(row.note)))}")
 
 
+def _cpu_baseline(plan: Plan) -> None:
+    """The plan's CPU-only instances (planner.choose.baseline), folded: what a GPU buys."""
+    from planner.render.plan_tables import cpu_baseline_table
+
+    table = cpu_baseline_table(plan)
+    if table.empty:
+        return
+    with st.expander(f"CPU baseline: {len(table)} CPU-only instances, fastest first"):
+        st.caption(
+            "The same job on CPUs only (fp32), timed and priced like the GPU options, to "
+            "show what a GPU buys over the CPU. Basis: cores x per-core rate x parallel "
+            "efficiency, from your own CPU runs or a default (docs/model.md, CPU baseline)."
+        )
+        show_table(table, {}, key=f"{PAGE}.cpu")
+
+
 def _notes(plan: Plan, problems: Sequence[str]) -> None:
     with st.expander("Own results: used and skipped"):
         own = notes_text(plan.notes_of(*OWN_CODES), APP_CONTROLS)
@@ -595,6 +611,7 @@ def render() -> None:
             f"plan-{workload.name}-{plan.pricing}.html",
             key=f"{PAGE}.report",
         )
+    _cpu_baseline(plan)
     compare_section(plan, PAGE)
     _notes(plan, problems)
     ps.share_box()

@@ -211,3 +211,12 @@ def test_bert_plans_get_a_cpu_baseline_within_the_providers_asked() -> None:
     assert len(cpu) == 2 and (cpu["throughput_source"] == "estimated").all()
     gpu = plan.options.loc[plan.options["gpu_name"] != CPU_NAME]
     assert cpu["hours_to_train"].min() > 5 * gpu["hours_to_train"].min()
+
+
+def test_the_app_table_words_cpu_rows_fastest_first_in_days() -> None:
+    from planner.render.plan_tables import cpu_baseline_table
+
+    table = cpu_baseline_table(make_plan(PlanRequest(RESNET, max_gpus=64), CLOUD, RESULTS, CPUS))
+    assert list(table["instance"]) == ["m8i.96xlarge", "m8g.2xlarge"]
+    assert table["time"].str.endswith("days").all()
+    assert table["basis"].str.startswith("CPU baseline").all()
