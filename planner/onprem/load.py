@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from planner.onprem.config import CONFIG_KEYS, DEFAULTS, OnPremConfig, OnPremConfigError
+from planner.onprem.ranges import capex_range, network_range
 from pricing.gpus import did_you_mean
 
 
@@ -28,8 +29,26 @@ class LoadedConfig:
         for key in self.defaulted:
             if key == "name":
                 continue
-            lines.append(f"{key} = {default_value_text(self.config, key)} ({DEFAULTS[key].source})")
+            lines.append(
+                f"{key} = {default_value_text(self.config, key)} ({source_of(self.config, key)})"
+            )
         return lines
+
+
+def source_of(config: OnPremConfig, key: str) -> str:
+    """Where a default comes from; for the GPU's server price and the fabric's network, the
+    cited range of that GPU or fabric (planner.onprem.ranges)."""
+    found = None
+    if key == "capex_usd_per_server":
+        found = capex_range(config.gpu_name)
+    elif key == "network_usd_per_server":
+        found = network_range(config.fabric)
+    if found is None:
+        return DEFAULTS[key].source
+    return (
+        f"typical {found.typical:,.0f} of {found.low:,.0f}-{found.high:,.0f}: {found.source} "
+        f"({found.date}, {found.confidence})"
+    )
 
 
 def default_value_text(config: OnPremConfig, key: str) -> str:
