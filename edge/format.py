@@ -67,3 +67,38 @@ def money_range(low: float, high: float) -> str:
 def percent(fraction: float, digits: int = 1) -> str:
     """0.9069 -> 90.7%."""
     return "-" if not _finite(fraction) else f"{float(fraction) * 100:.{digits}f}%"
+
+
+_SHORT_SCALE = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
+_SI_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def count(value: float, short: bool = False) -> str:
+    """A count with thousands separators (1,281,167); short: 3 significant digits and
+    k/M/B/T from 1,000 up (1.28M, 115M, 8.1T), never scientific notation."""
+    if not _finite(value):
+        return "-"
+    value = float(value)
+    if short:
+        for scale, suffix in _SHORT_SCALE:
+            if abs(value) >= scale:
+                return f"{_three_digits(value / scale)}{suffix}"
+    return f"{value:,.0f}" if abs(value) >= 1 or value == 0 else f"{value:.3g}"
+
+
+def flops(value: float) -> str:
+    """FLOPs with an SI prefix, 3 significant digits: 24.5 GFLOP, 2.49 PFLOP."""
+    if not _finite(value):
+        return "-"
+    value = float(value)
+    for scale, prefix in _SI_PREFIXES:
+        if abs(value) >= scale:
+            return f"{_three_digits(value / scale)} {prefix}FLOP"
+    return f"{value:,.0f} FLOP"
+
+
+def _three_digits(value: float) -> str:
+    """3 significant digits in plain notation: 1.28, 24.5, 115, 999."""
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if abs(value) >= 1 else f"{value:.2f}"

@@ -1,19 +1,24 @@
-"""Tables that fit the terminal: chosen columns, formatted cells, text cut to the width.
+"""Tables that fit the terminal: chosen columns, formatted cells, never a word cut.
 
 `fit_table` lays out a few named columns of a frame (ignoring any others, so frames may
-grow columns without changing the compact view) and shortens the columns marked
-shrinkable, longest first, with an ellipsis until the table fits `width`. `wide_table`
-prints every column of the frame, formatted, for `--wide`. `console_width` is $COLUMNS,
-else the terminal's width, else `fallback` (output piped to a file).
+grow columns without changing the compact view) and narrows the columns marked
+shrinkable, longest first, until the table fits `width`: a `wrap` column's cells go on
+over more lines at word boundaries, any other shrinkable cell is cut after its last whole
+word with an ellipsis (`cut`). A header is never cut. Where the table still does not fit,
+the columns marked `drop` are left out (highest first) and a line names them (--wide shows
+them). `wide_table` prints every column of the frame, formatted, for `--wide`.
+`console_width` is $COLUMNS, else the terminal's width, else `fallback` (output piped).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -26,17 +31,25 @@ from edge.format import duration, money
 DEFAULT_WIDTH = 100
 # Each column costs two spaces between it and the next.
 PAD = 2
+# A `below` column is laid out in the grid only where it gets at least this many columns.
+BELOW_INLINE_MIN = 40
 
 
 @dataclass(frozen=True)
 class Col:
-    """A column: frame key, header, cell formatter, right-aligned?, shrinkable? (min width)."""
+    """A column: frame key, header, cell formatter, right-aligned?, shrinkable? (min width),
+    wrap (go on over more lines instead of cutting), drop (left out where the table does
+    not fit: the highest first; 0: always shown), below (where the table does not fit,
+    printed under its row as `header: value`, wrapped, instead of in a column)."""
 
     key: str
     header: str
     cell: Callable[[Any], str] = str
     right: bool = False
     shrink_to: int = 0
+    wrap: bool = False
+    drop: int = 0
+    below: bool = False
 
 
 def console_width(fallback: int = DEFAULT_WIDTH, stderr: bool = False) -> int:
@@ -56,8 +69,33 @@ def make_console(width: int, stderr: bool = False) -> Console:
     return Console(width=width, stderr=stderr, soft_wrap=False, highlight=False, emoji=False)
 
 
-def _ellipsize(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+# Where a cell may be cut: after a space or a separator inside names (gpu_1x_gh200,
+# p5.48xlarge, us-east-1, a/b, "a, b").
+_BOUNDARY = re.compile(r"[\s_\-./,:;(]")
+
+
+def cut(text: str, width: int) -> str:
+    """`text` in at most `width` characters: whole, or cut after its last whole word (or
+    name part) with an ellipsis; "…" alone where not even one word fits."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    head = text[: width - 1]
+    ends = [m.end() for m in _BOUNDARY.finditer(text[:width])]
+    if not ends:
+        return "…"
+    return head[: ends[-1]].rstrip() + "…" if ends[-1] <= width - 1 else head.rstrip() + "…"
+
+
+def wrap_words(text: str, width: int) -> list[str]:
+    """`text` over lines of at most `width` characters, broken at spaces and hyphens; a
+    word longer than `width` on its own line, cut after a name part (`cut`)."""
+    lines = textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=True)
+    return [cut(line, width) for line in lines] or [""]
+
+
+_ellipsize = cut
 
 
 def cells(frame: pd.DataFrame, columns: Sequence[Col]) -> list[list[str]]:
@@ -79,18 +117,65 @@ def _safe(cell: Callable[[Any], str], value: Any) -> str:
         return str(value)
 
 
+def _min_width(column: Col, values: Sequence[str]) -> int:
+    """The narrowest a column gets: its header, its shrink_to, and for a wrap column its
+    longest word (up to 24 characters: a longer one is cut after a name part) and its
+    longest cell up to 16 characters (short cells are never wrapped)."""
+    floor = max(len(column.header), column.shrink_to)
+    if column.wrap:
+        words = [len(w) for v in values for w in v.split()]
+        floor = max(floor, min(max(words, default=0), 24))
+        floor = max(floor, min(max(map(len, values), default=0), 16))
+    return floor
+
+
 def fit_widths(rows: list[list[str]], columns: Sequence[Col], width: int) -> list[int]:
     """Column widths that fit `width` (headers and cells; shrinkable columns cut first)."""
     widths = [max([len(c.header), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
+    floors = [
+        _min_width(c, [r[i] for r in rows]) if (c.shrink_to or c.wrap) else widths[i]
+        for i, c in enumerate(columns)
+    ]
     total = sum(widths) + PAD * len(widths)
     while total > width:
-        candidates = [i for i, c in enumerate(columns) if c.shrink_to and widths[i] > c.shrink_to]
+        candidates = [i for i in range(len(columns)) if widths[i] > floors[i]]
         if not candidates:
             break
-        widest = max(candidates, key=lambda i: widths[i] - columns[i].shrink_to)
+        widest = max(candidates, key=lambda i: widths[i] - floors[i])
         widths[widest] -= 1
         total -= 1
     return widths
+
+
+def _fits(frame: pd.DataFrame, shown: Sequence[Col], width: int) -> bool:
+    widths = fit_widths(cells(frame, shown), shown, width)
+    return sum(widths) + PAD * len(widths) <= width
+
+
+def _fitting_columns(
+    frame: pd.DataFrame, columns: Sequence[Col], width: int
+) -> tuple[list[Col], list[Col], list[Col]]:
+    """The columns shown in the grid, those shown under each row (the `below` ones, where
+    the table does not fit with them) and those left out (the `drop` ones, highest first,
+    until the rest fit)."""
+    shown = [c for c in columns if c.key in frame.columns or not (c.drop or c.below)]
+    beneath: list[Col] = []
+    # A `below` column stays in the grid only where it gets BELOW_INLINE_MIN columns.
+    roomy = [
+        replace(c, shrink_to=max(c.shrink_to, BELOW_INLINE_MIN)) if c.below else c for c in shown
+    ]
+    if not _fits(frame, roomy, width):
+        beneath = [c for c in shown if c.below]
+        shown = [c for c in shown if not c.below]
+    left_out: list[Col] = []
+    while not _fits(frame, shown, width):
+        droppable = [c for c in shown if c.drop]
+        if not droppable:
+            break
+        victim = max(droppable, key=lambda c: c.drop)
+        shown = [c for c in shown if c is not victim]
+        left_out.insert(0, victim)
+    return shown, beneath, left_out
 
 
 def fit_table(
@@ -99,29 +184,67 @@ def fit_table(
     width: int,
     title: str | None = None,
 ) -> RenderableType:
-    """A title line and a table of `columns` whose lines fit `width` (text cut with …).
+    """A title (wrapped at words) and a table of `columns` whose lines fit `width`.
 
     Laid out as plain lines (header, rule, rows; two spaces between columns): what a rich
     Table with box.SIMPLE_HEAD draws, at a fraction of its cost for hundreds of rows. A
-    line still wider than `width` once every shrinkable column is at its minimum is cut.
+    line still wider than `width` once every shrinkable column is at its minimum and every
+    `drop` column is left out is cut after its last whole word.
     """
-    rows = cells(frame, columns)
-    widths = fit_widths(rows, columns, width)
+    shown, beneath, left_out = _fitting_columns(frame, columns, width)
+    rows = cells(frame, shown)
+    widths = fit_widths(rows, shown, width)
+    under = cells(frame, beneath)
 
-    def line(values: Sequence[str]) -> str:
-        return "  ".join(
-            _ellipsize(v, w).rjust(w) if c.right else _ellipsize(v, w).ljust(w)
-            for v, w, c in zip(values, widths, columns, strict=True)
-        )
+    def lines_under(values: Sequence[str]) -> list[str]:
+        return [
+            "  " + line
+            for c, v in zip(beneath, values, strict=True)
+            if v not in ("", "-")
+            for line in wrap_words(f"{c.header}: {v}", width - 2)
+        ]
 
-    header = _ellipsize(line([c.header for c in columns]), width)
+    def lines(values: Sequence[str]) -> list[str]:
+        parts = [
+            wrap_words(v, w) if c.wrap else [cut(v, w)]
+            for v, w, c in zip(values, widths, shown, strict=True)
+        ]
+        height = max(len(p) for p in parts)
+        out = []
+        for k in range(height):
+            out.append(
+                "  ".join(
+                    (p[k] if k < len(p) else "").rjust(w)
+                    if c.right
+                    else (p[k] if k < len(p) else "").ljust(w)
+                    for p, w, c in zip(parts, widths, shown, strict=True)
+                )
+            )
+        return out
+
+    header = cut(
+        "  ".join(
+            c.header.rjust(w) if c.right else c.header.ljust(w)
+            for c, w in zip(shown, widths, strict=True)
+        ),
+        width,
+    )
     parts: list[RenderableType] = []
     if title:
-        parts.append(Text(_ellipsize(title, width), style="bold"))
+        parts.append(Text("\n".join(wrap_words(title, width)), style="bold"))
     parts.append(Text(header, style="bold"))
     parts.append(Text("─" * len(header)))
     if rows:
-        parts.append(Text("\n".join(_ellipsize(line(r), width) for r in rows)))
+        body = [
+            cut(x, width)
+            for k, r in enumerate(rows)
+            for x in [*lines(r), *(lines_under(under[k]) if beneath else [])]
+        ]
+        parts.append(Text("\n".join(body)))
+    if left_out:
+        names = ", ".join(c.header for c in left_out)
+        note = f"not shown at this width: {names} (--wide or a wider terminal)"
+        parts.append(Text("\n".join(wrap_words(note, width))))
     return Group(*parts)
 
 

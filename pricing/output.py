@@ -12,14 +12,13 @@ import json
 import math
 import sys
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
-from edge.console import text_console
 from edge.format import money, percent
+from edge.tables import Col, console_width, fit_table, make_console
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,6 +42,8 @@ HEADERS: dict[str, str] = {
     "usd_per_year": "$/year",
     "break_even_util": "break-even util",
     "break_even_months": "break-even months",
+    "samples_text": "samples",
+    "flops_text": "FLOPs/sample",
 }
 
 
@@ -73,34 +74,70 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
+def table_cols(
+    frame: pd.DataFrame, columns: Sequence[str], beneath: Sequence[str] = ()
+) -> list[Col]:
+    """A fit-to-width column per name: numbers right-aligned and whole, text wrapped at
+    words (never cut mid-word), in the order asked; those in `beneath` go under their row
+    where the table does not fit with them."""
+    import pandas as pd
+
+    cols = []
+    for column in columns:
+        header = HEADERS.get(column, column)
+        values = frame[column].astype(str)
+        if pd.api.types.is_numeric_dtype(frame[column]):
+            cols.append(Col(column, header, partial(_cell, column), right=True))
+        elif not values.str.contains(" ").any():  # names and codes: whole, never wrapped
+            cols.append(Col(column, header, partial(_cell, column)))
+        else:
+            cols.append(
+                Col(
+                    column,
+                    header,
+                    partial(_cell, column),
+                    wrap=True,
+                    shrink_to=10,
+                    below=column in beneath,
+                )
+            )
+    return cols
+
+
+def print_table(
+    frame: pd.DataFrame,
+    title: str | None = None,
+    table_columns: Sequence[str] | None = None,
+    console: Console | None = None,
+    beneath: Sequence[str] = (),
+) -> None:
+    """`frame` as a table of `table_columns` (all where None) that fits the terminal
+    (edge.tables.console_width: $COLUMNS, else the terminal, else 100 when piped); the
+    columns in `beneath` under each row where the table does not fit with them."""
+    columns = [c for c in (table_columns or frame.columns) if c in frame.columns]
+    width = console.width if console is not None else console_width()
+    console = console or make_console(width)
+    # Titles and cells may hold paths and labels from outside: fit_table prints them as
+    # Text, never markup or emoji.
+    console.print(fit_table(frame, table_cols(frame, columns, beneath), width, title))
+
+
 def emit(
     frame: pd.DataFrame,
     fmt: str,
     title: str | None = None,
     table_columns: Sequence[str] | None = None,
     console: Console | None = None,
+    beneath: Sequence[str] = (),
 ) -> None:
-    """Print `frame` to stdout in `fmt` (table shows `table_columns`; json/csv show all)."""
-    import pandas as pd
+    """Print `frame` to stdout in `fmt` (table shows `table_columns`, those in `beneath`
+    under their row where the terminal is too narrow; json/csv show all)."""
 
     if fmt == "json":
         sys.stdout.write(json.dumps(records(frame), indent=2, default=str) + "\n")
     elif fmt == "csv":
         sys.stdout.write(frame.to_csv(index=False))
     elif fmt == "table":
-        console = console or text_console()
-        columns = [c for c in (table_columns or frame.columns) if c in frame.columns]
-        # The title may hold paths and labels from outside: text, never markup or emoji.
-        shown_title = Text(title) if title is not None else None
-        table = Table(title=shown_title, show_lines=False, header_style="bold")
-        for column in columns:
-            numeric = pd.api.types.is_numeric_dtype(frame[column])
-            table.add_column(
-                HEADERS.get(column, column), justify="right" if numeric else "left", overflow="fold"
-            )
-        for row in frame.loc[:, columns].itertuples(index=False):
-            # Text cells: no markup or emoji codes (":FINLAND:" in an offer reference).
-            table.add_row(*[Text(_cell(c, v)) for c, v in zip(columns, row, strict=True)])
-        console.print(table)
+        print_table(frame, title, table_columns, console, beneath)
     else:
         raise ValueError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}")

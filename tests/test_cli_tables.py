@@ -94,20 +94,51 @@ def test_a_table_cuts_only_shrinkable_columns_to_fit() -> None:
     assert "$1,234" in lines[-1] and "…" in lines[-1] and "ignored" not in captured.get()
 
 
-def test_a_table_too_wide_for_its_shrinkable_columns_is_cut_at_the_width() -> None:
-    """Cells are never wrapped: each line is laid out, then cut with … at the width."""
+def test_a_table_too_wide_for_its_columns_is_cut_after_a_whole_word() -> None:
+    """Titles wrap at words; a cell that cannot fit is cut after its last whole word (or
+    name part) with …, never inside one; a wrap column goes on over more lines."""
     import pandas as pd
 
-    frame = pd.DataFrame({"id": ["a", "b"], "note": ["n" * 70, "short"], "usd": [1.0, 2.0]})
+    note = "alpha beta gamma delta epsilon zeta eta theta"
+    frame = pd.DataFrame({"id": ["a", "b"], "note": [note, "short"], "usd": [1.0, 2.0]})
     columns = (Col("id", "id"), Col("note", "note"), Col("usd", "$", money, right=True))
     console = make_console(30)
     with console.capture() as captured:
         console.print(fit_table(frame, columns, 30, "a title longer than thirty characters"))
     lines = captured.get().splitlines()
-    assert len(lines) == 5  # title, header, rule and one line per row: nothing wrapped
+    assert lines[:2] == ["a title longer than thirty", "characters"]
     assert all(len(line) <= 30 for line in lines)
-    assert lines[0].endswith("…") and lines[3].endswith("…")
-    assert lines[2] == "─" * len(lines[1]) and lines[4].startswith("b   short")
+    assert lines[4] == "a   alpha beta gamma delta…"  # not "…epsil…"
+    assert lines[3] == "─" * len(lines[2]) and lines[5].startswith("b   short")
+    wrapped = (Col("id", "id"), Col("note", "note", wrap=True, shrink_to=4), columns[2])
+    with console.capture() as captured:
+        console.print(fit_table(frame, wrapped, 30))
+    lines = captured.get().splitlines()
+    assert all(len(line) <= 30 for line in lines) and "…" not in captured.get()
+    assert " ".join(line[4:-7].strip() for line in lines[2:-1]) == note
+
+
+def test_columns_that_do_not_fit_are_named_or_go_under_their_row() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"id": ["a"], "usd": [1.0], "src": ["published"], "why": ["x y " * 20]})
+    columns = (
+        Col("id", "id"),
+        Col("usd", "cost", money, right=True),
+        Col("src", "source", drop=1),
+        Col("why", "why", below=True, wrap=True),
+    )
+    console = make_console(20)
+    with console.capture() as captured:
+        console.print(fit_table(frame, columns, 20))
+    text = captured.get()
+    assert max(len(line) for line in text.splitlines()) <= 20
+    assert "published" not in text and "not shown at this width: source" in " ".join(text.split())
+    assert "  why: x y" in text
+    wide = make_console(200)
+    with wide.capture() as captured:
+        wide.print(fit_table(frame, columns, 200))
+    assert "published" in captured.get() and "why: " not in captured.get()
 
 
 def test_pricing_show_tco_and_bench_tables_fit_100_columns() -> None:
