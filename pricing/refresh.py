@@ -137,22 +137,25 @@ def refresh(
     now = now or dt.datetime.now(dt.UTC)
     priced_at = now.date().isoformat()
     covered = source.providers or (provider,)
+    asked = (options or {}).get("clouds")
+    if asked:  # skypilot --clouds: only the providers asked for are touched, or named
+        covered = tuple(p for p in covered if p in asked) or covered
     try:
         previous = {p: _in_use(p) for p in covered}
     except SnapshotError as exc:
         raise RefreshError(f"{provider} refresh not started: {exc}") from exc
-    kept = " ".join(_kept(p, previous[p]) for p in covered)
+    kept = "\n".join(_kept(p, previous[p]) for p in covered)  # one line per provider
     where = ", ".join(chosen) if chosen else "every region"
     try:
         payload = source.fetch(chosen, retry=retry, progress=progress, **(options or {}))
         parsed = source.parse(payload, priced_at)
     except (FetchError, MalformedPayload, SnapshotError) as exc:
-        raise RefreshError(f"{provider} refresh failed: {exc}. {kept}") from exc
+        raise RefreshError(f"{provider} refresh failed: {exc}.\n{kept}") from exc
     except Exception as exc:
-        raise RefreshError(f"{provider} refresh failed: {describe(exc)}. {kept}") from exc
+        raise RefreshError(f"{provider} refresh failed: {describe(exc)}.\n{kept}") from exc
     if parsed.offers.empty:
         raise RefreshError(
-            f"{provider} refresh found no GPU offers in {where}: check --regions. {kept}"
+            f"{provider} refresh found no GPU offers in {where}: check --regions.\n{kept}"
         )
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     snapshots = []
@@ -177,7 +180,7 @@ def refresh(
     try:
         infos = commit_snapshots(snapshots, directory=directory)
     except (OSError, SnapshotError) as exc:
-        raise RefreshError(f"{provider} snapshot not written: {exc}. {kept}") from exc
+        raise RefreshError(f"{provider} snapshot not written: {exc}.\n{kept}") from exc
     added = [
         Added(info, previous.get(info.provider), len(new.details["fixes"]), chosen)
         for info, new in zip(infos, snapshots, strict=True)
