@@ -1,4 +1,5 @@
-"""The Plan page's Compare view: two to four options side by side, exportable as CSV.
+"""The Plan page's Compare view: two to four options side by side (one column each, in a
+table that wraps to the page's width), exportable as CSV.
 
 The options are the plan's rows (each offer at its chosen count, and on-prem configs), its
 frontier and its picks: every one carries P10-P90, price date and throughput source. With
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from pandas.io.formats.style import Styler
 
 from edge.format import duration, money
 from planner.choose.pareto import PICK_COLUMNS
@@ -16,6 +18,7 @@ from planner.plan import Plan
 from planner.render.rows import misses_text, price_source_text, worded_rows
 from planner.ui.export import download_csv
 from planner.ui.plan_view import option_text
+from planner.ui.text import md_text
 
 MAX_COMPARED = 4
 # What the comparison shows, one line per field (label, how to word the row).
@@ -99,6 +102,32 @@ def side_by_side(chosen: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"": list(FIELDS), **columns})
 
 
+# Cells and headers wrap anywhere (instance names have no spaces to break at).
+WRAP_CSS = (("white-space", "normal"), ("overflow-wrap", "anywhere"))
+
+
+def wrapped(shown: pd.DataFrame) -> Styler:
+    """`shown` (side_by_side) styled to wrap within the page: no index, the figure names in
+    the first column, headers and cells broken where they do not fit, every text literal."""
+    return (
+        shown.style.hide(axis="index")
+        # the table draws each cell as Markdown: shown as literal text
+        .format(md_text)
+        .format_index(md_text, axis=1)
+        .set_table_styles(
+            [
+                # columns share the page's width: a long cell wraps, it never widens the table
+                {"selector": "", "props": [("table-layout", "fixed"), ("width", "100%")]},
+                {"selector": "th", "props": list(WRAP_CSS)},
+                # each cell's text is a paragraph of its own
+                {"selector": "p", "props": list(WRAP_CSS)},
+                {"selector": "th:first-child", "props": [("width", "9rem")]},
+            ]
+        )
+        .set_properties(**dict(WRAP_CSS))
+    )
+
+
 def compare_section(plan: Plan, page: str) -> None:
     """Choose two to four options; their figures side by side and a CSV of their rows."""
     st.subheader("Compare options")
@@ -123,28 +152,12 @@ def compare_section(plan: Plan, page: str) -> None:
         st.info("Choose at least two options to compare.", icon=":material/info:")
         return
     chosen = table.set_index("label").loc[labels].reset_index()
-    shown = side_by_side(chosen)
-    config = {
-        c: st.column_config.TextColumn(c if c else "figure", width=_width(shown[c], c))
-        for c in shown.columns
-    }
-    st.dataframe(
-        shown,
-        hide_index=True,
-        column_config=config,
-        key=f"{page}.compare_table",
-        height=(len(shown) + 1) * 35 + 3,
-    )
+    # A static table sized to the page: cells wrap, so four options fit at 1280 px and no
+    # cell is cut (a data grid scrolls its third and fourth options out of view).
+    st.table(wrapped(side_by_side(chosen)))
     download_csv(
         worded_rows(chosen.drop(columns="label")),
         f"compare-{plan.workload.name}-{plan.pricing}.csv",
         key=f"{page}.compare_csv",
         label="Download comparison CSV",
     )
-
-
-def _width(values: pd.Series, header: str) -> int:
-    from planner.ui.tables import PADDING_PX, PX_PER_CHAR
-
-    chars = max([len(header), *(len(str(v)) for v in values)])
-    return int(min(chars * PX_PER_CHAR + PADDING_PX, 640))

@@ -1,0 +1,107 @@
+"""In chromium at 1280 and 1440 px: the Compare view shows four options without scrolling,
+and no page cuts a cell or a label (text drawn with an ellipsis, a table wider than the
+page). Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import page_plan
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+
+WIDTHS = (1280, 1440)
+QUERY = "gpus=H100-SXM&gpu_count=8"
+FOUR = ("lambda", "aws", "gcp", "azure")
+# Every page with what it shows once it has drawn (the on-prem page is tested on its own).
+PAGES = {
+    f"?{QUERY}": "Ranked options:",
+    "scaling": "Scaling",
+    "benchmarks": "Measured vs published",
+    "prices": "Price sources",
+}
+# Elements in the main area whose text is wider than the element (drawn cut, with an
+# ellipsis or clipped), and tables wider than their container.
+CUT_TEXT_JS = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const cut = [];
+    for (const el of main.querySelectorAll('*')) {
+        const style = getComputedStyle(el);
+        if (!el.innerText || el.children.length > 3 || style.display === 'none') continue;
+        const clips = style.textOverflow === 'ellipsis' || style.overflowX === 'hidden';
+        if (clips && el.scrollWidth > el.clientWidth + 1) cut.push(el.innerText.slice(0, 80));
+    }
+    for (const t of main.querySelectorAll('[data-testid="stTable"]')) {
+        if (t.scrollWidth > t.clientWidth + 1) cut.push('table: ' + t.innerText.slice(0, 80));
+        for (const cell of t.querySelectorAll('th, td')) {
+            if (cell.scrollWidth > cell.clientWidth + 1) cut.push(cell.innerText.slice(0, 80));
+        }
+    }
+    return cut;
+}"""
+
+
+def four_labels() -> list[str]:
+    """One 8 x H100-SXM option on each of FOUR's clouds, as the Compare view names them."""
+    from planner.ui.compare import candidates
+
+    table = candidates(page_plan(gpus=("H100-SXM",), gpu_count=8))
+    return [str(table.loc[table["provider"] == p, "label"].iloc[0]) for p in FOUR]
+
+
+def choose(page: Page, labels: list[str]) -> None:
+    """Clear the Compare view's choice, then pick `labels` one by one."""
+    box = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Options to compare")
+    box.get_by_role("button", name="Clear all").click()
+    for label in labels:
+        box.locator("input").fill(label)
+        page.get_by_role("option", name=label, exact=True).wait_for(timeout=30_000)
+        page.keyboard.press("Enter")  # the one option the text leaves
+        expect(box).to_contain_text(label, timeout=30_000)  # its chip
+        page.keyboard.press("Escape")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_compare_shows_four_options_side_by_side(
+    app_url: str, page: Page, screenshots: Path, width: int
+) -> None:
+    from planner.ui.compare import short_names
+
+    page.set_viewport_size({"width": width, "height": 1000})
+    page.goto(f"{app_url}/?{QUERY}", wait_until="domcontentloaded")
+    page.get_by_text("Options to compare").wait_for(timeout=120_000)
+    labels = four_labels()
+    choose(page, labels)
+    table = page.locator('[data-testid="stTable"]')
+    expect(table.locator("thead th")).to_have_count(5, timeout=30_000)
+    table.scroll_into_view_if_needed()
+    headers = table.locator("thead th").all_inner_texts()
+    from planner.ui.compare import candidates
+
+    chosen = candidates(page_plan(gpus=("H100-SXM",), gpu_count=8)).set_index("label")
+    assert headers[1:] == short_names(chosen.loc[labels])
+    main = page.locator('[data-testid="stMain"]').bounding_box()
+    assert main is not None
+    for header in table.locator("thead th").all():
+        box = header.bounding_box()
+        # every option's column is on screen, inside the page: nothing to scroll to
+        assert box and box["width"] > 60 and box["x"] + box["width"] <= main["x"] + main["width"]
+    assert page.evaluate(CUT_TEXT_JS) == []
+    table.screenshot(path=str(screenshots / f"compare-four-{width}px.png"))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", list(PAGES))
+def test_no_page_cuts_a_cell_or_label(
+    app_url: str, page: Page, screenshots: Path, width: int, path: str
+) -> None:
+    page.set_viewport_size({"width": width, "height": 1000})
+    page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
+    page.get_by_text(PAGES[path]).first.wait_for(timeout=120_000)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=60_000)
+    assert page.evaluate(CUT_TEXT_JS) == []
+    name = path.split("?")[0] or "plan"
+    page.screenshot(path=str(screenshots / f"page-{name}-{width}px.png"))
