@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from edge.format import money, percent
-from edge.tables import Col, console_width, fit_table, make_console
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from edge.tables import Col
 
 FORMATS = ("table", "json", "csv")
 
@@ -82,6 +83,8 @@ def table_cols(
     where the table does not fit with them."""
     import pandas as pd
 
+    from edge.tables import Col  # edge.tables loads pandas: not on `gpuplan --help`
+
     cols = []
     for column in columns:
         header = HEADERS.get(column, column)
@@ -114,6 +117,8 @@ def print_table(
     """`frame` as a table of `table_columns` (all where None) that fits the terminal
     (edge.tables.console_width: $COLUMNS, else the terminal, else 100 when piped); the
     columns in `beneath` under each row where the table does not fit with them."""
+    from edge.tables import console_width, fit_table, make_console
+
     columns = [c for c in (table_columns or frame.columns) if c in frame.columns]
     width = console.width if console is not None else console_width()
     console = console or make_console(width)

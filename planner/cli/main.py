@@ -26,6 +26,63 @@ from planner.cli.tco import tco
 from planner.cli.workloads import workloads
 from pricing.cli import app as pricing_app
 
+HELP_WIDTH_PIPED = 100  # the help's width when it goes to a file or a pipe (as the tables)
+# A help line that starts with one of these keeps its line break (a list or an example).
+_KEEP_BREAK_BEFORE = ("-", "*", "•", " ", "$", "gpuplan ")
+
+
+def _help_width() -> int:
+    """$COLUMNS, else the terminal's width, else HELP_WIDTH_PIPED (edge.tables.console_width
+    without its pandas import: `gpuplan --help` stays light)."""
+    import os
+    import shutil
+    import sys
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 20:
+        return int(columns)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((HELP_WIDTH_PIPED, 40)).columns
+    return HELP_WIDTH_PIPED
+
+
+def fold_paragraphs(paragraphs: list[str], markup_mode: object = None) -> str:
+    """Help paragraphs with their single line breaks folded into spaces, so the terminal's
+    width decides where lines break (a docstring's own breaks left "too" alone on a line at
+    80 columns); lines of a list or an example keep theirs."""
+    folded = []
+    for paragraph in paragraphs:
+        lines = paragraph.split("\n")
+        out = [lines[0]]
+        for line in lines[1:]:
+            if line.startswith(_KEEP_BREAK_BEFORE) or paragraph.startswith("\b"):
+                out.append("\n" + line)
+            else:
+                out.append(" " + line.strip())
+        folded.append("".join(out))
+    return "\n\n".join(folded)
+
+
+def _readable_help() -> None:
+    """typer's rich help at the terminal's width with paragraphs folded (fold_paragraphs)."""
+    import inspect
+
+    from typer import rich_utils
+
+    rich_utils.MAX_WIDTH = _help_width()
+    rich_utils._fix_linebreaks = fold_paragraphs  # type: ignore[assignment]
+    command_help = rich_utils._make_command_help
+
+    def folded_command_help(*, help_text: str, markup_mode: Any) -> Any:
+        first, *rest = inspect.cleandoc(help_text).split("\n\n")
+        if not first.startswith("\b"):
+            first = " ".join(first.split())
+        return command_help(help_text="\n\n".join([first, *rest]), markup_mode=markup_mode)
+
+    rich_utils._make_command_help = folded_command_help  # type: ignore[assignment]
+
+
+_readable_help()
 app = typer.Typer(
     help="gpuplan: which GPUs train this job fastest for the money, and how sure we are.",
     no_args_is_help=True,
