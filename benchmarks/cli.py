@@ -41,6 +41,12 @@ def default_results_dir() -> Path:
     return Path(os.environ.get("GPUPLAN_RESULTS_DIR", "results"))
 
 
+# One way to name a results folder in every command: --results DIR (as plan, estimate-llm
+# and bench calibrate take it); the older spellings (--dir, --out, bench list's positional
+# folder) still work.
+RESULTS_HELP = "results folder (default $GPUPLAN_RESULTS_DIR or ./results; --dir: old name)"
+RESULTS_OLD_HELP = "results folder (default $GPUPLAN_RESULTS_DIR or ./results; --out: old name)"
+
 LIST_COLUMNS = ("id", "workload", "size", "precision", "device", "world", "throughput", "source")
 
 
@@ -51,7 +57,19 @@ def _console(stderr: bool = False, width: int | None = None) -> Console:
 
 @app.command("list")
 def list_results(
-    directory: Annotated[Path | None, typer.Argument(help="results folder")] = None,
+    folder: Annotated[
+        Path | None,
+        typer.Argument(
+            help="deprecated: the results folder as an argument; give --results DIR",
+            show_default=False,
+        ),
+    ] = None,
+    results: Annotated[
+        Path | None,
+        typer.Option(
+            "--results", help="results folder (default $GPUPLAN_RESULTS_DIR or ./results)"
+        ),
+    ] = None,
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
     wide: Annotated[
         bool, typer.Option("--wide", help="tables: every column, however wide")
@@ -66,9 +84,11 @@ def list_results(
 
     if fmt not in FORMATS:
         abort(f"--format: {shorten(fmt)!r} is not one of {', '.join(FORMATS)}")
-    directory = directory or default_results_dir()
-    results, problems = load_results(directory)
-    ordered = sorted(results, key=lambda r: r.started_at)
+    if folder is not None and results is not None and folder != results:
+        abort(f"two results folders ({shorten(folder)}, {shorten(results)}): give --results DIR")
+    directory = results or folder or default_results_dir()
+    loaded, problems = load_results(directory)
+    ordered = sorted(loaded, key=lambda r: r.started_at)
     if fmt == "json":
         print(json.dumps([r.model_dump() for r in ordered], indent=2))
     elif fmt == "csv":
@@ -76,7 +96,7 @@ def list_results(
     else:
         from benchmarks.tables import print_results
 
-        print_results(results_frame(ordered), f"{len(results)} results in {directory}", wide=wide)
+        print_results(results_frame(ordered), f"{len(loaded)} results in {directory}", wide=wide)
     sys.stdout.flush()
     warn_lines([f"skipped: {p}" for p in problems], limit=1000)
 
@@ -84,7 +104,7 @@ def list_results(
 @app.command("show")
 def show(
     result: Annotated[str, typer.Argument(help="result id or path to a result file")],
-    directory: Annotated[Path | None, typer.Option("--dir", help="results folder")] = None,
+    directory: Annotated[Path | None, typer.Option("--results", "--dir", help=RESULTS_HELP)] = None,
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
     """One result file in full (validated): a field/value table, JSON or one CSV row."""
@@ -128,10 +148,7 @@ def show(
 @app.command("add")
 def add(
     files: Annotated[list[Path], typer.Argument(help="result JSON files to add")],
-    directory: Annotated[
-        Path | None,
-        typer.Option("--dir", help="results folder (default $GPUPLAN_RESULTS_DIR or ./results)"),
-    ] = None,
+    directory: Annotated[Path | None, typer.Option("--results", "--dir", help=RESULTS_HELP)] = None,
 ) -> None:
     """Add result files to the results folder: all checked first, then all written or none.
 
@@ -165,7 +182,7 @@ def _check_out_dir(out_dir: Path) -> None:
     if (out_dir.exists() and not out_dir.is_dir()) or (
         out_dir.is_symlink() and not out_dir.exists()
     ):
-        abort(f"--out {shorten(out_dir)}: not a folder; give a folder for the result files")
+        abort(f"--results {shorten(out_dir)}: not a folder; give a folder for the result files")
 
 
 def parse_world_sizes(text: str) -> list[int]:
@@ -335,10 +352,7 @@ def run(
         typer.Option("--memory-budget-gib", help="CPU --batch auto: memory per process"),
     ] = None,
     seed: Annotated[int, typer.Option(help="random seed of weights and data")] = 0,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", help="results folder (default $GPUPLAN_RESULTS_DIR or ./results)"),
-    ] = None,
+    out: Annotated[Path | None, typer.Option("--results", "--out", help=RESULTS_OLD_HELP)] = None,
     fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
 ) -> None:
     """Measure training throughput of a standard model; one result file per world size."""
@@ -526,10 +540,7 @@ def pipeline(
     batches: Annotated[int, typer.Option(help="timed batches")] = 30,
     warmup: Annotated[int, typer.Option(help="untimed batches (worker start-up)")] = 5,
     images: Annotated[int, typer.Option(help="distinct JPEGs generated in memory")] = 256,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", help="results folder (default $GPUPLAN_RESULTS_DIR or ./results)"),
-    ] = None,
+    out: Annotated[Path | None, typer.Option("--results", "--out", help=RESULTS_OLD_HELP)] = None,
 ) -> None:
     """Measure JPEG decode + augment throughput (images/s per CPU core); one result each."""
     try:
