@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from pricing.refs import cheapest_per_provider, gpu_hour_prices, resolve_offer_ref
+from pricing.refs import OfferRefError, cheapest_per_provider, gpu_hour_prices, resolve_offer_ref
 from pricing.tiers import DEFAULT_TIERS, check_tiers, in_tiers, tiers_of
 
 
@@ -20,6 +20,24 @@ def offers_in_tiers(offers: pd.DataFrame, tiers: Sequence[str] | None) -> pd.Dat
     """The offers of providers in `tiers` (None or empty: DEFAULT_TIERS)."""
     chosen = check_tiers(tiers or DEFAULT_TIERS)
     return offers.loc[in_tiers(offers, chosen)].reset_index(drop=True)
+
+
+def _resolve(
+    offers: pd.DataFrame, weighed: pd.DataFrame, ref: str, kind: str, tiers: Sequence[str] | None
+) -> pd.DataFrame:
+    """One reference: a provider's offer from every offer, a GPU's cheapest from the tiers
+    weighed (saying so where only other tiers have it)."""
+    if ":" in ref:
+        return resolve_offer_ref(offers, ref, kind)
+    try:
+        return resolve_offer_ref(weighed, ref, kind)
+    except OfferRefError:
+        resolve_offer_ref(offers, ref, kind)  # raises when no tier has it either
+        shown = ", ".join(tiers or DEFAULT_TIERS)
+        raise OfferRefError(
+            f"{ref!r}: no {kind} offer from the tiers weighed ({shown}); weigh the "
+            "marketplace tier too to compare with its listings"
+        ) from None
 
 
 def compared_offers(
@@ -34,7 +52,7 @@ def compared_offers(
     tiers, at `kind`; with `tier` and the side-by-side prices. Empty when none is priced."""
     weighed = offers_in_tiers(offers, tiers)
     if refs:
-        rows = [resolve_offer_ref(offers if ":" in ref else weighed, ref, kind) for ref in refs]
+        rows = [_resolve(offers, weighed, ref, kind, tiers) for ref in refs]
         chosen = pd.concat(rows, ignore_index=True)
     else:
         chosen = cheapest_per_provider(weighed, gpu_name, kind)

@@ -153,6 +153,7 @@ def write(tmp_path: Path, text: str) -> str:
         (["--pricing", "reserved-1y"], "no reserved-1y price for the offers chosen"),
         (["--pricing", "spott"], "did you mean 'spot'"),
         (["--tier", "marketplac"], "did you mean 'marketplace'"),
+        (["--compare", "RTX-4090"], "'RTX-4090': no on-demand offer from the tiers weighed"),
         (["--monthly-gpu-hours", "-5"], "--monthly-gpu-hours"),
         (["--utilization", "0.5", "--monthly-gpu-hours", "100"], "give one"),
         (["--cloud-price-trend", "-2"], "--cloud-price-trend -2: must be between -0.9 and 1"),
