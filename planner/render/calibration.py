@@ -22,12 +22,13 @@ from planner.throughput.calibration import WITHIN
 REASON_WORDS: dict[str, str] = {
     "cpu": "CPU run (gpuplan predicts GPUs)",
     "unknown-gpu": "GPU not in gpuplan's GPU table",
-    "llm": "GPT run (its parallel layout is not recorded)",
+    "llm": "GPT run of a size with no parameter count",
     "not-training": "trains no model (input pipeline, operators)",
     "no-model": "no other result of this model",
     "no-prediction": "no figure or spec estimate for this GPU",
 }
 BY_WORDS = {"gpu": "GPU", "method": "method", "all": "all"}
+METHOD_WORDS = {"llm": "LLM model"}  # the other methods are words already
 
 
 def reason_text(code: str) -> str:
@@ -63,7 +64,7 @@ COMPARED_COLUMNS: tuple[Col, ...] = (
     Col("throughput_unit", "unit"),
     Col("error", "error", _signed, right=True),
     Col("in_band", "in band", lambda v: "yes" if v == 1 else "no", right=True),
-    Col("method", "method"),
+    Col("method", "method", lambda v: METHOD_WORDS.get(str(v), str(v))),
 )
 SWEEP_COLUMN = Col("sweep_id", "sweep", shrink_to=8)
 NOT_COMPARED_COLUMNS: tuple[Col, ...] = (
@@ -74,7 +75,7 @@ NOT_COMPARED_COLUMNS: tuple[Col, ...] = (
 )
 SUMMARY_TABLE_COLUMNS: tuple[Col, ...] = (
     Col("by", "by", lambda v: BY_WORDS.get(str(v), str(v))),
-    Col("group", "group", shrink_to=8),
+    Col("group", "group", lambda v: METHOD_WORDS.get(str(v), str(v)), shrink_to=8),
     Col("count", "results", str, right=True),
     Col("median_abs_error", "median |error|", percent, right=True),
     Col("within_10pct", f"within ±{percent(WITHIN, 0)}", lambda v: percent(v, 0), right=True),

@@ -17,7 +17,8 @@ calibrate() rows, one per own result (CALIBRATION_COLUMNS):
   name: resnet50, bert_large_squad, ...), precision, total_gpus, throughput_unit,
   measured (the result's throughput), predicted, predicted_low, predicted_high (the
   prediction and its 80% band, same unit), error (predicted / measured - 1, a fraction),
-  method (measured | published | scaled | estimated; "" when not compared), in_band
+  method (measured | published | scaled | estimated | llm: a GPT run through the LLM
+  model, planner.llm.calibration; "" when not compared), in_band
   (the measured figure inside the 80% band; NaN when not compared), sweep_id (the sweep
   that ran it, "" when none), reason ("" when compared, else one of REASON_CODES).
 error_summary() rows (SUMMARY_COLUMNS): by (gpu | method | all), group, count,
@@ -31,6 +32,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from planner.llm.calibration import predict_gpt_run
+from planner.llm.mfu import params_from_size
 from planner.throughput.benchmark_compare import is_published
 from planner.throughput.estimate import ThroughputModel, fit_throughput_model, predict
 from planner.throughput.offers import (
@@ -41,10 +44,11 @@ from planner.throughput.offers import (
 )
 from planner.throughput.spec_model import SpecEstimator
 
-# Why an own result is not compared: a CPU run, a device without a canonical GPU name, an
-# LLM (GPT) run, a result that measures no model's training (input pipeline, operators),
-# a benchmark model nothing else measured (no figure to predict it from), or nothing the
-# model could predict (no figure and no spec estimate for this GPU).
+# Why an own result is not compared: a CPU run, a device without a canonical GPU name, a
+# GPT run of a size with no parameter count ("tiny"), a result that measures no model's
+# training (input pipeline, operators), a benchmark model nothing else measured (no
+# figure to predict it from), or nothing the model could predict (no figure and no spec
+# estimate for this GPU).
 REASON_CODES: tuple[str, ...] = (
     "cpu", "unknown-gpu", "llm", "not-training", "no-model", "no-prediction",
 )  # fmt: skip
@@ -68,7 +72,7 @@ def not_compared(own: pd.DataFrame) -> pd.Series:
     reason = pd.Series("", index=own.index, dtype=object)
     checks = (
         ("not-training", workload.isin(NON_TRAINING) | ~(own["throughput"] > 0)),
-        ("llm", workload == "gpt"),
+        ("llm", (workload == "gpt") & own["model_size"].map(params_from_size).isna()),
         ("unknown-gpu", own["gpu_name"].isna()),
         ("cpu", own["device"].astype(str) == "cpu"),
     )
@@ -91,6 +95,9 @@ def calibrate(results: pd.DataFrame) -> pd.DataFrame:
         out = _base_row(row)
         if reasons[index]:
             rows.append(out | {"reason": reasons[index]})
+            continue
+        if row["workload"] == "gpt":
+            rows.append(out | predict_gpt_run(row, results.drop(index=index)))
             continue
         rest = reference_from_results(results.drop(index=index))
         rows.append(out | _predicted(rest, out, order, shared, row["world_size"] == 1))

@@ -42,7 +42,7 @@ def folder(tmp_path: Path) -> Path:
         own_run("h100-far", throughput=FAR),
         own_run("h100-x8", world_size=8, throughput=20000.0),
         own_run("cpu-run", device="cpu", device_name="AMD EPYC", throughput=50.0),
-        own_run("gpt-run", workload="gpt", model_size="124m", throughput_unit="tokens/s"),
+        own_run("gpt-run", workload="gpt", model_size="tiny", throughput_unit="tokens/s"),
         own_run("mystery", device_name="Mystery Accelerator 9000"),
     ):
         write_result(result, directory)
@@ -192,3 +192,41 @@ def test_a_swept_result_is_compared_and_says_which_sweep_ran_it(tmp_path: Path) 
     )
     assert shown.exit_code == 0, shown.output
     assert "sw-20261201" in shown.output and "in 80% band" in shown.output
+
+
+def gpt_run(run_id: str, tokens_per_s: float, world_size: int = 1) -> BenchmarkResult:
+    """An own GPT-124M bf16 run on H100s: 1,024-token sequences, 16 per GPU; its MFU as
+    the benchmark counts it (6 N + 12 n_layer seq d_model FLOPs per token, PaLM app. B)."""
+    per_gpu = tokens_per_s / world_size
+    flops_per_token = 6 * 124e6 + 12 * 12 * 1024 * 768
+    return own_run(
+        run_id, workload="gpt", model_size="124m", precision="bf16", world_size=world_size,
+        throughput=tokens_per_s, throughput_unit="tokens/s", tokens_per_s=tokens_per_s,
+        samples_per_s=tokens_per_s / 1024, batch_size_per_device=16.0,
+        mfu=per_gpu * flops_per_token / 989e12,
+    )  # fmt: skip
+
+
+def test_a_gpt_run_is_predicted_by_the_llm_model_without_it(tmp_path: Path) -> None:
+    write_result(gpt_run("gpt-alone", 420_000.0), tmp_path)
+    alone = calibrated(tmp_path).loc["gpt-alone"]
+    assert alone["reason"] == "" and alone["method"] == "llm"
+    # From the kernel defaults alone: an H100 trains GPT-124M at some 10^5-10^6 tokens/s.
+    assert 1e5 < alone["predicted"] < 2e6
+    assert alone["predicted_low"] < alone["predicted"] < alone["predicted_high"]
+    assert alone["error"] == pytest.approx(alone["predicted"] / 420_000.0 - 1)
+
+
+def test_another_gpt_run_on_the_gpu_calibrates_the_prediction(tmp_path: Path) -> None:
+    """A second run of the same setup 10% faster: the model, calibrated by it, predicts
+    the first within a few percent of that run's rate (not from the kernel defaults)."""
+    write_result(gpt_run("gpt-a", 400_000.0), tmp_path)
+    write_result(gpt_run("gpt-b", 440_000.0), tmp_path)
+    rows = calibrated(tmp_path)
+    assert rows.loc["gpt-a", "predicted"] == pytest.approx(440_000.0, rel=0.03)
+    assert rows.loc["gpt-b", "predicted"] == pytest.approx(400_000.0, rel=0.03)
+    shown = runner.invoke(
+        app, ["bench", "calibrate", "--results", str(tmp_path)], env={"COLUMNS": "160"}
+    )
+    assert shown.exit_code == 0, shown.output
+    assert "LLM model" in shown.output
