@@ -4,8 +4,6 @@ and how each line was computed, payback months, the inputs that decide it, the n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 
@@ -318,13 +316,3 @@ def worded_tco(answer: TcoAnswer) -> pd.DataFrame:
     out["break_even_note"] = notes
     out["verdict_words"] = [""] + [VERDICT_WORDS[Verdict(v)] for v in answer.cloud["verdict"]]
     return out
-
-
-def summary_lines(answer: TcoAnswer) -> Sequence[str]:
-    """The verdict, the sizing note where the work needed more servers, and the defaults."""
-    lines = [verdict_sentence(answer)]
-    note = sizing_note(answer)
-    if note:
-        lines.append(note)
-    lines.append(defaulted_text(answer) + ".")
-    return lines

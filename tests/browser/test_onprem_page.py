@@ -8,8 +8,6 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import download
-
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 OFFERS = ("aws:us-east-1:p5.48xlarge", "lambda:us-west-2:gpu_8x_h100_sxm5")
@@ -37,7 +35,7 @@ def set_number(page: Page, label: str, value: str) -> None:
 
 
 def test_four_dgx_h100_at_ten_thousand_gpu_hours_against_aws_and_lambda(
-    app_url: str, page: Page, screenshots: Path, tmp_path: Path
+    app_url: str, page: Page, screenshots: Path
 ) -> None:
     query = "&".join(f"offers={ref}" for ref in OFFERS)
     page.goto(f"{app_url}/onprem?{query}", wait_until="domcontentloaded")
@@ -57,8 +55,3 @@ def test_four_dgx_h100_at_ten_thousand_gpu_hours_against_aws_and_lambda(
     page.locator(".js-plotly-plot").nth(1).wait_for(timeout=30_000)  # both charts drawn
     page.screenshot(path=str(screenshots / "onprem-4-dgx-h100-10000h.png"), full_page=True)
     assert page.locator('[data-testid="stException"]').count() == 0
-    report = download(page, "Download HTML report", tmp_path / "report.html", 60_000)
-    html = report.read_text()
-    assert "Cloud vs on-prem: 32 x H100-SXM" in html
-    assert "At 43% utilization (10,000 GPU-hours a month on 32 H100-SXM)" in html
-    assert "lines from typical defaults" in html
