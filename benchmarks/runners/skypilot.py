@@ -18,7 +18,8 @@ SkyPilot writes an SSH config entry named after the cluster (~/.sky/generated/ss
 included from ~/.ssh/config), so the machine's `host` is the cluster name.
 
 SkyPilot is imported only when a skypilot target is launched (never by `import planner`).
-`sdk` may be given (tests: a stand-in whose calls are checked against the real SDK).
+`sdk` may be given (tests: a stand-in whose calls are checked against the real SDK; it
+names AutostopWaitFor.JOBS as `wait_for_jobs`).
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ class SkyPilotProvisioner:
         is accepted. `startup_script` is not used: the deadline job is the switch here."""
         sky = self.sdk
         task = self.task(target, name, expires_at, sweep_id)
-        wait_for = _wait_for_jobs()
+        wait_for = _wait_for_jobs() if _is_sky(sky) else getattr(sky, "wait_for_jobs", None)
         try:
             request = sky.launch(
                 task, cluster_name=name, retry_until_up=False,
@@ -225,6 +226,10 @@ class SkyPilotProvisioner:
         if "error" in box:
             raise ProvisionError(f"{what}: {one_line(box['error'])}")
         return box.get("value")
+
+
+def _is_sky(sdk: Any) -> bool:
+    return getattr(sdk, "__name__", None) == "sky"
 
 
 def _wait_for_jobs() -> Any:

@@ -482,6 +482,8 @@ def _check_strings(path: str, where: str, backend: str, s: dict[str, str | None]
         rule = rules.get(backend) or rules.get("*")
         if rule is not None and not rule[0](value):
             hint = _host_hint(value) if name == "host" else _hint(value, rule[0])
+            if name == "cloud" and not hint:
+                hint = _closest(value[:100], SKYPILOT_CLOUDS)
             if name == "zone" and not hint and GCP_REGION.fullmatch(value):
                 hint = f"; that is a region, a zone of it is e.g. '{value}-a'"
             raise SpecError(path, key, f"{_shown(value)} is not valid: give {rule[1]}{hint}")
