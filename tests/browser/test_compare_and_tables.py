@@ -107,26 +107,26 @@ def test_compare_view_side_by_side_and_its_csv(
 ) -> None:
     page.goto(f"{app_url}/?{QUERY}", wait_until="domcontentloaded")
     page.get_by_text("Compare options").wait_for(timeout=120_000)
-    compare = page.locator('[data-testid="stDataFrame"]').nth(1)
-    compare.locator("[role=gridcell]").first.wait_for(state="attached", timeout=30_000)
-    columns = grid_columns(compare)
+    compare = page.locator('[data-testid="stTable"]')
+    compare.locator("tbody tr").first.wait_for(timeout=30_000)
+    headers = compare.locator("thead th").all_inner_texts()
+    rows = [r.locator("td, th").all_inner_texts() for r in compare.locator("tbody tr").all()]
     chosen = default_compared()
     assert 2 <= len(chosen) <= 4  # the picks by default
-    # columns are drawn as they scroll into view: the first options are there
-    options = [h for h in columns if h != "figure"]
-    assert options and options == chosen[: len(options)]
-    figures = columns["figure"]
+    options = headers[1:]
+    assert options == chosen  # every option is drawn: the table wraps to the page
+    figures = [r[0] for r in rows]
     for field in ("time to train", "cost P10–P90", "$/GPU-hour", "throughput source",
                   "price date"):  # fmt: skip
         assert field in figures
-    row = figures.index("$/GPU-hour")
-    assert all(columns[o][row].startswith("$") for o in options)
+    row = rows[figures.index("$/GPU-hour")]
+    assert all(cell.startswith("$") for cell in row[1:]) and len(row) == len(headers)
     compare.scroll_into_view_if_needed()
     page.screenshot(path=str(screenshots / "plan-compare.png"), full_page=True)
     csv = download(page, "Download comparison CSV", tmp_path / "compare.csv")
     with csv.open() as handle:
-        rows = list(DictReader(handle))
-    assert len(rows) == len(chosen)
-    assert {r["total_gpus"] for r in rows} == {"8.0"}
-    assert all(r["price_date"] and r["throughput_source"] for r in rows)
+        lines = list(DictReader(handle))
+    assert len(lines) == len(chosen)
+    assert {r["total_gpus"] for r in lines} == {"8.0"}
+    assert all(r["price_date"] and r["throughput_source"] for r in lines)
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
