@@ -54,18 +54,27 @@ def torch_choice_script(index_url: str | None) -> str:
     )
 
 
+def sh_path(path: str) -> str:
+    """`path` as one shell word: quoted, except that a leading `~/` still means $HOME."""
+    if path == "~":
+        return '"$HOME"'
+    if path.startswith("~/"):
+        return '"$HOME"/' + shlex.quote(path[2:])
+    return shlex.quote(path)
+
+
 def install_script(
     venv: str, wheel_path: str, version: str, digest: str, torch_index_url: str | None = None,
     constraints_path: str | None = None,
 ) -> str:  # fmt: skip
     """The install script (see the module docstring); paths as the remote shell reads them."""
     q = shlex.quote
-    constraint = f"-c {q(constraints_path)} " if constraints_path else ""
+    constraint = f"-c {sh_path(constraints_path)} " if constraints_path else ""
     marker = marker_name(version, digest)
     return (
         "set -e\n"
-        f"venv={q(venv)}\n"
-        f"wheel={q(wheel_path)}\n"
+        f"venv={sh_path(venv)}\n"
+        f"wheel={sh_path(wheel_path)}\n"
         f'marker="$venv/{marker}"\n'
         'mkdir -p "$(dirname "$venv")"\n'
         'if command -v flock >/dev/null 2>&1; then exec 9>"$venv.lock"; flock 9; fi\n'

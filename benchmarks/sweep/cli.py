@@ -384,14 +384,17 @@ def export(
     spec_path: SpecPath,
     skypilot: Annotated[Path, typer.Option("--skypilot", help="folder for task YAML files")],
 ) -> None:
-    """One SkyPilot task YAML per cloud target, running the same benchmarks."""
+    """One SkyPilot task YAML per cloud target, running the same benchmarks, and the
+    gpuplan wheel they install (no package index needs to carry gpuplan)."""
+    from benchmarks.runners.ship import ShipError
     from benchmarks.sweep.skypilot import write_tasks
 
     try:
         spec = load_spec(spec_path)
-    except SpecError as exc:
+        paths = write_tasks(spec, skypilot)
+    except (SpecError, ShipError) as exc:
         abort(str(exc))
-    for path in write_tasks(spec, skypilot):
+    for path in paths:
         print(path)
 
 

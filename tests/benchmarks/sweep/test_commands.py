@@ -10,6 +10,7 @@ import pytest
 
 from benchmarks.runners import ssh
 from benchmarks.runners.machine import Machine
+from benchmarks.runners.ship import Wheel
 from benchmarks.sweep.skypilot import task_yaml, write_tasks
 from benchmarks.sweep.spec import parse_spec
 from tests.benchmarks.sweep.conftest import ONE_RUN, only_state, spec_text
@@ -87,14 +88,46 @@ def test_skypilot_export_writes_one_task_per_cloud_target(tmp_path: Path) -> Non
         ONE_RUN,
     )
     spec = parse_spec(tomllib.loads(text), "s.toml")
-    paths = write_tasks(spec, tmp_path / "sky")
+    built = tmp_path / "gpuplan-0.2.0-py3-none-any.whl"
+    built.write_bytes(b"a wheel")
+    wheel = Wheel(built, "0.2.0", "abcd")
+    paths = write_tasks(spec, tmp_path / "sky", wheel)
     assert [p.name for p in paths] == ["loopback-1.yaml", "loopback-2.yaml"]
-    aws = json.loads(task_yaml(spec, 1))  # JSON: valid YAML, written by a serializer
+    # The wheel goes beside the tasks, and each task mounts that copy.
+    copy = tmp_path / "sky" / built.name
+    assert copy.read_bytes() == b"a wheel"
+    aws = json.loads(paths[0].read_text())  # JSON: valid YAML, written by a serializer
     assert aws["resources"] == {
         "cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-2", "use_spot": True,
     }  # fmt: skip
-    assert aws["run"].startswith("gpuplan bench run --workload gpt --world-size 1 --size tiny")
-    assert json.loads(task_yaml(spec, 2))["resources"]["zone"] == "us-central1-a"
+    remote = "~/.gpuplan-sweep/wheels/0.2.0-abcd/gpuplan-0.2.0-py3-none-any.whl"
+    assert aws["file_mounts"] == {remote: str(copy.resolve())}
+    # setup installs that wheel (no package index needs to carry gpuplan); run uses its venv.
+    assert "pip install 'gpuplan[bench]'" not in aws["setup"]
+    assert '"$wheel[bench]"' in aws["setup"] and 'wheel="$HOME"/' in aws["setup"]
+    assert aws["run"].startswith(
+        '"$HOME"/.gpuplan-sweep/venv/bin/python -m planner.cli.main bench run --workload gpt '
+        "--world-size 1 --size tiny"
+    )
+    assert json.loads(task_yaml(spec, 2, wheel))["resources"]["zone"] == "us-central1-a"
+
+
+def test_skypilot_export_of_a_skypilot_target_pins_its_resources(tmp_path: Path) -> None:
+    text = spec_text(
+        '[[targets]]\nbackend = "skypilot"\ncloud = "nebius"\nregion = "eu-north1"\n'
+        'instance_type = "gpu-h100-sxm_1gpu-16vcpu-200gb"\nremote_python = "/opt/py/bin/python"\n',
+        ONE_RUN,
+    )
+    spec = parse_spec(tomllib.loads(text), "s.toml")
+    (path,) = write_tasks(spec, tmp_path / "sky")  # remote_python: no wheel is built
+    task = json.loads(path.read_text())
+    assert task["resources"] == {
+        "cloud": "nebius", "region": "eu-north1",
+        "instance_type": "gpu-h100-sxm_1gpu-16vcpu-200gb", "use_spot": False,
+    }  # fmt: skip
+    assert task["file_mounts"] == {} and task["setup"] == ""
+    assert task["run"].startswith("/opt/py/bin/python -m planner.cli.main bench run")
+    assert [p.name for p in (tmp_path / "sky").iterdir()] == [path.name]
 
 
 def test_remote_folder_is_per_target_under_the_configured_base(

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.runners.ship import Wheel
 from benchmarks.sweep import spec as spec_module
 from benchmarks.sweep.skypilot import TASK_KEYS, task_yaml, write_tasks
 from benchmarks.sweep.spec import (
@@ -31,6 +32,7 @@ KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGq0fY0x7c2ZmXcT3oQ6mS1b8zN3d2Yk0mJ2k
 AWS = {"backend": "aws", "instance_type": "p4d.24xlarge", "region": "us-east-1"}
 GCP = {"backend": "gcp", "instance_type": "a2-highgpu-1g", "zone": "us-central1-a"}
 SSH = {"backend": "ssh", "host": "gpu-box-1"}
+WHEEL = Wheel(Path("/built/gpuplan-0.2.0-py3-none-any.whl"), "0.2.0", "abcd")  # not read
 RUN = {"workload": "resnet50", "steps": 20}
 
 
@@ -100,13 +102,14 @@ def test_every_string_of_a_target_refuses_control_characters() -> None:
 def test_an_odd_but_printable_label_cannot_change_the_export(tmp_path: Path) -> None:
     label = 'a: b # {"file_mounts": 1} \'" ] } --- & *x'
     spec = parse_spec(data({**AWS, "label": label}), "s.toml")
-    text = task_yaml(spec, 0)
+    text = task_yaml(spec, 0, WHEEL)
     task = json.loads(text)
     assert tuple(task) == TASK_KEYS
     assert task["resources"] == {
         "cloud": "aws", "instance_type": "p4d.24xlarge", "region": "us-east-1", "use_spot": False,
     }  # fmt: skip
     assert task["run"].endswith(" --out results\n") and task["run"].count("\n") == 1
+    assert label not in text
     yaml = pytest.importorskip("yaml")
     assert yaml.safe_load(text) == task  # the same document for a YAML reader
 
@@ -121,13 +124,13 @@ def test_the_export_is_serialized_even_for_values_that_bypass_the_spec(tmp_path:
         instance_type='a2"\n}, "file_mounts": {"/root/.ssh/authorized_keys": "x"}, "x": {"',
     )
     hostile = dataclasses.replace(spec, targets=(bad,))
-    task = json.loads(task_yaml(hostile, 0))
+    task = json.loads(task_yaml(hostile, 0, WHEEL))
     assert tuple(task) == TASK_KEYS
     assert set(task["resources"]) == {"cloud", "instance_type", "zone", "use_spot"}
     assert task["resources"]["zone"] == bad.zone
     assert task["resources"]["instance_type"] == bad.instance_type
     yaml = pytest.importorskip("yaml")
-    assert set(yaml.safe_load(task_yaml(hostile, 0))) == set(TASK_KEYS)
+    assert set(yaml.safe_load(task_yaml(hostile, 0, WHEEL))) == set(TASK_KEYS)
 
 
 def test_export_is_written_atomically_and_quotes_each_argument(
@@ -136,21 +139,23 @@ def test_export_is_written_atomically_and_quotes_each_argument(
     runs = {"workload": "gpt", "size": "tiny", "batch": [2, 4], "steps": 2}
     spec = parse_spec(data(dict(GCP), runs), "s.toml")
     folder = tmp_path / "sky"
-    [path] = write_tasks(spec, folder)
-    assert sorted(p.name for p in folder.iterdir()) == ["demo-0.yaml"]  # no temporary left
+    built = tmp_path / WHEEL.name
+    built.write_bytes(b"a wheel")
+    [path] = write_tasks(spec, folder, Wheel(built, WHEEL.version, WHEEL.digest))
+    assert sorted(p.name for p in folder.iterdir()) == ["demo-0.yaml", WHEEL.name]  # no .tmp
     task = json.loads(path.read_text())
     lines = task["run"].splitlines()
-    assert lines[0].startswith("gpuplan bench run --workload gpt --world-size 1 --size tiny")
+    assert "-m planner.cli.main bench run --workload gpt --world-size 1 --size tiny" in lines[0]
     assert [line.split("--batch ")[1].split()[0] for line in lines] == ["2", "4"]
     assert task["resources"]["zone"] == "us-central1-a" and task["name"] == "demo-0"
 
-    def broken(spec: SweepSpec, index: int) -> str:
+    def broken(spec: SweepSpec, index: int, wheel: Wheel | None) -> str:
         raise OSError("disk full")
 
     monkeypatch.setattr("benchmarks.sweep.skypilot.task_yaml", broken)
     with pytest.raises(OSError, match="disk full"):
-        write_tasks(spec, folder)
-    assert sorted(p.name for p in folder.iterdir()) == ["demo-0.yaml"]
+        write_tasks(spec, folder, Wheel(built, WHEEL.version, WHEEL.digest))
+    assert sorted(p.name for p in folder.iterdir()) == ["demo-0.yaml", WHEEL.name]
     assert json.loads(path.read_text()) == task  # the old file is untouched
 
 
