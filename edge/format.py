@@ -17,10 +17,12 @@ def _finite(value: object) -> bool:
 def money(usd: float, short: bool = False, cents: bool = False) -> str:
     """$0.52, $4.38, $1,234, <$0.01 for less than half a cent; short: $18.4k, $1.31M from
     $10,000 up (and $1.2k from $1,000); cents: always to the cent ($1,234.56), for amounts
-    a budget is checked against."""
+    a budget is checked against. Negative amounts lead with the sign: -$27k."""
     if not _finite(usd):
         return "-"
     usd = float(usd)
+    if usd < 0 and not 0 < -usd < 0.005:  # a credit: -$27k, as accountants write it
+        return "-" + money(-usd, short, cents)
     if cents:
         return f"${usd:,.2f}"
     if 0 < abs(usd) < 0.005:
