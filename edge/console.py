@@ -4,9 +4,11 @@ rich reads `[red]` as markup and `:b:` as an emoji code by default; here neither
 the consoles have emoji codes off, and the text from outside goes in as rich Text (or
 through rich.markup.escape), so an error quoting `:b: [red]` prints `:b: [red]`.
 
-`warn` and `error` print one `warning: ` / `error: ` line on stderr (never wrapped, the
-label coloured at a terminal), `warn_lines` one such line for each of several messages
-with their whitespace folded, `abort` the error line and then exits with its code.
+`warn` and `error` print a `warning: ` / `error: ` message on stderr (the label coloured at
+a terminal), wrapped at words to $COLUMNS or the terminal's width, and as one line when
+stderr goes to a file or a pipe without $COLUMNS (what scripts read); `warn_lines` one
+such message for each of several, their whitespace folded; `abort` the error line and then
+exits with its code.
 """
 
 from __future__ import annotations
@@ -30,17 +32,32 @@ def shorten(text: object, limit: int = MAX_SHOWN_CHARS) -> str:
     return f"{value[:limit]}... ({len(value):,} characters)"
 
 
-def text_console(stderr: bool = False) -> Console:
-    """A console as wide as the terminal (REDIRECTED_WIDTH when redirected) that never
-    turns `:name:` into an emoji and highlights nothing; markup in a str still applies,
-    so print outside text as Text or through rich.markup.escape."""
+def asked_width(stderr: bool = False) -> int | None:
+    """$COLUMNS where set (over 20), else the terminal's width, else None (redirected)."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 20:
+        return int(columns)
     probe = Console(stderr=stderr)
+    return probe.width if probe.is_terminal else None
+
+
+def text_console(stderr: bool = False) -> Console:
+    """A console as wide as $COLUMNS or the terminal (REDIRECTED_WIDTH when redirected)
+    that never turns `:name:` into an emoji and highlights nothing; markup in a str still
+    applies, so print outside text as Text or through rich.markup.escape."""
     return Console(
         stderr=stderr,
-        width=None if probe.is_terminal else REDIRECTED_WIDTH,
+        width=asked_width(stderr) or REDIRECTED_WIDTH,
         emoji=False,
         highlight=False,
     )
+
+
+def _say(text: Text) -> None:
+    """`text` on stderr, wrapped at words to the asked width, or one line when redirected."""
+    text_console(stderr=True).print(text, soft_wrap=asked_width(stderr=True) is None)
 
 
 def labelled(label: str, style: str, message: str) -> Text:
@@ -50,20 +67,20 @@ def labelled(label: str, style: str, message: str) -> Text:
 
 def warn(message: str) -> None:
     """Print `warning: message` to stderr, the message as written."""
-    text_console(stderr=True).print(labelled("warning", "yellow", message), soft_wrap=True)
+    _say(labelled("warning", "yellow", message))
 
 
 def warn_lines(lines: Iterable[str], limit: int = MAX_WARNING_CHARS) -> None:
     """warn() each line with its whitespace folded (newlines too) and cut to `limit`
-    characters: one line each, so scripts reading --format json|csv output on stdout
-    still see on stderr what was ignored."""
+    characters: one message each (one line each when redirected), so scripts reading
+    --format json|csv output on stdout still see on stderr what was ignored."""
     for line in lines:
         warn(shorten(" ".join(str(line).split()), limit))
 
 
 def error(message: str) -> None:
     """Print `error: message` to stderr, the message as written (and go on)."""
-    text_console(stderr=True).print(labelled("error", "bold red", message), soft_wrap=True)
+    _say(labelled("error", "bold red", message))
 
 
 def abort(message: str, code: int = 2) -> NoReturn:

@@ -180,7 +180,7 @@ def refresh_command(
             "--regions",
             "--region",
             help="comma-separated or repeated; default: "
-            + "; ".join(f"{p} {','.join(r) or 'all'}" for p, r in DEFAULT_REGIONS.items()),
+            + "; ".join(f"{p} {', '.join(r) or 'all'}" for p, r in DEFAULT_REGIONS.items()),
         ),
     ] = None,
     project: Annotated[

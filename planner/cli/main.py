@@ -63,13 +63,45 @@ def fold_paragraphs(paragraphs: list[str], markup_mode: object = None) -> str:
     return "\n\n".join(folded)
 
 
+# Below this width the help panels leave out the options' type column (<str>, <int>): its
+# dozen columns go to the descriptions, which otherwise cut words at 80.
+HELP_TYPES_FROM_WIDTH = 100
+# An options-panel row: [required,] long, short, negative long, negative short, type, help.
+_OPTION_ROW_CELLS = 6
+
+
+def _names_whole_table() -> type:
+    """A rich Table whose first columns (the help panels' option names) are never cut
+    ("--no-flash-atten…" left a name no one can type); below HELP_TYPES_FROM_WIDTH an
+    options row leaves out its type cell."""
+    from rich.table import Table
+
+    class NamesWholeTable(Table):
+        def add_row(self, *renderables: Any, **options: Any) -> None:
+            cells = list(renderables)
+            if len(cells) >= _OPTION_ROW_CELLS and _help_width() < HELP_TYPES_FROM_WIDTH:
+                del cells[-2]
+            super().add_row(*cells, **options)
+            for column in self.columns[:-1]:
+                column.no_wrap = True
+
+    return NamesWholeTable
+
+
 def _readable_help() -> None:
     """typer's rich help at the terminal's width with paragraphs folded (fold_paragraphs)."""
     import inspect
 
     from typer import rich_utils
 
-    rich_utils.MAX_WIDTH = _help_width()
+    rich_console = rich_utils._get_rich_console
+
+    def console_at_width(stderr: bool = False) -> Any:
+        rich_utils.MAX_WIDTH = _help_width()  # read when the help prints, not at import
+        return rich_console(stderr)
+
+    rich_utils._get_rich_console = console_at_width
+    rich_utils.Table = _names_whole_table()  # type: ignore[misc]
     rich_utils._fix_linebreaks = fold_paragraphs  # type: ignore[assignment]
     command_help = rich_utils._make_command_help
 

@@ -127,8 +127,8 @@ def plan(
         typer.Option(
             "--workload",
             "-w",
-            help="catalog name (gpuplan workloads) or llm-<params>[-finetune|-lora|-qlora]"
-            "-<tokens>",
+            help="catalog name (gpuplan workloads) or llm-<params>-<tokens> with -finetune, "
+            "-lora or -qlora after the params (llm-7b-140b, llm-69b-lora-1b)",
         ),
     ],
     precision: Annotated[
