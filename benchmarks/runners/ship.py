@@ -58,9 +58,13 @@ DIGEST_CHARS = 16  # of the content digest in the cache folder's name
 INSTALL_ONLY = ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
 # pip's own lines around a backend's failure, which say nothing about the cause.
 PIP_NOISE = re.compile(
-    r"^\s*(note: This error originates|hint: See above|╰─>|\[end of output\]|"
-    r"ERROR: Failed to build|error: subprocess-exited-with-error|ERROR: Failed building)"
+    r"^\s*(note: This error originates|note: This is an issue with the package|hint: See above|"
+    r"╰─>|[×│]|\[end of output\]|ERROR: Failed to build|ERROR: Failed building|"
+    r"error: subprocess-exited-with-error|error: metadata-generation-failed|WARNING: Location)"
 )
+# A line that says what went wrong: "configuration error: ...", "ValueError: ...".
+ERROR_LINE = re.compile(r"(?i)(?:^|\s)error\b|\b\w+(?:Error|Exception):")
+MAX_ERROR_LINES = 3
 
 
 class ShipError(RuntimeError):
@@ -169,10 +173,20 @@ def backend_ok() -> bool:
 
 
 def _tail(text: str, lines: int = TAIL_LINES) -> list[str]:
-    """The last `lines` meaningful lines of a tool's output, made plain."""
+    """What a failed build said, made plain: its first lines that name an error (a
+    backend's own "configuration error: ..." comes long before the end of its output),
+    then its last lines, at most `lines` in all; pip's own framing left out."""
     kept = [plain(line.rstrip(), 300) for line in text.splitlines()]
     kept = [line for line in kept if line.strip() and not PIP_NOISE.match(line)]
-    return kept[-lines:]
+    errors = [i for i, line in enumerate(kept) if ERROR_LINE.search(line)][:MAX_ERROR_LINES]
+    last = list(range(max(0, len(kept) - (lines - len(errors))), len(kept)))
+    chosen = sorted(set(errors) | set(last))
+    shown: list[str] = []
+    for n, i in enumerate(chosen):
+        if n and i != chosen[n - 1] + 1:
+            shown.append("…")
+        shown.append(kept[i].strip())
+    return shown
 
 
 def _build_from_checkout(root: Path, cache: Path, version: str, digest: str) -> Wheel:
