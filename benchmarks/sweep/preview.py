@@ -131,6 +131,8 @@ def preview_target(spec: SweepSpec, target: TargetSpec, data: SweepData) -> Targ
     """Expected minutes and dollars of one target (see the module docstring)."""
     notes: list[str] = []
     quote = data.price(target)
+    usd: float | None
+    priced_at: str | None
     if target.is_cloud and quote is None and target.usd_per_hour is not None:
         usd, priced_at, source = target.usd_per_hour, None, "usd_per_hour in the spec"
     elif target.is_cloud:

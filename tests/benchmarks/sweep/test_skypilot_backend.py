@@ -144,7 +144,8 @@ def test_the_task_pins_every_resource_given_and_ends_at_the_deadline() -> None:
     }  # fmt: skip
     assert config["file_mounts"] == {"~/.gpuplan-sweep/w/gpuplan.whl": "/tmp/gpuplan.whl"}
     # The run job sleeps until the deadline: run it with the deadline just past.
-    past = task_config(lambda_cloud_target(), "n", dt.datetime.now(dt.UTC), "s")["run"]
+    just_past = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=5)
+    past = task_config(lambda_cloud_target(), "n", just_past, "s")["run"]
     done = subprocess.run(["sh", "-c", past], capture_output=True, text=True, timeout=10)
     assert done.returncode == 0 and "max_minutes_per_target reached" in done.stdout
     assert str(int(expires.timestamp())) in config["run"]
