@@ -21,10 +21,10 @@ def _cv(value: object) -> str:
 
 RESULT_COLUMNS: tuple[Col, ...] = (
     Col("id", "id (workload-size-precision-device x count-time)", shrink_to=24),
-    Col("device_label", "device", shrink_to=8),
+    Col("device_label", "device", shrink_to=8, drop=2),
     Col("world_size", "count", right=True),
     Col("throughput_text", "throughput", right=True),
-    Col("throughput_cv", "CV", _cv, right=True),
+    Col("throughput_cv", "CV", _cv, right=True, drop=1),
 )
 
 

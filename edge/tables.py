@@ -183,8 +183,10 @@ def fit_table(
     columns: Sequence[Col],
     width: int,
     title: str | None = None,
+    more: str = "--wide or a wider terminal",
 ) -> RenderableType:
-    """A title (wrapped at words) and a table of `columns` whose lines fit `width`.
+    """A title (wrapped at words) and a table of `columns` whose lines fit `width`; `more`
+    says where the columns left out are shown.
 
     Laid out as plain lines (header, rule, rows; two spaces between columns): what a rich
     Table with box.SIMPLE_HEAD draws, at a fraction of its cost for hundreds of rows. A
@@ -243,7 +245,7 @@ def fit_table(
         parts.append(Text("\n".join(body)))
     if left_out:
         names = ", ".join(c.header for c in left_out)
-        note = f"not shown at this width: {names} (--wide or a wider terminal)"
+        note = f"not shown at this width: {names} ({more})"
         parts.append(Text("\n".join(wrap_words(note, width))))
     return Group(*parts)
 

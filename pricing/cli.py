@@ -147,12 +147,14 @@ def status(
         fmt,
         title=f"price sources in use (user snapshots: {user_snapshot_dir()})",
         table_columns=["provider", "origin", "price_date", "age", "rows", "refresh", "date_basis"],
+        beneath=("refresh", "date_basis"),
     )
     if fmt == "table":
         emit(
             sources_frame(),
             fmt,
             title="sources `gpuplan pricing refresh SOURCE` reads",
+            optional=("credentials",),
         )
     listed = stale_text(frame)
     if listed:
@@ -357,7 +359,14 @@ def diff_command(
         return
     changes = diff_offers(old_offers, new_offers)
     summary = f"{old_label} -> {new_label}: {summarize(changes)}"
-    emit(changes, fmt, title=summary, table_columns=DIFF_COLUMNS)
+    emit(
+        changes,
+        fmt,
+        title=summary,
+        table_columns=DIFF_COLUMNS,
+        beneath=("detail",),
+        optional=("region", "pricing", "gpu_count"),
+    )
     if fmt != "table":
         text_console(stderr=True).print(Text(summary))
 

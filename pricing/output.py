@@ -45,6 +45,16 @@ HEADERS: dict[str, str] = {
     "break_even_months": "break-even months",
     "samples_text": "samples",
     "flops_text": "FLOPs/sample",
+    "gpu_model": "GPU",
+    "num_gpus": "GPUs",
+    "seq_len": "seq",
+    "tokens_per_s": "tokens/s",
+    "predicted_throughput": "throughput",
+    "predicted_low": "low",
+    "predicted_high": "high",
+    "old_usd_per_hour": "old $/h",
+    "new_usd_per_hour": "new $/h",
+    "change_pct": "change",
 }
 
 
@@ -76,11 +86,15 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def table_cols(
-    frame: pd.DataFrame, columns: Sequence[str], beneath: Sequence[str] = ()
+    frame: pd.DataFrame,
+    columns: Sequence[str],
+    beneath: Sequence[str] = (),
+    optional: Sequence[str] = (),
 ) -> list[Col]:
     """A fit-to-width column per name: numbers right-aligned and whole, text wrapped at
     words (never cut mid-word), in the order asked; those in `beneath` go under their row
-    where the table does not fit with them."""
+    where the table does not fit with them, those in `optional` are left out (the first
+    named first) where it still does not fit."""
     import pandas as pd
 
     from edge.tables import Col  # edge.tables loads pandas: not on `gpuplan --help`
@@ -89,10 +103,11 @@ def table_cols(
     for column in columns:
         header = HEADERS.get(column, column)
         values = frame[column].astype(str)
+        drop = len(optional) - list(optional).index(column) if column in optional else 0
         if pd.api.types.is_numeric_dtype(frame[column]):
-            cols.append(Col(column, header, partial(_cell, column), right=True))
+            cols.append(Col(column, header, partial(_cell, column), right=True, drop=drop))
         elif not values.str.contains(" ").any():  # names and codes: whole, never wrapped
-            cols.append(Col(column, header, partial(_cell, column)))
+            cols.append(Col(column, header, partial(_cell, column), drop=drop))
         else:
             cols.append(
                 Col(
@@ -102,6 +117,7 @@ def table_cols(
                     wrap=True,
                     shrink_to=10,
                     below=column in beneath,
+                    drop=drop,
                 )
             )
     return cols
@@ -113,6 +129,7 @@ def print_table(
     table_columns: Sequence[str] | None = None,
     console: Console | None = None,
     beneath: Sequence[str] = (),
+    optional: Sequence[str] = (),
 ) -> None:
     """`frame` as a table of `table_columns` (all where None) that fits the terminal
     (edge.tables.console_width: $COLUMNS, else the terminal, else 100 when piped); the
@@ -124,7 +141,8 @@ def print_table(
     console = console or make_console(width)
     # Titles and cells may hold paths and labels from outside: fit_table prints them as
     # Text, never markup or emoji.
-    console.print(fit_table(frame, table_cols(frame, columns, beneath), width, title))
+    cols = table_cols(frame, columns, beneath, optional)
+    console.print(fit_table(frame, cols, width, title, more="--format csv or a wider terminal"))
 
 
 def emit(
@@ -134,15 +152,17 @@ def emit(
     table_columns: Sequence[str] | None = None,
     console: Console | None = None,
     beneath: Sequence[str] = (),
+    optional: Sequence[str] = (),
 ) -> None:
     """Print `frame` to stdout in `fmt` (table shows `table_columns`, those in `beneath`
-    under their row where the terminal is too narrow; json/csv show all)."""
+    under their row and those in `optional` left out where the terminal is too narrow;
+    json/csv show all)."""
 
     if fmt == "json":
         sys.stdout.write(json.dumps(records(frame), indent=2, default=str) + "\n")
     elif fmt == "csv":
         sys.stdout.write(frame.to_csv(index=False))
     elif fmt == "table":
-        print_table(frame, title, table_columns, console, beneath)
+        print_table(frame, title, table_columns, console, beneath, optional)
     else:
         raise ValueError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}")

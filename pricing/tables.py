@@ -18,15 +18,15 @@ def _gpus(value: object) -> str:
 
 
 OFFER_COLUMNS: tuple[Col, ...] = (
-    Col("provider", "provider", shrink_to=6),
-    Col("region", "region", shrink_to=8),
-    Col("instance_type", "instance", shrink_to=12),
-    Col("gpu_name", "GPU", shrink_to=8),
+    Col("provider", "provider"),
+    Col("region", "region", drop=2),
+    Col("instance_type", "instance", shrink_to=16),
+    Col("gpu_name", "GPU"),
     Col("gpu_count", "GPUs", _gpus, right=True),
-    Col("usd_per_hour", "$/h", _usd, right=True),
-    Col("spot_usd_per_hour", "spot $/h", _usd, right=True),
+    Col("usd_per_hour", "$/h", _usd, right=True, drop=1),
+    Col("spot_usd_per_hour", "spot $/h", _usd, right=True, drop=3),
     Col("usd_per_gpu_hour", "$/GPU-h", _usd, right=True),
-    Col("priced", "priced", shrink_to=10),
+    Col("priced", "priced"),
 )
 
 

@@ -243,13 +243,24 @@ def _llm_table_cells(result: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
+# Left out of a table too wide for the terminal (the first first); --format csv has them.
+OPTIONAL_COLUMNS = ("fits", "seq_len", "precision")
+
+
 def _emit(frame: pd.DataFrame, fmt: str, title: str, table_columns: tuple[str, ...]) -> None:
     """`frame` on stdout as `fmt`; as csv, spreadsheet-safe (planner.render.spreadsheet)."""
     if fmt == "csv":
         from planner.render.spreadsheet import spreadsheet_safe
 
         frame = spreadsheet_safe(frame)
-    emit(frame, fmt, title=title, table_columns=table_columns)
+    emit(
+        frame,
+        fmt,
+        title=title,
+        table_columns=table_columns,
+        beneath=("layout",),
+        optional=OPTIONAL_COLUMNS,
+    )
 
 
 def _write_csv(output: str, frame: pd.DataFrame) -> None:
