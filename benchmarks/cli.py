@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 # Light modules only (`gpuplan --help` loads no pandas): commands import results and intake.
@@ -223,6 +222,8 @@ RUN_TABLE = (
     ("peak GiB", "peak_memory_gib", "{:.2f}"),
     ("power W", "mean_power_w", "{:.0f}"),
 )
+# Left out where the terminal is too narrow, the first first (--format json has them).
+RUN_OPTIONAL = ("power W", "TFLOP/s/dev", "step p50 s", "peak GiB", "CV", "batch/dev")
 
 
 def _print_results(written: list[tuple[Any, Path]], fmt: str) -> None:
@@ -230,11 +231,9 @@ def _print_results(written: list[tuple[Any, Path]], fmt: str) -> None:
         print(json.dumps([r.model_dump() for r, _ in written], indent=2))
         _warn_noisy([r for r, _ in written])
         return
-    probe = Console()
-    console = _console(width=None if probe.is_terminal else 200)
-    table = Table(title=f"{len(written)} result(s) written")
-    for header, _, _ in RUN_TABLE:
-        table.add_column(header)
+    from benchmarks.tables import print_cells
+
+    rows = []
     for result, _ in written:
         cells = []
         for _, name, spec in RUN_TABLE:
@@ -244,8 +243,10 @@ def _print_results(written: list[tuple[Any, Path]], fmt: str) -> None:
                 continue
             value = getattr(result, name)
             cells.append("-" if value is None else spec.format(value))
-        table.add_row(*cells)
-    console.print(table)
+        rows.append(cells)
+    headers = [h for h, _, _ in RUN_TABLE]
+    print_cells(headers, rows, f"{len(written)} result(s) written", RUN_OPTIONAL)
+    console = _console()
     for result, path in written:
         console.print(Text(f"{result.id}: {path}"))
         if result.mean_power_w is None:
@@ -521,12 +522,10 @@ def _run_ops(
         abort(f"{label}: {exc}", 2)
     result = read_result(path)
     if fmt == "table":
-        table = Table(title=f"{result.id}: median rate per call")
-        for header in SUMMARY_COLUMNS:
-            table.add_column(header)
-        for row in summary_rows(result.op_figures or []):
-            table.add_row(*row)
-        _console(width=None if Console().is_terminal else 200).print(table)
+        from benchmarks.tables import print_cells
+
+        rows = [list(r) for r in summary_rows(result.op_figures or [])]
+        print_cells(list(SUMMARY_COLUMNS), rows, f"{result.id}: median rate per call")
     return [(result, path)]
 
 

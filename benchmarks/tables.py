@@ -1,4 +1,4 @@
-"""`gpuplan bench list|show` as tables that fit the terminal."""
+"""`gpuplan bench list|show|run` as tables that fit the terminal."""
 
 from __future__ import annotations
 
@@ -52,3 +52,24 @@ def print_result(record: Mapping[str, Any]) -> None:
     ]
     columns = (Col("field", "field"), Col("value", "value", shrink_to=20))
     print_fit(pd.DataFrame(rows), columns, str(record.get("id", "result")), console_width())
+
+
+def print_cells(
+    headers: list[str],
+    rows: list[list[str]],
+    title: str,
+    optional: tuple[str, ...] = (),
+    console: Any = None,
+) -> None:
+    """Rows of formatted cells under `headers` that fit the terminal: the columns named in
+    `optional` left out, the first named first, where they do not fit (said under it)."""
+    from edge.tables import fit_table, make_console
+
+    frame = pd.DataFrame(rows, columns=headers)
+    columns = [
+        Col(h, h, right=True, drop=len(optional) - optional.index(h) if h in optional else 0)
+        for h in headers
+    ]
+    width = console.width if console is not None else console_width()
+    table = fit_table(frame, columns, width, title, more="--format json or a wider terminal")
+    (console or make_console(width)).print(table)

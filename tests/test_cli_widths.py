@@ -149,3 +149,27 @@ def test_wide_shows_the_columns_a_narrow_table_leaves_out(results_dir: object) -
     wide = _run(["plan", *RESNET, "--wide"], 80)[0]
     assert "throughput_source" in wide and "published" in wide
     assert max(len(line) for line in wide.splitlines()) > 80
+
+
+def test_bench_run_table_fits_80_and_100_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table `bench run` prints for its results (timing a run takes seconds: the
+    bundled results stand in for fresh ones)."""
+    from pathlib import Path
+
+    from benchmarks.cli import _print_results
+    from benchmarks.results import read_result
+
+    paths = sorted(Path(RESULTS).glob("gpt-tiny-*.json"))
+    written = [(read_result(p), p) for p in paths]
+    printed = {}
+    for width in (*WIDTHS, ROOMY):
+        monkeypatch.setenv("COLUMNS", str(width))
+        _print_results(written, "table")
+        printed[width] = capsys.readouterr().out
+    assert "tokens/s" in printed[80] and "MFU" in printed[80]
+    for width in WIDTHS:
+        assert max(len(line) for line in printed[width].splitlines()) <= width
+        assert cut_words(printed[width], printed[ROOMY]) == []
+    assert "power W" in printed[ROOMY] and "not shown" not in printed[ROOMY]
