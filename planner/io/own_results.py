@@ -1,7 +1,9 @@
 """Which of the user's own benchmark results a plan used, which it skipped, and why.
 
 Own results are the rows of planner.throughput.own_and_published_results() whose source is
-"measured" (bundled samples and the results folder). A result is used when it measures the
+"measured" and that are not bundled samples (column `sample`: benchmarks/results/, tiny CPU
+runs shipped to show what a result looks like): only what the user's results folders hold
+is counted, used or skipped. A result is used when it measures the
 plan's benchmark model (workload and size; "gpt" for LLMs) at the plan's precision on a
 GPU the spec table knows; otherwise it is skipped with a reason code (planner.notes
 SKIP_REASONS): a CPU run does not predict a GPU, a device name not matched to a GPU has no
@@ -14,6 +16,7 @@ from __future__ import annotations
 import pandas as pd
 
 from planner.notes import Note
+from planner.throughput.offers import SAMPLE_COLUMN
 from planner.workloads.catalog import Workload
 
 # Precisions that share a dense peak (an LLM MFU at fp16 stands for bf16 and back).
@@ -26,6 +29,8 @@ def own_result_notes(results: pd.DataFrame, workload: Workload, precision: str) 
     if results.empty or "source" not in results.columns:
         return []
     own = results.loc[results["source"].astype(str) == "measured"]
+    if SAMPLE_COLUMN in own.columns:
+        own = own.loc[~own[SAMPLE_COLUMN].astype(bool)]
     if own.empty:
         return []
     model = "gpt" if workload.is_llm else workload.model

@@ -11,6 +11,7 @@ spec regression), scaling_report (the Scaling page's tables), reference_io (CSV 
 
 from planner.throughput.estimate import predict, predict_throughput
 from planner.throughput.offers import (
+    SAMPLE_COLUMN,
     SOURCE_RANK,
     bundled_results_dir,
     model_key,
@@ -25,6 +26,7 @@ from planner.throughput.offers import (
 )
 
 __all__ = [
+    "SAMPLE_COLUMN",
     "SOURCE_RANK",
     "bundled_results_dir",
     "model_key",

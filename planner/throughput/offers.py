@@ -113,6 +113,8 @@ def _result_model(workload: str, size: str) -> str:
 OWN_GENERATION = "own"
 # The results-table column with each published figure's benchmark version (v0, v1, ...).
 GENERATION_COLUMN = "generation"
+# True for a bundled sample result (benchmarks/results/), False for the user's and published.
+SAMPLE_COLUMN = "sample"
 
 
 def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
@@ -459,6 +461,9 @@ def own_and_published_results(
 ) -> tuple[pd.DataFrame, list[str]]:
     """Own results (bundled samples + `results_dirs`) and published ones, as one table.
 
+    Column `sample` is True for the bundled samples (benchmarks/results/: tiny CPU runs
+    that show what a result looks like), never the user's own results.
+
     Own results get `gpu_name` from their CUDA device name; published ones a
     `generation`, their benchmark version (results_with_generation). Returns the table
     and one message per result file that was rejected (the others still load).
@@ -469,8 +474,11 @@ def own_and_published_results(
 
     own = []
     problems: list[str] = []
-    for directory in [bundled_results_dir(), *(results_dirs or [])]:
+    samples: set[str] = set()  # ids of the bundled samples not also in a results folder
+    for i, directory in enumerate([bundled_results_dir(), *(results_dirs or [])]):
         loaded, bad = load_results(directory)
+        ids = {r.id for r in loaded}
+        samples = ids if i == 0 else samples - ids
         own.extend(loaded)
         problems.extend(bad)
     mine = results_frame(own)
@@ -478,9 +486,11 @@ def own_and_published_results(
         named = mine["gpu_name"].notna()
         mine.loc[~named, "gpu_name"] = mine.loc[~named, "device_name"].map(gpu_from_device_name)
         mine = mine.drop_duplicates("id")
+    mine[SAMPLE_COLUMN] = mine["id"].isin(samples)
     published = published_frame()
     versions = read_published_table().set_index("id")["benchmark_version"]
     published[GENERATION_COLUMN] = published["id"].map(versions).fillna("").astype(str)
+    published[SAMPLE_COLUMN] = False
     mine[GENERATION_COLUMN] = _versions(own, mine)
     return pd.concat([mine, published], ignore_index=True), problems
 
