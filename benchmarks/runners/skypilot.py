@@ -54,7 +54,8 @@ def deadline_script(expires_at: dt.datetime) -> str:
 
 def resources_config(target: CloudTarget) -> dict[str, Any]:
     """The task's `resources` (SkyPilot's YAML keys) for a target: every given key pinned."""
-    resources: dict[str, Any] = {"cloud": target.cloud}
+    cloud = "kubernetes" if target.cloud == "k8s" else target.cloud  # SkyPilot's own name
+    resources: dict[str, Any] = {"cloud": cloud}
     for key, value in (
         ("region", target.region or None), ("zone", target.zone),
         ("instance_type", target.instance_type or None), ("accelerators", target.accelerators),
