@@ -276,10 +276,18 @@ def wide_cell(column: str, value: Any) -> str:
             return duration(float(value), short=True)
         if column in ("mfu", "utilization") or column.endswith("_fraction"):
             return f"{float(value):.1%}"
-        if float(value).is_integer():
-            return f"{float(value):,.0f}"
-        return f"{float(value):,.4g}"
+        return plain_number(float(value))
     return str(value)
+
+
+def plain_number(value: float) -> str:
+    """A number without scientific notation: whole with thousands separators from 1,000 up
+    (13,344, never 1.334e+04), else 4 significant digits (12.35, 0.0449, 0.000012)."""
+    if value.is_integer() or abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 1e-3:
+        return f"{value:.4g}"
+    return f"{value:.8f}".rstrip("0")
 
 
 def print_wide(frame: pd.DataFrame, title: str | None = None) -> None:

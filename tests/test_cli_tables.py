@@ -239,3 +239,64 @@ def test_the_readme_sample_answer_is_what_the_cli_prints(results_dir: object) ->
     printed = [line.rstrip() for line in _lines(done.stdout)]
     shown = [line.rstrip() for line in block[1 : 1 + len(printed)]]
     assert shown == printed
+
+
+def test_constraint_sentences_do_not_contradict_each_other(results_dir: object) -> None:
+    """With nothing within the budget, no other line speaks of "the fastest option within
+    the budget"; a deadline is worded in the unit people read (3 min, not 0.05 h)."""
+    env = {"COLUMNS": "100"}
+    done = runner.invoke(app, [*PLAN, "--budget-usd", "1", "--view", "constraints"], env=env)
+    assert done.exit_code == 0, done.output
+    text = " ".join(done.stdout.split())
+    assert "nothing costs $1.00 or less" in text and "within the budget" not in text
+    late = runner.invoke(app, [*PLAN, "--deadline-hours", "0.05", "--view", "constraints"], env=env)
+    assert "nothing finishes within 3 min;" in " ".join(late.stdout.split())
+
+
+def test_wide_tables_print_no_scientific_notation(results_dir: object) -> None:
+    import re
+
+    wide = runner.invoke(app, [*PLAN, "--wide"], env={"COLUMNS": "100"})
+    assert wide.exit_code == 0, wide.output
+    assert not re.findall(r"\d(?:\.\d+)?e[+-]\d", wide.stdout)
+    from edge.tables import wide_cell
+
+    assert [wide_cell("x", v) for v in (13344.4, 5133.0, 0.0449, 1.2e-5)] == [
+        "13,344",
+        "5,133",
+        "0.0449",
+        "0.000012",
+    ]
+
+
+def test_counts_and_flops_read_without_exponents() -> None:
+    from edge.format import count, flops
+
+    assert [count(v, short=True) for v in (177_282, 1_281_167, 115_305_030, 8.1e12)] == [
+        "177k",
+        "1.28M",
+        "115M",
+        "8.1T",
+    ]
+    assert count(1_281_167) == "1,281,167"
+    assert [flops(v) for v in (24.54e9, 2.485e15, 739e9)] == [
+        "24.5 GFLOP",
+        "2.48 PFLOP",
+        "739 GFLOP",
+    ]
+
+
+def test_llm_details_never_say_none_or_nan() -> None:
+    from planner.render.llm import llm_detail
+
+    missing = {"layout": None, "mfu": float("nan"), "framework": "", "mfu_source": "own_measured"}
+    text = llm_detail(missing, "bf16")
+    assert "None" not in text and "nan" not in text
+    known = {"layout": "tp1 pp1 dp64", "mfu": 0.6, "memory_per_gpu_gb": 40.0, "usable_gb": 76.0,
+             "step_s": 1.2, "framework": "megatron"}  # fmt: skip
+    assert llm_detail(known, "bf16").startswith(
+        "layout tp1 pp1 dp64 (megatron layout search: tensor/context/pipeline/data parallel), "
+        "40 of 76 GB per GPU; step 1.2 s; MFU 60% of the bf16 peak"
+    )
+    done = runner.invoke(app, ["estimate-llm", "--queries", "examples/llm_queries.csv"])
+    assert done.exit_code == 0 and "None" not in done.stdout and "nan" not in done.stdout

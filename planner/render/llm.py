@@ -7,6 +7,7 @@ Shortfall records; these functions word them for the rows a user is shown only.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -95,8 +96,11 @@ def mfu_source_text(row: Mapping[str, Any]) -> str:
     if code in PRIOR_WORDS:
         widened = f"; band widened below width {SMALL_WIDTH}" if row.get("mfu_band_widened") else ""
         return PRIOR_WORDS[code] + widened
+    if not code:  # no MFU source on the row: nothing to say (never "MFU nan%")
+        return ""
     source = code.removeprefix("own_")
-    runs = int(_number(row.get("mfu_runs")) or 0)
+    runs_figure = _number(row.get("mfu_runs"))
+    runs = int(runs_figure) if _known(runs_figure) else 0
     run = str(row.get("mfu_run_id") or "")
     which = (
         f"median of {runs} runs"
@@ -111,10 +115,10 @@ def mfu_source_text(row: Mapping[str, Any]) -> str:
     )
     factor = _number(row.get("calibration"))
     calibrated = f"; kernel rates x {factor:.2f}" if factor == factor and factor != 1.0 else ""
-    return (
-        f"MFU {_number(row.get('mfu_anchor')):.0%} {source} by the GPT benchmark on this GPU "
-        f"({which}; {size}, {_number(row.get('mfu_world_size')):g} GPU){scaled}{calibrated}"
-    )
+    anchor, world = _number(row.get("mfu_anchor")), _number(row.get("mfu_world_size"))
+    rate = f"MFU {anchor:.0%} {source}" if _known(anchor) else f"MFU {source}"
+    gpus = f", {world:g} GPU" if _known(world) else ""
+    return f"{rate} by the GPT benchmark on this GPU ({which}; {size}{gpus}){scaled}{calibrated}"
 
 
 # A step's parts as the detail names them (planner.llm.throughput LLM_DETAIL_COLUMNS).
@@ -150,13 +154,28 @@ def llm_detail(row: Mapping[str, Any], precision: str) -> str:
         )
     else:
         rate = ""
-    return (
-        f"layout {layout} ({framework} layout search: tensor/context/pipeline/data parallel), "
-        f"{_number(row.get('memory_per_gpu_gb')):.0f} of {_number(row.get('usable_gb')):.0f} GB "
-        f"per GPU; step {_number(row.get('step_s')):.3g} s: {step_parts_text(row)}; "
-        f"MFU {_number(row.get('mfu')):.0%} of the {precision} peak; "
-        f"{rate}{mfu_source_text(row)}"
-    )
+    memory, usable = _number(row.get("memory_per_gpu_gb")), _number(row.get("usable_gb"))
+    step, mfu = _number(row.get("step_s")), _number(row.get("mfu"))
+    search = f"{framework} layout search" if framework else "layout search"
+    # A figure the row lacks is left out of the words, never shown as "None" or "nan%".
+    head = [
+        f"layout {layout} ({search}: tensor/context/pipeline/data parallel)"
+        if layout is not None and str(layout) not in ("", "None", "nan")
+        else "",
+        f"{memory:.0f} of {usable:.0f} GB per GPU" if _known(memory, usable) else "",
+    ]
+    parts = [
+        ", ".join(h for h in head if h),
+        f"step {step:.3g} s: {step_parts_text(row)}".removesuffix(": ") if _known(step) else "",
+        f"MFU {mfu:.0%} of the {precision} peak" if _known(mfu) else "",
+        f"{rate}{mfu_source_text(row)}",
+    ]
+    return "; ".join(p.removesuffix("; ") for p in parts if p)
+
+
+def _known(*values: float) -> bool:
+    """Every value a finite number."""
+    return all(math.isfinite(v) for v in values)
 
 
 def estimate_detail(record: Mapping[str, Any]) -> str:

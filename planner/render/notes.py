@@ -71,7 +71,7 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
         return f"on-prem {v['name']}: no GPU count within {name('max_gpus')} {v['max_gpus']}"
     if note.code == "deadline_unmet":
         return (
-            f"nothing finishes within {v['deadline_hours']:g} h; the fastest option is "
+            f"nothing finishes within {duration(v['deadline_hours'])}; the fastest option is "
             f"{v['closest']} at {duration(v['closest_hours'])} ({name('deadline_hours')})"
         )
     if note.code == "budget_unmet":

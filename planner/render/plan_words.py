@@ -53,8 +53,10 @@ def pick_reason(row: Mapping[str, object], request: PlanRequest) -> str:
     )
 
 
-def constraint_text(row: Mapping[str, object]) -> str:
-    """What one planner.choose.pareto.constraint_status row says, as a sentence fragment."""
+def constraint_text(row: Mapping[str, object], budget_met: bool = True) -> str:
+    """What one planner.choose.pareto.constraint_status row says, as a sentence fragment;
+    `budget_met` False (no option within the budget) words no other row "within the
+    budget" (it followed "nothing costs $1.00 or less")."""
     case, option, value = str(row["case"]), str(row["option"]), float(row["value"])  # type: ignore[arg-type]
 
     def figure(key: str) -> float:
@@ -68,7 +70,7 @@ def constraint_text(row: Mapping[str, object]) -> str:
             )
         if case == "none_within":
             return (
-                f"nothing finishes within {value:g} h; the fastest option is {option} at "
+                f"nothing finishes within {hours_text(value)}; the fastest option is {option} at "
                 f"{hours_text(figure('option_hours'))}"
             )
         return (
@@ -89,7 +91,7 @@ def constraint_text(row: Mapping[str, object]) -> str:
         )
     gpus = figure("option_gpus")
     if constraint == "max_gpus":
-        scope = " within the budget" if case == "fastest_within_budget" else ""
+        scope = " within the budget" if case == "fastest_within_budget" and budget_met else ""
         text = f"the fastest option{scope}, {option}, uses {gpus:g} of {value:g} allowed"
         return text + "; more might be faster" * bool(row["binds"])
     return f"the fastest on-prem option uses {gpus:g} of the cluster's {value:g} GPUs"
@@ -107,7 +109,11 @@ def worded_picks(plan: Plan) -> pd.DataFrame:
 def worded_status(plan: Plan) -> pd.DataFrame:
     """The plan's constraint status with `note` (constraint_text) after `binds`."""
     status = plan.constraint_status.copy()
-    notes = [constraint_text(r) for r in status.to_dict(orient="records")]
+    records = status.to_dict(orient="records")
+    budget_met = not any(
+        r.get("constraint") == "budget_usd" and r.get("case") == "none_within" for r in records
+    )
+    notes = [constraint_text(r, budget_met) for r in records]
     at = list(status.columns).index("binds") + 1 if "binds" in status.columns else 0
     status.insert(at, "note", pd.Series(notes, dtype=object))
     return status

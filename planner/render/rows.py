@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from edge.format import duration, money
 from planner.codes import Miss, NetworkBasis, PriceBasis
 from planner.machines.network import (
     DEFAULT_NETWORK_GBPS,
@@ -91,9 +92,9 @@ def constraint_phrases(request: PlanRequest) -> list[str]:
     """One short phrase per constraint that was set (for assumptions and headers)."""
     parts = []
     if request.deadline_hours is not None:
-        parts.append(f"deadline {request.deadline_hours:g} h")
+        parts.append(f"deadline {duration(request.deadline_hours)}")
     if request.budget_usd is not None:
-        parts.append(f"budget ${request.budget_usd:,.0f}")
+        parts.append(f"budget {money(request.budget_usd)}")
     if request.gpu_count is not None:
         parts.append(f"exactly {request.gpu_count} GPUs")
     parts.append(f"at most {request.max_gpus} GPUs per option")

@@ -172,7 +172,8 @@ def extrapolation(
     Same engine as every plan row (planner.throughput.estimate.predict_throughput) under `comm`
     (default the model's): the fitted law within the data and the node, the ring
     all-reduce model across nodes (`beyond_node`), band = the method's 80% band.
-    Efficiency is relative to the curve's own 1-GPU value.
+    Efficiency is relative to the curve's own 1-GPU value; its band's top is at most
+    linear scaling (efficiency 1, or the law's own figure where higher).
     """
     comm = comm or model.comm
     n = np.asarray(counts, dtype=float)
@@ -193,7 +194,11 @@ def extrapolation(
     out.insert(0, "total_gpus", n)
     out["efficiency"] = out["throughput"] / per_gpu
     out["efficiency_low"] = out["throughput_low"] / per_gpu
-    out["efficiency_high"] = out["throughput_high"] / per_gpu
+    # The band's top cannot promise more than the law allows: linear scaling (or the law's
+    # own efficiency where it is above 1); the throughput band of a many-GPU count divided
+    # by one GPU's point figure read "86%-117%".
+    ceiling = np.maximum(out["efficiency"].to_numpy(dtype=float), 1.0)
+    out["efficiency_high"] = np.minimum(out["throughput_high"] / per_gpu, ceiling)
     return out.loc[:, list(EXTRAPOLATION_COLUMNS)]
 
 

@@ -126,7 +126,7 @@ def test_constraint_status_when_nothing_meets_names_the_closest() -> None:
     status = constraint_status(options_frame(), 0.5, 10.0, 512).set_index("constraint")
     notes = {r["constraint"]: constraint_text(r) for _, r in status.reset_index().iterrows()}
     assert notes["deadline_hours"] == (
-        "nothing finishes within 0.5 h; the fastest option is b fast x64 (512 GPUs) at 1.0 h"
+        "nothing finishes within 30 min; the fastest option is b fast x64 (512 GPUs) at 1.0 h"
     )
     assert notes["budget_usd"] == (
         "nothing costs $10.00 or less; the cheapest option is a slow x1 (1 GPUs) at $50.00"
