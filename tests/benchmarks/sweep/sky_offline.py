@@ -22,14 +22,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# SkyPilot's vms.csv columns for Lambda Cloud (sky/catalog/data_fetchers/fetch_lambda_cloud.py).
+# SkyPilot's vms.csv columns for Lambda Cloud and Nebius (sky/catalog/data_fetchers/).
 LAMBDA_COLUMNS = ["InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB",
                   "Price", "Region", "GpuInfo", "SpotPrice"]  # fmt: skip
 
 
+def accelerator(cloud: str, row: dict[str, str]) -> str:
+    """SkyPilot's accelerator name of a snapshot row: Lambda's from the instance type (its
+    own fetcher's rule), else gpuplan's GPU name without its form factor (H100-SXM: H100)."""
+    if cloud == "lambda":
+        from sky.catalog.data_fetchers.fetch_lambda_cloud import name_to_gpu
+
+        return str(name_to_gpu(row["instance_type"]))
+    return row["gpu_name"].split("-")[0]
+
+
 def write_catalogs(catalogs: dict[str, list[dict[str, str]]], schema: str) -> None:
-    """gpuplan's snapshot rows as SkyPilot's vms.csv of each cloud (Lambda's layout)."""
-    from sky.catalog.data_fetchers.fetch_lambda_cloud import name_to_gpu
+    """gpuplan's snapshot rows as SkyPilot's vms.csv of each cloud (the layout SkyPilot's
+    Lambda and Nebius fetchers write: fetch_lambda_cloud.py, fetch_nebius.py)."""
 
     for cloud, rows in catalogs.items():
         folder = Path.home() / ".sky" / "catalogs" / schema / cloud
@@ -39,7 +49,7 @@ def write_catalogs(catalogs: dict[str, list[dict[str, str]]], schema: str) -> No
             writer.writerow(LAMBDA_COLUMNS)
             for r in rows:
                 writer.writerow([
-                    r["instance_type"], name_to_gpu(r["instance_type"]), float(r["gpu_count"]),
+                    r["instance_type"], accelerator(cloud, r), float(r["gpu_count"]),
                     float(r["vcpus"]), float(r["memory_gib"]), r["usd_per_hour"], r["region"],
                     "", r.get("spot_usd_per_hour") or "",
                 ])  # fmt: skip

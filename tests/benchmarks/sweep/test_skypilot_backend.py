@@ -33,6 +33,9 @@ from tests.sshd import SshServer
 HERE = Path(__file__).resolve().parent
 SNAPSHOT = ROOT / "pricing" / "snapshots" / "lambda-2025-01-01.csv"
 LAMBDA = 'cloud = "lambda"\nregion = "us-east-1"\ninstance_type = "gpu_8x_a100_80gb_sxm4"\n'
+NEBIUS_SNAPSHOT = ROOT / "pricing" / "snapshots" / "nebius-2025-01-01.csv"
+NEBIUS_TYPE = "gpu-h100-sxm_8gpu-128vcpu-1600gb"
+NEBIUS = f'cloud = "nebius"\nregion = "eu-north1"\ninstance_type = "{NEBIUS_TYPE}"\n'
 
 
 def sky_target(body: str = LAMBDA, extra: str = "") -> str:
@@ -282,13 +285,16 @@ def test_a_skypilot_sweep_runs_on_its_cluster_tags_results_and_downs_it(
 def test_skypilots_own_dry_run_picks_the_instance_region_and_price_of_the_preview(
     tmp_path: Path,
 ) -> None:
-    """SkyPilot's optimizer, on vms.csv files built from gpuplan's Lambda snapshot, launches
+    """SkyPilot's optimizer, on vms.csv files built from gpuplan's Lambda and Nebius
+    snapshots, launches
     exactly what the preview priced; an instance type the region lacks is refused (never
     swapped for another region or type); and every SDK call the provisioner makes binds
     to the real SDK's signature."""
     pytest.importorskip("sky")
-    targets = sky_target() + sky_target(
-        'cloud = "lambda"\nregion = "us-west-3"\ninstance_type = "gpu_1x_a10"\n'
+    targets = (
+        sky_target()
+        + sky_target('cloud = "lambda"\nregion = "us-west-3"\ninstance_type = "gpu_1x_a10"\n')
+        + sky_target(NEBIUS)
     )
     spec = load_spec(write_spec(tmp_path, targets, max_usd=100))
     preview = preview_sweep(spec, CatalogSweepData())
@@ -304,12 +310,20 @@ def test_skypilots_own_dry_run_picks_the_instance_region_and_price_of_the_previe
             expires,
             "t",
         ),
+        task_config(
+            lambda_cloud_target(cloud="nebius", region="eu-north1", instance_type=NEBIUS_TYPE),
+            "gpuplan-t-2",
+            expires,
+            "t",
+        ),
         task_config(lambda_cloud_target(instance_type="gpu_1x_a10"), "x", expires, "t"),
     ]
-    with SNAPSHOT.open() as handle:
-        rows = list(csv.DictReader(handle))
+    catalogs = {}
+    for cloud, path in (("lambda", SNAPSHOT), ("nebius", NEBIUS_SNAPSHOT)):
+        with path.open() as handle:
+            catalogs[cloud] = list(csv.DictReader(handle))
     request = {
-        "catalogs": {"lambda": rows}, "enabled": ["Lambda"], "tasks": tasks,
+        "catalogs": catalogs, "enabled": ["Lambda", "Nebius"], "tasks": tasks,
         "provisioner": {"target": {**lambda_cloud_target().__dict__, "file_mounts": mounts},
                         "name": "gpuplan-t-0", "sweep_id": "t"},
     }  # fmt: skip
@@ -325,15 +339,15 @@ def test_skypilots_own_dry_run_picks_the_instance_region_and_price_of_the_previe
     assert done.returncode == 0, done.stderr[-3000:]
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     assert Path(answer["sky_home"]) == home
-    for picked, target in zip(answer["picked"][:2], preview.targets, strict=True):
-        assert picked["cloud"] == "lambda"
+    for picked, target in zip(answer["picked"][:3], preview.targets, strict=True):
+        assert picked["cloud"] == target.label.split(":")[1]
         assert (picked["region"], picked["instance_type"]) == (target.region,
                                                                target.instance_type)  # fmt: skip
         assert picked["usd_per_hour"] == pytest.approx(target.usd_per_hour)
         assert picked["use_spot"] is False
     assert answer["picked"][0]["file_mounts"] == dict(mounts)
     # gpu_1x_a10 is offered in us-west-3 only: pinned to us-east-1, SkyPilot refuses.
-    refused = answer["picked"][2]
+    refused = answer["picked"][3]
     assert refused["error"] in ("ResourcesUnavailableError", "ValueError"), refused
     assert "instance_type" not in refused
     flow = answer["flow"]
