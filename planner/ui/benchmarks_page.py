@@ -10,6 +10,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
+from planner.throughput import SAMPLE_COLUMN
 from planner.throughput.benchmark_compare import (
     is_published,
     measured_vs_published,
@@ -34,7 +35,7 @@ SAVED = f"_{PAGE}.saved"
 QUICK = f"_{PAGE}.quick"
 
 
-def _inputs(ps: PageState, table: pd.DataFrame) -> tuple[str, str, list[str], str]:
+def _inputs(ps: PageState, table: pd.DataFrame) -> tuple[str, str, list[str], str, bool]:
     trained = table.loc[table["precision"].notna()]
     labels = model_label(trained["workload"], trained["model_size"])
     with st.sidebar:
@@ -57,7 +58,41 @@ def _inputs(ps: PageState, table: pd.DataFrame) -> tuple[str, str, list[str], st
             default=[],
         )
         show = ps.radio("Show", list(SHOW), name="show", default="all", horizontal=True)
-    return model, precision, gpus, show
+        samples = ps.toggle(
+            "Show bundled samples",
+            name="samples",
+            default=True,
+            help="Tiny CPU runs shipped in benchmarks/results/ to show what a result looks "
+            "like. They are marked as samples and never counted as your own results.",
+        )
+    return model, precision, gpus, show, bool(samples)
+
+
+def folder_text(directory: str, own: int, samples: int, shown: bool) -> str:
+    """Which folder the page reads own results from (absolute), what it holds, and the
+    bundled samples apart from them."""
+    folder = Path(directory).expanduser().resolve()
+    held = (
+        f"{own:,} own result(s)"
+        if folder.is_dir()
+        else "it does not exist yet (`gpuplan bench run` and the uploads below create it)"
+    )
+    return (
+        f"Own results are read from {folder} (GPUPLAN_RESULTS_DIR, else ./results): {held}. "
+        f"The {samples} bundled sample(s) from benchmarks/results/ are "
+        + ("shown as samples, never counted as yours." if shown else "hidden.")
+    )
+
+
+def _by_gpu(table: pd.DataFrame, model: str, precision: str) -> pd.DataFrame:
+    """throughput_by_gpu with the bundled samples apart: their own origin, "sample"."""
+    sample = table[SAMPLE_COLUMN].astype(bool)
+    mine = throughput_by_gpu(table.loc[~sample], model, precision)
+    if not sample.any():
+        return mine
+    samples = throughput_by_gpu(table.loc[sample], model, precision)
+    samples = samples.loc[samples["origin"] == "own"].assign(origin="sample")
+    return pd.concat([mine, samples], ignore_index=True)
 
 
 def _chart(by_gpu: pd.DataFrame, title: str) -> go.Figure:
@@ -71,7 +106,7 @@ def _chart(by_gpu: pd.DataFrame, title: str) -> go.Figure:
         y="gpu_name",
         color="gpus",
         symbol="origin",
-        symbol_map={"published": "circle", "own": "star"},
+        symbol_map={"published": "circle", "own": "star", "sample": "diamond-open"},
         error_x=shown["throughput_high"] - shown["throughput"],
         error_x_minus=shown["throughput"] - shown["throughput_low"],
         hover_data=["runs", "detail"],
@@ -252,19 +287,24 @@ def render() -> None:
     directory = data.results_dir()
     table, problems = data.results(directory)
     data.warn_skipped(problems)
-    model, precision, gpus, show = _inputs(ps, table)
-    own = ~is_published(table)
+    model, precision, gpus, show, show_samples = _inputs(ps, table)
+    sample = table[SAMPLE_COLUMN].astype(bool)
+    mine = table.loc[~sample]  # own (the results folder's) and published results
+    own = ~is_published(table) & ~sample
+    st.caption(md_text(folder_text(directory, int(own.sum()), int(sample.sum()), show_samples)))
+    if not show_samples:
+        table = mine
+    own = own.loc[table.index]
     cols = st.columns(3)
-    cols[0].metric(
-        "Own results", f"{int(own.sum()):,}", md_text(f"folder: {directory}"), delta_color="off"
-    )
+    cols[0].metric("Own results", f"{int(own.sum()):,}", "in the results folder", delta_color="off")
+    published = is_published(table)
     cols[1].metric(
         "Published figures",
-        f"{int((~own).sum()):,}",
-        md_text(", ".join(sorted(table.loc[~own, "source"].unique()))),
+        f"{int(published.sum()):,}",
+        md_text(", ".join(sorted(table.loc[published, "source"].unique()))),
         delta_color="off",
     )
-    by_gpu = throughput_by_gpu(table, model, precision)
+    by_gpu = _by_gpu(table, model, precision)
     if gpus:
         by_gpu = by_gpu.loc[by_gpu["gpu_name"].isin(gpus)]
     if show != "all":
@@ -284,7 +324,7 @@ def render() -> None:
         )
 
     st.subheader("Measured vs published, same GPU, model, precision and GPU count")
-    side = measured_vs_published(table)
+    side = measured_vs_published(mine)
     if side.empty:
         st.info(
             "No own results yet: run `gpuplan bench run` on a machine and add its result "
@@ -294,15 +334,19 @@ def render() -> None:
         side = side.assign(measured_over_published=side["measured_over_published"].round(3))
         st.dataframe(side, hide_index=True, key=f"{PAGE}.side_by_side")
 
-    _calibration_section(table)
-    _sweeps_section(table)
+    _calibration_section(mine)
+    _sweeps_section(mine)
 
     labels = model_label(table["workload"], table["model_size"])
     rows = table.loc[(labels == model) & (table["precision"] == precision)]
     if gpus:
         rows = rows.loc[rows["gpu_name"].fillna(rows["device_name"]).isin(gpus)]
     if show != "all":
-        rows = rows.loc[np.where(is_published(rows), "published", "own") == show]
+        origin = np.where(is_published(rows), "published", "own")
+        rows = rows.loc[(origin == show) & ~rows[SAMPLE_COLUMN].astype(bool)]
+    rows = rows.assign(
+        source=rows["source"].where(~rows[SAMPLE_COLUMN].astype(bool), "bundled sample")
+    )
     browse = rows.loc[:, list(BROWSE_COLUMNS)].sort_values(["gpu_name", "world_size", "source"])
     st.subheader(md_text(f"All {model} {precision} results ({len(browse):,})"))
     st.dataframe(browse, hide_index=True, key=f"{PAGE}.browse")

@@ -20,7 +20,7 @@ Open = Callable[..., AppTest]
 
 
 def bundled() -> int:
-    """Own results shipped with gpuplan (sample runs), counted on the page too."""
+    """Sample results shipped with gpuplan (tiny CPU runs): shown as samples, not counted."""
     return len(load_results(bundled_results_dir())[0])
 
 
@@ -35,13 +35,17 @@ def errors(at: AppTest) -> str:
     return plain(" ".join(e.value for e in at.error))
 
 
-def test_default_view_browses_published_figures(open_page: Open) -> None:
+def test_default_view_browses_published_figures(open_page: Open, results_dir: Path) -> None:
     at = open_page("benchmarks")
     shown = metrics(at)
-    assert shown["Own results"] == str(bundled())
+    assert bundled() > 0
+    assert shown["Own results"] == "0"  # the samples are not the user's
     assert int(shown["Published figures"].replace(",", "")) > 2000
-    if not bundled():
-        assert "No own results yet" in at.info[0].value
+    said = plain(" ".join(c.value for c in at.caption))
+    assert f"Own results are read from {results_dir.resolve()}" in said
+    samples = f"The {bundled()} bundled sample(s) from benchmarks/results/ are shown as samples"
+    assert samples in said
+    assert "No own results yet" in at.info[0].value
     rows = table_with(at, "id", "source", "throughput", "started_at")
     assert set(rows["precision"]) == {"fp16"}
     assert rows["source"].eq("published:lambda").all()
@@ -99,7 +103,7 @@ def test_a_good_file_is_saved_and_compared_with_the_published_figure(
     assert str(saved) in [c.value for c in at.code]
     assert read_result(saved) == BenchmarkResult(**GOOD)
     assert [p.name for p in results_dir.iterdir()] == ["my-h100-run.json"]  # no temp file left
-    assert metrics(at)["Own results"] == str(bundled() + 1)
+    assert metrics(at)["Own results"] == "1"
     side = table_with(at, "measured_throughput", "published_throughput")
     row = side.loc[side["gpu_name"] == "H100-SXM"].iloc[0]
     assert (row["gpu_name"], row["measured_throughput"]) == ("H100-SXM", 2500.0)
@@ -122,7 +126,7 @@ def test_bad_files_in_the_results_folder_are_listed(open_page: Open, results_dir
     (results_dir / "ok.json").write_text(json.dumps(GOOD))
     at = open_page("benchmarks")
     assert "broken.json: field '<json>'" in plain(at.warning[0].value)
-    assert metrics(at)["Own results"] == str(bundled() + 1)
+    assert metrics(at)["Own results"] == "1"
 
 
 def bench_run_exists() -> bool:
@@ -167,3 +171,16 @@ def test_sweeps_are_listed_beside_published_figures(open_page: Open, results_dir
     # Lambda publishes resnet50 fp16 on one A100 40GB: the ratio is against that figure.
     assert row["published_throughput"] > 0
     assert row["measured_over_published"] == round(2500.0 / row["published_throughput"], 3)
+
+
+def test_bundled_samples_are_marked_and_can_be_hidden(open_page: Open) -> None:
+    at = open_page("benchmarks", {"model": "resnet50 tiny", "precision": "fp32"})
+    rows = table_with(at, "id", "source", "throughput", "started_at")
+    assert len(rows) and set(rows["source"]) == {"bundled sample"}
+    assert metrics(at)["Own results"] == "0"
+    traces = chart(at, "benchmarks.chart")["data"]
+    origins = {t.get("legendgroup", t.get("name", "")) for t in traces}
+    assert any("sample" in str(o) for o in origins), origins
+    at.toggle(key="benchmarks.samples").set_value(False).run()
+    assert table_with(at, "id", "source", "throughput", "started_at").empty
+    assert "are hidden" in plain(" ".join(c.value for c in at.caption))
