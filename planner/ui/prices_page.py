@@ -197,8 +197,10 @@ def _stale_warning(status: pd.DataFrame) -> None:
 
 
 def _metrics(rows: pd.DataFrame, status: pd.DataFrame) -> None:
-    """How many offers, the cheapest on-demand and spot GPU-hour, the oldest price list."""
-    cols = st.columns(4)
+    """How many offers, the cheapest on-demand and spot GPU-hour, the oldest price list: two
+    rows of two, so each offer's name fits beside its figure at 1280 px."""
+    top, bottom = st.columns(2), st.columns(2)
+    cols = [*top, *bottom]
     cols[0].metric("Offers", f"{len(rows):,}", f"{rows['provider'].nunique()} providers",
                    delta_color="off")  # fmt: skip
     for col, kind in zip(cols[1:3], ("on-demand", "spot"), strict=True):
