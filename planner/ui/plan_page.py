@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -522,10 +523,15 @@ def _cpu_baseline(plan: Plan) -> None:
         show_table(table, {}, key=f"{PAGE}.cpu")
 
 
-def _notes(plan: Plan, problems: Sequence[str]) -> None:
+def _notes(plan: Plan, problems: Sequence[str], directory: str) -> None:
     with st.expander("Own results: used and skipped"):
         own = notes_text(plan.notes_of(*OWN_CODES), APP_CONTROLS)
-        lines = own or ["no own results: add them on the Benchmarks page"]
+        folder = Path(directory).expanduser().resolve()
+        lines = [
+            f"own results are read from {folder} (GPUPLAN_RESULTS_DIR, else ./results); the "
+            "bundled samples (benchmarks/results/) are not counted",
+            *(own or ["no own results there: add them on the Benchmarks page"]),
+        ]
         st.markdown("\n".join(f"- {md_text(sentence(line))}" for line in lines))
     with st.expander("Assumptions and warnings"):
         # One element per list, not per line: each element costs the browser a render.
@@ -580,7 +586,7 @@ def render() -> None:
             + "; ".join(md_text(line, WARNING_CHARS) for line in warning_lines(plan)),
             icon=":material/warning:",
         )
-        _notes(plan, problems)
+        _notes(plan, problems, directory)
         ps.share_box()
         return
     for line in notes_text(plan.notes_of("deadline_unmet", "budget_unmet"), APP_CONTROLS):
@@ -613,5 +619,5 @@ def render() -> None:
         )
     _cpu_baseline(plan)
     compare_section(plan, PAGE)
-    _notes(plan, problems)
+    _notes(plan, problems, directory)
     ps.share_box()

@@ -430,3 +430,14 @@ def test_the_onprem_pages_inputs_carry_over_in_the_session(results_dir: Path) ->
     row = ranked(at).query("provider == 'on-prem'").iloc[0]
     assert "(2 x 8-GPU server)" in row["instance_type"]
     assert "50% utilization" in row["price_source"]
+
+
+def test_own_results_name_the_folder_and_leave_the_samples_out(
+    open_page: Callable[..., AppTest], results_dir: Path
+) -> None:
+    at = open_page("plan")
+    (own,) = [e for e in at.expander if e.label == "Own results: used and skipped"]
+    said = plain(" ".join(m.value for m in own.markdown))
+    assert f"Own results are read from {results_dir.resolve()}" in said
+    assert "No own results there" in said  # the bundled samples are not the user's
+    assert "skipped" not in said and "other workloads" not in said
