@@ -343,9 +343,18 @@ class Pages:
         return len(self.seen)
 
 
+def refused(exc: BaseException) -> bool:
+    """A connection refused: nothing listens at that address (no retry changes that)."""
+    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    return isinstance(reason, ConnectionRefusedError)
+
+
 def retryable(exc: BaseException) -> bool:
     """Throttling (429), server errors (5xx), timeouts and dropped connections; not a
-    passed deadline, a body too large, or another status."""
+    passed deadline, a body too large, a refused connection (it cost 14 s of silent
+    retries), or another status."""
+    if refused(exc):
+        return False
     if isinstance(exc, HttpStatusError):
         return exc.status == 429 or exc.status >= 500
     if isinstance(exc, FetchError):
