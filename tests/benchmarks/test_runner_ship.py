@@ -37,6 +37,10 @@ def test_the_content_digest_follows_every_byte_and_name(tmp_path: Path) -> None:
 def test_a_checkout_builds_once_and_the_cached_wheel_is_reused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    root = ship.source_root()
+    assert root is not None
+    files = list(ship._checkout_files(root))  # the same content for both calls
+    monkeypatch.setattr(ship, "_checkout_files", lambda _root: iter(files))
     built = ship.local_wheel(tmp_path)
     names = zipfile.ZipFile(built.path).namelist()
     assert built.path.name == f"gpuplan-{built.version}-py3-none-any.whl"
