@@ -243,7 +243,7 @@ def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
     app.command("plan")(priced.plan)
     app.command("run")(priced.run)
     app.command("resume")(priced.resume)
-    app.command("status")(status)
+    app.command("status")(priced.status)
     app.command("list")(list_sweeps)
     app.command("cleanup")(cleanup)
     app.command("export")(export)
@@ -256,6 +256,17 @@ class PricedCommands:
 
     def __init__(self, data_factory: Callable[[], SweepData]) -> None:
         self.data_factory = data_factory
+
+    def status(
+        self,
+        sweep_id: Annotated[
+            str | None, typer.Argument(help="sweep id (default: the latest)")
+        ] = None,
+        fmt: SweepFormat = "table",
+    ) -> None:
+        """Each target's state, elapsed time and dollars so far, and each result's measured
+        figure beside what gpuplan predicts for it without it."""
+        status(sweep_id, fmt, self.data_factory)
 
     def plan(self, spec_path: SpecPath, fmt: SweepFormat = "table") -> None:
         """Dry run: each target's expected minutes and dollars, and the total against max_usd."""
@@ -323,11 +334,14 @@ class PricedCommands:
 def status(
     sweep_id: Annotated[str | None, typer.Argument(help="sweep id (default: the latest)")] = None,
     fmt: SweepFormat = "table",
+    data_factory: Callable[[], SweepData] = NoData,
 ) -> None:
-    """Each target's state, elapsed time and dollars so far."""
+    """Each target's state, elapsed time and dollars so far, and each result's measured
+    figure beside what gpuplan predicts for it without it."""
     state = _state(sweep_id)
+    checked = _predicted_vs_measured(state.data, data_factory)
     if fmt == "json":
-        print(json.dumps(state.data, indent=2))
+        print(json.dumps({**state.data, "predicted_vs_measured": checked}, indent=2))
         return
     text_console().print(status_table(state.data))
     for t in state.data["targets"]:
@@ -336,6 +350,25 @@ def status(
                 text_console().print(
                     f"{escape(t['label'])} {key}: {escape(r['error'])}", highlight=False
                 )
+    if checked:
+        table = Table(title="predicted without each result vs measured (gpuplan bench calibrate)")
+        for column in checked[0]:
+            table.add_column(column, overflow="fold")
+        for row in checked:
+            table.add_row(*(escape(cell) for cell in row.values()))
+        text_console().print(table)
+
+
+def _predicted_vs_measured(
+    data: dict[str, Any], data_factory: Callable[[], SweepData]
+) -> list[dict[str, str]]:
+    """The sweep's results (in its folder under the results folder) predicted without
+    each, by `data_factory()` (the planner); [] when the sweep has none."""
+    ids = [i for t in data["targets"] for r in t["runs"].values() for i in r["result_ids"]]
+    folder = Path(str(data.get("results_dir", ""))) / str(data["id"])
+    if not ids or not folder.is_dir():
+        return []
+    return data_factory().predicted_vs_measured(folder, ids)
 
 
 def list_sweeps() -> None:

@@ -11,7 +11,9 @@ cloud machine by then). Prices and expected throughput come in as plain data
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from benchmarks.models import WORKLOADS
@@ -62,6 +64,14 @@ class SweepData(Protocol):
 
     def known_instances(self, provider: str) -> dict[str, set[str]]:
         """region -> instance types of a provider in the catalog ({} when unknown)."""
+        ...
+
+    def predicted_vs_measured(
+        self, folder: Path, result_ids: Sequence[str]
+    ) -> list[dict[str, str]]:
+        """One row of words (header -> cell) per result of `result_ids` in `folder`: what
+        the planner predicts for it without it, the measured figure, the error and whether
+        it fell inside the 80% band, or why it was not compared ([] when nothing is known)."""
         ...
 
 
@@ -207,3 +217,8 @@ class NoData:
         self, gpu_name: str, gpu_count: int, run: RunItem, precision: str
     ) -> ThroughputGuess | None:
         return None
+
+    def predicted_vs_measured(
+        self, folder: Path, result_ids: Sequence[str]
+    ) -> list[dict[str, str]]:
+        return []

@@ -10,7 +10,9 @@ throughput with its batch cap, loader limits: measured, published, scaled or est
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -49,6 +51,18 @@ class CatalogSweepData:
         from planner.throughput import own_and_published_results
 
         return own_and_published_results([])[0]
+
+    def predicted_vs_measured(
+        self, folder: Path, result_ids: Sequence[str]
+    ) -> list[dict[str, str]]:
+        """`gpuplan bench calibrate` for the results of `result_ids` in `folder` (a sweep's
+        results), worded (planner.render.calibration.calibration_cells)."""
+        from planner.render.calibration import calibration_cells
+        from planner.throughput import own_and_published_results
+        from planner.throughput.calibration import calibrate
+
+        table, _ = own_and_published_results([str(folder)])
+        return calibration_cells(calibrate(table, set(result_ids)))
 
     def known_instances(self, provider: str) -> dict[str, set[str]]:
         rows = self.offers.loc[self.offers["provider"] == provider]

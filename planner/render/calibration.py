@@ -104,6 +104,26 @@ def calibration_view(table: pd.DataFrame, summary: pd.DataFrame, width: int) -> 
     return Group(*parts)
 
 
+def calibration_cells(table: pd.DataFrame) -> list[dict[str, str]]:
+    """calibrate() rows as words, header -> cell (COMPARED_COLUMNS, then "why not
+    compared"): what `gpuplan sweep status` prints for a sweep's results."""
+    columns = (*COMPARED_COLUMNS, Col("reason", "why not compared", reason_text))
+    out = []
+    for _, row in table.iterrows():
+        compared = row["reason"] == ""
+        out.append(
+            {
+                c.header: (c.cell(row[c.key]) if compared or c.key in SHOWN_ALWAYS else "")
+                for c in columns
+            }
+        )
+    return out
+
+
+SHOWN_ALWAYS = ("id", "gpu_name", "model", "precision", "total_gpus", "measured",
+                "throughput_unit", "reason")  # fmt: skip
+
+
 def print_calibration(table: pd.DataFrame, summary: pd.DataFrame, width: int | None = None) -> None:
     """calibration_view on stdout at console_width()."""
     width = width or console_width()

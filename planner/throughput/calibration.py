@@ -81,11 +81,14 @@ def not_compared(own: pd.DataFrame) -> pd.Series:
     return reason
 
 
-def calibrate(results: pd.DataFrame) -> pd.DataFrame:
+def calibrate(results: pd.DataFrame, ids: set[str] | None = None) -> pd.DataFrame:
     """Leave-one-out prediction of every own row of `results` (a results table as
-    offers.own_and_published_results returns it): CALIBRATION_COLUMNS, in the table's
-    order. Throughput in each result's unit (per second); error a fraction."""
+    offers.own_and_published_results returns it), or of those whose id is in `ids`:
+    CALIBRATION_COLUMNS, in the table's order. Throughput in each result's unit (per
+    second); error a fraction."""
     own = results.loc[~is_published(results)]
+    if ids is not None:
+        own = own.loc[own["id"].isin(ids)]
     reasons = not_compared(own)
     full = reference_from_results(results)
     order = _generation_order(full)
