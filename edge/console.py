@@ -14,6 +14,7 @@ exits with its code.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from typing import NoReturn
 
 from rich.console import Console
@@ -90,3 +91,36 @@ def abort(message: str, code: int = 2) -> NoReturn:
 
     error(message)
     raise typer.Exit(code)
+
+
+def working(message: str) -> AbstractContextManager[object]:
+    """A spinner on stderr saying `message` while slow work runs (plans, fits), only where
+    stderr is a terminal: redirected output and scripts see nothing of it. It is drawn
+    after SPINNER_DELAY_S, so work that is done sooner shows none."""
+    console = Console(stderr=True, emoji=False, highlight=False)
+    if not console.is_terminal:
+        return nullcontext()
+    return _DelayedStatus(console, message)
+
+
+SPINNER_DELAY_S = 1.0  # work shorter than this shows no spinner
+
+
+class _DelayedStatus:
+    """rich's status (a spinner and a message), started SPINNER_DELAY_S after entry."""
+
+    def __init__(self, console: Console, message: str) -> None:
+        import threading
+
+        self._status = console.status(Text(message))
+        self._timer = threading.Timer(SPINNER_DELAY_S, self._status.start)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _DelayedStatus:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        self._timer.join()
+        self._status.stop()

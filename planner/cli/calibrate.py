@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from benchmarks.cli import default_results_dir
-from edge.console import warn_lines
+from edge.console import warn_lines, working
 from planner.cli.options import Format, check_format
 
 
@@ -41,7 +41,8 @@ def calibrate(
     folders = results if results is not None else [str(default_results_dir())]
     table, problems = own_and_published_results(folders)
     warn_lines(problems)
-    rows = predicted_vs_measured(table)
+    with working("predicting each own result without it (leave-one-out)"):
+        rows = predicted_vs_measured(table)
     summary = error_summary(rows)
     if fmt == "table":
         print_calibration(rows, summary)

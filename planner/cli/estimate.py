@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from edge.console import abort, text_console, warn
+from edge.console import abort, text_console, warn, working
 from planner.cli.options import Format, Output, abort_on_value_error, check_format
 from planner.io.validate import check_flags, check_output_path, shorten
 from planner.llm.frameworks import DEFAULT_FRAMEWORK
@@ -98,8 +98,9 @@ def estimate(
         )
         ref = read_reference(reference)
         raw, rows = read_queries(queries, ref)
-    model = fit_throughput_model(ref.rows, comm=comm)
-    predicted = predict_throughput(model, rows)
+    with working(f"fitting the throughput model to {len(ref.rows):,} reference rows"):
+        model = fit_throughput_model(ref.rows, comm=comm)
+        predicted = predict_throughput(model, rows)
     result = raw.copy()
     for column, source in PREDICTED_FROM.items():
         result[column] = predicted[source].to_numpy()
@@ -170,7 +171,8 @@ def estimate_llm(
         )
         raw, rows = read_llm_queries(queries)
         figures, problems, table = _own_figures(results, rows)
-    result = _llm_predictions(raw, rows, gpus_per_node, network_gbps, settings, figures, table)
+    with working(f"searching layouts for {len(rows)} LLM queries"):
+        result = _llm_predictions(raw, rows, gpus_per_node, network_gbps, settings, figures, table)
     for line in problems:
         warn(line)
     if output:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from benchmarks.cli import default_results_dir
-from edge.console import abort
+from edge.console import abort, working
 from planner.cli.options import Format, Wide, check_format
 from planner.defaults import (
     DEFAULT_CHECKPOINT_HOURS,
@@ -277,7 +277,8 @@ def _checked_plan(flags: PlanFlags) -> tuple[Plan, list[str]]:
         _check_plan_flags(flags)
         inputs = _read_inputs(flags)
         request = _request(flags, inputs)
-        result = with_llm_details(make_plan(request, inputs.offers, inputs.results))
+        with working(f"planning {request.workload.name}: every offer at every GPU count"):
+            result = with_llm_details(make_plan(request, inputs.offers, inputs.results))
     except RequestError as exc:
         abort(f"{REQUEST_FLAGS.get(exc.field, exc.field)}: {exc.message}")
     except LLMMemoryError as exc:
