@@ -34,9 +34,14 @@ HTML_MIME = "text/html"
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 75rem; color: #222; }
 h1 { font-size: 1.6rem; } h2 { font-size: 1.2rem; margin-top: 2rem; }
-table { border-collapse: collapse; font-size: 0.85rem; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; }
+table { border-collapse: collapse; font-size: 0.7rem; }
+th, td { border: 1px solid #ccc; padding: 0.15rem 0.3rem; text-align: left; vertical-align: top;
+  overflow-wrap: break-word; }
 th { background: #f3f3f3; } .meta { color: #666; font-size: 0.85rem; }
+@page { size: A4 landscape; margin: 12mm; }
+@media print {
+  body { margin: 0; max-width: none; } h2 { break-after: avoid; } tr { break-inside: avoid; }
+}
 """
 
 

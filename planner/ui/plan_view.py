@@ -22,7 +22,7 @@ from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.render.plan_words import assumption_lines, pick_reason, worded_picks, worded_status
 from planner.render.rows import price_source_text, worded_rows
 from planner.ui.export import Report
-from planner.ui.tables import banded, shared_columns
+from planner.ui.tables import banded, cell_text, shared_columns
 from pricing.catalog import (
     SnapshotInfo,
     price_date_basis,
@@ -480,17 +480,71 @@ def pick_lines(plan: Plan) -> list[str]:
     return lines
 
 
-def readable(frame: pd.DataFrame) -> pd.DataFrame:
-    """Numbers as text with the digits that matter (24,800; 5.154; 0.01366) for a report
-    table; the CSV keeps full precision."""
-    shown = frame.copy()
-    for column in shown.select_dtypes("float").columns:
-        values = shown[column].to_numpy(float)
-        shown[column] = [
-            "" if not np.isfinite(v) else f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
-            for v in values
-        ]
-    return shown
+# The report's tables: the columns that fit an A4 or Letter page across (the CSV has all).
+REPORT_RANKED: tuple[str, ...] = (
+    "rank", "pick", "provider", "instance_type", "region", "total_gpus", "gpu_name",
+    "hours_to_train", "hours_p10", "hours_p90", "cost_usd", "cost_p10_usd", "cost_p90_usd",
+    "usd_per_gpu_hour", "throughput_source", "price_date",
+)  # fmt: skip
+REPORT_PICKS: tuple[str, ...] = (
+    "pick",
+    "provider",
+    "instance_type",
+    "region",
+    "total_gpus",
+    "gpu_name",
+    "hours_to_train",
+    "hours_p10",
+    "hours_p90",
+    "cost_usd",
+    "cost_p10_usd",
+    "cost_p90_usd",
+    "throughput_source",
+    "price_date",
+)  # fmt: skip  (why each was picked: the summary's pick lines)
+HOUR_COLUMNS = frozenset(
+    {"hours_to_train", "hours_p10", "hours_p90", "compute_hours", "setup_hours",
+     "staging_hours", "billed_hours"}
+)  # fmt: skip
+
+
+def report_table(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """`columns` of `frame` as the app shows them, for a report: the ranked table's headers
+    (column_config labels) and each value in words (edge.format durations and dollars, the
+    column's number format otherwise)."""
+    config = column_config()
+    shown = {}
+    for column in (c for c in columns if c in frame.columns):
+        spec = config.get(column) or {}
+        fmt = (spec.get("type_config") or {}).get("format")
+        if column in HOUR_COLUMNS:
+            words = [_blank_or(v, duration) for v in frame[column]]
+        elif fmt == "dollar":
+            words = [_blank_or(v, money) for v in frame[column]]
+        elif fmt:
+            words = [cell_text(v, fmt) for v in frame[column]]
+        else:  # a break opportunity after each "_": "NORTH_DAKOTA_USA" wraps in a column
+            words = [cell_text(v, fmt).replace("_", "_\u200b") for v in frame[column]]
+        shown[str(spec.get("label") or column)] = words
+    return pd.DataFrame(shown)
+
+
+def constraints_table(plan: Plan) -> pd.DataFrame:
+    """Each constraint for a report: its name as the sidebar says it, the value asked, whether
+    it binds and why, in words."""
+    status = worded_status(plan)
+    return pd.DataFrame(
+        {
+            "constraint": [CONSTRAINT_NAMES.get(str(c), str(c)) for c in status["constraint"]],
+            "value": [cell_text(v, "%g") for v in status["value"]],
+            "binds": ["binds" if b else "does not bind" for b in status["binds"]],
+            "why": [str(n) for n in status["note"]],
+        }
+    )
+
+
+def _blank_or(value: Any, word: Any) -> str:
+    return "" if value is None or pd.isna(value) else str(word(float(value)))
 
 
 def plan_report(plan: Plan, manifest: Sequence[SnapshotInfo], link: str = "") -> Report:
@@ -512,9 +566,12 @@ def plan_report(plan: Plan, manifest: Sequence[SnapshotInfo], link: str = "") ->
         ],
         figures=[("Time vs cost to train", plan_figure(plan))],
         tables=[
-            ("Picks", readable(pick_table(plan))),
-            (f"Ranked options ({len(plan.rows)})", readable(ranked_table(plan))),
-            ("Constraints", worded_status(plan)),
+            ("Picks", report_table(pick_table(plan), REPORT_PICKS)),
+            (
+                f"Ranked options ({len(plan.rows)}; every column in the CSV)",
+                report_table(ranked_table(plan), REPORT_RANKED),
+            ),
+            ("Constraints", constraints_table(plan)),
         ],
         assumptions=[
             *assumption_lines(plan),

@@ -102,6 +102,40 @@ def test_no_page_cuts_a_cell_or_label(
     page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
     page.get_by_text(PAGES[path]).first.wait_for(timeout=120_000)
     page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=60_000)
-    assert page.evaluate(CUT_TEXT_JS) == []
+    cut = page.evaluate(CUT_TEXT_JS)
+    assert cut == [], cut
     name = path.split("?")[0] or "plan"
     page.screenshot(path=str(screenshots / f"page-{name}-{width}px.png"))
+
+
+# A Letter page across, landscape, less 12 mm margins, in CSS pixels (96 per inch); A4 is
+# wider (1032 px).
+PRINT_WIDTH_PX = 965
+
+
+def test_the_plan_report_tables_fit_a_printed_page(page: Page, screenshots: Path) -> None:
+    from planner.ui.export import report_html
+    from planner.ui.plan_view import plan_report
+    from pricing.catalog import read_manifest
+
+    html = report_html(plan_report(page_plan(), read_manifest()))
+    page.set_viewport_size({"width": PRINT_WIDTH_PX, "height": 1000})
+    page.emulate_media(media="print")
+    page.set_content(html, wait_until="domcontentloaded")
+    tables = page.evaluate(
+        """() => [...document.querySelectorAll('table')].map(t => ({
+            width: t.getBoundingClientRect().width,
+            headers: [...t.querySelectorAll('th')].map(h => h.innerText),
+            tallest: Math.max(...[...t.querySelectorAll('tbody tr')].map(
+                r => r.getBoundingClientRect().height)),
+        }))"""
+    )
+    assert len(tables) >= 3  # picks, ranked options, constraints
+    for table in tables:
+        assert table["width"] <= PRINT_WIDTH_PX, table["headers"]
+        # a row is a line or three, not a column of words (~260 px before)
+        assert table["tallest"] < 80, (table["headers"], table["tallest"])
+        # the app's labels, never a raw column name
+        assert not any("_" in h for h in table["headers"]), table["headers"]
+    assert {"hours", "cost P10", "$/GPU-hour", "price date"} <= set(tables[1]["headers"])
+    page.screenshot(path=str(screenshots / "plan-report-print.png"), full_page=True)
