@@ -101,8 +101,8 @@ def _readable_help() -> None:
         return rich_console(stderr)
 
     rich_utils._get_rich_console = console_at_width
-    rich_utils.Table = _names_whole_table()  # type: ignore[misc]
-    rich_utils._fix_linebreaks = fold_paragraphs  # type: ignore[assignment]
+    rich_utils.Table = _names_whole_table()  # type: ignore[misc,assignment]
+    rich_utils._fix_linebreaks = fold_paragraphs
     command_help = rich_utils._make_command_help
 
     def folded_command_help(*, help_text: str, markup_mode: Any) -> Any:
@@ -111,7 +111,7 @@ def _readable_help() -> None:
             first = " ".join(first.split())
         return command_help(help_text="\n\n".join([first, *rest]), markup_mode=markup_mode)
 
-    rich_utils._make_command_help = folded_command_help  # type: ignore[assignment]
+    rich_utils._make_command_help = folded_command_help
 
 
 _readable_help()
