@@ -300,3 +300,22 @@ def test_llm_details_never_say_none_or_nan() -> None:
     )
     done = runner.invoke(app, ["estimate-llm", "--queries", "examples/llm_queries.csv"])
     assert done.exit_code == 0 and "None" not in done.stdout and "nan" not in done.stdout
+
+
+def test_every_bench_command_names_its_results_folder_with_results() -> None:
+    """--results DIR as plan and estimate-llm take it; the old spellings still work."""
+    folder = "benchmarks/results"
+    one = "gpt-tiny-fp32-cpux1-20261130T055325Z-616968"
+    listed = runner.invoke(app, ["bench", "list", "--results", folder, "--format", "csv"])
+    old = runner.invoke(app, ["bench", "list", folder, "--format", "csv"])
+    assert listed.exit_code == old.exit_code == 0 and one in listed.stdout
+    assert listed.stdout == old.stdout
+    shown = runner.invoke(app, ["bench", "show", one, "--results", folder, "--format", "json"])
+    assert shown.exit_code == 0 and one in shown.stdout
+    assert runner.invoke(app, ["bench", "show", one, "--dir", folder]).exit_code == 0
+    both = runner.invoke(app, ["bench", "list", folder, "--results", "elsewhere"])
+    assert both.exit_code == 2 and "give --results DIR" in " ".join(both.stderr.split())
+    helps = runner.invoke(app, ["bench", "list", "--help"], env={"COLUMNS": "100"})
+    assert "deprecated" in helps.stdout and "--results" in helps.stdout
+    for command in ("show", "add", "run", "pipeline"):
+        assert "--results" in runner.invoke(app, ["bench", command, "--help"]).stdout
