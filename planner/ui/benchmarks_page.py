@@ -20,6 +20,7 @@ from planner.throughput.benchmark_compare import (
 from planner.ui import bench_run, data, uploads
 from planner.ui.export import download_csv
 from planner.ui.state import PageState
+from planner.ui.tables import show_table
 from planner.ui.text import md_text
 
 PAGE = "benchmarks"
@@ -174,7 +175,7 @@ def _upload_section(directory: str) -> None:
             if c.result is not None
         ]
     )
-    st.dataframe(valid, hide_index=True, key=f"{PAGE}.upload_preview")
+    show_table(valid, {}, key=f"{PAGE}.upload_preview")
     if st.button(md_text(f"Save {len(valid)} file(s) to {directory}"), key=f"{PAGE}.save"):
         paths = uploads.save_all(new, directory)
         data.clear_results()
@@ -247,7 +248,7 @@ def _sweeps_section(table: pd.DataFrame) -> None:
         return
     sweeps = sweeps.assign(measured_over_published=sweeps["measured_over_published"].round(3))
     st.caption(f"{sweeps['sweep_id'].nunique()} sweep(s), {int(sweeps['runs'].sum())} result(s)")
-    st.dataframe(sweeps, hide_index=True, key=f"{PAGE}.sweeps")
+    show_table(sweeps, {}, key=f"{PAGE}.sweeps")
 
 
 @st.cache_data(show_spinner="Predicting each own result without it ...")
@@ -273,11 +274,11 @@ def _calibration_section(table: pd.DataFrame) -> None:
     if rows.empty:
         st.info("No own results yet: nothing to compare.")
         return
-    st.dataframe(rows, hide_index=True, key=f"{PAGE}.calibration")
+    show_table(rows, {}, key=f"{PAGE}.calibration")
     if summary.empty:
         st.info("No own GPU result could be compared (the reasons are in the table).")
     else:
-        st.dataframe(summary, hide_index=True, key=f"{PAGE}.calibration_summary")
+        show_table(summary, {}, key=f"{PAGE}.calibration_summary")
 
 
 def render() -> None:
@@ -332,7 +333,7 @@ def render() -> None:
         )
     else:
         side = side.assign(measured_over_published=side["measured_over_published"].round(3))
-        st.dataframe(side, hide_index=True, key=f"{PAGE}.side_by_side")
+        show_table(side, {}, key=f"{PAGE}.side_by_side")
 
     _calibration_section(mine)
     _sweeps_section(mine)
@@ -349,7 +350,7 @@ def render() -> None:
     )
     browse = rows.loc[:, list(BROWSE_COLUMNS)].sort_values(["gpu_name", "world_size", "source"])
     st.subheader(md_text(f"All {model} {precision} results ({len(browse):,})"))
-    st.dataframe(browse, hide_index=True, key=f"{PAGE}.browse")
+    show_table(browse, {}, key=f"{PAGE}.browse")
     download_csv(browse, f"results-{model.replace(' ', '-')}-{precision}.csv", key=f"{PAGE}.csv")
     ps.sync()
     ps.share_box()

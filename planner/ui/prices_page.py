@@ -268,7 +268,7 @@ def render() -> None:
     st.subheader(f"{len(table):,} offers, cheapest on-demand per GPU-hour first")
     show_table(table, offer_config(), key=f"{PAGE}.table")
     st.subheader("Price sources")
-    st.dataframe(status.loc[:, STATUS_SHOWN], hide_index=True, key=f"{PAGE}.status")
+    show_table(status.loc[:, STATUS_SHOWN], {}, key=f"{PAGE}.status")
     buttons = st.columns(2)
     with buttons[0]:
         download_csv(table, "gpuplan-offers.csv", key=f"{PAGE}.csv")

@@ -553,7 +553,7 @@ def _tables(view: View) -> None:
         )  # fmt: skip
         counts_shown = shown if every else shown.loc[_power_of_two(shown["total_gpus"])]
         show_table(counts_shown, CURVE_CONFIG, key=f"{PAGE}.curve")
-        st.dataframe(view.points, hide_index=True, key=f"{PAGE}.points")
+        show_table(view.points, {}, key=f"{PAGE}.points")
         download_csv(shown, f"{_file_stem(view)}.csv", key=f"{PAGE}.csv")
 
 

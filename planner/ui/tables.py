@@ -21,7 +21,7 @@ import streamlit as st
 # for the cell padding plus the header's sort arrow.
 PX_PER_CHAR = 7.6
 PADDING_PX = 30
-MAX_PX = 520
+MAX_PX = 1600
 _col = st.column_config
 # Columns shown alike wherever they appear: their header and number format.
 SHARED_COLUMNS: dict[str, Any] = {
@@ -71,16 +71,22 @@ def cell_text(value: Any, fmt: str | None) -> str:
 
 
 def fitted(frame: pd.DataFrame, config: Mapping[str, Any]) -> dict[str, Any]:
-    """`config` with a pixel width for each of its columns in `frame` (large text capped)."""
+    """`config` with a pixel width for every column of `frame` (configured or not), from its
+    header and the longest text any of its cells shows; at most MAX_PX (hostile text)."""
     out = dict(config)
-    for column, spec in config.items():
-        if column not in frame.columns or spec is None:
-            continue
-        spec = dict(spec)
+    for column in frame.columns:
+        if column in config and config[column] is None:
+            continue  # hidden
+        spec = dict(config.get(column) or {})
         fmt = (spec.get("type_config") or {}).get("format")
         label = str(spec.get("label") or column)
-        texts = [cell_text(v, fmt) for v in frame[column].head(500)]
-        chars = max([len(label), *(len(t) for t in texts)])
+        values = frame[column]
+        if fmt is None and (values.dtype == object or str(values.dtype) in ("str", "string")):
+            lengths = values.fillna("").astype(str).str.len()
+            longest = int(lengths.max()) if len(values) else 0
+        else:
+            longest = max((len(cell_text(v, fmt)) for v in values), default=0)
+        chars = max(len(label), longest)
         spec["width"] = min(int(chars * PX_PER_CHAR + PADDING_PX), MAX_PX)
         out[column] = spec
     return out

@@ -4,10 +4,14 @@ page). Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+import pyarrow as pa
 import pytest
 from playwright.sync_api import Page, expect
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from tests.browser.conftest import page_plan
 
@@ -93,17 +97,89 @@ def test_compare_shows_four_options_side_by_side(
     table.screenshot(path=str(screenshots / f"compare-four-{width}px.png"))
 
 
+# The grid's cell font (Streamlit's theme: Source Sans, 14 px; headers semibold) and its
+# cell padding (8 px each side).
+CELL_FONT = "14px 'Source Sans', sans-serif"
+HEADER_FONT = "600 14px 'Source Sans', sans-serif"
+CELL_PADDING_PX = 16
+
+
+def grids(frames: list[bytes]) -> list[tuple[dict[str, Any], pa.Table]]:
+    """Each st.dataframe the server sent (its column config, its data), from the page's
+    websocket messages (the grid draws on a canvas: its DOM holds no widths)."""
+    found = []
+    for frame in frames:
+        if isinstance(frame, str):
+            continue
+        message = ForwardMsg()
+        message.ParseFromString(frame)
+        if message.WhichOneof("type") != "delta":
+            continue
+        delta = message.delta
+        if delta.WhichOneof("type") != "new_element":
+            continue
+        element = delta.new_element
+        if element.WhichOneof("type") != "dataframe":
+            continue
+        grid = element.dataframe
+        data = pa.ipc.open_stream(grid.arrow_data.data).read_all()
+        found.append((json.loads(grid.columns or "{}"), data))
+    return found
+
+
+def text_px(page: Page, texts: list[str], font: str) -> float:
+    """The widest of `texts` drawn in `font`, in CSS pixels (the page's own canvas)."""
+    return float(
+        page.evaluate(
+            """([texts, font]) => {
+                const ctx = document.createElement('canvas').getContext('2d');
+                ctx.font = font;
+                return Math.max(0, ...texts.map(t => ctx.measureText(t).width));
+            }""",
+            [texts, font],
+        )
+    )
+
+
+def cut_columns(page: Page, config: dict[str, Any], data: pa.Table) -> list[str]:
+    """Columns of one grid narrower than their header or longest cell as drawn."""
+    from planner.ui.tables import cell_text
+
+    cut = []
+    for name in data.column_names:
+        if name.startswith("__index_level") or name == "_index" or name not in config:
+            if not name.startswith("__index_level"):
+                cut.append(f"{name}: no width set")
+            continue
+        spec = config[name] or {}
+        fmt = (spec.get("type_config") or {}).get("format")
+        texts = sorted({cell_text(v, fmt) for v in data.column(name).to_pylist()}, key=len)
+        needed = max(
+            text_px(page, texts[-20:], CELL_FONT),
+            text_px(page, [str(spec.get("label") or name)], HEADER_FONT),
+        )
+        if int(spec.get("width") or 0) < needed + CELL_PADDING_PX:
+            cut.append(f"{name}: {spec.get('width')} px < {needed + CELL_PADDING_PX:.0f} px")
+    return cut
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("path", list(PAGES))
 def test_no_page_cuts_a_cell_or_label(
     app_url: str, page: Page, screenshots: Path, width: int, path: str
 ) -> None:
+    frames: list[bytes] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f)))
     page.set_viewport_size({"width": width, "height": 1000})
     page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
     page.get_by_text(PAGES[path]).first.wait_for(timeout=120_000)
     page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=60_000)
     cut = page.evaluate(CUT_TEXT_JS)
     assert cut == [], cut
+    shown = grids(frames)
+    assert shown  # every page has a table
+    for config, data in shown:
+        assert cut_columns(page, config, data) == [], data.column_names
     name = path.split("?")[0] or "plan"
     page.screenshot(path=str(screenshots / f"page-{name}-{width}px.png"))
 
