@@ -130,31 +130,37 @@ def _global_batch(ps: PageState, model_name: str) -> float | None:
 
 def _step_figure(curve: pd.DataFrame, title: str) -> go.Figure:
     """Seconds per step at powers of two, stacked: compute, exposed communication, and the
-    fixed per-step overhead, with the per-GPU batch on each bar."""
+    fixed per-step overhead; the per-GPU batch under each GPU count on the axis (text over
+    the bars overprinted its neighbours)."""
     counts = curve["total_gpus"].to_numpy(float)
     rows = curve.loc[np.isclose(np.log2(counts) % 1, 0) & curve["compute_s"].notna()]
     fig = go.Figure()
     labels = [f"{n:,.0f}" for n in rows["total_gpus"]]
+    batches = [f"b={b:,.3g}" for b in rows["per_gpu_batch"]]
     for column, name in (
         ("compute_s", "compute"),
         ("comm_s", "communication (exposed)"),
         ("overhead_s", "fixed overhead"),
     ):
-        fig.add_bar(x=labels, y=rows[column] * 1e3, name=name)
-    fig.add_scatter(
-        x=labels,
-        y=(rows["compute_s"] + rows["comm_s"] + rows["overhead_s"]) * 1e3,
-        mode="text",
-        text=[f"b={b:.3g}" for b in rows["per_gpu_batch"]],
-        textposition="top center",
-        showlegend=False,
-    )
+        fig.add_bar(
+            x=labels,
+            y=rows[column] * 1e3,
+            name=name,
+            customdata=batches,
+            hovertemplate="%{x} GPUs, %{customdata}: %{y:.3g} ms<extra>" + name + "</extra>",
+        )
     fig.update_layout(
         barmode="stack",
         title=title,
-        xaxis_title="GPUs",
+        xaxis={
+            "title": "GPUs (b: per-GPU batch)",
+            "tickmode": "array",
+            "tickvals": labels,
+            "ticktext": [f"{n}<br>{b}" for n, b in zip(labels, batches, strict=True)],
+        },
         yaxis_title="ms per step",
-        legend={"orientation": "h"},
+        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0},
+        margin={"t": 90},
     )
     return fig
 

@@ -112,6 +112,10 @@ def test_the_step_chart_shows_why_efficiency_falls_at_scale(open_page: Open) -> 
     compute = trace(steps, "compute")
     overhead = trace(steps, "fixed overhead")
     assert trace(steps, "communication (exposed)")["x"] == compute["x"]
+    # the per-GPU batch sits under each count on the axis: no text drawn over the bars
+    assert not any("text" in str(t.get("mode", "")) for t in steps["data"])
+    ticks = steps["layout"]["xaxis"]["ticktext"]
+    assert len(ticks) == len(compute["x"]) and all("<br>b=" in t for t in ticks)
     # ResNet-50 at the 8k global batch: compute per step shrinks with the per-GPU batch,
     # the fixed overhead does not, so at 1,024 GPUs it is a large share of the step.
     assert compute["y"][-1] < compute["y"][0] / 50
