@@ -175,3 +175,17 @@ def test_names_in_a_results_file_that_markdown_would_autolink_are_shown_as_text(
         if page in chosen:
             assert at.selectbox(key=f"{page}.model").value == chosen[page]["model"]
             assert any(host in plain(body) for body in shown_markdown(at)), page
+
+
+def test_streamlit_run_refuses_uploads_at_the_limit_the_page_says() -> None:
+    """`make app` / `streamlit run app.py` read .streamlit/config.toml; `gpuplan app` passes
+    --server.maxUploadSize: both the app's own MAX_UPLOAD_MB, as the uploader says."""
+    import tomllib
+
+    from planner.cli.app import streamlit_argv
+    from tests.conftest import ROOT
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == MAX_UPLOAD_MB
+    argv = streamlit_argv("app.py", "127.0.0.1", 8501)
+    assert argv[argv.index("--server.maxUploadSize") + 1] == str(MAX_UPLOAD_MB)
