@@ -160,7 +160,7 @@ def test_a_deadline_nothing_meets_says_so_and_names_the_fastest() -> None:
     (unmet,) = result.notes_of("deadline_unmet")
     assert unmet["closest_hours"] == pytest.approx(fastest["hours_to_train"])
     text = " ".join(notes_text(result.notes))
-    assert "nothing finishes within 0.01 h; the fastest option is" in text
+    assert "nothing finishes within 36 s; the fastest option is" in text
     assert f"{fastest['instance_type']} x{fastest['instances']:g}" in text
     assert not result.rows["feasible"].any()
     assert set(result.rows["misses"]) == {(Miss.DEADLINE,)}
