@@ -58,9 +58,16 @@ def test_views_wide_and_explain(results_dir: object) -> None:
     wide = runner.invoke(app, [*PLAN, "--wide"], env=env)
     assert "throughput_detail" in wide.stdout and "price_source" in wide.stdout
     assert max(len(line) for line in _lines(wide.stdout)) > 100
+    import json
+    from pathlib import Path
+
+    from tests.conftest import GOOD_RESULT
+
+    # an own result of the workload (the bundled samples are no longer counted as own)
+    (Path(str(results_dir)) / "my-h100-run.json").write_text(json.dumps(GOOD_RESULT))
     explain = runner.invoke(app, [*PLAN, "--explain"], env=env)
     assert "assumption: Workload resnet50-imagenet-90ep" in explain.stderr
-    assert "own results: own result resnet50-tiny" in explain.stderr
+    assert "own results: own result my-h100-run used" in explain.stderr
 
 
 def test_readable_money_and_durations() -> None:
