@@ -89,8 +89,8 @@ def print_preview(preview: SweepPreview, console: Console) -> None:
     verdict = "within" if preview.within_cap else "OVER"
     console.print(
         f"worst case {_money(preview.worst_usd)} (expected {_money(preview.expected_usd)}) "
-        f"is {verdict} max_usd {_money(preview.max_usd)}; every cloud machine powers off "
-        f"after {preview.max_minutes_per_target:g} min",
+        f"is {verdict} max_usd {_money(preview.max_usd)}; every cloud machine ends itself "
+        f"after {preview.max_minutes_per_target:g} min (its dead-man switch)",
         highlight=False,
     )
 
