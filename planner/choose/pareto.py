@@ -220,7 +220,7 @@ class _Ranked:
         row = self.options.iloc[i]
         return (
             f"{row['provider']} {row['instance_type']} x{row['instances']:g} "
-            f"({self.gpus[i]:g} GPUs)"
+            f"({self.gpus[i]:g} GPU{'' if self.gpus[i] == 1 else 's'})"
         )
 
     def named(self, i: int) -> dict[str, object]:

@@ -230,7 +230,7 @@ def interconnect_assumed(gpu_name: str, comm: CommModel) -> pd.DataFrame:
         )
     scopes.append(
         (
-            f"more than {per_node} GPUs (across nodes)",
+            f"more than {per_node} GPU{'' if per_node == 1 else 's'} (across nodes)",
             per_node + 1,
             f"network {comm.network_gbps_per_node:g} Gb/s per node "
             f"({comm.network_gbps_per_node / 8:g} GB/s), or the node's link if slower",

@@ -129,5 +129,5 @@ def test_constraint_status_when_nothing_meets_names_the_closest() -> None:
         "nothing finishes within 30 min; the fastest option is b fast x64 (512 GPUs) at 1.0 h"
     )
     assert notes["budget_usd"] == (
-        "nothing costs $10.00 or less; the cheapest option is a slow x1 (1 GPUs) at $50.00"
+        "nothing costs $10.00 or less; the cheapest option is a slow x1 (1 GPU) at $50.00"
     )

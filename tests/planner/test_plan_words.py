@@ -35,7 +35,7 @@ def test_the_engine_tables_hold_codes_and_figures_not_sentences() -> None:
 def test_each_constraint_case_is_worded_with_its_figures() -> None:
     status = constraint_status(options_frame(), 1000.0, 1000.0, 512).set_index("constraint")
     text = {c: constraint_text(status.loc[c].to_dict() | {"constraint": c}) for c in status.index}
-    assert text["deadline_hours"] == "the cheapest option, a slow x1 (1 GPUs), finishes in 4.2 days"
+    assert text["deadline_hours"] == "the cheapest option, a slow x1 (1 GPU), finishes in 4.2 days"
     assert text["budget_usd"] == "the fastest option, b fast x64 (512 GPUs), costs $400"
     assert text["max_gpus"] == (
         "the fastest option within the budget, b fast x64 (512 GPUs), uses 512 of 512 allowed; "

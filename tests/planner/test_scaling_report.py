@@ -137,7 +137,7 @@ def test_interconnect_assumed_per_scale() -> None:
     assert pcie["link"].iloc[1].startswith("PCIe gen 5")
     assert pcie["bus_gbs"].iloc[2] == pytest.approx(min(pcie["bus_gbs"].iloc[1], 400 * 0.8))
     single = interconnect_assumed("H100-SXM", CommModel(gpus_per_node=1))
-    assert single["scope"].tolist() == ["more than 1 GPUs (across nodes)"]
+    assert single["scope"].tolist() == ["more than 1 GPU (across nodes)"]
 
 
 def test_choices_and_units() -> None:
