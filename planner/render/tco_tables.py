@@ -5,7 +5,6 @@ defaulted field). Words from planner.render.tco_words."""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -13,7 +12,18 @@ import pandas as pd
 from rich.markup import escape
 
 from edge.format import money, percent
-from edge.tables import Col, console_width, fit_table, make_console, print_wide
+from edge.tables import (
+    PAD,
+    Col,
+    cells,
+    console_width,
+    cut,
+    fit_table,
+    fit_widths,
+    make_console,
+    print_wide,
+    wrap_words,
+)
 from planner.onprem.answer import TcoAnswer
 from planner.onprem.verdict import Verdict
 from planner.render.tco_words import (
@@ -49,20 +59,24 @@ BREAKDOWN_COLUMNS: tuple[Col, ...] = (
     Col("usd_per_gpu_hour", "$/GPU-h", _usd, right=True),
     Col("share", "share", lambda v: percent(v, 0), right=True),
     Col("source", "from"),
-    Col("basis", "how", shrink_to=16),
+    Col("basis", "how", shrink_to=16, wrap=True),
 )
+# Where the offers do not fit, left out in this order (highest `drop` first): the reserved
+# prices, the price date (then said per provider under the table) and the break-even
+# utilization; the offer's name (17 columns at least) is cut after a whole name part.
 RESERVED_COLUMNS: tuple[Col, ...] = (
-    Col("reserved_1y_usd_per_gpu_hour", "1y", _usd, right=True),
-    Col("reserved_3y_usd_per_gpu_hour", "3y", _usd, right=True),
+    Col("reserved_1y_usd_per_gpu_hour", "1y", _usd, right=True, drop=3),
+    Col("reserved_3y_usd_per_gpu_hour", "3y", _usd, right=True, drop=4),
 )
+PRICE_DATE_COLUMN = Col("price_date", "priced", drop=2)
 COMPARE_COLUMNS: tuple[Col, ...] = (
-    Col("offer", "cloud offer", shrink_to=14),
+    Col("offer", "cloud offer", shrink_to=17),
     Col("usd_per_gpu_hour", "$/GPU-h", _usd, right=True),
     Col("p_buy_cheaper", "buy wins", lambda v: percent(v, 0), right=True),
-    Col("break_even_utilization", "break-even", lambda v: percent(v, 1), right=True),
+    Col("break_even_utilization", "break-even", lambda v: percent(v, 1), right=True, drop=1),
     Col("pays_back", "pays back"),
     Col("payback_band", "P10-P90", shrink_to=9),
-    Col("price_date", "priced"),
+    PRICE_DATE_COLUMN,
 )
 
 
@@ -70,6 +84,30 @@ def compare_columns(cloud: pd.DataFrame) -> tuple[Col, ...]:
     """COMPARE_COLUMNS, with the reserved prices beside the price where any is listed."""
     shown = [c for c in RESERVED_COLUMNS if c.key in cloud and cloud[c.key].notna().any()]
     return (*COMPARE_COLUMNS[:2], *shown, *COMPARE_COLUMNS[2:])
+
+
+def fits(frame: pd.DataFrame, columns: Sequence[Col], width: int) -> bool:
+    """Whether `columns` of `frame` fit `width` as edge.tables.fit_table lays them out."""
+    widths = fit_widths(cells(frame, columns), columns, width)
+    return sum(widths) + PAD * len(widths) <= width
+
+
+def price_date_left_out(cloud: pd.DataFrame, columns: Sequence[Col], width: int) -> bool:
+    """Whether fit_table leaves the price date out at `width`: the columns dropped before it
+    gone, the rest still does not fit."""
+    kept = [c for c in columns if c.drop <= PRICE_DATE_COLUMN.drop]
+    return not fits(cloud, kept, width)
+
+
+def price_dates_line(cloud: pd.DataFrame) -> str:
+    """'priced: aws ≥ 2025-06-01, lambda ≥ 2025-01-01' (each provider's oldest price date,
+    oldest first): what the table's `priced` column says, where it is left out."""
+    labels = cloud["price_date"].fillna("").astype(str)
+    dated = cloud.assign(label=labels, date=labels.str.lstrip("≥ "))
+    dated = dated.loc[dated["label"] != ""].sort_values("date", kind="stable")
+    oldest = dated.drop_duplicates("provider")
+    listed = ", ".join(f"{p} {d}" for p, d in zip(oldest["provider"], oldest["label"], strict=True))
+    return f"priced: {listed}" if listed else ""
 
 
 def cloud_table(answer: TcoAnswer) -> pd.DataFrame:
@@ -119,11 +157,11 @@ def print_tco(
         f"{demand:,.0f} GPU-hours a month"
     )
     life = answer.config.lifetime_years
-    for line in textwrap.wrap(verdict_sentence(answer), width):
+    for line in wrap_words(verdict_sentence(answer), width):
         out.print(escape(line), highlight=False)
     note = sizing_note(answer)
     if note:
-        for line in textwrap.wrap(note, width):
+        for line in wrap_words(note, width):
             out.print(escape(line), highlight=False)
     if wide:
         print_wide(breakdown, title(answer))
@@ -131,7 +169,11 @@ def print_tco(
     else:
         out.print(fit_table(breakdown, BREAKDOWN_COLUMNS, width, title(answer)))
         if len(cloud):
-            out.print(fit_table(cloud, compare_columns(cloud), width, compare_title))
+            columns = compare_columns(cloud)
+            out.print(fit_table(cloud, columns, width, compare_title))
+            if price_date_left_out(cloud, columns, width) and price_dates_line(cloud):
+                for line in wrap_words(price_dates_line(cloud), width):
+                    out.print(escape(line), highlight=False)
         late = [after_life(m, life) for m in cloud["break_even_months"].fillna(np.inf)]
         if any(late):
             out.print(
@@ -147,7 +189,7 @@ def print_tco(
         for line in deciding:
             out.print(escape(f"  {line}"), highlight=False)
     err = make_console(width, stderr=True)
-    err.print(escape(defaulted_text(answer))[: width * 3], highlight=False)
+    err.print(escape(cut(defaulted_text(answer), width * 3)), highlight=False)
     if explain or wide:
         for line in assumptions(answer):
             err.print(f"[dim]assumption:[/] {escape(line)}", highlight=False)
