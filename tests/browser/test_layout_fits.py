@@ -59,12 +59,14 @@ def four_labels() -> list[str]:
 def choose(page: Page, labels: list[str]) -> None:
     """Clear the Compare view's choice, then pick `labels` one by one."""
     box = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Options to compare")
-    box.get_by_role("button", name="Clear all").click()
+    box.get_by_role("button", name="Clear all").click(timeout=60_000)
+    # the page reruns with no choice (the server may be busy with other sessions)
+    page.get_by_text("Choose at least two options to compare.").wait_for(timeout=60_000)
     for label in labels:
         box.locator("input").fill(label)
-        page.get_by_role("option", name=label, exact=True).wait_for(timeout=30_000)
+        page.get_by_role("option", name=label, exact=True).wait_for(timeout=60_000)
         page.keyboard.press("Enter")  # the one option the text leaves
-        expect(box).to_contain_text(label, timeout=30_000)  # its chip
+        expect(box).to_contain_text(label, timeout=60_000)  # its chip
         page.keyboard.press("Escape")
 
 
@@ -80,7 +82,7 @@ def test_compare_shows_four_options_side_by_side(
     labels = four_labels()
     choose(page, labels)
     table = page.locator('[data-testid="stTable"]')
-    expect(table.locator("thead th")).to_have_count(5, timeout=30_000)
+    expect(table.locator("thead th")).to_have_count(5, timeout=60_000)
     table.scroll_into_view_if_needed()
     headers = table.locator("thead th").all_inner_texts()
     from planner.ui.compare import candidates
