@@ -30,7 +30,7 @@ def own_result_notes(results: pd.DataFrame, workload: Workload, precision: str) 
         return []
     own = results.loc[results["source"].astype(str) == "measured"]
     if SAMPLE_COLUMN in own.columns:
-        own = own.loc[~own[SAMPLE_COLUMN].astype(bool)]
+        own = own.loc[~own[SAMPLE_COLUMN].eq(True)]  # a row without the flag is the user's
     if own.empty:
         return []
     model = "gpt" if workload.is_llm else workload.model

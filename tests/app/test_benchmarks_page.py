@@ -184,3 +184,17 @@ def test_bundled_samples_are_marked_and_can_be_hidden(open_page: Open) -> None:
     at.toggle(key="benchmarks.samples").set_value(False).run()
     assert table_with(at, "id", "source", "throughput", "started_at").empty
     assert "are hidden" in plain(" ".join(c.value for c in at.caption))
+
+
+def test_the_samples_are_never_the_users_own_results(results_dir: Path) -> None:
+    from planner.io.own_results import own_result_notes
+    from planner.throughput import own_and_published_results
+    from planner.workloads.catalog import WORKLOADS
+
+    write_result(BenchmarkResult(**(GOOD | {"id": "mine"})), results_dir)
+    table, _ = own_and_published_results([str(results_dir)])
+    measured = table.loc[table["source"] == "measured"].set_index("id")
+    assert measured["sample"].sum() == bundled() and not measured.loc["mine", "sample"]
+    notes = own_result_notes(table, WORKLOADS["resnet50-imagenet-90ep"], "fp16")
+    assert [n["id"] for n in notes if "id" in n.values] == ["mine"]  # no sample counted
+    assert not [n for n in notes if n.code == "own_results_elsewhere"]
