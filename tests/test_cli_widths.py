@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +29,9 @@ REFERENCE = "reference/benchmarks/lambda_pytorch_throughput.csv"
 LLM_BUDGET = ["--workload", "llm-7b-140b", "--precision", "bf16", "--deadline-hours", "336",
               "--budget-usd", "60000"]  # fmt: skip
 RESNET = ["--workload", "resnet50-imagenet-90ep", "--top", "10"]
+TCO = ["tco", "--config", "examples/onprem-dgx-h100.toml"]
+TCO_COMPARE = ["--compare", "aws:us-east-1:p5.48xlarge", "--compare", "lambda:gpu_8x_h100_sxm5",
+               "--compare", "H100", "--monthly-gpu-hours", "10000"]  # fmt: skip
 COMMANDS: dict[str, list[str]] = {
     "workloads": ["workloads"],
     "pricing-status": ["pricing", "status"],
@@ -52,13 +56,17 @@ COMMANDS: dict[str, list[str]] = {
     "plan-constraints": ["plan", *RESNET, "--view", "constraints"],
     "plan-llm-budget": ["plan", *LLM_BUDGET, "--top", "10"],
     "plan-llm-picks": ["plan", *LLM_BUDGET, "--view", "picks"],
+    "tco": TCO,
+    "tco-compare": [*TCO, *TCO_COMPARE],
+    "sweep-plan-aws": ["sweep", "plan", "examples/sweep-aws.toml"],
+    "sweep-plan-skypilot": ["sweep", "plan", "examples/sweep-skypilot.toml"],
+    "sweep-plan-onprem": ["sweep", "plan", "examples/sweep-onprem.toml"],
+    "sweep-status": ["sweep", "status", "sw-20261201-w1"],
 }
-# Not here yet, their tables being changed by other work now: `tco` (cuts its header at
-# 80 columns) and `sweep plan` (fits, but cuts cells mid-word: "$1…", "H1…").
 # The words of the line under a table that names the columns left out at this width, and
 # of the description printed under its row.
 NARROW_ONLY = {"not", "shown", "at", "this", "width", "wide", "or", "a", "wider", "terminal",
-               "format", "csv"}  # fmt: skip
+               "format", "csv", "json"}  # fmt: skip
 # Where words split: white space, the separators inside names (gpu_1x_gh200, us-east-1,
 # p5.48xlarge), punctuation and the help panels' box lines.
 SPLIT = re.compile(r"[\s_\-./,:;()\[\]{}'\"`=|+*<>│╭╮╰╯─•]+")
@@ -92,11 +100,53 @@ def _check_fits(name: str, args: list[str], width: int, roomy: tuple[str, str]) 
         assert not [h for h in headers if "…" in h], f"{name} at {width}: a header is cut"
 
 
+@pytest.fixture()
+def swept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep state (in $GPUPLAN_SWEEP_DIR) with one target done, whose results are one
+    H100 run gpuplan compares and one CPU run it cannot, and one target that failed
+    installing, with its pip output's last lines."""
+    from benchmarks.results import BenchmarkResult, write_result
+    from benchmarks.sweep import state as st
+    from tests.conftest import GOOD_RESULT
+
+    monkeypatch.setenv("GPUPLAN_SWEEP_DIR", str(tmp_path / "sweeps"))
+    results = tmp_path / "sweep-results"
+    labels = ["aws:us-east-1:p5.48xlarge", "gcp:us-central1-a:a3-highgpu-8g"]
+    keys = ["resnet50-full-fp16-auto-x1-bauto-s100", "resnet50-full-fp16-auto-x8-bauto-s100"]
+    data = st.new_state("sw-20261201-w1", "spec.toml", {"name": "w"}, str(results), labels,
+                        keys, [55.04, 88.25])  # fmt: skip
+    ids = ["resnet50-full-fp16-cudax1-20261201T101500Z-5f3a2b",
+           "resnet50-full-fp16-cpux1-20261201T102000Z-77c1d0"]  # fmt: skip
+    done, failed = data["targets"]
+    done.update(state=st.DONE, launched_at="2026-12-01T10:00:00+00:00",
+                terminated_at="2026-12-01T10:31:07+00:00")  # fmt: skip
+    for key, result_id in zip(keys, ids, strict=True):
+        done["runs"][key] = {"status": st.DONE, "result_ids": [result_id], "error": None}
+    pip = [f"  Collecting package-{n} (from gpuplan[bench])" for n in range(6)]
+    failed.update(
+        state=st.FAILED, detail="installing", launched_at="2026-12-01T10:00:00+00:00",
+        terminated_at="2026-12-01T10:09:42+00:00",
+        reason="installing gpuplan[bench] exited with 1; last output:\n" + "\n".join(pip)
+        + "\nERROR: No matching distribution found for nvidia-ml-py>=12.535",
+    )  # fmt: skip
+    failed["runs"][keys[0]]["error"] = "not run: the target failed installing gpuplan[bench]"
+    st.StateFile(data).save()
+    sweep = {"sweep_id": "sw-20261201-w1", "backend": "aws", "cloud": "aws",
+             "region": "us-east-1", "instance_type": "p5.48xlarge", "spot": False}  # fmt: skip
+    (results / "sw-20261201-w1").mkdir(parents=True)
+    cpu = {"device": "cpu", "device_name": "Intel Xeon Platinum 8488C", "throughput": 41.0}
+    for result_id, change in zip(ids, [{"throughput": 2600.0}, cpu], strict=True):
+        fields = GOOD_RESULT | {"id": result_id, "sweep": sweep} | change
+        write_result(BenchmarkResult(**fields), results / "sw-20261201-w1")
+
+
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_default_output_fits_80_and_100_columns_without_cutting_a_word(
-    name: str, results_dir: object
+    name: str, results_dir: object, request: pytest.FixtureRequest
 ) -> None:
     args = COMMANDS[name]
+    if name == "sweep-status":
+        request.getfixturevalue("swept")
     roomy = _run(args, ROOMY)
     for width in WIDTHS:
         _check_fits(name, args, width, roomy)

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from benchmarks.runners.machine import ProvisionError
-from benchmarks.runners.remote_output import why_lines
 from benchmarks.sweep import state as st
 from benchmarks.sweep.preview import NoData, SweepData, SweepPreview, preview_sweep
 from benchmarks.sweep.spec import SpecError, SweepSpec, check_cloud_targets, load_spec, parse_spec
@@ -38,60 +39,57 @@ def _money(value: float | None) -> str:
     return "-" if value is None else money(value, cents=True)
 
 
-def _date_label(priced_at: str | None, basis: str | None) -> str:
-    """A price date as a user should read it: '≥ 2025-06-01' when only a lower bound."""
-    text = priced_at or ""
-    return f"≥ {text}" if text and basis == "not-before" else text
+def preview_table(preview: SweepPreview, width: int) -> RenderableType:
+    """One row per target, then the totals against max_usd, fitting `width`
+    (benchmarks.tables.PREVIEW_COLUMNS: the least needed columns left out first)."""
+    from benchmarks.tables import PREVIEW_COLUMNS, PREVIEW_TITLE, SWEEP_MORE, preview_frame
+    from edge.tables import fit_table
+
+    frame = preview_frame(preview)
+    return fit_table(frame, PREVIEW_COLUMNS, width, PREVIEW_TITLE, more=SWEEP_MORE)
 
 
-def preview_table(preview: SweepPreview) -> Table:
-    """One row per target, then the totals against max_usd."""
-    table = Table(
-        title="sweep preview (minutes and dollars expected; worst case = the cap per target)"
-    )
-    for column in (
-        "target", "backend", "region", "instance", "GPU", "$/h (priced at)", "provision",
-        "install", "runs", "expected min", "expected $", "worst $",
-    ):  # fmt: skip
-        table.add_column(column)
-    for t in preview.targets:
-        price = _money(t.usd_per_hour)
-        if t.priced_at:
-            price += f" ({_date_label(t.priced_at, t.price_date_basis)})"
-        gpu = f"{t.gpu_count or '?'}x {t.gpu_name}" if t.gpu_name else "-"
-        table.add_row(
-            escape(t.label), t.backend, t.region or "-", t.instance_type or "-", gpu, price,
-            f"{t.provision_min:.1f}", f"{t.install_min:.1f}",
-            f"{sum(r.minutes for r in t.runs):.1f} ({len(t.runs)})", f"{t.expected_min:.1f}",
-            _money(t.expected_usd), _money(t.worst_usd),
-        )  # fmt: skip
-    table.add_section()
-    table.add_row(
-        "total", "", "", "", "", "", "", "", "",
-        f"{sum(t.expected_min for t in preview.targets):.1f}",
-        _money(preview.expected_usd), _money(preview.worst_usd),
-    )  # fmt: skip
-    return table
+def _indented(text: str, width: int, style_head: str = "") -> Text:
+    """`text` indented two spaces, wrapped at words to `width` (further lines four);
+    `style_head` styles the text's first word ("note:")."""
+    from edge.tables import cut
+
+    lines = textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ",
+                          break_long_words=False, break_on_hyphens=False)  # fmt: skip
+    out = Text("\n".join(cut(line, width) for line in lines))
+    if style_head and lines:
+        head = len(text.split(" ", 1)[0])
+        out.stylize(style_head, 2, 2 + head)
+    return out
 
 
 def print_preview(preview: SweepPreview, console: Console) -> None:
-    console.print(preview_table(preview))
+    """The preview table, each run's expected minutes and where they came from, each
+    target's notes and price source, and the worst case against max_usd, wrapped at words
+    to the console's width. Where the table leaves the price date out, the price line
+    says it."""
+    from benchmarks.tables import PREVIEW_COLUMNS, date_label, left_out, preview_frame
+
+    width = console.width
+    console.print(preview_table(preview, width))
+    dated = "priced_at" in left_out(preview_frame(preview), PREVIEW_COLUMNS, width)
     for t in preview.targets:
         for run in t.runs:
             console.print(
-                f"  {escape(t.label)} {run.key}: {run.minutes:.1f} min ({escape(run.how)})",
-                highlight=False,
+                _indented(f"{t.label} {run.key}: {run.minutes:.1f} min ({run.how})", width)
             )
         for note in t.notes:
-            console.print(f"  [yellow]note:[/] {escape(t.label)}: {escape(note)}", highlight=False)
+            console.print(_indented(f"note: {t.label}: {note}", width, "yellow"))
         if t.usd_per_hour is not None and t.priced_at:
-            console.print(f"  {escape(t.label)} price: {escape(t.price_source)}", highlight=False)
+            when = f" ({date_label(t.priced_at, t.price_date_basis)})" if dated else ""
+            console.print(_indented(f"{t.label} price{when}: {t.price_source}", width))
     verdict = "within" if preview.within_cap else "OVER"
     console.print(
-        f"worst case {_money(preview.worst_usd)} (expected {_money(preview.expected_usd)}) "
-        f"is {verdict} max_usd {_money(preview.max_usd)}; every cloud machine ends itself "
-        f"after {preview.max_minutes_per_target:g} min (its dead-man switch)",
-        highlight=False,
+        Text(
+            f"worst case {_money(preview.worst_usd)} (expected {_money(preview.expected_usd)}) "
+            f"is {verdict} max_usd {_money(preview.max_usd)}; every cloud machine ends itself "
+            f"after {preview.max_minutes_per_target:g} min (its dead-man switch)"
+        )
     )
 
 
@@ -148,30 +146,18 @@ def _refuse_resume_over_cap(data: dict[str, Any], preview: SweepPreview) -> None
         )
 
 
-def status_table(data: dict[str, Any], live_line: dict[int, str] | None = None) -> Table:
+def status_table(
+    data: dict[str, Any], live_line: dict[int, str] | None = None, width: int | None = None
+) -> RenderableType:
     """target, state, elapsed, dollars so far, and why a target failed (its first line and
-    its failing step's last lines, remote_output.why_lines) or its last output line."""
-    now = st.utc_now()
-    table = Table(title=f"sweep {data['id']} ({data.get('status')})")
-    for column in ("target", "state", "runs done", "elapsed", "spent", "why / last line"):
-        table.add_column(column, overflow="fold")
-    for t in data["targets"]:
-        state = t["state"] + (
-            f": {t['detail']}" if t.get("detail") and t["state"] not in ("done",) else ""
-        )
-        elapsed = "-"
-        if t.get("launched_at"):
-            end = st.parse_iso(t["terminated_at"]) if t.get("terminated_at") else now
-            seconds = int((end - st.parse_iso(t["launched_at"])).total_seconds())
-            elapsed = f"{seconds // 60}:{seconds % 60:02d}"
-        runs = t["runs"].values()
-        done = sum(1 for r in runs if r["status"] == st.DONE)
-        last = t.get("reason") or (live_line or {}).get(t["index"], "")
-        table.add_row(
-            escape(t["label"]), escape(state), f"{done}/{len(t['runs'])}", elapsed,
-            _money(st.spend_usd(t, now)), escape(why_lines(str(last))),
-        )  # fmt: skip
-    return table
+    its failing step's last lines, remote_output.why_lines) or its last output line,
+    fitting `width` (default: the terminal's), the reason wrapped at words."""
+    from benchmarks.tables import STATUS_COLUMNS, SWEEP_MORE, status_frame
+    from edge.tables import console_width, fit_table
+
+    title = f"sweep {data['id']} ({data.get('status')})"
+    frame = status_frame(data, live_line)
+    return fit_table(frame, STATUS_COLUMNS, width or console_width(), title, more=SWEEP_MORE)
 
 
 def _execute(
@@ -185,7 +171,9 @@ def _execute(
     sweep.on_notice = lambda text: console.print(f"[yellow]{escape(text)}[/]", highlight=False)
     if console.is_terminal:
         live = Live(
-            get_renderable=lambda: Group(status_table(state.data, sweep.live_line)),
+            get_renderable=lambda: Group(
+                status_table(state.data, sweep.live_line, console.width)
+            ),
             console=console, refresh_per_second=2,
         )  # fmt: skip
         with live:
@@ -198,7 +186,7 @@ def _execute(
 
         sweep.on_event = event
         code = sweep.run()
-    console.print(status_table(state.data))
+    console.print(status_table(state.data, width=console.width))
     spent = sum(st.spend_usd(t) for t in state.data["targets"])
     console.print(
         f"sweep {state.data['id']}: {state.data['status']}; spent about {_money(spent)}; "
@@ -343,20 +331,18 @@ def status(
     if fmt == "json":
         print(json.dumps({**state.data, "predicted_vs_measured": checked}, indent=2))
         return
-    text_console().print(status_table(state.data))
+    from benchmarks.tables import checked_table
+    from edge.tables import wrap_words
+
+    console = text_console()
+    console.print(status_table(state.data, width=console.width))
     for t in state.data["targets"]:
         for key, r in t["runs"].items():
             if r.get("error"):
-                text_console().print(
-                    f"{escape(t['label'])} {key}: {escape(r['error'])}", highlight=False
-                )
+                console.print(Text("\n".join(wrap_words(f"{t['label']} {key}: {r['error']}",
+                                                          console.width))))  # fmt: skip
     if checked:
-        table = Table(title="predicted without each result vs measured (gpuplan bench calibrate)")
-        for column in checked[0]:
-            table.add_column(column, overflow="fold")
-        for row in checked:
-            table.add_row(*(escape(cell) for cell in row.values()))
-        text_console().print(table)
+        console.print(checked_table(checked, console.width))
 
 
 def _predicted_vs_measured(

@@ -263,7 +263,7 @@ def test_worst_case_over_the_cap_is_refused_with_the_figures(
     assert (
         "exceeds limits.max_usd $1.00" in outcome.output and "nothing was started" in outcome.output
     )
-    assert "(≥ 2025-06-01)" in outcome.output  # the price's date: a lower bound
+    assert "≥ 2025-06-01" in outcome.output  # the price's date: a lower bound
     assert not sweep_dir.exists() or not list(sweep_dir.iterdir())
     assert log_events(tmp_path / "fake.log") == []
 

@@ -30,6 +30,12 @@ def test_a_long_line_is_cut_at_a_word_boundary() -> None:
     assert line.startswith(cut[:-1]) and line[len(cut) - 1] == " "
 
 
+def _status_text(data: dict[str, object], width: int) -> str:
+    console = Console(width=width, record=True, color_system=None)
+    console.print(status_table(data, width=width))
+    return console.export_text()
+
+
 def test_the_status_table_cell_starts_with_the_first_word_of_the_reason() -> None:
     reason = (
         "building the gpuplan wheel failed (pip wheel exited 1; this Python has no "
@@ -38,11 +44,25 @@ def test_the_status_table_cell_starts_with_the_first_word_of_the_reason() -> Non
     )
     data = st.new_state("s-1", "spec.toml", {}, "results", ["box"], ["run-a"], [None])
     data["targets"][0].update(state=st.FAILED, reason=reason)
-    console = Console(width=100, record=True, color_system=None)
-    console.print(status_table(data))
-    text = console.export_text()
-    cell = [line.split("│")[-2].strip() for line in text.splitlines() if line.count("│") >= 7]
-    assert cell[0].startswith("building the gpuplan wheel failed"), cell
-    assert "No matching distribution found for" in text
-    assert "Collecting package-0 " not in text  # the middle of the tail is left out
-    assert max(len(line) for line in text.splitlines()) <= 100
+    for width in (80, 100):
+        text = _status_text(data, width)
+        lines = text.splitlines()
+        at = next(line for line in lines if line.startswith("target")).index("why / last line")
+        cell = [line[at:].strip() for line in lines[3:]]
+        assert cell[0].startswith("building the gpuplan wheel failed"), cell
+        assert lines[3].startswith("box ") and "failed" in lines[3]
+        assert "No matching distribution found for" in " ".join(cell)
+        assert "Collecting package-0 " not in text  # the middle of the tail is left out
+        assert max(len(line) for line in lines) <= width
+
+
+def test_each_line_of_the_reason_starts_a_line_of_its_own() -> None:
+    """The first line (what failed) and each of the failing step's last lines begin a
+    line of the cell, as why_lines gives them, wrapped at words where they are longer."""
+    reason = str(RemoteCommandFailed("installing gpuplan[bench]", 1, PIP_TAIL))
+    data = st.new_state("s-1", "spec.toml", {}, "results", ["box"], ["run-a"], [None])
+    data["targets"][0].update(state=st.FAILED, reason=reason)
+    text = _status_text(data, 200)
+    at = text.splitlines()[1].index("why / last line")
+    cell = [line[at:].strip() for line in text.splitlines()[3:]]
+    assert cell == why_lines(reason).splitlines()
