@@ -223,3 +223,18 @@ def test_bench_run_table_fits_80_and_100_columns(
         assert max(len(line) for line in printed[width].splitlines()) <= width
         assert cut_words(printed[width], printed[ROOMY]) == []
     assert "power W" in printed[ROOMY] and "not shown" not in printed[ROOMY]
+
+
+def test_sweep_plan_dates_its_prices_where_the_date_column_is_left_out() -> None:
+    """At 80 columns the price date's column is left out and each price line says it (at
+    200, the golden recording sweep-plan-aws: in the table, not in the lines)."""
+    narrow = _run(["sweep", "plan", "examples/sweep-aws.toml"], 80)[0]
+    assert "priced at" in " ".join(narrow.split()).split("not shown at this width:")[1]
+    price_lines = [line for line in narrow.splitlines() if " price (≥ 2025-06-01): " in line]
+    assert [line.split()[0] for line in price_lines] == [
+        "aws:us-east-1:p4d.24xlarge",
+        "aws:us-east-2:p5.48xlarge:spot",
+    ]
+    # A run's line wrapped at words goes on indented under its first.
+    rates = [line for line in narrow.splitlines() if line.endswith("samples/s)")]
+    assert rates and all(line.startswith("    (") for line in rates)
