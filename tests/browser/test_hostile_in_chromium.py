@@ -17,7 +17,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 EVIL_LINK = "[click](http://evil)"
 EVIL_IMAGE = "![x](http://evil/img.png)"
-LONG_VALUE = "x" * 100_000
+# Far over the app's limit (planner.ui.state.MAX_PARAM_CHARS) yet under what the server's
+# HTTP parser takes in a request line: httptools (uvicorn[standard], which the skypilot extra
+# brings) refuses a 100,000-character URL with 400 before the app sees it.
+LONG_VALUE = "x" * 40_000
 EVIL_HOSTS = ("evil", "evil.example.com", "www.evil.example.com", "host.example.com")
 
 
@@ -75,7 +78,7 @@ def test_a_hostile_shared_link_renders_as_plain_text(app_url: str, page: Page) -
         f"providers='{EVIL_IMAGE}' is not a choice",
         *(f"providers='{value}' is not a choice" for value in AUTOLINKED),
         f"gpus='{AUTOLINKED[1]}' is not a choice",
-        "URL parameter top is 100,000 characters long",
+        "URL parameter top is 40,000 characters long",
     ):
         expect(page.get_by_text(shown_as(expected)).first).to_be_visible(timeout=30_000)
     assert LONG_VALUE[:300] not in page.content()
