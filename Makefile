@@ -48,8 +48,11 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy edge planner pricing
 
+# Two workers (CI has 2 cores), each test file kept on one worker so its module fixtures
+# (sshd, moto, a streamlit server) start once; PYTEST_WORKERS=0 runs in this process.
+PYTEST_WORKERS ?= 2
 pytest: $(VENV)/.installed-dev system-deps
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 test: lint typecheck pytest
 

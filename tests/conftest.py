@@ -32,6 +32,11 @@ for _key, _value in FAKE_ENV.items():
     os.environ[_key] = _value
 os.environ.pop("GOOGLE_APPLICATION_CREDENTIALS", None)
 os.environ.pop("GPUPLAN_SNAPSHOT_DIR", None)
+# Output widths follow $COLUMNS where set (edge.tables, edge.console): a developer's shell or
+# a test runner's workers (pytest-xdist sets 80) must not change what the tests read, which
+# is what a pipe gets. Tests that want a width pass COLUMNS themselves.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 # No test reads or writes the real user's data or cloud SDK configuration: the user
 # snapshot folder ($XDG_DATA_HOME/gpuplan/snapshots) and gcloud's folder are temporary.
 _SESSION_HOME = tempfile.mkdtemp(prefix="gpuplan-tests-")
