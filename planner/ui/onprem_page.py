@@ -232,9 +232,11 @@ def config_from_inputs(inputs: Mapping[str, Any], name: str = "own-servers") -> 
 def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | None, float | None]:
     offers = data.offers()
     st.subheader("Cloud options")
-    left, middle, right = st.columns([1, 3, 1])
+    # Two rows, so each choice is wide enough for its chips at 1280 px.
+    left, middle = st.columns([1, 2])
     with left:
         kind = ps.radio("Cloud pricing", list(PRICING_KINDS), name="pricing", default="on-demand")
+    with middle:
         tiers = ps.multiselect(
             "Provider tiers", list(TIERS), name="tiers", default=list(DEFAULT_TIERS),
             help="As on the Plan page: marketplace hosts (single listings, no contract) are "
@@ -248,6 +250,7 @@ def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | N
         ref: f"{ref} ({money(usd)})"
         for ref, usd in zip(priced["ref"], priced["usd_per_gpu_hour"], strict=True)
     }
+    middle, right = st.columns([3, 1])
     with middle:
         chosen = ps.multiselect(
             md_text(f"{gpu} offers to compare ({kind}, USD per GPU-hour)"),
@@ -434,7 +437,7 @@ def _metrics(answer: TcoAnswer) -> None:
     cheapest offer its price and the share of cases buying is cheaper."""
     config = answer.config
     p10, _, p90 = answer.band
-    cols = st.columns(4)
+    cols = [*st.columns(2), *st.columns(2)]  # two rows of two: no figure cut at 1280 px
     cols[0].metric(
         "On-prem $/GPU-hour",
         money(answer.onprem["usd_per_gpu_hour"]),
@@ -446,9 +449,12 @@ def _metrics(answer: TcoAnswer) -> None:
     cols[1].metric(
         "Utilization",
         percent(config.utilization, 1),
-        f"{answer.monthly_gpu_hours:,.0f} GPU-hours a month on {config.servers} servers",
+        f"{answer.monthly_gpu_hours:,.0f} GPU-h a month, {config.servers} "
+        f"server{'' if config.servers == 1 else 's'}",
         delta_color="off",
         delta_arrow="off",
+        help="The monthly GPU-hours of the work over the servers' GPU-hours (x 12 / (GPUs x "
+        "8760 h)).",
     )
     cloud = answer.cloud
     if cloud.empty:
@@ -459,9 +465,10 @@ def _metrics(answer: TcoAnswer) -> None:
     cols[2].metric(
         "Cheapest cloud $/GPU-hour",
         money(best["usd_per_gpu_hour"]),
-        md_text(f"{best['ref']} ({best['pricing']}, {date})"),
+        md_text(f"{str(best['ref']).split(':')[0]}, {best['pricing']}, {date}"),
         delta_color="off",
         delta_arrow="off",
+        help=md_text(f"{best['ref']} ({best['pricing']}, priced {date})"),
     )
     cols[3].metric(
         "Buying cheaper than it",

@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from tests.browser.conftest import page_plan
@@ -26,6 +27,7 @@ PAGES = {
     "scaling": "Scaling",
     "benchmarks": "Measured vs published",
     "prices": "Price sources",
+    "onprem": "On-prem cost lines",
 }
 # Elements in the main area whose text is wider than the element (drawn cut, with an
 # ellipsis or clipped), and tables wider than their container.
@@ -63,8 +65,17 @@ def choose(page: Page, labels: list[str]) -> None:
     # the page reruns with no choice (the server may be busy with other sessions)
     page.get_by_text("Choose at least two options to compare.").wait_for(timeout=60_000)
     for label in labels:
-        box.locator("input").fill(label)
-        page.get_by_role("option", name=label, exact=True).wait_for(timeout=60_000)
+        option = page.get_by_role("option", name=label, exact=True)
+        # A rerun still drawing the last choice can redraw the box and drop the typed
+        # filter: type it again until its option shows (a busy server may take a while).
+        for _ in range(6):
+            box.locator("input").fill(label)
+            try:
+                option.wait_for(timeout=15_000)
+                break
+            except PlaywrightTimeoutError:
+                page.keyboard.press("Escape")
+        option.wait_for(timeout=15_000)
         page.keyboard.press("Enter")  # the one option the text leaves
         expect(box).to_contain_text(label, timeout=60_000)  # its chip
         page.keyboard.press("Escape")
