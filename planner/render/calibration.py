@@ -90,7 +90,10 @@ def calibration_view(table: pd.DataFrame, summary: pd.DataFrame, width: int) -> 
     skipped = table.loc[table["reason"] != ""]
     parts: list[RenderableType] = []
     if table.empty:
-        return Text("No own results: `gpuplan bench run` writes them into the results folder.")
+        return Text(
+            "No own results (the bundled samples are not counted): `gpuplan bench run` writes "
+            "them into the results folder."
+        )
     if compared.empty:
         parts.append(Text("No own GPU result could be compared (see below).", style="bold"))
     else:

@@ -37,6 +37,7 @@ from planner.llm.mfu import params_from_size
 from planner.throughput.benchmark_compare import is_published
 from planner.throughput.estimate import ThroughputModel, fit_throughput_model, predict
 from planner.throughput.offers import (
+    SAMPLE_COLUMN,
     _generation_order,
     _result_model,
     best_figures,
@@ -83,10 +84,13 @@ def not_compared(own: pd.DataFrame) -> pd.Series:
 
 def calibrate(results: pd.DataFrame, ids: set[str] | None = None) -> pd.DataFrame:
     """Leave-one-out prediction of every own row of `results` (a results table as
-    offers.own_and_published_results returns it), or of those whose id is in `ids`:
+    offers.own_and_published_results returns it; the bundled samples are not own results),
+    or of those whose id is in `ids`:
     CALIBRATION_COLUMNS, in the table's order. Throughput in each result's unit (per
     second); error a fraction."""
     own = results.loc[~is_published(results)]
+    if SAMPLE_COLUMN in own.columns:  # the bundled samples are not the user's results
+        own = own.loc[~own[SAMPLE_COLUMN].fillna(False).astype(bool)]
     if ids is not None:
         own = own.loc[own["id"].isin(ids)]
     reasons = not_compared(own)

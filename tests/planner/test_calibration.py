@@ -80,8 +80,9 @@ def test_results_that_cannot_be_predicted_are_listed_with_why(folder: Path) -> N
     assert rows.loc["mystery", "reason"] == "unknown-gpu"
     assert rows.loc[["cpu-run", "gpt-run", "mystery"], "predicted"].isna().all()
     assert rows.loc[["h100-far", "h100-x8"], "reason"].eq("").all()
-    # The bundled sample results are CPU runs: listed too, none dropped.
-    assert (rows["reason"] == "cpu").sum() >= 2
+    # The bundled sample results are not the user's: not listed at all.
+    assert (rows["reason"] == "cpu").sum() == 1
+    assert not rows.index.str.contains("tiny").any()
     assert set(rows["reason"]) <= {"", *REASON_CODES}
     assert set(REASON_WORDS) == set(REASON_CODES)
 
