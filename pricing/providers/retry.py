@@ -134,8 +134,9 @@ def call_with_retries(
     """`call()`, retried while `retryable(error)`, at most `policy.attempts` tries, and
     never waiting past the refresh's deadline (`clock`).
 
-    Raises FetchError naming `what` once the tries are spent, DeadlineExceeded when the
-    next wait would end past the deadline; a non-retryable error is raised as is, for
+    Raises FetchError naming `what` once the tries are spent, DeadlineExceeded when a try
+    failed with the deadline passed (a request is given only the time left) or the next
+    wait would end past it; a non-retryable error is raised as is, for
     the caller to explain.
     """
     for attempt in range(1, policy.attempts + 1):
@@ -144,6 +145,8 @@ def call_with_retries(
         except Exception as exc:
             if not retryable(exc):
                 raise
+            if clock.remaining_s() <= 0:  # it failed at the deadline it was given
+                raise clock.late(what, describe(exc)) from exc
             if attempt == policy.attempts:
                 raise FetchError(
                     f"{what}: still failing after {policy.attempts} tries "
