@@ -62,6 +62,7 @@ COMMANDS: dict[str, list[str]] = {
     "sweep-plan-skypilot": ["sweep", "plan", "examples/sweep-skypilot.toml"],
     "sweep-plan-onprem": ["sweep", "plan", "examples/sweep-onprem.toml"],
     "sweep-status": ["sweep", "status", "sw-20261201-w1"],
+    "sweep-list": ["sweep", "list"],
 }
 # The words of the line under a table that names the columns left out at this width, and
 # of the description printed under its row.
@@ -145,7 +146,7 @@ def test_default_output_fits_80_and_100_columns_without_cutting_a_word(
     name: str, results_dir: object, request: pytest.FixtureRequest
 ) -> None:
     args = COMMANDS[name]
-    if name == "sweep-status":
+    if name in ("sweep-status", "sweep-list"):
         request.getfixturevalue("swept")
     roomy = _run(args, ROOMY)
     for width in WIDTHS:

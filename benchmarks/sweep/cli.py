@@ -18,7 +18,6 @@ import typer
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from benchmarks.runners.machine import ProvisionError
@@ -358,10 +357,11 @@ def _predicted_vs_measured(
 
 
 def list_sweeps() -> None:
-    """Every sweep with a state file: id, status, targets done, dollars spent."""
-    table = Table(title=f"sweeps in {st.sweeps_dir()}")
-    for column in ("id", "status", "created", "targets done", "results", "spent"):
-        table.add_column(column)
+    """Every sweep with a state file: id, status, when created, targets done, results and
+    dollars spent; ids are never cut (other commands take them)."""
+    from benchmarks.tables import print_cells
+
+    rows = []
     for path in st.list_state_paths():
         try:
             data = st.load_state(str(path)).data
@@ -372,9 +372,16 @@ def list_sweeps() -> None:
         done = sum(1 for t in targets if t["state"] == st.DONE)
         results = sum(len(r["result_ids"]) for t in targets for r in t["runs"].values())
         spent = sum(st.spend_usd(t) for t in targets)
-        table.add_row(data["id"], str(data.get("status")), data.get("created_at", ""),
-                      f"{done}/{len(targets)}", str(results), _money(spent))  # fmt: skip
-    text_console().print(table)
+        created = str(data.get("created_at", "")).replace("T", " ")[:16]  # to the minute
+        rows.append([data["id"], str(data.get("status")), created, f"{done}/{len(targets)}",
+                     str(results), _money(spent)])  # fmt: skip
+    if not rows:
+        text_console().print(f"no sweeps yet in {escape(str(st.sweeps_dir()))}", highlight=False)
+        return
+    headers = ["id", "status", "created (UTC)", "targets done", "results", "spent"]
+    print_cells(
+        headers, rows, f"sweeps in {st.sweeps_dir()}", optional=("results", "created (UTC)")
+    )
 
 
 def cleanup(
