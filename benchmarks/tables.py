@@ -4,7 +4,7 @@ terminal (edge.tables)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -144,22 +144,6 @@ def date_label(priced_at: str | None, basis: str | None) -> str:
     """A price date as a user should read it: '≥ 2025-06-01' when only a lower bound."""
     text = priced_at or ""
     return f"≥ {text}" if text and basis == "not-before" else text
-
-
-def left_out(frame: pd.DataFrame, columns: Sequence[Col], width: int) -> list[str]:
-    """The keys of the `drop` columns edge.tables.fit_table leaves out at `width` (the
-    highest `drop` first, until the rest fits)."""
-    from edge.tables import PAD, cells, fit_widths
-
-    shown, out = list(columns), list[str]()
-    while True:
-        widths = fit_widths(cells(frame, shown), shown, width)
-        droppable = [c for c in shown if c.drop]
-        if sum(widths) + PAD * len(widths) <= width or not droppable:
-            return out
-        victim = max(droppable, key=lambda c: c.drop)
-        shown.remove(victim)
-        out.append(victim.key)
 
 
 def preview_frame(preview: SweepPreview) -> pd.DataFrame:

@@ -178,6 +178,12 @@ def _fitting_columns(
     return shown, beneath, left_out
 
 
+def left_out_columns(frame: pd.DataFrame, columns: Sequence[Col], width: int) -> list[str]:
+    """The keys of the columns fit_table leaves out at `width` (the `drop` ones, highest
+    first, until the rest fit): what a caller needs to say elsewhere what they held."""
+    return [c.key for c in _fitting_columns(frame, columns, width)[2]]
+
+
 def fit_table(
     frame: pd.DataFrame,
     columns: Sequence[Col],

@@ -67,11 +67,12 @@ def print_preview(preview: SweepPreview, console: Console) -> None:
     target's notes and price source, and the worst case against max_usd, wrapped at words
     to the console's width. Where the table leaves the price date out, the price line
     says it."""
-    from benchmarks.tables import PREVIEW_COLUMNS, date_label, left_out, preview_frame
+    from benchmarks.tables import PREVIEW_COLUMNS, date_label, preview_frame
+    from edge.tables import left_out_columns
 
     width = console.width
     console.print(preview_table(preview, width))
-    dated = "priced_at" in left_out(preview_frame(preview), PREVIEW_COLUMNS, width)
+    dated = "priced_at" in left_out_columns(preview_frame(preview), PREVIEW_COLUMNS, width)
     for t in preview.targets:
         for run in t.runs:
             console.print(

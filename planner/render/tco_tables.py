@@ -13,13 +13,11 @@ from rich.markup import escape
 
 from edge.format import money, percent
 from edge.tables import (
-    PAD,
     Col,
-    cells,
     console_width,
     cut,
     fit_table,
-    fit_widths,
+    left_out_columns,
     make_console,
     print_wide,
     wrap_words,
@@ -84,19 +82,6 @@ def compare_columns(cloud: pd.DataFrame) -> tuple[Col, ...]:
     """COMPARE_COLUMNS, with the reserved prices beside the price where any is listed."""
     shown = [c for c in RESERVED_COLUMNS if c.key in cloud and cloud[c.key].notna().any()]
     return (*COMPARE_COLUMNS[:2], *shown, *COMPARE_COLUMNS[2:])
-
-
-def fits(frame: pd.DataFrame, columns: Sequence[Col], width: int) -> bool:
-    """Whether `columns` of `frame` fit `width` as edge.tables.fit_table lays them out."""
-    widths = fit_widths(cells(frame, columns), columns, width)
-    return sum(widths) + PAD * len(widths) <= width
-
-
-def price_date_left_out(cloud: pd.DataFrame, columns: Sequence[Col], width: int) -> bool:
-    """Whether fit_table leaves the price date out at `width`: the columns dropped before it
-    gone, the rest still does not fit."""
-    kept = [c for c in columns if c.drop <= PRICE_DATE_COLUMN.drop]
-    return not fits(cloud, kept, width)
 
 
 def price_dates_line(cloud: pd.DataFrame) -> str:
@@ -171,7 +156,8 @@ def print_tco(
         if len(cloud):
             columns = compare_columns(cloud)
             out.print(fit_table(cloud, columns, width, compare_title))
-            if price_date_left_out(cloud, columns, width) and price_dates_line(cloud):
+            left_out = left_out_columns(cloud, columns, width)
+            if PRICE_DATE_COLUMN.key in left_out and price_dates_line(cloud):
                 for line in wrap_words(price_dates_line(cloud), width):
                     out.print(escape(line), highlight=False)
         late = [after_life(m, life) for m in cloud["break_even_months"].fillna(np.inf)]
