@@ -251,20 +251,7 @@ def build_snapshots() -> dict[str, str]:
         name = f"{provider}-{meta['priced_at']}.csv"
         text = offers_to_csv(offers)
         files[name] = text
-        manifest.append(
-            {
-                "provider": provider,
-                "file": name,
-                "priced_at": meta["priced_at"],
-                "date_basis": meta["date_basis"],
-                "date_bound": meta["date_basis"].split(":")[0],
-                "source": source,
-                "source_commit": meta["commit"],
-                "retrieved_at": "",
-                "rows": len(offers),
-                "sha256": _sha(text),
-            }
-        )
+        manifest.append(_manifest_entry(provider, name, meta, len(offers), text))
         fixes.append(fixed)
     files["MANIFEST.json"] = (
         json.dumps({"schema_version": 1, "snapshots": manifest}, indent=2) + "\n"
@@ -273,6 +260,24 @@ def build_snapshots() -> dict[str, str]:
         index=False, lineterminator="\n"
     )
     return files
+
+
+def _manifest_entry(
+    provider: str, name: str, meta: dict[str, str], rows: int, text: str
+) -> dict[str, object]:
+    """One snapshot's MANIFEST.json entry (pricing.store reads it)."""
+    return {
+        "provider": provider,
+        "file": name,
+        "priced_at": meta["priced_at"],
+        "date_basis": meta["date_basis"],
+        "date_bound": meta["date_basis"].split(":")[0],
+        "source": _source(meta),
+        "source_commit": meta["commit"],
+        "retrieved_at": "",
+        "rows": rows,
+        "sha256": _sha(text),
+    }
 
 
 def _source(meta: dict[str, str]) -> str:
@@ -293,20 +298,7 @@ def build_cpu_snapshots() -> dict[str, str]:
         name = f"{provider}-{meta['priced_at']}.csv"
         text = cpu_offers_to_csv(offers)
         files[name] = text
-        manifest.append(
-            {
-                "provider": provider,
-                "file": name,
-                "priced_at": meta["priced_at"],
-                "date_basis": meta["date_basis"],
-                "date_bound": meta["date_basis"].split(":")[0],
-                "source": _source(meta),
-                "source_commit": meta["commit"],
-                "retrieved_at": "",
-                "rows": len(offers),
-                "sha256": _sha(text),
-            }
-        )
+        manifest.append(_manifest_entry(provider, name, meta, len(offers), text))
     files["MANIFEST.json"] = (
         json.dumps({"schema_version": 1, "snapshots": manifest}, indent=2) + "\n"
     )
