@@ -172,3 +172,22 @@ def page_plan(**kwargs: Any) -> Plan:
     kwargs.setdefault("providers", unique_values(buyable, "provider"))
     kwargs.setdefault("tiers", DEFAULT_TIERS)
     return make_plan(PlanRequest(WORKLOADS["resnet50-imagenet-90ep"], **kwargs), offers, table)
+
+
+# The grid's cell font (Streamlit's theme: Source Sans, 14 px; headers semibold).
+CELL_FONT = "14px 'Source Sans', sans-serif"
+HEADER_FONT = "600 14px 'Source Sans', sans-serif"
+
+
+def text_px(page: Page, texts: list[str], font: str) -> float:
+    """The widest of `texts` drawn in `font`, in CSS pixels (the page's own canvas)."""
+    return float(
+        page.evaluate(
+            """([texts, font]) => {
+                const ctx = document.createElement('canvas').getContext('2d');
+                ctx.font = font;
+                return Math.max(0, ...texts.map(t => ctx.measureText(t).width));
+            }""",
+            [texts, font],
+        )
+    )

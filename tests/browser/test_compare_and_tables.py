@@ -11,14 +11,11 @@ from playwright.sync_api import Locator, Page, expect
 
 from planner.plan import Plan
 from planner.ui.tables import cell_text
-from tests.browser.conftest import download, page_plan
+from tests.browser.conftest import CELL_FONT, HEADER_FONT, download, page_plan, text_px
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 QUERY = "gpus=H100-SXM&gpu_count=8"
-# The grid's cell font (Streamlit's theme: Source Sans, 14 px; headers semibold).
-CELL_FONT = "14px 'Source Sans', sans-serif"
-HEADER_FONT = "600 14px 'Source Sans', sans-serif"
 
 
 def grid_columns(grid: Locator) -> dict[str, list[str]]:
@@ -27,20 +24,6 @@ def grid_columns(grid: Locator) -> dict[str, list[str]]:
     cells = grid.locator("[role=gridcell]").all_inner_texts()
     rows = [cells[i : i + len(headers)] for i in range(0, len(cells), len(headers))]
     return {h: [r[i] for r in rows if len(r) == len(headers)] for i, h in enumerate(headers)}
-
-
-def text_px(page: Page, texts: list[str], font: str) -> float:
-    """The widest of `texts` drawn in `font`, in CSS pixels (the page's own canvas)."""
-    return float(
-        page.evaluate(
-            """([texts, font]) => {
-                const ctx = document.createElement('canvas').getContext('2d');
-                ctx.font = font;
-                return Math.max(0, ...texts.map(t => ctx.measureText(t).width));
-            }""",
-            [texts, font],
-        )
-    )
 
 
 def _number(text: str) -> float | str:

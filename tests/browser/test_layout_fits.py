@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from tests.browser.conftest import page_plan
+from tests.browser.conftest import CELL_FONT, HEADER_FONT, page_plan, text_px
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -110,10 +110,7 @@ def test_compare_shows_four_options_side_by_side(
     table.screenshot(path=str(screenshots / f"compare-four-{width}px.png"))
 
 
-# The grid's cell font (Streamlit's theme: Source Sans, 14 px; headers semibold) and its
-# cell padding (8 px each side).
-CELL_FONT = "14px 'Source Sans', sans-serif"
-HEADER_FONT = "600 14px 'Source Sans', sans-serif"
+# The grid's cell padding (8 px each side).
 CELL_PADDING_PX = 16
 
 
@@ -138,20 +135,6 @@ def grids(frames: list[bytes]) -> list[tuple[dict[str, Any], pa.Table]]:
         data = pa.ipc.open_stream(grid.arrow_data.data).read_all()
         found.append((json.loads(grid.columns or "{}"), data))
     return found
-
-
-def text_px(page: Page, texts: list[str], font: str) -> float:
-    """The widest of `texts` drawn in `font`, in CSS pixels (the page's own canvas)."""
-    return float(
-        page.evaluate(
-            """([texts, font]) => {
-                const ctx = document.createElement('canvas').getContext('2d');
-                ctx.font = font;
-                return Math.max(0, ...texts.map(t => ctx.measureText(t).width));
-            }""",
-            [texts, font],
-        )
-    )
 
 
 def cut_columns(page: Page, config: dict[str, Any], data: pa.Table) -> list[str]:
