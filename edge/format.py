@@ -15,9 +15,10 @@ def _finite(value: object) -> bool:
 
 
 def money(usd: float, short: bool = False, cents: bool = False) -> str:
-    """$0.52, $4.38, $1,234, <$0.01 for less than half a cent; short: $18.4k, $1.31M from
-    $10,000 up (and $1.2k from $1,000); cents: always to the cent ($1,234.56), for amounts
-    a budget is checked against. Negative amounts lead with the sign: -$27k."""
+    """$0.52, $4.38, $1,234, <$0.01 for less than half a cent; short: 3 significant digits
+    and k/M/B/T from $1,000 up ($1.2k, $18.4k, $1.31M, $1.31B, $999k, and $1M for 999,999),
+    never scientific notation; cents: always to the cent ($1,234.56), for amounts a budget
+    is checked against. Negative amounts lead with the sign: -$27k."""
     if not _finite(usd):
         return "-"
     usd = float(usd)
@@ -27,10 +28,8 @@ def money(usd: float, short: bool = False, cents: bool = False) -> str:
         return f"${usd:,.2f}"
     if 0 < abs(usd) < 0.005:
         return "<$0.01" if usd > 0 else "-<$0.01"
-    if short and abs(usd) >= 1e6:
-        return f"${usd / 1e6:,.3g}M"
     if short and abs(usd) >= 1e3:
-        return f"${usd / 1e3:,.3g}k" if abs(usd) < 1e5 else f"${usd / 1e3:,.0f}k"
+        return "$" + _scaled(usd)
     return f"${usd:,.0f}" if abs(usd) >= 100 else f"${usd:,.2f}"
 
 
@@ -81,11 +80,17 @@ def count(value: float, short: bool = False) -> str:
     if not _finite(value):
         return "-"
     value = float(value)
-    if short:
-        for scale, suffix in _SHORT_SCALE:
-            if abs(value) >= scale:
-                return f"{_three_digits(value / scale)}{suffix}"
+    if short and abs(value) >= 1e3:
+        return _scaled(value)
     return f"{value:,.0f}" if abs(value) >= 1 or value == 0 else f"{value:.3g}"
+
+
+def _scaled(value: float) -> str:
+    """3 significant digits with the k/M/B/T suffix of the value once rounded (999,999 is
+    1M, not 1,000k); from 1,000 up."""
+    rounded = float(f"{value:.3g}")
+    scale, suffix = next(((s, x) for s, x in _SHORT_SCALE if abs(rounded) >= s), (1.0, ""))
+    return f"{_three_digits(rounded / scale)}{suffix}"
 
 
 def flops(value: float) -> str:

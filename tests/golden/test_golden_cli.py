@@ -43,7 +43,9 @@ import pytest
 
 from tests.golden import CASES, DATA, INPUTS, REGENERATE, Case, Output, run_case
 
-REL_TOL = 1e-6  # a refit moves a fitted throughput by ~1e-8; a real change moves it far more
+# A refit moves a fitted throughput by ~1e-8 and a band edge by a few 1e-6 between numpy /
+# scipy releases (an optimizer stops at its tolerance); a real change moves them far more.
+REL_TOL = 1e-5
 # Commands run at once; each is one single-threaded Python process.
 JOBS = 2
 _NUMBER = re.compile(
