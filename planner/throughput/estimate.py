@@ -578,8 +578,8 @@ def evaluate_curves(
 
     Columns: throughput, throughput_low, throughput_high, source (one of SOURCE_CODES),
     anchor (slot of the anchor figure, -1 for estimates), beyond (N past the node and
-    the data: the step model carried it), m (that limit), per_gpu_batch, compute_s,
-    comm_s, overhead_s (seconds per step at N; NaN where the model has no size).
+    the data: the step model carried it), m (that limit), and STEP_COLUMNS (the step's
+    parts at N; NaN where the model has no size).
     """
     k = np.asarray(k, dtype=int)
     n = np.asarray(n, dtype=float)
@@ -691,6 +691,7 @@ def _scaled(
         plain = replace(inputs, global_batch=np.full(len(i), np.inf))
         at_m = step_breakdown(plain, nc[i])
         x[i] = x[i] * at_n["throughput"] / at_m["throughput"]
+        at_n["batch_limit"] = inputs.b_mem
         for column in STEP_COLUMNS:
             step_cols[column][i] = at_n[column]
     rest = ~stepped & (n > m)
@@ -721,7 +722,13 @@ def _band(
     return low, high
 
 
-STEP_COLUMNS = ("per_gpu_batch", "compute_s", "comm_s", "overhead_s")
+# Step parts at N (planner.throughput.step_model): batch_limit is the per-GPU batch the
+# anchor figure ran at, batch_rate the per-GPU rate at per_gpu_batch over the rate there
+# (the small-batch penalty), comm_s the all-reduce time left exposed of comm_total_s.
+STEP_COLUMNS = (
+    "per_gpu_batch", "batch_limit", "batch_rate", "compute_s", "comm_s", "comm_total_s",
+    "overhead_s",
+)  # fmt: skip
 
 
 def _step_inputs(
