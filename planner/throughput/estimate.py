@@ -48,7 +48,7 @@ from planner.throughput.scaling import (
     interconnect_class,
 )
 from planner.throughput.spec_model import PRECISION_FAMILY, SpecEstimator, fit_spec_estimator
-from planner.throughput.step_model import StepInputs, step_breakdown
+from planner.throughput.step_model import STEP_BEYOND_LOG_ERROR, StepInputs, step_breakdown
 
 REFERENCE_COLUMNS: tuple[str, ...] = ("gpu_name", "total_gpus", "model", "precision", "throughput")
 QUERY_COLUMNS: tuple[str, ...] = ("gpu_name", "total_gpus", "model", "precision")
@@ -590,6 +590,11 @@ def evaluate_curves(
     anchor = _anchors(curves, k, n)
     x, m, step_cols = _scaled(curves, k, n, anchor, cap)
     low, high = _band(curves, k, n, anchor, x)
+    # Past the node the step model's own leave-one-out error widens the band (it reads
+    # optimistic there: the low side widens more).
+    past = np.isfinite(step_cols["per_gpu_batch"]) & (n > m)
+    low = np.where(past, low * np.exp(-STEP_BEYOND_LOG_ERROR[1]), low)
+    high = np.where(past, high * np.exp(-STEP_BEYOND_LOG_ERROR[0]), high)
     fig_source = np.where(anchor.has_fig, curves.source[k][anchor.rows, anchor.slot], "")
     source = np.where(
         anchor.has_fig & (anchor.n == n),

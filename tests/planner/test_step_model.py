@@ -12,6 +12,7 @@ from planner.throughput.step_model import (
     ALLREDUCE_CALL_S,
     ALLREDUCE_LEVEL_S,
     BUCKET_BYTES,
+    STEP_BEYOND_LOG_ERROR,
     STRAGGLER_SIGMA,
     expected_max_normal,
     exposed_seconds,
@@ -136,3 +137,24 @@ def test_small_batches_lose_the_fitted_floor_share(resnet) -> None:  # type: ign
     assert 0.0 <= out["comm_s"] <= out["comm_total_s"]
     step = out["compute_s"] + out["overhead_s"] + out["comm_s"]
     assert out["throughput"] / 512 == pytest.approx(16.0 / step, rel=0.35)
+
+
+def test_past_the_node_the_band_widens_by_the_step_models_own_error(resnet, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from planner.throughput import estimate
+
+    queries = pd.DataFrame(
+        {"gpu_name": "H100-SXM", "total_gpus": [8.0, 512.0], "model": "resnet50",
+         "precision": "fp16", "global_batch": 8192.0, "network_gbps": 3200.0}
+    )  # fmt: skip
+    widened = predict(resnet, queries)
+    monkeypatch.setattr(estimate, "STEP_BEYOND_LOG_ERROR", (0.0, 0.0))
+    plain = predict(resnet, queries)
+    down, up = STEP_BEYOND_LOG_ERROR
+    # Inside the node nothing changes; at 512 GPUs the low side drops by exp(-0.14).
+    assert widened["throughput_low"].iloc[0] == pytest.approx(plain["throughput_low"].iloc[0])
+    assert widened["throughput_low"].iloc[1] == pytest.approx(
+        plain["throughput_low"].iloc[1] * np.exp(-up)
+    )
+    assert widened["throughput_high"].iloc[1] == pytest.approx(
+        plain["throughput_high"].iloc[1] * np.exp(-down)
+    )
