@@ -897,7 +897,8 @@ def _beyond_text(
 ) -> np.ndarray:
     gbps_text = _unique_map(pd.Series(gbps), "{:g}".format).to_numpy(dtype=object)
     network = (
-        " GPUs: step-time model (per-GPU batch, fixed per-step floor, hierarchical "
+        " GPUs: step-time model (per-GPU batch, fitted per-step floor and straggler wait, "
+        "hierarchical "
         "all-reduce over " + gbps_text + " Gb/s per node hidden behind backward as DDP does)"
     )
     m_text = _unique_map(pd.Series(m), "{:g}".format).to_numpy(dtype=object)
