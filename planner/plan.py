@@ -96,7 +96,8 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "interruptions_per_hour", "interruption_rate_source",
     "spot_overhead_factor", "setup_hours", "staging_hours", "checkpoint_write_hours",
     "billed_hours", "billing_basis", "samples_to_train", "per_gpu_batch", "global_batch",
-    "limit_code", "gpu_throughput", "loader_ceiling", "vcpus",
+    "batch_limit", "batch_rate", "comm_s", "comm_total_s", "limit_code", "gpu_throughput",
+    "loader_ceiling", "vcpus",
     "mfu", "memory_per_gpu_gb", "sharding", "recompute", *llm_model.LLM_DETAIL_COLUMNS,
     "feasible", "misses", "on_pareto", "pick", "chosen_count",
 )  # fmt: skip

@@ -44,6 +44,8 @@ rows and GPUs without a spec row left out) it prints:
     per model and precision), estimated ((a): the planner's blend, with the regression's
     band from the other GPUs), LLM op model ((f): kernel-default band widened to the other
     cases' errors, PUBLISHED_RUNS_LOG_ERROR). These are the bands plans show (P10-P90).
+(h)-(j) The data-parallel step model on FlagPerf's DGX A100 runs (tools/evaluate_cnn.py):
+    small per-GPU batch, 8 GPUs from 1 and 16 from 8, and its band coverage.
 MAPE = mean |predicted - truth| / truth.
 """
 
@@ -595,6 +597,7 @@ def main() -> None:
     methods = method_table(measured, scaling, overall, summary)  # type: ignore[arg-type]
     print("\n(g) every method beside its naive rule: error (MAPE) and 80%-band coverage")
     print(methods.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="-"))
+    cnn = _cnn_sections()
     if args.json:
         payload = {
             "estimator": {**overall, "per_pair": table.to_dict("records")},
@@ -604,8 +607,17 @@ def main() -> None:
             "llm_summary": summary,
             "measured": measured,
             "methods": methods.to_dict("records"),
+            "step_model": {k: v.to_dict("records") for k, v in cnn.items()},
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def _cnn_sections() -> dict[str, pd.DataFrame]:
+    """(h)-(j), tools/evaluate_cnn.py: the step model on FlagPerf's batch sweeps and counts."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import evaluate_cnn
+
+    return evaluate_cnn.print_sections()
 
 
 if __name__ == "__main__":

@@ -100,10 +100,11 @@ def estimate(
         raw, rows = read_queries(queries, ref)
     with working(f"fitting the throughput model to {len(ref.rows):,} reference rows"):
         model = fit_throughput_model(ref.rows, comm=comm)
-        predicted = predict_throughput(model, rows)
+        predicted = predict_throughput(model, rows, numbers=True)
     result = raw.copy()
     for column, source in PREDICTED_FROM.items():
         result[column] = predicted[source].to_numpy()
+    result["method_detail"] = _with_step_words(result["method_detail"], predicted, rows)
     if output:
         _write_csv(output, result)
     else:
@@ -111,6 +112,18 @@ def estimate(
         columns = ("gpu_model", "num_gpus", "model", "precision", *ESTIMATE_COLUMNS)
         _emit(result, fmt, title, columns)
     _estimate_notes(model, ref, result, output)
+
+
+def _with_step_words(details: pd.Series, predicted: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
+    """Each row's detail plus the step model's small-batch penalty and exposed all-reduce."""
+    from planner.render.explain import explain_step
+
+    steps = predicted.assign(total_gpus=rows["total_gpus"].to_numpy(float))
+    out = []
+    for detail, row in zip(details, steps.to_dict(orient="records"), strict=True):
+        words = explain_step(row)
+        out.append(f"{detail}; {words}" if words else str(detail))
+    return out
 
 
 def estimate_llm(

@@ -436,7 +436,7 @@ def _view_frame(result: Plan, view: str, top: int | None) -> pd.DataFrame:
 
 def _explanations(result: Plan) -> list[str]:
     """Words for the picks' time split and for shown rows whose throughput a limit caps."""
-    from planner.render.explain import explain_limit, explain_time
+    from planner.render.explain import explain_limit, explain_step, explain_time
     from planner.render.plan_tables import PICK_LABELS
 
     unit = result.workload.throughput_unit
@@ -448,6 +448,9 @@ def _explanations(result: Plan) -> list[str]:
         limit = explain_limit(row, unit)
         if limit:
             lines.append(f"  {limit}")
+        step = explain_step(row)
+        if step:
+            lines.append(f"  {step}")
     bound = result.rows.loc[result.rows["limit_code"] == "cpu-bound"]
     for row in bound.head(CPU_BOUND_SHOWN).to_dict(orient="records"):
         lines.append(f"rank {row['rank']} {row['instance_type']}: {explain_limit(row, unit)}")

@@ -10,6 +10,11 @@ from planner.costs.overheads import images_per_s_per_vcpu, loader_ceiling
 from planner.workloads.catalog import Workload
 
 SPEED_COLUMNS = ("throughput", "throughput_low", "throughput_high")
+# The step's parts (planner.throughput.estimate.STEP_COLUMNS), NaN where no step model ran.
+STEP_PART_COLUMNS = (
+    "per_gpu_batch", "batch_limit", "batch_rate", "compute_s", "comm_s", "comm_total_s",
+    "overhead_s",
+)  # fmt: skip
 
 
 def with_limits_and_work(
@@ -23,7 +28,7 @@ def with_limits_and_work(
     (workload.samples_at(global batch) × benchmark samples per sample).
     """
     opts = opts.reset_index(drop=True)
-    for column in ("per_gpu_batch", "compute_s", "comm_s", "overhead_s"):
+    for column in STEP_PART_COLUMNS:
         if column not in opts.columns:
             opts[column] = np.nan
     x = opts["throughput"].to_numpy(float)

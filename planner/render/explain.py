@@ -69,3 +69,32 @@ def explain_time(row: Mapping[str, Any]) -> str:
     if basis:
         text += f"; billed {duration(_get(row, 'billed_hours'))}: {basis}"
     return text
+
+
+def explain_step(row: Mapping[str, Any]) -> str:
+    """The small-batch penalty and the exposed all-reduce of a row's step, with the
+    measurements they were fitted on (planner.throughput.step_model), or "" without a step.
+
+    Reads per_gpu_batch, batch_limit, batch_rate, comm_s, comm_total_s and total_gpus.
+    """
+    from planner.throughput.step_model import ALLREDUCE_SOURCE, FLOOR_SOURCE
+
+    batch = _get(row, "per_gpu_batch")
+    if not np.isfinite(batch):
+        return ""
+    parts = []
+    rate = _get(row, "batch_rate")
+    limit = _get(row, "batch_limit")
+    if np.isfinite(rate) and np.isfinite(limit) and batch < limit * 0.999:
+        parts.append(
+            f"batch {batch:,.3g}/GPU: {rate:.0%} of the batch-{limit:,.0f} rate "
+            f"(per-step floor fitted on {FLOOR_SOURCE})"
+        )
+    total = _get(row, "comm_total_s")
+    ranks = _get(row, "total_gpus")
+    if np.isfinite(total) and total > 0 and ranks > 1:
+        parts.append(
+            f"all-reduce {_get(row, 'comm_s') * 1e3:.2g} ms exposed of {total * 1e3:.2g} ms "
+            f"per step ({ALLREDUCE_SOURCE}, {ranks:,.0f} ranks)"
+        )
+    return "; ".join(parts)

@@ -48,7 +48,7 @@ from planner.throughput.scaling import (
     interconnect_class,
 )
 from planner.throughput.spec_model import PRECISION_FAMILY, SpecEstimator, fit_spec_estimator
-from planner.throughput.step_model import StepInputs, step_breakdown
+from planner.throughput.step_model import STEP_BEYOND_LOG_ERROR, StepInputs, step_breakdown
 
 REFERENCE_COLUMNS: tuple[str, ...] = ("gpu_name", "total_gpus", "model", "precision", "throughput")
 QUERY_COLUMNS: tuple[str, ...] = ("gpu_name", "total_gpus", "model", "precision")
@@ -578,8 +578,8 @@ def evaluate_curves(
 
     Columns: throughput, throughput_low, throughput_high, source (one of SOURCE_CODES),
     anchor (slot of the anchor figure, -1 for estimates), beyond (N past the node and
-    the data: the step model carried it), m (that limit), per_gpu_batch, compute_s,
-    comm_s, overhead_s (seconds per step at N; NaN where the model has no size).
+    the data: the step model carried it), m (that limit), and STEP_COLUMNS (the step's
+    parts at N; NaN where the model has no size).
     """
     k = np.asarray(k, dtype=int)
     n = np.asarray(n, dtype=float)
@@ -590,6 +590,11 @@ def evaluate_curves(
     anchor = _anchors(curves, k, n)
     x, m, step_cols = _scaled(curves, k, n, anchor, cap)
     low, high = _band(curves, k, n, anchor, x)
+    # Past the node the step model's own leave-one-out error widens the band (it reads
+    # optimistic there: the low side widens more).
+    past = np.isfinite(step_cols["per_gpu_batch"]) & (n > m)
+    low = np.where(past, low * np.exp(-STEP_BEYOND_LOG_ERROR[1]), low)
+    high = np.where(past, high * np.exp(-STEP_BEYOND_LOG_ERROR[0]), high)
     fig_source = np.where(anchor.has_fig, curves.source[k][anchor.rows, anchor.slot], "")
     source = np.where(
         anchor.has_fig & (anchor.n == n),
@@ -691,6 +696,7 @@ def _scaled(
         plain = replace(inputs, global_batch=np.full(len(i), np.inf))
         at_m = step_breakdown(plain, nc[i])
         x[i] = x[i] * at_n["throughput"] / at_m["throughput"]
+        at_n["batch_limit"] = inputs.b_mem
         for column in STEP_COLUMNS:
             step_cols[column][i] = at_n[column]
     rest = ~stepped & (n > m)
@@ -721,7 +727,13 @@ def _band(
     return low, high
 
 
-STEP_COLUMNS = ("per_gpu_batch", "compute_s", "comm_s", "overhead_s")
+# Step parts at N (planner.throughput.step_model): batch_limit is the per-GPU batch the
+# anchor figure ran at, batch_rate the per-GPU rate at per_gpu_batch over the rate there
+# (the small-batch penalty), comm_s the all-reduce time left exposed of comm_total_s.
+STEP_COLUMNS = (
+    "per_gpu_batch", "batch_limit", "batch_rate", "compute_s", "comm_s", "comm_total_s",
+    "overhead_s",
+)  # fmt: skip
 
 
 def _step_inputs(
@@ -885,7 +897,8 @@ def _beyond_text(
 ) -> np.ndarray:
     gbps_text = _unique_map(pd.Series(gbps), "{:g}".format).to_numpy(dtype=object)
     network = (
-        " GPUs: step-time model (per-GPU batch, fixed per-step floor, hierarchical "
+        " GPUs: step-time model (per-GPU batch, fitted per-step floor and straggler wait, "
+        "hierarchical "
         "all-reduce over " + gbps_text + " Gb/s per node hidden behind backward as DDP does)"
     )
     m_text = _unique_map(pd.Series(m), "{:g}".format).to_numpy(dtype=object)

@@ -14,6 +14,19 @@ geometric mean over its NEAREST measured GPUs (nearest in log peak, then log ban
 their carried figures. Peaks are the spec table's training rates
 (planner.throughput.spec_model.spec_features: FP16 with FP32 accumulation, the half rate
 GeForce datasheets list, because mixed-precision training accumulates in FP32).
+
+The prediction splits the step into three operator classes, each timed at its own rate
+(the kernel-level form): tensor-core convolutions and GEMMs at the precision's peak P,
+CUDA-core work (normalisation and activation math, FP32 optimizer updates, non-tensor
+kernels) at the FP32 peak V, and memory-bound element-wise traffic at the bandwidth B:
+
+    t(g) ∝ a P0 / P_g + c V0 / V_g + (1 - a - c) B0 / B_g
+
+with the class shares (a, c) fitted per (model, precision) on the measured GPUs (a grid of
+step 1 / (F_STEPS − 1) on the simplex), the same pairwise least squares on log ratios.
+On the bundled Lambda figures, leave-one-GPU-out (tools/evaluate_estimator.py (a), 600
+figures), the three classes err 20.8% MAPE against 22.2% for the compute/memory pair and
+36.2% for the nearest-peak GPU times the peak ratio.
 """
 
 from __future__ import annotations
@@ -21,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from planner.machines.specs import load_specs
 from planner.throughput.spec_model import spec_features
 
 F_STEPS = np.linspace(0.0, 1.0, 51)
@@ -55,6 +69,41 @@ def fit_compute_share(figures: pd.DataFrame) -> tuple[float, tuple[float, float]
     return float(F_STEPS[int(np.argmin(errors))]), ref
 
 
+def _class_grid() -> np.ndarray:
+    """(G, 3) shares (a, c, 1 − a − c) on the simplex, F_STEPS per axis."""
+    a, c = np.meshgrid(F_STEPS, F_STEPS, indexing="ij")
+    keep = a + c <= 1.0 + 1e-9
+    a, c = a[keep], c[keep]
+    return np.column_stack([a, c, np.clip(1.0 - a - c, 0.0, 1.0)])
+
+
+CLASS_GRID = _class_grid()
+
+
+def class_units(rates: np.ndarray, shares: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """t(g) up to a constant for GPUs with log rates `rates` (n, 3: log peak, log FP32
+    peak, log bandwidth): shares (G, 3) or (3,) times exp(ref − rates). Shape (G, n) or (n,)."""
+    return np.asarray(shares, float) @ np.exp(np.asarray(ref, float)[:, None] - rates.T)
+
+
+def fit_class_shares(throughput: np.ndarray, rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(shares (3,), ref (3,)): the grid point with the least squared log error of
+    X_i = X_j t(j) / t(i) over every ordered pair; Σ_{i≠j} (d_j − d_i)² = 2n Σd² − 2(Σd)²
+    with d = log X + log t, so the search is one matrix product."""
+    ref = rates.mean(axis=0)
+    d = np.log(throughput)[None, :] + np.log(class_units(rates, CLASS_GRID, ref))
+    n = d.shape[1]
+    errors = 2 * n * np.sum(d**2, axis=1) - 2 * np.sum(d, axis=1) ** 2
+    return CLASS_GRID[int(np.argmin(errors))], ref
+
+
+def _rates(names: pd.Series, precisions: pd.Series) -> pd.DataFrame:
+    """log peak, log FP32 peak (the peak where the spec has none) and log bandwidth."""
+    features = spec_features(names, precisions)
+    vector = np.log(names.map(load_specs()["fp32_tflops"]).astype(float))
+    return features.assign(log_vector=vector.fillna(features["log_peak"]))
+
+
 def roofline_predict(figures: pd.DataFrame, gpu_name: str, precision: str) -> float:
     """Throughput of `gpu_name` from `figures` (gpu_name, precision, throughput: one
     model's 1-GPU figures of other GPUs at this precision): the roofline mix fitted on
@@ -63,17 +112,20 @@ def roofline_predict(figures: pd.DataFrame, gpu_name: str, precision: str) -> fl
     donors = figures.loc[figures["gpu_name"] != gpu_name]
     if donors.empty:
         return float("nan")
-    features = spec_features(donors["gpu_name"], donors["precision"])
-    donors = donors.assign(**features).dropna(subset=["log_peak", "log_bw"])
-    target = spec_features(pd.Series([gpu_name]), pd.Series([precision])).iloc[0]
-    if donors.empty or not np.isfinite(target["log_peak"]) or not np.isfinite(target["log_bw"]):
+    columns = ["log_peak", "log_vector", "log_bw"]
+    donors = donors.assign(**_rates(donors["gpu_name"], donors["precision"]))
+    donors = donors.dropna(subset=columns)
+    target = _rates(pd.Series([gpu_name]), pd.Series([precision])).iloc[0]
+    if donors.empty or not np.all(np.isfinite(target[columns].to_numpy(float))):
         return float("nan")
-    f, ref = fit_compute_share(donors)
+    shares, ref = fit_class_shares(
+        donors["throughput"].to_numpy(float), donors[columns].to_numpy(float)
+    )
     distance = np.abs(donors["log_peak"] - target["log_peak"]) + 0.1 * np.abs(
         donors["log_bw"] - target["log_bw"]
     )
     near = donors.loc[distance.sort_values(kind="stable").index[:NEAREST]]
-    t_near = step_units(near["log_peak"].to_numpy(float), near["log_bw"].to_numpy(float), f, ref)
-    t_g = step_units(np.array([target["log_peak"]]), np.array([target["log_bw"]]), f, ref)
+    t_near = class_units(near[columns].to_numpy(float), shares, ref)
+    t_g = class_units(target[columns].to_numpy(float)[None, :], shares, ref)
     values = near["throughput"].to_numpy(float) * t_near / t_g
     return float(np.exp(np.mean(np.log(values))))

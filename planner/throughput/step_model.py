@@ -1,6 +1,6 @@
 """Step time of data-parallel training: compute + exposed communication + fixed overhead.
 
-    t_step(N) = t_fixed + b(N) / x_sat + exposed_comm(N)          (seconds per step)
+    t_step(N) = (t_fixed + b(N) / x_sat)(1 + σ z(N)) + exposed_comm(N)   (seconds per step)
     per-GPU throughput p(N) = b(N) / t_step(N)
     b(N) = min(b_mem, B_cap / N)                                   (samples per GPU per step)
 
@@ -9,21 +9,29 @@
   cap (the largest batch its recipe keeps accuracy at; planner.workloads.catalog). Past
   N = B_cap / b_mem the per-GPU batch shrinks.
 - t_fixed: a per-step floor that does not shrink with the batch: each of the step's
-  kernels costs a launch plus a minimum run time even on a tiny batch (CUDA kernel
-  launch overhead is ~4-10 µs: NVIDIA, "Getting Started with CUDA Graphs", 2019; Lustig
-  & Martonosi 2013), plus the optimizer's pass over the parameters at memory bandwidth
-  (the roofline's memory-bound floor, Williams et al. 2009). Hence the saturating curve
-  of per-GPU throughput against per-GPU batch, x(b) = b / (t_fixed + b / x_sat): half the
-  saturated rate at b = t_fixed · x_sat. x_sat comes from the anchor figure: b_mem / x1 =
-  t_fixed + b_mem / x_sat.
+  kernels costs its host-side dispatch and launch plus a minimum run time even on a tiny
+  batch, plus the optimizer's pass over the parameters at memory bandwidth (the
+  roofline's memory-bound floor, Williams et al. 2009). The per-kernel floor is fitted
+  to measured batch sweeps (KERNEL_FLOOR_S; planner.throughput.step_calibration). Hence
+  the saturating curve of per-GPU throughput against per-GPU batch,
+  x(b) = b / (t_fixed + b / x_sat) = x_sat · b / (b + b_half), b_half = t_fixed · x_sat.
+  x_sat comes from the anchor figure: b_mem / x1 = t_fixed + b_mem / x_sat.
 - Communication: hierarchical ring all-reduce of the gradients (fp32 under AMP): reduce-
   scatter inside the node, all-reduce of each GPU's 1/g shard across nodes over its own
   share of the node's network (one rail per GPU), all-gather inside the node. Bandwidth
-  term 2(k−1)/k · bytes / bus per level (Patarasuk & Yuan 2009; Thakur et al. 2005);
-  latency α per ring step inside the node and 2·log2(nodes) tree steps across nodes (NCCL's
-  double binary trees: Sanders, Speck & Träff 2009), paid once per gradient bucket (DDP
-  buckets of 25 MB: Li et al. 2020, "PyTorch Distributed"; Horovod's tensor fusion:
-  Sergeev & Del Balso 2018).
+  term 2(k−1)/k · bytes / bus per level (Patarasuk & Yuan 2009; Thakur et al. 2005); the
+  levels are pipelined chunk by chunk (NCCL rings span the nodes), so the slower level
+  sets the time. Latency: one all-reduce call's α inside the node plus 2·log2(nodes)
+  tree levels across nodes (NCCL's double binary trees: Sanders, Speck & Träff 2009),
+  both fitted to measured size sweeps (ALLREDUCE_CALL_S, ALLREDUCE_LEVEL_S;
+  planner.throughput.step_calibration), paid once per gradient bucket (DDP buckets of
+  25 MB: Li et al. 2020, "PyTorch Distributed"; Horovod's tensor fusion: Sergeev & Del
+  Balso 2018).
+- Synchronisation: a synchronous step waits for the slowest of N GPUs. With per-GPU
+  step times spread by a relative σ the expected slowest is (1 + σ·z(N)), z(N) the
+  expected maximum of N standard normals (Blom 1958; the straggler effect of synchronous
+  SGD: Chen et al. 2016; Dean & Barroso 2013). σ = STRAGGLER_SIGMA, fitted to 1- vs
+  8-GPU runs at the same per-GPU batch (planner.throughput.step_calibration).
 - Overlap: DDP all-reduces a bucket as soon as its gradients are ready, so communication
   hides behind the rest of the backward pass (2/3 of the compute: backward ≈ 2 × forward,
   Kaplan et al. 2020), except the last bucket, which waits for the end of backward:
@@ -36,17 +44,38 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.stats import norm
 
-# Per-kernel floor: launch (~4-10 µs, NVIDIA CUDA Graphs post 2019) plus a minimal
-# run time; one figure for launch and tail of a small kernel.
-KERNEL_FLOOR_S = 6e-6
+# Per-kernel floor per step: the intercept of per-GPU step time against per-GPU batch,
+# divided by the kernels per step, median over FlagPerf's DGX A100-40GB batch pairs
+# (ResNet-50 32/256, MobileNetV2 32/512, Swin 256/384 per GPU on 8 GPUs; reference/
+# calibration/cnn_training_throughput.csv): 27 µs (step_calibration.fit_kernel_floor).
+# Eager PyTorch's per-operator host overhead, not the CUDA launch alone (~4-10 µs).
+KERNEL_FLOOR_S = 27e-6
 # Optimizer pass: SGD-momentum / Adam read and write fp32 weights, gradients and state:
 # ~16 bytes per parameter per step (Rajbhandari et al. 2020 count 16 B of state for Adam).
 OPTIMIZER_BYTES_PER_PARAM = 16.0
 BUCKET_BYTES = 25e6  # torch DDP bucket_cap_mb default (Li et al. 2020)
 BACKWARD_SHARE = 2.0 / 3.0  # backward ≈ 2 × forward (Kaplan et al. 2020, section 2.1)
-ALPHA_INTRA_S = 5e-6  # per ring step over NVLink/PCIe (Thakur et al. 2005 α; NCCL ~µs)
-ALPHA_NET_S = 15e-6  # per tree step across nodes (RDMA/EFA ~10-20 µs incl. software)
+# α of the α-β model fitted to all-reduce size sweeps (reference/calibration/
+# collectives.csv, ml-engineering network/README.md @744d01e1): one call on 8 ranks in
+# a node, median of the H200 and B200 sweeps, 46 µs; per tree level across nodes, from
+# the 4-node B200 (EFA v4) sweep, 97 µs (step_calibration.fit_allreduce_latency).
+ALLREDUCE_CALL_S = 46e-6
+ALLREDUCE_LEVEL_S = 97e-6
+# Relative spread of per-GPU step times: median over FlagPerf's 1- vs 8-GPU DGX
+# A100-40GB pairs at the same per-GPU batch (7 models) of (x_1 / x_8 − 1) / z(8): 0.059
+# (step_calibration.fit_straggler_sigma).
+STRAGGLER_SIGMA = 0.059
+# 10% and 90% quantiles of log(predicted / measured) per-GPU efficiency from 8 to 16 GPUs
+# (two nodes) on FlagPerf's DGX A100 runs, each model predicted with the floor and σ
+# fitted without it (tools/evaluate_cnn.py (i); normal fit, mean ± 1.2816 sd of 0.072 ±
+# 0.053), clipped so the band always holds the prediction: low = x·exp(−q90),
+# high = x·exp(−q10).
+STEP_BEYOND_LOG_ERROR = (0.0, 0.14)
+# The fits' sources, for the words beside a figure (planner.render.explain).
+FLOOR_SOURCE = "FlagPerf A100 batch sweeps"
+ALLREDUCE_SOURCE = "nccl-tests-style H200/B200 sweeps"
 
 
 @dataclass(frozen=True)
@@ -58,7 +87,8 @@ class StepInputs:
     params: parameters; grad_bytes: gradient bytes all-reduced per step; mem_bw_gbs: the
     GPU's memory bandwidth (GB/s); bus_intra_gbs: ring bus bandwidth inside a node per GPU
     (GB/s); net_gbs_per_gpu: network share of one GPU across nodes (GB/s); per_node: GPUs
-    per node.
+    per node; kernel_floor_s, straggler_sigma: KERNEL_FLOOR_S and STRAGGLER_SIGMA unless a
+    fit is tested.
     """
 
     x1: np.ndarray
@@ -71,13 +101,24 @@ class StepInputs:
     bus_intra_gbs: np.ndarray
     net_gbs_per_gpu: np.ndarray
     per_node: np.ndarray
+    kernel_floor_s: float = KERNEL_FLOOR_S
+    straggler_sigma: float = STRAGGLER_SIGMA
 
 
-def fixed_step_seconds(kernels: Any, params: Any, mem_bw_gbs: Any) -> np.ndarray:
-    """Per-step floor t_fixed = kernels × KERNEL_FLOOR_S + 16 B × params / memory bandwidth."""
+def fixed_step_seconds(
+    kernels: Any, params: Any, mem_bw_gbs: Any, kernel_floor_s: float = KERNEL_FLOOR_S
+) -> np.ndarray:
+    """Per-step floor t_fixed = kernels × kernel_floor_s + 16 B × params / memory bandwidth."""
     kernels = np.asarray(kernels, dtype=float)
     traffic = OPTIMIZER_BYTES_PER_PARAM * np.asarray(params, dtype=float)
-    return kernels * KERNEL_FLOOR_S + traffic / (np.asarray(mem_bw_gbs, dtype=float) * 1e9)
+    return kernels * kernel_floor_s + traffic / (np.asarray(mem_bw_gbs, dtype=float) * 1e9)
+
+
+def expected_max_normal(n: Any) -> np.ndarray:
+    """z(N): expected maximum of N standard normals, Blom's (1958) approximation
+    Φ⁻¹((N − 0.375) / (N + 0.25)); 0 at N ≤ 1."""
+    n = np.maximum(np.asarray(n, dtype=float), 1.0)
+    return np.where(n > 1, norm.ppf((n - 0.375) / (n + 0.25)), 0.0)
 
 
 def per_gpu_batch(n: Any, b_mem: Any, global_batch: Any) -> np.ndarray:
@@ -96,10 +137,10 @@ def hierarchical_allreduce_seconds(
 ) -> np.ndarray:
     """Time of one gradient all-reduce on N GPUs in nodes of g (see module docstring).
 
-    Inside a node (N ≤ g): ring, 2(N−1)/N · S / B_intra + buckets · 2(N−1) α_intra.
-    Across nodes: 2(g−1)/g · S / B_intra (reduce-scatter + all-gather inside) +
-    2(n−1)/n · (S/g) / B_rail (n = N/g nodes, each GPU's shard over its rail) + buckets ·
-    (2(g−1) α_intra + 2 log2(n) α_net).
+    Inside a node (N ≤ g): ring, 2(N−1)/N · S / B_intra + buckets · α_call.
+    Across nodes: max(2(g−1)/g · S / B_intra, 2(n−1)/n · (S/g) / B_rail) (n = N/g nodes,
+    each GPU's shard over its rail; the levels pipelined) + buckets · (α_call +
+    2 log2(n) α_level).
     """
     n = np.maximum(np.asarray(n, dtype=float), 1.0)
     g = np.maximum(np.minimum(np.asarray(per_node, dtype=float), n), 1.0)
@@ -109,10 +150,10 @@ def hierarchical_allreduce_seconds(
     intra = 2.0 * (g - 1.0) / g * size / (np.asarray(bus_intra_gbs, dtype=float) * 1e9)
     inter = 2.0 * (nodes - 1.0) / nodes * (size / g) / (np.asarray(net_gbs_per_gpu, float) * 1e9)
     latency = buckets * (
-        2.0 * (g - 1.0) * ALPHA_INTRA_S
-        + np.where(nodes > 1, 2.0 * np.log2(np.maximum(nodes, 1.0)) * ALPHA_NET_S, 0.0)
+        ALLREDUCE_CALL_S
+        + np.where(nodes > 1, 2.0 * np.log2(np.maximum(nodes, 1.0)) * ALLREDUCE_LEVEL_S, 0.0)
     )
-    return np.where(n > 1, intra + inter + latency, 0.0)
+    return np.where(n > 1, np.maximum(intra, inter) + latency, 0.0)
 
 
 def exposed_seconds(comm_s: Any, backward_s: Any, message_bytes: Any) -> np.ndarray:
@@ -123,10 +164,15 @@ def exposed_seconds(comm_s: Any, backward_s: Any, message_bytes: Any) -> np.ndar
 
 
 def step_breakdown(inputs: StepInputs, n: Any) -> dict[str, np.ndarray]:
-    """Seconds per step at N GPUs: compute_s, comm_s (exposed), overhead_s, step_s, plus
-    per_gpu_batch and per_gpu_throughput (samples/s per GPU) and throughput (all GPUs)."""
+    """Seconds per step at N GPUs: compute_s, comm_s (exposed), comm_total_s (before the
+    overlap), overhead_s (the fixed floor plus sync_s, the wait for the slowest GPU),
+    step_s, plus per_gpu_batch, batch_rate (the per-GPU rate at that batch over the rate
+    at b_mem, communication and synchronisation aside: the small-batch penalty),
+    per_gpu_throughput (samples/s per GPU) and throughput (all GPUs)."""
     n = np.maximum(np.asarray(n, dtype=float), 1.0)
-    fixed = fixed_step_seconds(inputs.kernels, inputs.params, inputs.mem_bw_gbs)
+    fixed = fixed_step_seconds(
+        inputs.kernels, inputs.params, inputs.mem_bw_gbs, inputs.kernel_floor_s
+    )
     anchor_step = inputs.b_mem / inputs.x1
     # x_sat from the anchor; a figure faster than the floor allows keeps a small share.
     per_sample = np.maximum(anchor_step - fixed, 0.1 * anchor_step) / inputs.b_mem
@@ -137,13 +183,18 @@ def step_breakdown(inputs: StepInputs, n: Any) -> dict[str, np.ndarray]:
         n, inputs.per_node, inputs.grad_bytes, inputs.bus_intra_gbs, inputs.net_gbs_per_gpu
     )
     comm = exposed_seconds(total_comm, BACKWARD_SHARE * (compute + fixed), inputs.grad_bytes)
-    step = compute + fixed + comm
+    sync = (compute + fixed) * inputs.straggler_sigma * expected_max_normal(n)
+    step = compute + fixed + sync + comm
     per_gpu = b / step
+    rate_at_limit = inputs.b_mem / (fixed + inputs.b_mem * per_sample)
     return {
         "per_gpu_batch": b,
+        "batch_rate": (b / (fixed + compute)) / rate_at_limit,
         "compute_s": compute,
         "comm_s": comm,
-        "overhead_s": fixed,
+        "comm_total_s": total_comm,
+        "overhead_s": fixed + sync,
+        "sync_s": sync,
         "step_s": step,
         "per_gpu_throughput": per_gpu,
         "throughput": per_gpu * n,

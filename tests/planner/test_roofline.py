@@ -47,3 +47,19 @@ def test_nothing_to_carry_from_or_no_spec_row_is_nan() -> None:
     figures = synthetic(0.5)
     assert np.isnan(roofline_predict(figures.iloc[:1], "A100-SXM-80GB", "fp16_amp"))
     assert np.isnan(roofline_predict(figures, "Z100", "fp16_amp"))
+
+
+def test_three_operator_classes_are_recovered_and_carry_an_unseen_gpu() -> None:
+    from planner.throughput.roofline import _rates, class_units, fit_class_shares
+
+    names = pd.Series(GPUS)
+    rates = _rates(names, pd.Series(["fp16_amp"] * len(GPUS)))
+    rates = rates[["log_peak", "log_vector", "log_bw"]].to_numpy(float)
+    donors = (names != "L40S").to_numpy()
+    shares = np.array([0.5, 0.3, 0.2])
+    throughput = 1e4 / class_units(rates, shares, rates[donors].mean(axis=0))
+    fitted, _ = fit_class_shares(throughput[donors], rates[donors])
+    assert fitted == pytest.approx(shares, abs=0.03)
+    figures = pd.DataFrame({"gpu_name": names, "precision": "fp16_amp", "throughput": throughput})
+    truth = float(throughput[~donors][0])
+    assert roofline_predict(figures, "L40S", "fp16_amp") == pytest.approx(truth, rel=0.02)
