@@ -95,6 +95,7 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "price_date", "price_date_basis", "price_source", *PRICE_FIGURE_COLUMNS,
     "interruptions_per_hour", "interruption_rate_source",
     "spot_overhead_factor", "setup_hours", "staging_hours", "checkpoint_write_hours",
+    "checkpoint_interval_hours", "checkpoint_stall_s", "checkpoint_gb",
     "billed_hours", "billing_basis", "samples_to_train", "per_gpu_batch", "global_batch",
     "limit_code", "gpu_throughput", "loader_ceiling", "vcpus",
     "mfu", "memory_per_gpu_gb", "sharding", "recompute", *llm_model.LLM_DETAIL_COLUMNS,

@@ -83,7 +83,7 @@ class PlanFlags:
     restart_minutes: float
     startup_minutes: float | None
     staging_gbps: float | None
-    checkpoint_every_hours: float
+    checkpoint_every_hours: float | None
     seed: int
     draws: int
     recompute: str
@@ -201,8 +201,12 @@ def plan(
         typer.Option(help="Gb/s to copy the dataset to each instance; 0 = already there"),
     ] = None,
     checkpoint_every_hours: Annotated[
-        float, typer.Option(help="hours between checkpoint writes; 0 = none")
-    ] = 1.0,
+        float | None,
+        typer.Option(
+            help="compute hours between checkpoint writes; 0 = none (default: Young's "
+            "interval from the job's GPU failure rate)"
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Monte Carlo seed (same seed, same figures)")] = 0,
     draws: Annotated[int, typer.Option(help="Monte Carlo draws for spot rows")] = DEFAULT_DRAWS,
     recompute: Annotated[
