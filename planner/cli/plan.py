@@ -92,6 +92,10 @@ class PlanFlags:
     seq_len: int | None
     n_layer: int | None
     d_model: int | None
+    ffn: int | None
+    heads: int | None
+    kv_heads: int | None
+    vocab: int | None
     view: str
     wide: bool
     explain: bool
@@ -235,6 +239,15 @@ def plan(
     d_model: Annotated[
         int | None, typer.Option(help="LLM width (default: the preset's or GPT-3-like)")
     ] = None,
+    ffn: Annotated[
+        int | None,
+        typer.Option(help="LLM MLP hidden width; != 4 x d-model is a gated (SwiGLU) MLP"),
+    ] = None,
+    heads: Annotated[int | None, typer.Option(help="LLM attention heads")] = None,
+    kv_heads: Annotated[
+        int | None, typer.Option(help="LLM key/value heads (< heads: grouped-query attention)")
+    ] = None,
+    vocab: Annotated[int | None, typer.Option(help="LLM vocabulary size")] = None,
     view: Annotated[
         str,
         typer.Option(
@@ -314,6 +327,10 @@ def _check_plan_flags(flags: PlanFlags) -> None:
             "--seq-len": flags.seq_len,
             "--n-layer": flags.n_layer,
             "--d-model": flags.d_model,
+            "--ffn": flags.ffn,
+            "--heads": flags.heads,
+            "--kv-heads": flags.kv_heads,
+            "--vocab": flags.vocab,
         }
     )
 
@@ -348,12 +365,14 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
 
 
 def _workload(flags: PlanFlags) -> Workload:
-    """The catalog's workload, reshaped where --seq-len, --n-layer or --d-model is given."""
+    """The catalog's workload, reshaped where --seq-len or a shape flag (--n-layer,
+    --d-model, --ffn, --heads, --kv-heads, --vocab) is given: the shape given is the model."""
     from planner.workloads.catalog import get_workload, reshape_llm
 
     chosen = get_workload(flags.workload)
-    if flags.seq_len is not None or flags.n_layer is not None or flags.d_model is not None:
-        chosen = reshape_llm(chosen, flags.seq_len, flags.n_layer, flags.d_model)
+    shape = (flags.n_layer, flags.d_model, flags.ffn, flags.heads, flags.kv_heads, flags.vocab)
+    if flags.seq_len is not None or any(value is not None for value in shape):
+        chosen = reshape_llm(chosen, flags.seq_len, *shape)
     return chosen
 
 
