@@ -201,8 +201,10 @@ def _method_lines(request: PlanRequest) -> list[str]:
             "hierarchical all-reduce with DDP overlap) with the instance's GPUs per node "
             "over the instance type's network (planner.machines.network: EFA/InfiniBand/GPUDirect "
             "fabrics and published Ethernet figures; 25 Gb/s assumed where none is "
-            "published); image workloads capped by the vCPUs' JPEG decoding rate; GPUs "
-            "with no figure estimated from their specs (spec regression, cross-validated band)."
+            "published); image workloads capped by the vCPUs' JPEG decoding rate; a GPU "
+            "with no figure takes a same-silicon sibling's, scaled by memory bandwidth and "
+            "power limit (sibling); other GPUs with no figure estimated from their specs "
+            "(spec regression, cross-validated band)."
         )
     return lines
 
