@@ -43,7 +43,11 @@ def _with_spot(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
     """Spot rows' expected wall hours, overhead factor and interruptions per GPU-instance
     hour (planner.costs.spot.spot_for_offers); other rows keep their compute hours."""
     opts = opts.assign(
-        interruptions_per_hour=np.nan, interruption_rate_source="", spot_overhead_factor=np.nan
+        interruptions_per_hour=np.nan,
+        interruptions_low_per_hour=np.nan,
+        interruptions_high_per_hour=np.nan,
+        interruption_rate_source="",
+        spot_overhead_factor=np.nan,
     )
     spot = (opts["pricing"] == "spot").to_numpy()
     instances = opts.loc[spot, "instances"].to_numpy()
@@ -58,6 +62,9 @@ def _with_spot(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
     opts.loc[spot, "hours_to_train"] = rows["expected_wall_hours"].to_numpy()
     opts.loc[spot, "spot_overhead_factor"] = rows["overhead_factor"].to_numpy()
     opts.loc[spot, "interruptions_per_hour"] = rows["interruptions_per_hour"].to_numpy() / instances
+    for end in ("low", "high"):  # per instance-hour, as the defaults
+        column = f"interruptions_{end}_per_hour"
+        opts.loc[spot, column] = rows[column].to_numpy()
     opts.loc[spot, "interruption_rate_source"] = rows["rate_source"].to_numpy()
     return opts
 

@@ -247,7 +247,8 @@ def _rate_line(rows: pd.DataFrame, overrides: Mapping[str, float]) -> str:
         else:
             d = default_rate(provider)
             parts.append(
-                f"{provider} {d.interruptions_per_hour:.3g}/h (default for {d.provider}: "
+                f"{provider} {d.interruptions_per_hour:.3g}/h, range {d.low_per_hour:.2g}-"
+                f"{d.high_per_hour:.2g} drawn in P10-P90 (default for {d.provider}: "
                 f"{d.basis.split('.')[0]}; {d.source})"
             )
     return (
