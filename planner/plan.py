@@ -70,7 +70,7 @@ from planner.choose.ranking import (
 from planner.costs.bands import with_bands
 from planner.costs.hours import with_hours_and_cost
 from planner.costs.work import with_limits_and_work
-from planner.io.own_results import own_result_notes
+from planner.io.own_results import own_result_notes, with_cpu_runs_used
 from planner.llm import throughput as llm_model
 from planner.llm.for_plan import with_llm_throughput
 from planner.notes import Note
@@ -198,6 +198,7 @@ def make_plan(
     opts, picked = ranked(opts, request)
     opts, picked, baseline_notes = with_cpu_baseline(opts, picked, request, results, cpu_offers)
     notes += baseline_notes
+    own = with_cpu_runs_used(own, baseline_notes)
     shown, simulate = shown_options(opts, request.sample_limit)
     shown = with_throughput_detail(with_bands(shown, request, simulate), details)
     shown = shown.assign(
