@@ -22,6 +22,9 @@ Codes and their values:
   own_results_elsewhere  count, workloads (own results of other workloads, not used)
   results_rejected     text (a results file that could not be read, as the reader said)
   gpt_results_unused   reason (cpu_run | unsized), count, sizes (the unsized labels)
+  cpu_run_applied      id (an own CPU run), moved (CPU rows whose per-core rate it set),
+                       families (their CPU families), factor_low, factor_high (its rate /
+                       the default's), kept (CPU rows of other CPUs, left at the default)
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ NOTE_CODES: tuple[str, ...] = (
     "own_results_elsewhere",
     "results_rejected",
     "gpt_results_unused",
+    "cpu_run_applied",
 )
 # Why options were dropped (offers_dropped.reason).
 DROP_REASONS: tuple[str, ...] = (

@@ -70,7 +70,7 @@ from planner.choose.ranking import (
 from planner.costs.bands import with_bands
 from planner.costs.hours import with_hours_and_cost
 from planner.costs.work import with_limits_and_work
-from planner.io.own_results import own_result_notes
+from planner.io.own_results import own_result_notes, with_cpu_runs_used
 from planner.llm import throughput as llm_model
 from planner.llm.for_plan import with_llm_throughput
 from planner.notes import Note
@@ -95,6 +95,7 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "price_date", "price_date_basis", "price_source", *PRICE_FIGURE_COLUMNS,
     "interruptions_per_hour", "interruption_rate_source",
     "spot_overhead_factor", "setup_hours", "staging_hours", "checkpoint_write_hours",
+    "checkpoint_interval_hours", "checkpoint_stall_s", "checkpoint_gb",
     "billed_hours", "billing_basis", "samples_to_train", "per_gpu_batch", "global_batch",
     "batch_limit", "batch_rate", "comm_s", "comm_total_s", "limit_code", "gpu_throughput",
     "loader_ceiling", "vcpus",
@@ -198,6 +199,7 @@ def make_plan(
     opts, picked = ranked(opts, request)
     opts, picked, baseline_notes = with_cpu_baseline(opts, picked, request, results, cpu_offers)
     notes += baseline_notes
+    own = with_cpu_runs_used(own, baseline_notes)
     shown, simulate = shown_options(opts, request.sample_limit)
     shown = with_throughput_detail(with_bands(shown, request, simulate), details)
     shown = shown.assign(

@@ -34,6 +34,28 @@ from pricing.cpu_offers import CPU_NAME, load_cpu_offers
 _NO_FIGURE = ("per_gpu_batch", "compute_s", "comm_s", "overhead_s", "mfu", "memory_per_gpu_gb")
 
 
+def cpu_run_notes(cpu: pd.DataFrame) -> list[Note]:
+    """One cpu_run_applied note when an own CPU run set the rate of some CPU rows: its id,
+    the rows it moved (count, families) and by what factor, and the rows it left alone."""
+    moved = cpu.loc[cpu["cpu_run_id"].astype(str) != ""]
+    if moved.empty:
+        return []
+    factor = moved["cpu_run_factor"].astype(float)
+    return [
+        Note(
+            "cpu_run_applied",
+            {
+                "id": str(moved["cpu_run_id"].iloc[0]),
+                "moved": len(moved),
+                "families": tuple(sorted(moved["cpu_family"].astype(str).unique())),
+                "factor_low": float(factor.min()),
+                "factor_high": float(factor.max()),
+                "kept": len(cpu) - len(moved),
+            },
+        )
+    ]
+
+
 def with_cpu_baseline(
     opts: pd.DataFrame,
     picked: pd.DataFrame,
@@ -63,6 +85,7 @@ def with_cpu_baseline(
     if cpu.empty:
         return opts, picked, notes + unknown
     cpu = cpu.join(cpu_throughput(cpu, workload, results))
+    notes += cpu_run_notes(cpu)
     cpu = cpu.assign(
         sharding="",
         recompute=False,

@@ -83,7 +83,7 @@ class PlanFlags:
     restart_minutes: float
     startup_minutes: float | None
     staging_gbps: float | None
-    checkpoint_every_hours: float
+    checkpoint_every_hours: float | None
     seed: int
     draws: int
     recompute: str
@@ -92,6 +92,10 @@ class PlanFlags:
     seq_len: int | None
     n_layer: int | None
     d_model: int | None
+    ffn: int | None
+    heads: int | None
+    kv_heads: int | None
+    vocab: int | None
     view: str
     wide: bool
     explain: bool
@@ -201,8 +205,12 @@ def plan(
         typer.Option(help="Gb/s to copy the dataset to each instance; 0 = already there"),
     ] = None,
     checkpoint_every_hours: Annotated[
-        float, typer.Option(help="hours between checkpoint writes; 0 = none")
-    ] = 1.0,
+        float | None,
+        typer.Option(
+            help="compute hours between checkpoint writes; 0 = none (default: Young's "
+            "interval from the job's GPU failure rate)"
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Monte Carlo seed (same seed, same figures)")] = 0,
     draws: Annotated[int, typer.Option(help="Monte Carlo draws for spot rows")] = DEFAULT_DRAWS,
     recompute: Annotated[
@@ -231,6 +239,15 @@ def plan(
     d_model: Annotated[
         int | None, typer.Option(help="LLM width (default: the preset's or GPT-3-like)")
     ] = None,
+    ffn: Annotated[
+        int | None,
+        typer.Option(help="LLM MLP hidden width; != 4 x d-model is a gated (SwiGLU) MLP"),
+    ] = None,
+    heads: Annotated[int | None, typer.Option(help="LLM attention heads")] = None,
+    kv_heads: Annotated[
+        int | None, typer.Option(help="LLM key/value heads (< heads: grouped-query attention)")
+    ] = None,
+    vocab: Annotated[int | None, typer.Option(help="LLM vocabulary size")] = None,
     view: Annotated[
         str,
         typer.Option(
@@ -310,6 +327,10 @@ def _check_plan_flags(flags: PlanFlags) -> None:
             "--seq-len": flags.seq_len,
             "--n-layer": flags.n_layer,
             "--d-model": flags.d_model,
+            "--ffn": flags.ffn,
+            "--heads": flags.heads,
+            "--kv-heads": flags.kv_heads,
+            "--vocab": flags.vocab,
         }
     )
 
@@ -344,12 +365,14 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
 
 
 def _workload(flags: PlanFlags) -> Workload:
-    """The catalog's workload, reshaped where --seq-len, --n-layer or --d-model is given."""
+    """The catalog's workload, reshaped where --seq-len or a shape flag (--n-layer,
+    --d-model, --ffn, --heads, --kv-heads, --vocab) is given: the shape given is the model."""
     from planner.workloads.catalog import get_workload, reshape_llm
 
     chosen = get_workload(flags.workload)
-    if flags.seq_len is not None or flags.n_layer is not None or flags.d_model is not None:
-        chosen = reshape_llm(chosen, flags.seq_len, flags.n_layer, flags.d_model)
+    shape = (flags.n_layer, flags.d_model, flags.ffn, flags.heads, flags.kv_heads, flags.vocab)
+    if flags.seq_len is not None or any(value is not None for value in shape):
+        chosen = reshape_llm(chosen, flags.seq_len, *shape)
     return chosen
 
 

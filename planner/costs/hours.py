@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from planner.costs.checkpoint import ASYNC_FRAMEWORKS, CheckpointState, state_gb
 from planner.costs.cost import dollars, fixed_hours, hours_to_train
 from planner.costs.overheads import billed_hours, job_overheads
 from planner.costs.spot import spot_for_offers
@@ -13,7 +14,7 @@ from planner.costs.work import nominal_speed
 from planner.request import PlanRequest
 from planner.throughput.offers import model_key
 from planner.throughput.scaling import DATA_PARALLEL_MODELS
-from planner.workloads.catalog import Workload
+from planner.workloads.catalog import Workload, lora_adapter_params
 
 
 def with_hours_and_cost(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
@@ -23,11 +24,12 @@ def with_hours_and_cost(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFram
     workload = request.workload
     compute = hours_to_train(workload.samples, nominal_speed(opts, workload)["throughput"])
     opts = _with_spot(opts.assign(compute_hours=compute, hours_to_train=compute), request)
+    saves = checkpoint_state(workload, request.llm.framework)
     opts = opts.join(
-        job_overheads(
-            opts, workload.dataset_gb, _params(workload), compute.to_numpy(float), request.overheads
-        )
+        job_overheads(opts, workload.dataset_gb, saves, compute.to_numpy(float), request.overheads)
     )
+    # Spot rows' checkpoints are in their expected wall time already (planner.costs.spot).
+    opts.loc[opts["pricing"] == "spot", "checkpoint_write_hours"] = 0.0
     opts["hours_to_train"] = opts["hours_to_train"] + fixed_hours(opts)
     hours = opts["hours_to_train"].to_numpy(float)
     opts["billed_hours"] = billed_hours(
@@ -41,7 +43,11 @@ def _with_spot(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
     """Spot rows' expected wall hours, overhead factor and interruptions per GPU-instance
     hour (planner.costs.spot.spot_for_offers); other rows keep their compute hours."""
     opts = opts.assign(
-        interruptions_per_hour=np.nan, interruption_rate_source="", spot_overhead_factor=np.nan
+        interruptions_per_hour=np.nan,
+        interruptions_low_per_hour=np.nan,
+        interruptions_high_per_hour=np.nan,
+        interruption_rate_source="",
+        spot_overhead_factor=np.nan,
     )
     spot = (opts["pricing"] == "spot").to_numpy()
     instances = opts.loc[spot, "instances"].to_numpy()
@@ -56,13 +62,35 @@ def _with_spot(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
     opts.loc[spot, "hours_to_train"] = rows["expected_wall_hours"].to_numpy()
     opts.loc[spot, "spot_overhead_factor"] = rows["overhead_factor"].to_numpy()
     opts.loc[spot, "interruptions_per_hour"] = rows["interruptions_per_hour"].to_numpy() / instances
+    for end in ("low", "high"):  # per instance-hour, as the defaults
+        column = f"interruptions_{end}_per_hour"
+        opts.loc[spot, column] = rows[column].to_numpy()
     opts.loc[spot, "interruption_rate_source"] = rows["rate_source"].to_numpy()
     return opts
 
 
-def _params(workload: Workload) -> float:
-    """Trainable parameters (checkpoint size): the workload's, else its benchmark model's."""
+def trained_params(workload: Workload) -> float:
+    """Parameters a checkpoint saves: LoRA/QLoRA adapters only, else every parameter (the
+    workload's, else its benchmark model's)."""
+    shape = (workload.n_layer, workload.d_model, workload.ffn_dim, workload.n_heads)
+    if workload.llm_mode in ("lora", "qlora") and None not in shape:
+        heads = int(workload.n_heads or 1)
+        return lora_adapter_params(
+            int(workload.n_layer or 0),
+            int(workload.d_model or 0),
+            int(workload.ffn_dim or 0),
+            heads,
+            int(workload.n_kv_heads or heads),
+            workload.lora_rank,
+        )
     if workload.params:
         return float(workload.params)
     known = DATA_PARALLEL_MODELS.get(model_key(workload))
     return known.params if known else 0.0
+
+
+def checkpoint_state(workload: Workload, framework: str) -> CheckpointState:
+    """What one checkpoint of `workload` saves and whether `framework` saves it
+    asynchronously (LLM stacks only; planner.costs.checkpoint)."""
+    asynchronous = workload.is_llm and framework in ASYNC_FRAMEWORKS
+    return CheckpointState(state_gb(trained_params(workload)), asynchronous)

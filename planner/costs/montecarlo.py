@@ -13,7 +13,9 @@ Hours = samples / X / 3600 and cost = hours x price are monotone in X, so withou
 quantiles follow from the band exactly: hours P10 = samples / high, P50 = samples / x,
 P90 = samples / low (method "band"). Sampling them would only add noise.
 
-Spot adds interruptions, checkpoints and restarts (planner.costs.spot), independent of X. Those
+Spot adds interruptions, checkpoints and restarts (planner.costs.spot), independent of X, at an
+interruption rate that is itself uncertain (its 10-90% range per provider, drawn as a split
+normal in log space as the throughput band is; a rate the user gives is taken as exact). Those
 rows are simulated (method "monte-carlo"): `draws` common standard normals Z (the same for
 every row, so rows compare on the same draws) give compute hours per draw, and for each
 (draw, row) a wall time is drawn (sample_spot_wall_hours: checkpoints exact, lost work and
@@ -37,6 +39,7 @@ from planner.costs.spot import spot_overhead
 FloatArray = NDArray[np.float64]
 QUANTILES: tuple[float, float, float] = (0.1, 0.5, 0.9)
 GRID_POINTS = 17  # compute-hour grid per spot row for the interruption moments
+RATE_STRATA = 7  # equal-probability strata of the interruption rate's range
 Z90 = NormalDist().inv_cdf(0.9)  # 1.2816
 QUANTILE_COLUMNS = (
     "hours_p10", "hours_p50", "hours_p90", "cost_p10_usd", "cost_p50_usd", "cost_p90_usd",
@@ -100,6 +103,8 @@ def sample_spot_wall_hours(
     instances: ArrayLike,
     rng: np.random.Generator,
     draws: int,
+    rate_low: ArrayLike | None = None,
+    rate_high: ArrayLike | None = None,
 ) -> FloatArray:
     """Simulated wall hours of spot rows, shape (rows, draws).
 
@@ -109,6 +114,11 @@ def sample_spot_wall_hours(
     sampler of planner.costs.spot.sample_wall_hours). Those two moments are computed on
     GRID_POINTS values of W per row (planner.costs.spot.spot_overhead) and interpolated
     linearly in log W: they vary smoothly with W, and this keeps 10,000 draws cheap.
+
+    With `rate_low`/`rate_high` (the 10-90% range of the interruption rate), the rate is
+    uncertain too: a split normal in log space around `interruptions_per_hour`, as the
+    throughput band, drawn independently of throughput (common across rows) and taken at
+    RATE_STRATA equal-probability strata, each at its middle quantile.
     """
     x = np.asarray(throughput, dtype=float)
     rows = x.size
@@ -116,6 +126,38 @@ def sample_spot_wall_hours(
     z = rng.standard_normal((1, draws))
     # log W = log(samples / 3600 / x) - log-deviation of the throughput (split normal).
     log_w = np.log(samples / 3600.0 / x)[:, None] - np.where(z < 0, down[:, None], up[:, None]) * z
+    rate = np.broadcast_to(np.asarray(interruptions_per_hour, float), (rows,))
+    inst = np.broadcast_to(np.asarray(instances, float), (rows,))
+    if rate_low is None or rate_high is None:
+        return _wall_at_rate(log_w, rate, checkpoint_hours, restart_hours, inst, rng)
+    r_down, r_up = log_sigmas(rate, rate_low, rate_high)
+    if not (np.any(r_down > 0) or np.any(r_up > 0)):
+        return _wall_at_rate(log_w, rate, checkpoint_hours, restart_hours, inst, rng)
+    stratum = np.minimum((rng.random((1, draws)) * RATE_STRATA).astype(np.int64), RATE_STRATA - 1)
+    wall = np.empty((rows, draws))
+    for j in range(RATE_STRATA):
+        chosen = np.flatnonzero(stratum[0] == j)
+        if not len(chosen):
+            continue
+        zq = NormalDist().inv_cdf((j + 0.5) / RATE_STRATA)
+        rate_j = rate * np.exp(np.where(zq < 0, r_down * zq, r_up * zq))
+        wall[:, chosen] = _wall_at_rate(
+            log_w[:, chosen], rate_j, checkpoint_hours, restart_hours, inst, rng
+        )
+    return wall
+
+
+def _wall_at_rate(
+    log_w: FloatArray,
+    rate: FloatArray,
+    checkpoint_hours: float,
+    restart_hours: float,
+    instances: FloatArray,
+    rng: np.random.Generator,
+) -> FloatArray:
+    """Wall hours (rows, draws) for log compute hours `log_w` at interruption rate `rate`
+    per instance-hour (sample_spot_wall_hours)."""
+    rows = log_w.shape[0]
     compute = np.exp(log_w)
     lo, hi = log_w.min(axis=1), log_w.max(axis=1)
     span = np.where(hi > lo, hi - lo, 1.0)
@@ -123,10 +165,10 @@ def sample_spot_wall_hours(
     shape = (rows, GRID_POINTS)
     table = spot_overhead(
         grid.ravel(),
-        np.repeat(np.broadcast_to(np.asarray(interruptions_per_hour, float), (rows,)), GRID_POINTS),
+        np.repeat(rate, GRID_POINTS),
         checkpoint_hours,
         restart_hours,
-        instances=np.repeat(np.broadcast_to(np.asarray(instances, float), (rows,)), GRID_POINTS),
+        instances=np.repeat(instances, GRID_POINTS),
     )
     base_grid = grid + table["checkpoints"].to_numpy().reshape(shape) * checkpoint_hours
     extra = np.maximum(table["expected_wall_hours"].to_numpy().reshape(shape) - base_grid, 0.0)
@@ -161,7 +203,9 @@ def time_cost_quantiles(
     """P10/P50/P90 hours and cost per row (QUANTILE_COLUMNS), aligned to `rows.index`.
 
     `rows`: throughput, throughput_low, throughput_high, option_usd_per_hour, instances,
-    interruptions_per_hour, overhead_factor (expected spot wall / compute hours; 1 off spot).
+    interruptions_per_hour, overhead_factor (expected spot wall / compute hours; 1 off spot),
+    optionally interruptions_low_per_hour and interruptions_high_per_hour (the rate's 10-90%
+    range, drawn with the throughput band where given).
     `spot` marks spot rows; `simulate` the spot rows to simulate (the rest: band x expected
     overhead). Reproducible for a given seed, draws and set of simulated rows.
     """
@@ -178,9 +222,19 @@ def time_cost_quantiles(
         i = np.flatnonzero(sampled)
         rate = rows["interruptions_per_hour"].to_numpy(float)
         instances = rows["instances"].to_numpy(float)
+        rate_low, rate_high = (
+            rows[f"interruptions_{end}_per_hour"].to_numpy(float)
+            if f"interruptions_{end}_per_hour" in rows.columns
+            else rate
+            for end in ("low", "high")
+        )
+        rate_low = np.where(np.isfinite(rate_low), rate_low, rate)
+        rate_high = np.where(np.isfinite(rate_high), rate_high, rate)
         # Rows with the same band, rate and instance count draw the same wall times (common
         # random numbers), so each distinct set is simulated once.
-        keys = np.column_stack([x[i], low[i], high[i], rate[i], instances[i]])
+        keys = np.column_stack(
+            [x[i], low[i], high[i], rate[i], instances[i], rate_low[i], rate_high[i]]
+        )
         distinct, back = np.unique(keys, axis=0, return_inverse=True)
         wall = sample_spot_wall_hours(
             samples,
@@ -193,6 +247,8 @@ def time_cost_quantiles(
             distinct[:, 4],
             np.random.default_rng(seed),
             draws,
+            rate_low=distinct[:, 5],
+            rate_high=distinct[:, 6],
         )
         values[:3, i] = np.quantile(wall, QUANTILES, axis=1)[:, back.ravel()]
         values[3:, i] = values[:3, i] * price[i]  # cost is monotone in hours per row

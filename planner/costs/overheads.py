@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from planner.costs.checkpoint import CHECKPOINT_COLUMNS, CheckpointState, checkpoint_times
+
 RECORDED = "2026-11"
 
 # Provisioning: API call to a reachable instance, minutes. Assumptions of typical GPU VM
@@ -47,12 +49,8 @@ ONPREM_ENV_MINUTES = 1.0
 # network, STAGING_CAP_GBPS): an object store serves one instance at ~10-25 Gb/s without
 # tuned parallel transfers; local NVMe writes ~2 GB/s. On-prem data is already local.
 STAGING_CAP_GBPS = 16.0
-# Checkpoints: weights + optimizer state, 16 B per parameter (fp32 weights, gradients'
-# master copy and Adam's two moments: Rajbhandari et al. 2020, section 3.1), written to
-# local NVMe at CHECKPOINT_WRITE_GBS every CHECKPOINT_EVERY_HOURS.
-CHECKPOINT_BYTES_PER_PARAM = 16.0
-CHECKPOINT_WRITE_GBS = 2.0
-CHECKPOINT_EVERY_HOURS = 1.0
+# Checkpoints: size, writers, asynchronous saves and the interval in
+# planner.costs.checkpoint.
 
 # Billing: (increment seconds, minimum seconds, basis). Recorded 2026-11.
 BILLING: dict[str, tuple[float, float, str]] = {
@@ -76,7 +74,7 @@ DEFAULT_IMAGES_PER_S_PER_VCPU = 450.0
 OVERHEAD_COLUMNS: tuple[str, ...] = (
     "setup_hours",
     "staging_hours",
-    "checkpoint_write_hours",
+    *CHECKPOINT_COLUMNS,
     "billing_increment_s",
     "billing_minimum_s",
     "billing_basis",
@@ -88,19 +86,21 @@ class JobOverheads:
     """Overrides of the defaults above (None: the provider's default).
 
     startup_minutes: provisioning + environment start; staging_gbps: staging bandwidth
-    per instance (Gb/s), 0 for data already in place; checkpoint_every_hours: 0 for none.
+    per instance (Gb/s), 0 for data already in place; checkpoint_every_hours: compute hours
+    between checkpoints, 0 for none (None: Young's interval, planner.costs.checkpoint).
     """
 
     startup_minutes: float | None = None
     staging_gbps: float | None = None
-    checkpoint_every_hours: float = CHECKPOINT_EVERY_HOURS
+    checkpoint_every_hours: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("startup_minutes", "staging_gbps"):
             value = getattr(self, name)
             if value is not None and (not np.isfinite(value) or value < 0):
                 raise ValueError(f"{name} must be a number >= 0 (got {value})")
-        if not np.isfinite(self.checkpoint_every_hours) or self.checkpoint_every_hours < 0:
+        every = self.checkpoint_every_hours
+        if every is not None and (not np.isfinite(every) or every < 0):
             raise ValueError("checkpoint_every_hours must be >= 0 (0 = no checkpoints)")
 
 
@@ -112,11 +112,12 @@ def _provider_keys(options: pd.DataFrame) -> pd.Series:
 def job_overheads(
     options: pd.DataFrame,
     dataset_gb: float,
-    params: float,
+    checkpoint: CheckpointState,
     compute_hours: np.ndarray,
     settings: JobOverheads,
 ) -> pd.DataFrame:
-    """OVERHEAD_COLUMNS per option (provider, kind, network_gbps), aligned to its index."""
+    """OVERHEAD_COLUMNS per option (provider, kind, network_gbps, gpu_count, instances),
+    aligned to its index."""
     provider = _provider_keys(options)
     onprem = (provider == "onprem").to_numpy()
     network = options["network_gbps"].astype(float).to_numpy()
@@ -132,15 +133,13 @@ def job_overheads(
         rate = np.where(onprem, 0.0, np.minimum(network, STAGING_CAP_GBPS))
     with np.errstate(divide="ignore", invalid="ignore"):
         staging = np.where(rate > 0, dataset_gb * 8.0 / rate / 3600.0, 0.0)
-    every = settings.checkpoint_every_hours
-    writes = np.floor(np.asarray(compute_hours, float) / every) if every > 0 else 0.0
-    write_hours = CHECKPOINT_BYTES_PER_PARAM * params / (CHECKPOINT_WRITE_GBS * 1e9) / 3600.0
+    saves = checkpoint_times(options, checkpoint, compute_hours, settings.checkpoint_every_hours)
     billing = [BILLING.get(p, DEFAULT_BILLING) for p in provider]
     return pd.DataFrame(
         {
             "setup_hours": setup_min / 60.0,
             "staging_hours": staging,
-            "checkpoint_write_hours": np.nan_to_num(writes * write_hours),
+            **{column: saves[column].to_numpy() for column in CHECKPOINT_COLUMNS},
             "billing_increment_s": [b[0] for b in billing],
             "billing_minimum_s": [b[1] for b in billing],
             "billing_basis": [b[2] for b in billing],

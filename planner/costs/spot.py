@@ -66,32 +66,32 @@ class SpotRateDefault:
     assumption: bool
 
 
-# Each provider publishes a different measure, so face-value conversions differ by two orders
-# of magnitude; set your own rate from your interruption history where you have one.
-# Conversions use rate_from_window_fraction; checked 2026-11 against the sources named.
+# Each provider publishes a different measure; every one is converted to a central rate per
+# instance-hour with a 10-90% range (rate_from_window_fraction), checked 2026-11 against the
+# sources named. None is read live, none is per GPU family (no provider publishes a GPU-only
+# figure), so each range is wide: set your own rate from your interruption history.
 SPOT_RATE_DEFAULTS: dict[str, SpotRateDefault] = {
     "aws": SpotRateDefault(
         "aws",
-        rate_from_window_fraction(0.20, HOURS_PER_MONTH),  # 3.06e-4 /h, MTBF ~3,300 h
-        rate_from_window_fraction(0.05, HOURS_PER_MONTH),  # "<5%" band
-        0.01,
-        "Spot Instance Advisor band '>20%' (share of capacity reclaimed over the trailing "
-        "month; bands <5%, 5-10%, 10-15%, 15-20%, >20%) taken at its 20% edge as a monthly "
-        "probability. Assumed for GPU families (not read from the live Advisor). The Advisor "
-        "counts instances, not instance-hours, so a long GPU job can see more: the high end "
-        "(0.01/h, one per ~4 days) is an assumption.",
+        rate_from_window_fraction(0.30, HOURS_PER_MONTH),  # 4.9e-4 /h, one per ~85 days
+        rate_from_window_fraction(0.05, HOURS_PER_MONTH),  # "<5%" band: 7.0e-5 /h
+        rate_from_window_fraction(0.90, HOURS_PER_MONTH),  # 3.2e-3 /h, one per ~13 days
+        "Spot Instance Advisor bands of the share of capacity reclaimed over the trailing "
+        "month (<5%, 5-10%, 10-15%, 15-20%, >20%); GPU instance types mostly sit in the "
+        ">20% band, taken at 30% as the central monthly probability (assumed). Range: the "
+        "<5% band to 90% a month. The Advisor counts instances, not instance-hours.",
         "aws.amazon.com/ec2/spot/instance-advisor (band definitions as published in "
         "spot-advisor-data.json)",
         True,
     ),
     "gcp": SpotRateDefault(
         "gcp",
-        rate_from_window_fraction(0.10, 24.0),  # 4.39e-3 /h, MTBF ~230 h
+        rate_from_window_fraction(0.10, 24.0),  # 4.39e-3 /h, one per ~10 days
         rate_from_window_fraction(0.05, 24.0),
         rate_from_window_fraction(0.15, 24.0),
         "Google's preemptible-VM documentation: historical preemption 5-15% per day per "
-        "project (seven-day average, occasionally higher); midpoint 10%/day. Spot VMs are "
-        "preempted the same way 'at any time' but have no 24 h maximum runtime.",
+        "project (seven-day average, occasionally higher); midpoint 10%/day, range 5-15%. "
+        "Spot VMs are preempted the same way 'at any time' but have no 24 h maximum runtime.",
         "cloud.google.com/compute/docs/instances/preemptible (older versions; the 5-15% "
         "figure is quoted from them, not from a current page); "
         "cloud.google.com/compute/docs/instances/create-use-spot",
@@ -99,24 +99,30 @@ SPOT_RATE_DEFAULTS: dict[str, SpotRateDefault] = {
     ),
     "azure": SpotRateDefault(
         "azure",
-        rate_from_window_fraction(0.05, 1.0),  # 5.13e-2 /h, MTBF ~20 h
-        rate_from_window_fraction(0.01, 1.0),
-        rate_from_window_fraction(0.20, 1.0),
-        "Azure eviction-rate bands (0-5%, 5-10%, 10-15%, 15-20%, 20+%) read as a probability "
-        "per hour, as quoted from Microsoft's spot-eviction guide; the 0-5% band's upper "
-        "edge is assumed for GPU sizes (not read from Resource Graph SpotResources).",
-        "learn.microsoft.com/azure/architecture/guide/spot/spot-eviction (as quoted by "
-        "techbrainblog.com, 2025-11-30)",
+        rate_from_window_fraction(0.175, HOURS_PER_MONTH),  # 2.6e-4 /h, one per ~160 days
+        rate_from_window_fraction(0.025, HOURS_PER_MONTH),
+        rate_from_window_fraction(0.90, HOURS_PER_MONTH),
+        "Azure's eviction-rate bands (0-5%, 5-10%, 10-15%, 15-20%, 20+%) read, as AWS's, as "
+        "the share of instances evicted over the trailing month (assumed: the window is not "
+        "stated where the bands are quoted); central 17.5% (the 15-20% band's midpoint, "
+        "assumed for GPU sizes), range the 0-5% band's midpoint to 90% a month.",
+        "learn.microsoft.com/azure/architecture/guide/spot/spot-eviction; Resource Graph "
+        "SpotResources evictionRate bands",
         True,
     ),
 }
-# Providers with no published figure (neoclouds, custom CSVs): the most conservative default.
+# Providers with no published figure (neoclouds, marketplaces, custom CSVs): the geometric
+# mean of the hyperscalers' central rates, with a range that holds all of theirs.
 OTHER_PROVIDER_DEFAULT = SpotRateDefault(
     "other",
-    SPOT_RATE_DEFAULTS["azure"].interruptions_per_hour,
-    SPOT_RATE_DEFAULTS["aws"].low_per_hour,
-    SPOT_RATE_DEFAULTS["azure"].high_per_hour,
-    "no published interruption figure: the most conservative hyperscaler default (azure)",
+    math.exp(
+        sum(math.log(d.interruptions_per_hour) for d in SPOT_RATE_DEFAULTS.values())
+        / len(SPOT_RATE_DEFAULTS)
+    ),
+    min(d.low_per_hour for d in SPOT_RATE_DEFAULTS.values()),
+    max(d.high_per_hour for d in SPOT_RATE_DEFAULTS.values()),
+    "no published interruption figure: the geometric mean of the aws, gcp and azure "
+    "central rates, with a range holding all of theirs (assumption)",
     "assumption",
     True,
 )
@@ -138,6 +144,23 @@ def interruptions_per_hour_for(
         table[provider.lower()] = float(rate)
     rates = providers.str.lower().map(table)
     return rates.fillna(OTHER_PROVIDER_DEFAULT.interruptions_per_hour).astype(float)
+
+
+def interruption_range_for(
+    providers: pd.Series, overrides: Mapping[str, float] | None = None
+) -> tuple[pd.Series, pd.Series]:
+    """(low, high) interruptions per instance-hour per row: the default's 10-90% range, or
+    the overriding rate at both ends (a rate the user gives has no spread)."""
+    keys = providers.str.lower()
+    low = keys.map({p: d.low_per_hour for p, d in SPOT_RATE_DEFAULTS.items()})
+    high = keys.map({p: d.high_per_hour for p, d in SPOT_RATE_DEFAULTS.items()})
+    low = low.fillna(OTHER_PROVIDER_DEFAULT.low_per_hour).astype(float)
+    high = high.fillna(OTHER_PROVIDER_DEFAULT.high_per_hour).astype(float)
+    for provider, rate in (overrides or {}).items():
+        given = keys == provider.lower()
+        low[given] = float(rate)
+        high[given] = float(rate)
+    return low, high
 
 
 # ---------------------------------------------------------------- checkpoint interval
@@ -480,6 +503,9 @@ def spot_for_offers(
         instances=instances,
     )
     frame.index = offers.index
+    low, high = interruption_range_for(offers["provider"], rates)
+    frame["interruptions_low_per_hour"] = low.to_numpy()
+    frame["interruptions_high_per_hour"] = high.to_numpy()
     frame["spot_usd_per_hour"] = offers["spot_usd_per_hour"].astype(float)
     frame["spot_cost_usd"] = frame["expected_wall_hours"] * frame["spot_usd_per_hour"]
     user = offers["provider"].str.lower().isin([p.lower() for p in (rates or {})])

@@ -98,3 +98,17 @@ def _wanted(workload: Workload, precision: str, reason: str) -> str:
     if reason == "other_size":
         return workload.model_size
     return ""
+
+
+def with_cpu_runs_used(notes: list[Note], applied: list[Note]) -> list[Note]:
+    """`notes` with each own CPU run that set CPU rows' rates (cpu_run_applied notes)
+    counted as used, not skipped as a CPU run."""
+    used = {str(n["id"]) for n in applied if n.code == "cpu_run_applied"}
+    out = []
+    for note in notes:
+        if note.code == "own_result_skipped" and note["reason"] == "cpu_run" and note["id"] in used:
+            values = {k: v for k, v in note.values.items() if k not in ("reason", "wanted")}
+            out.append(Note("own_result_used", {**values, "throughput": float("nan"), "unit": ""}))
+        else:
+            out.append(note)
+    return out

@@ -126,6 +126,10 @@ FLAG_RANGES: dict[str, Range] = {
     "--overlap": Range(0, 1),
     "--monthly-gpu-hours": Range(0, 1e12, low_inclusive=False, unit="GPU-hours per month"),
     "--utilization": Range(0, 1, low_inclusive=False),
+    "--ffn": Range(1, 10_000_000, integer=True),
+    "--heads": Range(1, 100_000, integer=True, unit="heads"),
+    "--kv-heads": Range(1, 100_000, integer=True, unit="heads"),
+    "--vocab": Range(1, 100_000_000, integer=True, unit="tokens"),
     **{flag_name(field): FIELD_RANGES[field] for field in FLAG_FIELDS},
 }
 # Throughput in a reference file: positive and below anything a cluster reaches.

@@ -65,6 +65,9 @@ def explain_time(row: Mapping[str, Any]) -> str:
         if hours > 0:
             share = hours / total if total > 0 else 0.0
             text += f"; {name} is the largest overhead ({share:.0%} of the time)"
+    saves = explain_checkpoints(row)
+    if saves:
+        text += f"; {saves}"
     basis = row.get("billing_basis")
     if basis:
         text += f"; billed {duration(_get(row, 'billed_hours'))}: {basis}"
@@ -98,3 +101,15 @@ def explain_step(row: Mapping[str, Any]) -> str:
             f"per step ({ALLREDUCE_SOURCE}, {ranks:,.0f} ranks)"
         )
     return "; ".join(parts)
+
+
+def explain_checkpoints(row: Mapping[str, Any]) -> str:
+    """How the row checkpoints (planner.costs.checkpoint), or "" when it does not."""
+    size, every = _get(row, "checkpoint_gb"), _get(row, "checkpoint_interval_hours")
+    if not (np.isfinite(size) and size > 0 and np.isfinite(every) and every > 0):
+        return ""
+    stall = _get(row, "checkpoint_stall_s")
+    return (
+        f"checkpoints of {size:,.{0 if size >= 100 else 2}f} GB every {duration(every)} of "
+        f"compute, each stalling training {stall:,.2g} s"
+    )

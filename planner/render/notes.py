@@ -7,6 +7,7 @@ deadline_hours, budget_usd, interruption_rates, gpus) to how the interface calls
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 
 from edge.format import duration, money
@@ -97,6 +98,11 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
             "matched the filters"
         )
     if note.code == "own_result_used":
+        if v.get("device") == "cpu" and not math.isfinite(float(v["throughput"])):
+            return (
+                f"own result {v['id']} used: a CPU run ({v['precision']}) sets the per-core "
+                "rate of the CPU baseline rows of its own CPU"
+            )
         on = f" for {v['instance_type']} (sweep)" if v.get("instance_type") else ""
         return (
             f"own result {v['id']} used{on}: {_run(v)}, {v['throughput']:,.4g} {v['unit']}"
@@ -108,6 +114,14 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
         return (
             f"{v['count']} own results of other workloads ({', '.join(v['workloads'])}) "
             "not used: they measure another job"
+        )
+    if note.code == "cpu_run_applied":
+        low, high = v["factor_low"], v["factor_high"]
+        by = f"x{low:.2g}" if abs(high - low) < 0.005 * high else f"x{low:.2g}-{high:.2g}"
+        return (
+            f"own CPU run {v['id']} set the per-core rate of {v['moved']} CPU row(s) of its "
+            f"own CPU ({', '.join(v['families'])}; {by} the datasheet default); "
+            f"{v['kept']} row(s) of other CPUs keep the default"
         )
     if note.code == "gpt_results_unused":
         if v["reason"] == "cpu_run":

@@ -284,7 +284,8 @@ def print_footer(plan: Plan, problems: Sequence[str], explain: bool, width: int)
     skipped = [n for n in own if n.code == "own_result_skipped"]
     elsewhere = sum(int(n["count"]) for n in own if n.code == "own_results_elsewhere")
     lines = [
-        "assumptions: throughput measured > published > scaled > estimated; dated prices; "
+        "assumptions: throughput measured > published > sibling > scaled > estimated; dated "
+        "prices; "
         "P10–P90 from the throughput band",
         f"own results: {used} used, {len(skipped)} skipped"
         + (f" ({', '.join(sorted({SKIP_SHORT[n['reason']] for n in skipped}))})" if skipped else "")

@@ -202,8 +202,10 @@ def _method_lines(request: PlanRequest) -> list[str]:
             "all-reduce size sweeps and DDP overlap) with the instance's GPUs per node "
             "over the instance type's network (planner.machines.network: EFA/InfiniBand/GPUDirect "
             "fabrics and published Ethernet figures; 25 Gb/s assumed where none is "
-            "published); image workloads capped by the vCPUs' JPEG decoding rate; GPUs "
-            "with no figure estimated from their specs (spec regression, cross-validated band)."
+            "published); image workloads capped by the vCPUs' JPEG decoding rate; a GPU "
+            "with no figure takes a same-silicon sibling's, scaled by memory bandwidth and "
+            "power limit (sibling); other GPUs with no figure estimated from their specs "
+            "(spec regression, cross-validated band)."
         )
     return lines
 
@@ -246,7 +248,8 @@ def _rate_line(rows: pd.DataFrame, overrides: Mapping[str, float]) -> str:
         else:
             d = default_rate(provider)
             parts.append(
-                f"{provider} {d.interruptions_per_hour:.3g}/h (default for {d.provider}: "
+                f"{provider} {d.interruptions_per_hour:.3g}/h, range {d.low_per_hour:.2g}-"
+                f"{d.high_per_hour:.2g} drawn in P10-P90 (default for {d.provider}: "
                 f"{d.basis.split('.')[0]}; {d.source})"
             )
     return (

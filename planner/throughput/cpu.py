@@ -7,7 +7,10 @@ samples/s = cores x r x E(cores) / FLOPs per sample, where
 - r: the sustained FP32 training rate of one core, FLOP/s. From the user's own CPU
   `bench run` of the workload's benchmark model (same model and size, fp32, with a per-core
   rate recorded): r = flops_per_sample x samples_per_s_per_core / E(run's cores), the
-  run's per-core rate taken back to one core. Else the default r = per-core datasheet
+  run's per-core rate taken back to one core, for the rows of the run's own CPU only: the
+  same instruction set (x86_64 or arm64) and, where the run's CPU name says it, the same
+  vendor (Intel, AMD, Arm designs such as Graviton), as cpu_identity reads the names. Every
+  other row (and every row without a run) takes the default r = per-core datasheet
   peak x DEFAULT_ACHIEVED_FRACTION (docs/model.md, "CPU baseline", derives it);
 - E(n) = 1 / (1 + s (n - 1)): Amdahl's law (Amdahl 1967) with serial fraction
   SERIAL_FRACTION, the share of a step that does not speed up with more cores.
@@ -18,6 +21,8 @@ leave-one-out one (no CPU training figure is held out to measure it against).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -48,8 +53,46 @@ CPU_PRECISION = "fp32"
 
 CPU_THROUGHPUT_COLUMNS: tuple[str, ...] = (
     "throughput", "throughput_low", "throughput_high", "throughput_source",
-    "cpu_gflops_per_core", "cpu_parallel_efficiency", "cpu_run_id", "baseline_detail",
+    "cpu_gflops_per_core", "cpu_parallel_efficiency", "cpu_run_id", "cpu_run_factor",
+    "baseline_detail",
 )  # fmt: skip
+# Words in a CPU's name that give away its instruction set and vendor (lower case).
+_ARM_WORDS = ("aarch64", "arm", "graviton", "neoverse", "ampere", "axion", "cobalt")
+_VENDOR_WORDS = {"intel": ("intel", "xeon"), "amd": ("amd", "epyc"), "arm": _ARM_WORDS}
+
+
+@dataclass(frozen=True)
+class OwnCpuRun:
+    """An own CPU run's one-core rate (GFLOP/s), id and the CPU it ran on: its name,
+    instruction set (x86_64 | arm64 | "" unknown) and vendor (intel | amd | arm | "")."""
+
+    gflops_per_core: float
+    run_id: str
+    device_name: str
+    arch: str
+    vendor: str
+
+
+def cpu_identity(name: str) -> tuple[str, str]:
+    """(instruction set, vendor) a CPU name gives away: ("x86_64" | "arm64" | "",
+    "intel" | "amd" | "arm" | "")."""
+    text = str(name).lower()
+    vendor = next((v for v, words in _VENDOR_WORDS.items() if any(w in text for w in words)), "")
+    if vendor == "arm":
+        return "arm64", vendor
+    if vendor or "x86" in text or "amd64" in text:
+        return "x86_64", vendor
+    return "", ""
+
+
+def same_cpu(run: OwnCpuRun, arch: pd.Series, names: pd.Series) -> np.ndarray:
+    """Rows (their cpu_arch and cpu_name) whose CPU is the run's: the same instruction set,
+    and the same vendor where both names say it. A run of unknown CPU speaks for none."""
+    if not run.arch:
+        return np.zeros(len(arch), dtype=bool)
+    vendors = names.astype(str).map(lambda n: cpu_identity(n)[1])
+    same_vendor = (vendors == "") | (vendors == run.vendor) | (run.vendor == "")
+    return ((arch.astype(str) == run.arch) & same_vendor).to_numpy()
 
 
 def parallel_efficiency(cores: np.ndarray | float) -> np.ndarray:
@@ -59,8 +102,14 @@ def parallel_efficiency(cores: np.ndarray | float) -> np.ndarray:
 
 
 def own_cpu_rate(results: pd.DataFrame, workload: Workload) -> tuple[float, str] | None:
-    """(one core's FP32 training rate in GFLOP/s, the run's id) from the user's own CPU runs
-    of the workload's benchmark model and size at fp32, or None when there is none.
+    """(one core's FP32 training rate in GFLOP/s, the run's id): own_cpu_run's."""
+    run = own_cpu_run(results, workload)
+    return None if run is None else (run.gflops_per_core, run.run_id)
+
+
+def own_cpu_run(results: pd.DataFrame, workload: Workload) -> OwnCpuRun | None:
+    """The user's own CPU run of the workload's benchmark model and size at fp32 (one
+    core's FP32 training rate and the CPU it ran on), or None when there is none.
 
     A run counts when it records samples_per_s_per_core (gpuplan bench run does on CPU);
     its FLOPs per sample are achieved_tflops x world_size / samples_per_s. Of several, the
@@ -88,7 +137,10 @@ def own_cpu_rate(results: pd.DataFrame, workload: Workload) -> tuple[float, str]
     single = flops * per_core.loc[ok] / parallel_efficiency(cores.to_numpy())
     order = pd.DataFrame({"cores": cores, "at": runs["started_at"].astype(str)})
     best = order.sort_values(["cores", "at"]).index[-1]
-    return float(single[best]) / 1e9, str(runs.loc[best, "id"])
+    name = runs.loc[best, "device_name"] if "device_name" in runs.columns else ""
+    name = "" if pd.isna(name) else str(name)
+    arch, vendor = cpu_identity(name)
+    return OwnCpuRun(float(single[best]) / 1e9, str(runs.loc[best, "id"]), name, arch, vendor)
 
 
 def cpu_throughput(
@@ -98,27 +150,31 @@ def cpu_throughput(
     cpu_name, cpu_arch: planner.machines.cpus.cpu_family), aligned to their index.
 
     Throughput is in the workload's benchmark samples per second (its FLOPs per sample /
-    benchmark_samples_per_sample), as GPU rows' are. Source "scaled" from an own run,
-    "estimated" from the default; baseline_detail says which, with the error.
+    benchmark_samples_per_sample), as GPU rows' are. Source "scaled" on the rows of an own
+    run's CPU (same_cpu), with cpu_run_factor = its rate / the default's; "estimated" from
+    the default elsewhere; baseline_detail says which, with the error.
     """
     cores = options["physical_cores"].to_numpy(float)
     eff = parallel_efficiency(cores)
-    own = own_cpu_rate(results, workload)
-    if own is not None:
-        rate = np.full(len(options), own[0])
-        error, source, run_id = OWN_RUN_ERROR, "scaled", own[1]
-    else:
-        rate = options["peak_gflops_per_core"].to_numpy(float) * DEFAULT_ACHIEVED_FRACTION
-        error, source, run_id = DEFAULT_ERROR, "estimated", ""
+    default = options["peak_gflops_per_core"].to_numpy(float) * DEFAULT_ACHIEVED_FRACTION
+    run = own_cpu_run(results, workload)
+    moved = (
+        same_cpu(run, options["cpu_arch"], options["cpu_name"])
+        if run is not None
+        else np.zeros(len(options), dtype=bool)
+    )
+    own_rate = run.gflops_per_core if run is not None else np.nan
+    rate = np.where(moved, own_rate, default)
+    error = np.where(moved, OWN_RUN_ERROR, DEFAULT_ERROR)
     flops = workload.flops_per_sample / workload.benchmark_samples_per_sample
     speed = cores * rate * 1e9 * eff / flops
-    basis = f"own run {run_id}" if run_id else _default_basis()
+    run_text = f"own run {run.run_id} on {run.device_name or 'its CPU'}" if run else ""
     details = [
         f"CPU baseline ({name}, {arch}, {CPU_PRECISION}): {n:g} {'core' if n == 1 else 'cores'}"
-        f" x {r:.0f} GFLOP/s per core x {e:.2f} parallel efficiency ({basis}, "
-        f"±{percent(error, 0)})"
-        for name, arch, n, r, e in zip(
-            options["cpu_name"], options["cpu_arch"], cores, rate, eff, strict=True
+        f" x {r:.0f} GFLOP/s per core x {e:.2f} parallel efficiency "
+        f"({run_text if m else _default_basis()}, ±{percent(err, 0)})"
+        for name, arch, n, r, e, m, err in zip(
+            options["cpu_name"], options["cpu_arch"], cores, rate, eff, moved, error, strict=True
         )
     ]
     return pd.DataFrame(
@@ -126,10 +182,11 @@ def cpu_throughput(
             "throughput": speed,
             "throughput_low": speed * (1.0 - error),
             "throughput_high": speed * (1.0 + error),
-            "throughput_source": source,
+            "throughput_source": np.where(moved, "scaled", "estimated"),
             "cpu_gflops_per_core": rate,
             "cpu_parallel_efficiency": eff,
-            "cpu_run_id": run_id,
+            "cpu_run_id": np.where(moved, run.run_id if run else "", ""),
+            "cpu_run_factor": np.where(moved, rate / default, np.nan),
             "baseline_detail": details,
         },
         index=options.index,

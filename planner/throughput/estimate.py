@@ -291,7 +291,7 @@ CURVE_KEY = [
     "gpu_name", "model", "precision", "wanted_generation", "interconnect", "gpus_per_node",
     "network_gbps",
 ]  # fmt: skip
-SOURCE_CODES = ("measured", "published", "scaled", "estimated", "none")
+SOURCE_CODES = ("measured", "published", "sibling", "scaled", "estimated", "none")
 
 
 @dataclass(frozen=True)
@@ -598,7 +598,7 @@ def evaluate_curves(
     fig_source = np.where(anchor.has_fig, curves.source[k][anchor.rows, anchor.slot], "")
     source = np.where(
         anchor.has_fig & (anchor.n == n),
-        np.where(fig_source == "published", "published", "measured"),
+        np.where(np.isin(fig_source, ("published", "sibling")), fig_source, "measured"),
         np.where(anchor.has_fig, "scaled", np.where(np.isfinite(x), "estimated", "none")),
     )
     ok = source != "none"
@@ -886,8 +886,14 @@ def _details(
     est_text = keys["est_text"].to_numpy()[k].astype(str)
     estimated_text = est_text + np.where(n > 1, " x " + law_text, "") + beyond
     return np.select(
-        [source == "measured", source == "published", source == "scaled", source == "estimated"],
-        [exact_text, exact_text, scaled_text, estimated_text],
+        [
+            source == "measured",
+            source == "published",
+            source == "sibling",
+            source == "scaled",
+            source == "estimated",
+        ],
+        [exact_text, exact_text, exact_text, scaled_text, estimated_text],
         np.where(est_text != "", est_text, "no figure for this GPU and no estimate"),
     ).astype(object)
 

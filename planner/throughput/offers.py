@@ -42,13 +42,14 @@ from planner.throughput.estimate import (
     throughput_curves,
     throughput_details,
 )
+from planner.throughput.siblings import compute_share, with_sibling_figures
 from planner.throughput.spec_model import SpecEstimator
 from planner.workloads.catalog import Workload
 
 if TYPE_CHECKING:
     from benchmarks.results import BenchmarkResult
 
-SOURCE_RANK = {"measured": 0, "published": 1, "scaled": 2, "estimated": 3}
+SOURCE_RANK = {"measured": 0, "published": 1, "sibling": 2, "scaled": 3, "estimated": 4}
 
 
 def throughput_table(results: pd.DataFrame, workload: Workload, precision: str) -> pd.DataFrame:
@@ -95,7 +96,8 @@ def best_figures(
     rows = rows.sort_values(["gpu_name", "total_gpus", "_source", "_generation"], ascending=[
         True, True, True, False])  # fmt: skip
     best = rows.drop_duplicates(["gpu_name", "total_gpus"]).drop(columns=["_source", "_generation"])
-    return best.assign(generation="").reset_index(drop=True)
+    share = compute_share(figures, model_name, precision)
+    return with_sibling_figures(best.assign(generation="").reset_index(drop=True), share)
 
 
 def model_key(workload: Workload) -> str:

@@ -52,7 +52,9 @@ PICK_SHORT = {
     "best_cost_per_hour_saved": "best value",
 }
 SOURCE_WORDS = (
-    "measured: your own benchmark run; published: Lambda's PyTorch benchmarks; scaled: a "
+    "measured: your own benchmark run; published: Lambda's PyTorch benchmarks; sibling: a "
+    "figure of the same chip with another memory or power limit, scaled by bandwidth and "
+    "power (planner.throughput.siblings); scaled: a "
     "published or measured figure moved to this GPU count by the scaling law fitted to that "
     "GPU; estimated: from the GPU's specs (spec regression) or, for LLMs, an MFU"
 )

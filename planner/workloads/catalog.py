@@ -163,6 +163,67 @@ def lora_training_flops_per_token(
     return 4 * params + 12 * n_layer * seq_len * d_model + 6 * adapter_params
 
 
+# A shape the user gives may differ from the size its workload names by at most this
+# fraction of that size; beyond it, the name and the shape disagree and the plan is refused.
+SHAPE_SIZE_TOLERANCE = 0.10
+
+
+@dataclass(frozen=True)
+class DecoderShape:
+    """A dense decoder's shape: layers, width, attention heads and key/value heads (fewer
+    under grouped-query attention), MLP hidden width and vocabulary."""
+
+    n_layer: int
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+    ffn_dim: int
+    vocab_size: int
+
+    def __post_init__(self) -> None:
+        for name in ("n_layer", "d_model", "n_heads", "n_kv_heads", "ffn_dim", "vocab_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number >= 1 (got {value!r})")
+        if self.d_model % self.n_heads:
+            raise ValueError(
+                f"heads {self.n_heads} must divide d_model {self.d_model} (each head is "
+                f"d_model / heads wide); e.g. {self.d_model // 128 or 1} heads of 128"
+            )
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(
+                f"kv_heads {self.n_kv_heads} must divide heads {self.n_heads} (grouped-query "
+                f"attention shares each key/value head among heads / kv_heads query heads)"
+            )
+
+    @property
+    def params(self) -> float:
+        """Its parameter count (dense_decoder_params)."""
+        return dense_decoder_params(
+            self.n_layer, self.d_model, self.n_heads, self.n_kv_heads, self.ffn_dim, self.vocab_size
+        )
+
+
+def dense_decoder_params(
+    n_layer: int, d_model: int, n_heads: int, n_kv_heads: int, ffn_dim: int, vocab_size: int
+) -> float:
+    """Total parameters of a dense decoder, GQA- and SwiGLU-aware.
+
+    Per layer: attention q and o (d^2 each) + k and v (d x d_kv each, d_kv = d kv_heads /
+    heads: grouped-query attention, Ainslie et al. 2023) + the MLP, 3 matrices of d x ffn
+    when gated (SwiGLU, Shazeer 2020; taken as gated when ffn != 4 d, as LLaMA: Touvron et
+    al. 2023a) else 2 + two norms (2 d); plus the embeddings, untied in gated models (in
+    and out: 2 V d, as LLaMA and Llama 3) and tied in GPT-2/GPT-3 (V d). Llama 3.1 8B
+    (32 x 4096, 32 heads, 8 kv, ffn 14336, V 128256; Dubey et al. 2024 table 3): 8.03e9.
+    """
+    d_kv = d_model * n_kv_heads // n_heads
+    gated = ffn_dim != 4 * d_model
+    attention = 2 * d_model * d_model + 2 * d_model * d_kv
+    mlp = (3 if gated else 2) * d_model * ffn_dim
+    embeddings = (2 if gated else 1) * vocab_size * d_model
+    return float(n_layer * (attention + mlp + 2 * d_model) + embeddings)
+
+
 def llm_shape(params: float) -> tuple[int, int]:
     """(n_layer, d_model) of a GPT-style model with `params` non-embedding parameters.
 
@@ -210,12 +271,14 @@ def llm_workload(
     name: str | None = None,
     mode: str = "pretrain",
     lora_rank: int = DEFAULT_LORA_RANK,
+    shape: DecoderShape | None = None,
 ) -> Workload:
     """An LLM workload: `tokens` tokens through a `params`-parameter decoder, trained by `mode`.
 
     A size within 1% of a preset (planner.llm.presets) takes its published shape; else
     the shape follows llm_shape (or the given n_layer and d_model), heads of width 128
     (64 at d_model <= 1024, as GPT-2), an MLP of 4 d_model and the GPT-2 vocabulary.
+    A given `shape` is used as it is (its parameter count is the caller's `params`).
     """
     if params <= 0 or tokens <= 0:
         raise ValueError(f"an LLM needs params > 0 and tokens > 0 (got {params:g}, {tokens:g})")
@@ -227,7 +290,15 @@ def llm_workload(
             + ", ".join(LLM_MODES)
         )
     preset = preset_for(params)
-    if preset and n_layer in (None, preset.n_layer) and d_model in (None, preset.d_model):
+    if shape is not None:
+        layers, width = shape.n_layer, shape.d_model
+        heads, kv, ffn, vocab = shape.n_heads, shape.n_kv_heads, shape.ffn_dim, shape.vocab_size
+        reference = (
+            f"{layers} layers of width {width}, {heads} heads ({kv} key/value), MLP {ffn}, "
+            f"vocabulary {vocab}"
+        )
+        preset = None
+    elif preset and n_layer in (None, preset.n_layer) and d_model in (None, preset.d_model):
         layers, width = preset.n_layer, preset.d_model
         heads, kv, ffn, vocab = preset.n_heads, preset.n_kv_heads, preset.ffn_dim, preset.vocab_size
         reference = f"{preset.reference} shape"
@@ -417,33 +488,103 @@ def reshape_llm(
     seq_len: int | None = None,
     n_layer: int | None = None,
     d_model: int | None = None,
+    ffn_dim: int | None = None,
+    n_heads: int | None = None,
+    n_kv_heads: int | None = None,
+    vocab_size: int | None = None,
 ) -> Workload:
-    """An LLM workload with another sequence length or shape (same size, tokens and mode).
+    """An LLM workload with another sequence length or shape (same tokens and mode).
 
+    Only a sequence length: the same model. A shape field: the shape given is the model.
     Given only one of n_layer and d_model, the other follows N ~ 12 n_layer d_model^2
-    (Kaplan et al. 2020), d_model rounded to a multiple of 128.
+    (Kaplan et al. 2020), d_model rounded to a multiple of 128; fields not given keep the
+    workload's (heads, MLP width: only at its own width, else heads of 128 and 4 d_model).
+    Parameters and FLOPs are counted from the shape (dense_decoder_params), the name says
+    that size, and a shape more than SHAPE_SIZE_TOLERANCE from the size the workload names
+    is refused with both counts.
     """
     if not workload.is_llm or workload.params is None:
         raise ValueError(f"{workload.name} is not an LLM workload: no sequence length or shape")
-    if seq_len is None and n_layer is None and d_model is None:
-        return workload
-    for label, value in (("seq_len", seq_len), ("n_layer", n_layer), ("d_model", d_model)):
+    fields = {
+        "seq_len": seq_len,
+        "n_layer": n_layer,
+        "d_model": d_model,
+        "ffn": ffn_dim,
+        "heads": n_heads,
+        "kv_heads": n_kv_heads,
+        "vocab": vocab_size,
+    }
+    for label, value in fields.items():
         if value is not None and value < 1:
             raise ValueError(f"{label} must be >= 1 (got {value})")
-    params = workload.params
-    if n_layer is not None and d_model is None:
-        d_model = max(128, round(math.sqrt(params / (12 * n_layer)) / 128) * 128)
-    elif d_model is not None and n_layer is None:
-        n_layer = max(1, round(params / (12 * d_model**2)))
-    if n_layer is None and d_model is None:
-        n_layer, d_model = workload.n_layer, workload.d_model
+    seq = seq_len or int(workload.seq_len or LLM_DEFAULT_SEQ_LEN)
+    if all(value is None for label, value in fields.items() if label != "seq_len"):
+        return workload if seq_len is None else _rebuild(workload, seq, workload.params)
+    shape = _given_shape(workload, n_layer, d_model, ffn_dim, n_heads, n_kv_heads, vocab_size)
+    params = shape.params
+    named = workload.params
+    if abs(params - named) > SHAPE_SIZE_TOLERANCE * named:
+        raise ValueError(
+            f"the shape given has {params / 1e9:.3g}B parameters ({shape.n_layer} layers x "
+            f"{shape.d_model}, {shape.n_heads} heads, {shape.n_kv_heads} kv heads, MLP "
+            f"{shape.ffn_dim}, vocabulary {shape.vocab_size}) but {workload.name} names "
+            f"{named / 1e9:.3g}B, more than {SHAPE_SIZE_TOLERANCE:.0%} apart: name the "
+            f"size the shape has (llm-{_fmt_count(params)}-...) or give the rest of the "
+            "shape (--ffn, --heads, --kv-heads, --vocab)"
+        )
+    middle = "" if workload.llm_mode == "pretrain" else f"-{workload.llm_mode}"
+    name = f"llm-{_fmt_count(params)}{middle}-{_fmt_count(workload.samples)}"
     return llm_workload(
         params,
         workload.samples,
-        seq_len=seq_len or int(workload.seq_len or LLM_DEFAULT_SEQ_LEN),
-        n_layer=n_layer,
-        d_model=d_model,
+        seq_len=seq,
+        name=name,
+        mode=workload.llm_mode,
+        lora_rank=workload.lora_rank,
+        shape=shape,
+    )
+
+
+def _rebuild(workload: Workload, seq_len: int, params: float) -> Workload:
+    """The workload at another sequence length, its shape unchanged."""
+    return llm_workload(
+        params,
+        workload.samples,
+        seq_len=seq_len,
+        n_layer=workload.n_layer,
+        d_model=workload.d_model,
         name=workload.name,
         mode=workload.llm_mode,
         lora_rank=workload.lora_rank,
     )
+
+
+def _given_shape(
+    workload: Workload,
+    n_layer: int | None,
+    d_model: int | None,
+    ffn_dim: int | None,
+    n_heads: int | None,
+    n_kv_heads: int | None,
+    vocab_size: int | None,
+) -> DecoderShape:
+    """The full shape: the fields given, the others from the workload (reshape_llm)."""
+    params = float(workload.params or 0.0)
+    if n_layer is not None and d_model is None:
+        d_model = max(128, round(math.sqrt(params / (12 * n_layer)) / 128) * 128)
+    elif d_model is not None and n_layer is None:
+        n_layer = max(1, round(params / (12 * d_model**2)))
+    layers = int(n_layer or workload.n_layer or 1)
+    width = int(d_model or workload.d_model or 128)
+    same_width = width == workload.d_model
+    heads = n_heads or (
+        workload.n_heads
+        if same_width and workload.n_heads
+        else max(1, width // (64 if width <= 1024 else 128))
+    )
+    if n_kv_heads is None:
+        own_kv = workload.n_kv_heads if heads == workload.n_heads else None
+        n_kv_heads = own_kv or heads
+    ffn = ffn_dim or (workload.ffn_dim if same_width and workload.ffn_dim else 4 * width)
+    vocab = vocab_size or int(workload.vocab_size or DEFAULT_VOCAB_SIZE)
+    return DecoderShape(layers, width, int(heads), int(n_kv_heads), int(ffn), vocab)

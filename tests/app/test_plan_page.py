@@ -80,7 +80,13 @@ def test_default_view_shows_the_planners_picks_chart_and_sources(
     assert len(table) == len(plan.rows)
     assert table["instance_type"].tolist() == plan.rows["instance_type"].tolist()
     assert table["cost_usd"].is_monotonic_increasing  # no deadline: all feasible, by cost
-    assert set(table["throughput_source"]) <= {"measured", "published", "scaled", "estimated"}
+    assert set(table["throughput_source"]) <= {
+        "measured",
+        "published",
+        "sibling",
+        "scaled",
+        "estimated",
+    }
     # A bundled extract's date is a lower bound, and the table says so.
     bounded = (plan.rows["price_date_basis"] == "not-before").to_numpy()
     assert bounded.any()

@@ -176,7 +176,9 @@ def test_bf16_uses_fp16_figures_only_on_gpus_with_bf16() -> None:
     workload = get_workload("resnet50-imagenet-90ep")
     table = results_frame([result("A100-SXM-40GB", 1, 1000.0), result("V100-SXM2-16GB", 1, 800.0)])
     figures = throughput_table(table, workload, "bf16")
-    assert figures["gpu_name"].tolist() == ["A100-SXM-40GB"]
+    own = figures.loc[figures["source"] != "sibling"]  # A100 siblings take the A100's
+    assert own["gpu_name"].tolist() == ["A100-SXM-40GB"]
+    assert not figures["gpu_name"].str.startswith("V100").any()
     assert figures["detail"].iloc[0].startswith("fp16 AMP figure as bf16 proxy")
 
 
@@ -214,7 +216,7 @@ def test_offers_without_figures_get_estimates_on_the_bundled_data() -> None:
     from benchmarks.published import published_frame
 
     workload = get_workload("resnet50-imagenet-90ep")
-    gpus = ["T4", "L4", "L40S", "A10G", "A100-SXM-80GB", "B300", "H100-SXM"]
+    gpus = ["T4", "L4", "L40S", "A10G", "B300", "A100-SXM-80GB", "H100-SXM"]
     some = offers(
         *(
             {"instance_type": g, "gpu_name": g, "gpu_count": n, "usd_per_hour": 1.0}
@@ -225,7 +227,7 @@ def test_offers_without_figures_get_estimates_on_the_bundled_data() -> None:
     plan = make_plan(PlanRequest(workload, "fp16"), some, published_frame())
     rows = plan.rows.set_index(["gpu_name", "gpu_count"])
     assert len(rows) == len(gpus) * 2
-    for gpu in gpus[:-1]:
+    for gpu in gpus[:-2]:
         assert rows.loc[(gpu, 1.0), "throughput_source"] == "estimated"
         assert "spec regression" in rows.loc[(gpu, 1.0), "throughput_detail"]
     # A 70 W T4 lies outside the calibrated cards: the detail says so.
@@ -233,6 +235,9 @@ def test_offers_without_figures_get_estimates_on_the_bundled_data() -> None:
     assert "extrapolated" not in rows.loc[("L40S", 1.0), "throughput_detail"]
     assert rows.loc[("H100-SXM", 1.0), "throughput_source"] == "published"
     assert rows.loc[("H100-SXM", 8.0), "throughput_source"] == "scaled"
+    # The A100 80GB takes its published 40GB sibling's figure, scaled by bandwidth.
+    assert rows.loc[("A100-SXM-80GB", 1.0), "throughput_source"] == "sibling"
+    assert "A100-SXM-40GB figure x 1.0" in rows.loc[("A100-SXM-80GB", 1.0), "throughput_detail"]
     assert (plan.rows["hours_p10"] < plan.rows["hours_to_train"]).all()
     assert (plan.rows["hours_to_train"] < plan.rows["hours_p90"]).all()
     # Specs order the estimates: an L4 (121 TFLOPS, 300 GB/s) trains slower than an L40S.

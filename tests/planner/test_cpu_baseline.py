@@ -12,6 +12,7 @@ from benchmarks.summary import Measurement, make_result
 from planner.costs.cost import dollars
 from planner.machines.cpus import cpu_family
 from planner.plan import make_plan
+from planner.render.notes import notes_text
 from planner.request import PlanRequest
 from planner.throughput.cpu import (
     DEFAULT_ACHIEVED_FRACTION,
@@ -43,11 +44,16 @@ CPUS = cpu_offers(
 )  # fmt: skip
 
 
-def cpu_run(size: str = "full", per_core: float | None = 1.5, threads: int = 4):  # type: ignore[no-untyped-def]
+def cpu_run(
+    size: str = "full",
+    per_core: float | None = 1.5,
+    threads: int = 4,  # type: ignore[no-untyped-def]
+    cpu: str = "AMD EPYC",
+):
     """A measured CPU run of ResNet-50 at `threads` cores (make_result's own arithmetic)."""
     m = Measurement(
         workload="resnet50", model_size=size, precision="fp32", device="cpu",
-        device_name="AMD EPYC", world_size=1, batch_size_per_device=8,
+        device_name=cpu, world_size=1, batch_size_per_device=8,
         step_times_s=[8 / (per_core * threads)] * 5 if per_core else [1.0] * 5, wall_s=5.0,
         flops_per_sample=RESNET.flops_per_sample, throughput_unit="images/s",
         tokens_per_sample=None, peak_memory_gib=1.0, peak_memory_source="rss",
@@ -143,11 +149,32 @@ def test_cpu_throughput_is_cores_times_rate_times_efficiency_over_flops() -> Non
         "192 cores" in default.loc[0, "baseline_detail"]
         and "±50%" in default.loc[0, "baseline_detail"]
     )
-    own = cpu_throughput(options, RESNET, results_frame([cpu_run(per_core=1.5, threads=4)]))
-    assert (own["throughput_source"] == "scaled").all()
-    assert "own run cpu-full-4" in own.loc[1, "baseline_detail"]
-    # The same per-core rate on both: the own run replaces each family's default.
-    assert own.loc[0, "cpu_gflops_per_core"] == own.loc[1, "cpu_gflops_per_core"]
+    xeon = results_frame([cpu_run(per_core=1.5, threads=4, cpu="Intel(R) Xeon(R) 6975P-C")])
+    own = cpu_throughput(options, RESNET, xeon)
+    # The Intel run sets the Intel x86 row's rate, not the Graviton (arm64) row's.
+    assert list(own["throughput_source"]) == ["scaled", "estimated"]
+    assert "own run cpu-full-4 on Intel" in own.loc[0, "baseline_detail"]
+    assert own.loc[1, "cpu_gflops_per_core"] == default.loc[1, "cpu_gflops_per_core"]
+    rate = own_cpu_rate(xeon, RESNET)[0]  # type: ignore[index]
+    assert own.loc[0, "cpu_run_factor"] == pytest.approx(rate / (64 * 3.9 * 0.45))
+    # An AMD run speaks for neither (no AMD family here); an arm64 one for Graviton only.
+    amd = cpu_throughput(options, RESNET, results_frame([cpu_run(per_core=1.5, threads=4)]))
+    assert (amd["throughput_source"] == "estimated").all()
+    arm = cpu_throughput(options, RESNET, results_frame([cpu_run(cpu="aarch64")]))
+    assert list(arm["throughput_source"]) == ["estimated", "scaled"]
+
+
+def test_a_plan_says_which_cpu_rows_a_run_moved_and_counts_it_used() -> None:
+    run = cpu_run(per_core=1.5, threads=4, cpu="Intel(R) Xeon(R) 6975P-C")
+    mine = pd.concat([RESULTS, results_frame([run])], ignore_index=True)
+    plan = make_plan(PlanRequest(RESNET, max_gpus=64), CLOUD, mine, CPUS)
+    (applied,) = plan.notes_of("cpu_run_applied")
+    assert (applied["moved"], applied["families"], applied["kept"]) == (1, ("m8i",), 1)
+    words = notes_text([applied])[0]
+    assert "1 CPU row(s) of its own CPU (m8i" in words and "1 row(s) of other CPUs" in words
+    used = [n for n in plan.notes_of("own_result_used") if n["id"] == "cpu-full-4"]
+    assert used and not [n for n in plan.notes_of("own_result_skipped") if n["id"] == "cpu-full-4"]
+    assert "CPU run" in notes_text(used)[0]
 
 
 def test_a_plan_shows_cpu_options_in_days_beside_unchanged_gpu_rows() -> None:

@@ -118,6 +118,22 @@ def test_spot_spread_widens_with_the_throughput_band() -> None:
     assert np.quantile(wide, 0.1) >= SAMPLES / 1400 / 3600
 
 
+def test_the_interruption_rate_range_widens_p10_p90() -> None:
+    # 200 h of compute, one interruption per ~50 h at the central rate; checkpoints 0.5 h.
+    exact = rows(1, interruptions_per_hour=[0.02], throughput_low=[999.0], throughput_high=[1001.0])
+    ranged = exact.assign(interruptions_low_per_hour=[0.002], interruptions_high_per_hour=[0.2])
+    args = ([True], [True], 0.5, 1.0, 0, 4000)
+    fixed = time_cost_quantiles(SAMPLES / 5, exact, *args)
+    wide = time_cost_quantiles(SAMPLES / 5, ranged, *args)
+    assert wide["hours_p90"].iloc[0] > 1.2 * fixed["hours_p90"].iloc[0]
+    assert wide["hours_p10"].iloc[0] <= fixed["hours_p10"].iloc[0]
+    # A range of zero width is the fixed rate.
+    same = exact.assign(interruptions_low_per_hour=[0.02], interruptions_high_per_hour=[0.02])
+    assert time_cost_quantiles(SAMPLES / 5, same, *args)["hours_p90"].iloc[0] == pytest.approx(
+        fixed["hours_p90"].iloc[0]
+    )
+
+
 def test_unsimulated_spot_rows_use_the_expected_overhead() -> None:
     table = rows(1, overhead_factor=[1.2])
     frame = time_cost_quantiles(SAMPLES, table, [True], [False], 0.1, 0.25, 0, 1000)

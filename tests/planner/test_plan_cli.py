@@ -120,6 +120,23 @@ def test_llm_plan_names_memory_and_mfu(results_dir: Path) -> None:
     assert all("MFU" in str(r["throughput_detail"]) for r in rows)
 
 
+def test_plan_times_the_shape_given(results_dir: Path) -> None:
+    shape = ["--n-layer", "32", "--d-model", "4096", "--ffn", "14336", "--kv-heads", "8"]
+    done = runner.invoke(
+        app,
+        [
+            "plan", "-w", "llm-8b-1t", *shape, "--vocab", "128256", "--seq-len", "8192",
+            "--provider", "lambda", "--max-gpus", "8", "--explain",
+        ],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    text = " ".join(done.output.split())
+    assert "Workload llm-8.03b-1t: Pre-train a 8.03b-parameter" in text
+    assert "8 key/value" in text and "MLP 14336" in text
+    done = runner.invoke(app, ["plan", "-w", "llm-8b-1t", *shape[:4], "--seq-len", "8192"])
+    assert done.exit_code == 2 and "6.65B parameters" in done.stderr and "8B" in done.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [

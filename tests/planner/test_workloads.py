@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from planner.llm.presets import LLM_PRESETS
 from planner.workloads.catalog import (
+    dense_decoder_params,
     get_workload,
     llm_shape,
+    reshape_llm,
     transformer_training_flops_per_token,
 )
 
@@ -60,3 +63,39 @@ def test_unknown_workload_lists_choices_and_closest(name: str) -> None:
 def test_llm_needs_positive_size() -> None:
     with pytest.raises(ValueError, match="params > 0"):
         get_workload("llm-0m-1b")
+
+
+def test_dense_parameter_count_is_gqa_and_swiglu_aware() -> None:
+    # Llama 3.1 8B (Dubey et al. 2024, table 3): 8.03B; every preset's count agrees.
+    assert dense_decoder_params(32, 4096, 32, 8, 14336, 128256) == pytest.approx(8.03e9, rel=1e-3)
+    for p in LLM_PRESETS.values():
+        count = dense_decoder_params(
+            p.n_layer, p.d_model, p.n_heads, p.n_kv_heads, p.ffn_dim, p.vocab_size
+        )
+        assert count == pytest.approx(p.params)
+
+
+def test_the_shape_given_is_the_model() -> None:
+    named = get_workload("llm-8b-1t")
+    llama = reshape_llm(named, 8192, 32, 4096, ffn_dim=14336, n_kv_heads=8, vocab_size=128256)
+    assert llama.params == pytest.approx(8.03e9, rel=1e-3) and llama.name == "llm-8.03b-1t"
+    assert (llama.n_layer, llama.d_model, llama.n_kv_heads, llama.ffn_dim) == (32, 4096, 8, 14336)
+    assert llama.flops_per_sample == pytest.approx(
+        transformer_training_flops_per_token(llama.params, 32, 8192, 4096)
+    )
+    assert "8.03b" in llama.description and llama.samples == named.samples
+
+
+def test_a_shape_that_contradicts_the_named_size_is_refused_with_both_counts() -> None:
+    # 32 x 4096 with an MLP of 4 d and the GPT-2 vocabulary is 6.65B, not 8B.
+    with pytest.raises(ValueError, match=r"6\.65B parameters .* names 8B"):
+        reshape_llm(get_workload("llm-8b-1t"), 8192, 32, 4096)
+    with pytest.raises(ValueError, match="kv_heads 5 must divide heads 32"):
+        reshape_llm(get_workload("llm-8b-1t"), n_layer=32, d_model=4096, n_kv_heads=5)
+
+
+def test_a_sequence_length_alone_keeps_the_model() -> None:
+    preset = get_workload("llm-6.7b-134b")
+    longer = reshape_llm(preset, seq_len=8192)
+    assert longer.params == preset.params and longer.name == preset.name
+    assert (longer.n_layer, longer.ffn_dim, longer.seq_len) == (32, 11008, 8192)
