@@ -14,7 +14,9 @@ fitted on the other sources' runs only (planner.llm.stack_fit.leave_one_source_o
 Errors are |predicted / measured - 1| (MAPE over a cell's runs), by stack (framework),
 precision, GPU and size band. A run's 80% band is its stack's 10-90% quantiles of log(predicted
 / measured) over the other sources' held-out runs (pooled over all stacks where the stack has
-fewer than MIN_BAND_RUNS of them); `covered` says whether the measured rate is inside.
+fewer than MIN_BAND_RUNS of them), widened to the same quantiles over every stack's held-out
+runs where those are wider (a source's own bias is what the held-out error of other sources
+shows, whatever their stack); `covered` says whether the measured rate is inside.
 """
 
 from __future__ import annotations
@@ -57,11 +59,21 @@ def stack_median_mfu(run: CorpusRun, runs: list[CorpusRun]) -> float:
 
 def band_of(residuals: pd.DataFrame, family: str, source: str) -> tuple[float, float]:
     """10-90% quantiles of log(predicted / measured) of `family`'s held-out runs from sources
-    other than `source` (pooled over stacks when fewer than MIN_BAND_RUNS)."""
+    other than `source` (pooled over stacks when fewer than MIN_BAND_RUNS), widened to the
+    pooled quantiles (module docstring)."""
     others = residuals[residuals["source"] != source]
-    own = others.loc[others["framework"] == family, "log_residual"].dropna()
-    values = own if len(own) >= MIN_BAND_RUNS else others["log_residual"].dropna()
-    low, high = np.quantile(values, BAND_QUANTILES)
+    return _band(others, family)
+
+
+def _band(residuals: pd.DataFrame, family: str) -> tuple[float, float]:
+    """The union of `family`'s and all stacks' 10-90% log-residual quantiles (the stack's
+    own only with MIN_BAND_RUNS runs)."""
+    pooled = residuals["log_residual"].dropna()
+    own = residuals.loc[residuals["framework"] == family, "log_residual"].dropna()
+    low, high = np.quantile(pooled, BAND_QUANTILES)
+    if len(own) >= MIN_BAND_RUNS:
+        own_low, own_high = np.quantile(own, BAND_QUANTILES)
+        low, high = min(low, own_low), max(high, own_high)
     return float(low), float(high)
 
 
@@ -122,16 +134,9 @@ def summary_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def stack_bands(table: pd.DataFrame) -> dict[str, tuple[float, float]]:
-    """Per framework the 10-90% quantiles of its held-out log residuals (pooled over all
-    runs when it has fewer than MIN_BAND_RUNS): the band planner.llm.stack_profiles keeps."""
-    out = {}
-    pooled = table["log_residual"].dropna()
-    for family, group in table.groupby("framework"):
-        values = group["log_residual"].dropna()
-        values = values if len(values) >= MIN_BAND_RUNS else pooled
-        low, high = np.quantile(values, BAND_QUANTILES)
-        out[str(family)] = (float(low), float(high))
-    return out
+    """Per framework the 10-90% quantiles of its held-out log residuals widened to all
+    stacks' (_band): the band planner.llm.stack_profiles keeps."""
+    return {str(family): _band(table, str(family)) for family in table["framework"].unique()}
 
 
 def evaluate_llm_corpus() -> dict[str, object]:

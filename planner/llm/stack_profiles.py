@@ -18,8 +18,8 @@ Parameters (each multiplies one part of the step in planner.llm.ops / planner.ll
 - attention_kernel: FlashAttention-3-class ("fa3": Transformer Engine / cuDNN, Megatron) or
   FlashAttention-2 ("fa2": PyTorch SDPA and the flash-attn package in eager stacks).
 - band_low / band_high: 10% and 90% quantiles of log(predicted / measured) of the stack's
-  runs, each predicted from a fit without its source (leave-one-source-out), the band a plan
-  shows.
+  runs, each predicted from a fit without its source (leave-one-source-out), widened to the
+  same quantiles over every stack's held-out runs: the band a plan shows.
 
 Each value is stored with its spread (the 10-90% range of the value over the
 leave-one-source-out fits), the runs and sources it rests on. A stack without fitted runs
