@@ -48,8 +48,9 @@ KERNEL_WORDS = {
     "kernels_blackwell": "Blackwell kernels: Hopper's efficiencies (nothing published), wider band",
     "kernels_volta": "Volta kernels: GEMMs at 55% of the peak (a 1.2B GPT at 30% end to end on "
     "one V100: Shoeybi et al. 2019)",
-    "kernels_amd": "AMD kernels: GEMMs at 55% of the peak (assumed; 32-38% end to end for "
-    "175B-1T GPTs on MI250X: Dash et al. 2023)",
+    "kernels_amd": "AMD kernels: GEMMs at 55% of the peak (32-38% end to end for 175B-1T GPTs "
+    "on MI250X: Dash et al. 2023), CDNA's scaled by the factor fitted on AMD Primus and torchao "
+    "MI300X/MI325X runs (planner/data/llm_stack_fit.csv)",
     "kernels_measured": "measured kernels: GEMMs by shape, attention and memory bandwidth from "
     "the operator benchmark on this GPU (gpuplan bench run --workload ops, run {run})",
     "kernels_assumed": "assumed kernels: GEMMs at 60% and attention at 40% of the peak (no "
