@@ -131,3 +131,17 @@ def test_the_band_widens_and_the_spread_shows_when_no_stack_is_named() -> None:
     assert record["stack_spread"] > 0.05 and record["cast_share"] == 0.0
     fp8 = prediction_record(predict_layout(P7, "fp8", "H100-SXM", 64, 8, IB))
     assert fp8["cast_share"] > 0.0
+
+
+def test_the_detail_names_the_assumed_stack_its_spread_and_the_fp8_casts() -> None:
+    from planner.render.llm import llm_detail, step_parts_text
+
+    row = {
+        "layout": "tp1 pp1 dp8 zero3 mb2", "framework": "fsdp", "stack_spread": 0.3,
+        "gemm_share": 0.6, "attention_share": 0.2, "memory_share": 0.1, "cast_share": 0.05,
+        "step_s": 2.0, "mfu": 0.3, "memory_per_gpu_gb": 50.0, "usable_gb": 72.0,
+    }  # fmt: skip
+    assert "fp8 casts 5%" in step_parts_text(row)
+    text = llm_detail(row, "fp8")
+    assert "rates fitted on PyTorch FSDP's published runs" in text and "up to 30%" in text
+    assert "stack" not in llm_detail({**row, "stack_spread": float("nan")}, "fp8")
