@@ -154,10 +154,17 @@ def notes(summary: pd.DataFrame, table: pd.DataFrame) -> list[str]:
     for row in summary[summary["by"] == "framework"].itertuples():
         sources = table.loc[table["framework"] == row.cell, "source"].nunique()
         if not row.beats_both:
+            own = table[(table["framework"] == row.cell) & np.isfinite(table["predicted"])]
+            worst = own.groupby("source")["model_error"].agg(["mean", "size"])
+            worst = worst.sort_values("mean", ascending=False).head(2)
+            where = ", ".join(
+                f"{name} {v['mean']:.0%} over {int(v['size'])} runs" for name, v in worst.iterrows()
+            )
             out.append(
                 f"{row.cell}: does not beat both naive rules ({row.model_mape:.1%} vs flat "
                 f"{row.flat40_mape:.1%}, stack median {row.stack_median_mape:.1%}); "
-                f"{sources} source(s): each is predicted from the other stacks' and sources' fit"
+                f"{sources} source(s), each predicted from a fit without it (a stack none of "
+                f"the others ran takes the pooled fit); largest held-out errors: {where}"
             )
     no_time = table[~np.isfinite(table["predicted"])]
     for row in no_time.itertuples():
