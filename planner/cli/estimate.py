@@ -147,10 +147,11 @@ def estimate_llm(
     framework: Annotated[
         str,
         typer.Option(
-            help="training stack where a row gives none: megatron | fsdp | deepspeed "
-            "(planner/llm/frameworks.py)"
+            help="training stack where a row gives none: megatron | fsdp | deepspeed | nanotron "
+            f"(planner/llm/frameworks.py; not given: {DEFAULT_FRAMEWORK}, and the band also "
+            "spans the other stacks)"
         ),
-    ] = DEFAULT_FRAMEWORK,
+    ] = "",
     flash_attention: Annotated[
         bool, typer.Option(help="attention without stored scores (Dao et al. 2022)")
     ] = True,
@@ -180,8 +181,9 @@ def estimate_llm(
             fmt, output, {"--network-gbps": network_gbps, "--gpus-per-node": gpus_per_node}
         )
         settings = LLMSettings(
-            recompute=recompute, zero=zero, flash_attention=flash_attention, framework=framework
-        )
+            recompute=recompute, zero=zero, flash_attention=flash_attention,
+            framework=framework or DEFAULT_FRAMEWORK, framework_stated=bool(framework),
+        )  # fmt: skip
         raw, rows = read_llm_queries(queries)
         figures, problems, table = _own_figures(results, rows)
     with working(f"searching layouts for {len(rows)} LLM queries"):

@@ -219,10 +219,11 @@ def plan(
     framework: Annotated[
         str,
         typer.Option(
-            help="LLM training stack, which decides the layouts weighed: megatron | fsdp | "
-            "deepspeed (planner/llm/frameworks.py)"
+            help="LLM training stack, which decides the layouts weighed and the fitted rates: "
+            "megatron | fsdp | deepspeed | nanotron (planner/llm/frameworks.py; not given: "
+            f"{DEFAULT_FRAMEWORK}, and the band also spans the other stacks)"
         ),
-    ] = DEFAULT_FRAMEWORK,
+    ] = "",
     global_batch_tokens: Annotated[
         float | None,
         typer.Option(
@@ -347,7 +348,8 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
     llm = LLMSettings(
         recompute=flags.recompute,
         global_batch_tokens=flags.global_batch_tokens,
-        framework=flags.framework,
+        framework=flags.framework or DEFAULT_FRAMEWORK,
+        framework_stated=bool(flags.framework),
     )
     workload = _workload(flags)
     offers = load_offers()

@@ -214,6 +214,7 @@ def estimate_llm(
             settings,
             global_batch_tokens=q.global_batch_tokens or settings.global_batch_tokens,
             framework=q.framework or settings.framework,
+            framework_stated=bool(q.framework) or settings.framework_stated,
         )
         found = predict_layout(
             workload,

@@ -17,9 +17,16 @@ it hides.
   prefetched behind compute; tensor parallel within a node (torchtitan's 2-D layout); no
   pipeline or context parallelism; eager PyTorch norms and activations read and write
   their tensors op by op (unfused 1.5: an assumption, torch.compile fuses most of it).
+- nanotron: Hugging Face nanotron (and picotron): tensor, pipeline (1F1B, no interleaving)
+  and data parallel with ZeRO-1, no context parallelism (the Ultra-Scale Playbook's
+  configurations, huggingface/nanotron docs/benchmark_summary.svg).
 - deepspeed: DeepSpeed ZeRO-1/3 (Rajbhandari et al. 2020) with its pipeline engine (no
   interleaving) and Megatron-DeepSpeed's tensor parallelism; no context parallelism;
   partly fused kernels (unfused 1.25: an assumption).
+
+`unfused` here is the prior; planner.llm.stack_profiles holds each stack's value fitted on
+published runs, with the other parameters that say how it runs (kernel efficiency, exposed
+communication, fp8 casts).
 
 DEFAULT_FRAMEWORK is megatron: the layouts most LLM plans need beyond one node (tensor and
 pipeline parallel for 70B and up) are Megatron-Core's, and NeMo and Megatron-DeepSpeed run
@@ -47,6 +54,7 @@ FRAMEWORKS: dict[str, Framework] = {
     "megatron": Framework("megatron", True, True, True, ("zero1", "zero3"), 1.0),
     "fsdp": Framework("fsdp", False, False, False, ("zero3", "zero1"), 1.5),
     "deepspeed": Framework("deepspeed", True, False, False, ("zero1", "zero3"), 1.25),
+    "nanotron": Framework("nanotron", True, False, False, ("zero1",), 1.25),
 }
 DEFAULT_FRAMEWORK = "megatron"
 

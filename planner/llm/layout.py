@@ -135,6 +135,7 @@ class Hardware:
     network_gbs_per_gpu: float
     total_gpus: int
     gpus_per_node: int
+    tp_comm_exposure: float = 1.0  # the stack's exposed share of the ring model's tp time
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,7 @@ class LayoutSettings:
     precision: str = "bf16"
     framework: str = DEFAULT_FRAMEWORK
     step_model: str = "ops"  # ops (planner.llm.ops) | mfu-prior (prior MFU x peak)
+    pinned: tuple[int, int, int] | None = None  # (tp, pp, cp) a run states; None: search
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,7 @@ class Layout:
     recompute_time_share: float = math.nan
     cp_share: float = math.nan
     optimizer_share: float = math.nan
+    cast_share: float = math.nan  # fp8 casts (planner.llm.ops.cast_seconds)
 
     @property
     def fits(self) -> bool:
@@ -260,6 +263,9 @@ def _grid(
                       and shape.seq_len // c >= MIN_CONTEXT_CHUNK)
     ]  # fmt: skip
     interleaves = (1, 2, 4) if profile.interleave else (1,)
+    if settings.pinned is not None:  # a stated layout: only its tp, pp and cp
+        tps, pps, cps = ([x for x in xs if x == want] for xs, want in zip(
+            (tps, pps, cps), settings.pinned, strict=True))  # fmt: skip
     micro = [settings.micro_batch] if settings.micro_batch else list(MICRO_BATCHES)
     zeros = profile.zero if settings.zero == "auto" else (settings.zero,)
     partial = tuple(PARTIAL_RECOMPUTE)
@@ -411,6 +417,7 @@ def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> La
         recompute_time_share=shares["recompute"],
         cp_share=shares["cp"],
         optimizer_share=shares["optimizer"],
+        cast_share=shares["cast"],
     )
 
 
@@ -461,11 +468,11 @@ def _memory_bytes(
 
 
 # A step's parts, in seconds per optimizer step: compute = gemm + attention + memory +
-# recompute (all micro-batches); then bubble and exposed tp, cp, pp and dp communication,
-# and the optimizer.
+# recompute + cast (all micro-batches; cast: fp8 casts); then bubble and exposed tp, cp, pp
+# and dp communication, and the optimizer.
 STEP_PARTS = (
     "compute", "gemm", "attention", "memory", "recompute", "bubble", "tp", "cp", "pp", "dp",
-    "optimizer",
+    "optimizer", "cast",
 )  # fmt: skip
 
 
@@ -486,11 +493,8 @@ def _step_times(
     t_mb = parts.total
     act_bytes = mb * s / cp * h * 2.0
     n_tp = 4.0 + 2.0 * share
-    t_tp = np.where(
-        tp > 1,
-        stage_layers * n_tp * ring_seconds(tp, act_bytes, hw.intra_gbs, NVLINK_LATENCY_S, 2.0),
-        0.0,
-    )
+    ring = ring_seconds(tp, act_bytes, hw.intra_gbs, NVLINK_LATENCY_S, 2.0)
+    t_tp = np.where(tp > 1, stage_layers * n_tp * ring * hw.tp_comm_exposure, 0.0)
     t_cp = _cp_seconds(shape, hw, tp, cp, mb, stage_layers, parts.attention / stage_layers)
     pp_gbs = hw.intra_gbs if hw.total_gpus <= hw.gpus_per_node else hw.network_gbs_per_gpu
     pp_latency = NVLINK_LATENCY_S if hw.total_gpus <= hw.gpus_per_node else NETWORK_LATENCY_S
@@ -517,6 +521,7 @@ def _step_times(
         "pp": m * t_pp,
         "dp": t_dp,
         "optimizer": t_opt,
+        "cast": m * parts.cast * np.ones_like(m),
     }
 
 

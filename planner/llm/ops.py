@@ -22,12 +22,17 @@ head (T, V / t, h) runs once per micro-batch on the last pipeline stage.
 
 Attention (FlashAttention-2 FLOPs, Dao 2023, sec. 4.1): forward 4 b s_q s_k d heads, half
 of it for causal masks, backward 2.5 x forward; under context parallelism a GPU's queries
-(s / cp) meet every key in blocks of s / cp. It runs at e_attn x c / (c + ATTENTION_HALF_LENGTH)
-(c the block length: s, or s / cp) of the 16-bit
-peak (fp8 training keeps attention in 16 bits, as Transformer Engine does by default),
-0.85 x that at head dimension 64 (FlashAttention-2's kernels reach less at d = 64: Dao
-2023, fig. 4-5). e_attn per generation in KERNEL_DEFAULTS (FlashAttention-2 on A100: 50-73%
-forward, Dao 2023; FlashAttention-3 on H100: 75% forward, Shah et al. 2024).
+(s / cp) meet every key in blocks of s / cp. Forward and backward run at the measured
+FlashAttention share of the 16-bit peak for that block length and head dimension
+(planner.llm.kernel_rates: FlashAttention-2 or -3, the stack's kernel), scaled to the GPU's
+generation by e_attn over Hopper's (fp8 training keeps attention in 16 bits, as Transformer
+Engine does by default). e_attn per generation in KERNEL_DEFAULTS.
+
+FP8 casts (Transformer Engine, torchao float8): before each fp8 GEMM its 16-bit input and
+weight are read and written in 8 bits (3 bytes per element), and backward the output
+gradient too; the language-model head stays in 16 bits. The stack's `cast_factor`
+(planner.llm.stack_profiles, fitted) scales that traffic: below 1 where casts are fused
+into the norms, above where eager code casts op by op (and computes scales with amax).
 
 Memory-bound operators per token and layer (16-bit values): two norms (read + write h each),
 two residual adds (read 2 h, write h), the activation (SwiGLU: read 2 f, write f; GELU:
@@ -45,10 +50,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.llm.kernel_rates import attention_share
+
 TILE_M, TILE_N = 256, 128  # cuBLAS's large-GEMM tile (NVIDIA matmul guide, "Tile quantization")
 HBM_FRACTION = 0.8  # share of the datasheet HBM bandwidth a streaming kernel reaches: assumed
-ATTENTION_HALF_LENGTH = 256.0  # tokens at which attention runs at half its long-sequence rate
-HEAD_DIM_64_FACTOR = 0.85
+HOPPER_ATTENTION = 0.48  # Hopper's e_attn: the generation the measured shares are from
+CAST_BYTES_PER_VALUE = 3.0  # read 2 bytes, write 1 (module docstring: FP8 casts)
 # Without FlashAttention the scores are written, read and written by the softmax, and read
 # by the product with V: 4 passes of b a s^2 16-bit values forward (Korthikanti et al. 2022,
 # sec. 4.1 store 5 a s^2 b bytes of them), twice that backward.
@@ -142,7 +149,9 @@ class OpRates:
     gemm_flops: large-GEMM FLOP/s at the training precision (dense peak x e_gemm);
     attention_flops: long-sequence attention FLOP/s (16-bit peak x e_attn); hbm_bytes_per_s:
     achievable HBM bandwidth; sms: streaming multiprocessors (wave quantization);
-    unfused: the framework's memory-bound traffic factor; value_bytes: bytes per activation.
+    unfused: the framework's memory-bound traffic factor; value_bytes: bytes per activation;
+    attention_kernel: the measured attention kernel (planner.llm.kernel_rates); cast_factor:
+    the stack's fp8 cast traffic factor (0 without fp8 GEMMs).
     """
 
     gemm_flops: float
@@ -152,6 +161,8 @@ class OpRates:
     unfused: float = 1.0
     value_bytes: float = 2.0
     measured: MeasuredKernels | None = None
+    attention_kernel: str = "fa3"  # planner.llm.kernel_rates
+    cast_factor: float = 0.0  # fp8 cast traffic factor (0: no fp8 GEMMs)
 
 
 def gemm_seconds(m: np.ndarray, n: np.ndarray, k: np.ndarray, rates: OpRates) -> np.ndarray:
@@ -226,14 +237,28 @@ def attention_seconds(
     shape: LayerShape, sequences: np.ndarray, tp: np.ndarray, cp: np.ndarray, rates: OpRates
 ) -> tuple[np.ndarray, np.ndarray]:
     """(forward, backward) seconds of causal attention for `sequences` per GPU (module
-    docstring: FlashAttention-2 FLOPs, efficiency rising with sequence length)."""
+    docstring: FlashAttention-2 FLOPs at the measured kernel share for the block length and
+    head dimension; an own measurement at the workload's shape as it is)."""
     s, heads = float(shape.seq_len), float(shape.n_heads)
     d = shape.d_model / heads
     forward_flops = 4.0 * sequences * (s / cp) * s * d * (heads / tp) / 2.0
     chunk = s / cp  # the ring's blocks are s / cp long
-    efficiency = chunk / (chunk + ATTENTION_HALF_LENGTH) * (HEAD_DIM_64_FACTOR if d <= 64 else 1.0)
+    if rates.measured is not None and np.isfinite(rates.measured.attention_flops):
+        efficiency = np.ones_like(np.asarray(chunk, float))
+    else:
+        efficiency = attention_share(rates.attention_kernel, chunk, d) / HOPPER_ATTENTION
     forward = forward_flops / (rates.attention_flops * efficiency)
     return forward, 2.5 * forward
+
+
+def cast_seconds(gemms: list[tuple], rates: OpRates, weight_grads: bool) -> np.ndarray:
+    """Seconds of the fp8 casts around these forward GEMMs, forward and backward (module
+    docstring), at the stack's cast_factor (0 without fp8)."""
+    if rates.cast_factor <= 0:
+        return np.zeros_like(np.asarray(gemms[0][0], float))
+    values = sum(m * k + k * n + (m * n if weight_grads else 0.0) for m, n, k in gemms)
+    moved = CAST_BYTES_PER_VALUE * rates.cast_factor * np.asarray(values, float)
+    return moved / rates.hbm_bytes_per_s
 
 
 def memory_bound_seconds(
@@ -265,11 +290,12 @@ class MicroBatchTimes:
     attention: np.ndarray
     memory: np.ndarray
     recompute: np.ndarray
+    cast: np.ndarray | float = 0.0  # fp8 casts (cast_seconds)
 
     @property
     def total(self) -> np.ndarray:
-        """All of it: GEMMs, attention, memory-bound operators and recomputation."""
-        return self.gemm + self.attention + self.memory + self.recompute
+        """All of it: GEMMs, attention, memory-bound operators, recomputation, fp8 casts."""
+        return self.gemm + self.attention + self.memory + self.recompute + self.cast
 
 
 def micro_batch_seconds(
@@ -291,7 +317,8 @@ def micro_batch_seconds(
     selective recomputation the attention forward (Korthikanti et al. 2022, sec. 5).
     """
     tokens = mb * shape.seq_len / cp
-    gemm_f, gemm_b = _train_gemm_seconds(_gemms(shape, tokens, tp), rates, weight_grads)
+    layer_gemms = _gemms(shape, tokens, tp)
+    gemm_f, gemm_b = _train_gemm_seconds(layer_gemms, rates, weight_grads)
     attn_f, attn_b = attention_seconds(shape, mb, tp, cp, rates)
     mem_f, mem_b = memory_bound_seconds(shape, tokens, tp, rates, None if flash else mb, cp)
     mem_f = mem_f + LAUNCH_S_PER_LAYER / 3.0  # kernel gaps, a third forward
@@ -308,6 +335,7 @@ def micro_batch_seconds(
         attention=stage_layers * (attn_f + attn_b),
         memory=stage_layers * (mem_f + mem_b) + logits,
         recompute=again,
+        cast=stage_layers * cast_seconds(layer_gemms, rates, weight_grads),
     )
 
 

@@ -53,6 +53,13 @@ from planner.llm.op_efficiency import (
     measured_memory_gbps,
 )
 from planner.llm.ops import HBM_FRACTION, MeasuredKernels, OpRates, kernel_default, sm_count
+from planner.llm.stack_profiles import (
+    StackParams,
+    arch_factor,
+    layout_step_parts,
+    stack_params,
+    stack_range,
+)
 from planner.machines.specs import load_specs
 from planner.workloads.catalog import (
     DEFAULT_VOCAB_SIZE,
@@ -101,11 +108,9 @@ CALIBRATION_LIMITS = (0.5, 1.5)
 # The rate source and band of rows whose GPU ran the operator benchmark: its kernels are
 # measured, what stays uncertain is how a framework strings them together (assumed +/-10%).
 MEASURED_KERNELS_CODE = "kernels_measured"
-# log(predicted / reported MFU) of the operator model at its kernel defaults on the 17
-# published runs of tools/evaluate_estimator.py (f) (Narayanan et al. 2021, Korthikanti et
-# al. 2022, Dubey et al. 2024, Chowdhery et al. 2022): 10% and 90% quantiles. A row on
-# kernel defaults takes at least this band (tests/test_evaluate_llm_cases.py recomputes it).
-PUBLISHED_RUNS_LOG_ERROR = (-0.005, 0.311)
+# The narrowest band side in log a stack's measured error may give (runs of one stack
+# still differ by version and settings the corpus does not state): an assumption.
+MIN_BAND_LOG = 0.05
 MEASURED_KERNELS_BAND = (0.90, 1.10)
 
 
@@ -162,6 +167,11 @@ class LLMSettings:
     framework: the training stack (planner.llm.frameworks: megatron, fsdp, deepspeed).
     step_model: "ops" (the operator model) or "mfu-prior" (the older MFU-prior model, kept
       for comparison by tools/evaluate_estimator.py).
+    framework_stated: False when the user named no stack: the band then also spans what
+      the other stacks would give (planner.llm.stack_profiles.stack_range).
+    stack: the stack's parameters (None: the fitted ones of `framework`,
+      planner.llm.stack_profiles); set by the fitting and evaluation tools.
+    pinned: (tp, pp, cp) of a stated layout (None: the search picks them).
     """
 
     global_batch_tokens: float | None = None
@@ -172,6 +182,9 @@ class LLMSettings:
     memory_reserve_fraction: float = 0.10
     framework: str = DEFAULT_FRAMEWORK
     step_model: str = "ops"
+    framework_stated: bool = True
+    stack: StackParams | None = None
+    pinned: tuple[int, int, int] | None = None
 
     def __post_init__(self) -> None:
         framework(self.framework)  # ValueError naming the valid ones
@@ -301,6 +314,7 @@ class LayoutPrediction:
     kernels_run: str = ""  # the operator-benchmark run behind kernels_measured
     framework: str = DEFAULT_FRAMEWORK
     calibration: float = 1.0  # own GPT results' factor on the kernel rates
+    stack_spread: float = math.nan  # slowest / fastest step over the fitted stacks - 1
 
     @property
     def rate_source(self) -> str:
@@ -382,6 +396,9 @@ def _predict(
     half = half if np.isfinite(half) else peak_flops(gpu_name, "fp16")
     kernels = kernel_default(figures.architecture if figures else "")
     scale = _calibration(shape, precision, gpu_name, anchor, settings, batch_tokens)
+    stack = settings.stack or stack_params(settings.framework)
+    arch = stack.arch_efficiency
+    arch = arch if arch is not None else arch_factor(figures.architecture if figures else "")
     hardware = Hardware(
         memory_gb=figures.memory_gb if figures else math.nan,
         peak_flops=peak,
@@ -390,17 +407,22 @@ def _predict(
             precision,
             peak,
             half,
-            kernels.gemm,
-            kernels.attention,
+            kernels.gemm * arch,
+            kernels.attention * arch,
             scale,
-            framework(settings.framework).unfused,
+            stack,
             measured,
         ),
         compute_flops=anchor.mfu * (half * FP8_SPEEDUP[0] if precision == "fp8" else peak),
-        intra_gbs=intra_node_gbs(gpu_name, per_node),
-        network_gbs_per_gpu=network_gbps / 8.0 / per_node * ACHIEVABLE_FRACTION,
+        intra_gbs=intra_node_gbs(gpu_name, per_node) / stack.comm_exposure,
+        network_gbs_per_gpu=network_gbps
+        / 8.0
+        / per_node
+        * ACHIEVABLE_FRACTION
+        / stack.comm_exposure,
         total_gpus=total_gpus,
         gpus_per_node=per_node,
+        tp_comm_exposure=stack.tp_comm_exposure,
     )
     layout = choose_layout(shape, hardware, _layout_settings(settings, batch_tokens, precision))
     code = kernels.code if settings.step_model == "ops" else ""
@@ -412,7 +434,11 @@ def _predict(
             layout, math.nan, math.nan, math.nan, anchor, precision, shape.params, code,
             measured.run_id if measured else "", settings.framework, scale,
         )  # fmt: skip
-    down, up = _band(anchor, layout, precision, settings, low, high, measured is None)
+    down, up = _band(anchor, layout, precision, settings, low, high, measured is None, stack)
+    fastest, slowest = stack_range(layout_step_parts(layout), stack)
+    if not settings.framework_stated:  # the other stacks' answers join the band
+        down = math.sqrt(down**2 + math.log(slowest) ** 2)
+        up = math.sqrt(up**2 + math.log(fastest) ** 2)
     tokens = layout.tokens_per_s
     return LayoutPrediction(
         layout,
@@ -426,6 +452,7 @@ def _predict(
         measured.run_id if measured else "",
         settings.framework,
         scale,
+        slowest / fastest - 1.0,
     )
 
 
@@ -441,6 +468,7 @@ def _layout_settings(settings: LLMSettings, batch_tokens: float, precision: str)
         precision=precision,
         framework=settings.framework,
         step_model=settings.step_model,
+        pinned=settings.pinned,
     )
 
 
@@ -452,15 +480,18 @@ def _op_rates(
     gemm: float,
     attention: float,
     scale: float,
-    unfused: float,
+    stack: StackParams,
     measured: MeasuredKernels | None = None,
 ) -> OpRates:
-    """The operator model's rates on one GPU (planner.llm.ops; fp8: FP8_GEMM_FACTOR);
-    measured operator figures where the operator benchmark ran on this GPU."""
-    gemm_efficiency = gemm * (FP8_GEMM_FACTOR if precision == "fp8" else 1.0)
-    sixteen = half if precision == "fp8" else peak
+    """The operator model's rates on one GPU (planner.llm.ops) under the stack's fitted
+    parameters (planner.llm.stack_profiles: kernel efficiency, unfused traffic, attention
+    kernel; fp8: its GEMM factor and casts); measured operator figures where the operator
+    benchmark ran on this GPU."""
+    fp8 = precision == "fp8"
+    gemm_efficiency = gemm * stack.kernel_efficiency * (stack.fp8_gemm_factor if fp8 else 1.0)
+    sixteen = half if fp8 else peak
     bandwidth = figures.memory_bw_gbs * 1e9 * HBM_FRACTION if figures else math.nan
-    attention_flops = sixteen * attention
+    attention_flops = sixteen * attention * stack.kernel_efficiency
     if measured is not None:
         attention_flops = (
             measured.attention_flops if np.isfinite(measured.attention_flops) else attention_flops
@@ -471,9 +502,11 @@ def _op_rates(
         attention_flops=attention_flops * scale,
         hbm_bytes_per_s=bandwidth * scale,
         sms=sm_count(figures.architecture if figures else ""),
-        unfused=unfused,
+        unfused=stack.unfused,
         value_bytes=4.0 if precision in ("fp32", "tf32") else 2.0,
         measured=measured,
+        attention_kernel=stack.attention_kernel,
+        cast_factor=stack.cast_factor if fp8 else 0.0,
     )
 
 
@@ -485,11 +518,13 @@ def _band(
     kernel_low: float,
     kernel_high: float,
     on_kernel_defaults: bool,
+    stack: StackParams,
 ) -> tuple[float, float]:
     """(down, up) of the 10-90% band in log: the compute rate's (own runs' spread, else the
     kernel defaults' band; the older model: its MFU prior's) and OVERHEAD_LOG_ERROR on the
-    share of the step that is not compute, in quadrature; on kernel defaults at least the
-    operator model's error on published runs (PUBLISHED_RUNS_LOG_ERROR)."""
+    share of the step that is not compute, in quadrature; on kernel defaults the stack's
+    measured error instead: the 10-90% quantiles of its published runs' leave-one-source-out
+    log errors (planner.llm.stack_profiles, tools/evaluate_llm_corpus.py)."""
     overhead = OVERHEAD_LOG_ERROR * (1.0 - layout.compute_share)
     if anchor.kind == "own" or settings.step_model == "mfu-prior":
         rate_down, rate_up = math.log(anchor.mfu / anchor.low), math.log(anchor.high / anchor.mfu)
@@ -501,8 +536,8 @@ def _band(
     down = math.sqrt(rate_down**2 + overhead**2 + fp8_down**2)
     up = math.sqrt(rate_up**2 + overhead**2 + fp8_up**2)
     if on_kernel_defaults and anchor.kind != "own" and settings.step_model == "ops":
-        too_low, too_high = PUBLISHED_RUNS_LOG_ERROR  # residual = log(predicted / truth)
-        down, up = max(down, too_high), max(up, -too_low)
+        too_low, too_high = stack.band_low, stack.band_high  # residual = log(predicted / truth)
+        down, up = max(too_high, MIN_BAND_LOG), max(-too_low, MIN_BAND_LOG)
     return down, up
 
 
@@ -557,7 +592,8 @@ def prediction_source(prediction: LayoutPrediction) -> str:
 LLM_DETAIL_COLUMNS = (
     "step_s", "compute_share", "gemm_share", "attention_share", "memory_share",
     "recompute_share", "bubble_share", "tp_comm_share", "cp_comm_share", "pp_comm_share",
-    "dp_comm_share", "optimizer_share", "usable_gb", "framework", "calibration",
+    "dp_comm_share", "optimizer_share", "cast_share", "usable_gb", "framework", "calibration",
+    "stack_spread",
     "mfu_anchor", "mfu_source", "mfu_band_widened", "mfu_run_id", "mfu_runs",
     "mfu_model_size", "mfu_world_size", "mfu_size_decades",
 )  # fmt: skip
@@ -586,6 +622,8 @@ def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
         "pp_comm_share": layout.pp_share,
         "dp_comm_share": layout.dp_share,
         "optimizer_share": layout.optimizer_share,
+        "cast_share": layout.cast_share,
+        "stack_spread": prediction.stack_spread,
         "usable_gb": layout.usable_gb,
         "framework": prediction.framework,
         "calibration": prediction.calibration,

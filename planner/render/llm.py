@@ -48,21 +48,25 @@ KERNEL_WORDS = {
     "kernels_blackwell": "Blackwell kernels: Hopper's efficiencies (nothing published), wider band",
     "kernels_volta": "Volta kernels: GEMMs at 55% of the peak (a 1.2B GPT at 30% end to end on "
     "one V100: Shoeybi et al. 2019)",
-    "kernels_amd": "AMD kernels: GEMMs at 55% of the peak (assumed; 32-38% end to end for "
-    "175B-1T GPTs on MI250X: Dash et al. 2023)",
+    "kernels_amd": "AMD kernels: GEMMs at 55% of the peak (32-38% end to end for 175B-1T GPTs "
+    "on MI250X: Dash et al. 2023), CDNA's scaled by the factor fitted on AMD Primus and torchao "
+    "MI300X/MI325X runs (planner/data/llm_stack_fit.csv)",
     "kernels_measured": "measured kernels: GEMMs by shape, attention and memory bandwidth from "
     "the operator benchmark on this GPU (gpuplan bench run --workload ops, run {run})",
     "kernels_assumed": "assumed kernels: GEMMs at 60% and attention at 40% of the peak (no "
     "published figure for this GPU class)",
 }
 # The training frameworks as the app names them (planner.llm.frameworks).
-FRAMEWORK_WORDS = {"megatron": "Megatron-Core", "fsdp": "PyTorch FSDP", "deepspeed": "DeepSpeed"}
+FRAMEWORK_WORDS = {
+    "megatron": "Megatron-Core", "fsdp": "PyTorch FSDP", "deepspeed": "DeepSpeed",
+    "nanotron": "nanotron",
+}  # fmt: skip
 # A step's parts as a chart's legend names them.
 PART_LABELS = {
     "gemm_share": "GEMM", "attention_share": "attention", "memory_share": "memory-bound",
     "recompute_share": "recompute", "bubble_share": "pipeline bubble",
     "tp_comm_share": "TP comm", "cp_comm_share": "CP comm", "pp_comm_share": "PP comm",
-    "dp_comm_share": "DP comm", "optimizer_share": "optimizer",
+    "dp_comm_share": "DP comm", "optimizer_share": "optimizer", "cast_share": "fp8 casts",
 }  # fmt: skip
 # Whether a layout fits, in a table cell (planner.llm.layout REASONS).
 FIT_WORDS = {
@@ -127,7 +131,7 @@ STEP_PART_WORDS = (
     ("memory_share", "memory-bound"), ("recompute_share", "recompute"),
     ("bubble_share", "bubble"), ("tp_comm_share", "TP comm"), ("cp_comm_share", "CP comm"),
     ("pp_comm_share", "PP comm"), ("dp_comm_share", "DP comm"),
-    ("optimizer_share", "optimizer"),
+    ("optimizer_share", "optimizer"), ("cast_share", "fp8 casts"),
 )  # fmt: skip
 
 
@@ -169,8 +173,22 @@ def llm_detail(row: Mapping[str, Any], precision: str) -> str:
         f"step {step:.3g} s: {step_parts_text(row)}".removesuffix(": ") if _known(step) else "",
         f"MFU {mfu:.0%} of the {precision} peak" if _known(mfu) else "",
         f"{rate}{mfu_source_text(row)}",
+        stack_text(row),
     ]
     return "; ".join(p.removesuffix("; ") for p in parts if p)
+
+
+def stack_text(row: Mapping[str, Any]) -> str:
+    """Which stack's fitted rates the row assumes and how far the other stacks move its
+    step (planner.llm.stack_profiles), "" without them."""
+    framework, spread = str(row.get("framework") or ""), _number(row.get("stack_spread"))
+    if not framework or not _known(spread):
+        return ""
+    name = FRAMEWORK_WORDS.get(framework, framework)
+    return (
+        f"rates fitted on {name}'s published runs (planner/data/llm_stack_fit.csv); the other "
+        f"stacks' fits move this step by up to {spread:.0%}"
+    )
 
 
 def _known(*values: float) -> bool:

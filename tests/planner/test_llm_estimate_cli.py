@@ -54,7 +54,9 @@ def test_round_trip_keeps_q_and_adds_layout_tokens_and_fit(tmp_path: Path) -> No
         float(bf16[c]) for c in ("tokens_per_s_low", "tokens_per_s", "tokens_per_s_high")
     )
     assert low < mid < high
-    assert float(fp8["tokens_per_s"]) > 1.3 * mid
+    # fp8 gains less than its GEMMs' 2x: casts, attention and the rest stay 16-bit
+    # (planner.llm.ops; Megatron-Core Llama3-8B on 8 H100 gains 1.29x in the corpus).
+    assert 1.1 * mid < float(fp8["tokens_per_s"]) < 1.6 * mid
     assert bf16["method"] == "estimated" and "Hopper kernels" in bf16["method_detail"]
     assert bf16["method_detail"].startswith(f"layout {bf16['layout']} (")
     assert f"MFU {float(bf16['mfu']):.0%} of the bf16 peak" in bf16["method_detail"]
@@ -64,7 +66,7 @@ def test_round_trip_keeps_q_and_adds_layout_tokens_and_fit(tmp_path: Path) -> No
     parts = {x[:2]: x[2:] for x in big["layout"].split()}
     assert int(parts["tp"]) >= 2 and int(parts["pp"]) >= 2  # 405B on 1,024 GPUs: tp and pp
     # One A100, nothing exposed: the operators' MFU, below the GEMMs' own 75% of peak.
-    assert a100["layout"].startswith("tp1 pp1 dp1") and 0.5 < float(a100["mfu"]) < 0.75
+    assert a100["layout"].startswith("tp1 pp1 dp1") and 0.35 < float(a100["mfu"]) < 0.7
 
 
 def test_row_options_override_the_global_ones(tmp_path: Path) -> None:

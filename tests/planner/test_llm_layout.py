@@ -103,12 +103,13 @@ def test_fp8_is_refused_without_fp8_tensor_cores_and_faster_on_h100() -> None:
     assert predict_layout(P7, "fp8", "V100-SXM2-32GB", 8, 8, IB).layout.reason == "no_peak"
     bf16 = predict_layout(P7, "bf16", "H100-SXM", 8, 8, IB)
     fp8 = predict_layout(P7, "fp8", "H100-SXM", 8, 8, IB)
-    # fp8 speeds up the GEMMs only (attention and memory-bound operators stay in 16 bits):
-    # about Transformer Engine's 1.3-1.5x end to end, here with no communication exposed.
+    # fp8 speeds up the GEMMs only (attention and memory-bound operators stay in 16 bits)
+    # and adds casts: the corpus's Megatron-Core Llama3-8B gains 1.29x on 8 H100.
     gemms = bf16.layout.gemm_share
-    assert 1.3 < fp8.tokens_per_s / bf16.tokens_per_s < 1 / (1 - gemms + gemms / 2)
+    assert 1.1 < fp8.tokens_per_s / bf16.tokens_per_s < 1 / (1 - gemms + gemms / 2)
     assert fp8.layout.mfu < bf16.layout.mfu  # MFU against the fp8 peak (2x bf16's)
-    assert fp8.tokens_per_s_high / fp8.tokens_per_s > bf16.tokens_per_s_high / bf16.tokens_per_s
+    # The casts are a part of the fp8 step and of no 16-bit one.
+    assert 0.0 < fp8.layout.cast_share < 0.2 and bf16.layout.cast_share == 0.0
 
 
 def test_lora_of_a_70b_fits_one_8x80gb_node_and_a_full_fine_tune_does_not() -> None:

@@ -1,0 +1,326 @@
+"""Published LLM training runs as the operator model's inputs: the calibration corpus.
+
+Reads reference/calibration/llm_training_throughput.csv (sources, locations and defects in
+reference/calibration/README.md) and turns each usable row into what
+planner.llm.throughput.predict_layout takes, with the measured tokens/s per GPU. Used by
+tools/fit_llm_stacks.py (the fit) and tools/evaluate_llm_corpus.py (the evaluation) only:
+the planner itself reads the fitted parameters (planner.llm.stack_profiles), not this.
+
+Rules, each an assumption where the row does not say (codes in `assumed`):
+- stack family by the `framework` text (FAMILY_PATTERNS): Megatron-LM/-Core, FlagScale,
+  AMD Primus and the Llama 3 4D-parallel stack are megatron; nanotron and picotron are
+  nanotron; PyTorch FSDP/FSDP2 stacks (OLMo-core, fms-fsdp, torchao/torchtitan, lit-gpt,
+  thunder) and MaxText's JAX FSDP are fsdp; DeepSpeed and PaddleNLP sharding (ZeRO-like)
+  are deepspeed.
+- the model's shape: the row's layers, width, heads, key/value heads, MLP width and
+  vocabulary where stated, else the published shape of the model it names (MODEL_SHAPES),
+  else a Llama-3-style shape for its parameter count (`shape`).
+- GPU: the spec table's row (H800 as H100-SXM: the same compute, half the NVLink; MI300
+  as MI300X); GPU count missing: 8 for FSDP-style per-GPU rates (`gpus`); sequence length
+  missing: 4,096 (`seq`); precision missing or "amp": bf16; fp8 in the text: fp8.
+- the measured rate: tokens/s per GPU as stated (the middle of a stated range), else
+  TFLOP/s per GPU over the FLOPs per token the stacks count (reported_flops_per_token,
+  `tflops`), else MFU x the bf16 peak over them (`mfu`).
+- layout: the stated tensor, pipeline and context parallel sizes (`pinned`; the search
+  picks the rest, and all of it where the stack cannot run the stated one).
+- global batch: gbs sequences x seq where stated, else micro-batch x GPUs for FSDP stacks
+  (their benchmarks step every micro-batch) and the planner's default pre-training batch for
+  the others (`batch`).
+- network: 3,200 Gb/s per node (8 x 400G, `network`), 1,600 for A100, 800 for GCP A3.
+Rows left out and why (`skipped`): mixture-of-experts models (planner.llm has no MoE
+model here), no parameter count, CPU offload, fp32, no GPU count with tensor parallelism,
+the framework not stated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from planner.llm.throughput import peak_flops
+from planner.workloads.catalog import Workload, llm_workload
+
+CORPUS_PATH = (
+    Path(__file__).resolve().parents[2]
+    / "reference"
+    / "calibration"
+    / "llm_training_throughput.csv"
+)
+FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"megatron-deepspeed|deepspeed|paddlenlp", "deepspeed"),
+    (r"megatron|flagscale|primus|meta internal", "megatron"),
+    (r"nanotron|picotron", "nanotron"),
+    (r"fsdp|olmo-core|maxtext|lit-gpt|thunder|torchtitan", "fsdp"),
+)
+GPU_NAMES = {
+    "H100": "H100-SXM",
+    "H100-SXM": "H100-SXM",
+    "H800": "H100-SXM",
+    "H200": "H200-SXM",
+    "A100-40GB": "A100-SXM-40GB",
+    "MI300X": "MI300X",
+    "MI300 (variant not stated)": "MI300X",
+    "MI325X": "MI325X",
+    "B200": "B200",
+}
+# (regex on the lower-cased model name without spaces, dashes and dots, shape): layers,
+# width, heads, key/value heads, MLP width, vocabulary, parameters. Llama 2 (Touvron et al.
+# 2023b), Code Llama 34B's shape for Llama 2 34B, Llama 3 (Dubey et al. 2024, table 3),
+# Baichuan 2 (Yang et al. 2023), ChatGLM3-6B (THUDM model card).
+MODEL_SHAPES: tuple[tuple[str, tuple[int, int, int, int, int, int, float]], ...] = (
+    (r"llama(3|31)8b", (32, 4096, 32, 8, 14336, 128256, 8.03e9)),
+    (r"llama(3|31)70b", (80, 8192, 64, 8, 28672, 128256, 70.6e9)),
+    (r"llama(1|2)?70b", (80, 8192, 64, 8, 28672, 32000, 69.0e9)),
+    (r"llama(1|2)?34b", (48, 8192, 64, 8, 22016, 32000, 33.7e9)),
+    (r"llama(1|2)?13b", (40, 5120, 40, 40, 13824, 32000, 13.0e9)),
+    (r"llama(1|2)?7b", (32, 4096, 32, 32, 11008, 32000, 6.74e9)),
+    (r"olmo11241b", (18, 2048, 16, 16, 5632, 100278, 1.2e9)),  # as OLMo2 1B's row states
+    (r"baichuan213b", (40, 5120, 40, 40, 13696, 125696, 13.9e9)),
+    (r"chatglm36b", (28, 4096, 32, 2, 13696, 65024, 6.2e9)),
+)
+DEFAULT_SEQ_LEN = 4096
+DEFAULT_GPUS = 8
+
+
+@dataclass(frozen=True)
+class CorpusRun:
+    """One published run as the model's inputs, its measured tokens/s per GPU and MFU (of
+    the bf16 dense peak, this model's FLOPs per token), and what was assumed."""
+
+    row: int
+    source: str
+    family: str
+    model: str
+    workload: Workload
+    gpu_name: str
+    num_gpus: int
+    gpus_per_node: int
+    network_gbps: float
+    precision: str
+    global_batch_tokens: float | None
+    micro_batch: int | None
+    recompute: str
+    zero: str
+    tokens_per_gpu: float
+    mfu: float
+    assumed: str
+    pinned: tuple[int, int, int] | None = None  # stated (tp, pp, cp)
+
+
+def family_of(framework_text: str) -> str | None:
+    """The stack family of a corpus `framework` text (FAMILY_PATTERNS), None if none."""
+    text = str(framework_text).lower()
+    return next((f for pattern, f in FAMILY_PATTERNS if re.search(pattern, text)), None)
+
+
+def _number(value: object) -> float:
+    """The first number in a cell ("3.57B (comment)" -> 3.57e9 with its unit)."""
+    match = re.search(r"([\d.]+)\s*([BM]?)", str(value))
+    if not match:
+        return math.nan
+    unit = {"B": 1e9, "M": 1e6}.get(match.group(2), 1.0)
+    return float(match.group(1)) * unit
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and math.isfinite(float(value))
+
+
+def _workload(row: pd.Series, seq_len: int, assumed: list[str]) -> Workload:
+    """The row's model (module docstring: stated shape, else MODEL_SHAPES, else a
+    Llama-3-style shape)."""
+    key = re.sub(r"[^a-z0-9]", "", str(row["model"]).lower())
+    known = next((shape for pattern, shape in MODEL_SHAPES if re.search(pattern, key)), None)
+    params = _number(row["params"])
+    if known is not None:
+        layers, width, heads, kv, ffn, vocab, params = known
+    else:
+        layers, width, heads, kv, ffn, vocab = llama_style_shape(params)
+        assumed.append("shape")
+    stated = {
+        "n_layer": row.get("n_layer"), "d_model": row.get("d_model"), "heads": row.get("heads"),
+        "kv_heads": row.get("kv_heads"), "ffn": row.get("ffn"), "vocab": row.get("vocab"),
+    }  # fmt: skip
+    pick = {k: int(v) for k, v in stated.items() if _finite(v)}
+    layers, width = pick.get("n_layer", layers), pick.get("d_model", width)
+    heads = pick.get("heads", heads)
+    kv = pick.get("kv_heads", kv if "heads" not in pick or known else pick["heads"])
+    if "ffn" in pick:
+        ffn = pick["ffn"]
+    elif "GPT" in str(row["model"]):
+        ffn = 4 * width  # GPT: a 4 h MLP
+    vocab = pick.get("vocab", vocab)
+    base = llm_workload(params, 1e9, seq_len=seq_len, n_layer=layers, d_model=width)
+    kv = kv if heads % max(kv, 1) == 0 else heads
+    return dataclasses.replace(base, n_heads=heads, n_kv_heads=kv, ffn_dim=ffn, vocab_size=vocab)
+
+
+def reported_flops_per_token(workload: Workload) -> float:
+    """Training FLOPs per token as the stacks report them (Megatron-LM's and nanotron's
+    TFLOP/s and MFU): 6 x the parameters that multiply (all but the input embedding, V h)
+    + 12 L s h for attention (Narayanan et al. 2021, app. A; Chowdhery et al. 2022, app. B)."""
+    layers, width = float(workload.n_layer or 0), float(workload.d_model or 0)
+    vocab, seq = float(workload.vocab_size or 0), float(workload.seq_len or 0)
+    return 6.0 * (float(workload.params or 0) - vocab * width) + 12.0 * layers * seq * width
+
+
+def _pinned(row: pd.Series) -> tuple[int, int, int] | None:
+    """The stated (tp, pp, cp), 1 where one is stated and the other not; None when neither
+    tp nor pp is."""
+    if not (_finite(row["tp"]) or _finite(row["pp"])):
+        return None
+    return tuple(int(row[k]) if _finite(row[k]) else 1 for k in ("tp", "pp", "cp"))  # type: ignore[return-value]
+
+
+def llama_style_shape(params: float) -> tuple[int, int, int, int, int, int]:
+    """(layers, width, heads, key/value heads, MLP width, vocabulary) of a Llama-3-style
+    model of `params` parameters: the catalog's width for that size (planner.workloads
+    .catalog.llm_shape) rounded to a multiple of 1,024 (heads of 128, a multiple of 8, so
+    tensor parallelism up to 8 divides them), 8 key/value heads, a SwiGLU MLP of 3.5 x the
+    width (rounded to 256), Llama 3's 128,256-token vocabulary untied, and the layers that
+    give `params` (an assumption for models named only by size)."""
+    width = max(1024, round(int(llm_workload(params, 1e9).d_model or 1024) / 1024) * 1024)
+    ffn = int(round(3.5 * width / 256) * 256)
+    vocab = 128256
+    per_layer = 2 * width * width + 2 * width * 8 * 128 + 3 * width * ffn
+    layers = max(1, round((params - 2 * vocab * width) / per_layer))
+    return layers, width, width // 128, 8, ffn, vocab
+
+
+def _precision(text: object) -> str | None:
+    text = str(text).lower()
+    if "fp8" in text or "float8" in text:
+        return "fp8"
+    if text.startswith("fp32"):
+        return None
+    return "bf16"
+
+
+def _zero(text: object) -> str:
+    text = str(text).lower()
+    if any(k in text for k in ("zero-3", "fsdp", "hsdp")):
+        return "zero3"
+    if any(k in text for k in ("zero-1", "zero-0", "stage1", "stage2", "none")):
+        return "zero1"
+    return "auto"
+
+
+def _megatron_zero(text: object) -> str:
+    """Megatron-style stacks: ZeRO-3 only where stated; Llama 3's "FSDP-style" data
+    parallelism keeps the weights gathered after the forward pass (Dubey et al. 2024, sec.
+    3.3.2), which this model times as ZeRO-1."""
+    text = str(text).lower()
+    return "zero1" if "dp stands for fsdp" in text else _zero(text)
+
+
+def _recompute(text: object) -> str:
+    text = str(text).lower()
+    if text.startswith("full"):
+        return "full"
+    if any(k in text for k in ("selective", "sac", "minimal")):
+        return "selective"
+    if text == "none":
+        return "none"
+    return "auto"
+
+
+def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
+    """The CorpusRun of one corpus row, or the code of why it is left out."""
+    family = family_of(row["framework"])
+    if "moe" in str(row["model"]).lower() or "moe" in str(row["params"]).lower():
+        return "moe"
+    if family is None:
+        return "no_framework"
+    if "offload" in str(row["framework"]).lower():
+        return "offload"
+    if not math.isfinite(_number(row["params"])):
+        return "no_params"
+    precision = _precision(row["precision"])
+    if precision is None:
+        return "fp32"
+    gpu = GPU_NAMES.get(str(row["gpu_model"]))
+    if gpu is None:
+        return "no_gpu"
+    assumed: list[str] = []
+    gpus = row["num_gpus"]
+    if not _finite(gpus):
+        if _finite(row["tp"]) or not _finite(row["tokens_per_s_per_gpu"]):
+            return "no_count"
+        gpus = DEFAULT_GPUS
+        assumed.append("gpus")
+    gpus = int(gpus)
+    seq = row["seq_len"]
+    if not _finite(seq):
+        seq = DEFAULT_SEQ_LEN
+        assumed.append("seq")
+    seq = int(seq)
+    workload = _workload(row, seq, assumed)
+    per_token = float(workload.flops_per_sample)
+    reported = reported_flops_per_token(workload)
+    peak = peak_flops(gpu, "bf16")
+    if _finite(row["tokens_per_s_per_gpu"]):
+        high = row["tokens_per_s_per_gpu_max"]
+        tokens = float(row["tokens_per_s_per_gpu"])
+        tokens = (tokens + float(high)) / 2.0 if _finite(high) else tokens
+    elif _finite(row["tflops_per_gpu"]):
+        tokens = float(row["tflops_per_gpu"]) * 1e12 / reported
+        assumed.append("tflops")
+    elif _finite(row["mfu_pct"]):
+        tokens = float(row["mfu_pct"]) / 100.0 * peak / reported
+        assumed.append("mfu")
+    else:
+        return "no_rate"
+    mbs = int(row["mbs"]) if _finite(row["mbs"]) else None
+    batch: float | None = None
+    if _finite(row["gbs"]):
+        batch = float(row["gbs"]) * seq
+    elif family == "fsdp":  # FSDP benchmarks step each micro-batch (no accumulation)
+        batch = float((mbs or 1) * gpus * seq)
+        assumed.append("batch")
+    else:  # the planner's default pre-training batch
+        assumed.append("batch")
+    per_node = int(row["gpus_per_node"]) if _finite(row["gpus_per_node"]) else min(8, gpus)
+    interconnect = str(row.get("interconnect", ""))
+    network = 1600.0 if gpu.startswith("A100") else 3200.0
+    if "A3" in interconnect:  # GCP a3-highgpu: 4 x 200 Gb/s NICs per node
+        network = 800.0
+    else:
+        assumed.append("network")
+    return CorpusRun(
+        row=index,
+        source=str(row["source"]),
+        family=family,
+        model=str(row["model"]),
+        workload=workload,
+        gpu_name=gpu,
+        num_gpus=gpus,
+        gpus_per_node=max(1, min(per_node, gpus)),
+        network_gbps=network,
+        precision=precision,
+        global_batch_tokens=batch,
+        micro_batch=mbs,
+        recompute=_recompute(row["recompute"]),
+        zero=_zero(row["zero_fsdp"]) if family != "megatron" else _megatron_zero(row["zero_fsdp"]),
+        tokens_per_gpu=tokens,
+        mfu=tokens * per_token / peak,
+        assumed=" ".join(assumed),
+        pinned=_pinned(row),
+    )
+
+
+def load_corpus(path: Path = CORPUS_PATH) -> tuple[list[CorpusRun], dict[int, str]]:
+    """The usable runs of the corpus and, by row, why the others are left out."""
+    table = pd.read_csv(path)
+    runs, skipped = [], {}
+    for index, row in table.iterrows():
+        found = corpus_run(int(index), row)
+        if isinstance(found, str):
+            skipped[int(index)] = found
+        else:
+            runs.append(found)
+    return runs, skipped

@@ -1,0 +1,253 @@
+"""Fit each stack's parameters (planner.llm.stack_profiles) on published runs (planner.llm.corpus),
+and predict every source's runs from a fit without that source (leave-one-source-out).
+
+Each run is timed by the operator model at a base set of parameters; its step splits into
+the parts each parameter scales (stack_profiles.StepParts; GEMMs apart for the fp8 factor),
+so a parameter set's tokens/s follows without a new layout search. The fit minimises, by
+scipy.optimize.least_squares (soft-L1 loss), the runs' log(predicted / measured) over
+DATA_LOG_SIGMA plus each parameter's log distance from its centre over PRIOR_LOG_SIGMA: first
+one pooled set for all stacks (centred on stack_profiles.PRIOR), then each stack with runs
+its own set centred on the pooled one (a stack with few runs stays near it); the fp8 GEMM
+factor is pooled only. Then every run is timed again at the fitted parameters (its layout
+may change) and the fit repeated (ROUNDS). Predictions of held-out runs use the full model
+(planner.llm.throughput.predict_layout) at the fold's parameters, so the layout search and
+every nonlinearity are in the error reported.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from planner.llm.corpus import CorpusRun
+from planner.llm.stack_profiles import (
+    PRIOR,
+    StackParams,
+    StepParts,
+    arch_group,
+    layout_step_parts,
+    prior_params,
+)
+from planner.llm.throughput import LayoutPrediction, LLMSettings, gpu_figures, predict_layout
+
+FAMILY_PARAMS = ("kernel_efficiency", "unfused", "comm_exposure", "tp_comm_exposure", "cast_factor")
+POOLED_PARAMS = (*FAMILY_PARAMS, "fp8_gemm_factor")
+# How far (in log) a parameter may sit from its centre at the cost of one run's typical
+# error: assumptions, wide enough that 10+ runs move a stack where its data say.
+PRIOR_LOG_SIGMA = {
+    "kernel_efficiency": 0.3,
+    "unfused": 0.7,
+    "comm_exposure": 1.0,
+    "tp_comm_exposure": 1.0,
+    "cast_factor": 1.0,
+    "fp8_gemm_factor": 0.3,
+    "arch": 0.3,
+}
+BOUNDS = {
+    "kernel_efficiency": (0.3, 2.0),
+    "unfused": (0.5, 6.0),
+    "comm_exposure": (0.2, 10.0),
+    "tp_comm_exposure": (0.05, 5.0),
+    "cast_factor": (0.1, 10.0),
+    "fp8_gemm_factor": (0.4, 1.2),
+    "arch": (0.4, 2.5),
+}
+DATA_LOG_SIGMA = 0.15  # a run's typical log error: the unit of the soft-L1 loss
+ROUNDS = 2
+
+
+@dataclass(frozen=True)
+class Timed:
+    """One run timed at `base`: its step's parts, the GEMM seconds within the kernels, and
+    the predicted tokens/s per GPU (NaN when no layout fits)."""
+
+    run: CorpusRun
+    base: StackParams
+    parts: StepParts
+    gemm_s: float
+    tokens_per_gpu: float
+
+
+def run_settings(run: CorpusRun, stack: StackParams, pinned: bool = True) -> LLMSettings:
+    """The LLMSettings a corpus run states, under `stack` (its stated tp/pp/cp if `pinned`)."""
+    return LLMSettings(
+        global_batch_tokens=run.global_batch_tokens,
+        micro_batch=run.micro_batch,
+        recompute=run.recompute,
+        zero=run.zero,
+        framework=run.family,
+        stack=stack,
+        pinned=run.pinned if pinned else None,
+    )
+
+
+def run_arch(run: CorpusRun) -> str:
+    """The run GPU's ARCH_GROUPS key ("" for the generations KERNEL_DEFAULTS fix)."""
+    figures = gpu_figures(run.gpu_name)
+    return arch_group(figures.architecture if figures else "")
+
+
+def predict_run(run: CorpusRun, stack: StackParams) -> LayoutPrediction:
+    """The operator model's prediction of one corpus run under `stack`: at its stated
+    layout, else (the stack cannot run it, or it does not fit) the searched one."""
+    found = predict_layout(
+        run.workload, run.precision, run.gpu_name, run.num_gpus, run.gpus_per_node,
+        run.network_gbps, settings=run_settings(run, stack),
+    )  # fmt: skip
+    if found.layout.fits or run.pinned is None:
+        return found
+    return predict_layout(
+        run.workload, run.precision, run.gpu_name, run.num_gpus, run.gpus_per_node,
+        run.network_gbps, settings=run_settings(run, stack, pinned=False),
+    )  # fmt: skip
+
+
+def time_run(run: CorpusRun, stack: StackParams) -> Timed:
+    """The run timed at `stack` (Timed)."""
+    found = predict_run(run, stack)
+    layout = found.layout
+    tokens = found.tokens_per_s / run.num_gpus if layout.fits else math.nan
+    gemm = layout.step_s * layout.gemm_share if layout.fits else math.nan
+    return Timed(run, stack, layout_step_parts(layout), gemm, tokens)
+
+
+def rescaled_tokens(timed: Timed, theta: StackParams) -> float:
+    """Tokens/s per GPU of a timed run under `theta`, its layout kept (module docstring)."""
+    p, b = timed.parts, timed.base
+    eta = (b.kernel_efficiency * (b.arch_efficiency or 1.0)) / (
+        theta.kernel_efficiency * (theta.arch_efficiency or 1.0)
+    )
+    fp8 = b.fp8_gemm_factor / theta.fp8_gemm_factor if timed.run.precision == "fp8" else 1.0
+    kernels = (p.kernels - timed.gemm_s) * eta + timed.gemm_s * eta * fp8
+    memory = p.memory * theta.unfused / b.unfused
+    comm = p.comm * theta.comm_exposure / b.comm_exposure
+    tp = p.tp * theta.tp_comm_exposure / b.tp_comm_exposure
+    cast = p.cast * theta.cast_factor / b.cast_factor
+    slot = kernels + memory + comm + tp + cast
+    base_slot = p.kernels + p.memory + p.comm + p.tp + p.cast
+    bubble = p.bubble * (slot / base_slot if base_slot > 0 else 1.0)
+    return timed.tokens_per_gpu * p.total / (slot + bubble + p.other)
+
+
+def _set(stack: StackParams, values: dict[str, float]) -> StackParams:
+    """`stack` with the named float parameters replaced."""
+    return replace(stack, **values)  # type: ignore[arg-type]
+
+
+def _solve(
+    timed: list[Timed],
+    names: tuple[str, ...],
+    start: np.ndarray,
+    centre: np.ndarray,
+    theta_of: Callable[[np.ndarray, Timed], StackParams],
+) -> np.ndarray:
+    """least_squares over log parameters `names` (data and prior residuals: module
+    docstring); `theta_of(x, run)` is a run's parameters at x."""
+    truth = np.log([t.run.tokens_per_gpu for t in timed])
+    sigma = np.array([PRIOR_LOG_SIGMA[n.split(":")[0]] for n in names])
+    low = np.log([BOUNDS[n.split(":")[0]][0] for n in names])
+    high = np.log([BOUNDS[n.split(":")[0]][1] for n in names])
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        predicted = np.log([rescaled_tokens(t, theta_of(x, t)) for t in timed])
+        return np.concatenate([(predicted - truth) / DATA_LOG_SIGMA, (x - centre) / sigma])
+
+    x0 = np.clip(start, low + 1e-9, high - 1e-9)
+    return least_squares(residuals, x0, bounds=(low, high), loss="soft_l1").x
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Fitted parameters: pooled, by family (each with its runs count), and the kernel-rate
+    factor by GPU generation (ARCH_GROUPS)."""
+
+    pooled: StackParams
+    families: dict[str, StackParams]
+    arch: dict[str, float]
+
+    def for_run(self, run: CorpusRun) -> StackParams:
+        """The parameters a run is predicted with (its family's, else pooled, at its GPU
+        generation's factor)."""
+        stack = self.families.get(run.family) or replace(
+            self.pooled,
+            framework=run.family,
+            attention_kernel=prior_params(run.family).attention_kernel,
+            runs=0,
+        )
+        return replace(stack, arch_efficiency=self.arch.get(run_arch(run), 1.0))
+
+
+def fit_stacks(runs: list[CorpusRun]) -> Fit:
+    """Fitted parameters on `runs` (module docstring). Runs no layout fits are left out."""
+    families = sorted({r.family for r in runs})
+    archs = sorted({run_arch(r) for r in runs} - {""})
+    fit = Fit(PRIOR, {f: prior_params(f) for f in families}, dict.fromkeys(archs, 1.0))
+    pooled_names = (*POOLED_PARAMS, *(f"arch:{a}" for a in archs))
+    prior_centre = np.log([*(getattr(PRIOR, n) for n in POOLED_PARAMS), *([1.0] * len(archs))])
+    for _ in range(ROUNDS):
+        timed = [time_run(r, fit.for_run(r)) for r in runs]
+        timed = [t for t in timed if math.isfinite(t.tokens_per_gpu) and t.tokens_per_gpu > 0]
+
+        def pooled_theta(x: np.ndarray, t: Timed) -> StackParams:
+            values = dict(zip(pooled_names, np.exp(x), strict=True))
+            arch_value = float(values.get(f"arch:{run_arch(t.run)}", 1.0))
+            named = {n: float(values[n]) for n in POOLED_PARAMS}
+            return replace(_set(t.base, named), arch_efficiency=arch_value)
+
+        x = _solve(timed, pooled_names, prior_centre, prior_centre, pooled_theta)
+        values = dict(zip(pooled_names, np.exp(x), strict=True))
+        pooled = _set(
+            replace(PRIOR, framework="pooled"), {n: float(values[n]) for n in POOLED_PARAMS}
+        )
+        arch = {a: float(values[f"arch:{a}"]) for a in archs}
+        fitted = {}
+        for family in families:
+            own = [t for t in timed if t.run.family == family]
+            base = replace(
+                pooled, framework=family, attention_kernel=prior_params(family).attention_kernel
+            )
+            centre = np.log([getattr(base, n) for n in FAMILY_PARAMS])
+
+            def family_theta(
+                x: np.ndarray, t: Timed, base: StackParams = base, arch: dict = arch
+            ) -> StackParams:
+                named = {n: float(v) for n, v in zip(FAMILY_PARAMS, np.exp(x), strict=True)}
+                return replace(_set(base, named), arch_efficiency=arch.get(run_arch(t.run), 1.0))
+
+            if own:
+                y = _solve(own, FAMILY_PARAMS, centre, centre, family_theta)
+                base = _set(base, dict(zip(FAMILY_PARAMS, map(float, np.exp(y)), strict=True)))
+            fitted[family] = replace(base, runs=len(own))
+        fit = Fit(pooled, fitted, arch)
+    return fit
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """A run predicted from a fit without its source: tokens/s per GPU, the fold's
+    parameters of its stack, and its layout."""
+
+    run: CorpusRun
+    predicted: float
+    stack: StackParams
+    layout: str
+
+
+def leave_one_source_out(runs: list[CorpusRun]) -> tuple[list[HeldOut], dict[str, Fit]]:
+    """Every run predicted from a fit on the other sources' runs (a stack none of them
+    ran takes the pooled fit), and each fold's parameters by family."""
+    out, folds = [], {}
+    for source in sorted({r.source for r in runs}):
+        train = [r for r in runs if r.source != source]
+        fit = fit_stacks(train)
+        folds[source] = fit
+        for run in (r for r in runs if r.source == source):
+            stack = fit.for_run(run)
+            found = predict_run(run, stack)
+            tokens = found.tokens_per_s / run.num_gpus if found.layout.fits else math.nan
+            out.append(HeldOut(run, tokens, stack, found.layout.label))
+    return out, folds

@@ -1,0 +1,204 @@
+"""How fast each training stack runs the operator model's kernels: a few named parameters per
+framework, fitted on published training runs (reference/calibration/llm_training_throughput.csv)
+by tools/fit_llm_stacks.py, which writes planner/data/llm_stack_fit.csv.
+
+Parameters (each multiplies one part of the step in planner.llm.ops / planner.llm.layout):
+
+- kernel_efficiency: the share of the generation's kernel rates (KERNEL_DEFAULTS GEMM,
+  measured FlashAttention attention) the stack's GEMMs and attention reach; 1 = the defaults.
+- unfused: memory-bound traffic of norms, residual adds and activations over the fused ideal.
+- comm_exposure: data-, pipeline- and context-parallel communication time over the
+  alpha-beta ring model's (achievable bandwidth divided by it): how much slower than the
+  model the stack's collectives run where exposed.
+- tp_comm_exposure: the share of the ring model's tensor-parallel time that is exposed
+  (Megatron-Core with Transformer Engine overlaps it with the GEMMs; eager stacks do not).
+- cast_factor: fp8 cast traffic over the ideal 3 bytes per cast value (planner.llm.ops).
+- fp8_gemm_factor: fp8 GEMM efficiency over the 16-bit one (pooled over stacks: the fp8
+  kernels are the vendor's, not the stack's).
+- attention_kernel: FlashAttention-3-class ("fa3": Transformer Engine / cuDNN, Megatron) or
+  FlashAttention-2 ("fa2": PyTorch SDPA and the flash-attn package in eager stacks).
+- band_low / band_high: 10% and 90% quantiles of log(predicted / measured) of the stack's
+  runs, each predicted from a fit without its source (leave-one-source-out), widened to the
+  same quantiles over every stack's held-out runs: the band a plan shows.
+
+Each value is stored with its spread (the 10-90% range of the value over the
+leave-one-source-out fits), the runs and sources it rests on. A stack without fitted runs
+takes PRIOR (the stacks' pooled fit is what the fit shrinks towards).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+from planner.llm.frameworks import framework
+
+FIT_PATH = Path(__file__).resolve().parents[1] / "data" / "llm_stack_fit.csv"
+FITTED = ("kernel_efficiency", "unfused", "comm_exposure", "cast_factor", "fp8_gemm_factor")
+
+
+@dataclass(frozen=True)
+class StackParams:
+    """One stack's fitted parameters (module docstring) and its 10-90% band in log."""
+
+    framework: str
+    kernel_efficiency: float = 1.0
+    unfused: float = 1.0
+    comm_exposure: float = 1.0
+    tp_comm_exposure: float = 1.0
+    cast_factor: float = 1.0
+    fp8_gemm_factor: float = 0.85
+    attention_kernel: str = "fa3"
+    band_low: float = -0.30  # log(predicted / measured) 10% quantile
+    band_high: float = 0.30
+    runs: int = 0
+    arch_efficiency: float | None = None  # None: the fitted factor of the GPU's generation
+
+
+# Before any fit: the operator model as published (kernels at their defaults, Megatron's
+# fused kernels, the ring model's communication, Transformer Engine's FP8_GEMM_FACTOR 0.85)
+# and an assumed +/-30% band.
+PRIOR = StackParams("prior")
+ATTENTION_KERNEL = {"megatron": "fa3", "fsdp": "fa2", "deepspeed": "fa2", "nanotron": "fa2"}
+
+
+@lru_cache(maxsize=1)
+def fitted_stacks(path: Path = FIT_PATH) -> dict[str, StackParams]:
+    """The fitted table by framework (empty when the file is absent)."""
+    if not path.exists():
+        return {}
+    table = pd.read_csv(path)
+    out = {}
+    for row in table.itertuples(index=False):
+        if str(row.framework).startswith("arch:"):
+            continue
+        out[str(row.framework)] = StackParams(
+            framework=str(row.framework),
+            kernel_efficiency=float(row.kernel_efficiency),
+            unfused=float(row.unfused),
+            comm_exposure=float(row.comm_exposure),
+            tp_comm_exposure=float(row.tp_comm_exposure),
+            cast_factor=float(row.cast_factor),
+            fp8_gemm_factor=float(row.fp8_gemm_factor),
+            attention_kernel=str(row.attention_kernel),
+            band_low=float(row.band_low),
+            band_high=float(row.band_high),
+            runs=int(row.runs),
+        )
+    return out
+
+
+# GPU generations whose kernel rates the fit scales (KERNEL_DEFAULTS are Hopper's from
+# published runs; these come from the corpus's runs on them): regex on gpu_specs.csv's
+# `architecture`.
+ARCH_GROUPS: tuple[tuple[str, str], ...] = (("cdna", r"^CDNA"), ("ampere", r"^Ampere"))
+
+
+def arch_group(architecture: str) -> str:
+    """The ARCH_GROUPS key of an architecture ("" when none)."""
+    return next((k for k, pattern in ARCH_GROUPS if re.search(pattern, architecture)), "")
+
+
+@lru_cache(maxsize=1)
+def fitted_arch_factors(path: Path = FIT_PATH) -> dict[str, float]:
+    """Fitted kernel-rate factor by ARCH_GROUPS key (rows "arch:<key>" of the fit table)."""
+    if not path.exists():
+        return {}
+    table = pd.read_csv(path)
+    rows = table[table["framework"].astype(str).str.startswith("arch:")]
+    return {str(r.framework)[5:]: float(r.kernel_efficiency) for r in rows.itertuples()}
+
+
+def arch_factor(architecture: str) -> float:
+    """The fitted kernel-rate factor of a GPU generation (1 where none is fitted)."""
+    return fitted_arch_factors().get(arch_group(architecture), 1.0)
+
+
+def stack_params(name: str) -> StackParams:
+    """The fitted parameters of framework `name` (PRIOR with the profile's unfused factor and
+    its attention kernel when the fit has none)."""
+    found = fitted_stacks().get(name)
+    if found is not None:
+        return found
+    return prior_params(name)
+
+
+def prior_params(name: str) -> StackParams:
+    """PRIOR for framework `name`: its profile's unfused factor (planner.llm.frameworks) and
+    attention kernel (ATTENTION_KERNEL)."""
+    return replace(
+        PRIOR,
+        framework=name,
+        unfused=framework(name).unfused,
+        attention_kernel=ATTENTION_KERNEL.get(name, "fa3"),
+    )
+
+
+@dataclass(frozen=True)
+class StepParts:
+    """A predicted step in seconds by what each stack parameter scales: kernels (GEMMs,
+    attention, recomputation), memory-bound operators, exposed communication, fp8 casts,
+    the pipeline bubble and the rest (optimizer)."""
+
+    kernels: float
+    memory: float
+    comm: float
+    tp: float
+    cast: float
+    bubble: float
+    other: float
+
+    @property
+    def total(self) -> float:
+        """The step's seconds."""
+        return (
+            self.kernels + self.memory + self.comm + self.tp + self.cast + self.bubble + self.other
+        )
+
+
+def rescaled_step(parts: StepParts, base: StackParams, other: StackParams) -> float:
+    """The step's seconds under `other` stack's parameters, the layout kept: each part scaled
+    by its parameter's ratio, the bubble by the pipeline slot's (first order: a layout the
+    search would change is not re-searched)."""
+    kernels = parts.kernels * base.kernel_efficiency / other.kernel_efficiency
+    memory = parts.memory * other.unfused / base.unfused
+    comm = parts.comm * other.comm_exposure / base.comm_exposure
+    tp = parts.tp * other.tp_comm_exposure / base.tp_comm_exposure
+    cast = parts.cast * (other.cast_factor / base.cast_factor if base.cast_factor > 0 else 1.0)
+    slot = parts.kernels + parts.memory + parts.comm + parts.tp + parts.cast
+    bubble = parts.bubble * ((kernels + memory + comm + tp + cast) / slot if slot > 0 else 1.0)
+    return kernels + memory + comm + tp + cast + bubble + parts.other
+
+
+def stack_range(parts: StepParts, base: StackParams) -> tuple[float, float]:
+    """(fastest, slowest) step of this layout over the fitted stacks, as a factor on the
+    predicted step's seconds (1, 1 with no fitted stack)."""
+    stacks = list(fitted_stacks().values())
+    if not stacks or not parts.total > 0:
+        return 1.0, 1.0
+    ratios = [rescaled_step(parts, base, s) / parts.total for s in stacks]
+    ratios = [r for r in ratios if math.isfinite(r)]
+    return min([1.0, *ratios]), max([1.0, *ratios])
+
+
+def layout_step_parts(layout: object) -> StepParts:
+    """The StepParts of a chosen planner.llm.layout.Layout (its shares x its step)."""
+    step = float(getattr(layout, "step_s", math.nan))
+
+    def part(*names: str) -> float:
+        return step * sum(float(getattr(layout, n)) for n in names)
+
+    return StepParts(
+        kernels=part("gemm_share", "attention_share", "recompute_time_share"),
+        memory=part("memory_share"),
+        comm=part("cp_share", "pp_share", "dp_share"),
+        tp=part("tp_share"),
+        cast=part("cast_share"),
+        bubble=part("bubble_share"),
+        other=part("optimizer_share"),
+    )

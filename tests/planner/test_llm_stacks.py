@@ -1,0 +1,147 @@
+"""Stack parameters (planner.llm.stack_profiles), measured attention rates
+(planner.llm.kernel_rates), the calibration corpus (planner.llm.corpus) and its fit
+(planner.llm.stack_fit), on tiny inline tables and the bundled corpus."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from planner.llm.corpus import corpus_run, family_of, reported_flops_per_token
+from planner.llm.kernel_rates import attention_share
+from planner.llm.stack_fit import fit_stacks, predict_run, rescaled_tokens, time_run
+from planner.llm.stack_profiles import (
+    StepParts,
+    fitted_stacks,
+    prior_params,
+    rescaled_step,
+    stack_params,
+)
+from planner.llm.throughput import LLMSettings, predict_layout, prediction_record
+from planner.workloads.catalog import llm_workload
+
+IB = 3200.0
+P7 = llm_workload(6.7e9, 1e9, seq_len=4096)
+
+
+def row(**given: object) -> pd.Series:
+    """A corpus row with every column, blank unless given."""
+    columns = (
+        "source", "framework", "model", "params", "n_layer", "d_model", "ffn", "heads",
+        "kv_heads", "vocab", "seq_len", "gpu_model", "num_gpus", "gpus_per_node",
+        "interconnect", "precision", "tp", "pp", "cp", "dp", "zero_fsdp", "mbs", "gbs",
+        "recompute", "tokens_per_s_per_gpu", "tokens_per_s_per_gpu_max", "tflops_per_gpu",
+        "mfu_pct",
+    )  # fmt: skip
+    return pd.Series({c: given.get(c, math.nan) for c in columns})
+
+
+def test_attention_share_is_the_measured_table_and_rises_with_length_and_head_dim() -> None:
+    # FlashAttention-2 fwd+bwd, causal, head dim 128 at 4k: 294 of 989.4 TFLOP/s.
+    assert attention_share("fa2", 4096, 128) == pytest.approx(294.0 / 989.4)
+    shares = attention_share("fa3", np.array([256.0, 1024.0, 8192.0, 65536.0]), 128)
+    assert np.all(np.diff(shares) >= 0)
+    # Outside the measured 512-16k tokens: the nearest measured length.
+    assert attention_share("fa3", 256, 128) == attention_share("fa3", 512, 128)
+    assert attention_share("fa3", 4096, 128) > attention_share("fa2", 4096, 128)
+    assert attention_share("fa2", 4096, 96) < attention_share("fa2", 4096, 128)
+    with pytest.raises(ValueError, match="valid are fa2, fa3"):
+        attention_share("fa4", 4096, 128)
+
+
+def test_corpus_rows_become_runs_or_say_why_not() -> None:
+    base = {"source": "s", "framework": "megatron-core", "model": "Llama3 8B", "params": "8B",
+            "seq_len": 8192, "gpu_model": "H100", "num_gpus": 16, "precision": "bf16+fp8 (TE)",
+            "tp": 2, "gbs": 512, "tokens_per_s_per_gpu": 10000.0}  # fmt: skip
+    run = corpus_run(0, row(**base))
+    assert not isinstance(run, str)
+    assert (run.family, run.precision, run.gpu_name, run.pinned) == (
+        "megatron",
+        "fp8",
+        "H100-SXM",
+        (2, 1, 1),
+    )
+    assert run.workload.n_kv_heads == 8 and run.global_batch_tokens == 512 * 8192
+    assert corpus_run(1, row(**{**base, "model": "Mixtral 8x7B (MoE)"})) == "moe"
+    assert corpus_run(2, row(**{**base, "precision": "fp32"})) == "fp32"
+    assert corpus_run(3, row(**{**base, "framework": "not stated"})) == "no_framework"
+    assert corpus_run(4, row(**{**base, "gpu_model": "GH200"})) == "no_gpu"
+    # TFLOP/s per GPU over the FLOPs the stacks count (no input-embedding FLOPs).
+    tflops = corpus_run(5, row(**{**base, "tokens_per_s_per_gpu": math.nan,
+                                  "tflops_per_gpu": 400.0}))  # fmt: skip
+    assert not isinstance(tflops, str)
+    assert tflops.tokens_per_gpu == pytest.approx(
+        400e12 / reported_flops_per_token(tflops.workload)
+    )
+    assert family_of("olmo-core (torch HSDP)") == "fsdp"
+    assert family_of("paddlenlp (sharding stage1)") == "deepspeed"
+    assert family_of("nanotron") == "nanotron" and family_of("Primus") == "megatron"
+
+
+def test_a_step_rescaled_to_its_own_stack_is_unchanged_and_slower_kernels_slow_it() -> None:
+    parts = StepParts(kernels=6.0, memory=1.0, comm=0.5, tp=0.5, cast=0.2, bubble=1.0, other=0.3)
+    base = prior_params("megatron")
+    assert rescaled_step(parts, base, base) == pytest.approx(parts.total)
+    slower = dataclasses.replace(base, kernel_efficiency=0.5)
+    # Kernels take twice as long, and the bubble (a share of the pipeline slot) grows too.
+    assert rescaled_step(parts, base, slower) == pytest.approx(
+        12.0 + 1.0 + 0.5 + 0.5 + 0.2 + 1.0 * 14.2 / 8.2 + 0.3
+    )
+
+
+def test_the_fit_recovers_a_stacks_kernel_efficiency_from_runs_it_generated() -> None:
+    """Runs timed by the model at a known kernel efficiency: the fit finds it again."""
+    truth = dataclasses.replace(prior_params("fsdp"), kernel_efficiency=0.6)
+    runs = []
+    for i, (params, gpus) in enumerate(((1.3e9, 8), (6.7e9, 8), (13e9, 16), (6.7e9, 32))):
+        found = corpus_run(i, row(source=f"s{i}", framework="fsdp", model="m",
+                                  params=f"{params / 1e9}B", seq_len=4096, gpu_model="H100",
+                                  num_gpus=gpus, precision="bf16", mbs=2,
+                                  tokens_per_s_per_gpu=1.0))  # fmt: skip
+        assert not isinstance(found, str)
+        measured = predict_run(found, truth).tokens_per_s / gpus
+        runs.append(dataclasses.replace(found, tokens_per_gpu=measured))
+    fit = fit_stacks(runs)
+    assert fit.families["fsdp"].kernel_efficiency == pytest.approx(0.6, rel=0.05)
+    timed = time_run(runs[0], fit.families["fsdp"])
+    assert rescaled_tokens(timed, fit.families["fsdp"]) == pytest.approx(timed.tokens_per_gpu)
+
+
+def test_the_bundled_fit_has_every_stack_with_a_band_around_its_errors() -> None:
+    stacks = fitted_stacks()
+    assert {"megatron", "fsdp", "deepspeed", "nanotron"} <= set(stacks)
+    for stack in stacks.values():
+        assert stack.runs > 0 and stack.band_low < stack.band_high
+        assert 0.3 <= stack.kernel_efficiency <= 2.0
+    assert stack_params("fsdp").attention_kernel == "fa2"
+
+
+def test_the_band_widens_and_the_spread_shows_when_no_stack_is_named() -> None:
+    named = predict_layout(P7, "bf16", "H100-SXM", 64, 8, IB)
+    unnamed = predict_layout(P7, "bf16", "H100-SXM", 64, 8, IB,
+                             settings=LLMSettings(framework_stated=False))  # fmt: skip
+    assert named.tokens_per_s == unnamed.tokens_per_s
+    assert unnamed.tokens_per_s_low < named.tokens_per_s_low
+    assert unnamed.tokens_per_s_high > named.tokens_per_s_high
+    record = prediction_record(named)
+    assert record["stack_spread"] > 0.05 and record["cast_share"] == 0.0
+    fp8 = prediction_record(predict_layout(P7, "fp8", "H100-SXM", 64, 8, IB))
+    assert fp8["cast_share"] > 0.0
+
+
+def test_the_detail_names_the_assumed_stack_its_spread_and_the_fp8_casts() -> None:
+    from planner.render.llm import llm_detail, step_parts_text
+
+    row = {
+        "layout": "tp1 pp1 dp8 zero3 mb2", "framework": "fsdp", "stack_spread": 0.3,
+        "gemm_share": 0.6, "attention_share": 0.2, "memory_share": 0.1, "cast_share": 0.05,
+        "step_s": 2.0, "mfu": 0.3, "memory_per_gpu_gb": 50.0, "usable_gb": 72.0,
+    }  # fmt: skip
+    assert "fp8 casts 5%" in step_parts_text(row)
+    text = llm_detail(row, "fp8")
+    assert "rates fitted on PyTorch FSDP's published runs" in text and "up to 30%" in text
+    assert "stack" not in llm_detail({**row, "stack_spread": float("nan")}, "fp8")

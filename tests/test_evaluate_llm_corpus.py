@@ -1,0 +1,61 @@
+"""tools/evaluate_llm_corpus.py and tools/fit_llm_stacks.py: the held-out table beside the
+naive rules, and the bundled stack fit being the one a fresh fit gives."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import numpy as np
+import pandas as pd
+
+from planner.llm.stack_profiles import FIT_PATH
+from tests.conftest import ROOT
+
+
+def load(name: str):  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(ROOT / "tools"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bundled_fit_is_a_fresh_fit_and_its_table_beside_the_naive_rules() -> None:
+    """A change to the model or the corpus that moves the fitted parameters or the held-out
+    errors must come with a regenerated planner/data/llm_stack_fit.csv."""
+    fit = load("fit_llm_stacks")
+    table = fit.fit_table()
+    bundled = pd.read_csv(FIT_PATH)
+    assert list(bundled["framework"]) == list(table["framework"])
+    numeric = bundled.select_dtypes("number").columns
+    assert np.allclose(
+        bundled[numeric].to_numpy(float), table[numeric].to_numpy(float), equal_nan=True,
+        atol=1e-4,
+    )  # fmt: skip
+    evaluate = load("evaluate_llm_corpus")
+    result = evaluate.evaluate_llm_corpus()
+    runs, summary = result["runs"], result["summary"]
+    # Every usable run is predicted from a fit without its own source.
+    timed = runs[np.isfinite(runs["predicted"])]
+    assert len(timed) >= 90 and timed["source"].nunique() >= 10
+    overall = summary[summary["by"] == "all"].iloc[0]
+    assert overall["runs"] == len(timed)
+    assert np.isclose(overall["model_mape"], timed["model_error"].mean())
+    assert np.isclose(overall["flat40_mape"], (timed["flat"] / timed["measured"] - 1).abs().mean())
+    # The bands are the held-out quantiles: they cover about 80% of the held-out runs.
+    assert 0.5 <= overall["band_coverage"] <= 0.95
+    frameworks = set(summary.loc[summary["by"] == "framework", "cell"])
+    assert {"megatron", "fsdp", "deepspeed", "nanotron"} <= frameworks
+
+
+def test_the_stack_median_rule_never_uses_the_runs_own_source() -> None:
+    evaluate = load("evaluate_llm_corpus")
+    from planner.llm.corpus import load_corpus
+
+    runs, _ = load_corpus()
+    run = next(r for r in runs if r.source == "NVIDIA/Megatron-LM")
+    others = [r.mfu for r in runs if r.family == "megatron" and r.source != run.source]
+    assert evaluate.stack_median_mfu(run, runs) == np.median(others)
+    assert evaluate.size_band(7e9) == "3-15B" and evaluate.size_band(405e9) == ">100B"

@@ -1,0 +1,211 @@
+"""The LLM step model on published training runs, leave-one-source-out, beside two naive rules.
+
+    python tools/evaluate_llm_corpus.py [--json OUT.json]
+    (also printed by tools/evaluate_estimator.py as its LLM corpus section)
+
+Every run of reference/calibration/llm_training_throughput.csv that planner.llm.corpus can
+use is predicted by the operator model (planner.llm.throughput) with stack parameters
+fitted on the other sources' runs only (planner.llm.stack_fit.leave_one_source_out), and by
+
+  flat 40%: 40% MFU of the bf16 dense peak, for every run;
+  stack median: the median MFU of the same stack's runs from the other sources (all other
+    sources' runs where the stack has none).
+
+Errors are |predicted / measured - 1| (MAPE over a cell's runs), by stack (framework),
+precision, GPU and size band. A run's 80% band is its stack's 10-90% quantiles of log(predicted
+/ measured) over the other sources' held-out runs (pooled over all stacks where the stack has
+fewer than MIN_BAND_RUNS of them), widened to the same quantiles over every stack's held-out
+runs where those are wider (a source's own bias is what the held-out error of other sources
+shows, whatever their stack); `covered` says whether the measured rate is inside.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from planner.llm.corpus import CorpusRun, load_corpus  # noqa: E402
+from planner.llm.stack_fit import HeldOut, leave_one_source_out  # noqa: E402
+
+FLAT_MFU = 0.40
+MIN_BAND_RUNS = 8
+BAND_QUANTILES = (0.10, 0.90)
+SIZE_BANDS = ((0.0, 3e9, "<3B"), (3e9, 15e9, "3-15B"), (15e9, 100e9, "15-100B"),
+              (100e9, math.inf, ">100B"))  # fmt: skip
+
+
+def size_band(params: float) -> str:
+    """The SIZE_BANDS label of a parameter count."""
+    return next(label for low, high, label in SIZE_BANDS if low <= params < high)
+
+
+def stack_median_mfu(run: CorpusRun, runs: list[CorpusRun]) -> float:
+    """The median MFU of `run`'s stack's runs from other sources (all other sources' runs
+    where the stack has none)."""
+    others = [r for r in runs if r.source != run.source]
+    same = [r.mfu for r in others if r.family == run.family]
+    return float(np.median(same or [r.mfu for r in others]))
+
+
+def band_of(residuals: pd.DataFrame, family: str, source: str) -> tuple[float, float]:
+    """10-90% quantiles of log(predicted / measured) of `family`'s held-out runs from sources
+    other than `source` (pooled over stacks when fewer than MIN_BAND_RUNS), widened to the
+    pooled quantiles (module docstring)."""
+    others = residuals[residuals["source"] != source]
+    return _band(others, family)
+
+
+def _band(residuals: pd.DataFrame, family: str) -> tuple[float, float]:
+    """The union of `family`'s and all stacks' 10-90% log-residual quantiles (the stack's
+    own only with MIN_BAND_RUNS runs)."""
+    pooled = residuals["log_residual"].dropna()
+    own = residuals.loc[residuals["framework"] == family, "log_residual"].dropna()
+    low, high = np.quantile(pooled, BAND_QUANTILES)
+    if len(own) >= MIN_BAND_RUNS:
+        own_low, own_high = np.quantile(own, BAND_QUANTILES)
+        low, high = min(low, own_low), max(high, own_high)
+    return float(low), float(high)
+
+
+def per_run_table(held: list[HeldOut], runs: list[CorpusRun]) -> pd.DataFrame:
+    """One row per run: its keys, the measured and predicted tokens/s per GPU, the errors of
+    the model and both naive rules, the model's log residual and band coverage."""
+    rows = []
+    for h in held:
+        r = h.run
+        flat = r.tokens_per_gpu * FLAT_MFU / r.mfu
+        median = r.tokens_per_gpu * stack_median_mfu(r, runs) / r.mfu
+        rows.append(
+            {
+                "row": r.row, "source": r.source, "framework": r.family,
+                "precision": r.precision, "gpu": r.gpu_name, "gpus": r.num_gpus,
+                "size": size_band(float(r.workload.params or 0)), "model": r.model,
+                "measured": r.tokens_per_gpu, "predicted": h.predicted,
+                "flat": flat, "stack_median": median,
+                "model_error": abs(h.predicted / r.tokens_per_gpu - 1.0),
+                "flat_error": abs(flat / r.tokens_per_gpu - 1.0),
+                "median_error": abs(median / r.tokens_per_gpu - 1.0),
+                "log_residual": math.log(h.predicted / r.tokens_per_gpu)
+                if h.predicted > 0 else math.nan,
+                "layout": h.layout, "assumed": r.assumed,
+            }
+        )  # fmt: skip
+    table = pd.DataFrame(rows)
+    covered = []
+    for row in table.itertuples():
+        low, high = band_of(table, row.framework, row.source)
+        covered.append(bool(low <= row.log_residual <= high))
+    table["covered"] = covered
+    return table
+
+
+def summary_table(table: pd.DataFrame) -> pd.DataFrame:
+    """MAPE of the model and the naive rules and band coverage: overall, then by framework,
+    precision, GPU and size band (runs the model could time)."""
+    timed = table[np.isfinite(table["predicted"])]
+    cells = [("all", "all", timed)]
+    for key in ("framework", "precision", "gpu", "size"):
+        cells += [(key, str(value), group) for value, group in timed.groupby(key)]
+    rows = []
+    for by, value, group in cells:
+        model, flat, median = (
+            group[c].mean() for c in ("model_error", "flat_error", "median_error")
+        )
+        rows.append(
+            {
+                "by": by, "cell": value, "runs": len(group),
+                "sources": group["source"].nunique(), "model_mape": model,
+                "flat40_mape": flat, "stack_median_mape": median,
+                "band_coverage": group["covered"].mean(),
+                "beats_both": bool(model < flat and model < median),
+            }
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def stack_bands(table: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """Per framework the 10-90% quantiles of its held-out log residuals widened to all
+    stacks' (_band): the band planner.llm.stack_profiles keeps."""
+    return {str(family): _band(table, str(family)) for family in table["framework"].unique()}
+
+
+def evaluate_llm_corpus() -> dict[str, object]:
+    """Held-out predictions of the corpus: the per-run table, the summary, the runs left
+    out (row -> reason) and the folds' fitted parameters."""
+    runs, skipped = load_corpus()
+    held, folds = leave_one_source_out(runs)
+    table = per_run_table(held, runs)
+    return {"runs": table, "summary": summary_table(table), "skipped": skipped, "folds": folds}
+
+
+def notes(summary: pd.DataFrame, table: pd.DataFrame) -> list[str]:
+    """Why a framework cell does not beat both naive rules, or misses the targets."""
+    out = []
+    for row in summary[summary["by"] == "framework"].itertuples():
+        sources = table.loc[table["framework"] == row.cell, "source"].nunique()
+        if not row.beats_both:
+            own = table[(table["framework"] == row.cell) & np.isfinite(table["predicted"])]
+            worst = own.groupby("source")["model_error"].agg(["mean", "size"])
+            worst = worst.sort_values("mean", ascending=False).head(2)
+            where = ", ".join(
+                f"{name} {v['mean']:.0%} over {int(v['size'])} runs" for name, v in worst.iterrows()
+            )
+            out.append(
+                f"{row.cell}: does not beat both naive rules ({row.model_mape:.1%} vs flat "
+                f"{row.flat40_mape:.1%}, stack median {row.stack_median_mape:.1%}); "
+                f"{sources} source(s), each predicted from a fit without it (a stack none of "
+                f"the others ran takes the pooled fit); largest held-out errors: {where}"
+            )
+    no_time = table[~np.isfinite(table["predicted"])]
+    for row in no_time.itertuples():
+        out.append(f"row {row.row} ({row.model}, {row.gpus} x {row.gpu}): no layout fits")
+    return out
+
+
+def print_llm_corpus(result: dict[str, object] | None = None) -> dict[str, object]:
+    """Print the LLM corpus section (tools/evaluate_estimator.py calls it)."""
+    result = result or evaluate_llm_corpus()
+    table, summary = result["runs"], result["summary"]
+    assert isinstance(table, pd.DataFrame) and isinstance(summary, pd.DataFrame)
+    print(
+        "\n(k) LLM training throughput on published runs (reference/calibration), each "
+        "source predicted from a fit without it (leave-one-source-out), beside flat 40% MFU "
+        "and the stack's median MFU on the other sources; MAPE and 80%-band coverage"
+    )
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    skipped = result["skipped"]
+    assert isinstance(skipped, dict)
+    reasons = pd.Series(list(skipped.values()), dtype=str).value_counts().to_dict()
+    print("left out of the corpus:", json.dumps(reasons))
+    for line in notes(summary, table):
+        print("note:", line)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, help="also write the per-run table here")
+    parser.add_argument("--runs", action="store_true", help="print every run's prediction")
+    args = parser.parse_args()
+    pd.set_option("display.width", 200)
+    result = print_llm_corpus()
+    table = result["runs"]
+    assert isinstance(table, pd.DataFrame)
+    if args.runs:
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if args.json:
+        args.json.write_text(table.to_json(orient="records", indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

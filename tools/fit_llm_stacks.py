@@ -1,0 +1,125 @@
+"""Fit the LLM stacks' parameters on the corpus and write planner/data/llm_stack_fit.csv.
+
+    python tools/fit_llm_stacks.py [--check]
+
+Fits planner.llm.stack_fit on every usable run of reference/calibration/
+llm_training_throughput.csv (planner.llm.corpus), and leave-one-source-out (as
+tools/evaluate_llm_corpus.py reports it) for each value's spread (10-90% over the folds
+whose training runs include the stack) and each stack's band (10-90% quantiles of its
+held-out log(predicted / measured)). One row per stack, and one per GPU generation whose
+kernel rates the fit scales ("arch:<key>": kernel_efficiency only). --check compares the
+bundled file with a fresh fit and exits 1 when they differ (the values rounded to 4 digits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+for path in (ROOT, ROOT / "tools"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from evaluate_llm_corpus import evaluate_llm_corpus, stack_bands  # noqa: E402
+
+from planner.llm.corpus import load_corpus  # noqa: E402
+from planner.llm.stack_fit import POOLED_PARAMS, fit_stacks  # noqa: E402
+from planner.llm.stack_profiles import FIT_PATH  # noqa: E402
+
+DIGITS = 4
+
+
+def _spread(values: list[float]) -> tuple[float, float]:
+    if not values:
+        return float("nan"), float("nan")
+    low, high = np.quantile(values, (0.10, 0.90))
+    return float(low), float(high)
+
+
+def fit_table() -> pd.DataFrame:
+    """The table tools/fit_llm_stacks.py writes (module docstring)."""
+    runs, _ = load_corpus()
+    fit = fit_stacks(runs)
+    evaluated = evaluate_llm_corpus()
+    folds, table = evaluated["folds"], evaluated["runs"]
+    assert isinstance(folds, dict) and isinstance(table, pd.DataFrame)
+    bands = stack_bands(table)
+    rows = []
+    for family, stack in sorted(fit.families.items()):
+        row: dict[str, object] = {"framework": family, "attention_kernel": stack.attention_kernel}
+        for name in POOLED_PARAMS:
+            row[name] = getattr(stack, name)
+            values = [
+                getattr(f.families[family], name)
+                for f in folds.values()
+                if family in f.families and f.families[family].runs > 0
+            ]
+            row[f"{name}_p10"], row[f"{name}_p90"] = _spread(values)
+        row["band_low"], row["band_high"] = bands.get(family, (np.nan, np.nan))
+        row["runs"] = stack.runs
+        row["sources"] = "; ".join(sorted({r.source for r in runs if r.family == family}))
+        rows.append(row)
+    for key, value in sorted(fit.arch.items()):
+        values = [f.arch[key] for f in folds.values() if key in f.arch]
+        low, high = _spread(values)
+        on = [r for r in runs if key in ("cdna", "ampere") and _arch_of(r) == key]
+        rows.append(
+            {
+                "framework": f"arch:{key}", "kernel_efficiency": value,
+                "kernel_efficiency_p10": low, "kernel_efficiency_p90": high, "runs": len(on),
+                "sources": "; ".join(sorted({r.source for r in on})),
+            }
+        )  # fmt: skip
+    out = pd.DataFrame(rows)
+    numeric = out.select_dtypes("number").columns
+    out[numeric] = out[numeric].round(DIGITS)
+    return out
+
+
+def _arch_of(run: object) -> str:
+    from planner.llm.stack_fit import run_arch
+
+    return run_arch(run)  # type: ignore[arg-type]
+
+
+def write_atomically(table: pd.DataFrame, path: Path) -> None:
+    """Write `table` as CSV to `path` through a temporary file in its folder."""
+    handle, name = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    os.close(handle)
+    try:
+        table.to_csv(name, index=False)
+        os.replace(name, path)
+    finally:
+        if os.path.exists(name):
+            os.remove(name)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare, do not write")
+    args = parser.parse_args()
+    table = fit_table()
+    if args.check:
+        bundled = pd.read_csv(FIT_PATH)
+        same = bundled.shape == table.shape and np.allclose(
+            bundled.select_dtypes("number").to_numpy(float),
+            table.select_dtypes("number").to_numpy(float),
+            equal_nan=True,
+            atol=10.0**-DIGITS,
+        )
+        print("bundled fit is current" if same else f"{FIT_PATH} differs from a fresh fit")
+        sys.exit(0 if same else 1)
+    write_atomically(table, FIT_PATH)
+    print(table.to_string(index=False))
+    print(f"wrote {FIT_PATH}")
+
+
+if __name__ == "__main__":
+    main()
