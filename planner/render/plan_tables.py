@@ -175,6 +175,9 @@ def print_plan(
     """
     width = width or console_width()
     out = make_console(width)
+    if plan.rows.empty and not (explain or wide):
+        print_nothing_left(plan, problems, out)
+        return
     if view == "picks":
         frame = worded_picks(plan)
     elif view == "constraints":
@@ -208,6 +211,16 @@ def print_plan(
         for line in explanations:
             out.print(escape(line), highlight=False)
     print_footer(plan, problems, explain, width)
+
+
+def print_nothing_left(plan: Plan, problems: Sequence[str], out: object) -> None:
+    """A plan with no option: why, one line per note (the last says what is left to do),
+    in place of empty tables."""
+    from rich.console import Console
+
+    assert isinstance(out, Console)
+    for line in [*notes_text([n for n in plan.notes if n.code not in OWN_CODES]), *problems]:
+        out.print(escape(line), highlight=False, soft_wrap=True)
 
 
 def _title(plan: Plan, view: str) -> str:
