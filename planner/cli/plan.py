@@ -42,6 +42,7 @@ REQUEST_FLAGS = {
     "deadline_hours": "--deadline-hours",
     "budget_usd": "--budget-usd",
     "max_gpus": "--max-gpus",
+    "gpu_count": "--gpus",
     "draws": "--draws",
     "seed": "--seed",
     "checkpoint_hours": "--checkpoint-minutes",
@@ -77,6 +78,7 @@ class PlanFlags:
     deadline_hours: float | None
     budget_usd: float | None
     max_gpus: int
+    gpus: int | None
     onprem: list[str] | None
     interruption_rate: list[str] | None
     checkpoint_minutes: float
@@ -167,6 +169,13 @@ def plan(
     max_gpus: Annotated[
         int, typer.Option("--max-gpus", help="most GPUs one option may use (all instances)")
     ] = DEFAULT_MAX_GPUS,
+    gpus: Annotated[
+        int | None,
+        typer.Option(
+            "--gpus",
+            help="plan only options of exactly this many GPUs in all (instances x GPUs)",
+        ),
+    ] = None,
     onprem: Annotated[
         list[str] | None,
         typer.Option(
@@ -367,6 +376,7 @@ def _request(flags: PlanFlags, inputs: PlanInputs) -> PlanRequest:
         deadline_hours=flags.deadline_hours,
         budget_usd=flags.budget_usd,
         max_gpus=flags.max_gpus,
+        gpu_count=flags.gpus,
         onprem=tuple(c.config for c in inputs.onprem),
         onprem_sources=tuple(c.path for c in inputs.onprem),
         seed=flags.seed,
