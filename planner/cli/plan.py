@@ -180,8 +180,8 @@ def plan(
         list[str] | None,
         typer.Option(
             "--onprem",
-            help="on-prem config TOML (examples/onprem-dgx-h100.toml) to weigh as options; "
-            "repeatable",
+            help="on-prem config TOML, or example:onprem-dgx-h100 (gpuplan examples), to weigh "
+            "as options; repeatable",
         ),
     ] = None,
     interruption_rate: Annotated[
@@ -327,6 +327,7 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
     """The workload, offers, rates, on-prem configs and results `flags` name, each checked
     (ValueError naming what is refused)."""
     from planner.choose.constraints import parse_rates
+    from planner.io.examples import input_path
     from planner.llm.throughput import LLMSettings
     from planner.onprem.tco import load_onprem_config
     from planner.throughput import own_and_published_results
@@ -346,7 +347,7 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
         rates = parse_rates(flags.interruption_rate or [], providers)
     except ValueError as exc:
         raise ValueError(f"--interruption-rate {exc}") from None
-    onprem = [load_onprem_config(path) for path in flags.onprem or []]
+    onprem = [load_onprem_config(input_path(path)) for path in flags.onprem or []]
     folders = flags.results if flags.results is not None else [str(default_results_dir())]
     table, problems = own_and_published_results(folders)
     return PlanInputs(workload, llm, offers, rates, onprem, table, problems)
