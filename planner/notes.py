@@ -14,7 +14,10 @@ Codes and their values:
   budget_unmet         budget_usd, cheapest (option label), cheapest_usd
   stale_prices         stale_after_days, providers (tuple of (provider, date, age d)), bounds
                        (optional: {provider: "not before 2025-06"} where a date is a lower bound)
-  no_options           (no values): every offer was left out or none matched the filters
+  no_options           unpriced_gpus (GPUs asked for that no offer prices at all),
+                       offers_chosen (offers the filters chose), onprem (configs given):
+                       nothing is left to plan
+  gpus_unpriced        gpus (GPUs asked for, as given, that no offer prices at all)
   own_result_used      id, gpu_name, device, model_size, precision, world_size,
                        throughput, unit; instance_type when a sweep measured that instance
   own_result_skipped   id, gpu_name, device, model_size, precision, world_size,
@@ -41,6 +44,7 @@ NOTE_CODES: tuple[str, ...] = (
     "budget_unmet",
     "stale_prices",
     "no_options",
+    "gpus_unpriced",
     "own_result_used",
     "own_result_skipped",
     "own_results_elsewhere",

@@ -56,7 +56,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from planner.choose.asked import NoReservedPriceError, offers_asked_for, stale_price_notes
+from planner.choose.asked import (
+    NoReservedPriceError,
+    nothing_left_note,
+    offers_asked_for,
+    stale_price_notes,
+    unpriced_notes,
+)
 from planner.choose.baseline import with_cpu_baseline
 from planner.choose.options import options_for
 from planner.choose.pareto import PICK_COLUMNS, STATUS_COLUMNS
@@ -193,7 +199,8 @@ def make_plan(
         opts, throughput_notes, details = timed(opts, request, results)
         notes += throughput_notes
     if opts.empty:
-        return _empty_plan(request, notes + own, chosen)
+        nothing = nothing_left_note(request, offers, len(chosen))
+        return _empty_plan(request, [*notes, nothing, *own], chosen)
     opts = with_limits_and_work(opts, request.workload, results)
     opts = with_hours_and_cost(opts, request)
     opts, picked = ranked(opts, request)
@@ -209,6 +216,7 @@ def make_plan(
     shown = shown.reset_index(drop=True).loc[:, list(PLAN_COLUMNS)]
     status = constraint_table(opts, request)
     notes += unmet_notes(status) + stale_price_notes(chosen, request.today)
+    notes += unpriced_notes(request, offers)
     frontier = shown.loc[shown["on_pareto"]].sort_values(["hours_to_train", "cost_usd"])
     return Plan(
         request,
@@ -230,12 +238,12 @@ def _option_summary(opts: pd.DataFrame) -> pd.DataFrame:
 
 
 def _empty_plan(request: PlanRequest, notes: list[Note], offers: pd.DataFrame) -> Plan:
-    """A plan with no option left, saying so (the notes say why each was left out)."""
+    """A plan with no option left; its notes (a no_options one among them) say why."""
     empty = pd.DataFrame({c: pd.Series(dtype=object) for c in PLAN_COLUMNS})
     return Plan(
         request,
         empty,
-        tuple([*notes, Note("no_options"), *stale_price_notes(offers, request.today)]),
+        tuple([*notes, *stale_price_notes(offers, request.today)]),
         pd.DataFrame(
             columns=[
                 *(c for c in PICK_COLUMNS if c != "position"),

@@ -118,4 +118,6 @@ def results_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 # A real loopback sshd (tests/sshd.py) for the sweep and cloud end-to-end tests.
+# The wheel and its install outside the repository, built once per session (tests/installed.py).
+from tests.installed import installed, wheel  # noqa: E402, F401
 from tests.sshd import sshd, sshd_factory  # noqa: E402, F401

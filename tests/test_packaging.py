@@ -9,53 +9,17 @@ from __future__ import annotations
 
 import email
 import filecmp
-import os
-import shutil
 import subprocess
-import sys
-import sysconfig
 import time
 import tomllib
 import urllib.request
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import ROOT
+from tests.installed import outside_env
 
-SOURCES = (
-    "pyproject.toml",
-    "README.md",
-    "LICENSE",
-    "NOTICE",
-    "edge",
-    "planner",
-    "pricing",
-    "benchmarks",
-)
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """gpuplan's wheel, built by pip from a copy of the sources."""
-    source = tmp_path_factory.mktemp("source")
-    for name in SOURCES:
-        path = ROOT / name
-        if path.is_dir():
-            shutil.copytree(path, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(path, source / name)
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--no-index", "--quiet", str(source), "-w", str(out)],
-        check=True, timeout=300, cwd=source,
-    )  # fmt: skip
-    (built,) = out.glob("gpuplan-*.whl")
-    return built
 
 
 def test_wheel_holds_the_app_data_examples_and_license(wheel: Path) -> None:
@@ -65,6 +29,8 @@ def test_wheel_holds_the_app_data_examples_and_license(wheel: Path) -> None:
         "planner/ui/app_main.py",
         "planner/ui/pages/page_plan.py",
         "planner/data/examples/onprem-dgx-h100.toml",
+        "planner/data/examples/llm_queries.csv",
+        "planner/data/examples/sweep-onprem.toml",
         "planner/data/gpu_specs.csv",
         *(f"planner/data/fitted/{p.name}" for p in (ROOT / "planner/data/fitted").glob("*.pkl")),
         "pricing/snapshots/MANIFEST.json",
@@ -98,13 +64,11 @@ def test_packaged_examples_are_copies_of_the_repository_examples() -> None:
     """Each example shipped in the package (the app's on-prem example at least) is the
     same file as in the repository's examples/."""
     packaged = ROOT / "planner" / "data" / "examples"
-    names = sorted(p.name for p in packaged.glob("*.toml"))
+    names = sorted(p.name for p in packaged.iterdir() if p.suffix in (".toml", ".csv"))
     assert "onprem-dgx-h100.toml" in names
+    assert names == sorted(p.name for p in (ROOT / "examples").iterdir())
     _, mismatch, errors = filecmp.cmpfiles(ROOT / "examples", packaged, names, shallow=False)
     assert (mismatch, errors) == ([], [])
-
-
-PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
 
 
 def free_port() -> int:
@@ -113,33 +77,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A fresh venv outside the repository with the wheel installed (no network): its
-    dependencies come from this test environment's site-packages through a .pth file."""
-    venv = tmp_path_factory.mktemp("venv") / "env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = Path(
-        subprocess.run(
-            [str(venv / "bin" / "python"), "-c", PURELIB],
-            check=True, capture_output=True, text=True,
-        ).stdout.strip()
-    )  # fmt: skip
-    (site / "test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
-         "--no-deps", "--no-index", "--quiet", str(wheel)],
-        check=True, timeout=300,
-    )  # fmt: skip
-    yield venv
-
-
-def outside_env(tmp: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["GPUPLAN_RESULTS_DIR"] = str(tmp / "results")
-    return env
 
 
 def test_installed_package_prints_its_version_and_serves_the_app(

@@ -1,9 +1,11 @@
-"""Every example file the README names ships in the repository, and every `gpuplan`
-command in its code blocks runs as written, except those that need the network, a GPU or
-a file the reader names (each listed with why)."""
+"""Every example the README names ships with the package, and every `gpuplan` command in
+its code blocks runs as written, from a folder outside the checkout with the wheel
+installed, except those that need the network, a GPU or a file the reader names (each
+listed with why)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -18,18 +20,26 @@ from tests.conftest import ROOT
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
-def test_every_example_path_the_readme_names_exists() -> None:
-    named = set(re.findall(r"examples/[\w.-]+", README))
-    assert {"examples/queries.csv", "examples/llm_queries.csv"} <= named
-    assert [p for p in sorted(named) if not (ROOT / p).is_file()] == []
+def test_every_example_the_readme_names_ships() -> None:
+    from planner.io.examples import BY_NAME, EXAMPLES_DIR
+
+    named = set(re.findall(r"example:([\w.-]+)", README)) - {"NAME"}
+    assert {"queries", "llm-queries", "onprem-dgx-h100", "sweep-aws"} <= named
+    assert sorted(named - set(BY_NAME)) == []
+    assert all(BY_NAME[n].path.is_file() for n in named)
+    paths = set(re.findall(r"examples/[\w.-]+", README))
+    assert [p for p in sorted(paths) if not (ROOT / p).is_file()] == []
+    assert {p.name for p in EXAMPLES_DIR.iterdir()} == {
+        p.name for p in (ROOT / "examples").iterdir()
+    }
 
 
 @pytest.mark.parametrize(
     ("command", "rows"),
     [
-        (["estimate-llm", "--queries", "examples/llm_queries.csv"], 4),
-        (["estimate", "--reference", "reference/benchmarks/lambda_pytorch_throughput.csv",
-          "--queries", "examples/queries.csv"], 4),
+        (["estimate-llm", "--queries", "example:llm-queries"], 4),
+        (["estimate", "--reference", "example:lambda-throughput", "--queries", "example:queries"],
+         4),
     ],
 )  # fmt: skip
 def test_the_example_queries_run(tmp_path: Path, command: list[str], rows: int) -> None:
@@ -85,22 +95,44 @@ def test_the_readme_commands_are_found_and_most_run() -> None:
     assert all(PLACEHOLDER.search(c) or c.startswith(tuple(NOT_RUN)) for c in skipped)
 
 
-@pytest.fixture()
-def reader_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder as a reader's checkout: examples/ and reference/ as shipped, nothing else
-    (files a command writes land here); no results and no user snapshots."""
-    for name in ("examples", "reference"):
-        (tmp_path / name).symlink_to(ROOT / name)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("GPUPLAN_RESULTS_DIR", raising=False)
-    return tmp_path
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("command", RUN)
-def test_each_readme_command_runs_as_written(command: str, reader_folder: Path) -> None:
+def test_each_readme_command_runs_as_written(command: str, installed: Path, tmp_path: Path) -> None:
+    """Run by the installed `gpuplan` in an empty folder outside the checkout (files a
+    command writes land there; no results and no user snapshots)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "GPUPLAN_RESULTS_DIR")}
+    done = subprocess.run(
+        [str(installed / "bin" / "gpuplan"), *shlex.split(command)[1:]],
+        cwd=tmp_path, env={**env, "COLUMNS": "100"}, capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, (command, (done.stdout + done.stderr)[-2000:])
+    assert done.stdout.strip() or "--output" in command, command
+    assert not list(tmp_path.glob("examples")), "a command wrote an examples folder"
+
+
+def test_a_plain_examples_path_outside_the_checkout_uses_the_shipped_example(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from planner.cli.main import app
 
-    args = shlex.split(command)[1:]
-    done = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
-    assert done.exit_code == 0, (command, done.output[-2000:])
-    assert done.stdout.strip() or "--output" in command, command
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["tco", "--config", "examples/onprem-dgx-h100.toml"])
+    assert done.exit_code == 0, done.output
+    assert "using the shipped example:onprem-dgx-h100" in done.stderr
+    done = CliRunner().invoke(app, ["tco", "--config", "example:onprem-dgx-h10"])
+    assert done.exit_code == 2
+    assert "unknown example 'onprem-dgx-h10'; did you mean 'onprem-dgx-h100'?" in done.stderr
+
+
+def test_gpuplan_examples_lists_each_shipped_example() -> None:
+    import json
+
+    from planner.cli.main import app
+    from planner.io.examples import EXAMPLES
+
+    done = CliRunner().invoke(app, ["examples", "--format", "json"])
+    assert done.exit_code == 0, done.output
+    listed = json.loads(done.stdout)
+    assert [r["name"] for r in listed] == [f"example:{e.name}" for e in EXAMPLES]
+    assert all(r["about"] and Path(r["path"]).is_file() for r in listed)

@@ -10,6 +10,7 @@ Writes (deterministically, so a test can check the committed files are reproduci
   pricing/snapshots/cpu/<provider>-<date>.csv   CPU-only instance types (CPU_SNAPSHOTS),
   pricing/snapshots/cpu/MANIFEST.json           a catalog of their own (pricing.cpu_offers)
   benchmarks/published/lambda_pytorch_throughput.csv   unflagged rows, canonical names
+  planner/data/examples/*                       copies of examples/ (planner.io.examples)
 With --check it writes nothing and exits 1 if any output would change.
 """
 
@@ -360,6 +361,9 @@ def outputs() -> dict[Path, str]:
         out[ROOT / "pricing/snapshots" / name] = text
     for name, text in build_cpu_snapshots().items():
         out[ROOT / "pricing/snapshots/cpu" / name] = text
+    for example in sorted((ROOT / "examples").iterdir()):
+        if example.suffix in (".toml", ".csv"):
+            out[ROOT / "planner/data/examples" / example.name] = example.read_text()
     return out
 
 

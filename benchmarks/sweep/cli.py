@@ -221,20 +221,24 @@ SweepFormat = Annotated[str, typer.Option("--format", help="table | json")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="start without asking")]
 
 
-def make_app(data_factory: Callable[[], SweepData] = NoData) -> typer.Typer:
-    """The `gpuplan sweep` command group, previews priced by `data_factory()`."""
+def make_app(
+    data_factory: Callable[[], SweepData] = NoData,
+    spec_file: Callable[[str], str] = str,
+) -> typer.Typer:
+    """The `gpuplan sweep` command group, previews priced by `data_factory()`; `spec_file`
+    turns a spec argument into the file to read (a shipped example's name into its path)."""
     app = typer.Typer(
         help="Benchmark sweeps on SSH servers and cloud instances: preview, run, clean up.",
         no_args_is_help=True,
     )
-    priced = PricedCommands(data_factory)
+    priced = PricedCommands(data_factory, spec_file)
     app.command("plan")(priced.plan)
     app.command("run")(priced.run)
     app.command("resume")(priced.resume)
     app.command("status")(priced.status)
     app.command("list")(list_sweeps)
     app.command("cleanup")(cleanup)
-    app.command("export")(export)
+    app.command("export")(priced.export)
     return app
 
 
@@ -242,8 +246,27 @@ class PricedCommands:
     """The commands that price a preview (plan, run, resume), with prices and expected
     throughput from `data_factory()`, called when a command needs them."""
 
-    def __init__(self, data_factory: Callable[[], SweepData]) -> None:
+    def __init__(
+        self, data_factory: Callable[[], SweepData], spec_file: Callable[[str], str] = str
+    ) -> None:
         self.data_factory = data_factory
+        self.spec_file = spec_file
+
+    def _spec(self, spec_path: Path) -> Path:
+        """The spec file an argument names (spec_file: a shipped example's path)."""
+        try:
+            return Path(self.spec_file(str(spec_path)))
+        except ValueError as exc:
+            abort(str(exc))
+
+    def export(
+        self,
+        spec_path: SpecPath,
+        skypilot: Annotated[Path, typer.Option("--skypilot", help="folder for task YAML files")],
+    ) -> None:
+        """One SkyPilot task YAML per cloud target, running the same benchmarks, and the
+        gpuplan wheel they install (no package index needs to carry gpuplan)."""
+        export(self._spec(spec_path), skypilot)
 
     def status(
         self,
@@ -260,7 +283,7 @@ class PricedCommands:
         """Dry run: each target's expected minutes and dollars, and the total against max_usd."""
         if fmt not in FORMATS:
             abort(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
-        _, preview = _load(spec_path, self.data_factory())
+        _, preview = _load(self._spec(spec_path), self.data_factory())
         if fmt == "json":
             print(json.dumps(preview_json(preview), indent=2))
         else:
@@ -286,6 +309,7 @@ class PricedCommands:
         """Preview, ask, then run every target; results go into the results folder."""
         from benchmarks.cli import default_results_dir
 
+        spec_path = self._spec(spec_path)
         spec, preview = _load(spec_path, self.data_factory())
         print_preview(preview, text_console())
         _refuse_over_cap(preview)

@@ -10,6 +10,7 @@ import pandas as pd
 from planner.notes import Note
 from planner.request import PlanRequest
 from pricing.catalog import STALE_AFTER_DAYS, filter_offers
+from pricing.gpus import match_gpu_names
 from pricing.reserved import (
     RESERVED_KINDS,
     has_kind_price,
@@ -47,6 +48,30 @@ def offers_asked_for(request: PlanRequest, offers: pd.DataFrame) -> pd.DataFrame
     ):
         raise NoReservedPriceError(no_reserved_message(request.pricing))
     return chosen
+
+
+def unpriced_gpus(request: PlanRequest, offers: pd.DataFrame) -> tuple[str, ...]:
+    """The GPUs asked for (request.gpus, as given) that no offer in `offers` prices at all:
+    no provider, region or tier lists one, retired sizes included."""
+    names = offers["gpu_name"]
+    return tuple(q for q in request.gpus if not names.isin(match_gpu_names(q)).any())
+
+
+def nothing_left_note(request: PlanRequest, offers: pd.DataFrame, chosen: int) -> Note:
+    """The no_options note for a plan with no option: the GPUs asked for that no offer
+    prices, how many offers the filters chose (`chosen`) and how many on-prem configs."""
+    values = {
+        "unpriced_gpus": unpriced_gpus(request, offers),
+        "offers_chosen": int(chosen),
+        "onprem": len(request.onprem),
+    }
+    return Note("no_options", values)
+
+
+def unpriced_notes(request: PlanRequest, offers: pd.DataFrame) -> list[Note]:
+    """A gpus_unpriced note naming the GPUs asked for that no offer prices (none if all are)."""
+    gpus = unpriced_gpus(request, offers)
+    return [Note("gpus_unpriced", {"gpus": gpus})] if gpus else []
 
 
 def cpu_offers_asked_for(request: PlanRequest, cpu_offers: pd.DataFrame) -> pd.DataFrame:

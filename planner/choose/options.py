@@ -253,7 +253,8 @@ def combine(*tables: pd.DataFrame) -> pd.DataFrame:
     parts = [t for t in tables if not t.empty]
     frame = pd.concat(parts, ignore_index=True) if parts else empty_options()
     frame["option_id"] = np.arange(len(frame))
-    return frame.loc[:, list(OPTION_COLUMNS)]
+    # reindex, not .loc: an on-prem-only table has no cloud columns (vcpus), left missing.
+    return frame.reindex(columns=list(OPTION_COLUMNS))
 
 
 def empty_options() -> pd.DataFrame:

@@ -164,6 +164,7 @@ STATUS_CASES: dict[str, tuple[str, ...]] = {
     "deadline_hours": ("met", "none_within", "costs_more"),
     "budget_usd": ("met", "none_within", "takes_longer"),
     "max_gpus": ("fastest", "fastest_within_budget"),
+    "gpu_count": ("exact",),
     "onprem_gpus": ("fastest_onprem",),
 }
 
@@ -173,6 +174,7 @@ def constraint_status(
     deadline_hours: float | None,
     budget_usd: float | None,
     max_gpus: int,
+    gpu_count: int | None = None,
 ) -> pd.DataFrame:
     """Which constraints bind, and the figures that show it. Columns: STATUS_COLUMNS.
 
@@ -189,6 +191,7 @@ def constraint_status(
     option misses it; a budget when the fastest option exceeds it; max GPUs when the fastest
     option (within the budget, where given) uses more than half the GPUs allowed, so the
     next doubling is cut off; an on-prem cluster when its fastest option uses all of it.
+    With an exact `gpu_count` that count binds in place of max GPUs: every option uses it.
     """
     columns = list(STATUS_COLUMNS)
     ranked = _Ranked(options)
@@ -199,7 +202,7 @@ def constraint_status(
         rows.append(_deadline_row(ranked, float(deadline_hours)))
     if budget_usd is not None:
         rows.append(_budget_row(ranked, float(budget_usd)))
-    rows += _gpu_rows(ranked, budget_usd, max_gpus)
+    rows += _gpu_rows(ranked, budget_usd, max_gpus, gpu_count)
     return pd.DataFrame(rows).reindex(columns=columns)
 
 
@@ -269,19 +272,26 @@ def _budget_row(r: _Ranked, budget_usd: float) -> dict[str, object]:
     return row | r.closest(r.cheapest, binds, binds and within is None)
 
 
-def _gpu_rows(r: _Ranked, budget_usd: float | None, max_gpus: int) -> list[dict[str, object]]:
+def _gpu_rows(
+    r: _Ranked, budget_usd: float | None, max_gpus: int, gpu_count: int | None
+) -> list[dict[str, object]]:
     """max GPUs binds when the fastest option (within the budget) uses more than half the
-    GPUs allowed; an on-prem cluster when its fastest option uses all of it."""
+    GPUs allowed; an exact GPU count always binds (every option uses it); an on-prem
+    cluster when its fastest option uses all of it."""
     assert r.fastest is not None
     nan = float("nan")
     within_budget = _best(r.ok & (r.c <= (np.inf if budget_usd is None else budget_usd)), r.h, r.c)
     top = r.fastest if within_budget is None else within_budget
-    binds = bool(r.gpus[top] * 2 > max_gpus and r.options["kind"].iloc[top] == "cloud")
-    case = "fastest_within_budget" if budget_usd is not None else "fastest"
-    rows = [
-        {"constraint": "max_gpus", "value": float(max_gpus), "case": case, **r.named(top)}
-        | _unmet_fields(binds, False, "", nan, nan)
-    ]
+    if gpu_count is not None:
+        row = {"constraint": "gpu_count", "value": float(gpu_count), "case": "exact"}
+        rows = [row | r.named(top) | _unmet_fields(True, False, "", nan, nan)]
+    else:
+        binds = bool(r.gpus[top] * 2 > max_gpus and r.options["kind"].iloc[top] == "cloud")
+        case = "fastest_within_budget" if budget_usd is not None else "fastest"
+        rows = [
+            {"constraint": "max_gpus", "value": float(max_gpus), "case": case, **r.named(top)}
+            | _unmet_fields(binds, False, "", nan, nan)
+        ]
     onprem = _best(r.ok & (r.options["kind"].to_numpy() == "on-prem"), r.h, r.c)
     if onprem is not None:
         size = float(r.options["gpus_available"].iloc[onprem])

@@ -83,7 +83,7 @@ def pick_table(picked: pd.DataFrame, opts: pd.DataFrame, rows: pd.DataFrame) -> 
 
 def constraint_table(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
     """planner.choose.pareto.constraint_status of the options for the request's deadline,
-    budget and GPU limit (on-prem options know their cluster's size)."""
+    budget and GPU limit or exact GPU count (on-prem options know their cluster's size)."""
     return constraint_status(
         opts.assign(
             hours=opts["hours_to_train"].to_numpy(float),
@@ -93,6 +93,7 @@ def constraint_table(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
         request.deadline_hours,
         request.budget_usd,
         request.gpu_limit,
+        request.gpu_count,
     )
 
 

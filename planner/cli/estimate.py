@@ -86,6 +86,7 @@ def estimate(
     bundled spec table are used. Output: Q plus predicted_throughput, predicted_low,
     predicted_high (80% band), method (measured | scaled | estimated), method_detail.
     """
+    from planner.io.examples import input_path
     from planner.throughput.estimate import fit_throughput_model, predict_throughput
     from planner.throughput.reference_io import read_queries, read_reference
     from planner.throughput.scaling import CommModel
@@ -96,8 +97,8 @@ def estimate(
         comm = CommModel(
             network_gbps_per_node=network_gbps, gpus_per_node=gpus_per_node, overlap=overlap
         )
-        ref = read_reference(reference)
-        raw, rows = read_queries(queries, ref)
+        ref = read_reference(input_path(reference))
+        raw, rows = read_queries(input_path(queries), ref)
     with working(f"fitting the throughput model to {len(ref.rows):,} reference rows"):
         model = fit_throughput_model(ref.rows, comm=comm)
         predicted = predict_throughput(model, rows, numbers=True)
@@ -173,6 +174,7 @@ def estimate_llm(
     mfu, layout (e.g. tp8 pp2 dp4 zero1 mb1), fits, method (scaled | estimated | none),
     method_detail. Uses only Q and the bundled spec table, and --results where given.
     """
+    from planner.io.examples import input_path
     from planner.llm.estimate import read_llm_queries
     from planner.llm.throughput import LLMSettings
 
@@ -184,7 +186,7 @@ def estimate_llm(
             recompute=recompute, zero=zero, flash_attention=flash_attention,
             framework=framework or DEFAULT_FRAMEWORK, framework_stated=bool(framework),
         )  # fmt: skip
-        raw, rows = read_llm_queries(queries)
+        raw, rows = read_llm_queries(input_path(queries))
         figures, problems, table = _own_figures(results, rows)
     with working(f"searching layouts for {len(rows)} LLM queries"):
         result = _llm_predictions(raw, rows, gpus_per_node, network_gbps, settings, figures, table)

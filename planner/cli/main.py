@@ -1,6 +1,6 @@
 """`gpuplan`: plan GPU training cost and time from measured throughput and dated prices.
 
-Commands: plan, workloads, estimate, estimate-llm, tco, app (one module each in
+Commands: plan, workloads, examples, estimate, estimate-llm, tco, app (one module each in
 planner/cli, estimate and estimate-llm together); `pricing`, `bench` and `sweep` are
 mounted from their packages (`bench calibrate`, which needs the planner, is added to
 the bench group here); `--version` prints the version.
@@ -21,6 +21,7 @@ from benchmarks.sweep.cli import make_app as make_sweep_app
 from planner.cli.app import APP_CONTEXT, serve_app
 from planner.cli.calibrate import calibrate
 from planner.cli.estimate import estimate, estimate_llm
+from planner.cli.examples import examples
 from planner.cli.plan import plan
 from planner.cli.tco import tco
 from planner.cli.workloads import workloads
@@ -122,6 +123,7 @@ app = typer.Typer(
 )
 app.command("plan")(plan)
 app.command("workloads")(workloads)
+app.command("examples")(examples)
 app.command("estimate")(estimate)
 app.command("estimate-llm")(estimate_llm)
 app.command("tco")(tco)
@@ -167,7 +169,14 @@ def _sweep_data() -> Any:
     return CatalogSweepData()
 
 
-app.add_typer(make_sweep_app(_sweep_data), name="sweep")
+def _input_path(value: str) -> str:
+    """The file an argument names: `example:NAME` is a shipped example (planner.io.examples)."""
+    from planner.io.examples import input_path
+
+    return input_path(value)
+
+
+app.add_typer(make_sweep_app(_sweep_data, _input_path), name="sweep")
 
 
 def main() -> None:

@@ -42,6 +42,7 @@ REQUEST_FLAGS = {
     "deadline_hours": "--deadline-hours",
     "budget_usd": "--budget-usd",
     "max_gpus": "--max-gpus",
+    "gpu_count": "--gpus",
     "draws": "--draws",
     "seed": "--seed",
     "checkpoint_hours": "--checkpoint-minutes",
@@ -77,6 +78,7 @@ class PlanFlags:
     deadline_hours: float | None
     budget_usd: float | None
     max_gpus: int
+    gpus: int | None
     onprem: list[str] | None
     interruption_rate: list[str] | None
     checkpoint_minutes: float
@@ -171,12 +173,19 @@ def plan(
     max_gpus: Annotated[
         int, typer.Option("--max-gpus", help="most GPUs one option may use (all instances)")
     ] = DEFAULT_MAX_GPUS,
+    gpus: Annotated[
+        int | None,
+        typer.Option(
+            "--gpus",
+            help="plan only options of exactly this many GPUs in all (instances x GPUs)",
+        ),
+    ] = None,
     onprem: Annotated[
         list[str] | None,
         typer.Option(
             "--onprem",
-            help="on-prem config TOML (examples/onprem-dgx-h100.toml) to weigh as options; "
-            "repeatable",
+            help="on-prem config TOML, or example:onprem-dgx-h100 (gpuplan examples), to weigh "
+            "as options; repeatable",
         ),
     ] = None,
     interruption_rate: Annotated[
@@ -340,6 +349,7 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
     """The workload, offers, rates, on-prem configs and results `flags` name, each checked
     (ValueError naming what is refused)."""
     from planner.choose.constraints import parse_rates
+    from planner.io.examples import input_path
     from planner.llm.throughput import LLMSettings
     from planner.onprem.tco import load_onprem_config
     from planner.throughput import own_and_published_results
@@ -360,7 +370,7 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
         rates = parse_rates(flags.interruption_rate or [], providers)
     except ValueError as exc:
         raise ValueError(f"--interruption-rate {exc}") from None
-    onprem = [load_onprem_config(path) for path in flags.onprem or []]
+    onprem = [load_onprem_config(input_path(path)) for path in flags.onprem or []]
     folders = flags.results if flags.results is not None else [str(default_results_dir())]
     table, problems = own_and_published_results(folders)
     return PlanInputs(workload, llm, offers, rates, onprem, table, problems)
@@ -392,6 +402,7 @@ def _request(flags: PlanFlags, inputs: PlanInputs) -> PlanRequest:
         deadline_hours=flags.deadline_hours,
         budget_usd=flags.budget_usd,
         max_gpus=flags.max_gpus,
+        gpu_count=flags.gpus,
         onprem=tuple(c.config for c in inputs.onprem),
         onprem_sources=tuple(c.path for c in inputs.onprem),
         seed=flags.seed,

@@ -32,7 +32,10 @@ SPOT_WARNING = (
 
 def tco(
     config: Annotated[
-        str, typer.Option("--config", "-c", help="on-prem TOML (examples/onprem-dgx-h100.toml)")
+        str,
+        typer.Option(
+            "--config", "-c", help="on-prem TOML, or example:onprem-dgx-h100 (gpuplan examples)"
+        ),
     ],
     compare: Annotated[
         list[str] | None,
@@ -147,12 +150,13 @@ def _tco_answer(
     """The config as read and the answer against the offers compared; exit 2 where the
     config, a reference, a tier or the snapshot is refused (--monthly-gpu-hours named when
     that is what is refused)."""
+    from planner.io.examples import input_path
     from planner.onprem.answer import tco_answer
     from planner.onprem.config import OnPremConfigError
     from planner.onprem.load import load_onprem_config
 
     try:
-        loaded = load_onprem_config(config)
+        loaded = load_onprem_config(input_path(config))
         onprem = loaded.config
         defaulted = loaded.defaulted
         if utilization is not None:

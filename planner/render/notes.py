@@ -8,7 +8,8 @@ deadline_hours, budget_usd, interruption_rates, gpus) to how the interface calls
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from edge.format import duration, money
 from planner.notes import Note
@@ -20,6 +21,7 @@ CLI_CONTROLS: dict[str, str] = {
     "gpus": "--gpu",
     "pricing": "--pricing",
     "results": "--results",
+    "onprem": "--onprem",
 }
 APP_CONTROLS: dict[str, str] = {
     "max_gpus": "Max GPUs per option",
@@ -28,6 +30,7 @@ APP_CONTROLS: dict[str, str] = {
     "gpus": "GPUs",
     "pricing": "Pricing",
     "results": "the Benchmarks page",
+    "onprem": "On-prem configuration",
 }
 DROP_WORDS = {
     "no_price": "no {pricing} price",
@@ -93,10 +96,9 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
             "credentials with `gpuplan pricing refresh skypilot` (or `aws-public`, `azure`)"
         )
     if note.code == "no_options":
-        return (
-            "no option left to plan: every offer was left out (see the notes above), or none "
-            "matched the filters"
-        )
+        return _nothing_left(v, name)
+    if note.code == "gpus_unpriced":
+        return _unpriced(v["gpus"], name)
     if note.code == "own_result_used":
         if v.get("device") == "cpu" and not math.isfinite(float(v["throughput"])):
             return (
@@ -130,6 +132,25 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
             )
         return f"GPT results of size {', '.join(v['sizes'])} not used: not a parameter count"
     return str(v.get("text", note.code))
+
+
+def _nothing_left(v: Mapping[str, Any], name: Callable[..., str]) -> str:
+    """Why a plan has no option, in one line: a GPU no offer prices, filters that chose no
+    offer, or options each left out for the reasons the other notes give."""
+    unpriced: tuple[str, ...] = tuple(v.get("unpriced_gpus", ()))
+    if unpriced:
+        return _unpriced(unpriced, name)
+    if not v.get("offers_chosen") and not v.get("onprem"):
+        return "no offer matches the filters: widen the provider, region, GPU or tier asked for"
+    return "no option left to plan: each was left out for the reason above"
+
+
+def _unpriced(gpus: Iterable[object], name: Callable[..., str]) -> str:
+    return (
+        f"no priced offer of {', '.join(str(g) for g in gpus)} in the price catalog (no "
+        f"provider, region or tier lists one): plan it on-prem ({name('onprem')}) or add its "
+        "price with `gpuplan pricing add-custom`"
+    )
 
 
 def notes_text(notes: Iterable[Note], controls: Mapping[str, str] = CLI_CONTROLS) -> list[str]:

@@ -18,6 +18,7 @@ from edge.tables import (
     console_width,
     cut,
     fit_table,
+    left_out_columns,
     make_console,
     print_wide,
 )
@@ -36,6 +37,7 @@ CONSTRAINT_WORDS = {
     "deadline_hours": "deadline",
     "budget_usd": "budget",
     "max_gpus": "max GPUs",
+    "gpu_count": "GPU count",
     "onprem_gpus": "on-prem GPUs",
 }
 VIEWS = ("rows", "picks", "frontier", "options", "constraints")
@@ -116,6 +118,49 @@ def _with_display(frame: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
+# What makes two ranked rows look the same in the table, the region aside.
+SAME_ROW_KEYS = (
+    "provider", "instance_type", "gpu_name", "gpus", "time", "cost", "cost_band", "rate",
+    "throughput_source",
+)  # fmt: skip
+
+
+def collapse_regions(shown: pd.DataFrame) -> pd.DataFrame:
+    """Neighbouring rows (from _with_display) that differ only in region as one row: its
+    ranks as a range ("1-3*"), region "3 regions", the picks of all; a single row keeps its
+    region. The table then shows no two rows alike; --wide and JSON keep every row."""
+    if shown.empty or "region" not in shown.columns:
+        return shown.assign(region_label="") if shown.empty else shown
+    keys = shown.assign(
+        time=[_short_hours(v) for v in shown["hours_to_train"]],
+        cost=[_short_money(v) for v in shown["cost_usd"]],
+        rate=[_short_money(v) for v in shown["option_usd_per_hour"]],
+    ).loc[:, list(SAME_ROW_KEYS)]
+    same = (keys == keys.shift()).all(axis=1).to_numpy()
+    group = (~same).cumsum()
+    out = []
+    for _, part in shown.groupby(group, sort=False):
+        first = part.iloc[0].copy()
+        regions = part["region"].astype(str).unique()
+        first["region_label"] = regions[0] if len(regions) == 1 else f"{len(regions)} regions"
+        if len(part) > 1:
+            ranks = [int(r) for r in part["rank"] if r]
+            star = "*" if part["on_pareto"].any() else ""
+            span = f"{ranks[0]}-{ranks[-1]}" if len(ranks) > 1 else first["rank_mark"].rstrip("*")
+            first["rank_mark"] = span + star
+            first["pick"] = ",".join(p for p in part["pick"].astype(str) if p)
+        out.append(first)
+    return pd.DataFrame(out).reset_index(drop=True)
+
+
+def row_columns(shown: pd.DataFrame, width: int) -> tuple[Col, ...]:
+    """ROW_COLUMNS, less the region where it does not fit: rows alike but for their region
+    are one row already (collapse_regions), so a narrow table goes without it unsaid."""
+    if "region_label" in left_out_columns(shown, ROW_COLUMNS, width):
+        return tuple(c for c in ROW_COLUMNS if c.key != "region_label")
+    return ROW_COLUMNS
+
+
 def _short_money(v: object) -> str:
     return money(float(v), short=True)  # type: ignore[arg-type]
 
@@ -136,7 +181,9 @@ OPTION_FIGURES: tuple[Col, ...] = (
 ROW_COLUMNS: tuple[Col, ...] = (
     Col("rank_mark", "rank", right=True),
     Col("pick", "pick", _picks_text, shrink_to=8),
-    *OPTION_FIGURES,
+    *OPTION_FIGURES[:2],
+    Col("region_label", "region", shrink_to=9, drop=5),
+    *OPTION_FIGURES[2:],
     Col("option_usd_per_hour", "$/h", _short_money, right=True, drop=3),
     Col("throughput_source", "source", shrink_to=9, drop=4),
 )
@@ -175,6 +222,9 @@ def print_plan(
     """
     width = width or console_width()
     out = make_console(width)
+    if plan.rows.empty and not (explain or wide):
+        print_nothing_left(plan, problems, out)
+        return
     if view == "picks":
         frame = worded_picks(plan)
     elif view == "constraints":
@@ -196,7 +246,8 @@ def print_plan(
     elif view == "picks":
         out.print(fit_table(_with_display(frame), PICK_COLUMNS, width, _title(plan, view)))
     elif view == "frontier":
-        out.print(fit_table(_with_display(frame), ROW_COLUMNS, width, _title(plan, view)))
+        shown = collapse_regions(_with_display(frame))
+        out.print(fit_table(shown, row_columns(shown, width), width, _title(plan, view)))
     elif view == "options":
         out.print(fit_table(_with_display(frame), OPTION_COLUMNS, width, _title(plan, view)))
         line = baseline_line(frame)
@@ -208,6 +259,16 @@ def print_plan(
         for line in explanations:
             out.print(escape(line), highlight=False)
     print_footer(plan, problems, explain, width)
+
+
+def print_nothing_left(plan: Plan, problems: Sequence[str], out: object) -> None:
+    """A plan with no option: why, one line per note (the last says what is left to do),
+    in place of empty tables."""
+    from rich.console import Console
+
+    assert isinstance(out, Console)
+    for line in [*notes_text([n for n in plan.notes if n.code not in OWN_CODES]), *problems]:
+        out.print(escape(line), highlight=False, soft_wrap=True)
 
 
 def _title(plan: Plan, view: str) -> str:
@@ -228,7 +289,8 @@ def _print_summary(plan: Plan, rows: pd.DataFrame, out: object, width: int) -> N
     if len(plan.picks):
         out.print(fit_table(_with_display(plan.picks), PICK_COLUMNS[:-1], width, "Picks"))
     _print_constraints(plan, out, only_binding=True)
-    out.print(fit_table(_with_display(rows), ROW_COLUMNS, width, _title(plan, "rows")))
+    shown = collapse_regions(_with_display(rows))
+    out.print(fit_table(shown, row_columns(shown, width), width, _title(plan, "rows")))
     if len(rows) < len(plan.rows):
         out.print(f"… {len(plan.rows) - len(rows)} more offers (drop --top)", highlight=False)
     out.print(escape(price_dates_line(rows)), highlight=False)

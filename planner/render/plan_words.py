@@ -94,6 +94,11 @@ def constraint_text(row: Mapping[str, object], budget_met: bool = True) -> str:
         scope = " within the budget" if case == "fastest_within_budget" and budget_met else ""
         text = f"the fastest option{scope}, {option}, uses {gpus:g} of {value:g} allowed"
         return text + "; more might be faster" * bool(row["binds"])
+    if constraint == "gpu_count":
+        return (
+            f"every option uses exactly {value:g} GPUs, as asked; other counts might be "
+            "faster or cheaper"
+        )
     return f"the fastest on-prem option uses {gpus:g} of the cluster's {value:g} GPUs"
 
 

@@ -44,6 +44,7 @@ CONSTRAINT_NAMES = {
     "deadline_hours": "Deadline",
     "budget_usd": "Budget",
     "max_gpus": "Max GPUs",
+    "gpu_count": "Exact GPU count",
     "onprem_gpus": "On-prem cluster size",
 }
 PICK_SHORT = {

@@ -450,3 +450,11 @@ def test_own_results_name_the_folder_and_leave_the_samples_out(
     assert f"Own results are read from {results_dir.resolve()}" in said
     assert "No own results there" in said  # the bundled samples are not the user's
     assert "skipped" not in said and "other workloads" not in said
+
+
+def test_filters_that_leave_only_the_onprem_option_plan_it(open_page: Open) -> None:
+    """Azure among the neoclouds only (it is a hyperscaler) beside the on-prem example: the
+    on-prem option plans (it has no vCPUs, which once raised a KeyError)."""
+    at = open_page("plan", {"onprem": "true", "providers": "azure", "tiers": "neocloud"})
+    assert set(ranked(at)["provider"]) == {"on-prem"}
+    assert not at.error
