@@ -97,7 +97,7 @@ async def session(port: int, index: int, deadline: float, tally: Tally) -> None:
         connection = await connect(
             url, subprotocols=["streamlit"], max_size=None, open_timeout=RENDER_TIMEOUT_S
         )  # type: ignore[list-item]
-    except Exception as exc:  # noqa: BLE001 - counted, the run goes on
+    except Exception as exc:  # counted, the run goes on
         tally.errors.append(f"session {index}: cannot connect ({exc})")
         return
     turn = index
@@ -118,10 +118,10 @@ async def session(port: int, index: int, deadline: float, tally: Tally) -> None:
                 msg = ForwardMsg()
                 msg.ParseFromString(raw)
                 kind = msg.WhichOneof("type")
-                if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-                    if msg.delta.new_element.WhichOneof("type") == "exception":
-                        text = msg.delta.new_element.exception.message
-                        tally.errors.append(f"{page or 'plan'}: exception {text[:200]}")
+                element = msg.delta.new_element if kind == "delta" else None
+                if element is not None and element.WhichOneof("type") == "exception":
+                    text = element.exception.message
+                    tally.errors.append(f"{page or 'plan'}: exception {text[:200]}")
                 if kind == "script_finished":
                     if msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
                         tally.times[page or "plan"].append(time.monotonic() - start)
@@ -130,7 +130,7 @@ async def session(port: int, index: int, deadline: float, tally: Tally) -> None:
                     break
     except TimeoutError:
         tally.errors.append(f"session {index}: no answer within {RENDER_TIMEOUT_S:.0f} s")
-    except Exception as exc:  # noqa: BLE001 - a dropped connection is counted, not fatal
+    except Exception as exc:  # a dropped connection is counted
         tally.errors.append(f"session {index}: connection lost ({type(exc).__name__}: {exc})")
     finally:
         await connection.close()
