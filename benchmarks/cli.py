@@ -23,6 +23,7 @@ from rich.text import Text
 # Light modules only (`gpuplan --help` loads no pandas): commands import results and intake.
 from benchmarks.safe_paths import UnsafeInputError, check_result_id, path_under, shorten
 from edge.console import abort, error, warn, warn_lines
+from edge.spreadsheet import csv_text
 
 if TYPE_CHECKING:
     from benchmarks.harness import RunOptions
@@ -91,7 +92,7 @@ def list_results(
     if fmt == "json":
         print(json.dumps([r.model_dump() for r in ordered], indent=2))
     elif fmt == "csv":
-        sys.stdout.write(results_frame(ordered).to_csv(index=False))
+        sys.stdout.write(csv_text(results_frame(ordered)))
     else:
         from benchmarks.tables import print_results
 
@@ -137,7 +138,7 @@ def show(
         import pandas as pd
 
         flat = {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in record.items()}
-        sys.stdout.write(pd.DataFrame([flat]).to_csv(index=False))
+        sys.stdout.write(csv_text(pd.DataFrame([flat])))
     else:
         from benchmarks.tables import print_result
 

@@ -5,6 +5,12 @@ UTF-8 JSON nested at most MAX_JSON_DEPTH deep, finite numbers, then the Benchmar
 schema with its id pattern): a bad file is named with its field and nothing is saved.
 Good files are written with write_result (temp file + rename, inside the folder); a
 different result already there under the same id is refused, never overwritten.
+
+Checks that need more than the schema (a result's figures against its GPU's datasheet
+peaks, which the planner holds and benchmarks must not import) are added through
+benchmarks.result_checks: the gpuplan command line and the app add the planner's
+(planner.io.result_physics), so `bench add`, the upload and a sweep's intake refuse a
+result above its GPU's peak as they refuse a bad field.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.result_checks import result_problem
 from benchmarks.results import (
     BenchmarkResult,
     ResultFileError,
@@ -73,9 +80,13 @@ def _check_text(name: str, text: str) -> CheckedFile:
     except UnsafeInputError as exc:
         return CheckedFile(name, error=str(ResultFileError(name, "<json>", str(exc))))
     try:
-        return CheckedFile(name, result=parse_result(data, name))
+        result = parse_result(data, name)
     except ResultFileError as exc:
         return CheckedFile(name, error=str(exc))
+    problem = result_problem(result)
+    if problem:
+        return CheckedFile(name, error=f"{name}: {problem}")
+    return CheckedFile(name, result=result)
 
 
 def already_saved(item: CheckedFile, directory: str | Path) -> bool:

@@ -34,6 +34,15 @@ OP_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 RATE_TOLERANCE = 0.01
 ATTENTION_BACKWARD_FACTOR = 2.5  # backward FLOPs / forward FLOPs (Dao 2023, sec. 4.1)
 RERUN = "re-run `gpuplan bench run --workload ops`"
+# Bounds no real figure passes, whatever the GPU (the planner also checks each rate
+# against its GPU's datasheet peak: planner.io.result_physics). A dimension of 2^24 is a
+# 16M x 16M bf16 matrix, 512 TiB, far beyond any device's memory; the fastest dense peak
+# is about 4,500 TFLOP/s (B200 fp8) and the fastest memory about 8,000 GB/s (B200 HBM3e).
+MAX_DIM = 2**24  # m, n, k, batch, heads, seq_len, head_dim
+MAX_BYTES_MOVED = 2**44  # 16 TiB per call
+MAX_REPEATS = 10**9
+MAX_TFLOPS = 20_000.0
+MAX_GB_PER_S = 100_000.0
 
 
 def gemm_flops(m: int, n: int, k: int) -> float:
@@ -67,22 +76,22 @@ class OpFigure(BaseModel):
 
     op: Literal["gemm", "attention", "copy", "add"]
     precision: Literal["fp32", "tf32", "fp16", "bf16", "fp8"]
-    m: int | None = Field(default=None, ge=1)
-    n: int | None = Field(default=None, ge=1)
-    k: int | None = Field(default=None, ge=1)
-    batch: int | None = Field(default=None, ge=1)
-    heads: int | None = Field(default=None, ge=1)
-    seq_len: int | None = Field(default=None, ge=1)
-    head_dim: int | None = Field(default=None, ge=1)
+    m: int | None = Field(default=None, ge=1, le=MAX_DIM)
+    n: int | None = Field(default=None, ge=1, le=MAX_DIM)
+    k: int | None = Field(default=None, ge=1, le=MAX_DIM)
+    batch: int | None = Field(default=None, ge=1, le=MAX_DIM)
+    heads: int | None = Field(default=None, ge=1, le=MAX_DIM)
+    seq_len: int | None = Field(default=None, ge=1, le=MAX_DIM)
+    head_dim: int | None = Field(default=None, ge=1, le=MAX_DIM)
     causal: bool | None = None
-    bytes_moved: int | None = Field(default=None, ge=1)
+    bytes_moved: int | None = Field(default=None, ge=1, le=MAX_BYTES_MOVED)
     flops: float | None = Field(default=None, gt=0)
     ms: float = Field(gt=0, description="median milliseconds per call")
     ms_p10: float = Field(gt=0)
     ms_p90: float = Field(gt=0)
-    repeats: int = Field(ge=1)
-    tflops: float | None = Field(default=None, gt=0)
-    gb_per_s: float | None = Field(default=None, gt=0)
+    repeats: int = Field(ge=1, le=MAX_REPEATS)
+    tflops: float | None = Field(default=None, gt=0, le=MAX_TFLOPS)
+    gb_per_s: float | None = Field(default=None, gt=0, le=MAX_GB_PER_S)
     backend: str = Field(default="", max_length=100)
 
     @model_validator(mode="after")

@@ -36,6 +36,7 @@ from pydantic import (
 )
 
 from benchmarks.op_figures import OpFigure, OpFigures
+from benchmarks.runners.remote_output import plain
 from benchmarks.safe_paths import (
     MAX_RESULT_BYTES,
     UnsafeInputError,
@@ -66,6 +67,18 @@ SWEEP_KEYS = ("sweep_id", "backend", "cloud", "region", "instance_type", "spot")
 OP_WORKLOAD = "ops"
 NON_TRAINING_WORKLOADS = ("input-pipeline", OP_WORKLOAD)
 MAX_OP_FIGURES = 2500  # about 560 bytes each: a full file stays under MAX_RESULT_BYTES
+# Bounds no real run passes, whatever the GPU (the planner also checks a result against its
+# GPU's datasheet peaks: planner.io.result_physics). The largest training clusters hold
+# about 10^5 GPUs (xAI Colossus, 2024: 100,000 H100); 10^6 leaves room for growth.
+MAX_WORLD_SIZE = 1_000_000  # processes (devices) of one run, and nodes
+# Dense peak of the fastest accelerator at its lowest precision is about 4,500 TFLOP/s
+# (NVIDIA B200 fp8, datasheet 2024); 20,000 is above any chip's, sparse peaks included.
+MAX_DEVICE_TFLOPS = 20_000.0
+# One device's samples or tokens per second: a tiny model on one GPU reaches ~10^6; 10^9
+# would need a GPU a thousand times faster than any.
+MAX_RATE_PER_DEVICE = 1e9
+MAX_MFU = 1.0  # achieved / peak FLOP/s: more than the peak is not measured, it is wrong
+MAX_STRING_CHARS = 10_000  # of one string read from a result (notes, env, config values)
 
 # Columns of results_frame(): the table the planner joins with offers.
 RESULT_COLUMNS: tuple[str, ...] = (
@@ -113,10 +126,10 @@ class BenchmarkResult(BaseModel):
     device: Literal["cpu", "cuda", "gpu"] = "cuda"
     device_name: str = ""
     gpu_name: str | None = Field(default=None, description="canonical GPU name when known")
-    world_size: int = Field(ge=1)
-    nodes: int = Field(default=1, ge=1)
+    world_size: int = Field(ge=1, le=MAX_WORLD_SIZE)
+    nodes: int = Field(default=1, ge=1, le=MAX_WORLD_SIZE)
     interconnect: str = ""
-    batch_size_per_device: float | None = Field(default=None, gt=0)
+    batch_size_per_device: float | None = Field(default=None, gt=0, le=1e9)
     throughput: float = Field(gt=0, description="global throughput in throughput_unit")
     throughput_unit: str = "samples/s"
     throughput_p10: float | None = None
@@ -131,10 +144,15 @@ class BenchmarkResult(BaseModel):
     step_times_s: list[float] = Field(default_factory=list)
     flops_per_sample: float | None = Field(default=None, gt=0)
     achieved_tflops: float | None = Field(
-        default=None, ge=0, description="model TFLOP/s per device (flops_per_sample based)"
+        default=None,
+        ge=0,
+        le=MAX_DEVICE_TFLOPS,
+        description="model TFLOP/s per device (flops_per_sample based)",
     )
-    peak_tflops: float | None = Field(default=None, gt=0, description="per-device peak")
-    mfu: float | None = Field(default=None, ge=0, le=1.5)
+    peak_tflops: float | None = Field(
+        default=None, gt=0, le=MAX_DEVICE_TFLOPS, description="per-device peak"
+    )
+    mfu: float | None = Field(default=None, ge=0, le=MAX_MFU)
     peak_memory_gib: float | None = Field(
         default=None, ge=0, description="largest over devices (processes on CPU)"
     )
@@ -147,7 +165,7 @@ class BenchmarkResult(BaseModel):
     env: dict[str, Any] = Field(default_factory=dict)
     config: dict[str, Any] = Field(default_factory=dict)
     started_at: str
-    runs_averaged: int | None = None
+    runs_averaged: int | None = Field(default=None, ge=1, le=1_000_000)
     notes: str = ""
     sweep: dict[str, Any] | None = Field(
         default=None, description="set when a sweep ran it: " + ", ".join(SWEEP_KEYS)
@@ -228,6 +246,18 @@ class BenchmarkResult(BaseModel):
             raise ValueError("must be a finite number")
         return value
 
+    @field_validator("throughput", "samples_per_s", "tokens_per_s")
+    @classmethod
+    def _a_rate_a_device_can_reach(cls, value: float | None, info: ValidationInfo) -> float | None:
+        """Samples or tokens per second per device below MAX_RATE_PER_DEVICE."""
+        devices = info.data.get("world_size") or 1
+        if value is not None and value / devices > MAX_RATE_PER_DEVICE:
+            raise ValueError(
+                f"{value:.4g} is {value / devices:.4g} per device; no device reaches "
+                f"{MAX_RATE_PER_DEVICE:.0e} per second: restore the measured figure"
+            )
+        return value
+
     @field_validator("precision")
     @classmethod
     def _precision_needed(cls, value: str | None, info: ValidationInfo) -> str | None:
@@ -269,12 +299,28 @@ def parse_result(data: Any, path: str | Path = "<result>") -> BenchmarkResult:
                 path, name, f"added in schema version {since}; set schema_version to {since}"
             )
     try:
-        return BenchmarkResult.model_validate(data)
+        # the id is checked as given: its pattern refuses control characters outright
+        raw_id = {"id": data["id"]} if "id" in data else {}
+        return BenchmarkResult.model_validate(plain_strings(data) | raw_id)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "<root>"
         message = first["msg"].removeprefix("Value error, ")
         raise ResultFileError(path, field, message) from None
+
+
+def plain_strings(data: Any) -> Any:
+    """`data` (decoded JSON) with every string, keys too, made plain text: terminal escape
+    sequences and control characters removed (benchmarks.runners.remote_output.plain, the
+    cleaning of what a remote prints), cut at MAX_STRING_CHARS. A result's strings are
+    shown in tables and the app; a device name must not retitle or clear a terminal."""
+    if isinstance(data, str):
+        return plain(data, MAX_STRING_CHARS)
+    if isinstance(data, dict):
+        return {plain_strings(k): plain_strings(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [plain_strings(v) for v in data]
+    return data
 
 
 def read_result(path: str | Path) -> BenchmarkResult:

@@ -7,7 +7,8 @@
   has been read (a file that grew). Every refusal is a RefusedFileError with a reason
   code the callers word in their own terms.
 - `loads_bounded` is json.loads refusing NaN, Infinity, numbers that overflow a float
-  (1e309) and nesting deeper than a bound (`json_depth`, which also bounds TOML).
+  (1e309), integers beyond 64 bits (10**400) and nesting deeper than a bound
+  (`json_depth`, which also bounds TOML).
 - `atomic_write_text` writes through a temp file in the same folder and a rename: a
   crash leaves the old file or the new one, never half of either, and no temp file.
 """
@@ -27,6 +28,9 @@ from typing import IO, Any
 from edge.console import shorten
 
 MAX_JSON_DEPTH = 64  # nested objects/arrays in a JSON document (real ones use a few)
+# The largest integer a JSON document may hold: a signed 64-bit integer's, what numpy,
+# pandas and every consumer of the file can hold without an OverflowError.
+MAX_JSON_INT = 2**63 - 1
 
 
 class UnsafeInputError(ValueError):
@@ -145,15 +149,27 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _bounded_int(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > len(str(MAX_JSON_INT)) or abs(int(text)) > MAX_JSON_INT:
+        raise UnsafeInputError(
+            f"integer {shorten(text, 40)} is beyond a 64-bit integer (at most {MAX_JSON_INT:,})"
+        )
+    return int(text)
+
+
 def _no_constant(text: str) -> float:
     raise UnsafeInputError(f"{text} is not a JSON number; give a finite number or null")
 
 
 def loads_bounded(text: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """json.loads that refuses (UnsafeInputError) NaN, Infinity, overflowing numbers and
-    nesting deeper than `max_depth`; json.JSONDecodeError for text that is not JSON."""
+    """json.loads that refuses (UnsafeInputError) NaN, Infinity, overflowing numbers,
+    integers beyond MAX_JSON_INT and nesting deeper than `max_depth`;
+    json.JSONDecodeError for text that is not JSON."""
     try:
-        data = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
+        data = json.loads(
+            text, parse_float=_finite_float, parse_int=_bounded_int, parse_constant=_no_constant
+        )
     except RecursionError:
         raise UnsafeInputError(f"nested deeper than {max_depth} levels") from None
     if json_depth(data) > max_depth:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from edge.format import money, percent
+from edge.spreadsheet import csv_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -156,12 +157,12 @@ def emit(
 ) -> None:
     """Print `frame` to stdout in `fmt` (table shows `table_columns`, those in `beneath`
     under their row and those in `optional` left out where the terminal is too narrow;
-    json/csv show all)."""
+    json/csv show all; csv through edge.spreadsheet, so no cell runs as a formula)."""
 
     if fmt == "json":
         sys.stdout.write(json.dumps(records(frame), indent=2, default=str) + "\n")
     elif fmt == "csv":
-        sys.stdout.write(frame.to_csv(index=False))
+        sys.stdout.write(csv_text(frame))
     elif fmt == "table":
         print_table(frame, title, table_columns, console, beneath, optional)
     else:

@@ -50,6 +50,6 @@ def calibrate(
         out = {"results": records(worded_calibration(rows)), "summary": records(summary)}
         sys.stdout.write(json.dumps(out, indent=2, default=str) + "\n")
     else:
-        from planner.render.spreadsheet import csv_text
+        from edge.spreadsheet import csv_text
 
         sys.stdout.write(csv_text(worded_calibration(rows)))

@@ -267,11 +267,7 @@ OPTIONAL_COLUMNS = ("fits", "seq_len", "precision")
 
 
 def _emit(frame: pd.DataFrame, fmt: str, title: str, table_columns: tuple[str, ...]) -> None:
-    """`frame` on stdout as `fmt`; as csv, spreadsheet-safe (planner.render.spreadsheet)."""
-    if fmt == "csv":
-        from planner.render.spreadsheet import spreadsheet_safe
-
-        frame = spreadsheet_safe(frame)
+    """`frame` on stdout as `fmt` (csv is spreadsheet-safe: pricing.output.emit)."""
     emit(
         frame,
         fmt,
@@ -283,11 +279,11 @@ def _emit(frame: pd.DataFrame, fmt: str, title: str, table_columns: tuple[str, .
 
 
 def _write_csv(output: str, frame: pd.DataFrame) -> None:
-    """`frame` into the file `output` as spreadsheet-safe CSV (planner.render.spreadsheet),
+    """`frame` into the file `output` as spreadsheet-safe CSV (edge.spreadsheet),
     through a temporary file and a rename; exit 1 when it cannot be written."""
     from pathlib import Path
 
-    from planner.render.spreadsheet import csv_text
+    from edge.spreadsheet import csv_text
     from pricing.catalog import atomic_write_text
 
     try:

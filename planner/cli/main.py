@@ -17,6 +17,7 @@ import typer
 # Only light modules at the top: `gpuplan --help` and `--version` must not load pandas,
 # numpy or scipy (tests/test_cli_startup.py); commands import the engine when they run.
 from benchmarks.cli import app as bench_app
+from benchmarks.result_checks import add_result_check
 from benchmarks.sweep.cli import make_app as make_sweep_app
 from planner.cli.app import APP_CONTEXT, serve_app
 from planner.cli.calibrate import calibrate
@@ -131,6 +132,17 @@ app.command("app", context_settings=APP_CONTEXT)(serve_app)
 app.add_typer(pricing_app, name="pricing")
 # `bench calibrate` needs the planner, which benchmarks must not import: mounted here.
 bench_app.command("calibrate")(calibrate)
+
+
+def _physics_problem(result: Any) -> str | None:
+    """planner.io.result_physics.physics_problem, imported when a result is checked."""
+    from planner.io.result_physics import physics_problem
+
+    return physics_problem(result)
+
+
+# `bench add` and a sweep's intake refuse a result above its GPU's datasheet peak.
+add_result_check(_physics_problem)
 app.add_typer(bench_app, name="bench")
 
 

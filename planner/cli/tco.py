@@ -58,7 +58,9 @@ def tco(
     ] = None,
     utilization: Annotated[
         float | None,
-        typer.Option(help="0 < U <= 1; overrides the config's (use --monthly-gpu-hours instead)"),
+        typer.Option(
+            help="1e-6 <= U <= 1; overrides the config's (use --monthly-gpu-hours instead)"
+        ),
     ] = None,
     monthly_gpu_hours: Annotated[
         float | None,

@@ -40,6 +40,13 @@ class Default:
     source: str
 
 
+# The lowest values a config may hold: below them an owner's cost per GPU-hour is beyond
+# any figure worth showing (and, at the smallest floats, beyond a float: infinite).
+MIN_LIFETIME_YEARS = 1 / 12  # a month: hardware used for less is rented, not owned
+MIN_SERVERS_PER_FTE = 0.01  # a hundred engineers per server
+MIN_UTILIZATION = 1e-6  # about half a minute of work per GPU a year
+
+
 class OnPremConfigError(ValueError):
     """An on-prem configuration that cannot be used, naming the file, the field and the fix."""
 
@@ -156,7 +163,7 @@ class OnPremConfig(BaseModel):
         "site-wide capex, USD", 0, 1e12,
     )  # fmt: skip
     lifetime_years: float = _line(
-        "lifetime_years", "years the hardware is used and amortized over", 0, 30, low_ok=False
+        "lifetime_years", "years the hardware is used and amortized over", MIN_LIFETIME_YEARS, 30
     )
     cost_of_capital_rate: float = _line(
         "cost_of_capital_rate", "cost of capital per year (0 = straight-line)", 0, 1
@@ -205,7 +212,7 @@ class OnPremConfig(BaseModel):
         "staff_usd_per_fte_year", "loaded cost of one engineer, USD per year", 0, 1e8
     )
     servers_per_fte: float = _line(
-        "servers_per_fte", "servers one engineer runs", 0, 1e6, low_ok=False
+        "servers_per_fte", "servers one engineer runs", MIN_SERVERS_PER_FTE, 1e6
     )
     maintenance_fraction_per_year: float = _line(
         "maintenance_fraction_per_year", "support as a fraction of server capex/year", 0, 1
@@ -219,9 +226,8 @@ class OnPremConfig(BaseModel):
         "assumption: share of the year the GPUs run paid work; set from the monthly GPU-hours "
         "the work needs where given",
         "share of the year the GPUs run paid work",
-        0,
+        MIN_UTILIZATION,
         1,
-        low_ok=False,
     )
 
     def __init__(self, **data: Any) -> None:

@@ -34,6 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from planner.onprem.config import (
     HOURS_PER_YEAR,
+    MIN_UTILIZATION,
     PARAMS,
     OnPremConfig,
     OnPremConfigError,
@@ -64,7 +65,7 @@ def params_of(
     out = {k: np.asarray(raw[k], dtype=float) for k in PARAMS}
     if utilization is not None:
         u = np.asarray(utilization, dtype=float)
-        ok = (u > 0) & (u <= 1)
+        ok = (u >= MIN_UTILIZATION) & (u <= 1)
         if not np.all(ok):
             bad = np.ravel(u)[np.flatnonzero(~np.ravel(ok))[0]]
             raise OnPremConfigError(
@@ -86,11 +87,16 @@ def upfront_usd(p: Mapping[str, FloatArray]) -> FloatArray:
 
 
 def capital_recovery_factor(rate: ArrayLike, years: ArrayLike) -> FloatArray:
-    """r / (1 - (1 + r)^-L), and 1 / L where r = 0 (straight-line)."""
+    """r / (1 - (1 + r)^-L), and its limit 1 / L as r -> 0 (straight-line).
+
+    Computed as r / -expm1(-L log1p(r)): the same annuity, exact where r or L is tiny
+    (r = 1e-17 makes 1 + r equal 1 in floating point, and the plain form divides by 0)."""
     r, life = np.asarray(rate, dtype=float), np.asarray(years, dtype=float)
     safe = np.where(r > 0, r, 1.0)
-    annuity = safe / (1 - (1 + safe) ** -life)
-    return np.asarray(np.where(r > 0, annuity, 1.0 / life), dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        annuity = safe / -np.expm1(-life * np.log1p(safe))
+    limit = 1.0 / life
+    return np.asarray(np.where((r > 0) & np.isfinite(annuity), annuity, limit), dtype=float)
 
 
 def yearly_lines(p: Mapping[str, FloatArray]) -> dict[str, FloatArray]:
@@ -102,7 +108,7 @@ def yearly_lines(p: Mapping[str, FloatArray]) -> dict[str, FloatArray]:
     resale = p["resale_fraction"] * capex
     upfront = upfront_usd(p)
     straight = (upfront - resale) / life
-    discounted_resale = resale * (1 + rate) ** -life
+    discounted_resale = resale * np.exp(-life * np.log1p(rate))
     capital = (upfront - discounted_resale) * capital_recovery_factor(rate, life)
     kw = servers * p["power_kw_per_server"]
     energy_busy = kw * HOURS_PER_YEAR * p["pue"] * p["usd_per_kwh"]

@@ -93,13 +93,17 @@ class VersusCloud:
     payback_months_p90: float
 
 
+LOWEST_TREND = -0.99  # a cloud price falling 99% a year: a drawn trend goes no lower
+
+
 def trend_draws(trend_per_year: float | None, n: int, seed: int) -> FloatArray:
-    """The cloud price trend per draw: uniform within +/-50% of the trend; 0 when None."""
+    """The cloud price trend per draw: uniform within +/-50% of the trend, never below
+    LOWEST_TREND (a price cannot fall by all of itself or more in a year); 0 when None."""
     if trend_per_year is None or trend_per_year == 0:
         return np.zeros(n)
     rng = np.random.default_rng(seed + 1)
     ends = sorted((0.5 * trend_per_year, 1.5 * trend_per_year))
-    return rng.uniform(ends[0], ends[1], n)
+    return rng.uniform(max(ends[0], LOWEST_TREND), max(ends[1], LOWEST_TREND), n)
 
 
 def versus_cloud(

@@ -13,7 +13,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from planner.onprem.config import HOURS_PER_MONTH, HOURS_PER_YEAR, OnPremConfig, OnPremConfigError
+from planner.onprem.config import (
+    HOURS_PER_MONTH,
+    HOURS_PER_YEAR,
+    MIN_UTILIZATION,
+    VALID_RANGES,
+    OnPremConfig,
+    OnPremConfigError,
+)
 
 
 @dataclass(frozen=True)
@@ -42,10 +49,14 @@ def utilization_of_hours(config: OnPremConfig, monthly_gpu_hours: float) -> floa
     return float(monthly_gpu_hours) * 12.0 / (config.gpus * HOURS_PER_YEAR)
 
 
+def per_server_hours(config: OnPremConfig) -> float:
+    """GPU-hours one server of this kind delivers a month, less those lost to failures."""
+    return config.gpus_per_server * HOURS_PER_MONTH * config.max_utilization
+
+
 def servers_needed(config: OnPremConfig, monthly_gpu_hours: float) -> int:
     """The fewest servers of this kind whose hours, less those lost to failures, hold the work."""
-    per_server = config.gpus_per_server * HOURS_PER_MONTH * config.max_utilization
-    return max(1, math.ceil(float(monthly_gpu_hours) / per_server - 1e-9))
+    return max(1, math.ceil(float(monthly_gpu_hours) / per_server_hours(config) - 1e-9))
 
 
 def size_for_work(
@@ -65,8 +76,24 @@ def size_for_work(
         )
     sized = config
     if utilization_of_hours(config, hours) > config.max_utilization:
-        sized = config.with_servers(servers_needed(config, hours))
+        needed = servers_needed(config, hours)
+        most = VALID_RANGES["servers"][2]
+        if needed > most:
+            raise OnPremConfigError(
+                f"needs {needed:,} servers of {config.gpus_per_server} GPUs; a config holds at "
+                f"most {most:,.0f}: give at most {most * per_server_hours(config):,.0f} "
+                "GPU-hours a month",
+                "monthly_gpu_hours",
+            )
+        sized = config.with_servers(needed)
     utilization = utilization_of_hours(sized, hours)
+    if utilization < MIN_UTILIZATION:
+        least = MIN_UTILIZATION * sized.gpus * HOURS_PER_MONTH
+        raise OnPremConfigError(
+            f"is {utilization:.3g} of the cluster's hours, below the least utilization "
+            f"{MIN_UTILIZATION:g}: give at least {least:.3g} GPU-hours a month",
+            "monthly_gpu_hours",
+        )
     sized = sized.with_utilization(min(utilization, 1.0))
     sizing = Sizing(hours, config.servers, sized.servers, utilization, config.max_utilization)
     return sized, sizing

@@ -468,10 +468,12 @@ def own_and_published_results(
 
     Own results get `gpu_name` from their CUDA device name; published ones a
     `generation`, their benchmark version (results_with_generation). Returns the table
-    and one message per result file that was rejected (the others still load).
+    and one message per result file that was rejected (the others still load): invalid,
+    or with a figure above its GPU's datasheet peak (planner.io.result_physics).
     """
     from benchmarks.published import published_frame, read_published_table
     from benchmarks.results import load_results, results_frame
+    from planner.io.result_physics import split_physical
     from pricing.gpus import gpu_from_device_name
 
     own = []
@@ -479,6 +481,8 @@ def own_and_published_results(
     samples: set[str] = set()  # ids of the bundled samples not also in a results folder
     for i, directory in enumerate([bundled_results_dir(), *(results_dirs or [])]):
         loaded, bad = load_results(directory)
+        loaded, impossible = split_physical(loaded, directory)
+        bad = bad + impossible
         ids = {r.id for r in loaded}
         samples = ids if i == 0 else samples - ids
         own.extend(loaded)

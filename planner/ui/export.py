@@ -59,8 +59,11 @@ class Report:
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
-    """The table as UTF-8 CSV (no index; missing values blank)."""
-    return frame.to_csv(index=False).encode("utf-8")
+    """The table as UTF-8 CSV (no index; missing values blank; spreadsheet-safe: no cell
+    runs as a formula, edge.spreadsheet)."""
+    from edge.spreadsheet import csv_text
+
+    return csv_text(frame).encode("utf-8")
 
 
 def _gpuplan_version() -> str:

@@ -16,14 +16,13 @@ import streamlit as st
 
 from edge.format import money, percent
 from planner.machines.specs import load_specs
-from planner.onprem.answer import TcoAnswer, tco_answer
+from planner.onprem.answer import TcoAnswer
 from planner.onprem.breakeven import break_even_utilization
 from planner.onprem.compare import compared_offers, offers_in_tiers
 from planner.onprem.config import DEFAULTS, OnPremConfig, OnPremConfigError
 from planner.onprem.lines import amortized_usd_per_gpu_hour
 from planner.onprem.load import LoadedConfig, config_from_mapping
 from planner.onprem.ranges import FABRICS, ranges_frame
-from planner.onprem.sensitivity import sensitivity
 from planner.render.tco_tables import cloud_table
 from planner.render.tco_words import (
     INPUT_LABELS,
@@ -35,7 +34,7 @@ from planner.render.tco_words import (
     worded_breakdown,
     worded_tco,
 )
-from planner.ui import data
+from planner.ui import cache, data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.inputs import number, optional_number
 from planner.ui.state import PageState
@@ -372,7 +371,7 @@ def onprem_report(answer: TcoAnswer, link: str = "") -> Report:
     """The page's HTML report: the verdict, both charts, the comparison, the lines and the
     sensitivity, the assumptions, and the source of every default and price used."""
     config = answer.config
-    swing = sensitivity(config, answer.defaulted)
+    swing = cache.sensitivity(config, answer.defaulted)
     other = answer.cloud.loc[answer.cloud["gpu_name"] != config.gpu_name, "ref"].tolist()
     notes = assumptions(answer)
     if answer.pricing == "spot":
@@ -509,7 +508,7 @@ def _comparison(answer: TcoAnswer) -> None:
 def _breakdown(answer: TcoAnswer) -> None:
     """Every cost line beside the tornado chart, then the ranges and their sources."""
     left, right = st.columns([2, 3])
-    swing = sensitivity(answer.config, answer.defaulted)
+    swing = cache.sensitivity(answer.config, answer.defaulted)
     with left:
         st.subheader("On-prem cost lines")
         show_table(worded_breakdown(answer), BREAKDOWN_CONFIG, key=f"{PAGE}.breakdown")
@@ -533,7 +532,7 @@ def render() -> None:
         loaded = config_from_mapping(
             {"name": "own-servers", **_given(values)}, source="the Cloud vs on-prem page's inputs"
         )
-        answer = tco_answer(
+        answer = cache.tco_answer(
             loaded.config, compared, loaded.defaulted, demand, trend,
             source="inputs on this page", pricing=kind,
         )  # fmt: skip

@@ -93,7 +93,7 @@ def test_zero_utilization_is_an_inline_message(open_page: Open) -> None:
     assert len(at.error) == 1
     message = plain(at.error[0].value)
     assert "**Utilization (share of the year used)** (field `utilization`)" in message
-    assert "0.0 is out of range; it must be > 0 and <= 1" in plain(message)
+    assert "0.0 is out of range; it must be >= 1e-06 and <= 1" in plain(message)
     assert not at.metric and not at.get("plotly_chart")
     at.number_input(key="onprem.utilization").set_value(0.5).run()
     assert not at.error and len(at.metric) == 4

@@ -145,3 +145,49 @@ def test_sweep_provenance_is_a_version_3_field(tmp_path: Path) -> None:
     with pytest.raises(ResultFileError) as info:
         read_result(tmp_path / "bad.json")
     assert info.value.field == "sweep"
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "words"),
+    [
+        ({"world_size": 10**12}, "world_size", "1000000"),
+        ({"nodes": 10**7}, "nodes", "1000000"),
+        ({"mfu": 1.5}, "mfu", "1"),
+        ({"achieved_tflops": 1e6}, "achieved_tflops", "20000"),
+        ({"throughput": 1e300, "tokens_per_s": 1e300}, "throughput", "per device"),
+        ({"tokens_per_s": 2e9}, "tokens_per_s", "1e+09"),
+        ({"runs_averaged": 0}, "runs_averaged", "1"),
+    ],
+)
+def test_figures_no_real_run_reaches_are_refused_naming_field_and_bound(
+    tmp_path: Path, edit: dict[str, object], field: str, words: str
+) -> None:
+    data = json.loads(sample().to_json()) | edit
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultFileError) as caught:
+        read_result(path)
+    assert caught.value.field == field
+    assert words in str(caught.value)
+
+
+def test_a_file_with_an_integer_beyond_64_bits_is_named_and_skipped(tmp_path: Path) -> None:
+    write_result(sample(), tmp_path)
+    text = sample(id="huge").to_json().replace('"world_size": 1', '"world_size": 1' + "0" * 400)
+    (tmp_path / "huge.json").write_text(text)
+    loaded, problems = load_results(tmp_path)
+    assert [r.id for r in loaded] == ["run-1"]
+    assert len(problems) == 1 and "huge.json" in problems[0] and "64-bit" in problems[0]
+    assert results_frame(loaded)["world_size"].tolist() == [1]
+
+
+def test_strings_from_a_result_file_are_read_as_plain_text(tmp_path: Path) -> None:
+    hostile = "H100\x1b]0;owned\x07\x1b[2J\x1b]52;c;ZWNobyBoaQ==\x07 80GB\r\n\x9b31m"
+    data = json.loads(sample().to_json())
+    data["device_name"] = hostile
+    data["env"] = {"a\x1b[1mkey": ["x\x07y"]}
+    path = tmp_path / "run-1.json"
+    path.write_text(json.dumps(data))
+    result = read_result(path)
+    assert result.device_name == "H100 80GB"
+    assert result.env == {"akey": ["xy"]}

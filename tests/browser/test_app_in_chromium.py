@@ -171,7 +171,7 @@ def test_a_link_reproduces_a_scaling_view(app_url: str, page: Page) -> None:
 def test_zero_utilization_is_an_inline_message(app_url: str, page: Page, screenshots: Path) -> None:
     page.goto(f"{app_url}/onprem?utilization=0", wait_until="domcontentloaded")
     alert = page.locator('[data-testid="stAlert"]').filter(
-        has_text="(field utilization): 0.0 is out of range; it must be > 0"
+        has_text="(field utilization): 0.0 is out of range; it must be >= 1e-06"
     )
     alert.first.wait_for(timeout=90_000)
     page.screenshot(path=str(screenshots / "onprem-zero-utilization.png"), full_page=True)

@@ -86,6 +86,14 @@ def test_json_numbers_must_be_finite() -> None:
         loads_bounded("{")
 
 
+def test_json_integers_beyond_64_bits_are_refused() -> None:
+    biggest = 2**63 - 1
+    assert loads_bounded(f"[{biggest}, -{biggest}, 0]") == [biggest, -biggest, 0]
+    for text in (f"[{biggest + 1}]", f"[-{biggest + 1}]", "[" + "9" * 400 + "]", "1" + "0" * 5000):
+        with pytest.raises(UnsafeInputError, match="beyond a 64-bit integer"):
+            loads_bounded(text)
+
+
 def test_an_atomic_write_replaces_the_file_and_leaves_no_temp_file(tmp_path: Path) -> None:
     target = tmp_path / "sub" / "state.json"
     atomic_write_text(target, "one")

@@ -208,7 +208,7 @@ def test_zero_or_negative_utilization_is_refused_with_the_field() -> None:
         with pytest.raises(OnPremConfigError) as info:
             config_from_mapping({"utilization": bad}, "lab.toml")
         assert "lab.toml: field 'utilization'" in str(info.value)
-        assert "must be > 0 and <= 1" in str(info.value)
+        assert "must be >= 1e-06 and <= 1" in str(info.value)
 
 
 def test_spot_takes_longer_than_on_demand_and_uses_the_rate_given() -> None:

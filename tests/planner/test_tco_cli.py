@@ -146,7 +146,10 @@ def write(tmp_path: Path, text: str) -> str:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--utilization", "0"], "--utilization 0: 0.0 is out of range; it must be > 0 and <= 1"),
+        (
+            ["--utilization", "0"],
+            "--utilization 0: 0.0 is out of range; it must be >= 1e-06 and <= 1",
+        ),
         (["--utilization=-0.1"], "--utilization -0.1"),
         (["--compare", "aws:p5.48xlarg"], "did you mean 'aws:p5.48xlarge'"),
         (["--compare", "H10"], "did you mean 'H100'"),

@@ -1,4 +1,5 @@
-"""CSV output that a spreadsheet shows as written, never runs as a formula.
+"""CSV output that a spreadsheet shows as written, never runs as a formula: every
+`--format csv`, `--output` file and download of gpuplan goes through `csv_text`.
 
 A cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return is read as a formula by
 Excel, LibreOffice and Google Sheets (`=HYPERLINK(...)`, `+cmd|' /C calc'!A0`): such a

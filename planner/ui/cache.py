@@ -1,0 +1,46 @@
+"""Answers the app computes once for every session that asks the same thing.
+
+A page's heavy answer (the TCO Monte Carlo and its sensitivity) is st.cache_data keyed by
+the request itself (the on-prem config, the offers compared, the work, the trend): twenty
+users asking the same question, or one user whose rerun changed nothing, cost one
+computation. Bounded: MAX_ENTRIES answers per function, each kept at most TTL_S (prices
+age). Plans and fitted models are cached the same way in planner.ui.data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import pandas as pd
+import streamlit as st
+
+from planner.onprem.answer import TcoAnswer
+from planner.onprem.answer import tco_answer as compute_tco_answer
+from planner.onprem.config import OnPremConfig
+from planner.onprem.sensitivity import sensitivity as compute_sensitivity
+
+MAX_ENTRIES = 64  # answers kept per function: a TCO answer is ~100 kB
+TTL_S = 3600  # prices age: an answer is recomputed after an hour
+
+
+@st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
+def tco_answer(
+    config: OnPremConfig,
+    offers: pd.DataFrame,
+    defaulted: Collection[str] | None = None,
+    monthly_gpu_hours: float | None = None,
+    trend_per_year: float | None = None,
+    source: str = "",
+    pricing: str | None = None,
+) -> TcoAnswer:
+    """planner.onprem.answer.tco_answer, once per distinct request."""
+    return compute_tco_answer(
+        config, offers, tuple(defaulted) if defaulted is not None else None,
+        monthly_gpu_hours, trend_per_year, source=source, pricing=pricing,
+    )  # fmt: skip
+
+
+@st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
+def sensitivity(config: OnPremConfig, defaulted: Collection[str]) -> pd.DataFrame:
+    """planner.onprem.sensitivity.sensitivity, once per distinct config."""
+    return compute_sensitivity(config, tuple(defaulted))
