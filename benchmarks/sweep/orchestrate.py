@@ -510,8 +510,10 @@ class SweepRun:
         return True
 
     def _watch_budget(self) -> None:
-        """Stop the sweep once what it has spent reaches max_usd (a running check)."""
-        if self.halted or self.spent_usd_now() < self.spec.max_usd - 1e-9:
+        """Stop the sweep once what it has spent reaches max_usd (a running check). A sweep
+        that has spent nothing has reached no cap, so `max_usd = 0` runs free targets."""
+        spent = self.spent_usd_now()
+        if self.halted or spent <= 0.0 or spent < self.spec.max_usd - 1e-9:
             return
         self.halted = (
             f"stopped: the sweep reached max_usd ${self.spec.max_usd:,.2f} "
