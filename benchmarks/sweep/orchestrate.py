@@ -606,6 +606,17 @@ class SweepRun:
                 )
         self.state.set_status("interrupted")
 
+    def end_leftovers(self) -> list[td.Outcome]:
+        """Before a resume: end every cloud machine the state records and no teardown
+        confirmed gone (a controller killed mid-sweep leaves its machines running until
+        their dead-man switch), so no target ever has two machines. Each outcome says
+        what was confirmed."""
+        pending = [
+            t["index"] for t in self.state.data["targets"]
+            if st.machine_cloud(t.get("machine")) and not t.get("terminated_at")
+        ]  # fmt: skip
+        return [outcome for i in pending if (outcome := self.teardown(i)) is not None]
+
     def _teardown_threads(self) -> list[threading.Thread]:
         """One started thread per cloud machine recorded and not yet confirmed gone."""
         threads = [
