@@ -20,7 +20,6 @@ from rich.live import Live
 from rich.markup import escape
 from rich.text import Text
 
-from benchmarks.runners.machine import ProvisionError
 from benchmarks.sweep import lock as sweep_lock
 from benchmarks.sweep import state as st
 from benchmarks.sweep.preview import NoData, SweepData, SweepPreview, preview_sweep
@@ -464,12 +463,23 @@ def _cleanup(states: list[dict[str, Any]], sweep_id: str | None, dry_run: bool) 
     if not regions:
         console.print("no cloud machines were launched by these sweeps; nothing to clean up")
         return
-    try:
-        reports = do_cleanup(regions, sweep_id, dry_run)
-    except ProvisionError as exc:
-        abort(str(exc), 1)
-    _print_cleanup(reports, regions, dry_run, console)
-    if any(report.failed for report in reports):
+    from benchmarks.sweep.cleanup_report import DOWN, UNCHECKED, UP, verdicts
+
+    reports = do_cleanup(regions, sweep_id, dry_run)
+    found = verdicts(states, reports, dry_run)
+    _print_cleanup(reports, regions, dry_run, console, found)
+    unchecked = [v for v in found if v.verdict == UNCHECKED]
+    up = [v for v in found if v.verdict == UP and not dry_run]
+    searched = [r for r in reports if r.error]
+    if found:
+        counts = [f"{sum(v.verdict == k for v in found)} {k}" for k in (DOWN, UP, UNCHECKED)]
+        console.print(f"recorded machines: {', '.join(counts)}", highlight=False)
+    if unchecked or up or searched or any(report.failed for report in reports):
+        if unchecked or searched:
+            console.print(
+                "exit 1: some machines could not be checked; they may still run (and bill) "
+                "until their dead-man switch", highlight=False,
+            )  # fmt: skip
         raise typer.Exit(1)
 
 
@@ -553,15 +563,27 @@ def _cleanup_states(sweep_id: str | None) -> list[dict[str, Any]]:
 
 
 def _print_cleanup(
-    reports: list[CleanupReport], regions: dict[str, list[str]], dry_run: bool, console: Console
-) -> None:
-    """One line per machine found: would terminate, terminated, or why it failed."""
+    reports: list[CleanupReport], regions: dict[str, list[str]], dry_run: bool,
+    console: Console, found: list[Any],
+) -> None:  # fmt: skip
+    """One line per recorded machine (confirmed down, still up, or could not check and
+    why), then one per other machine the search found: would terminate, terminated, or
+    why it failed."""
     places = "; ".join(f"{c}: {', '.join(r)}" for c, r in regions.items())
-    if not any(report.found for report in reports):
+    for report in reports:
+        if report.error:
+            console.print(f"{report.backend}: search failed: {report.error}", highlight=False)
+    if not any(report.found for report in reports) and not any(r.error for r in reports):
         console.print(f"no gpuplan machines running in {places}", highlight=False)
+    for v in found:
+        why = f" ({v.why})" if v.why else ""
+        console.print(f"{v.cloud} {v.where} {v.machine}: {v.verdict}{why}", highlight=False)
+    recorded = {v.machine for v in found}
     for report in reports:
         failed = {id(m): why for m, why in report.failed}
         for machine in report.found:
+            if {machine.instance_id, machine.name} & recorded:
+                continue
             what = (
                 "would terminate"
                 if dry_run

@@ -102,9 +102,19 @@ class SweepRun:
     def provisioner(self, backend: str) -> Provisioner:
         with self._lock:
             if backend not in self._provisioners:
-                opts = self.provisioner_options.get(backend, {})
+                opts = {**self.bounds(backend), **self.provisioner_options.get(backend, {})}
                 self._provisioners[backend] = provisioner_for(backend, **opts)
             return self._provisioners[backend]
+
+    def bounds(self, backend: str) -> dict[str, float]:
+        """Limits a provisioner's calls get from the target's minutes: each SkyPilot call
+        a quarter of them (at most CALL_TIMEOUT_S), so a launch and the search of its
+        teardown, both abandoned, still end inside the target's limit."""
+        if backend != "skypilot":
+            return {}
+        from benchmarks.runners.skypilot import CALL_TIMEOUT_S
+
+        return {"call_timeout_s": min(CALL_TIMEOUT_S, self.spec.max_minutes_per_target * 15)}
 
     def wheel(self) -> ship.Wheel:
         """The wheel of this gpuplan (runners/ship.py: built or rebuilt once, cached)."""
@@ -261,6 +271,11 @@ class SweepRun:
                 )
                 self.state.update_target(index, reason=kept((t.get("reason") or "") + f" [{note}]"))
                 self._event(index, note)
+            elif outcome.status == td.NOTHING:  # no machine, so nothing was billed
+                self.state.update_target(
+                    index, launched_at=None, terminated_at=st.iso(st.utc_now())
+                )
+                self._event(index, outcome.status)
             else:
                 self.state.update_target(index, terminated_at=st.iso(st.utc_now()))
                 self._event(index, outcome.status)
@@ -666,13 +681,28 @@ def cleanup_regions(states: list[dict[str, Any]]) -> dict[str, list[str]]:
     return {cloud: sorted(places) for cloud, places in regions.items()}
 
 
+CLEANUP_CALL_S = 30.0  # cleanup: the most one SkyPilot call may take before it is abandoned
+
+
+def _cleanup_provisioner(cloud: str) -> Provisioner:
+    opts = {"call_timeout_s": CLEANUP_CALL_S} if cloud == "skypilot" else {}
+    return provisioner_for(cloud, **opts)
+
+
 def cleanup(
     regions: dict[str, list[str]], sweep_id: str | None, dry_run: bool,
-    provisioner: Callable[[str], Provisioner] = provisioner_for,
+    provisioner: Callable[[str], Provisioner] = _cleanup_provisioner,
 ) -> list[CleanupReport]:  # fmt: skip
     """Find every machine tagged gpuplan-sweep (of `sweep_id`, or any) in these regions,
-    terminate those still there and confirm it (benchmarks.runners.cleanup)."""
-    return [
-        terminate_all(provisioner(cloud), places, sweep_id, dry_run=dry_run)
-        for cloud, places in sorted(regions.items())
-    ]
+    terminate those still there and confirm it (benchmarks.runners.cleanup). A cloud
+    whose search fails (no permission, an API server that does not answer) gets a report
+    with that `error`; the other clouds are still cleaned."""
+    reports = []
+    for cloud, places in sorted(regions.items()):
+        try:
+            reports.append(terminate_all(provisioner(cloud), places, sweep_id, dry_run=dry_run))
+        except ProvisionError as exc:
+            reports.append(
+                CleanupReport(cloud, list(places), sweep_id, dry_run, error=plain(str(exc)))
+            )
+    return reports

@@ -220,7 +220,7 @@ def test_cleanup_finds_a_machine_whose_launch_call_never_returned(
     (left,) = slow_cloud.find_launched(["us-east-2"])
     outcome = CliRunner().invoke(app, ["sweep", "cleanup", state.data["id"]])
     assert outcome.exit_code == 0, outcome.output
-    assert f"{left.instance_id}: terminated" in outcome.output
+    assert f"{left.instance_id}: confirmed down (terminated now)" in outcome.output
     assert slow_cloud.find_launched(["us-east-2"]) == []
 
 
