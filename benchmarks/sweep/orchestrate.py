@@ -153,9 +153,10 @@ class SweepRun:
         return base.rstrip("/") or "/"
 
     def remote_venv(self, target: TargetSpec) -> str:
-        """The venv the wheel goes into: the target's remote_venv, else BASE/venv (one per
-        BASE, reused by later sweeps: the installer keeps what it finds there)."""
-        return target.remote_venv or f"{self.remote_base(target)}/venv"
+        """The venv the wheel goes into: the target's remote_venv (shared by every sweep
+        that names it: the installer keeps what it finds there), else the sweep's own,
+        BASE/<sweep id>/venv (the sweep's targets on one host take turns installing)."""
+        return target.remote_venv or f"{self.remote_base(target)}/{self.sweep_id}/venv"
 
     def _file_mounts(self, target: TargetSpec) -> tuple[tuple[str, str], ...]:
         """SkyPilot: the wheel as a file mount, where the SSH installer looks for it."""
