@@ -188,23 +188,31 @@ def _index_with(where: Path, wheels: list[Path]) -> str:
 
 @pytest.fixture(scope="module")
 def torch_cpu_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The CPU torch wheel of this environment's version, from pip's own sources (a
-    local copy when pip is configured with one), else the test is skipped."""
-    import torch
-
+    """A CPU torch wheel as an index serves it: this environment's torch (a CPU build),
+    its metadata as it is (version, requirements), its files reached through a .pth
+    file, since unpacking 700 MB of torch would take the test minutes."""
+    dist = importlib.metadata.distribution("torch")
+    if "+cpu" not in dist.version:
+        pytest.skip(f"this environment's torch {dist.version} is not a CPU build")
     where = tmp_path_factory.mktemp("torch-wheel")
-    version = torch.__version__
-    if "+cpu" not in version:
-        pytest.skip(f"this environment's torch {version} is not a CPU build")
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
-         "-d", str(where), f"torch=={version}"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    found = sorted(where.glob("torch-*.whl"))
-    if done.returncode != 0 or not found:
-        pytest.skip(f"no torch {version} wheel reachable: {done.stderr[-300:]}")
-    return found[0]
+    shelf = where / "torch-files"
+    shelf.mkdir()
+    for top in {Path(str(f)).parts[0] for f in dist.files or []}:
+        if top != ".." and not top.endswith(".dist-info"):
+            (shelf / top).symlink_to(Path(str(dist.locate_file(top))))
+    info = f"torch-{dist.version}.dist-info"
+    files = {
+        "torch-files.pth": f"{shelf}\n",
+        f"{info}/METADATA": dist.read_text("METADATA") or "",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    files[f"{info}/RECORD"] = "".join(f"{name},,\n" for name in [*files, f"{info}/RECORD"])
+    wheel = where / f"torch-{dist.version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return wheel
 
 
 def _only_index_env(index_url: str) -> dict[str, str]:
@@ -220,7 +228,7 @@ def test_the_default_install_gets_a_cpu_torch_from_the_only_index_the_host_reach
     wheel_only: dict[str, Path], torch_cpu_wheel: Path, sshd: SshServer, tmp_path: Path
 ) -> None:
     """A wheel-only SSH sweep to a host whose pip reaches only its package index (here a
-    local one holding the CPU torch wheel), with a remote venv that has gpuplan's
+    local one serving a CPU torch wheel), with a remote venv that has gpuplan's
     libraries but no torch: the default install takes the CPU build from that index and
     never asks PyTorch's own site. Before, it tried only download.pytorch.org."""
     remote = _remote_venv_with_torch(tmp_path, wheel_only["wheel"], "bare-venv", without=("torch",))
