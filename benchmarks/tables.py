@@ -185,8 +185,9 @@ def status_frame(
     further line of which is a row of its own under it."""
     from benchmarks.runners.remote_output import why_lines
     from benchmarks.sweep import state as st
+    from benchmarks.sweep.lock import as_of
 
-    now = st.utc_now()
+    now = as_of(dict(data))  # a sweep whose controller is gone: its last write
     rows: list[dict[str, str]] = []
     for t in data["targets"]:
         detail = t.get("detail") and t["state"] != st.DONE

@@ -26,11 +26,12 @@ class CleanupReport:
     found: list[Machine] = field(default_factory=list)
     terminated: list[Machine] = field(default_factory=list)  # confirmed gone/terminating
     failed: list[tuple[Machine, str]] = field(default_factory=list)  # machine, reason
+    error: str | None = None  # the search itself failed (set by callers that catch it)
 
     @property
     def clean(self) -> bool:
         """True when nothing is left running (a dry run is clean only if nothing was found)."""
-        return not self.failed and len(self.terminated) == len(self.found)
+        return not self.error and not self.failed and len(self.terminated) == len(self.found)
 
 
 def terminate_all(

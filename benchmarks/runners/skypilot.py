@@ -17,6 +17,13 @@ when `sky.status` no longer lists the cluster. The gpuplan wheel travels as a fi
 SkyPilot writes an SSH config entry named after the cluster (~/.sky/generated/ssh/,
 included from ~/.ssh/config), so the machine's `host` is the cluster name.
 
+Every SDK call is bounded: the SDK has no timeouts of its own, and an API server that
+answers its health check may then stop answering. Each call runs in a daemon thread the
+caller abandons at its limit (`call_timeout_s` for launch, status and down; the caller's
+wait for `sky.get`), raising ProvisionError that names the call, the cluster and how to
+check it. A cluster is recorded in the sweep's state before its launch call is made, so
+an abandoned call still leaves it findable.
+
 SkyPilot is imported only when a skypilot target is launched (never by `import planner`).
 `sdk` may be given (tests: a stand-in whose calls are checked against the real SDK; it
 names AutostopWaitFor.JOBS as `wait_for_jobs`).
@@ -37,6 +44,7 @@ from benchmarks.runners.machine import CloudTarget, Machine, ProvisionError
 
 IDLE_MINUTES = 1  # autostop: minutes idle (no job) before SkyPilot tears the cluster down
 DOWN_WAIT_S = 900.0  # for sky.down to finish
+CALL_TIMEOUT_S = 120.0  # for the API server to answer one call (launch, status, down)
 POLL_S = 5.0
 CLUSTER_PREFIX = "gpuplan-"
 
@@ -107,9 +115,10 @@ class SkyPilotProvisioner:
 
     def __init__(
         self, sdk: Any = None, down_wait_s: float = DOWN_WAIT_S, poll_s: float = POLL_S,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = time.sleep, call_timeout_s: float = CALL_TIMEOUT_S,
     ) -> None:  # fmt: skip
         self._sdk = sdk
+        self.call_timeout_s = call_timeout_s
         self.down_wait_s = down_wait_s
         self.poll_s = poll_s
         self.sleep = sleep
@@ -137,13 +146,11 @@ class SkyPilotProvisioner:
         sky = self.sdk
         task = self.task(target, name, expires_at, sweep_id)
         wait_for = _wait_for_jobs() if _is_sky(sky) else getattr(sky, "wait_for_jobs", None)
-        try:
-            request = sky.launch(
-                task, cluster_name=name, retry_until_up=False,
-                idle_minutes_to_autostop=IDLE_MINUTES, wait_for=wait_for, down=True,
-            )  # fmt: skip
-        except Exception as exc:  # the SDK raises its own types and requests' errors
-            raise ProvisionError(f"SkyPilot launch of {name}: {one_line(exc)}") from None
+        request = self._call(
+            f"SkyPilot launch of {name}", name, self.call_timeout_s, sky.launch, task,
+            cluster_name=name, retry_until_up=False, idle_minutes_to_autostop=IDLE_MINUTES,
+            wait_for=wait_for, down=True,
+        )  # fmt: skip
         self._requests[name] = request
         return Machine(
             backend="skypilot", host="", cloud="skypilot", region=target.region or None,
@@ -158,7 +165,7 @@ class SkyPilotProvisioner:
         name = str(machine.name)
         request = self._requests.get(name)
         if request is not None:
-            self._get(request, timeout_s, f"the launch of {name}")
+            self._get(request, timeout_s, f"the launch of {name}", name)
         records = self._status([name])
         if not records or _status_name(records[0]) != "UP":
             seen = _status_name(records[0]) if records else "not listed"
@@ -171,13 +178,14 @@ class SkyPilotProvisioner:
         if not self._status([name]):
             return
         try:
-            request = self.sdk.down(name)
-        except Exception as exc:
-            if _is_missing(exc):
+            request = self._call(f"SkyPilot down of {name}", name, self.call_timeout_s,
+                                 self.sdk.down, name)  # fmt: skip
+        except ProvisionError as exc:
+            if _is_missing(exc.__cause__ or exc):
                 return
-            raise ProvisionError(f"SkyPilot down of {name}: {one_line(exc)}") from None
+            raise
         try:
-            self._get(request, self.down_wait_s, f"sky down of {name}")
+            self._get(request, self.down_wait_s, f"sky down of {name}", name)
         except ProvisionError as exc:
             if "does not exist" not in str(exc) and "ClusterDoesNotExist" not in str(exc):
                 raise
@@ -202,30 +210,41 @@ class SkyPilotProvisioner:
     # -- SDK calls ---------------------------------------------------------------------
 
     def _status(self, names: list[str] | None) -> list[Any]:
-        try:
-            return list(self._get(self.sdk.status(cluster_names=names), 300.0, "sky status"))
-        except ProvisionError:
-            raise
-        except Exception as exc:
-            raise ProvisionError(f"SkyPilot status: {one_line(exc)}") from None
+        what = "SkyPilot status" + (f" of {', '.join(names)}" if names else "")
+        cluster = names[0] if names and len(names) == 1 else None
+        request = self._call(what, cluster, self.call_timeout_s, self.sdk.status,
+                             cluster_names=names)  # fmt: skip
+        return list(self._get(request, self.call_timeout_s, what, cluster) or [])
 
-    def _get(self, request: Any, timeout_s: float, what: str) -> Any:
-        """sky.get(request) within `timeout_s` seconds (in a thread: sky.get has no timeout)."""
+    def _get(self, request: Any, timeout_s: float, what: str, cluster: str | None = None) -> Any:
+        """sky.get(request) within `timeout_s` seconds (sky.get has no timeout)."""
+        return self._call(what, cluster, timeout_s, self.sdk.get, request)
+
+    def _call(
+        self, what: str, cluster: str | None, timeout_s: float, call: Callable[..., Any],
+        *args: Any, **kwargs: Any,
+    ) -> Any:  # fmt: skip
+        """`call(*args, **kwargs)` in a daemon thread, abandoned after `timeout_s` seconds
+        (the SDK's calls have no timeout); ProvisionError for an error or no answer."""
         box: dict[str, Any] = {}
 
         def wait() -> None:
             try:
-                box["value"] = self.sdk.get(request)
+                box["value"] = call(*args, **kwargs)
             except BaseException as exc:  # handed to the caller below
                 box["error"] = exc
 
-        thread = threading.Thread(target=wait, daemon=True, name=f"sky-get-{what}")
+        thread = threading.Thread(target=wait, daemon=True, name=f"sky-{what}")
         thread.start()
-        thread.join(timeout=max(1.0, timeout_s))
+        thread.join(timeout=max(0.1, timeout_s))
         if thread.is_alive():
-            raise ProvisionError(f"{what}: no answer from SkyPilot after {timeout_s:.0f} s")
+            check = f"; check it with `sky status {cluster}`" if cluster else ""
+            raise ProvisionError(
+                f"{what}: the SkyPilot API server gave no answer within {timeout_s:.0f} s "
+                f"(see `sky api status`){check}"
+            )
         if "error" in box:
-            raise ProvisionError(f"{what}: {one_line(box['error'])}")
+            raise ProvisionError(f"{what}: {one_line(box['error'])}") from box["error"]
         return box.get("value")
 
 

@@ -20,7 +20,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.text import Text
 
-from benchmarks.runners.machine import ProvisionError
+from benchmarks.sweep import lock as sweep_lock
 from benchmarks.sweep import state as st
 from benchmarks.sweep.preview import NoData, SweepData, SweepPreview, preview_sweep
 from benchmarks.sweep.spec import SpecError, SweepSpec, check_cloud_targets, load_spec, parse_spec
@@ -315,19 +315,46 @@ class PricedCommands:
         _refuse_over_cap(preview)
         _confirm(yes, "start this sweep?", "not started")
         results_dir = (results or default_results_dir()).resolve()
-        state = _new_state(spec, spec_path, preview, results_dir)
-        raise typer.Exit(_execute(spec, preview, state, results_dir, _ssh_options(ssh_option)))
+        sweep_id = st.new_sweep_id(spec.name)
+        with _lock(sweep_id, "run"):
+            state = _new_state(sweep_id, spec, spec_path, preview, results_dir)
+            code = _execute(spec, preview, state, results_dir, _ssh_options(ssh_option))
+        raise typer.Exit(code)
 
     def resume(
         self,
         sweep_id: Annotated[str, typer.Argument(help="sweep id (see `gpuplan sweep list`)")],
         yes: Yes = False,
         ssh_option: Annotated[list[str] | None, typer.Option("--ssh-option")] = None,
+        takeover: Annotated[
+            bool,
+            typer.Option(
+                "--takeover",
+                help="continue a sweep whose controller is gone (killed or crashed); "
+                "never one whose controller still runs",
+            ),
+        ] = False,
     ) -> None:
         """Run again only what did not finish (runs already collected are kept), under the
         same checks as `run`: every price known, and what was spent plus the worst case of
-        what is left within max_usd."""
+        what is left within max_usd. Refused while another controller runs the sweep."""
+        sid = _state(sweep_id).data["id"]
+        with _lock(sid, "resume", takeover=takeover) as held:
+            self._resume(sid, yes, ssh_option, held)
+
+    def _resume(
+        self, sweep_id: str, yes: bool, ssh_option: list[str] | None,
+        held: sweep_lock.ControllerLock,
+    ) -> None:  # fmt: skip
+        """`resume` under the sweep's lock: the state read again now that no other
+        controller can write it."""
+        from benchmarks.sweep.orchestrate import SweepRun
+
         state = _state(sweep_id)
+        if held.previous is not None:
+            text_console(stderr=True).print(
+                f"taking over from {held.previous.describe()}, which is gone", highlight=False
+            )
         spec = _saved_spec(state)
         data = self.data_factory()
         try:
@@ -338,8 +365,9 @@ class PricedCommands:
         print_preview(preview, text_console())
         _refuse_resume_over_cap(state.data, preview)
         _confirm(yes, "resume this sweep?", "not resumed")
-        _reset_unfinished(state, preview)
         results_dir = Path(state.data["results_dir"])
+        _end_leftovers(SweepRun(spec, state, preview, results_dir), text_console(stderr=True))
+        _reset_unfinished(state, preview)
         raise typer.Exit(_execute(spec, preview, state, results_dir, _ssh_options(ssh_option)))
 
 
@@ -350,17 +378,21 @@ def status(
 ) -> None:
     """Each target's state, elapsed time and dollars so far, and each result's measured
     figure beside what gpuplan predicts for it without it."""
-    state = _state(sweep_id)
-    checked = _predicted_vs_measured(state.data, data_factory)
+    seen = sweep_lock.as_seen(_state(sweep_id).data)
+    checked = _predicted_vs_measured(seen, data_factory)
     if fmt == "json":
-        print(json.dumps({**state.data, "predicted_vs_measured": checked}, indent=2))
+        print(json.dumps({**seen, "predicted_vs_measured": checked}, indent=2))
         return
     from benchmarks.tables import checked_table
     from edge.tables import wrap_words
 
     console = text_console()
-    console.print(status_table(state.data, width=console.width))
-    for t in state.data["targets"]:
+    console.print(status_table(seen, width=console.width))
+    if seen.get("controller_gone"):
+        gone = f"{seen['controller_gone']}; `gpuplan sweep resume {seen['id']} --takeover` "
+        gone += f"continues it, `gpuplan sweep cleanup {seen['id']}` ends its machines"
+        console.print(Text("\n".join(wrap_words(gone, console.width))))
+    for t in seen["targets"]:
         for key, r in t["runs"].items():
             if r.get("error"):
                 console.print(Text("\n".join(wrap_words(f"{t['label']} {key}: {r['error']}",
@@ -389,14 +421,14 @@ def list_sweeps() -> None:
     rows = []
     for path in st.list_state_paths():
         try:
-            data = st.load_state(str(path)).data
+            data = sweep_lock.as_seen(st.load_state(str(path)).data)
         except st.StateError as exc:
             text_console(stderr=True).print(f"[yellow]skipped:[/] {escape(str(exc))}")
             continue
         targets = data["targets"]
         done = sum(1 for t in targets if t["state"] == st.DONE)
         results = sum(len(r["result_ids"]) for t in targets for r in t["runs"].values())
-        spent = sum(st.spend_usd(t) for t in targets)
+        spent = sum(st.spend_usd(t, sweep_lock.as_of(data)) for t in targets)
         created = str(data.get("created_at", "")).replace("T", " ")[:16]  # to the minute
         rows.append([data["id"], str(data.get("status")), created, f"{done}/{len(targets)}",
                      str(results), _money(spent)])  # fmt: skip
@@ -413,21 +445,65 @@ def cleanup(
     sweep_id: Annotated[str | None, typer.Argument(help="sweep id (default: every sweep)")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="only list what would go")] = False,
 ) -> None:
-    """Terminate every machine gpuplan launched (by tag/label) still running."""
+    """Terminate every machine gpuplan launched (by tag/label) still running. Refused
+    while a controller runs the sweep (it would end machines in use); a sweep whose
+    controller is gone is cleaned up."""
+    import contextlib
+
+    states = _cleanup_states(sweep_id)
+    with contextlib.ExitStack() as held:
+        if not dry_run:
+            if sweep_id is not None:
+                for data in states:
+                    held.enter_context(_lock(data["id"], "cleanup", stale_ok=True))
+            else:
+                _refuse_live(states)
+        _cleanup(states, sweep_id, dry_run)
+
+
+def _refuse_live(states: list[dict[str, Any]]) -> None:
+    """`cleanup` of every sweep ends every tagged machine: refused while any sweep has a
+    live controller, naming it (cleanup of one sweep by id still works)."""
+    live = []
+    for data in states:
+        lock = sweep_lock.holder(str(data["id"]))
+        if lock.held:
+            who = lock.holder.describe() if lock.holder else "another process"
+            live.append(f"{data['id']} (run by {who})")
+    if live:
+        abort(
+            f"not cleaned up: {'; '.join(live)} still runs and its machines are in use; "
+            "clean up other sweeps by id (`gpuplan sweep cleanup ID`)",
+            1,
+        )
+
+
+def _cleanup(states: list[dict[str, Any]], sweep_id: str | None, dry_run: bool) -> None:
     from benchmarks.sweep.orchestrate import cleanup as do_cleanup
     from benchmarks.sweep.orchestrate import cleanup_regions
 
-    regions = cleanup_regions(_cleanup_states(sweep_id))
+    regions = cleanup_regions(states)
     console = text_console()
     if not regions:
         console.print("no cloud machines were launched by these sweeps; nothing to clean up")
         return
-    try:
-        reports = do_cleanup(regions, sweep_id, dry_run)
-    except ProvisionError as exc:
-        abort(str(exc), 1)
-    _print_cleanup(reports, regions, dry_run, console)
-    if any(report.failed for report in reports):
+    from benchmarks.sweep.cleanup_report import DOWN, UNCHECKED, UP, verdicts
+
+    reports = do_cleanup(regions, sweep_id, dry_run)
+    found = verdicts(states, reports, dry_run)
+    _print_cleanup(reports, regions, dry_run, console, found)
+    unchecked = [v for v in found if v.verdict == UNCHECKED]
+    up = [v for v in found if v.verdict == UP and not dry_run]
+    searched = [r for r in reports if r.error]
+    if found:
+        counts = [f"{sum(v.verdict == k for v in found)} {k}" for k in (DOWN, UP, UNCHECKED)]
+        console.print(f"recorded machines: {', '.join(counts)}", highlight=False)
+    if unchecked or up or searched or any(report.failed for report in reports):
+        if unchecked or searched:
+            console.print(
+                "exit 1: some machines could not be checked; they may still run (and bill) "
+                "until their dead-man switch", highlight=False,
+            )  # fmt: skip
         raise typer.Exit(1)
 
 
@@ -461,11 +537,10 @@ def _confirm(yes: bool, question: str, refusal: str) -> None:
 
 
 def _new_state(
-    spec: SweepSpec, spec_path: Path, preview: SweepPreview, results_dir: Path
+    sweep_id: str, spec: SweepSpec, spec_path: Path, preview: SweepPreview, results_dir: Path
 ) -> st.StateFile:
     """A new sweep's state file, saved before anything starts: every target pending at
     the price its preview found."""
-    sweep_id = st.new_sweep_id(spec.name)
     prices = [t.usd_per_hour for t in preview.targets]
     state = st.StateFile(st.new_state(
         sweep_id, str(spec_path.resolve()), spec.raw, str(results_dir),
@@ -512,15 +587,27 @@ def _cleanup_states(sweep_id: str | None) -> list[dict[str, Any]]:
 
 
 def _print_cleanup(
-    reports: list[CleanupReport], regions: dict[str, list[str]], dry_run: bool, console: Console
-) -> None:
-    """One line per machine found: would terminate, terminated, or why it failed."""
+    reports: list[CleanupReport], regions: dict[str, list[str]], dry_run: bool,
+    console: Console, found: list[Any],
+) -> None:  # fmt: skip
+    """One line per recorded machine (confirmed down, still up, or could not check and
+    why), then one per other machine the search found: would terminate, terminated, or
+    why it failed."""
     places = "; ".join(f"{c}: {', '.join(r)}" for c, r in regions.items())
-    if not any(report.found for report in reports):
+    for report in reports:
+        if report.error:
+            console.print(f"{report.backend}: search failed: {report.error}", highlight=False)
+    if not any(report.found for report in reports) and not any(r.error for r in reports):
         console.print(f"no gpuplan machines running in {places}", highlight=False)
+    for v in found:
+        why = f" ({v.why})" if v.why else ""
+        console.print(f"{v.cloud} {v.where} {v.machine}: {v.verdict}{why}", highlight=False)
+    recorded = {v.machine for v in found}
     for report in reports:
         failed = {id(m): why for m, why in report.failed}
         for machine in report.found:
+            if {machine.instance_id, machine.name} & recorded:
+                continue
             what = (
                 "would terminate"
                 if dry_run
@@ -530,6 +617,35 @@ def _print_cleanup(
                 f"{report.backend} {machine.zone or machine.region} {machine.instance_id}: {what}",
                 highlight=False,
             )
+
+
+def _lock(
+    sweep_id: str, command: str, *, takeover: bool = False, stale_ok: bool = False
+) -> sweep_lock.ControllerLock:
+    """The sweep's controller lock for this process (benchmarks.sweep.lock), or exit 1
+    naming the process that holds it."""
+    try:
+        return sweep_lock.acquire(sweep_id, command, takeover=takeover, stale_ok=stale_ok)
+    except sweep_lock.SweepLocked as exc:
+        abort(f"not {command if command != 'run' else 'started'}: {exc}", 1)
+
+
+def _end_leftovers(sweep: Any, console: Console) -> None:
+    """Before a resume: end every machine a previous controller left running (see
+    SweepRun.end_leftovers); exit 1, starting nothing, when one is not confirmed gone."""
+    from benchmarks.sweep import teardown as td
+
+    for outcome in sweep.end_leftovers():
+        if outcome.status == td.CONFIRMED:
+            console.print(f"ended {outcome.machine} ({outcome.where}), left running by an "
+                          "earlier controller", highlight=False)  # fmt: skip
+    left = sweep.still_running()
+    if left:
+        abort(
+            f"not resumed: {', '.join(left)} left by an earlier controller may still run; "
+            f"run `gpuplan sweep cleanup {sweep.sweep_id}` first; nothing was started",
+            1,
+        )
 
 
 def _ssh_options(given: list[str] | None) -> list[str] | None:

@@ -102,9 +102,19 @@ class SweepRun:
     def provisioner(self, backend: str) -> Provisioner:
         with self._lock:
             if backend not in self._provisioners:
-                opts = self.provisioner_options.get(backend, {})
+                opts = {**self.bounds(backend), **self.provisioner_options.get(backend, {})}
                 self._provisioners[backend] = provisioner_for(backend, **opts)
             return self._provisioners[backend]
+
+    def bounds(self, backend: str) -> dict[str, float]:
+        """Limits a provisioner's calls get from the target's minutes: each SkyPilot call
+        a quarter of them (at most CALL_TIMEOUT_S), so a launch and the search of its
+        teardown, both abandoned, still end inside the target's limit."""
+        if backend != "skypilot":
+            return {}
+        from benchmarks.runners.skypilot import CALL_TIMEOUT_S
+
+        return {"call_timeout_s": min(CALL_TIMEOUT_S, self.spec.max_minutes_per_target * 15)}
 
     def wheel(self) -> ship.Wheel:
         """The wheel of this gpuplan (runners/ship.py: built or rebuilt once, cached)."""
@@ -143,9 +153,10 @@ class SweepRun:
         return base.rstrip("/") or "/"
 
     def remote_venv(self, target: TargetSpec) -> str:
-        """The venv the wheel goes into: the target's remote_venv, else BASE/venv (one per
-        BASE, reused by later sweeps: the installer keeps what it finds there)."""
-        return target.remote_venv or f"{self.remote_base(target)}/venv"
+        """The venv the wheel goes into: the target's remote_venv (shared by every sweep
+        that names it: the installer keeps what it finds there), else the sweep's own,
+        BASE/<sweep id>/venv (the sweep's targets on one host take turns installing)."""
+        return target.remote_venv or f"{self.remote_base(target)}/{self.sweep_id}/venv"
 
     def _file_mounts(self, target: TargetSpec) -> tuple[tuple[str, str], ...]:
         """SkyPilot: the wheel as a file mount, where the SSH installer looks for it."""
@@ -261,6 +272,11 @@ class SweepRun:
                 )
                 self.state.update_target(index, reason=kept((t.get("reason") or "") + f" [{note}]"))
                 self._event(index, note)
+            elif outcome.status == td.NOTHING:  # no machine, so nothing was billed
+                self.state.update_target(
+                    index, launched_at=None, terminated_at=st.iso(st.utc_now())
+                )
+                self._event(index, outcome.status)
             else:
                 self.state.update_target(index, terminated_at=st.iso(st.utc_now()))
                 self._event(index, outcome.status)
@@ -510,8 +526,10 @@ class SweepRun:
         return True
 
     def _watch_budget(self) -> None:
-        """Stop the sweep once what it has spent reaches max_usd (a running check)."""
-        if self.halted or self.spent_usd_now() < self.spec.max_usd - 1e-9:
+        """Stop the sweep once what it has spent reaches max_usd (a running check). A sweep
+        that has spent nothing has reached no cap, so `max_usd = 0` runs free targets."""
+        spent = self.spent_usd_now()
+        if self.halted or spent <= 0.0 or spent < self.spec.max_usd - 1e-9:
             return
         self.halted = (
             f"stopped: the sweep reached max_usd ${self.spec.max_usd:,.2f} "
@@ -604,6 +622,17 @@ class SweepRun:
                 )
         self.state.set_status("interrupted")
 
+    def end_leftovers(self) -> list[td.Outcome]:
+        """Before a resume: end every cloud machine the state records and no teardown
+        confirmed gone (a controller killed mid-sweep leaves its machines running until
+        their dead-man switch), so no target ever has two machines. Each outcome says
+        what was confirmed."""
+        pending = [
+            t["index"] for t in self.state.data["targets"]
+            if st.machine_cloud(t.get("machine")) and not t.get("terminated_at")
+        ]  # fmt: skip
+        return [outcome for i in pending if (outcome := self.teardown(i)) is not None]
+
     def _teardown_threads(self) -> list[threading.Thread]:
         """One started thread per cloud machine recorded and not yet confirmed gone."""
         threads = [
@@ -653,13 +682,28 @@ def cleanup_regions(states: list[dict[str, Any]]) -> dict[str, list[str]]:
     return {cloud: sorted(places) for cloud, places in regions.items()}
 
 
+CLEANUP_CALL_S = 30.0  # cleanup: the most one SkyPilot call may take before it is abandoned
+
+
+def _cleanup_provisioner(cloud: str) -> Provisioner:
+    opts = {"call_timeout_s": CLEANUP_CALL_S} if cloud == "skypilot" else {}
+    return provisioner_for(cloud, **opts)
+
+
 def cleanup(
     regions: dict[str, list[str]], sweep_id: str | None, dry_run: bool,
-    provisioner: Callable[[str], Provisioner] = provisioner_for,
+    provisioner: Callable[[str], Provisioner] = _cleanup_provisioner,
 ) -> list[CleanupReport]:  # fmt: skip
     """Find every machine tagged gpuplan-sweep (of `sweep_id`, or any) in these regions,
-    terminate those still there and confirm it (benchmarks.runners.cleanup)."""
-    return [
-        terminate_all(provisioner(cloud), places, sweep_id, dry_run=dry_run)
-        for cloud, places in sorted(regions.items())
-    ]
+    terminate those still there and confirm it (benchmarks.runners.cleanup). A cloud
+    whose search fails (no permission, an API server that does not answer) gets a report
+    with that `error`; the other clouds are still cleaned."""
+    reports = []
+    for cloud, places in sorted(regions.items()):
+        try:
+            reports.append(terminate_all(provisioner(cloud), places, sweep_id, dry_run=dry_run))
+        except ProvisionError as exc:
+            reports.append(
+                CleanupReport(cloud, list(places), sweep_id, dry_run, error=plain(str(exc)))
+            )
+    return reports

@@ -2,8 +2,9 @@
 
     python -m tests.benchmarks.cloud_sweep_driver CONFIG.json sweep run SPEC --yes ...
 
-CONFIG.json: {"aws": {"endpoint_url": moto}, "gcp": {"api_endpoint": fake, "project": p},
-"ssh": {"host", "port", "user", "identity_file"}}. The real AwsProvisioner and
+CONFIG.json: {"aws": {"endpoint_url": moto, "launch_delay_s": s (optional)},
+"gcp": {"api_endpoint": fake, "project": p}, "ssh": {"host", "port", "user",
+"identity_file"}}. The real AwsProvisioner and
 GcpProvisioner do every cloud call (against moto and the fake Compute server); only the
 address they return is replaced by the loopback sshd's, since no cloud machine exists
 behind them. Like the test process, this child may connect to 127.0.0.1 only. Tests
@@ -17,6 +18,7 @@ import ipaddress
 import json
 import socket
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,9 +49,19 @@ class _Loopback:
     """A provisioner whose running machines are reached at `point(machine)` (the loopback
     sshd) instead of the address the stand-in cloud gave them."""
 
-    def __init__(self, point: Callable[[Machine], Machine], **options: Any) -> None:
+    def __init__(
+        self, point: Callable[[Machine], Machine], launch_delay_s: float = 0.0, **options: Any
+    ) -> None:
         super().__init__(**options)
         self.point = point
+        self.launch_delay_s = launch_delay_s
+
+    def launch(self, *args: Any, **kwargs: Any) -> Machine:
+        """The cloud's launch; with `launch_delay_s`, the call returns that much later (the
+        instance exists meanwhile), as a slow cloud's does."""
+        machine: Machine = super().launch(*args, **kwargs)  # type: ignore[misc]
+        time.sleep(self.launch_delay_s)
+        return machine
 
     def wait_running(self, machine: Machine, timeout_s: float) -> Machine:
         return self.point(super().wait_running(machine, timeout_s))  # type: ignore[misc]
@@ -97,7 +109,11 @@ def register(config: dict[str, Any]) -> None:
     point = pointer(config["ssh"])
     if "aws" in config:
         url = config["aws"]["endpoint_url"]
-        backends.register("aws", lambda **_: LoopbackAws(point, endpoint_url=url, poll_s=0.05))
+        delay = float(config["aws"].get("launch_delay_s", 0.0))
+        backends.register(
+            "aws",
+            lambda **_: LoopbackAws(point, delay, endpoint_url=url, poll_s=0.05),
+        )
     if "gcp" in config:
         gcp = config["gcp"]
         backends.register(

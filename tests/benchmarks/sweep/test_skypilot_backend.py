@@ -356,3 +356,108 @@ def test_skypilots_own_dry_run_picks_the_instance_region_and_price_of_the_previe
     assert calls["launch"]["idle_minutes_to_autostop"] == IDLE_MINUTES
     assert flow["host"] == "gpuplan-t-0" and flow["found"] == ["gpuplan-t-0"]
     assert flow["terminated"] is True
+
+
+# -- an API server that stops answering, or errors ----------------------------------------
+
+
+class SilentSky(StandInSky):
+    """An API server that answered its health check and then stops answering: every call
+    blocks until `release` is set (the test's end), as a request to a hung server does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import threading
+
+        self.release = threading.Event()
+
+    def _hang(self) -> None:
+        self.release.wait(600)
+
+    def launch(self, task: Any, **kwargs: Any) -> str:
+        self._hang()
+        return super().launch(task, **kwargs)
+
+    def status(self, cluster_names: list[str] | None = None) -> str:
+        self._hang()
+        return super().status(cluster_names)
+
+    def down(self, name: str) -> str:
+        self._hang()
+        return super().down(name)
+
+
+def sky_cli(sky: StandInSky, *args: str) -> Any:
+    register("skypilot", lambda **opts: SkyPilotProvisioner(sdk=sky, poll_s=0, **opts))
+    try:
+        return CliRunner().invoke(app, ["sweep", *args], catch_exceptions=False)
+    finally:
+        register("skypilot", None)
+
+
+@pytest.mark.timeout(120)
+def test_a_sweep_whose_skypilot_api_server_stops_answering_ends_within_its_limit(
+    sweep_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """max_minutes_per_target = 1: the launch call and the teardown's search are each
+    abandoned at a quarter of it, the sweep ends inside the minute, the state keeps the
+    cluster as what may still run, and `sweep cleanup` returns saying it could not check
+    it, how to, and exits 1. Before, only sky.get was bounded: `sweep run` was still
+    running at 420 s and `sweep cleanup --dry-run` hung too."""
+    import time
+
+    from benchmarks.sweep import orchestrate
+
+    sky = SilentSky()
+    spec_path = tmp_path / "sky.toml"
+    spec_path.write_text(
+        spec_text(sky_target(LAMBDA + REMOTE), ONE_RUN, max_usd=50).replace(
+            "max_minutes_per_target = 10", "max_minutes_per_target = 1"
+        )
+    )
+    try:
+        started = time.monotonic()
+        outcome = sky_cli(sky, "run", str(spec_path), "--yes", "--results", str(tmp_path / "r"))
+        elapsed = time.monotonic() - started
+        assert outcome.exit_code == 1, outcome.output
+        assert 15 <= elapsed < 60, elapsed  # two calls abandoned at 15 s each
+        state = only_state(sweep_dir)
+        name = f"gpuplan-{state['id']}-0"
+        target = state["targets"][0]
+        assert target["state"] == "failed" and "gave no answer within 15 s" in target["reason"]
+        assert f"sky status {name}" in target["reason"]
+        assert not target["terminated_at"]  # not confirmed: it may still run
+        assert "may still be running" in outcome.output and name in outcome.output
+
+        monkeypatch.setattr(orchestrate, "CLEANUP_CALL_S", 2.0)
+        for dry in (["--dry-run"], []):
+            started = time.monotonic()
+            cleaned = sky_cli(sky, "cleanup", state["id"], *dry)
+            assert time.monotonic() - started < 15
+            assert cleaned.exit_code == 1, cleaned.output
+            text = " ".join(cleaned.output.split())
+            assert f"skypilot us-east-1 {name}: could not check" in text, text
+            assert "gave no answer within 2 s" in text and f"`sky status {name}`" in text
+            assert "1 could not check" in text
+    finally:
+        sky.release.set()
+
+
+def test_a_launch_the_api_server_refuses_is_not_charged_and_cleanup_confirms_nothing_runs(
+    sweep_dir: Path, tmp_path: Path
+) -> None:
+    """HTTP 500 from the API server: the target fails with the error, no cluster exists,
+    so no dollars are recorded (before: $0.01 per failed launch) and cleanup exits 0."""
+    sky = StandInSky(fail_launch=RuntimeError("500 Server Error: Internal Server Error"))
+    spec_path = write_spec(tmp_path, sky_target(LAMBDA + REMOTE))
+    outcome = sky_cli(sky, "run", str(spec_path), "--yes", "--results", str(tmp_path / "r"))
+    assert outcome.exit_code == 1, outcome.output
+    state = only_state(sweep_dir)
+    target = state["targets"][0]
+    assert target["state"] == "failed" and "500 Server Error" in target["reason"]
+    assert target["launched_at"] is None and target["terminated_at"]
+    assert st.spend_usd(target) == 0.0
+    assert "may still be running" not in outcome.output
+    cleaned = sky_cli(sky, "cleanup", state["id"], "--dry-run")
+    assert cleaned.exit_code == 0, cleaned.output
+    assert "no gpuplan machines running" in cleaned.output

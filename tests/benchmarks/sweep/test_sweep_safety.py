@@ -220,7 +220,7 @@ def test_cleanup_finds_a_machine_whose_launch_call_never_returned(
     (left,) = slow_cloud.find_launched(["us-east-2"])
     outcome = CliRunner().invoke(app, ["sweep", "cleanup", state.data["id"]])
     assert outcome.exit_code == 0, outcome.output
-    assert f"{left.instance_id}: terminated" in outcome.output
+    assert f"{left.instance_id}: confirmed down (terminated now)" in outcome.output
     assert slow_cloud.find_launched(["us-east-2"]) == []
 
 
@@ -287,3 +287,28 @@ def dt_minutes(minutes: float) -> Any:
     import datetime as dt
 
     return dt.timedelta(minutes=minutes)
+
+
+@pytest.mark.slow  # a real benchmark process
+def test_a_free_sweep_with_max_usd_0_runs(sweep_dir: Path, tmp_path: Path) -> None:
+    """`max_usd = 0` (the shipped on-prem example): the preview's "worst case $0.00 is
+    within max_usd $0.00" holds in the run too. Before, the running budget check read $0
+    spent as having reached a $0 cap and skipped every target."""
+    from tests.benchmarks.sweep.conftest import ROOT
+    from tests.benchmarks.sweep.test_ssh_sweep import run_cli
+
+    target = (
+        f'[[targets]]\nbackend = "local"\nremote_python = "{sys.executable}"\n'
+        f'remote_dir = "{tmp_path}/remote"\n'
+        f'remote_env = {{ PYTHONPATH = "{ROOT}", OMP_NUM_THREADS = "1" }}\n'
+    )
+    spec_path = tmp_path / "free.toml"
+    spec_path.write_text(spec_text(target, ONE_RUN, max_usd=0))
+    outcome = run_cli("run", str(spec_path), "--yes", "--results", str(tmp_path / "results"))
+    assert outcome.exit_code == 0, outcome.output
+    assert "within max_usd $0.00" in outcome.output
+    (path,) = sweep_dir.glob("*.json")
+    state = json.loads(path.read_text())
+    assert state["status"] == "finished", state["targets"][0]
+    (run,) = state["targets"][0]["runs"].values()
+    assert run["status"] == "done" and run["result_ids"]

@@ -57,20 +57,23 @@ def _closure(names: list[str], extras: tuple[str, ...] = ()) -> set[str]:
     return seen
 
 
-def _remote_venv_with_torch(where: Path, wheel: Path) -> Path:
+def _remote_venv_with_torch(
+    where: Path, wheel: Path, name: str = "remote-venv", without: tuple[str, ...] = ()
+) -> Path:
     """A venv as on a deep-learning image: its Python finds torch and the libraries
     gpuplan[bench] uses (this environment's, through a .pth file naming a folder of links
-    to just those distributions, pip included), but no gpuplan."""
-    venv = where / "remote-venv"
+    to just those distributions, pip included), but no gpuplan, nor the distributions
+    named in `without`."""
+    venv = where / name
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     with zipfile.ZipFile(wheel) as archive:
         info = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         meta = email.message_from_bytes(archive.read(info))
     needed = [r.split(";")[0].split(">")[0].split("=")[0].split("[")[0].strip()
               for r in meta.get_all("Requires-Dist") or []]  # fmt: skip
-    shelf = where / "image-site-packages"
+    shelf = where / f"{name}-site-packages"
     shelf.mkdir()
-    for name in _closure([*needed, "pip"]):
+    for name in _closure([*needed, "pip"]) - set(without):
         dist = importlib.metadata.distribution(name)
         for top in {Path(str(f)).parts[0] for f in dist.files or []}:
             source = Path(str(dist.locate_file(top)))
@@ -165,3 +168,120 @@ def test_a_sweep_from_a_wheel_only_install_installs_and_collects(
         capture_output=True, text=True, check=True, cwd=tmp_path, env=env,
     ).stdout  # fmt: skip
     assert Path(shown.strip()).is_relative_to(remote)
+
+
+# -- the default install, on a host that reaches only the package index --------------------
+
+
+def _index_with(where: Path, wheels: list[Path]) -> str:
+    """A PEP 503 simple index in `where` serving `wheels` (file://, as pip reads an index
+    on disk); its URL."""
+    for wheel in wheels:
+        project = where / "simple" / wheel.name.split("-")[0].lower().replace("_", "-")
+        project.mkdir(parents=True, exist_ok=True)
+        (project / "index.html").write_text(
+            f'<!DOCTYPE html><html><body><a href="{wheel.as_uri()}">{wheel.name}</a></body></html>'
+        )
+    (where / "simple").mkdir(parents=True, exist_ok=True)
+    return (where / "simple").as_uri()
+
+
+@pytest.fixture(scope="module")
+def torch_cpu_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A CPU torch wheel as an index serves it: this environment's torch (a CPU build),
+    its metadata as it is (version, requirements), its files reached through a .pth
+    file, since unpacking 700 MB of torch would take the test minutes."""
+    dist = importlib.metadata.distribution("torch")
+    if "+cpu" not in dist.version:
+        pytest.skip(f"this environment's torch {dist.version} is not a CPU build")
+    where = tmp_path_factory.mktemp("torch-wheel")
+    shelf = where / "torch-files"
+    shelf.mkdir()
+    for top in {Path(str(f)).parts[0] for f in dist.files or []}:
+        if top != ".." and not top.endswith(".dist-info"):
+            (shelf / top).symlink_to(Path(str(dist.locate_file(top))))
+    info = f"torch-{dist.version}.dist-info"
+    files = {
+        "torch-files.pth": f"{shelf}\n",
+        f"{info}/METADATA": dist.read_text("METADATA") or "",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    files[f"{info}/RECORD"] = "".join(f"{name},,\n" for name in [*files, f"{info}/RECORD"])
+    wheel = where / f"torch-{dist.version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return wheel
+
+
+def _only_index_env(index_url: str) -> dict[str, str]:
+    """remote_env of a host whose pip knows one index and nothing else (no pip.conf, no
+    find-links); no bytecode compiled at install, to keep the test's install short."""
+    return {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": index_url, "PIP_NO_COMPILE": "1",
+            "OMP_NUM_THREADS": "1"}  # fmt: skip
+
+
+@pytest.mark.slow  # installs torch (a local wheel) into a venv and runs a benchmark
+@pytest.mark.timeout(900)
+def test_the_default_install_gets_a_cpu_torch_from_the_only_index_the_host_reaches(
+    wheel_only: dict[str, Path], torch_cpu_wheel: Path, sshd: SshServer, tmp_path: Path
+) -> None:
+    """A wheel-only SSH sweep to a host whose pip reaches only its package index (here a
+    local one serving a CPU torch wheel), with a remote venv that has gpuplan's
+    libraries but no torch: the default install takes the CPU build from that index and
+    never asks PyTorch's own site. Before, it tried only download.pytorch.org."""
+    remote = _remote_venv_with_torch(tmp_path, wheel_only["wheel"], "bare-venv", without=("torch",))
+    index = _index_with(tmp_path / "index", [torch_cpu_wheel])
+    env_lines = ", ".join(f'{k} = "{v}"' for k, v in _only_index_env(index).items())
+    target = (
+        f'[[targets]]\nbackend = "ssh"\nhost = "{sshd.alias}"\n'
+        f'remote_venv = "{remote}"\nremote_env = {{ {env_lines} }}\n'
+    )
+    spec = tmp_path / "plain.toml"
+    spec.write_text(spec_text(target, ONE_RUN, max_usd=0))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(
+        GPUPLAN_SSH_OPTIONS=f"-F {sshd.client_config}",
+        GPUPLAN_SWEEP_DIR=str(tmp_path / "sweeps"),
+        GPUPLAN_SWEEP_REMOTE_DIR=str(tmp_path / "remote-home"),
+        GPUPLAN_CACHE_DIR=str(tmp_path / "cache"),
+    )
+    gpuplan = wheel_only["local"] / "bin" / "gpuplan"
+    results = tmp_path / "results"
+    done = subprocess.run(
+        [str(gpuplan), "sweep", "run", str(spec), "--yes", "--results", str(results)],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900,
+    )  # fmt: skip
+    output = done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode == 0, output
+    (sweep_results,) = [p for p in results.iterdir() if p.is_dir()]
+    (path,) = sweep_results.glob("*.json")
+    assert read_result(path).device == "cpu"
+    # torch is now in the venv itself (not the image's libraries), the CPU build.
+    (installed,) = _site(remote / "bin" / "python").glob("torch-*.dist-info")
+    assert installed.name.endswith("+cpu.dist-info"), installed.name
+
+
+def test_when_no_index_gives_torch_the_failure_names_every_index_tried(
+    wheel_only: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The install script itself, run by /bin/sh on a venv without torch, on a CPU host
+    whose index has no torch and whose PyTorch site (a folder here) has none either."""
+    from benchmarks.runners import remote_install
+
+    remote = _remote_venv_with_torch(tmp_path, wheel_only["wheel"], "bare-venv", without=("torch",))
+    index = _index_with(tmp_path / "index", [])
+    monkeypatch.setattr(remote_install, "TORCH_INDEX", (tmp_path / "pytorch-whl").as_uri())
+    script = remote_install.install_script(str(remote), str(wheel_only["wheel"]), "0", "x")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **_only_index_env(index)}
+    done = subprocess.run(
+        ["sh", "-c", script], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode != 0, done.stdout
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("torch could not be")]
+    configured = f"pip's configured index ({index})"
+    assert line == (
+        f"torch could not be installed; tried: {configured} (for a CPU build); "
+        f"{(tmp_path / 'pytorch-whl').as_uri()}/cpu; {configured}"
+    )
