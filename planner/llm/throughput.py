@@ -47,6 +47,7 @@ from planner.llm.mfu import (
     mfu_anchor,
     params_from_size,
 )
+from planner.llm.moe import routed_expert_params
 from planner.llm.op_efficiency import (
     measured_attention_tflops,
     measured_gemm_tflops,
@@ -206,7 +207,7 @@ def llm_shape_of(workload: Workload) -> LLMShape:
     layers, width = int(workload.n_layer or 0), int(workload.d_model or 0)
     heads = int(workload.n_heads or max(1, width // (64 if width <= 1024 else 128)))
     kv = int(workload.n_kv_heads or heads)
-    ffn = int(workload.ffn_dim or 4 * width)
+    ffn = int(workload.ffn_dim or 0) if workload.is_moe else int(workload.ffn_dim or 4 * width)
     adapters = (
         lora_adapter_params(layers, width, ffn, heads, kv, workload.lora_rank)
         if workload.llm_mode in ("lora", "qlora")
@@ -224,7 +225,16 @@ def llm_shape_of(workload: Workload) -> LLMShape:
         seq_len=int(workload.seq_len or 2048),
         mode=workload.llm_mode,
         ffn_dim=ffn,
-        gated=ffn != 4 * width,  # SwiGLU widths are not 4 h (planner.llm.presets)
+        gated=ffn != 4 * width or workload.is_moe,  # SwiGLU widths are not 4 h
+        experts=workload.experts,
+        top_k=workload.top_k,
+        expert_ffn=int(workload.expert_ffn or 0),
+        expert_params=routed_expert_params(
+            float(workload.params),
+            float(workload.active_params or workload.params),
+            workload.experts,
+            workload.top_k,
+        ),
     )
 
 
@@ -557,9 +567,9 @@ def prediction_source(prediction: LayoutPrediction) -> str:
 LLM_DETAIL_COLUMNS = (
     "step_s", "compute_share", "gemm_share", "attention_share", "memory_share",
     "recompute_share", "bubble_share", "tp_comm_share", "cp_comm_share", "pp_comm_share",
-    "dp_comm_share", "optimizer_share", "usable_gb", "framework", "calibration",
-    "mfu_anchor", "mfu_source", "mfu_band_widened", "mfu_run_id", "mfu_runs",
-    "mfu_model_size", "mfu_world_size", "mfu_size_decades",
+    "dp_comm_share", "optimizer_share", "a2a_share", "grouped_gemm_share", "usable_gb",
+    "framework", "calibration", "mfu_anchor", "mfu_source", "mfu_band_widened", "mfu_run_id",
+    "mfu_runs", "mfu_model_size", "mfu_world_size", "mfu_size_decades",
 )  # fmt: skip
 
 
@@ -586,6 +596,8 @@ def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
         "pp_comm_share": layout.pp_share,
         "dp_comm_share": layout.dp_share,
         "optimizer_share": layout.optimizer_share,
+        "a2a_share": layout.a2a_share,
+        "grouped_gemm_share": layout.grouped_gemm_share,
         "usable_gb": layout.usable_gb,
         "framework": prediction.framework,
         "calibration": prediction.calibration,

@@ -63,6 +63,7 @@ PART_LABELS = {
     "recompute_share": "recompute", "bubble_share": "pipeline bubble",
     "tp_comm_share": "TP comm", "cp_comm_share": "CP comm", "pp_comm_share": "PP comm",
     "dp_comm_share": "DP comm", "optimizer_share": "optimizer",
+    "grouped_gemm_share": "expert grouped GEMM", "a2a_share": "expert all-to-all",
 }  # fmt: skip
 # Whether a layout fits, in a table cell (planner.llm.layout REASONS).
 FIT_WORDS = {
@@ -127,7 +128,8 @@ STEP_PART_WORDS = (
     ("memory_share", "memory-bound"), ("recompute_share", "recompute"),
     ("bubble_share", "bubble"), ("tp_comm_share", "TP comm"), ("cp_comm_share", "CP comm"),
     ("pp_comm_share", "PP comm"), ("dp_comm_share", "DP comm"),
-    ("optimizer_share", "optimizer"),
+    ("optimizer_share", "optimizer"), ("grouped_gemm_share", "expert grouped GEMM"),
+    ("a2a_share", "expert all-to-all"),
 )  # fmt: skip
 
 
