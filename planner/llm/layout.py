@@ -330,7 +330,7 @@ def expert_parallel_sizes(experts: int, total_gpus: int) -> list[int]:
 
 
 @dataclass(frozen=True, eq=False)
-class _Candidates:
+class Candidates:
     """The layouts that fit memory and the batch, as parallel arrays, and the usable bytes."""
 
     tp: np.ndarray
@@ -350,7 +350,7 @@ class _Candidates:
 @lru_cache(maxsize=2048)
 def _candidates(
     shape: LLMShape, memory_gb: float, total_gpus: int, gpus_per_node: int, settings: LayoutSettings
-) -> _Candidates | Layout:
+) -> Candidates | Layout:
     """The layouts of the grid that fit (the framework's own sharding where any does), or
     the Layout saying why none does. Independent of the network and the rates, so options
     that differ only there share it."""
@@ -375,7 +375,7 @@ def _candidates(
         least = float(np.min(np.where(usable_batch, memory, np.inf)))
         return Layout("no_layout_fits", memory_per_gpu_gb=least / 1e9, usable_gb=usable / 1e9)
     ok = np.flatnonzero(fits & _preferred_sharding(settings, zero3, fits))
-    return _Candidates(
+    return Candidates(
         tp[ok], cp[ok], pp[ok], dp[ok], mb[ok], m[ok], zero3[ok], recompute[ok], vpp[ok],
         memory[ok], usable, ep[ok],
     )  # fmt: skip
@@ -397,7 +397,7 @@ class StageTimes:
 
 
 def stage_times(
-    shape: LLMShape, rates: OpRates, compute_flops: float, c: _Candidates, settings: LayoutSettings
+    shape: LLMShape, rates: OpRates, compute_flops: float, c: Candidates, settings: LayoutSettings
 ) -> StageTimes:
     """One micro-batch's seconds for each candidate layout in `c` (planner.llm.ops, or the
     older MFU-prior model; plus the routed experts of a MoE: planner.llm.moe)."""
@@ -441,7 +441,7 @@ def _micro_batches(
     """stage_times of the candidates that fit: independent of the network, so shared
     across it."""
     c = _candidates(shape, memory_gb, total_gpus, gpus_per_node, settings)
-    assert isinstance(c, _Candidates)
+    assert isinstance(c, Candidates)
     return stage_times(shape, rates, compute_flops, c, settings)
 
 
@@ -456,15 +456,15 @@ def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> La
     parts = _micro_batches(
         shape, hw.rates, hw.compute_flops, hw.memory_gb, hw.total_gpus, hw.gpus_per_node, settings
     )
-    times = _step_times(shape, hw, settings, found, parts)
+    times = step_times(shape, hw, settings, found, parts)
     tokens = found.m * found.dp * found.mb * shape.seq_len / times["step"]
     return layout_at(shape, hw, found, times, int(np.argmax(tokens)))
 
 
 def layout_at(
-    shape: LLMShape, hw: Hardware, c: _Candidates, times: dict[str, np.ndarray], best: int
+    shape: LLMShape, hw: Hardware, c: Candidates, times: dict[str, np.ndarray], best: int
 ) -> Layout:
-    """The Layout record of candidate `best` of `c`, timed by `times` (_step_times)."""
+    """The Layout record of candidate `best` of `c`, timed by `times` (step_times)."""
     step = float(times["step"][best])
     tokens = float(c.m[best] * c.dp[best] * c.mb[best] * shape.seq_len) / step
     shares = {name: float(times[name][best]) / step for name in STEP_PARTS}
@@ -596,11 +596,11 @@ STEP_PARTS = (
 )  # fmt: skip
 
 
-def _step_times(
+def step_times(
     shape: LLMShape,
     hw: Hardware,
     settings: LayoutSettings,
-    c: _Candidates,
+    c: Candidates,
     stage: StageTimes,
 ) -> dict[str, np.ndarray]:
     """Seconds per optimizer step and its parts (STEP_PARTS; module docstring), per

@@ -311,6 +311,7 @@ class LayoutPrediction:
     kernels_run: str = ""  # the operator-benchmark run behind kernels_measured
     framework: str = DEFAULT_FRAMEWORK
     calibration: float = 1.0  # own GPT results' factor on the kernel rates
+    hardware: Hardware | None = None  # what the layouts were timed on (a user's layout too)
 
     @property
     def rate_source(self) -> str:
@@ -412,7 +413,7 @@ def _predict(
         total_gpus=total_gpus,
         gpus_per_node=per_node,
     )
-    layout = choose_layout(shape, hardware, _layout_settings(settings, batch_tokens, precision))
+    layout = choose_layout(shape, hardware, layout_settings(settings, batch_tokens, precision))
     code = kernels.code if settings.step_model == "ops" else ""
     low, high = kernels.low, kernels.high
     if measured is not None and settings.step_model == "ops":
@@ -420,7 +421,7 @@ def _predict(
     if not layout.fits:
         return LayoutPrediction(
             layout, math.nan, math.nan, math.nan, anchor, precision, shape.params, code,
-            measured.run_id if measured else "", settings.framework, scale,
+            measured.run_id if measured else "", settings.framework, scale, hardware,
         )  # fmt: skip
     down, up = _band(anchor, layout, precision, settings, low, high, measured is None)
     tokens = layout.tokens_per_s
@@ -436,10 +437,11 @@ def _predict(
         measured.run_id if measured else "",
         settings.framework,
         scale,
+        hardware,
     )
 
 
-def _layout_settings(settings: LLMSettings, batch_tokens: float, precision: str) -> LayoutSettings:
+def layout_settings(settings: LLMSettings, batch_tokens: float, precision: str) -> LayoutSettings:
     """The layout search's settings for one prediction."""
     return LayoutSettings(
         global_batch_tokens=batch_tokens,
