@@ -365,7 +365,8 @@ def moe_workload(
     return Workload(
         name=name,
         description=f"{MODE_WORDS[mode]} a mixture-of-experts LLM of {_fmt_count(params)} "
-        f"parameters, {_fmt_count(active_params)} active per token, on {_fmt_count(tokens)} "
+        f"parameters, {_fmt_count(active_params)} active per token (FLOPs and MFU count these), "
+        f"on {_fmt_count(tokens)} "
         f"tokens (seq {seq_len}; {experts} experts, top-{top_k}"
         + (f" + {shared} shared" if shared else "")
         + f"; {reference})",
