@@ -6,7 +6,9 @@ heads: Shoeybi et al. 2019), context parallel c (each sequence split over c GPUs
 attention, Liu et al. 2023; Megatron-Core), pipeline p (a power of two up to the layers;
 stages of ceil(L/p) layers), data parallel d = N / (t c p), micro-batch b in MICRO_BATCHES,
 ZeRO-1 or ZeRO-3/FSDP (Rajbhandari et al. 2020) and recomputation none / selective / partial
-/ full (Korthikanti et al. 2022); the fastest that fits memory (planner.llm.memory) wins.
+/ full (Korthikanti et al. 2022), and for a mixture of experts expert parallel ep (a power of
+two dividing the experts and d: planner.llm.moe); the fastest that fits memory
+(planner.llm.memory) wins.
 Reason codes: "fits", "no_layout_fits" (no layout fits, even with FlashAttention and full
 recomputation), "batch_too_small" (the global batch has fewer sequences than any layout's
 data-parallel ranks x micro-batch), "no_peak" (no dense peak at this precision, e.g. fp8 on
@@ -44,6 +46,9 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
         hidden behind that micro-batch's compute (prefetch). LoRA reduces only the
         adapters' gradients; ZeRO-3 still gathers the frozen weights.
   t_opt the optimizer step over the GPU's share of the parameters (planner.llm.ops).
+  MoE   the routed experts' grouped GEMMs join t_mb, their all-to-all (t_a2a) joins each
+        slot, exposed; their gradients reduce over the d c / ep ranks holding the same
+        experts (planner.llm.moe).
 
 Collectives are α-β rings (Thakur et al. 2005; Patarasuk & Yuan 2009): T = k (n - 1) α +
 k (n - 1)/n x bytes / bandwidth, k = 2 for an all-reduce and 1 for a reduce-scatter or
