@@ -133,7 +133,9 @@ def estimate_llm(
         typer.Option(
             "--queries",
             help="CSV: params, seq_len, num_gpus, gpu_model, precision [, n_layer, d_model, "
-            "global_batch_tokens, gpus_per_node, network_gbps, mode, framework]",
+            "global_batch_tokens, gpus_per_node, network_gbps, mode, framework; MoE: "
+            "active_params, experts, top_k, shared_experts, expert_ffn; your own layout: tp, "
+            "pp, cp, ep, dp, vpp, mbs, zero, recompute]; other columns are refused",
         ),
     ],
     output: Output = None,
@@ -240,15 +242,25 @@ def _llm_predictions(
     """Q as read plus each row's prediction, its details worded in method_detail."""
     import pandas as pd
 
-    from planner.llm.estimate import DETAIL_COLUMNS, estimate_llm
-    from planner.render.llm import estimate_detail
+    from planner.llm.estimate import DETAIL_COLUMNS, LAYOUT_OUTPUT_COLUMNS, estimate_llm
+    from planner.render.llm import estimate_detail, user_layout_text
 
     predicted = estimate_llm(rows, gpus_per_node, network_gbps, settings, figures, ops)
-    # Each row whole: the words name its layout and MFU too, not only DETAIL_COLUMNS.
+    # Each row whole: the words name its layout and MFU too, not only DETAIL_COLUMNS; a row
+    # at its own layout says how it compares with the best one found.
     records = predicted.to_dict(orient="records")
-    predicted = predicted.drop(columns=list(DETAIL_COLUMNS)).assign(
-        method_detail=[estimate_detail(r) for r in records]
-    )
+    words = [
+        user_layout_text(r["user_layout"], str(r["precision"]))
+        if r["user_layout"] is not None
+        else estimate_detail(r)
+        for r in records
+    ]
+    own = any(q.layout is not None for q in rows)
+    dropped = [*DETAIL_COLUMNS, "user_layout", *(() if own else LAYOUT_OUTPUT_COLUMNS)]
+    predicted = predicted.drop(columns=dropped).assign(method_detail=words)
+    if own:  # the best layout's columns after method_detail
+        predicted = predicted[[c for c in predicted if c not in LAYOUT_OUTPUT_COLUMNS]
+                              + list(LAYOUT_OUTPUT_COLUMNS)]  # fmt: skip
     return pd.concat([raw.reset_index(drop=True), predicted], axis=1)
 
 

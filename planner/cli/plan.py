@@ -98,6 +98,7 @@ class PlanFlags:
     heads: int | None
     kv_heads: int | None
     vocab: int | None
+    layout: str | None
     view: str
     wide: bool
     explain: bool
@@ -258,6 +259,13 @@ def plan(
         int | None, typer.Option(help="LLM key/value heads (< heads: grouped-query attention)")
     ] = None,
     vocab: Annotated[int | None, typer.Option(help="LLM vocabulary size")] = None,
+    layout: Annotated[
+        str | None,
+        typer.Option(
+            help='LLM: time your own layout beside the best one found, e.g. "tp4 pp2 cp1 ep8 '
+            'dp16 mb1 zero1 recompute=selective" (dp left out: GPUs / (tp pp cp))'
+        ),
+    ] = None,
     view: Annotated[
         str,
         typer.Option(
@@ -288,13 +296,28 @@ def plan(
     throughput came from and carry P10-P90 hours and cost; * marks the Pareto frontier.
     """
     flags = PlanFlags(**locals())  # first statement: locals() is exactly the options above
-    result, problems = _checked_plan(flags)
-    _show_plan(result, problems, flags)
+    result, problems, layout_lines = _checked_plan(flags)
+    _show_plan(result, problems, flags, layout_lines)
 
 
-def _checked_plan(flags: PlanFlags) -> tuple[Plan, list[str]]:
-    """The Plan `flags` ask for, and the problems met reading own results; exit 2 naming
-    the flag, file or GPU the request is refused for."""
+def _layout_lines(result: Plan, flags: PlanFlags, inputs: PlanInputs) -> list[str]:
+    """--layout: the user's layout beside the best one found, in words (none without it)."""
+    if not flags.layout:
+        return []
+    from planner.llm.for_plan import layout_on_plan
+    from planner.llm.user_layout import parse_layout
+    from planner.render.llm import user_layout_text
+
+    try:
+        found = layout_on_plan(result, inputs.offers, parse_layout(flags.layout), inputs.results)
+    except ValueError as exc:
+        abort(f"--layout: {exc}")
+    return [user_layout_text(found, result.precision)] if found else []
+
+
+def _checked_plan(flags: PlanFlags) -> tuple[Plan, list[str], list[str]]:
+    """The Plan `flags` ask for, the problems met reading own results and the --layout
+    comparison's words; exit 2 naming the flag, file or GPU the request is refused for."""
     from planner.llm.throughput import LLMMemoryError
     from planner.plan import make_plan
     from planner.render.llm import no_fit_text, with_llm_details
@@ -303,6 +326,7 @@ def _checked_plan(flags: PlanFlags) -> tuple[Plan, list[str]]:
     try:
         _check_plan_flags(flags)
         inputs = _read_inputs(flags)
+        _check_layout_flag(flags, inputs.workload)
         request = _request(flags, inputs)
         with working(f"planning {request.workload.name}: every offer at every GPU count"):
             result = with_llm_details(make_plan(request, inputs.offers, inputs.results))
@@ -314,7 +338,21 @@ def _checked_plan(flags: PlanFlags) -> tuple[Plan, list[str]]:
         abort(str(exc))
     if flags.precision == "fp8" and result.rows.empty:
         abort(NO_FP8_GPU)
-    return result, inputs.problems
+    return result, inputs.problems, _layout_lines(result, flags, inputs)
+
+
+def _check_layout_flag(flags: PlanFlags, workload: Workload) -> None:
+    """ValueError when --layout is unreadable or given for a workload that is not an LLM."""
+    if flags.layout is None:
+        return
+    from planner.llm.user_layout import parse_layout
+
+    if not workload.is_llm:
+        raise ValueError(f"--layout: {workload.name} is not an LLM workload; leave --layout out")
+    try:
+        parse_layout(flags.layout)
+    except ValueError as exc:
+        raise ValueError(f"--layout: {exc}") from None
 
 
 def _check_plan_flags(flags: PlanFlags) -> None:
@@ -432,13 +470,15 @@ def _overheads(flags: PlanFlags) -> JobOverheads:
     return JobOverheads(flags.startup_minutes, flags.staging_gbps, flags.checkpoint_every_hours)
 
 
-def _show_plan(result: Plan, problems: list[str], flags: PlanFlags) -> None:
+def _show_plan(
+    result: Plan, problems: list[str], flags: PlanFlags, layout_lines: list[str] | None = None
+) -> None:
     """The view asked for: a table on stdout with notes on stderr (planner.render), or
     JSON/CSV on stdout with every note and problem as one warning line on stderr."""
     if flags.fmt != "table":
         from planner.render.notes import notes_text
 
-        warn_lines([*notes_text(result.notes), *problems])
+        warn_lines([*notes_text(result.notes), *problems, *(layout_lines or [])])
         emit(_view_frame(result, flags.view, flags.top), flags.fmt)
         return
     from planner.render.plan_tables import print_plan
@@ -452,6 +492,8 @@ def _show_plan(result: Plan, problems: list[str], flags: PlanFlags) -> None:
         problems=problems,
         explanations=_explanations(result),
     )
+    for line in layout_lines or []:
+        typer.echo(f"\n{line[0].upper()}{line[1:]}")
 
 
 def _view_frame(result: Plan, view: str, top: int | None) -> pd.DataFrame:

@@ -2,19 +2,26 @@
 
 Queries (Q, CSV): params, seq_len, num_gpus, gpu_model, precision; optional n_layer,
 d_model, global_batch_tokens, gpus_per_node, network_gbps, mode (pretrain | finetune |
-lora | qlora; blank: pretrain). params is a number (7e9) or a size (7b, 6.7b, 124m).
+lora | qlora; blank: pretrain), framework. params is a number (7e9) or a size (7b, 6.7b,
+124m). A mixture of experts gives active_params (a number or a size) and optionally experts,
+top_k, shared_experts, expert_ffn (planner.llm.moe; a preset's shape where the counts match
+one). A row that gives any of tp, pp, cp, ep, dp, vpp, mbs (or micro_batch), zero, recompute
+is timed at exactly that layout (planner.llm.user_layout) beside the best layout found. A
+column not named here is refused with the valid ones.
 Every number must be within its planner.io.validate.FIELD_RANGES entry, the range the flag
-of the same name accepts (gpus_per_node as --gpus-per-node); the file is bounded as
-planner.io.validate.read_csv_table says.
+of the same name accepts (gpus_per_node as --gpus-per-node), or its COLUMN_RANGES entry;
+the file is bounded as planner.io.validate.read_csv_table says.
 Output: Q plus tokens_per_s (all GPUs), tokens_per_s_low, tokens_per_s_high (10-90% band),
-mfu, layout, fits, method, method_detail. Errors name the file, the line (the header is
-line 1), the field and the valid range or closest valid value; nothing is predicted from
-a bad file.
+mfu, layout, fits, method, method_detail; when Q has layout columns also best_layout
+and best_tokens_per_s (the search's best on the same GPUs). Errors name the file, the line
+(the header is line 1), the field and the valid range or closest valid value; nothing is
+predicted from a bad file.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,19 +29,28 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from planner.io.validate import FIELD_RANGES, read_csv_table, shorten
+from planner.io.validate import FIELD_RANGES, Range, read_csv_table, shorten
 from planner.llm.frameworks import FRAMEWORKS
 from planner.llm.throughput import (
     LLM_DETAIL_COLUMNS,
     LLM_PRECISIONS,
+    LayoutPrediction,
     LLMSettings,
     has_fp8,
+    llm_shape_of,
     predict_layout,
     prediction_record,
     prediction_source,
 )
+from planner.llm.user_layout import (
+    LayoutSpecError,
+    UserLayout,
+    check_layout,
+    compare_layout,
+    parse_layout,
+)
 from planner.machines.specs import load_specs
-from planner.workloads.catalog import LLM_MODES, llm_workload
+from planner.workloads.catalog import LLM_MODES, Workload, llm_workload, moe_workload
 from pricing.gpus import (
     CANONICAL_GPUS,
     USER_ALIASES,
@@ -45,10 +61,24 @@ from pricing.gpus import (
 )
 
 REQUIRED = ("params", "seq_len", "num_gpus", "gpu_model", "precision")
+MOE_COLUMNS = ("active_params", "experts", "top_k", "shared_experts", "expert_ffn")
+LAYOUT_COLUMNS = ("tp", "pp", "cp", "ep", "dp", "vpp", "mbs", "micro_batch", "zero", "recompute")
 OPTIONAL = (
     "n_layer", "d_model", "global_batch_tokens", "gpus_per_node", "network_gbps", "mode",
-    "framework",
+    "framework", *MOE_COLUMNS, *LAYOUT_COLUMNS,
 )  # fmt: skip
+# Ranges of the MoE and layout columns (the others: planner.io.validate.FIELD_RANGES).
+COLUMN_RANGES = {
+    "active_params": FIELD_RANGES["params"],
+    "experts": Range(1, 100_000, integer=True, unit="experts"),
+    "top_k": Range(1, 100_000, integer=True, unit="experts per token"),
+    "shared_experts": Range(0, 1_000, integer=True, unit="experts"),
+    "expert_ffn": Range(1, 1_000_000, integer=True),
+    **{c: Range(1, 1_000_000, integer=True) for c in ("tp", "pp", "cp", "ep", "dp", "vpp")},
+    "mbs": Range(1, 100_000, integer=True, unit="sequences"),
+    "micro_batch": Range(1, 100_000, integer=True, unit="sequences"),
+}
+LAYOUT_OUTPUT_COLUMNS = ("best_layout", "best_tokens_per_s")
 OUTPUT_COLUMNS = (
     "tokens_per_s", "tokens_per_s_low", "tokens_per_s_high", "mfu", "layout", "fits", "method",
     "method_detail",
@@ -79,6 +109,25 @@ class LLMQuery:
     network_gbps: float
     mode: str
     framework: str = ""  # "" = the run's --framework
+    active_params: float | None = None  # a mixture of experts (with the fields below)
+    experts: int | None = None
+    top_k: int | None = None
+    shared_experts: int | None = None
+    expert_ffn: int | None = None
+    layout: UserLayout | None = None  # the row's own layout (None: the search's best)
+
+    def workload(self) -> Workload:
+        """The row's LLM workload (1B tokens: estimate-llm predicts a rate, not a run)."""
+        if self.active_params is None:
+            return llm_workload(
+                self.params, 1e9, seq_len=self.seq_len, n_layer=self.n_layer,
+                d_model=self.d_model, mode=self.mode,
+            )  # fmt: skip
+        return moe_workload(
+            self.params, self.active_params, 1e9, self.seq_len, mode=self.mode,
+            experts=self.experts, top_k=self.top_k, shared_experts=self.shared_experts,
+            expert_ffn=self.expert_ffn,
+        )  # fmt: skip
 
 
 def _where(path: Path, index: int, field: str) -> str:
@@ -87,16 +136,16 @@ def _where(path: Path, index: int, field: str) -> str:
 
 def _number(path: Path, index: int, field: str, raw: str) -> float:
     """The cell as a number within FIELD_RANGES[field] (params also as a size: 7b)."""
-    valid = FIELD_RANGES[field]
+    valid = FIELD_RANGES[field] if field in FIELD_RANGES else COLUMN_RANGES[field]
     text = raw.strip()
-    match = SIZE.match(text) if field == "params" else None
+    match = SIZE.match(text) if field in ("params", "active_params") else None
     try:
         value = float(match.group(1)) * _SCALE[match.group(2).lower()] if match else float(text)
     except ValueError:
         value = float("nan")
     shown = repr(shorten(raw, 60))
     if np.isnan(value):
-        example = " (e.g. 7e9 or 7b)" if field == "params" else ""
+        example = " (e.g. 7e9 or 7b)" if field in ("params", "active_params") else ""
         raise LLMQueryError(
             f"{_where(path, index, field)}: {shown} is not a number{example}; it must be "
             f"{valid.text()}"
@@ -121,6 +170,17 @@ def read_llm_queries(path: str | Path) -> tuple[pd.DataFrame, list[LLMQuery]]:
             f"{path}: missing column(s) {', '.join(repr(c) for c in missing)}; required: "
             f"{', '.join(REQUIRED)}; optional: {', '.join(OPTIONAL)}"
             + (f"; {'; '.join(hints)}" if hints else "")
+        )
+    unknown = [c for c in frame.columns if c not in (*REQUIRED, *OPTIONAL)]
+    if unknown:
+        closest = [
+            f"{shorten(c, 40)!r}{did_you_mean(c, [*REQUIRED, *OPTIONAL]).removesuffix('.')}"
+            for c in unknown
+        ]
+        raise LLMQueryError(
+            f"{path}: unknown column(s) {', '.join(closest)}: a column gpuplan does not know is "
+            f"refused, never ignored. Valid: required {', '.join(REQUIRED)}; optional "
+            f"{', '.join(OPTIONAL)}"
         )
     if frame.empty:
         raise LLMQueryError(f"{path}: no query rows")
@@ -173,7 +233,19 @@ def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
     num_gpus = int(_number(path, i, "num_gpus", value["num_gpus"]))
     per_node = optional("gpus_per_node")
     n_layer, d_model = optional("n_layer"), optional("d_model")
-    return LLMQuery(
+    moe = {c: optional(c) for c in MOE_COLUMNS}
+    if moe["active_params"] is None and any(v is not None for v in moe.values()):
+        given = next(c for c, v in moe.items() if v is not None)
+        raise LLMQueryError(
+            f"{_where(path, i, given)}: a mixture-of-experts row needs active_params (the "
+            "parameters each token passes through, e.g. 22b)"
+        )
+    if moe["active_params"] is not None and (n_layer or d_model):
+        raise LLMQueryError(
+            f"{_where(path, i, 'n_layer' if n_layer else 'd_model')}: a mixture-of-experts row "
+            "takes its shape from its preset or counts; leave n_layer and d_model blank"
+        )
+    query = LLMQuery(
         params=_number(path, i, "params", value["params"]),
         seq_len=int(_number(path, i, "seq_len", value["seq_len"])),
         total_gpus=num_gpus,
@@ -186,7 +258,49 @@ def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
         network_gbps=optional("network_gbps") or 0.0,
         mode=mode,
         framework=framework,
+        active_params=moe["active_params"],
+        experts=_whole(moe["experts"]),
+        top_k=_whole(moe["top_k"]),
+        shared_experts=_whole(moe["shared_experts"]),
+        expert_ffn=_whole(moe["expert_ffn"]),
     )
+    try:
+        workload = query.workload()
+    except ValueError as exc:
+        field = "active_params" if query.active_params is not None else "params"
+        raise LLMQueryError(f"{_where(path, i, field)}: {exc}") from None
+    return dataclasses.replace(query, layout=_layout(path, i, value, workload, query))
+
+
+def _whole(value: float | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _layout(
+    path: Path, i: int, value: dict[str, str], workload: Workload, query: LLMQuery
+) -> UserLayout | None:
+    """The row's own layout from its layout columns (None when it gives none), checked
+    against its GPU count and model."""
+    given = {c: value.get(c, "") for c in LAYOUT_COLUMNS if value.get(c, "")}
+    if not given:
+        return None
+    tokens = []
+    for column, cell in given.items():
+        word = cell.lower()
+        if column == "recompute":
+            tokens.append(f"recompute={word}")
+        elif column == "zero":  # zero1 or 1
+            tokens.append(word if word.startswith("zero") else f"zero{word}")
+        else:
+            size = int(_number(path, i, column, cell))
+            tokens.append(f"{'mb' if column in ('mbs', 'micro_batch') else column}{size}")
+    field = ", ".join(given)
+    try:
+        user = parse_layout(" ".join(tokens)).for_gpus(query.total_gpus)
+        check_layout(user, llm_shape_of(workload), query.gpus_per_node or user.tp)
+    except LayoutSpecError as exc:
+        raise LLMQueryError(f"{_where(path, i, field)}: {exc}") from None
+    return user
 
 
 def estimate_llm(
@@ -207,9 +321,7 @@ def estimate_llm(
     figures = figures or {}
     out = []
     for q in rows:
-        workload = llm_workload(
-            q.params, 1e9, seq_len=q.seq_len, n_layer=q.n_layer, d_model=q.d_model, mode=q.mode
-        )
+        workload = q.workload()
         row_settings = dataclasses.replace(
             settings,
             global_batch_tokens=q.global_batch_tokens or settings.global_batch_tokens,
@@ -229,16 +341,55 @@ def estimate_llm(
         )
         layout = found.layout
         record = prediction_record(found)
-        out.append(
-            {
-                "tokens_per_s": found.tokens_per_s,
-                "tokens_per_s_low": found.tokens_per_s_low,
-                "tokens_per_s_high": found.tokens_per_s_high,
-                "mfu": layout.mfu,
-                "layout": layout.label,
-                "fits": layout.fits,
-                "method": prediction_source(found) or "none",
-                **{column: record[column] for column in DETAIL_COLUMNS},
-            }
-        )
-    return pd.DataFrame(out, columns=[*OUTPUT_COLUMNS[:-1], *DETAIL_COLUMNS])
+        row = {
+            "tokens_per_s": found.tokens_per_s,
+            "tokens_per_s_low": found.tokens_per_s_low,
+            "tokens_per_s_high": found.tokens_per_s_high,
+            "mfu": layout.mfu,
+            "layout": layout.label,
+            "fits": layout.fits,
+            "method": prediction_source(found) or "none",
+            **{column: record[column] for column in DETAIL_COLUMNS},
+            "best_layout": layout.label,
+            "best_tokens_per_s": found.tokens_per_s,
+            "user_layout": None,
+        }
+        if q.layout is not None:
+            row |= _own_layout_row(q, workload, found, row_settings, figures.get(q.precision),
+                                   ops, gpus_per_node, network_gbps)  # fmt: skip
+        out.append(row)
+    return pd.DataFrame(
+        out, columns=[*OUTPUT_COLUMNS[:-1], *DETAIL_COLUMNS, *LAYOUT_OUTPUT_COLUMNS, "user_layout"]
+    )
+
+
+def _own_layout_row(
+    q: LLMQuery,
+    workload: Workload,
+    best: LayoutPrediction,
+    settings: LLMSettings,
+    figures: pd.DataFrame | None,
+    ops: pd.DataFrame | None,
+    gpus_per_node: int,
+    network_gbps: float,
+) -> dict[str, object]:
+    """The output cells of a row timed at its own layout: its tokens/s (the best layout's
+    band, as a ratio), MFU, layout, fit, and the LayoutComparison planner.render.llm words."""
+    assert q.layout is not None
+    found = compare_layout(
+        workload, q.precision, q.gpu_name, q.total_gpus, q.gpus_per_node or gpus_per_node,
+        q.network_gbps or network_gbps, q.layout, figures, settings, ops,
+    )  # fmt: skip
+    layout = found.timed.layout
+    tokens = layout.tokens_per_s
+    low = best.tokens_per_s_low / best.tokens_per_s if best.tokens_per_s > 0 else math.nan
+    high = best.tokens_per_s_high / best.tokens_per_s if best.tokens_per_s > 0 else math.nan
+    return {
+        "tokens_per_s": tokens,
+        "tokens_per_s_low": tokens * low,
+        "tokens_per_s_high": tokens * high,
+        "mfu": layout.mfu,
+        "layout": found.timed.user.text,
+        "fits": layout.reason == "fits",
+        "user_layout": found,
+    }

@@ -3,12 +3,20 @@ second and MFU (planner.llm.throughput), options where none fits left out (noted
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
 import pandas as pd
 
 from planner.choose.options import drop_without, drop_without_throughput
 from planner.llm import throughput as llm_model
+from planner.llm.user_layout import LayoutComparison, UserLayout, compare_layout
+from planner.machines.network import ONPREM_NETWORK_GBPS, instance_network_gbps
 from planner.notes import Note
 from planner.request import PlanRequest
+
+if TYPE_CHECKING:
+    from planner.plan import Plan
 
 
 def with_llm_throughput(
@@ -38,3 +46,33 @@ def with_llm_throughput(
     opts = opts.drop(columns="reason")
     opts, no_peak = drop_without_throughput(opts, "no_llm_peak", request)
     return opts, no_layout + too_small + figure_notes + no_peak, None
+
+
+def layout_on_plan(
+    plan: Plan, offers: pd.DataFrame, user: UserLayout, results: pd.DataFrame
+) -> LayoutComparison | None:
+    """`user`'s layout beside the best layout on the plan's fastest pick (else its first row):
+    that row's GPU, GPUs per instance and network, at its GPU count or, when the layout gives
+    dp, at tp x pp x cp x dp GPUs. None when the plan has no row."""
+    rows = plan.picks if len(plan.picks) else plan.rows
+    if rows.empty:
+        return None
+    fastest = rows.loc[rows["pick"] == "fastest_within_budget"] if "pick" in rows else rows
+    row = (fastest if len(fastest) else rows).iloc[0]
+    per_node = max(1, int(float(row["gpu_count"])))
+    network = ONPREM_NETWORK_GBPS
+    if str(row.get("kind", "cloud")) == "cloud":
+        same = (
+            (offers["provider"].astype(str) == str(row["provider"]))
+            & (offers["instance_type"].astype(str) == str(row["instance_type"]))
+        ).to_numpy()
+        if same.any():
+            network = float(instance_network_gbps(offers)[0][np.flatnonzero(same)[0]])
+    total = int(float(row["total_gpus"]))
+    if user.dp is not None:
+        total = user.tp * user.pp * user.cp * user.dp
+    figures, _ = llm_model.gpt_mfu_figures(results, plan.precision)
+    return compare_layout(
+        plan.workload, plan.precision, str(row["gpu_name"]), total, per_node, network, user,
+        figures, plan.request.llm, results,
+    )  # fmt: skip

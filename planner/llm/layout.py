@@ -6,7 +6,9 @@ heads: Shoeybi et al. 2019), context parallel c (each sequence split over c GPUs
 attention, Liu et al. 2023; Megatron-Core), pipeline p (a power of two up to the layers;
 stages of ceil(L/p) layers), data parallel d = N / (t c p), micro-batch b in MICRO_BATCHES,
 ZeRO-1 or ZeRO-3/FSDP (Rajbhandari et al. 2020) and recomputation none / selective / partial
-/ full (Korthikanti et al. 2022); the fastest that fits memory (planner.llm.memory) wins.
+/ full (Korthikanti et al. 2022), and for a mixture of experts expert parallel ep (a power of
+two dividing the experts and d: planner.llm.moe); the fastest that fits memory
+(planner.llm.memory) wins.
 Reason codes: "fits", "no_layout_fits" (no layout fits, even with FlashAttention and full
 recomputation), "batch_too_small" (the global batch has fewer sequences than any layout's
 data-parallel ranks x micro-batch), "no_peak" (no dense peak at this precision, e.g. fp8 on
@@ -44,6 +46,9 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
         hidden behind that micro-batch's compute (prefetch). LoRA reduces only the
         adapters' gradients; ZeRO-3 still gathers the frozen weights.
   t_opt the optimizer step over the GPU's share of the parameters (planner.llm.ops).
+  MoE   the routed experts' grouped GEMMs join t_mb, their all-to-all (t_a2a) joins each
+        slot, exposed; their gradients reduce over the d c / ep ranks holding the same
+        experts (planner.llm.moe).
 
 Collectives are α-β rings (Thakur et al. 2005; Patarasuk & Yuan 2009): T = k (n - 1) α +
 k (n - 1)/n x bytes / bandwidth, k = 2 for an all-reduce and 1 for a reduce-scatter or
@@ -63,7 +68,19 @@ from functools import lru_cache
 import numpy as np
 
 from planner.llm.frameworks import DEFAULT_FRAMEWORK, framework
-from planner.llm.memory import activation_bytes_per_gpu, state_bytes_per_gpu, usable_bytes
+from planner.llm.memory import (
+    ACTIVATION_FACTOR,
+    activation_bytes_per_gpu,
+    state_bytes_per_gpu,
+    usable_bytes,
+)
+from planner.llm.moe import (
+    ALL_TO_ALLS_PER_LAYER,
+    all_to_all_seconds,
+    expert_activation_bytes,
+    expert_layer_seconds,
+    expert_state_bytes,
+)
 from planner.llm.ops import (
     LayerShape,
     MicroBatchTimes,
@@ -107,13 +124,23 @@ class LLMShape:
     mode: str
     ffn_dim: int = 0
     gated: bool = False
+    # Mixture of experts (planner.llm.moe): routed experts, top-k, each expert's width and
+    # the routed experts' parameters (of `params`); experts == 0: dense. ffn_dim is then the
+    # shared experts' width.
+    experts: int = 0
+    top_k: int = 0
+    expert_ffn: int = 0
+    expert_params: float = 0.0
 
     @property
     def layer(self) -> LayerShape:
-        """The operator model's view of one decoder layer (planner.llm.ops)."""
+        """The operator model's view of one decoder layer (planner.llm.ops); a MoE layer's
+        dense MLP is its shared experts (width 1, a negligible stand-in for the router's
+        GEMM, when it has none: the routed experts are timed by planner.llm.moe)."""
+        ffn = (self.ffn_dim or 1) if self.experts else (self.ffn_dim or 4 * self.d_model)
         return LayerShape(
-            self.d_model, self.n_heads, self.n_kv_heads, self.ffn_dim or 4 * self.d_model,
-            self.gated, self.vocab_size, self.seq_len,
+            self.d_model, self.n_heads, self.n_kv_heads, ffn, self.gated, self.vocab_size,
+            self.seq_len,
         )  # fmt: skip
 
 
@@ -163,6 +190,7 @@ class Layout:
     pp: int = 0
     dp: int = 0
     cp: int = 1  # context-parallel ranks sharing each sequence
+    ep: int = 1  # expert-parallel ranks (mixture of experts), out of the dp ranks
     micro_batch: int = 0
     micro_batches: int = 0
     interleave: int = 1  # virtual pipeline stages per GPU (interleaved 1F1B)
@@ -185,6 +213,8 @@ class Layout:
     cp_share: float = math.nan
     optimizer_share: float = math.nan
     cast_share: float = math.nan  # fp8 casts (planner.llm.ops.cast_seconds)
+    a2a_share: float = math.nan  # MoE token all-to-all (0 for dense models)
+    grouped_gemm_share: float = math.nan  # MoE routed experts' grouped GEMMs (in compute)
 
     @property
     def fits(self) -> bool:
@@ -202,8 +232,9 @@ class Layout:
         rc |= {k: f" recompute-{v:.0%}" for k, v in PARTIAL_RECOMPUTE.items()}
         vpp = f" vpp{self.interleave}" if self.interleave > 1 else ""
         cp = f" cp{self.cp}" if self.cp > 1 else ""
+        ep = f" ep{self.ep}" if self.ep > 1 else ""
         return (
-            f"tp{self.tp}{cp} pp{self.pp}{vpp} dp{self.dp}{zero} mb{self.micro_batch}"
+            f"tp{self.tp}{cp} pp{self.pp}{vpp}{ep} dp{self.dp}{zero} mb{self.micro_batch}"
             + rc[self.recompute]
         )
 
@@ -279,13 +310,16 @@ def _grid(
     }[settings.recompute]
     if not tps:
         return {}
+    eps = expert_parallel_sizes(shape.experts, n)
     axes = np.meshgrid(
         np.array(tps), np.array(cps), np.array(pps), np.array(interleaves), np.array(micro),
-        np.array([z == "zero3" for z in zeros]), np.arange(len(recomputes)), indexing="ij",
+        np.array([z == "zero3" for z in zeros]), np.arange(len(recomputes)), np.array(eps),
+        indexing="ij",
     )  # fmt: skip
-    t, c, p, v, b, z3, r = (axis.ravel() for axis in axes)
+    t, c, p, v, b, z3, r, e = (axis.ravel() for axis in axes)
     dp = n // (t * c * p)
     keep = (n % (t * c * p) == 0) & ((v == 1) | ((p > 1) & (p * v <= shape.n_layer)))
+    keep &= dp % e == 0  # expert-parallel ranks come out of the data-parallel ones
     if len(zeros) > 1:
         keep &= ~(z3 & (dp * c == 1))  # one data-parallel rank: ZeRO-1 and -3 are the same
     if not keep.any():
@@ -293,11 +327,21 @@ def _grid(
     return {
         "tp": t[keep], "cp": c[keep], "pp": p[keep], "dp": dp[keep], "mb": b[keep],
         "zero3": z3[keep], "recompute": np.array(recomputes)[r[keep]], "vpp": v[keep],
+        "ep": e[keep],
     }  # fmt: skip
 
 
+def expert_parallel_sizes(experts: int, total_gpus: int) -> list[int]:
+    """Expert-parallel sizes weighed: 1 for a dense model; for E experts every power of two
+    dividing E, up to the GPU count (each rank holds E / ep whole experts)."""
+    if experts <= 0:
+        return [1]
+    return [e for e in (2**i for i in range(12)) if e <= min(experts, total_gpus)
+            and experts % e == 0]  # fmt: skip
+
+
 @dataclass(frozen=True, eq=False)
-class _Candidates:
+class Candidates:
     """The layouts that fit memory and the batch, as parallel arrays, and the usable bytes."""
 
     tp: np.ndarray
@@ -311,12 +355,13 @@ class _Candidates:
     vpp: np.ndarray
     memory: np.ndarray
     usable: float
+    ep: np.ndarray
 
 
 @lru_cache(maxsize=2048)
 def _candidates(
     shape: LLMShape, memory_gb: float, total_gpus: int, gpus_per_node: int, settings: LayoutSettings
-) -> _Candidates | Layout:
+) -> Candidates | Layout:
     """The layouts of the grid that fit (the framework's own sharding where any does), or
     the Layout saying why none does. Independent of the network and the rates, so options
     that differ only there share it."""
@@ -324,7 +369,9 @@ def _candidates(
     sequences = max(1, int(settings.global_batch_tokens // shape.seq_len))
     if not grid:
         return Layout("no_layout_fits")
-    tp, cp, pp, dp, mb, vpp = (grid[k].astype(float) for k in ("tp", "cp", "pp", "dp", "mb", "vpp"))
+    tp, cp, pp, dp, mb, vpp, ep = (
+        grid[k].astype(float) for k in ("tp", "cp", "pp", "dp", "mb", "vpp", "ep")
+    )
     m = np.floor(sequences / (dp * mb))
     # Interleaving needs whole rounds of p micro-batches (Megatron-LM's schedule).
     usable_batch = (m >= 1) & ((vpp == 1) | (np.mod(m, pp) == 0))
@@ -332,17 +379,64 @@ def _candidates(
         return Layout("batch_too_small")
     m = np.maximum(m, 1.0)
     zero3, recompute = grid["zero3"], grid["recompute"]
-    memory = _memory_bytes(shape, settings, tp, cp, pp, dp, mb, m, zero3, recompute, vpp)
+    memory = _memory_bytes(shape, settings, tp, cp, pp, dp, mb, m, zero3, recompute, vpp, ep)
     usable = usable_bytes(memory_gb, settings.memory_reserve_fraction)
     fits = (memory <= usable) & usable_batch
     if not fits.any():
         least = float(np.min(np.where(usable_batch, memory, np.inf)))
         return Layout("no_layout_fits", memory_per_gpu_gb=least / 1e9, usable_gb=usable / 1e9)
     ok = np.flatnonzero(fits & _preferred_sharding(settings, zero3, fits))
-    return _Candidates(
+    return Candidates(
         tp[ok], cp[ok], pp[ok], dp[ok], mb[ok], m[ok], zero3[ok], recompute[ok], vpp[ok],
-        memory[ok], usable,
+        memory[ok], usable, ep[ok],
     )  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class StageTimes:
+    """One micro-batch's seconds on one GPU of the slowest stage: the operator model's parts
+    (planner.llm.ops) and, for a mixture of experts, the routed experts' grouped GEMMs
+    (planner.llm.moe; their memory-bound work and recomputation are in `parts`)."""
+
+    parts: MicroBatchTimes
+    grouped: np.ndarray
+
+    @property
+    def total(self) -> np.ndarray:
+        """All of one micro-batch's compute."""
+        return self.parts.total + self.grouped
+
+
+def stage_times(
+    shape: LLMShape, rates: OpRates, compute_flops: float, c: Candidates, settings: LayoutSettings
+) -> StageTimes:
+    """One micro-batch's seconds for each candidate layout in `c` (planner.llm.ops, or the
+    older MFU-prior model; plus the routed experts of a MoE: planner.llm.moe)."""
+    share = recompute_share(c.recompute)
+    stage_layers = np.ceil(float(shape.n_layer) / c.pp)
+    if settings.step_model == "mfu-prior":
+        prior = _prior_micro_batch(shape, compute_flops, stage_layers, c.mb, c.tp, c.cp, share,
+                                   c.recompute)  # fmt: skip
+        return StageTimes(prior, np.zeros_like(share))
+    weight_grads = shape.mode not in ("lora", "qlora")
+    parts = micro_batch_seconds(
+        shape.layer, rates, stage_layers, c.mb, c.tp, c.cp, share, c.recompute == "selective",
+        weight_grads=weight_grads, flash=settings.flash_attention,
+    )  # fmt: skip
+    if not shape.experts:
+        return StageTimes(parts, np.zeros_like(share))
+    tokens = c.mb * shape.seq_len / c.cp
+    gemm_f, gemm_b, mem_f, mem_b = expert_layer_seconds(
+        tokens, c.tp, c.ep, shape.d_model, shape.experts, shape.top_k, shape.expert_ffn, rates,
+        weight_grads,
+    )  # fmt: skip
+    moe_parts = MicroBatchTimes(
+        gemm=parts.gemm,
+        attention=parts.attention,
+        memory=parts.memory + stage_layers * (mem_f + mem_b),
+        recompute=parts.recompute + stage_layers * share * (gemm_f + mem_f),
+    )
+    return StageTimes(moe_parts, stage_layers * (gemm_f + gemm_b))
 
 
 @lru_cache(maxsize=2048)
@@ -354,20 +448,12 @@ def _micro_batches(
     total_gpus: int,
     gpus_per_node: int,
     settings: LayoutSettings,
-) -> MicroBatchTimes:
-    """One micro-batch's seconds for each candidate layout (planner.llm.ops, or the older
-    MFU-prior model): independent of the network, so shared across it."""
+) -> StageTimes:
+    """stage_times of the candidates that fit: independent of the network, so shared
+    across it."""
     c = _candidates(shape, memory_gb, total_gpus, gpus_per_node, settings)
-    assert isinstance(c, _Candidates)
-    share = recompute_share(c.recompute)
-    stage_layers = np.ceil(float(shape.n_layer) / c.pp)
-    if settings.step_model == "mfu-prior":
-        return _prior_micro_batch(shape, compute_flops, stage_layers, c.mb, c.tp, c.cp, share,
-                                  c.recompute)  # fmt: skip
-    return micro_batch_seconds(
-        shape.layer, rates, stage_layers, c.mb, c.tp, c.cp, share, c.recompute == "selective",
-        weight_grads=shape.mode not in ("lora", "qlora"), flash=settings.flash_attention,
-    )  # fmt: skip
+    assert isinstance(c, Candidates)
+    return stage_times(shape, rates, compute_flops, c, settings)
 
 
 def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> Layout:
@@ -378,34 +464,38 @@ def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> La
     found = _candidates(shape, hw.memory_gb, hw.total_gpus, hw.gpus_per_node, settings)
     if isinstance(found, Layout):
         return found
-    c = found
     parts = _micro_batches(
         shape, hw.rates, hw.compute_flops, hw.memory_gb, hw.total_gpus, hw.gpus_per_node, settings
     )
-    times = _step_times(shape, hw, settings, c, parts)
-    tokens = c.m * c.dp * c.mb * shape.seq_len / times["step"]
-    best = int(np.argmax(tokens))
-    tp, cp, pp, dp, mb, m, zero3, recompute, vpp, memory, usable = (
-        c.tp, c.cp, c.pp, c.dp, c.mb, c.m, c.zero3, c.recompute, c.vpp, c.memory, c.usable
-    )  # fmt: skip
+    times = step_times(shape, hw, settings, found, parts)
+    tokens = found.m * found.dp * found.mb * shape.seq_len / times["step"]
+    return layout_at(shape, hw, found, times, int(np.argmax(tokens)))
+
+
+def layout_at(
+    shape: LLMShape, hw: Hardware, c: Candidates, times: dict[str, np.ndarray], best: int
+) -> Layout:
+    """The Layout record of candidate `best` of `c`, timed by `times` (step_times)."""
     step = float(times["step"][best])
+    tokens = float(c.m[best] * c.dp[best] * c.mb[best] * shape.seq_len) / step
     shares = {name: float(times[name][best]) / step for name in STEP_PARTS}
     return Layout(
         "fits",
-        tp=int(tp[best]),
-        pp=int(pp[best]),
-        dp=int(dp[best]),
-        cp=int(cp[best]),
-        micro_batch=int(mb[best]),
-        micro_batches=int(m[best]),
-        interleave=int(vpp[best]),
-        zero=str(np.where(zero3, "zero3", "zero1")[best]),
-        recompute=str(recompute[best]),
-        memory_per_gpu_gb=float(memory[best]) / 1e9,
-        usable_gb=usable / 1e9,
+        tp=int(c.tp[best]),
+        pp=int(c.pp[best]),
+        dp=int(c.dp[best]),
+        cp=int(c.cp[best]),
+        ep=int(c.ep[best]),
+        micro_batch=int(c.mb[best]),
+        micro_batches=int(c.m[best]),
+        interleave=int(c.vpp[best]),
+        zero=str(np.where(c.zero3, "zero3", "zero1")[best]),
+        recompute=str(c.recompute[best]),
+        memory_per_gpu_gb=float(c.memory[best]) / 1e9,
+        usable_gb=c.usable / 1e9,
         step_s=step,
-        tokens_per_s=float(tokens[best]),
-        mfu=float(tokens[best]) * shape.flops_per_token / (hw.total_gpus * hw.peak_flops),
+        tokens_per_s=tokens,
+        mfu=tokens * shape.flops_per_token / (hw.total_gpus * hw.peak_flops),
         compute_share=shares["compute"],
         bubble_share=shares["bubble"],
         tp_share=shares["tp"],
@@ -418,6 +508,8 @@ def choose_layout(shape: LLMShape, hw: Hardware, settings: LayoutSettings) -> La
         cp_share=shares["cp"],
         optimizer_share=shares["optimizer"],
         cast_share=shares["cast"],
+        a2a_share=shares["a2a"],
+        grouped_gemm_share=shares["grouped_gemm"],
     )
 
 
@@ -445,12 +537,39 @@ def _memory_bytes(
     zero3: np.ndarray,
     recompute: np.ndarray,
     vpp: np.ndarray,
+    ep: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Bytes per GPU of each layout: model states sharded over the dp x cp ranks that hold
-    the same weights, plus activations of s / cp tokens per sequence (context parallelism
-    splits them: Megatron-Core) for the share of layers stored and rebuilt."""
+    """Bytes per GPU of each layout: the sum of memory_terms."""
+    terms = memory_terms(shape, settings, tp, cp, pp, dp, mb, m, zero3, recompute, vpp, ep)
+    return terms["states"] + terms["expert_states"] + terms["activations"]
+
+
+# The terms of a layout's memory per GPU (memory_terms), as planner.render.llm names them.
+MEMORY_TERMS = ("states", "expert_states", "activations")
+
+
+def memory_terms(
+    shape: LLMShape,
+    settings: LayoutSettings,
+    tp: np.ndarray,
+    cp: np.ndarray,
+    pp: np.ndarray,
+    dp: np.ndarray,
+    mb: np.ndarray,
+    m: np.ndarray,
+    zero3: np.ndarray,
+    recompute: np.ndarray,
+    vpp: np.ndarray,
+    ep: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """Bytes per GPU of each layout by MEMORY_TERMS: model states (weights, gradients,
+    optimizer) sharded over the dp x cp ranks that hold the same weights; a MoE's routed
+    experts' states sharded over ep too (planner.llm.moe); activations of s / cp tokens per
+    sequence (context parallelism splits them: Megatron-Core) for the share of layers
+    stored and rebuilt, plus a MoE's routed copies on the layers not fully recomputed."""
     share = recompute_share(recompute)
     whole = np.where(share > 0, "none", recompute)
+    ep = np.ones_like(np.asarray(tp, float)) if ep is None else np.asarray(ep, float)
 
     def activations(mode: np.ndarray) -> np.ndarray:
         return activation_bytes_per_gpu(
@@ -460,37 +579,52 @@ def _memory_bytes(
 
     stored = activations(whole)
     rebuilt = activations(np.full(len(share), "full"))
+    dense = shape.params - shape.expert_params
     states = state_bytes_per_gpu(
-        shape.params, shape.adapter_params, shape.mode, settings.precision, tp, pp, dp * cp,
-        zero3,
+        dense, shape.adapter_params, shape.mode, settings.precision, tp, pp, dp * cp, zero3,
     )  # fmt: skip
-    return states + np.where(share > 0, share * rebuilt + (1.0 - share) * stored, stored)
+    acts = np.where(share > 0, share * rebuilt + (1.0 - share) * stored, stored)
+    experts = np.zeros_like(states)
+    if shape.experts:
+        experts = expert_state_bytes(
+            shape.expert_params, settings.precision, tp, pp, ep, dp * cp, zero3
+        )
+        kept = np.where(np.asarray(recompute) == "full", 0.0, 1.0 - share)
+        in_flight = np.minimum(pp, np.maximum(np.asarray(m, float), 1.0))
+        per_layer = expert_activation_bytes(
+            mb * shape.seq_len / cp, shape.d_model, shape.expert_ffn, shape.top_k, tp,
+            2.0 * ACTIVATION_FACTOR[settings.precision],
+        )  # fmt: skip
+        acts = acts + kept * np.ceil(shape.n_layer / pp) * in_flight * per_layer
+    return {"states": states, "expert_states": experts, "activations": acts}
 
 
 # A step's parts, in seconds per optimizer step: compute = gemm + attention + memory +
-# recompute + cast (all micro-batches; cast: fp8 casts); then bubble and exposed tp, cp, pp
-# and dp communication, and the optimizer.
+# recompute + cast + grouped_gemm (all micro-batches; cast: fp8 casts; grouped_gemm: MoE
+# routed experts); then bubble and exposed tp, cp, pp, dp and MoE all-to-all (a2a)
+# communication, and the optimizer.
 STEP_PARTS = (
     "compute", "gemm", "attention", "memory", "recompute", "bubble", "tp", "cp", "pp", "dp",
-    "optimizer", "cast",
+    "optimizer", "cast", "a2a", "grouped_gemm",
 )  # fmt: skip
 
 
-def _step_times(
+def step_times(
     shape: LLMShape,
     hw: Hardware,
     settings: LayoutSettings,
-    c: _Candidates,
-    parts: MicroBatchTimes,
+    c: Candidates,
+    stage: StageTimes,
 ) -> dict[str, np.ndarray]:
     """Seconds per optimizer step and its parts (STEP_PARTS; module docstring), per
-    candidate layout, from its micro-batch's seconds (`parts`)."""
+    candidate layout, from its micro-batch's seconds (`stage`)."""
     s, h, layers = float(shape.seq_len), float(shape.d_model), float(shape.n_layer)
     tp, cp, pp, dp, mb, m, zero3, vpp = c.tp, c.cp, c.pp, c.dp, c.mb, c.m, c.zero3, c.vpp
     share = recompute_share(c.recompute)
     stage_layers = np.ceil(layers / pp)
     frozen = shape.mode in ("lora", "qlora")
-    t_mb = parts.total
+    parts = stage.parts
+    t_mb = stage.total
     act_bytes = mb * s / cp * h * 2.0
     n_tp = 4.0 + 2.0 * share
     ring = ring_seconds(tp, act_bytes, hw.intra_gbs, NVLINK_LATENCY_S, 2.0)
@@ -499,9 +633,10 @@ def _step_times(
     pp_gbs = hw.intra_gbs if hw.total_gpus <= hw.gpus_per_node else hw.network_gbs_per_gpu
     pp_latency = NVLINK_LATENCY_S if hw.total_gpus <= hw.gpus_per_node else NETWORK_LATENCY_S
     t_pp = np.where(pp > 1, 2.0 * vpp * (pp_latency + act_bytes / tp / (pp_gbs * 1e9)), 0.0)
+    t_a2a = _a2a_seconds(shape, hw, tp, cp, c.ep, mb, stage_layers, share, hw.rates.value_bytes)
     slots = m + (pp - 1.0) / vpp
-    per_slot = t_mb + t_tp + t_cp + t_pp
-    t_dp = _dp_seconds(shape, hw, settings, tp, pp, dp * cp, m, zero3, t_mb)
+    per_slot = t_mb + t_tp + t_cp + t_pp + t_a2a
+    t_dp = _dp_seconds(shape, hw, settings, tp, pp, dp * cp, m, zero3, t_mb, c.ep)
     local = shape.params / (tp * pp) / np.where(dp * cp > 1, dp * cp, 1.0)
     trained = (shape.adapter_params / (tp * pp)) if frozen else local
     t_opt = optimizer_seconds(trained, hw.rates) * np.ones_like(m)
@@ -522,7 +657,35 @@ def _step_times(
         "dp": t_dp,
         "optimizer": t_opt,
         "cast": m * parts.cast * np.ones_like(m),
+        "a2a": m * t_a2a,
+        "grouped_gemm": m * stage.grouped,
     }
+
+
+def _a2a_seconds(
+    shape: LLMShape,
+    hw: Hardware,
+    tp: np.ndarray,
+    cp: np.ndarray,
+    ep: np.ndarray,
+    mb: np.ndarray,
+    stage_layers: np.ndarray,
+    share: np.ndarray,
+    value_bytes: float,
+) -> np.ndarray:
+    """Exposed MoE all-to-all per micro-batch (planner.llm.moe): ALL_TO_ALLS_PER_LAYER of
+    b s / (cp t) x k tokens of h values per layer, 2 more for the share of layers fully
+    recomputed; the ep ranks follow the tensor and context ranks (Megatron's order), so
+    g / (t cp) of them share a node."""
+    if not shape.experts:
+        return np.zeros_like(np.asarray(tp, float))
+    nbytes = mb * shape.seq_len / (cp * tp) * shape.top_k * shape.d_model * value_bytes
+    peers = np.floor(hw.gpus_per_node / (tp * cp))
+    one = all_to_all_seconds(
+        nbytes, ep, peers, hw.intra_gbs, hw.network_gbs_per_gpu, NVLINK_LATENCY_S,
+        NETWORK_LATENCY_S,
+    )  # fmt: skip
+    return stage_layers * (ALL_TO_ALLS_PER_LAYER + 2.0 * share) * one
 
 
 def _prior_micro_batch(
@@ -582,17 +745,33 @@ def _dp_seconds(
     m: np.ndarray,
     zero3: np.ndarray,
     t_mb: np.ndarray,
+    ep: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Exposed data-parallel communication per step (module docstring)."""
+    """Exposed data-parallel communication per step (module docstring); a MoE's routed
+    experts reduce among the dp / ep ranks that hold the same experts, after the dense
+    weights."""
     value_bytes = 4.0 if settings.precision in ("fp32", "tf32") else 2.0
     frozen = shape.mode in ("lora", "qlora")
-    local = shape.params / (tp * pp)
-    trained = (shape.adapter_params if frozen else shape.params) / (tp * pp) * value_bytes
+    dense = shape.params - shape.expert_params
+    local = dense / (tp * pp)
+    trained = (shape.adapter_params if frozen else dense) / (tp * pp) * value_bytes
     weight_bytes = local * (0.516 if shape.mode == "qlora" else value_bytes)
     peers = np.clip(np.floor(hw.gpus_per_node / tp), 1.0, dp)
     allreduce = hierarchical_seconds(dp, peers, trained, hw, 2.0)
     gather = hierarchical_seconds(dp, peers, weight_bytes, hw, 1.0)
     scatter = hierarchical_seconds(dp, peers, trained, hw, 1.0)
+    if shape.experts and ep is not None:
+        ranks = np.maximum(dp / ep, 1.0)
+        expert_bytes = shape.expert_params / (tp * pp * ep) * value_bytes
+        expert_peers = np.clip(np.floor(hw.gpus_per_node / (tp * ep)), 1.0, ranks)
+        many = ranks > 1
+        allreduce = allreduce + np.where(
+            many, hierarchical_seconds(ranks, expert_peers, expert_bytes, hw, 2.0), 0.0
+        )
+        one_way = np.where(
+            many, hierarchical_seconds(ranks, expert_peers, expert_bytes, hw, 1.0), 0.0
+        )
+        gather, scatter = gather + one_way, scatter + one_way
     zero1 = np.maximum(0.0, allreduce - t_mb)
     zero3_exposed = m * np.maximum(0.0, 2.0 * gather + scatter - t_mb)
     return np.where(dp > 1, np.where(zero3, zero3_exposed, zero1), 0.0)

@@ -16,6 +16,7 @@ from planner.workloads.catalog import Workload
 PART_COLUMNS = (
     "gemm_share", "attention_share", "memory_share", "recompute_share", "bubble_share",
     "tp_comm_share", "cp_comm_share", "pp_comm_share", "dp_comm_share", "optimizer_share",
+    "grouped_gemm_share", "a2a_share",
 )  # fmt: skip
 SCALING_COLUMNS = (
     "total_gpus", "layout", "tokens_per_s", "tokens_per_s_low", "tokens_per_s_high",

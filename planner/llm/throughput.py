@@ -47,6 +47,7 @@ from planner.llm.mfu import (
     mfu_anchor,
     params_from_size,
 )
+from planner.llm.moe import routed_expert_params
 from planner.llm.op_efficiency import (
     measured_attention_tflops,
     measured_gemm_tflops,
@@ -219,7 +220,7 @@ def llm_shape_of(workload: Workload) -> LLMShape:
     layers, width = int(workload.n_layer or 0), int(workload.d_model or 0)
     heads = int(workload.n_heads or max(1, width // (64 if width <= 1024 else 128)))
     kv = int(workload.n_kv_heads or heads)
-    ffn = int(workload.ffn_dim or 4 * width)
+    ffn = int(workload.ffn_dim or 0) if workload.is_moe else int(workload.ffn_dim or 4 * width)
     adapters = (
         lora_adapter_params(layers, width, ffn, heads, kv, workload.lora_rank)
         if workload.llm_mode in ("lora", "qlora")
@@ -237,7 +238,16 @@ def llm_shape_of(workload: Workload) -> LLMShape:
         seq_len=int(workload.seq_len or 2048),
         mode=workload.llm_mode,
         ffn_dim=ffn,
-        gated=ffn != 4 * width,  # SwiGLU widths are not 4 h (planner.llm.presets)
+        gated=ffn != 4 * width or workload.is_moe,  # SwiGLU widths are not 4 h
+        experts=workload.experts,
+        top_k=workload.top_k,
+        expert_ffn=int(workload.expert_ffn or 0),
+        expert_params=routed_expert_params(
+            float(workload.params),
+            float(workload.active_params or workload.params),
+            workload.experts,
+            workload.top_k,
+        ),
     )
 
 
@@ -315,6 +325,7 @@ class LayoutPrediction:
     framework: str = DEFAULT_FRAMEWORK
     calibration: float = 1.0  # own GPT results' factor on the kernel rates
     stack_spread: float = math.nan  # slowest / fastest step over the fitted stacks - 1
+    hardware: Hardware | None = None  # what the layouts were timed on (a user's layout too)
 
     @property
     def rate_source(self) -> str:
@@ -424,7 +435,7 @@ def _predict(
         gpus_per_node=per_node,
         tp_comm_exposure=stack.tp_comm_exposure,
     )
-    layout = choose_layout(shape, hardware, _layout_settings(settings, batch_tokens, precision))
+    layout = choose_layout(shape, hardware, layout_settings(settings, batch_tokens, precision))
     code = kernels.code if settings.step_model == "ops" else ""
     low, high = kernels.low, kernels.high
     if measured is not None and settings.step_model == "ops":
@@ -432,7 +443,7 @@ def _predict(
     if not layout.fits:
         return LayoutPrediction(
             layout, math.nan, math.nan, math.nan, anchor, precision, shape.params, code,
-            measured.run_id if measured else "", settings.framework, scale,
+            measured.run_id if measured else "", settings.framework, scale, math.nan, hardware,
         )  # fmt: skip
     down, up = _band(anchor, layout, precision, settings, low, high, measured is None, stack)
     fastest, slowest = stack_range(layout_step_parts(layout), stack)
@@ -453,10 +464,11 @@ def _predict(
         settings.framework,
         scale,
         slowest / fastest - 1.0,
+        hardware,
     )
 
 
-def _layout_settings(settings: LLMSettings, batch_tokens: float, precision: str) -> LayoutSettings:
+def layout_settings(settings: LLMSettings, batch_tokens: float, precision: str) -> LayoutSettings:
     """The layout search's settings for one prediction."""
     return LayoutSettings(
         global_batch_tokens=batch_tokens,
@@ -592,8 +604,8 @@ def prediction_source(prediction: LayoutPrediction) -> str:
 LLM_DETAIL_COLUMNS = (
     "step_s", "compute_share", "gemm_share", "attention_share", "memory_share",
     "recompute_share", "bubble_share", "tp_comm_share", "cp_comm_share", "pp_comm_share",
-    "dp_comm_share", "optimizer_share", "cast_share", "usable_gb", "framework", "calibration",
-    "stack_spread",
+    "dp_comm_share", "optimizer_share", "cast_share", "a2a_share", "grouped_gemm_share",
+    "usable_gb", "framework", "calibration", "stack_spread",
     "mfu_anchor", "mfu_source", "mfu_band_widened", "mfu_run_id", "mfu_runs",
     "mfu_model_size", "mfu_world_size", "mfu_size_decades",
 )  # fmt: skip
@@ -624,6 +636,8 @@ def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
         "optimizer_share": layout.optimizer_share,
         "cast_share": layout.cast_share,
         "stack_spread": prediction.stack_spread,
+        "a2a_share": layout.a2a_share,
+        "grouped_gemm_share": layout.grouped_gemm_share,
         "usable_gb": layout.usable_gb,
         "framework": prediction.framework,
         "calibration": prediction.calibration,

@@ -15,6 +15,7 @@ import pandas as pd
 
 from planner.llm.mfu import FP8_SPEEDUP, SMALL_WIDTH
 from planner.llm.throughput import LLMMemoryError
+from planner.llm.user_layout import LayoutComparison
 from planner.plan import Plan
 from planner.render.notes import CLI_CONTROLS
 
@@ -67,6 +68,7 @@ PART_LABELS = {
     "recompute_share": "recompute", "bubble_share": "pipeline bubble",
     "tp_comm_share": "TP comm", "cp_comm_share": "CP comm", "pp_comm_share": "PP comm",
     "dp_comm_share": "DP comm", "optimizer_share": "optimizer", "cast_share": "fp8 casts",
+    "grouped_gemm_share": "expert grouped GEMM", "a2a_share": "expert all-to-all",
 }  # fmt: skip
 # Whether a layout fits, in a table cell (planner.llm.layout REASONS).
 FIT_WORDS = {
@@ -132,6 +134,7 @@ STEP_PART_WORDS = (
     ("bubble_share", "bubble"), ("tp_comm_share", "TP comm"), ("cp_comm_share", "CP comm"),
     ("pp_comm_share", "PP comm"), ("dp_comm_share", "DP comm"),
     ("optimizer_share", "optimizer"), ("cast_share", "fp8 casts"),
+    ("grouped_gemm_share", "expert grouped GEMM"), ("a2a_share", "expert all-to-all"),
 )  # fmt: skip
 
 
@@ -262,3 +265,64 @@ def no_fit_text(error: LLMMemoryError, controls: Mapping[str, str] = CLI_CONTROL
         + (f" (now {error.max_gpus:g})" if error.max_gpus else "")
         + ", pick GPUs with more memory, or train a smaller model (or LoRA)."
     )
+
+
+# The terms of a layout's memory per GPU (planner.llm.layout MEMORY_TERMS).
+MEMORY_TERM_WORDS = {
+    "states": "weights, gradients and optimizer state",
+    "expert_states": "routed experts' weights, gradients and optimizer state",
+    "activations": "activations",
+}
+# Why a user's layout cannot run (planner.llm.user_layout USER_REASONS).
+USER_REASON_WORDS = {
+    "batch_too_small": "does not run: the global batch has fewer sequences than dp x mb",
+    "no_peak": "does not run: no {precision} dense peak for this GPU",
+}
+
+
+def _rate(tokens_per_s: float, step_s: float, mfu: float, moe: bool) -> str:
+    active = " on active parameters" if moe else ""
+    return f"{tokens_per_s:,.0f} tokens/s (step {step_s:.3g} s, MFU {mfu:.0%}{active})"
+
+
+def user_layout_text(comparison: LayoutComparison, precision: str) -> str:
+    """A user's layout beside the best one found: its speed, whether it fits and, when not,
+    which memory term fills the GPU (planner.llm.user_layout)."""
+    timed, best = comparison.timed, comparison.best.layout
+    layout = timed.layout
+    where = f"{comparison.total_gpus} x {comparison.gpu_name}"
+    head = f"your layout {timed.user.text} on {where}"
+    if layout.reason in USER_REASON_WORDS:
+        return f"{head}: {USER_REASON_WORDS[layout.reason].format(precision=precision)}"
+    terms = dict(timed.terms_gb)
+    used = sum(terms.values())
+    split = ", ".join(
+        f"{MEMORY_TERM_WORDS[name]} {gb:,.1f}" for name, gb in timed.terms_gb if gb > 0
+    )
+    moe = comparison.moe
+    speed = _rate(layout.tokens_per_s, layout.step_s, layout.mfu, moe)
+    if layout.reason == "fits":
+        memory = f"fits, {used:,.1f} of {timed.usable_gb:,.1f} GB per GPU ({split}), at"
+    else:
+        largest = timed.over_terms[0]
+        alone = terms[largest] > timed.usable_gb
+        why = (
+            f"{MEMORY_TERM_WORDS[largest]} alone ({terms[largest]:,.1f} GB) exceed it"
+            if alone
+            else f"the largest term is {MEMORY_TERM_WORDS[largest]} ({terms[largest]:,.1f} GB)"
+        )
+        memory = (
+            f"does NOT fit: {used:,.1f} GB per GPU of {timed.usable_gb:,.1f} usable ({split}); "
+            f"{why}; it would run at"
+        )
+    ours = (
+        f"best layout found: {best.label}, {_rate(best.tokens_per_s, best.step_s, best.mfu, moe)}"
+        if best.fits
+        else "the search found no layout that fits"
+    )
+    ratio = (
+        f" (yours at {layout.tokens_per_s / best.tokens_per_s:.0%} of it)"
+        if best.fits and layout.reason == "fits"
+        else ""
+    )
+    return f"{head}: {memory} {speed}; {ours}{ratio}"

@@ -62,6 +62,7 @@ from planner.workloads.catalog import (
     WORKLOADS,
     Workload,
     llm_workload,
+    moe_workload,
 )
 from pricing.catalog import PRICING_KINDS
 from pricing.reserved import RESERVED_KINDS
@@ -139,6 +140,14 @@ LLM_FIELDS: dict[str, dict[str, Any]] = {
         "step": 1024,
         "help": "Tokens per sequence: sets activation memory and attention FLOPs.",
     },
+    "active_b": _optional(
+        "Active parameters (billions, mixture of experts)",
+        1.0,
+        "Parameters each token passes through in a mixture-of-experts model (e.g. 22 for "
+        "Qwen3-235B-A22B); FLOPs and MFU count these, memory holds all the parameters. Counts "
+        "of a preset (DeepSeek-V3, Qwen3, GPT-OSS, Mixtral) take its published shape. Empty: "
+        "a dense model.",
+    ),
     "tokens_b": _billions(
         "Training tokens (billions)",
         140.0,
@@ -185,6 +194,16 @@ class JobInputs:
     llm_mode: str = "pretrain"
     seq_len: int = LLM_DEFAULT_SEQ_LEN
     framework: str = DEFAULT_FRAMEWORK
+    active_b: float | None = None  # a mixture of experts' active parameters (None: dense)
+    layout: str = ""  # the user's own layout, timed beside the best one ("": none)
+
+
+LAYOUT_HELP = (
+    "Time your own layout beside the best one found, on the fastest pick's GPUs: tokens "
+    "tp<N> pp<N> cp<N> ep<N> dp<N> mb<N> zero1|zero3 recompute=none|selective|full, e.g. "
+    "`tp4 pp2 ep8 mb1 zero1 recompute=selective` (dp left out: GPUs / (tp pp cp)). Empty: "
+    "only the best layout."
+)
 
 
 @dataclass(frozen=True)
@@ -249,12 +268,20 @@ def _job_inputs(ps: PageState) -> JobInputs:
         help="What one training run is: samples (or tokens) and FLOPs per sample "
         "(`gpuplan workloads`).",
     )
-    return JobInputs(kind, workload_name=workload_name)
+    layout = _layout_input(ps) if WORKLOADS[str(workload_name)].is_llm else ""
+    return JobInputs(kind, workload_name=workload_name, layout=layout)
+
+
+def _layout_input(ps: PageState) -> str:
+    """The user's own LLM layout, as typed."""
+    return ps.text_input("Your layout (optional)", name="layout", help=LAYOUT_HELP,
+                         placeholder="tp4 pp2 ep8 mb1 zero1")  # fmt: skip
 
 
 def _llm_inputs(ps: PageState) -> JobInputs:
     """An LLM: its size, how it is trained, its sequence length and training tokens."""
     params_b = number(ps, "params_b", LLM_FIELDS["params_b"])
+    active_b = number(ps, "active_b", LLM_FIELDS["active_b"])
     llm_mode = _llm_choice(ps, "llm_mode")
     seq_len = int(number(ps, "seq_len", LLM_FIELDS["seq_len"]))
     tokens_b = number(ps, "tokens_b", LLM_FIELDS["tokens_b"])
@@ -266,6 +293,8 @@ def _llm_inputs(ps: PageState) -> JobInputs:
         llm_mode=llm_mode,
         seq_len=seq_len,
         framework=framework,
+        active_b=active_b,
+        layout=_layout_input(ps),
     )
 
 
@@ -401,6 +430,18 @@ def _workload(inputs: PlanInputs) -> Workload | None:
         return WORKLOADS[str(job.workload_name)]
     params = float(job.params_b or 0.0)
     tokens = float(job.tokens_b or 0.0)
+    if job.active_b is not None:
+        try:
+            return moe_workload(params * 1e9, job.active_b * 1e9, tokens * 1e9, job.seq_len,
+                                mode=job.llm_mode)  # fmt: skip
+        except ValueError as exc:
+            st.error(
+                f"**Parameters (billions)** {params:g}, **Active parameters** "
+                f"{job.active_b:g} and **Training tokens** {tokens:g}: {md_text(exc)}. Enter "
+                "active parameters up to the total, or clear them for a dense model.",
+                icon=":material/error:",
+            )
+            return None
     try:
         return llm_workload(params * 1e9, tokens * 1e9, seq_len=job.seq_len, mode=job.llm_mode)
     except ValueError as exc:
@@ -498,6 +539,27 @@ def _picks(plan: Plan) -> None:
             )
 
 
+def _own_layout(plan: Plan, text: str, offers: pd.DataFrame, directory: str) -> None:
+    """The user's own layout beside the best one found (planner.llm.user_layout), or what is
+    wrong with it; nothing when none is typed."""
+    if not text.strip() or not plan.workload.is_llm:
+        return
+    from planner.llm.for_plan import layout_on_plan
+    from planner.llm.user_layout import parse_layout
+    from planner.render.llm import user_layout_text
+
+    table, _ = data.results(directory)
+    try:
+        found = layout_on_plan(plan, offers, parse_layout(text), table)
+    except ValueError as exc:
+        st.error(f"**Your layout**: {md_text(exc)}.", icon=":material/error:")
+        return
+    if found is not None:
+        words = sentence(user_layout_text(found, plan.precision))
+        fits = found.timed.layout.reason == "fits"
+        (st.info if fits else st.warning)(md_text(words), icon=":material/tune:")
+
+
 def _status(plan: Plan) -> None:
     for row in worded_status(plan).itertuples():
         if row.unmet:
@@ -592,6 +654,7 @@ def render() -> None:
     for line in notes_text(plan.notes_of("deadline_unmet", "budget_unmet"), APP_CONTROLS):
         st.warning(md_text(sentence(line)), icon=":material/warning:")
     _picks(plan)
+    _own_layout(plan, inputs.job.layout, offers, directory)
     _status(plan)
     st.plotly_chart(data.plan_chart(directory, request), key=f"{PAGE}.chart")
     st.caption(

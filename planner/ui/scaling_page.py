@@ -609,11 +609,12 @@ DEFAULT_LLM = "6.7b"
 def _llm_section(ps: PageState, gpu: str, comm: CommModel) -> None:
     """An LLM on this GPU from one node to 1,024 GPUs: the layout, tokens/s per GPU and
     per-GPU efficiency the operator model predicts at each count, and the step's parts."""
+    from planner.llm.moe_presets import MOE_PRESETS
     from planner.llm.presets import LLM_PRESETS
     from planner.llm.scaling import PART_COLUMNS, llm_scaling
     from planner.llm.throughput import LLMSettings, peak_flops
     from planner.render.llm import FIT_WORDS, FRAMEWORK_WORDS, PART_LABELS
-    from planner.workloads.catalog import llm_workload
+    from planner.workloads.catalog import llm_workload, moe_workload
 
     st.subheader("An LLM on this GPU (operator model)")
     if not math.isfinite(peak_flops(gpu, "bf16")):
@@ -621,16 +622,24 @@ def _llm_section(ps: PageState, gpu: str, comm: CommModel) -> None:
         return
     left, right = st.columns(2)
     with left:
+        names = {k: f"{k} ({p.reference.split(' (')[0]})" for k, p in LLM_PRESETS.items()}
+        names |= {k: f"{p.title} (mixture of experts)" for k, p in MOE_PRESETS.items()}
         label = ps.selectbox(
-            "LLM", list(LLM_PRESETS), name="llm", default=DEFAULT_LLM,
-            format_func=lambda k: f"{k} ({LLM_PRESETS[k].reference.split(' (')[0]})",
+            "LLM", list(names), name="llm", default=DEFAULT_LLM, format_func=names.get,
+            help="Dense presets by their parameter count, and mixture-of-experts models from "
+            "their model cards (FLOPs and MFU on their active parameters).",
         )  # fmt: skip
     with right:
         frame = ps.radio(
             "Framework", list(FRAMEWORK_WORDS), name="llm_framework", default="megatron",
             format_func=FRAMEWORK_WORDS.get, horizontal=True,
         )  # fmt: skip
-    workload = llm_workload(LLM_PRESETS[label].params, 1e9)
+    moe = MOE_PRESETS.get(str(label))
+    workload = (
+        moe_workload(moe.params, moe.active_params, 1e9)
+        if moe
+        else llm_workload(LLM_PRESETS[label].params, 1e9)
+    )
     table = llm_scaling(
         workload, "bf16", gpu, LLM_COUNTS, comm.gpus_per_node,
         comm.network_gbps_per_node, LLMSettings(framework=str(frame)),

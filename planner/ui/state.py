@@ -337,6 +337,18 @@ class PageState:
         value = bool(st.toggle(label, key=self.key(name), **kwargs))
         return self._done(name, value, "true" if value else "false")
 
+    def text_input(self, label: str, name: str, default: str = "", **kwargs: Any) -> str:
+        """st.text_input bound to URL parameter `name` (the text as typed, at most 200
+        characters; empty: left out of the URL)."""
+        self._seed(
+            name,
+            default,
+            lambda: str(st.query_params[name])[:200],
+            lambda v: isinstance(v, str),
+        )
+        value = str(st.text_input(label, key=self.key(name), max_chars=200, **kwargs) or "")
+        return self._done(name, value, value or None)
+
     # ------------------------------------------------------------------ the URL
 
     def query_string(self) -> str:

@@ -14,6 +14,7 @@ parameter count) take its published shape; other sizes get a GPT-3-like shape (l
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
@@ -21,6 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from planner.llm.moe import (
+    expert_ffn_width,
+    moe_training_flops_per_token,
+    routed_expert_params,
+)
+from planner.llm.moe_presets import MOE_PRESETS, moe_preset_for
 from planner.llm.presets import LLM_PRESETS, label_params, preset_for
 from pricing.gpus import did_you_mean
 
@@ -80,6 +87,15 @@ class Workload:
     # Benchmark samples one sample of this workload costs (its FLOPs / the benchmark's):
     # BERT pre-training at seq 512 timed by the seq-384 SQuAD benchmark.
     benchmark_samples_per_sample: float = 1.0
+    # Mixture-of-experts LLMs only (planner.llm.moe): routed experts per MoE layer, experts
+    # each token is routed to, always-active shared experts, each expert's MLP width, and
+    # the parameters one token passes through (FLOPs and MFU count these; `params` is the
+    # total, which memory holds). experts == 0: a dense model.
+    experts: int = 0
+    top_k: int = 0
+    shared_experts: int = 0
+    expert_ffn: int | None = None
+    active_params: float | None = None
 
     @property
     def kind(self) -> str:
@@ -103,6 +119,11 @@ class Workload:
     def total_flops(self) -> float:
         """Training FLOPs of the whole run."""
         return self.samples * self.flops_per_sample
+
+    @property
+    def is_moe(self) -> bool:
+        """True for a mixture-of-experts LLM (FLOPs counted on its active parameters)."""
+        return self.experts > 0
 
     @property
     def is_llm(self) -> bool:
@@ -350,6 +371,101 @@ def llm_workload(
     )
 
 
+# Experts of an `llm-<total>-a<active>` name that no preset matches: 128 routed experts,
+# top-8, no shared expert (Qwen3's MoE models: Qwen Team 2025, table 2); an assumption.
+DEFAULT_EXPERTS, DEFAULT_TOP_K = 128, 8
+_MOE_NAME = re.compile(
+    r"^llm-(\d+(?:\.\d+)?)([mbt])-a(\d+(?:\.\d+)?)([mbt])(?:-(pretrain|finetune))?"
+    r"-(\d+(?:\.\d+)?)([kmbt])$"
+)
+_PRESET_NAME = re.compile(r"^(.+)-(\d+(?:\.\d+)?)([kmbt])$")
+
+
+def moe_workload(
+    params: float,
+    active_params: float,
+    tokens: float,
+    seq_len: int = LLM_DEFAULT_SEQ_LEN,
+    name: str | None = None,
+    mode: str = "pretrain",
+    experts: int | None = None,
+    top_k: int | None = None,
+    shared_experts: int | None = None,
+    expert_ffn: int | None = None,
+) -> Workload:
+    """A mixture-of-experts LLM: `params` in total, `active_params` per token (FLOPs and MFU
+    count these: planner.llm.moe), trained on `tokens` by pretrain or finetune.
+
+    Counts within 2% of a preset (planner.llm.moe_presets) take its published shape; else
+    the active parameters take a dense shape (llm_shape), DEFAULT_EXPERTS routed experts of
+    which DEFAULT_TOP_K per token (or those given), and each expert's width holds the
+    routed parameters, (N - A) E / (E - k) (planner.llm.moe.expert_ffn_width).
+    """
+    if params <= 0 or tokens <= 0 or not 0 < active_params <= params:
+        raise ValueError(
+            f"a MoE LLM needs params > 0, 0 < active_params <= params and tokens > 0 (got "
+            f"{params:g}, {active_params:g}, {tokens:g})"
+        )
+    if mode not in ("pretrain", "finetune"):
+        raise ValueError(f"MoE mode {mode!r}: valid are pretrain, finetune (no LoRA model)")
+    preset = moe_preset_for(params, active_params)
+    if preset is not None and experts in (None, preset.experts) and top_k in (None, preset.top_k):
+        layers, width, heads, kv, vocab = (
+            preset.n_layer, preset.d_model, preset.n_heads, preset.n_kv_heads, preset.vocab_size
+        )  # fmt: skip
+        experts, top_k = preset.experts, preset.top_k
+        shared = preset.shared_experts if shared_experts is None else shared_experts
+        ffn = expert_ffn or preset.expert_ffn
+        size, reference = preset.key, f"{preset.title} shape, {preset.reference}"
+    else:
+        layers, width = llm_shape(active_params)
+        heads = max(1, width // (64 if width <= 1024 else 128))
+        kv, vocab = heads, DEFAULT_VOCAB_SIZE
+        experts = experts or DEFAULT_EXPERTS
+        top_k = top_k or min(DEFAULT_TOP_K, experts)
+        shared = shared_experts or 0
+        routed = routed_expert_params(params, active_params, experts, top_k)
+        ffn = expert_ffn or expert_ffn_width(routed, layers, width, experts)
+        size = f"{_fmt_count(params)}-a{_fmt_count(active_params)}"
+        reference = f"dense shape of the active parameters, {experts} experts, top-{top_k}"
+    if not 0 < top_k <= experts:
+        raise ValueError(f"top_k must be between 1 and experts ({experts}), got {top_k}")
+    if name is None:
+        middle = "" if mode == "pretrain" else f"-{mode}"
+        name = f"{size if preset else 'llm-' + size}{middle}-{_fmt_count(tokens)}"
+    return Workload(
+        name=name,
+        description=f"{MODE_WORDS[mode]} a mixture-of-experts LLM of {_fmt_count(params)} "
+        f"parameters, {_fmt_count(active_params)} active per token (FLOPs and MFU count these), "
+        f"on {_fmt_count(tokens)} "
+        f"tokens (seq {seq_len}; {experts} experts, top-{top_k}"
+        + (f" + {shared} shared" if shared else "")
+        + f"; {reference})",
+        model="gpt",
+        model_size=size,
+        sample_unit="tokens",
+        samples=float(tokens),
+        flops_per_sample=moe_training_flops_per_token(active_params, layers, seq_len, width),
+        params=float(params),
+        n_layer=layers,
+        d_model=width,
+        seq_len=seq_len,
+        source="6A + 12 n_layer n_ctx d FLOPs per token on the ACTIVE parameters A "
+        "(Chowdhery et al. 2022, PaLM app. B; planner.llm.moe)",
+        tags=("llm", mode, "moe"),
+        n_heads=heads,
+        n_kv_heads=kv,
+        ffn_dim=shared * ffn,
+        vocab_size=vocab,
+        llm_mode=mode,
+        experts=int(experts),
+        top_k=int(top_k),
+        shared_experts=int(shared),
+        expert_ffn=int(ffn),
+        active_params=float(active_params),
+    )
+
+
 def _resnet50(**fields: Any) -> Workload:
     """A ResNet-50 ImageNet-1k workload: the model, FLOPs per image (He et al. 2016: 4.09
     GMACs forward, training = 3 x forward), JPEG loading and the dataset's size."""
@@ -463,13 +579,40 @@ for _label in ("6.7b", "69b"):
         WORKLOADS[_w.name] = _w
 
 
+# Mixture-of-experts presets pre-trained on 1T tokens (set another count in the name:
+# deepseek-v3-14.8t).
+for _moe in MOE_PRESETS.values():
+    _w = moe_workload(_moe.params, _moe.active_params, 1e12)
+    WORKLOADS[_w.name] = _w
+
+
+def _moe_named(name: str) -> Workload | None:
+    """`llm-<total>-a<active>[-finetune]-<tokens>` or `<MoE preset>-<tokens>`, else None."""
+    match = _MOE_NAME.match(name)
+    if match:
+        params = float(match.group(1)) * _SCALE[match.group(2)]
+        active = float(match.group(3)) * _SCALE[match.group(4)]
+        tokens = float(match.group(6)) * _SCALE[match.group(7)]
+        return moe_workload(params, active, tokens, name=name, mode=match.group(5) or "pretrain")
+    match = _PRESET_NAME.match(name)
+    if match and match.group(1) in MOE_PRESETS:
+        preset = MOE_PRESETS[match.group(1)]
+        tokens = float(match.group(2)) * _SCALE[match.group(3)]
+        return moe_workload(preset.params, preset.active_params, tokens, name=name)
+    return None
+
+
 def get_workload(name: str) -> Workload:
-    """A workload by name: a catalog entry or any `llm-<params>-<tokens>` name.
+    """A workload by name: a catalog entry, any `llm-<params>-<tokens>` name, any
+    mixture-of-experts `llm-<total>-a<active>-<tokens>` name or `<MoE preset>-<tokens>`.
 
     Raises ValueError listing the valid names and the closest match.
     """
     if name in WORKLOADS:
         return WORKLOADS[name]
+    moe = _moe_named(name.strip().lower())
+    if moe is not None:
+        return moe
     match = _LLM_NAME.match(name.strip().lower())
     if match:
         params = float(match.group(1)) * _SCALE[match.group(2)]
@@ -479,7 +622,8 @@ def get_workload(name: str) -> Workload:
     fix = did_you_mean(name, WORKLOADS)
     raise ValueError(
         f"unknown workload {name!r}{fix} Valid: {', '.join(WORKLOADS)}, "
-        "or llm-<params>[-finetune|-lora|-qlora]-<tokens> such as llm-7b-140b, llm-69b-lora-1b"
+        "or llm-<params>[-finetune|-lora|-qlora]-<tokens> such as llm-7b-140b, llm-69b-lora-1b, "
+        "or a mixture of experts llm-<total>-a<active>-<tokens> such as llm-235b-a22b-1t"
     )
 
 
@@ -517,6 +661,14 @@ def reshape_llm(
     for label, value in fields.items():
         if value is not None and value < 1:
             raise ValueError(f"{label} must be >= 1 (got {value})")
+    if workload.is_moe:
+        if any(v is not None for v in (ffn_dim, n_heads, n_kv_heads, vocab_size)):
+            raise ValueError(
+                f"{workload.name} is a mixture-of-experts model: its shape comes from its "
+                "preset or its counts; --ffn, --heads, --kv-heads and --vocab apply to dense "
+                "LLMs only"
+            )
+        return _reshape_moe(workload, seq_len, n_layer, d_model)
     seq = seq_len or int(workload.seq_len or LLM_DEFAULT_SEQ_LEN)
     if all(value is None for label, value in fields.items() if label != "seq_len"):
         return workload if seq_len is None else _rebuild(workload, seq, workload.params)
@@ -588,3 +740,27 @@ def _given_shape(
     ffn = ffn_dim or (workload.ffn_dim if same_width and workload.ffn_dim else 4 * width)
     vocab = vocab_size or int(workload.vocab_size or DEFAULT_VOCAB_SIZE)
     return DecoderShape(layers, width, int(heads), int(n_kv_heads), int(ffn), vocab)
+
+
+def _reshape_moe(
+    workload: Workload, seq_len: int | None, n_layer: int | None, d_model: int | None
+) -> Workload:
+    """A MoE workload at another sequence length (its shape is the preset's or follows from
+    its counts: no other layers or width)."""
+    if n_layer is not None or d_model is not None:
+        raise ValueError(
+            f"{workload.name} is a mixture-of-experts model: its shape comes from its preset "
+            "or its counts; --n-layer and --d-model apply to dense LLMs only"
+        )
+    seq = int(seq_len or workload.seq_len or LLM_DEFAULT_SEQ_LEN)
+    flops = moe_training_flops_per_token(
+        float(workload.active_params or 0.0), int(workload.n_layer or 0), seq,
+        int(workload.d_model or 0),
+    )  # fmt: skip
+    old = f"seq {workload.seq_len}"
+    return dataclasses.replace(
+        workload,
+        seq_len=seq,
+        flops_per_sample=flops,
+        description=workload.description.replace(old, f"seq {seq}", 1),
+    )

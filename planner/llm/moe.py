@@ -1,0 +1,204 @@
+"""Mixture-of-experts terms of the LLM model: parameters, FLOPs, expert memory, grouped GEMMs
+and the all-to-all that routes tokens to experts (vectorised over layouts).
+
+A MoE decoder replaces each layer's MLP by E routed experts (SwiGLU MLPs of width f_e), of
+which a learned router sends each token to its top k, plus S shared experts every token
+passes through (Shazeer et al. 2017; Fedus et al. 2022, "Switch Transformers"; Dai et al.
+2024, DeepSeekMoE). Notation: total parameters N, active (per token) parameters A, layers L,
+width h, tokens T = b s / cp per GPU and micro-batch, tensor parallel t, expert parallel ep.
+
+Parameters and FLOPs. Only the routed experts a token skips are inactive, so the routed
+experts hold (N - A) E / (E - k) parameters. FLOPs and MFU count the ACTIVE parameters:
+6 A + 12 L s h per token (Chowdhery et al. 2022, PaLM app. B, with A for N: the FLOPs a
+token really costs; DeepSeek-AI 2024, DeepSeek-V3 report, sec. 3.1, counts MFU so).
+
+Layout. Experts are spread over ep ranks carved out of the data-parallel ranks (ep divides
+d; Megatron-Core's expert parallelism, Lepikhin et al. 2021, GShard) and split over the
+tensor-parallel ranks (expert tensor parallelism = t). A GPU then holds E / ep experts, and
+the routed experts' states are sharded over t p ep GPUs, their optimizer over the d cp / ep
+ranks that hold the same experts (ZeRO: Rajbhandari et al. 2020).
+
+Time per MoE layer and micro-batch, on one GPU:
+  grouped GEMM  the E / ep local experts' up (T_r, 2 f_e / t, h) and down (T_r, h, f_e / t)
+                GEMMs, forward and backward, on T_r = T k ep / E x LOAD_IMBALANCE tokens per
+                expert (the busiest rank sets the pace). Each expert's rows are padded to the
+                GEMM tile (MegaBlocks pads to its block size: Gale et al. 2023, sec. 5.1), so
+                small per-expert token counts waste compute, and the grouped kernel runs at
+                GROUPED_GEMM_EFFICIENCY of a dense GEMM's rate.
+  all-to-all    dispatch and combine, forward and backward (4 per layer): each GPU sends
+                T k / t tokens of h 16-bit values, (ep - 1) / ep of them to other ranks;
+                a pairwise exchange, T = (ep - 1) α + (ep - 1)/ep x bytes / bandwidth
+                (Thakur et al. 2005, sec. 4.6; the α-β model of Hockney 1994), with the
+                share that stays in the node over NVLink and the rest over each GPU's share
+                of the network, the slower of the two setting the time. Not overlapped with
+                compute (Megatron-Core's default dispatcher; DeepSeek-V3's DualPipe hides it,
+                which this model does not credit).
+  memory-bound  the routed tokens' SwiGLU activation and the permutation into and out of
+                expert order (read and write T k h values each way), at HBM bandwidth.
+
+Attention is timed as multi-head attention of width h (MHA-equivalent): DeepSeek-V3's
+multi-head latent attention, which compresses keys and values into a 512-wide latent, and
+model cards whose heads are wider than h / heads (Qwen3, GPT-OSS) are timed as such.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from planner.llm.ops import TILE_M, OpRates, gemm_seconds
+
+# The busiest expert-parallel rank's routed tokens over the mean: an assumption of 1.15
+# within 1.1-1.2. Switch Transformers train with capacity factors 1.0-1.25 to absorb the
+# imbalance left by the balancing loss (Fedus et al. 2022, sec. 2.2 and table 1); DeepSeek-V3's
+# auxiliary-loss-free balancing keeps each expert's load close to the mean over a batch
+# (DeepSeek-AI 2024, sec. 2.1.2 and fig. 9), which is the low end.
+LOAD_IMBALANCE = 1.15
+LOAD_IMBALANCE_RANGE = (1.1, 1.2)
+# A grouped GEMM's rate over one dense GEMM of the same total shape, before tile padding: an
+# assumption of 0.9 within 0.8-1.0. MegaBlocks' block-sparse expert kernels reach 98.6% of
+# cuBLAS's batched-GEMM throughput (Gale et al. 2023, sec. 6.2); grouped kernels with
+# uneven per-expert counts lose more to scheduling and their tails.
+GROUPED_GEMM_EFFICIENCY = 0.9
+# Dispatch and combine, forward and backward: all-to-alls per MoE layer and micro-batch.
+ALL_TO_ALLS_PER_LAYER = 4.0
+
+
+def routed_expert_params(total: float, active: float, experts: int, top_k: int) -> float:
+    """Parameters of all routed experts: (N - A) E / (E - k) (module docstring); 0 when the
+    model is dense or every expert is active."""
+    if experts <= 0 or top_k >= experts:
+        return 0.0
+    return max(0.0, (total - active) * experts / (experts - top_k))
+
+
+def moe_training_flops_per_token(
+    active_params: float, n_layer: int, seq_len: int, d_model: int
+) -> float:
+    """Training FLOPs per token of a MoE model: 6 A + 12 L s h, on the ACTIVE parameters A
+    (PaLM app. B's count with A for N: Chowdhery et al. 2022; DeepSeek-AI 2024, sec. 3.1)."""
+    return 6.0 * active_params + 12.0 * n_layer * seq_len * d_model
+
+
+def expert_ffn_width(routed_params: float, n_layer: int, d_model: int, experts: int) -> int:
+    """Each routed expert's SwiGLU width f_e that holds `routed_params` over L layers of E
+    experts (3 h f_e parameters each), for names that give only total and active counts."""
+    return max(1, round(routed_params / (3.0 * n_layer * experts * d_model)))
+
+
+def expert_state_bytes(
+    routed_params: float,
+    precision: str,
+    tp: np.ndarray,
+    pp: np.ndarray,
+    ep: np.ndarray,
+    dp: np.ndarray,
+    zero3: np.ndarray,
+) -> np.ndarray:
+    """Routed experts' weights, gradients and optimizer state on one GPU (bytes): sharded
+    over t p ep GPUs, the optimizer (ZeRO-1) or all of it (ZeRO-3) over the dp / ep ranks
+    that hold the same experts (`dp`: the data-parallel ranks sharing the dense weights)."""
+    from planner.llm.memory import state_bytes_per_gpu
+
+    ep = np.asarray(ep, float)
+    return state_bytes_per_gpu(
+        routed_params, 0.0, "pretrain", precision, np.asarray(tp, float) * ep, pp,
+        np.maximum(np.asarray(dp, float) / ep, 1.0), zero3,
+    )  # fmt: skip
+
+
+def expert_activation_bytes(
+    tokens: np.ndarray,
+    d_model: int,
+    expert_ffn: int,
+    top_k: int,
+    tp: np.ndarray,
+    value_bytes: float,
+) -> np.ndarray:
+    """One MoE layer's extra stored activations for `tokens` per GPU (bytes): each routed
+    copy's dispatched input and combined output (2 k h) and its SwiGLU's three f_e-wide
+    tensors (3 k f_e), x LOAD_IMBALANCE, over t (the 34 s b h of Korthikanti et al. 2022,
+    eq. 5, already counts one dense MLP's)."""
+    per_token = LOAD_IMBALANCE * top_k * (2.0 * d_model + 3.0 * expert_ffn)
+    return np.asarray(tokens, float) * per_token * value_bytes / np.asarray(tp, float)
+
+
+def grouped_gemm_seconds(
+    tokens_per_expert: np.ndarray,
+    local_experts: np.ndarray,
+    n: np.ndarray,
+    k: np.ndarray,
+    rates: OpRates,
+) -> np.ndarray:
+    """Seconds of one grouped GEMM: `local_experts` GEMMs of (m, n) x k with m tokens each,
+    every expert's rows padded to the tile (TILE_M), at GROUPED_GEMM_EFFICIENCY of the dense
+    GEMM rate; never faster than moving every expert's weights and tokens over HBM. With
+    measured kernels: the measured rate of one GEMM of all the experts' rows."""
+    m = np.maximum(np.asarray(tokens_per_expert, float), 1.0)
+    experts = np.asarray(local_experts, float)
+    n, k = np.maximum(np.asarray(n, float), 1.0), np.maximum(np.asarray(k, float), 1.0)
+    if rates.measured is not None and rates.measured.gemm_shapes:
+        whole = gemm_seconds(m * experts, n, k, rates)
+        return whole / GROUPED_GEMM_EFFICIENCY
+    padding = m / (np.ceil(m / TILE_M) * TILE_M)
+    flops = 2.0 * m * n * k * experts
+    compute = flops / (rates.gemm_flops * GROUPED_GEMM_EFFICIENCY * padding)
+    moved = rates.value_bytes * experts * (m * k + k * n + m * n) / rates.hbm_bytes_per_s
+    return np.maximum(compute, moved)
+
+
+def expert_layer_seconds(
+    tokens: np.ndarray,
+    tp: np.ndarray,
+    ep: np.ndarray,
+    d_model: int,
+    experts: int,
+    top_k: int,
+    expert_ffn: int,
+    rates: OpRates,
+    weight_grads: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(grouped GEMM forward, backward, memory-bound forward, backward) seconds of one MoE
+    layer's routed experts and router for `tokens` per GPU (module docstring)."""
+    tokens = np.asarray(tokens, float)
+    tp, ep = np.asarray(tp, float), np.asarray(ep, float)
+    h, f = float(d_model), float(expert_ffn)
+    local = experts / ep
+    per_expert = tokens * top_k * ep / experts * LOAD_IMBALANCE
+    full = np.full_like(per_expert, h)
+    shapes = [(2.0 * f / tp, full), (full, f / tp)]  # (n, k) of up (gate + up) and down
+    forward = np.zeros_like(per_expert)
+    backward = np.zeros_like(per_expert)
+    for n, k in shapes:
+        forward = forward + grouped_gemm_seconds(per_expert, local, n, k, rates)
+        backward = backward + grouped_gemm_seconds(per_expert, local, k, n, rates)
+        if weight_grads:  # (k, n, m): the tokens are the contracted dimension
+            rows = np.broadcast_to(k, per_expert.shape)
+            backward = backward + grouped_gemm_seconds(rows, local, n, per_expert, rates)
+    router = gemm_seconds(tokens, np.full_like(tokens, float(experts)), full, rates)
+    forward, backward = forward + router, backward + 2.0 * router
+    routed = tokens * top_k * LOAD_IMBALANCE
+    values = routed * (3.0 * f / tp + 4.0 * h / tp)  # SwiGLU, permute and unpermute
+    memory = values * rates.value_bytes * rates.unfused / rates.hbm_bytes_per_s
+    return forward, backward, memory, 2.0 * memory
+
+
+def all_to_all_seconds(
+    nbytes: np.ndarray,
+    ep: np.ndarray,
+    peers_in_node: np.ndarray,
+    intra_gbs: float,
+    network_gbs: float,
+    intra_latency_s: float,
+    network_latency_s: float,
+) -> np.ndarray:
+    """One all-to-all among ep ranks, each sending `nbytes`: (ep - 1) latencies (the node's
+    peers over NVLink, the rest over the network) + the bytes leaving for the node's other
+    ep peers over NVLink or for other nodes over the GPU's network share, whichever takes
+    longer (Thakur et al. 2005, pairwise exchange; module docstring)."""
+    ep = np.maximum(np.asarray(ep, float), 1.0)
+    peers = np.clip(np.asarray(peers_in_node, float), 1.0, ep)
+    nbytes = np.asarray(nbytes, float)
+    intra = (peers - 1.0) / ep * nbytes / (intra_gbs * 1e9)
+    inter = (ep - peers) / ep * nbytes / (network_gbs * 1e9)
+    latency = (peers - 1.0) * intra_latency_s + (ep - peers) * network_latency_s
+    return np.where(ep > 1, latency + np.maximum(intra, inter), 0.0)

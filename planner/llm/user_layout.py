@@ -1,0 +1,276 @@
+"""A user's own parallel layout, timed exactly as given beside the best layout found.
+
+A layout is written as tokens, in any order, each at most once:
+"tp4 pp2 cp1 ep8 dp16 mb1 vpp1 zero1 recompute=selective" (LAYOUT_FORM). Left out: tp, pp,
+cp, ep, vpp 1; mb 1; zero1; recompute none; dp the GPU count over tp x pp x cp. Given dp,
+tp x pp x cp x dp must be the GPU count. Expert parallelism ep must divide the experts and
+dp (planner.llm.moe). The layout is timed by the same step model as the search
+(planner.llm.layout) and its memory per GPU split into MEMORY_TERMS, so that a layout that
+does not fit says which term fills the memory.
+
+Reason codes of a timed layout: "fits", "over_memory" (timed all the same), "batch_too_small"
+(fewer sequences per step than dp x mb), "no_peak" (no dense peak at the precision).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from planner.llm.layout import (
+    MEMORY_TERMS,
+    PARTIAL_RECOMPUTE,
+    Candidates,
+    Hardware,
+    Layout,
+    LayoutSettings,
+    LLMShape,
+    layout_at,
+    memory_terms,
+    stage_times,
+    step_times,
+)
+from planner.llm.memory import usable_bytes
+from planner.llm.throughput import (
+    LayoutPrediction,
+    LLMSettings,
+    layout_settings,
+    llm_shape_of,
+    predict_layout,
+)
+from planner.workloads.catalog import Workload
+from pricing.gpus import did_you_mean
+
+LAYOUT_FORM = (
+    "tp<N> pp<N> cp<N> ep<N> dp<N> mb<N> vpp<N> zero1|zero3 "
+    "recompute=none|selective|full|partial-25|partial-50|partial-75 "
+    '(e.g. "tp4 pp2 ep8 dp16 mb1 zero1 recompute=selective")'
+)
+RECOMPUTES = ("none", "selective", "full", *PARTIAL_RECOMPUTE)
+ZEROS = ("zero1", "zero3")
+_COUNTS = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "dp": "dp", "mb": "mb", "mbs": "mb",
+           "vpp": "vpp"}  # fmt: skip
+_TOKEN = re.compile(r"^([a-z]+)[=:]?(\d+)$")
+USER_REASONS = ("fits", "over_memory", "batch_too_small", "no_peak")
+
+
+class LayoutSpecError(ValueError):
+    """A layout that cannot be read or does not suit the GPUs or the model; the message
+    names the token and the valid form."""
+
+
+@dataclass(frozen=True)
+class UserLayout:
+    """A layout as the user gave it (dp None: inferred from the GPU count)."""
+
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    ep: int = 1
+    dp: int | None = None
+    mb: int = 1
+    vpp: int = 1
+    zero: str = "zero1"
+    recompute: str = "none"
+
+    @property
+    def text(self) -> str:
+        """The canonical form: "tp4 pp2 cp1 ep8 dp16 mb1 zero1 recompute=selective"."""
+        dp = f" dp{self.dp}" if self.dp is not None else ""
+        vpp = f" vpp{self.vpp}" if self.vpp > 1 else ""
+        return (
+            f"tp{self.tp} pp{self.pp}{vpp} cp{self.cp} ep{self.ep}{dp} mb{self.mb} {self.zero} "
+            f"recompute={self.recompute}"
+        )
+
+    def for_gpus(self, total_gpus: int) -> UserLayout:
+        """The layout on `total_gpus` GPUs, dp inferred when not given; LayoutSpecError when
+        the product is not the GPU count."""
+        split = self.tp * self.pp * self.cp
+        if self.dp is None:
+            if total_gpus % split:
+                raise LayoutSpecError(
+                    f"layout {self.text!r}: tp x pp x cp = {split} does not divide the "
+                    f"{total_gpus} GPUs, so no dp fits; give a layout whose tp x pp x cp "
+                    f"divides {total_gpus}"
+                )
+            return dataclasses.replace(self, dp=total_gpus // split)
+        if split * self.dp != total_gpus:
+            raise LayoutSpecError(
+                f"layout {self.text!r}: tp x pp x cp x dp = {split * self.dp}, but the option "
+                f"has {total_gpus} GPUs; make the product {total_gpus} or leave dp out "
+                "(then dp = GPUs / (tp x pp x cp))"
+            )
+        return self
+
+
+def parse_layout(text: str) -> UserLayout:
+    """The UserLayout of a layout string (module docstring); LayoutSpecError naming the
+    token and LAYOUT_FORM otherwise."""
+    tokens = [t for t in re.split(r"[\s,]+", str(text).strip().lower()) if t]
+    if not tokens:
+        raise LayoutSpecError(f"empty layout: write it as {LAYOUT_FORM}")
+    fields: dict[str, object] = {}
+
+    def put(name: str, value: object, token: str) -> None:
+        if name in fields:
+            raise LayoutSpecError(f"layout token {token!r}: {name} is given twice")
+        fields[name] = value
+
+    for token in tokens:
+        if token in ZEROS:
+            put("zero", token, token)
+            continue
+        if token.startswith("recompute"):
+            value = re.sub(r"^recompute[=:\-]?", "", token)
+            if value not in RECOMPUTES:
+                raise LayoutSpecError(
+                    f"layout token {token!r}: recompute{did_you_mean(value, RECOMPUTES)} "
+                    f"Valid: recompute={'|'.join(RECOMPUTES)}"
+                )
+            put("recompute", value, token)
+            continue
+        match = _TOKEN.match(token)
+        if not match or match.group(1) not in _COUNTS:
+            name = match.group(1) if match else token
+            hint = did_you_mean(name, [*_COUNTS, *ZEROS, "recompute"])
+            raise LayoutSpecError(f"layout token {token!r} is not understood{hint} Valid: "
+                                  f"{LAYOUT_FORM}")  # fmt: skip
+        size = int(match.group(2))
+        if size < 1:
+            raise LayoutSpecError(f"layout token {token!r}: sizes are whole numbers >= 1")
+        put(_COUNTS[match.group(1)], size, token)
+    return UserLayout(**fields)  # type: ignore[arg-type]
+
+
+def check_layout(user: UserLayout, shape: LLMShape, gpus_per_node: int) -> None:
+    """LayoutSpecError where the layout does not suit the model: tp dividing the heads and
+    within a node, ep dividing the experts and dp (1 for a dense model), pp and vpp within
+    the layers, cp splitting the sequence into 2 cp chunks."""
+    dp = user.dp or 1
+    problems = []
+    if shape.n_heads % user.tp or (user.tp > 1 and shape.n_kv_heads % user.tp):
+        problems.append(
+            f"tp{user.tp} must divide the {shape.n_heads} attention heads and "
+            f"{shape.n_kv_heads} key/value heads"
+        )
+    if user.tp > gpus_per_node:
+        problems.append(f"tp{user.tp} must stay within a node of {gpus_per_node} GPUs")
+    if not shape.experts and user.ep > 1:
+        problems.append(f"ep{user.ep}: the model is dense (no experts); use ep1")
+    if shape.experts and (shape.experts % user.ep or dp % user.ep):
+        problems.append(
+            f"ep{user.ep} must divide the {shape.experts} experts and dp{dp} (expert-parallel "
+            "ranks come out of the data-parallel ones)"
+        )
+    if user.pp * user.vpp > shape.n_layer:
+        problems.append(f"pp{user.pp} x vpp{user.vpp} exceeds the {shape.n_layer} layers")
+    if user.vpp > 1 and user.pp == 1:
+        problems.append(f"vpp{user.vpp} needs pipeline stages (pp > 1)")
+    if user.cp > 1 and shape.seq_len % (2 * user.cp):
+        problems.append(f"cp{user.cp} must split the {shape.seq_len}-token sequence in 2 cp chunks")
+    if problems:
+        raise LayoutSpecError(f"layout {user.text!r}: " + "; ".join(problems))
+
+
+@dataclass(frozen=True)
+class TimedLayout:
+    """A user's layout timed: the Layout record (reason in USER_REASONS; its figures are
+    set for "over_memory" too), the layout as resolved, and memory per GPU by MEMORY_TERMS
+    (GB) beside the usable GB."""
+
+    layout: Layout
+    user: UserLayout
+    terms_gb: tuple[tuple[str, float], ...]
+    usable_gb: float
+
+    @property
+    def over_terms(self) -> tuple[str, ...]:
+        """Where memory goes when it does not fit: the terms, largest first."""
+        if self.layout.reason != "over_memory":
+            return ()
+        return tuple(name for name, gb in sorted(self.terms_gb, key=lambda t: -t[1]) if gb > 0)
+
+
+def time_layout(
+    shape: LLMShape, hw: Hardware, settings: LayoutSettings, user: UserLayout
+) -> TimedLayout:
+    """Exactly `user` (resolved to hw.total_gpus) timed by the search's step model."""
+    user = user.for_gpus(hw.total_gpus)
+    check_layout(user, shape, hw.gpus_per_node)
+    dp = int(user.dp or 1)
+    one = np.ones(1)
+    sequences = max(1, int(settings.global_batch_tokens // shape.seq_len))
+    m = math.floor(sequences / (dp * user.mb))
+    if user.vpp > 1 and m >= 1 and m % user.pp:
+        raise LayoutSpecError(
+            f"layout {user.text!r}: vpp{user.vpp} needs the {m} micro-batches per step to be a "
+            f"multiple of pp{user.pp}; change mb, pp or the global batch"
+        )
+    zero3 = np.array([user.zero == "zero3"])
+    recompute = np.array([user.recompute])
+    arrays = {k: float(v) * one for k, v in
+              {"tp": user.tp, "cp": user.cp, "pp": user.pp, "dp": dp, "mb": user.mb,
+               "m": max(m, 1), "vpp": user.vpp, "ep": user.ep}.items()}  # fmt: skip
+    terms = memory_terms(
+        shape, settings, arrays["tp"], arrays["cp"], arrays["pp"], arrays["dp"], arrays["mb"],
+        arrays["m"], zero3, recompute, arrays["vpp"], arrays["ep"],
+    )  # fmt: skip
+    terms_gb = tuple((name, float(terms[name][0]) / 1e9) for name in MEMORY_TERMS)
+    memory = terms["states"] + terms["expert_states"] + terms["activations"]
+    usable = usable_bytes(hw.memory_gb, settings.memory_reserve_fraction)
+    if m < 1 or not (hw.peak_flops > 0 and hw.rates.gemm_flops > 0):
+        reason = "batch_too_small" if m < 1 else "no_peak"
+        return TimedLayout(Layout(reason), user, terms_gb, usable / 1e9)
+    c = Candidates(
+        arrays["tp"], arrays["cp"], arrays["pp"], arrays["dp"], arrays["mb"], arrays["m"],
+        zero3, recompute, arrays["vpp"], np.asarray(memory, float), usable, arrays["ep"],
+    )  # fmt: skip
+    times = step_times(shape, hw, settings, c, stage_times(shape, hw.rates, hw.compute_flops,
+                                                             c, settings))  # fmt: skip
+    layout = layout_at(shape, hw, c, times, 0)
+    if float(memory[0]) > usable:
+        layout = dataclasses.replace(layout, reason="over_memory")
+    return TimedLayout(layout, user, terms_gb, usable / 1e9)
+
+
+@dataclass(frozen=True)
+class LayoutComparison:
+    """A user's layout and the best layout found, on the same GPUs, model and settings."""
+
+    timed: TimedLayout
+    best: LayoutPrediction
+    gpu_name: str
+    total_gpus: int
+    moe: bool = False  # a mixture of experts: MFU counts its active parameters
+
+
+def compare_layout(
+    workload: Workload,
+    precision: str,
+    gpu_name: str,
+    total_gpus: int,
+    gpus_per_node: int,
+    network_gbps: float,
+    user: UserLayout,
+    figures: pd.DataFrame | None = None,
+    settings: LLMSettings | None = None,
+    ops: pd.DataFrame | None = None,
+) -> LayoutComparison:
+    """`user` timed on `total_gpus` x `gpu_name` with the rates, calibration and links the
+    search used (planner.llm.throughput.predict_layout), beside the search's best."""
+    settings = settings or LLMSettings()
+    per_node = max(1, min(int(gpus_per_node), int(total_gpus)))
+    best = predict_layout(
+        workload, precision, gpu_name, int(total_gpus), per_node, float(network_gbps), figures,
+        settings, ops,
+    )  # fmt: skip
+    assert best.hardware is not None
+    search = layout_settings(settings, settings.batch_tokens(workload), precision)
+    timed = time_layout(llm_shape_of(workload), best.hardware, search, user)
+    return LayoutComparison(timed, best, gpu_name, int(total_gpus), workload.is_moe)

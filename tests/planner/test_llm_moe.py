@@ -1,0 +1,122 @@
+"""Mixture-of-experts LLMs: counts, names, memory, expert parallelism and the all-to-all."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from planner.llm.layout import LayoutSettings, memory_terms
+from planner.llm.moe import (
+    LOAD_IMBALANCE,
+    all_to_all_seconds,
+    expert_layer_seconds,
+    routed_expert_params,
+)
+from planner.llm.moe_presets import MOE_PRESETS
+from planner.llm.ops import OpRates
+from planner.llm.throughput import llm_shape_of, peak_flops, predict_layout
+from planner.workloads.catalog import get_workload, moe_workload
+
+
+def test_moe_flops_count_the_active_parameters_not_the_total():
+    w = get_workload("deepseek-v3-1t")
+    assert w.is_moe and w.params == 671e9 and w.active_params == 37e9
+    assert w.flops_per_sample == pytest.approx(6 * 37e9 + 12 * 61 * 2048 * 7168)
+    assert w.flops_per_sample < 0.1 * 6 * w.params
+
+
+@pytest.mark.parametrize("key", sorted(MOE_PRESETS))
+def test_preset_shapes_hold_the_cards_routed_parameters(key):
+    """The card's (N - A) E / (E - k) routed parameters against L E 3 h f_e of its shape
+    (DeepSeek-V3's 3 dense layers make its shape 5% larger)."""
+    p = MOE_PRESETS[key]
+    card = routed_expert_params(p.params, p.active_params, p.experts, p.top_k)
+    shape = p.n_layer * p.experts * 3 * p.d_model * p.expert_ffn
+    assert shape == pytest.approx(card, rel=0.06)
+
+
+def test_total_active_names_parse_to_presets_or_derived_shapes():
+    qwen = get_workload("llm-235b-a22b-1t")
+    assert (qwen.model_size, qwen.experts, qwen.top_k, qwen.expert_ffn) == (
+        "qwen3-235b-a22b", 128, 8, 1536,
+    )  # fmt: skip
+    made = get_workload("llm-100b-a10b-2t")
+    assert made.samples == 2e12 and made.params == 100e9 and made.active_params == 10e9
+    assert made.experts == 128 and made.top_k == 8
+    routed = routed_expert_params(100e9, 10e9, 128, 8)
+    held = made.n_layer * made.experts * 3 * made.d_model * made.expert_ffn
+    assert held == pytest.approx(routed, rel=0.01)
+    assert get_workload("mixtral-8x7b-14.8t").samples == pytest.approx(14.8e12)
+
+
+def test_bad_moe_counts_are_refused():
+    with pytest.raises(ValueError, match="active_params <= params"):
+        moe_workload(10e9, 20e9, 1e12)
+    with pytest.raises(ValueError, match="no LoRA"):
+        moe_workload(235e9, 22e9, 1e9, mode="lora")
+    with pytest.raises(ValueError, match="llm-<total>-a<active>-<tokens>"):
+        get_workload("llm-235b-x22b-1t")
+
+
+def _terms(shape, ep, dp=8):
+    one = np.array([1.0])
+    settings = LayoutSettings(global_batch_tokens=4e6)
+    return memory_terms(
+        shape, settings, one, one, one, np.array([float(dp)]), one, one, np.array([False]),
+        np.array(["full"]), one, np.array([float(ep)]),
+    )  # fmt: skip
+
+
+def test_memory_holds_every_parameter_and_ep_shards_the_experts():
+    shape = llm_shape_of(get_workload("mixtral-8x7b-1t"))
+    single = _terms(shape, ep=1, dp=1)
+    # One GPU, ZeRO-1: 16 bytes for every one of the TOTAL parameters (ZeRO sec. 3.1).
+    states = float(single["states"][0] + single["expert_states"][0])
+    assert states == pytest.approx(16 * 46.7e9, rel=1e-6)
+    at_1, at_8 = _terms(shape, ep=1)["expert_states"][0], _terms(shape, ep=8)["expert_states"][0]
+    # dp 8, ZeRO-1: at ep 1 each GPU keeps every expert's weights and gradients (4 bytes)
+    # and 1/8 of their optimizer (12 / 8); at ep 8 it keeps 1/8 of the experts, whose
+    # optimizer is not split further (dp / ep = 1 rank holds the same experts).
+    routed = shape.expert_params
+    assert at_1 == pytest.approx(routed * (4 + 12 / 8))
+    assert at_8 == pytest.approx(routed / 8 * 16)
+
+
+def test_all_to_all_across_nodes_is_slower_than_inside_one():
+    nbytes = np.array([64e6])
+    inside = all_to_all_seconds(nbytes, np.array([8.0]), np.array([8.0]), 360.0, 40.0, 5e-6, 1e-5)
+    across = all_to_all_seconds(nbytes, np.array([16.0]), np.array([8.0]), 360.0, 40.0, 5e-6, 1e-5)
+    spread = all_to_all_seconds(nbytes, np.array([16.0]), np.array([2.0]), 360.0, 40.0, 5e-6, 1e-5)
+    assert 0 < inside[0] < across[0] < spread[0]
+    # Half of the 16 ranks sit in other nodes: 32 MB over 40 GB/s, plus latencies.
+    assert across[0] == pytest.approx(7 * 5e-6 + 8 * 1e-5 + 0.5 * 64e6 / 40e9)
+    assert all_to_all_seconds(nbytes, np.array([1.0]), np.array([1.0]), 360, 40, 5e-6, 1e-5)[0] == 0
+
+
+def test_grouped_gemms_lose_to_padding_when_experts_get_few_tokens():
+    rates = OpRates(gemm_flops=700e12, attention_flops=400e12, hbm_bytes_per_s=3e12, sms=132)
+
+    def seconds_per_token(tokens):
+        forward = expert_layer_seconds(
+            np.array([tokens]), np.array([1.0]), np.array([8.0]), 4096, 128, 8, 1536, rates
+        )[0]
+        return forward[0] / tokens
+
+    # 16 experts per GPU; 64 tokens give 37 per expert (padded to 256 rows), 65,536 many.
+    assert seconds_per_token(64) > 3 * seconds_per_token(65536)
+    assert LOAD_IMBALANCE > 1
+
+
+def test_layout_search_uses_expert_parallelism_and_names_moe_parts():
+    w = get_workload("mixtral-8x7b-1t")
+    found = predict_layout(w, "bf16", "H100-SXM", 32, 8, 3200.0)
+    layout = found.layout
+    assert layout.fits and layout.ep > 1 and f"ep{layout.ep}" in layout.label
+    assert layout.grouped_gemm_share > 0.1 and layout.a2a_share > 0
+    # MFU counts the active parameters: tokens/s x 6 A (+ attention) over the peak.
+    flops = w.flops_per_sample * layout.tokens_per_s
+    assert layout.mfu == pytest.approx(flops / (32 * peak_flops("H100-SXM", "bf16")))
+    assert w.flops_per_sample < 6 * w.params / 3
+    dense = predict_layout(get_workload("llm-6.7b-134b"), "bf16", "H100-SXM", 32, 8, 3200.0)
+    assert dense.layout.ep == 1 and dense.layout.a2a_share == 0
+    assert dense.layout.grouped_gemm_share == 0
