@@ -319,7 +319,10 @@ def curve_figure(config: OnPremConfig, compared: pd.DataFrame) -> go.Figure:
                 hovertemplate="break-even at %{x:.1%}<extra></extra>",
             )
         )  # fmt: skip
-    top = max(float(curve[np.searchsorted(grid, 0.2)]), now)
+    # The y axis reaches the on-prem cost at 20% utilization (or at the grid's last point,
+    # where failures leave less than that), so the curve's fall reads.
+    at_20 = min(int(np.searchsorted(grid, 0.2)), len(grid) - 1)
+    top = max(float(curve[at_20]), now)
     if len(compared):
         top = max(top, float(compared["usd_per_gpu_hour"].max()) * 1.3)
     fig.update_layout(
