@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from edge.format import count as count_text
 from planner.machines.specs import load_specs
 from planner.throughput import scaling_report
 from planner.throughput.scaling import CommModel
@@ -136,7 +137,7 @@ def _step_figure(curve: pd.DataFrame, title: str) -> go.Figure:
     rows = curve.loc[np.isclose(np.log2(counts) % 1, 0) & curve["compute_s"].notna()]
     fig = go.Figure()
     labels = [f"{n:,.0f}" for n in rows["total_gpus"]]
-    batches = [f"b={b:,.3g}" for b in rows["per_gpu_batch"]]
+    batches = [f"b={count_text(b, short=True)}" for b in rows["per_gpu_batch"]]
     for column, name in (
         ("compute_s", "compute"),
         ("comm_s", "communication (exposed)"),
@@ -154,6 +155,9 @@ def _step_figure(curve: pd.DataFrame, title: str) -> go.Figure:
         title=title,
         xaxis={
             "title": "GPUs (b: per-GPU batch)",
+            # one evenly spaced bar per count: read as numbers, "1" to "512" sat on a
+            # linear axis (the small counts overprinted) and "1,024" fell off its end
+            "type": "category",
             "tickmode": "array",
             "tickvals": labels,
             "ticktext": [f"{n}<br>{b}" for n, b in zip(labels, batches, strict=True)],
@@ -312,8 +316,15 @@ CURVE_CONFIG = {
     "total_gpus": _col.NumberColumn("GPUs", format="%d"),
     **banded("throughput", "localized", "throughput", "throughput_low", "throughput_high"),
     **banded("efficiency", "percent", "efficiency", "efficiency_low", "efficiency_high"),
+    "per_gpu_batch": _col.NumberColumn(
+        "batch per GPU", format="%.3g", help="global batch / GPUs, at most the recipe's own"
+    ),
     "throughput_source": _col.TextColumn("source"),
     "beyond_node": _col.CheckboxColumn("beyond one node"),
+    "compute_s": _col.NumberColumn("compute s/step", format="%.3g"),
+    "comm_s": _col.NumberColumn("exposed comm s/step", format="%.3g"),
+    "overhead_s": _col.NumberColumn("fixed overhead s/step", format="%.3g"),
+    "limit_code": _col.TextColumn("limit"),
     "throughput_detail": _col.TextColumn("how"),
 }
 LAW_CONFIG = {
@@ -328,7 +339,7 @@ LAW_CONFIG = {
 LLM_CONFIG = {
     "total_gpus": _col.NumberColumn("GPUs", format="%d"),
     "layout": _col.TextColumn("layout"),
-    **banded("tokens_per_s", "localized", "tokens/s", "tokens_per_s_low", "tokens_per_s_high"),
+    **banded("tokens/s", "localized", "tokens_per_s", "tokens_per_s_low", "tokens_per_s_high"),
     "tokens_per_s_per_gpu": _col.NumberColumn("tokens/s per GPU", format="localized"),
     "efficiency": _col.NumberColumn("efficiency", format="percent"),
     "mfu": _col.NumberColumn("MFU", format="percent"),
@@ -362,12 +373,19 @@ def efficiency_words(curve: pd.DataFrame, gpu: str, gpus_per_node: int) -> str:
         )
         parts.append(
             f"on {count:,.0f} GPUs ({where}) **{row['efficiency']:.0%}** of linear scaling "
-            f"({row['efficiency'] * count:,.1f} x one GPU; 80% band "
+            f"({row['efficiency'] * count:,.1f} x one GPU{_batch_text(row)}; 80% band "
             f"{row['efficiency_low']:.0%}–{row['efficiency_high']:.0%})"
         )
     if not parts:
         return f"No efficiency to state for {md_text(gpu)} beyond one GPU."
     return f"{md_text(gpu)} keeps " + "; ".join(parts) + "."
+
+
+def curve_table(curve: pd.DataFrame) -> pd.DataFrame:
+    """The extrapolation as the page's table shows it: CURVE_CONFIG's order, so each
+    count's per-GPU batch sits beside its efficiency (columns it does not name after)."""
+    first = [c for c in CURVE_CONFIG if c in curve.columns]
+    return curve.loc[:, first + [c for c in curve.columns if c not in first]]
 
 
 def _laws_table(laws: pd.DataFrame) -> pd.DataFrame:
@@ -446,6 +464,12 @@ def _view(
     )
 
 
+def _batch_text(row: pd.Series) -> str:
+    """', batch 8/GPU': a curve row's per-GPU batch ('' where the model has none)."""
+    batch = row.get("per_gpu_batch")
+    return "" if batch is None or pd.isna(batch) else f", batch {count_text(batch, short=True)}/GPU"
+
+
 def _efficiency_text(row: pd.Series) -> str:
     """'94%': a curve row's efficiency."""
     return f"{row['efficiency']:.0%}"
@@ -474,7 +498,8 @@ def _headline(view: View) -> None:
         col.metric(
             f"Efficiency at {row['total_gpus']:,.0f} GPUs",
             _efficiency_text(row),
-            f"{row['efficiency_low']:.0%}-{row['efficiency_high']:.0%} (80% band)",
+            f"{row['efficiency_low']:.0%}-{row['efficiency_high']:.0%} (80% band)"
+            + _batch_text(row),
             delta_color="off",
             help=md_text(row["throughput_detail"]),
         )
@@ -558,7 +583,7 @@ def _tables(view: View) -> None:
             help="Off: powers of two only.",
         )  # fmt: skip
         counts_shown = shown if every else shown.loc[_power_of_two(shown["total_gpus"])]
-        show_table(counts_shown, CURVE_CONFIG, key=f"{PAGE}.curve")
+        show_table(curve_table(counts_shown), CURVE_CONFIG, key=f"{PAGE}.curve")
         show_table(view.points, {}, key=f"{PAGE}.points")
         download_csv(shown, f"{_file_stem(view)}.csv", key=f"{PAGE}.csv")
 
@@ -606,13 +631,25 @@ LLM_COUNTS = (8, 16, 32, 64, 128, 256, 512, 1024)
 DEFAULT_LLM = "6.7b"
 
 
+def llm_table(table: pd.DataFrame) -> pd.DataFrame:
+    """planner.llm.scaling's rows as the page shows them (LLM_CONFIG): the step's parts
+    left to the chart, token rates to whole tokens (one format: 114,903), fit in words."""
+    from planner.llm.scaling import PART_COLUMNS
+    from planner.render.llm import FIT_WORDS
+
+    shown = table.drop(columns=list(PART_COLUMNS)).assign(reason=table["reason"].map(FIT_WORDS))
+    rates = [c for c in shown.columns if c.startswith("tokens_per_s")]
+    shown[rates] = shown[rates].round(0)
+    return shown
+
+
 def _llm_section(ps: PageState, gpu: str, comm: CommModel) -> None:
     """An LLM on this GPU from one node to 1,024 GPUs: the layout, tokens/s per GPU and
     per-GPU efficiency the operator model predicts at each count, and the step's parts."""
     from planner.llm.presets import LLM_PRESETS
     from planner.llm.scaling import PART_COLUMNS, llm_scaling
     from planner.llm.throughput import LLMSettings, peak_flops
-    from planner.render.llm import FIT_WORDS, FRAMEWORK_WORDS, PART_LABELS
+    from planner.render.llm import FRAMEWORK_WORDS, PART_LABELS
     from planner.workloads.catalog import llm_workload
 
     st.subheader("An LLM on this GPU (operator model)")
@@ -647,10 +684,10 @@ def _llm_section(ps: PageState, gpu: str, comm: CommModel) -> None:
         fig.add_bar(x=[f"{n:,.0f}" for n in fits["total_gpus"]], y=fits[column],
                     name=PART_LABELS[column])  # fmt: skip
     fig.update_layout(barmode="stack", yaxis={"tickformat": ".0%", "title": "share of a step"},
-                      xaxis={"title": "GPUs"}, height=360, margin={"t": 30})  # fmt: skip
+                      xaxis={"title": "GPUs", "type": "category"}, height=360,
+                      margin={"t": 30})  # fmt: skip
     st.plotly_chart(fig, key=f"{PAGE}.llm_chart")
-    shown = table.drop(columns=list(PART_COLUMNS)).assign(reason=table["reason"].map(FIT_WORDS))
-    show_table(shown, LLM_CONFIG, key=f"{PAGE}.llm_table")
+    show_table(llm_table(table), LLM_CONFIG, key=f"{PAGE}.llm_table")
 
 
 def render() -> None:
