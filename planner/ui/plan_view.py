@@ -17,7 +17,7 @@ import streamlit as st
 from edge.format import duration, money
 from planner.choose.pareto import PICKS
 from planner.plan import Plan
-from planner.render.axes import duration_ticks, money_ticks
+from planner.render.axes import duration_ticks, log_range, money_ticks
 from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.render.plan_words import assumption_lines, pick_reason, worded_picks, worded_status
 from planner.render.rows import price_source_text, worded_rows
@@ -292,24 +292,38 @@ def _pick_traces(fig: go.Figure, picks: pd.DataFrame) -> None:
         )
 
 
+def _extent(frames: Sequence[pd.DataFrame], columns: Sequence[str], *more: Any) -> list[float]:
+    """The smallest and largest positive finite value of `columns` in `frames` and `more`."""
+    found = [f[c].to_numpy(float) for f in frames for c in columns if c in f]
+    found.append(np.array([m for m in more if m is not None], dtype=float))
+    values = np.concatenate(found)
+    values = values[np.isfinite(values) & (values > 0)]
+    return [float(values.min()), float(values.max())] if len(values) else [1.0, 10.0]
+
+
 def _layout(fig: go.Figure, plan: Plan) -> None:
-    """The title and both log axes, their ticks read as durations and money."""
-    rows = plan.rows
-    hours = pd.concat([rows["hours_p10"], rows["hours_p90"], rows["hours_to_train"]])
-    cost = pd.concat([rows["cost_p10_usd"], rows["cost_p90_usd"], rows["cost_usd"]])
-    hour_ticks, hour_text = duration_ticks(hours.min(), hours.max())
-    cost_ticks, cost_text = money_ticks(cost.min(), cost.max())
+    """The title and both log axes, their ticks read as durations and money: each axis
+    holds every row with its P10-P90, the frontier's other GPU counts, the picks and the
+    deadline and budget lines."""
+    shown = [plan.rows, plan.frontier, plan.picks]
+    limits = plan.constraints
+    hours = _extent(shown, ("hours_p10", "hours_p90", "hours_to_train"), limits.deadline_hours)
+    cost = _extent(shown, ("cost_p10_usd", "cost_p90_usd", "cost_usd"), limits.budget_usd)
+    hour_ticks, hour_text = duration_ticks(*hours)
+    cost_ticks, cost_text = money_ticks(*cost)
     fig.update_layout(
         title=f"Time vs cost to train: {plan.workload.name} ({plan.precision}, {plan.pricing})",
         xaxis={
             "title": "time to train (log scale)",
             "type": "log",
+            "range": log_range(*hours),
             "tickvals": hour_ticks,
             "ticktext": hour_text,
         },
         yaxis={
             "title": "cost to train (log scale)",
             "type": "log",
+            "range": log_range(*cost),
             "tickvals": cost_ticks,
             "ticktext": cost_text,
         },
