@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from edge.format import duration, money
+from edge.format import duration, duration_range, money, money_range
 from planner.choose.pareto import PICKS
 from planner.plan import Plan
 from planner.render.axes import duration_ticks, log_range, money_ticks
@@ -56,12 +56,17 @@ SOURCE_WORDS = (
     "published or measured figure moved to this GPU count by the scaling law fitted to that "
     "GPU; estimated: from the GPU's specs (spec regression) or, for LLMs, an MFU"
 )
+# The ranked table's columns, left to right: what a reader compares first (which option,
+# how long, how much, how sure, at what price, from what figure and price date) fits the
+# grid at 1280 px with the sidebar open; the rest follow.
 TABLE_COLUMNS: tuple[str, ...] = (
-    "rank", "pick", "provider", "instance_type", "total_gpus", "gpu_name", "hours_to_train",
-    "cost_usd", "region", "hours_p10", "hours_p90", "cost_p10_usd", "cost_p90_usd",
+    "rank", "pick", "provider", "gpus", "hours_to_train", "cost_usd", "p10_p90",
+    "usd_per_gpu_hour", "throughput_source", "price_date",
+    "instance_type", "region", "total_gpus", "gpu_name",
+    "hours_p10", "hours_p90", "cost_p10_usd", "cost_p90_usd",
     "compute_hours", "setup_hours", "staging_hours", "billed_hours", "billing_basis",
-    "limit_code", "throughput", "throughput_unit", "throughput_source", "price_date",
-    "usd_per_hour", "option_usd_per_hour", "usd_per_gpu_hour", "instances", "gpu_count", "pricing",
+    "limit_code", "throughput", "throughput_unit",
+    "usd_per_hour", "option_usd_per_hour", "instances", "gpu_count", "pricing",
     "price_source", "on_pareto", "feasible", "misses", "throughput_detail",
 )  # fmt: skip
 SPOT_COLUMNS: tuple[str, ...] = (
@@ -381,7 +386,13 @@ def ranked_table(plan: Plan) -> pd.DataFrame:
         columns += SPOT_COLUMNS
     if plan.workload.is_llm:
         columns += LLM_COLUMNS
-    shown = worded_rows(plan.rows).loc[:, columns].copy()
+    rows = worded_rows(plan.rows)
+    rows["gpus"] = [gpus_text(row) for _, row in rows.iterrows()]
+    rows["p10_p90"] = [
+        f"{duration_range(r.hours_p10, r.hours_p90)}, {money_range(r.cost_p10_usd, r.cost_p90_usd)}"
+        for r in rows.itertuples()
+    ]
+    shown = rows.loc[:, columns].copy()
     shown["pick"] = _pick_labels(shown["pick"])
     shown["price_date"] = price_date_labels(plan.rows)
     return shown
@@ -406,10 +417,14 @@ def column_config() -> dict[str, Any]:
         **shared_columns("provider", "instance_type", "region", "gpu_name", "pricing"),
         "gpu_count": col.NumberColumn("GPUs/instance", format="%g"),
         "instances": col.NumberColumn("instances", format="%g"),
-        "total_gpus": col.NumberColumn("GPUs", format="%g"),
+        "gpus": col.TextColumn("GPUs", help="all instances together"),
+        "p10_p90": col.TextColumn(
+            "P10–P90", help="hours and cost: the 10th and 90th percentiles (columns further right)"
+        ),
+        "total_gpus": col.NumberColumn("GPU count", format="%g"),
         "throughput": col.NumberColumn("throughput", format="%.4g"),
         "throughput_unit": col.TextColumn("unit"),
-        "throughput_source": col.TextColumn("throughput source", help=SOURCE_WORDS),
+        "throughput_source": col.TextColumn("source", help="throughput: " + SOURCE_WORDS),
         **banded("hours", hours, "hours_to_train", "hours_p10", "hours_p90"),
         "compute_hours": col.NumberColumn("compute hours", format=hours),
         "setup_hours": col.NumberColumn(
@@ -430,7 +445,10 @@ def column_config() -> dict[str, Any]:
         **banded("cost", "dollar", "cost_usd", "cost_p10_usd", "cost_p90_usd"),
         "usd_per_hour": col.NumberColumn("$/h per instance", format="dollar"),
         "option_usd_per_hour": col.NumberColumn("$/h all instances", format="dollar"),
-        **shared_columns("usd_per_gpu_hour", "price_source"),
+        "usd_per_gpu_hour": col.NumberColumn(
+            "$/GPU-h", format="dollar", help="the price per GPU-hour"
+        ),  # short: the ranked table's first columns fit 1280 px
+        **shared_columns("price_source"),
         "price_date": col.TextColumn(
             "price date", help="≥: only a lower bound is known (a catalog extract)"
         ),
