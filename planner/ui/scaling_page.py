@@ -313,7 +313,7 @@ def _layout(fig: go.Figure, title: str, y_title: str, per_node: int, log_y: bool
 
 _col = st.column_config
 CURVE_CONFIG = {
-    "total_gpus": _col.NumberColumn("GPUs", format="%d"),
+    "total_gpus": _col.NumberColumn("GPUs", format="localized"),
     **banded("throughput", "localized", "throughput", "throughput_low", "throughput_high"),
     **banded("efficiency", "percent", "efficiency", "efficiency_low", "efficiency_high"),
     "per_gpu_batch": _col.NumberColumn(
@@ -337,7 +337,7 @@ LAW_CONFIG = {
     "level fitted to generation": _col.TextColumn("level fitted to generation"),
 }
 LLM_CONFIG = {
-    "total_gpus": _col.NumberColumn("GPUs", format="%d"),
+    "total_gpus": _col.NumberColumn("GPUs", format="localized"),
     "layout": _col.TextColumn("layout"),
     **banded("tokens/s", "localized", "tokens_per_s", "tokens_per_s_low", "tokens_per_s_high"),
     "tokens_per_s_per_gpu": _col.NumberColumn("tokens/s per GPU", format="localized"),
@@ -498,8 +498,7 @@ def _headline(view: View) -> None:
         col.metric(
             f"Efficiency at {row['total_gpus']:,.0f} GPUs",
             _efficiency_text(row),
-            f"{row['efficiency_low']:.0%}-{row['efficiency_high']:.0%} (80% band)"
-            + _batch_text(row),
+            f"{row['efficiency_low']:.0%}-{row['efficiency_high']:.0%} (80% band)",
             delta_color="off",
             help=md_text(row["throughput_detail"]),
         )

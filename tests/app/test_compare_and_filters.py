@@ -102,7 +102,7 @@ def test_every_column_is_wide_enough_for_its_longest_cell(open_page: Open) -> No
         "cost_usd": {"label": "cost", "type_config": {"type": "number", "format": "dollar"}},
         "gpu_name": {"label": "GPU"},
     }
-    sized = fitted(rows, config)
+    sized = fitted(pd.DataFrame({"cost_usd": [4381.2]}), config)
     for column in ("cost_usd", "gpu_name", "instance_type", "region"):
         widest = max(text_px(cell_text(v, "dollar" if column == "cost_usd" else None))
                      for v in rows[column])  # fmt: skip

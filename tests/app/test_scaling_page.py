@@ -172,7 +172,6 @@ def test_the_per_gpu_batch_sits_beside_the_efficiency_it_explains(open_page: Ope
     assert (
         grid_config(at, "per_gpu_batch", "efficiency")["per_gpu_batch"]["label"] == "batch per GPU"
     )
-    assert "batch 8/GPU" in plain(at.metric[2].delta)  # efficiency at 1,024 GPUs
     words = next(plain(m.value) for m in at.markdown if "of linear scaling" in m.value)
     assert "batch 8/GPU" in words.split(";")[-2] + words.split(";")[-1]
 
