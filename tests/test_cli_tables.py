@@ -220,7 +220,10 @@ def test_log_axis_ticks_read_as_durations_and_money() -> None:
     assert labels == ["15 min", "30 min", "1 h", "2 h", "6 h", "12 h", "1 day", "2 days"]
     assert values[labels.index("1 day")] == 24
     assert duration_ticks(0.01, 9000)[1] == ["1 min", "1 h", "1 day", "1 week", "1 month",
-                                             "1 year"]  # fmt: skip
+                                             "3 months", "1 year"]  # fmt: skip
+    # from 37 h to a few months: every unit read in between, none skipped
+    assert duration_ticks(37, 3000)[1] == ["1 day", "2 days", "1 week", "2 weeks", "1 month",
+                                           "3 months", "6 months"]  # fmt: skip
     assert money_ticks(4, 150)[1] == ["$5", "$10", "$20", "$50", "$100", "$200"]
     assert money_ticks(0.5, 2e6)[1] == ["$1", "$10", "$100", "$1k", "$10k", "$100k", "$1M"]
 

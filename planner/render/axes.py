@@ -19,8 +19,11 @@ DURATION_TICKS: tuple[tuple[float, str], ...] = (
 )  # fmt: skip
 
 
-# The ticks kept when a duration axis spans too much for all of them.
-PRIMARY_DURATIONS = frozenset({"1 min", "1 h", "1 day", "1 week", "1 month", "1 year"})
+# The ticks kept when a duration axis spans too much for all of them: the units people
+# read a duration in, every one of them that falls on the axis.
+PRIMARY_DURATIONS = frozenset(
+    {"1 min", "1 h", "1 day", "1 week", "1 month", "3 months", "1 year", "10 years"}
+)
 
 
 def _span(low: float, high: float) -> tuple[float, float]:
@@ -29,6 +32,14 @@ def _span(low: float, high: float) -> tuple[float, float]:
     if not (math.isfinite(low) and math.isfinite(high)) or low <= 0 or high <= 0:
         return 1.0, 10.0
     return low / 10**0.25, high * 10**0.25
+
+
+def log_range(low: float, high: float) -> list[float]:
+    """A log axis's range (log10 units, as plotly takes it) holding [low, high] with the
+    quarter decade each side the ticks below are chosen over, so every point and every
+    tick lies on the axis."""
+    lo, hi = _span(low, high)
+    return [math.log10(lo), math.log10(hi)]
 
 
 def duration_ticks(low_hours: float, high_hours: float) -> tuple[list[float], list[str]]:

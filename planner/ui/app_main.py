@@ -20,9 +20,18 @@ NAVIGATION = (
 )
 
 
+# The wide layout's side margins (5 rem each) leave the main area 820 px at a 1280 px window
+# with the sidebar open: too narrow for the Plan page's ranked table's first columns
+# (option, hours, cost, P10-P90, $/GPU-hour, source, price date). 1 rem gives it 948 px.
+MARGINS_CSS = (
+    '<style>[data-testid="stMainBlockContainer"]{padding-left: 1rem; padding-right: 1rem;}</style>'
+)
+
+
 def run() -> None:
     """Configure the page and run the navigation (one call per script run)."""
     st.set_page_config(page_title="gpuplan", page_icon="📈", layout="wide")
+    st.html(MARGINS_CSS)  # style only: Streamlit draws nothing for it
     pages = [
         st.Page(PAGES / script, title=title, icon=icon, url_path=path, default=path is None)
         for script, title, icon, path in NAVIGATION

@@ -135,20 +135,23 @@ FIELD_LABELS: dict[str, str] = {
     **{f: str(spec["label"]) for f, spec in NUMBER_FIELDS.items()},
 }
 _col = st.column_config
+# The offer, its price and how owning compares first (they fit the grid at 1280 px: the
+# price sat past its edge, cut to "$1"); the offer's details follow.
 COMPARE_CONFIG = {
     "offer": _col.TextColumn("cloud offer"),
-    "tier": _col.TextColumn("tier"),
-    "gpu_count": _col.NumberColumn("GPUs", format="%g"),
-    **shared_columns("gpu_name", "pricing", "usd_per_gpu_hour", "price_source"),
-    "on_demand_usd_per_gpu_hour": _col.NumberColumn("on-demand $/GPU-h", format="dollar"),
-    "reserved_1y_usd_per_gpu_hour": _col.NumberColumn("1y reserved $/GPU-h", format="dollar"),
-    "reserved_3y_usd_per_gpu_hour": _col.NumberColumn("3y reserved $/GPU-h", format="dollar"),
+    **shared_columns("usd_per_gpu_hour"),
     "p_buy_cheaper": _col.NumberColumn("buying cheaper in", format="percent"),
-    "verdict_text": _col.TextColumn("verdict"),
     "break_even_utilization": _col.NumberColumn("break-even utilization", format="percent"),
     "pays_back": _col.TextColumn("owning pays back in"),
     "payback_band": _col.TextColumn("payback P10-P90"),
     "price_date": _col.TextColumn("price date"),
+    "tier": _col.TextColumn("tier"),
+    "gpu_count": _col.NumberColumn("GPUs", format="%g"),
+    **shared_columns("gpu_name", "pricing", "price_source"),
+    "on_demand_usd_per_gpu_hour": _col.NumberColumn("on-demand $/GPU-h", format="dollar"),
+    "reserved_1y_usd_per_gpu_hour": _col.NumberColumn("1y reserved $/GPU-h", format="dollar"),
+    "reserved_3y_usd_per_gpu_hour": _col.NumberColumn("3y reserved $/GPU-h", format="dollar"),
+    "verdict_text": _col.TextColumn("verdict"),
 }
 COMPARE_COLUMNS: tuple[str, ...] = tuple(COMPARE_CONFIG)
 BREAKDOWN_CONFIG = {
@@ -318,7 +321,10 @@ def curve_figure(config: OnPremConfig, compared: pd.DataFrame) -> go.Figure:
                 hovertemplate="break-even at %{x:.1%}<extra></extra>",
             )
         )  # fmt: skip
-    top = max(float(curve[np.searchsorted(grid, 0.2)]), now)
+    # The y axis reaches the on-prem cost at 20% utilization (or at the grid's last point,
+    # where failures leave less than that), so the curve's fall reads.
+    at_20 = min(int(np.searchsorted(grid, 0.2)), len(grid) - 1)
+    top = max(float(curve[at_20]), now)
     if len(compared):
         top = max(top, float(compared["usd_per_gpu_hour"].max()) * 1.3)
     fig.update_layout(
@@ -506,16 +512,15 @@ def _comparison(answer: TcoAnswer) -> None:
 
 
 def _breakdown(answer: TcoAnswer) -> None:
-    """Every cost line beside the tornado chart, then the ranges and their sources."""
-    left, right = st.columns([2, 3])
+    """Every cost line, then the tornado chart (each the page's full width: side by side,
+    the table's $/GPU-hour was cut to "$" and the chart's title at 1280 px), then the ranges
+    and their sources."""
     swing = cache.sensitivity(answer.config, answer.defaulted)
-    with left:
-        st.subheader("On-prem cost lines")
-        show_table(worded_breakdown(answer), BREAKDOWN_CONFIG, key=f"{PAGE}.breakdown")
-    with right:
-        st.plotly_chart(tornado_figure(swing), key=f"{PAGE}.tornado_chart")
-        for line in deciding_inputs(swing):
-            st.markdown(md_text(f"- {line}"))
+    st.subheader("On-prem cost lines")
+    show_table(worded_breakdown(answer), BREAKDOWN_CONFIG, key=f"{PAGE}.breakdown")
+    st.plotly_chart(tornado_figure(swing), key=f"{PAGE}.tornado_chart")
+    for line in deciding_inputs(swing):
+        st.markdown(md_text(f"- {line}"))
     with st.expander("Default ranges and their sources"):
         ranges = ranges_frame()
         ranges["field"] = ranges["field"].map(lambda f: FIELD_LABELS.get(f, f))

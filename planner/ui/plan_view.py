@@ -14,10 +14,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from edge.format import duration, money
+from edge.format import duration, duration_range, money, money_range
 from planner.choose.pareto import PICKS
 from planner.plan import Plan
-from planner.render.axes import duration_ticks, money_ticks
+from planner.render.axes import duration_ticks, log_range, money_ticks
 from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.render.plan_words import assumption_lines, pick_reason, worded_picks, worded_status
 from planner.render.rows import price_source_text, worded_rows
@@ -59,12 +59,17 @@ SOURCE_WORDS = (
     "published or measured figure moved to this GPU count by the scaling law fitted to that "
     "GPU; estimated: from the GPU's specs (spec regression) or, for LLMs, an MFU"
 )
+# The ranked table's columns, left to right: what a reader compares first (which option,
+# how long, how much, how sure, at what price, from what figure and price date) fits the
+# grid at 1280 px with the sidebar open; the rest follow.
 TABLE_COLUMNS: tuple[str, ...] = (
-    "rank", "pick", "provider", "instance_type", "total_gpus", "gpu_name", "hours_to_train",
-    "cost_usd", "region", "hours_p10", "hours_p90", "cost_p10_usd", "cost_p90_usd",
+    "rank", "pick", "provider", "gpus", "hours_to_train", "cost_usd", "p10_p90",
+    "usd_per_gpu_hour", "throughput_source", "price_date",
+    "instance_type", "region", "total_gpus", "gpu_name",
+    "hours_p10", "hours_p90", "cost_p10_usd", "cost_p90_usd",
     "compute_hours", "setup_hours", "staging_hours", "billed_hours", "billing_basis",
-    "limit_code", "throughput", "throughput_unit", "throughput_source", "price_date",
-    "usd_per_hour", "option_usd_per_hour", "usd_per_gpu_hour", "instances", "gpu_count", "pricing",
+    "limit_code", "throughput", "throughput_unit",
+    "usd_per_hour", "option_usd_per_hour", "instances", "gpu_count", "pricing",
     "price_source", "on_pareto", "feasible", "misses", "throughput_detail",
 )  # fmt: skip
 SPOT_COLUMNS: tuple[str, ...] = (
@@ -295,24 +300,38 @@ def _pick_traces(fig: go.Figure, picks: pd.DataFrame) -> None:
         )
 
 
+def _extent(frames: Sequence[pd.DataFrame], columns: Sequence[str], *more: Any) -> list[float]:
+    """The smallest and largest positive finite value of `columns` in `frames` and `more`."""
+    found = [f[c].to_numpy(float) for f in frames for c in columns if c in f]
+    found.append(np.array([m for m in more if m is not None], dtype=float))
+    values = np.concatenate(found)
+    values = values[np.isfinite(values) & (values > 0)]
+    return [float(values.min()), float(values.max())] if len(values) else [1.0, 10.0]
+
+
 def _layout(fig: go.Figure, plan: Plan) -> None:
-    """The title and both log axes, their ticks read as durations and money."""
-    rows = plan.rows
-    hours = pd.concat([rows["hours_p10"], rows["hours_p90"], rows["hours_to_train"]])
-    cost = pd.concat([rows["cost_p10_usd"], rows["cost_p90_usd"], rows["cost_usd"]])
-    hour_ticks, hour_text = duration_ticks(hours.min(), hours.max())
-    cost_ticks, cost_text = money_ticks(cost.min(), cost.max())
+    """The title and both log axes, their ticks read as durations and money: each axis
+    holds every row with its P10-P90, the frontier's other GPU counts, the picks and the
+    deadline and budget lines."""
+    shown = [plan.rows, plan.frontier, plan.picks]
+    limits = plan.constraints
+    hours = _extent(shown, ("hours_p10", "hours_p90", "hours_to_train"), limits.deadline_hours)
+    cost = _extent(shown, ("cost_p10_usd", "cost_p90_usd", "cost_usd"), limits.budget_usd)
+    hour_ticks, hour_text = duration_ticks(*hours)
+    cost_ticks, cost_text = money_ticks(*cost)
     fig.update_layout(
         title=f"Time vs cost to train: {plan.workload.name} ({plan.precision}, {plan.pricing})",
         xaxis={
             "title": "time to train (log scale)",
             "type": "log",
+            "range": log_range(*hours),
             "tickvals": hour_ticks,
             "ticktext": hour_text,
         },
         yaxis={
             "title": "cost to train (log scale)",
             "type": "log",
+            "range": log_range(*cost),
             "tickvals": cost_ticks,
             "ticktext": cost_text,
         },
@@ -370,7 +389,13 @@ def ranked_table(plan: Plan) -> pd.DataFrame:
         columns += SPOT_COLUMNS
     if plan.workload.is_llm:
         columns += LLM_COLUMNS
-    shown = worded_rows(plan.rows).loc[:, columns].copy()
+    rows = worded_rows(plan.rows)
+    rows["gpus"] = [gpus_text(row) for _, row in rows.iterrows()]
+    rows["p10_p90"] = [
+        f"{duration_range(r.hours_p10, r.hours_p90)}, {money_range(r.cost_p10_usd, r.cost_p90_usd)}"
+        for r in rows.itertuples()
+    ]
+    shown = rows.loc[:, columns].copy()
     shown["pick"] = _pick_labels(shown["pick"])
     shown["price_date"] = price_date_labels(plan.rows)
     return shown
@@ -395,10 +420,14 @@ def column_config() -> dict[str, Any]:
         **shared_columns("provider", "instance_type", "region", "gpu_name", "pricing"),
         "gpu_count": col.NumberColumn("GPUs/instance", format="%g"),
         "instances": col.NumberColumn("instances", format="%g"),
-        "total_gpus": col.NumberColumn("GPUs", format="%g"),
+        "gpus": col.TextColumn("GPUs", help="all instances together"),
+        "p10_p90": col.TextColumn(
+            "P10–P90", help="hours and cost: the 10th and 90th percentiles (columns further right)"
+        ),
+        "total_gpus": col.NumberColumn("GPU count", format="%g"),
         "throughput": col.NumberColumn("throughput", format="%.4g"),
         "throughput_unit": col.TextColumn("unit"),
-        "throughput_source": col.TextColumn("throughput source", help=SOURCE_WORDS),
+        "throughput_source": col.TextColumn("source", help="throughput: " + SOURCE_WORDS),
         **banded("hours", hours, "hours_to_train", "hours_p10", "hours_p90"),
         "compute_hours": col.NumberColumn("compute hours", format=hours),
         "setup_hours": col.NumberColumn(
@@ -419,7 +448,10 @@ def column_config() -> dict[str, Any]:
         **banded("cost", "dollar", "cost_usd", "cost_p10_usd", "cost_p90_usd"),
         "usd_per_hour": col.NumberColumn("$/h per instance", format="dollar"),
         "option_usd_per_hour": col.NumberColumn("$/h all instances", format="dollar"),
-        **shared_columns("usd_per_gpu_hour", "price_source"),
+        "usd_per_gpu_hour": col.NumberColumn(
+            "$/GPU-h", format="dollar", help="the price per GPU-hour"
+        ),  # short: the ranked table's first columns fit 1280 px
+        **shared_columns("price_source"),
         "price_date": col.TextColumn(
             "price date", help="≥: only a lower bound is known (a catalog extract)"
         ),

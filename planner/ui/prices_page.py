@@ -33,9 +33,11 @@ KIND_COLORS = {
     "reserved-1y": "#ff7f0e",
     "reserved-3y": "#d62728",
 }
+# Which offer and its price per GPU-hour at every pricing kind first: they fit the grid at
+# 1280 px; the rest (region, memory, instance prices, dates) follow.
 TABLE_COLUMNS: tuple[str, ...] = (
-    "provider", "region", "instance_type", "gpu_name", "gpu_count", "gpu_memory_gib",
-    *GPU_HOUR_COLUMNS.values(),
+    "provider", "instance_type", "gpu_name", "gpu_count", *GPU_HOUR_COLUMNS.values(),
+    "region", "gpu_memory_gib",
     "usd_per_hour", "spot_usd_per_hour", "reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour",
     "interconnect", "price_date", "source", "priced_at", "price_date_basis",
 )  # fmt: skip

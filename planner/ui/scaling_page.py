@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from edge.format import count as count_text
 from planner.machines.specs import load_specs
 from planner.throughput import scaling_report
 from planner.throughput.scaling import CommModel
@@ -136,7 +137,7 @@ def _step_figure(curve: pd.DataFrame, title: str) -> go.Figure:
     rows = curve.loc[np.isclose(np.log2(counts) % 1, 0) & curve["compute_s"].notna()]
     fig = go.Figure()
     labels = [f"{n:,.0f}" for n in rows["total_gpus"]]
-    batches = [f"b={b:,.3g}" for b in rows["per_gpu_batch"]]
+    batches = [f"b={count_text(b, short=True)}" for b in rows["per_gpu_batch"]]
     for column, name in (
         ("compute_s", "compute"),
         ("comm_s", "communication (exposed)"),
@@ -154,6 +155,9 @@ def _step_figure(curve: pd.DataFrame, title: str) -> go.Figure:
         title=title,
         xaxis={
             "title": "GPUs (b: per-GPU batch)",
+            # one evenly spaced bar per count: read as numbers, "1" to "512" sat on a
+            # linear axis (the small counts overprinted) and "1,024" fell off its end
+            "type": "category",
             "tickmode": "array",
             "tickvals": labels,
             "ticktext": [f"{n}<br>{b}" for n, b in zip(labels, batches, strict=True)],
@@ -309,11 +313,18 @@ def _layout(fig: go.Figure, title: str, y_title: str, per_node: int, log_y: bool
 
 _col = st.column_config
 CURVE_CONFIG = {
-    "total_gpus": _col.NumberColumn("GPUs", format="%d"),
+    "total_gpus": _col.NumberColumn("GPUs", format="localized"),
     **banded("throughput", "localized", "throughput", "throughput_low", "throughput_high"),
     **banded("efficiency", "percent", "efficiency", "efficiency_low", "efficiency_high"),
+    "per_gpu_batch": _col.NumberColumn(
+        "batch per GPU", format="%.3g", help="global batch / GPUs, at most the recipe's own"
+    ),
     "throughput_source": _col.TextColumn("source"),
     "beyond_node": _col.CheckboxColumn("beyond one node"),
+    "compute_s": _col.NumberColumn("compute s/step", format="%.3g"),
+    "comm_s": _col.NumberColumn("exposed comm s/step", format="%.3g"),
+    "overhead_s": _col.NumberColumn("fixed overhead s/step", format="%.3g"),
+    "limit_code": _col.TextColumn("limit"),
     "throughput_detail": _col.TextColumn("how"),
 }
 LAW_CONFIG = {
@@ -326,9 +337,9 @@ LAW_CONFIG = {
     "level fitted to generation": _col.TextColumn("level fitted to generation"),
 }
 LLM_CONFIG = {
-    "total_gpus": _col.NumberColumn("GPUs", format="%d"),
+    "total_gpus": _col.NumberColumn("GPUs", format="localized"),
     "layout": _col.TextColumn("layout"),
-    **banded("tokens_per_s", "localized", "tokens/s", "tokens_per_s_low", "tokens_per_s_high"),
+    **banded("tokens/s", "localized", "tokens_per_s", "tokens_per_s_low", "tokens_per_s_high"),
     "tokens_per_s_per_gpu": _col.NumberColumn("tokens/s per GPU", format="localized"),
     "efficiency": _col.NumberColumn("efficiency", format="percent"),
     "mfu": _col.NumberColumn("MFU", format="percent"),
@@ -362,12 +373,19 @@ def efficiency_words(curve: pd.DataFrame, gpu: str, gpus_per_node: int) -> str:
         )
         parts.append(
             f"on {count:,.0f} GPUs ({where}) **{row['efficiency']:.0%}** of linear scaling "
-            f"({row['efficiency'] * count:,.1f} x one GPU; 80% band "
+            f"({row['efficiency'] * count:,.1f} x one GPU{_batch_text(row)}; 80% band "
             f"{row['efficiency_low']:.0%}–{row['efficiency_high']:.0%})"
         )
     if not parts:
         return f"No efficiency to state for {md_text(gpu)} beyond one GPU."
     return f"{md_text(gpu)} keeps " + "; ".join(parts) + "."
+
+
+def curve_table(curve: pd.DataFrame) -> pd.DataFrame:
+    """The extrapolation as the page's table shows it: CURVE_CONFIG's order, so each
+    count's per-GPU batch sits beside its efficiency (columns it does not name after)."""
+    first = [c for c in CURVE_CONFIG if c in curve.columns]
+    return curve.loc[:, first + [c for c in curve.columns if c not in first]]
 
 
 def _laws_table(laws: pd.DataFrame) -> pd.DataFrame:
@@ -444,6 +462,12 @@ def _view(
         ),
         links=scaling_report.interconnect_assumed(gpu, comm),
     )
+
+
+def _batch_text(row: pd.Series) -> str:
+    """', batch 8/GPU': a curve row's per-GPU batch ('' where the model has none)."""
+    batch = row.get("per_gpu_batch")
+    return "" if batch is None or pd.isna(batch) else f", batch {count_text(batch, short=True)}/GPU"
 
 
 def _efficiency_text(row: pd.Series) -> str:
@@ -558,7 +582,7 @@ def _tables(view: View) -> None:
             help="Off: powers of two only.",
         )  # fmt: skip
         counts_shown = shown if every else shown.loc[_power_of_two(shown["total_gpus"])]
-        show_table(counts_shown, CURVE_CONFIG, key=f"{PAGE}.curve")
+        show_table(curve_table(counts_shown), CURVE_CONFIG, key=f"{PAGE}.curve")
         show_table(view.points, {}, key=f"{PAGE}.points")
         download_csv(shown, f"{_file_stem(view)}.csv", key=f"{PAGE}.csv")
 
@@ -604,6 +628,18 @@ def scaling_report_of(view: View, figures: tuple[go.Figure, go.Figure], link: st
 
 LLM_COUNTS = (8, 16, 32, 64, 128, 256, 512, 1024)
 DEFAULT_LLM = "6.7b"
+
+
+def llm_table(table: pd.DataFrame) -> pd.DataFrame:
+    """planner.llm.scaling's rows as the page shows them (LLM_CONFIG): the step's parts
+    left to the chart, token rates to whole tokens (one format: 114,903), fit in words."""
+    from planner.llm.scaling import PART_COLUMNS
+    from planner.render.llm import FIT_WORDS
+
+    shown = table.drop(columns=list(PART_COLUMNS)).assign(reason=table["reason"].map(FIT_WORDS))
+    rates = [c for c in shown.columns if c.startswith("tokens_per_s")]
+    shown[rates] = shown[rates].round(0)
+    return shown
 
 
 def _llm_section(ps: PageState, gpu: str, comm: CommModel) -> None:
@@ -656,10 +692,10 @@ def _llm_section(ps: PageState, gpu: str, comm: CommModel) -> None:
         fig.add_bar(x=[f"{n:,.0f}" for n in fits["total_gpus"]], y=fits[column],
                     name=PART_LABELS[column])  # fmt: skip
     fig.update_layout(barmode="stack", yaxis={"tickformat": ".0%", "title": "share of a step"},
-                      xaxis={"title": "GPUs"}, height=360, margin={"t": 30})  # fmt: skip
+                      xaxis={"title": "GPUs", "type": "category"}, height=360,
+                      margin={"t": 30})  # fmt: skip
     st.plotly_chart(fig, key=f"{PAGE}.llm_chart")
-    shown = table.drop(columns=list(PART_COLUMNS)).assign(reason=table["reason"].map(FIT_WORDS))
-    show_table(shown, LLM_CONFIG, key=f"{PAGE}.llm_table")
+    show_table(llm_table(table), LLM_CONFIG, key=f"{PAGE}.llm_table")
 
 
 def render() -> None:

@@ -11,16 +11,28 @@ columns beside it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-# Pixels per character of the grid's 14 px font (digits and capitals are the widest), and
-# for the cell padding plus the header's sort arrow.
-PX_PER_CHAR = 7.6
-PADDING_PX = 30
+# Each character's width in pixels in the grid's 14 px Source Sans (the larger of the cell's
+# regular and the header's semibold, rounded up to half a pixel; measured with the page's
+# canvas in chromium), characters not listed at WIDE_CHAR_PX; and the cell padding (8 px
+# each side, with 3 px to spare).
+CHAR_PX: dict[str, float] = {
+    char: px
+    for chars, px in (
+        (" ", 3.0), ("',.:;Iijl|·", 4.0), ("!f", 4.5), ("()-/[\\]{}", 5.0), ("rt", 5.5),
+        ("*?csz", 6.5), ('"J_vxy–', 7.0), ("0123456789#$+<=>FLY^aegk~≥κ", 7.5),
+        ("AESTVXZ`bdhnopquσθ", 8.0), ("BCKPR", 8.5), ("&DG✓", 9.0), ("HNOQU", 9.5),
+        ("Mw", 10.5), ("W", 11.5), ("%m", 12.0), ("@", 12.5),
+    )
+    for char in chars
+}  # fmt: skip
+WIDE_CHAR_PX = 12.5
+PADDING_PX = 19
 MAX_PX = 1600
 _col = st.column_config
 # Columns shown alike wherever they appear: their header and number format.
@@ -70,9 +82,14 @@ def cell_text(value: Any, fmt: str | None) -> str:
     return str(value)
 
 
+def text_px(text: str) -> float:
+    """`text`'s width in the grid's font, in pixels (CHAR_PX)."""
+    return sum(CHAR_PX.get(char, WIDE_CHAR_PX) for char in text)
+
+
 def fitted(frame: pd.DataFrame, config: Mapping[str, Any]) -> dict[str, Any]:
     """`config` with a pixel width for every column of `frame` (configured or not), from its
-    header and the longest text any of its cells shows; at most MAX_PX (hostile text)."""
+    header and the widest text any of its cells shows; at most MAX_PX (hostile text)."""
     out = dict(config)
     for column in frame.columns:
         if column in config and config[column] is None:
@@ -82,14 +99,20 @@ def fitted(frame: pd.DataFrame, config: Mapping[str, Any]) -> dict[str, Any]:
         label = str(spec.get("label") or column)
         values = frame[column]
         if fmt is None and (values.dtype == object or str(values.dtype) in ("str", "string")):
-            lengths = values.fillna("").astype(str).str.len()
-            longest = int(lengths.max()) if len(values) else 0
+            texts = values.fillna("").astype(str)
         else:
-            longest = max((len(cell_text(v, fmt)) for v in values), default=0)
-        chars = max(len(label), longest)
-        spec["width"] = min(int(chars * PX_PER_CHAR + PADDING_PX), MAX_PX)
+            texts = pd.Series([cell_text(v, fmt) for v in values], dtype=object)
+        # each distinct text measured (cut where it passes MAX_PX anyway: hostile text)
+        widest = max((text_px(t[: MAX_PX // 3]) for t in texts.unique()), default=0.0)
+        spec["width"] = min(int(max(text_px(label), widest) + PADDING_PX + 0.999), MAX_PX)
         out[column] = spec
     return out
+
+
+def table_px(frame: pd.DataFrame, config: Mapping[str, Any], columns: Sequence[str]) -> int:
+    """How wide `columns` of `frame` draw together, left to right, as fitted sets them."""
+    widths = fitted(frame.loc[:, list(columns)], config)
+    return sum(int(widths[c]["width"]) for c in columns)
 
 
 def show_table(frame: pd.DataFrame, config: Mapping[str, Any], key: str, **kwargs: Any) -> Any:

@@ -22,7 +22,7 @@ from planner.request import PlanRequest
 from planner.throughput import own_and_published_results
 from planner.ui.compare import FIELDS, candidates, side_by_side
 from planner.ui.plan_view import plan_sources, ranked_table
-from planner.ui.tables import PX_PER_CHAR, cell_text, fitted
+from planner.ui.tables import cell_text, fitted, text_px
 from planner.workloads.catalog import WORKLOADS
 from pricing.catalog import load_offers
 from pricing.tiers import DEFAULT_TIERS
@@ -102,12 +102,12 @@ def test_every_column_is_wide_enough_for_its_longest_cell(open_page: Open) -> No
         "cost_usd": {"label": "cost", "type_config": {"type": "number", "format": "dollar"}},
         "gpu_name": {"label": "GPU"},
     }
-    sized = fitted(rows, config)
+    sized = fitted(pd.DataFrame({"cost_usd": [4381.2]}), config)
     for column in ("cost_usd", "gpu_name", "instance_type", "region"):
-        longest = max(len(cell_text(v, "dollar" if column == "cost_usd" else None))
-                      for v in rows[column])  # fmt: skip
-        assert widths[column] >= math.ceil(longest * PX_PER_CHAR), column
-    assert sized["cost_usd"]["width"] >= len("$4,381.20") * PX_PER_CHAR
+        widest = max(text_px(cell_text(v, "dollar" if column == "cost_usd" else None))
+                     for v in rows[column])  # fmt: skip
+        assert widths[column] >= math.ceil(widest) + 16, column  # the grid's padding
+    assert sized["cost_usd"]["width"] >= text_px("$4,381.20") + 16
 
 
 def test_log_axes_read_as_money_and_durations(open_page: Open) -> None:
@@ -128,8 +128,8 @@ def test_prices_table_has_readable_headers_dollars_and_fitted_widths(open_page: 
     assert offers["spot_usd_per_gpu_hour"]["label"] == "spot $/GPU-h"
     assert offers["usd_per_hour"]["type_config"]["format"] == "dollar"
     frame = table_with(at, "instance_type", "usd_per_hour")
-    longest = max(len(str(v)) for v in frame["instance_type"])
-    assert offers["instance_type"]["width"] >= longest * PX_PER_CHAR
+    widest = max(text_px(str(v)) for v in frame["instance_type"])
+    assert offers["instance_type"]["width"] >= widest + 16
 
 
 def test_compare_words_the_price_source_and_misses_from_their_codes() -> None:

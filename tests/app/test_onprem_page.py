@@ -4,9 +4,11 @@ work's utilization, the plan's tiers, and bad inputs named."""
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Callable
 
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from planner.onprem.answer import tco_answer
@@ -14,7 +16,7 @@ from planner.onprem.compare import compared_offers
 from planner.onprem.config import DEFAULTS, OnPremConfig
 from planner.render.tco_words import verdict_sentence, worded_tco
 from planner.ui.export import csv_bytes, report_html
-from planner.ui.onprem_page import config_from_inputs, onprem_report
+from planner.ui.onprem_page import NUMBER_FIELDS, config_from_inputs, onprem_report
 from pricing.catalog import load_offers
 from pricing.tiers import tier_of
 from tests.app.conftest import chart, metrics, plain, table_with, trace
@@ -157,3 +159,56 @@ def test_the_report_and_csv_carry_the_verdict_rows_and_sources() -> None:
     assert csv["price_source"].iloc[1:].tolist() == offers["source"].tolist()
     assert set(csv["price_date_basis"].iloc[1:]) == {"not-before"}
     assert csv["p_buy_cheaper"].iloc[1:].between(0, 1).all()
+
+
+def _bounds(field: str) -> tuple[float, float]:
+    """The smallest and largest value the page and the configuration both accept for
+    `field` (an exclusive lower bound of the configuration: a hair above it)."""
+    from annotated_types import Ge, Gt, Le
+
+    spec = NUMBER_FIELDS[field]
+    low, high = float(spec.get("min_value", -math.inf)), math.inf
+    for bound in OnPremConfig.model_fields[field].metadata:
+        if isinstance(bound, Ge):
+            low = max(low, float(bound.ge))
+        elif isinstance(bound, Gt):
+            low = max(low, float(bound.gt) + 1e-9)
+        elif isinstance(bound, Le):
+            high = min(high, float(bound.le))
+    return low, min(high, float(spec.get("max_value", math.inf)))
+
+
+EDGES = [
+    pytest.param(field, side, id=f"{field}-{side}")
+    for field in NUMBER_FIELDS
+    for side in ("min", "max")
+]
+
+
+@pytest.mark.parametrize(("field", "side"), EDGES)
+def test_every_input_at_its_bounds_renders_or_names_the_input(
+    open_page: Open, field: str, side: str
+) -> None:
+    """A shared link with one input at the smallest or largest value the page takes: the
+    page draws its verdict and charts, or says which input to change; never an exception."""
+    low, high = _bounds(field)
+    value = low if side == "min" else high
+    text = str(int(value)) if field in ("servers", "gpus_per_server") else f"{value:.12g}"
+    at = open_page("onprem", {field: text})  # open_page: no exception
+    if at.error:
+        assert NUMBER_FIELDS[field]["label"] in plain(at.error[0].value)
+    else:
+        assert list(metrics(at)) == METRICS
+        figure = chart(at, "onprem.curve_chart")
+        top = figure["layout"]["yaxis"]["range"][1]
+        assert math.isfinite(top) and top > 0
+
+
+def test_a_link_with_every_hour_lost_to_failures_but_full_use_renders(open_page: Open) -> None:
+    """Failures at their most leave a tenth of the year: the chart's grid stops there (it
+    looked up the cost at 20% utilization, past the grid's end)."""
+    at = open_page("onprem", {"utilization": "1", "failure_downtime_fraction": "0.9"})
+    assert at.error or list(metrics(at)) == METRICS
+    if not at.error:
+        curve = trace(chart(at, "onprem.curve_chart"), "on-prem 8 x H100-SXM (amortized)")
+        assert max(curve["x"]) <= 0.1 + 1e-9

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -458,3 +459,30 @@ def test_filters_that_leave_only_the_onprem_option_plan_it(open_page: Open) -> N
     at = open_page("plan", {"onprem": "true", "providers": "azure", "tiers": "neocloud"})
     assert set(ranked(at)["provider"]) == {"on-prem"}
     assert not at.error
+
+
+def test_the_chart_holds_every_point_and_ticks_at_every_unit_read(results_dir: Path) -> None:
+    """The fastest star (a frontier option at many GPUs) sat above the cost axis's top tick
+    when the axes were fitted to the ranked rows alone; the axes now hold every trace, and
+    the time axis ticks at each of 1 h, 1 day, 1 week, 1 month, 3 months and 1 year that
+    falls on it."""
+    from planner.ui.plan_view import plan_figure
+
+    for plan in (direct(results_dir), direct(results_dir, deadline_hours=200.0)):
+        figure = plan_figure(plan).to_plotly_json()
+        xaxis, yaxis = figure["layout"]["xaxis"], figure["layout"]["yaxis"]
+        (x_low, x_high), (y_low, y_high) = xaxis["range"], yaxis["range"]
+        for item in figure["data"]:
+            xs = np.asarray(values(item["x"]), float)
+            ys = np.asarray(values(item["y"]), float)
+            assert (np.log10(xs) >= x_low).all() and (np.log10(xs) <= x_high).all(), item["name"]
+            assert (np.log10(ys) >= y_low).all() and (np.log10(ys) <= y_high).all(), item["name"]
+        fastest = plan.pick("fastest_within_budget")
+        assert fastest is not None
+        # a tick above the fastest (most expensive) star, and below the cheapest
+        assert max(yaxis["tickvals"]) >= fastest["cost_usd"] / 10**0.25
+        on_axis = {"1 h": 1, "1 day": 24, "1 week": 168, "1 month": 720, "3 months": 2160,
+                   "1 year": 8760}  # fmt: skip
+        expected = [t for t, h in on_axis.items() if x_low <= np.log10(h) <= x_high]
+        assert set(expected) <= set(xaxis["ticktext"]), (expected, xaxis["ticktext"])
+        assert all(x_low <= np.log10(v) <= x_high for v in xaxis["tickvals"])

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from typing import Any
 
+import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import chart, metrics, plain, table_with, trace
@@ -145,3 +149,55 @@ def test_an_llm_scales_by_the_operator_model_with_its_step_parts(open_page: Open
     at.radio(key="scaling.llm_framework").set_value("fsdp").run()
     fsdp = table_with(at, "layout", "tokens_per_s_per_gpu", "efficiency")
     assert fsdp.loc[fsdp["reason"] == "yes", "layout"].str.contains(" pp1 ").all()
+
+
+def grid_config(at: AppTest, *columns: str) -> dict[str, Any]:
+    """The column config (labels, formats) of the first table that has all of `columns`."""
+    for frame in at.dataframe:
+        if set(columns) <= set(frame.value.columns):
+            return dict(json.loads(frame.proto.columns or "{}"))
+    raise KeyError(f"no table with columns {columns}")
+
+
+def test_the_per_gpu_batch_sits_beside_the_efficiency_it_explains(open_page: Open) -> None:
+    """ResNet-50's 8k global batch over the counts the page extrapolates to: 8,192 / GPUs
+    per GPU once that is below the recipe's own batch, next to each count's efficiency."""
+    at = open_page("scaling")
+    table = table_with(at, "total_gpus", "efficiency", "per_gpu_batch")
+    columns = table.columns.tolist()
+    assert columns.index("per_gpu_batch") == columns.index("efficiency_high") + 1
+    by_count = table.set_index("total_gpus")["per_gpu_batch"]
+    for gpus in (64, 128, 256, 512, 1024):
+        assert by_count.loc[gpus] == pytest.approx(8192 / gpus)
+    assert (
+        grid_config(at, "per_gpu_batch", "efficiency")["per_gpu_batch"]["label"] == "batch per GPU"
+    )
+    words = next(plain(m.value) for m in at.markdown if "of linear scaling" in m.value)
+    assert "batch 8/GPU" in words.split(";")[-2] + words.split(";")[-1]
+
+
+def test_the_step_chart_gives_every_count_its_own_bar(open_page: Open) -> None:
+    """Counts as categories, evenly spaced: on a linear axis the small counts overprinted
+    each other and 1,024 was cut at the edge."""
+    at = open_page("scaling")
+    steps = chart(at, "scaling.step_chart")
+    assert steps["layout"]["xaxis"]["type"] == "category"
+    assert trace(steps, "compute")["x"][-1] == "1,024"
+    assert steps["layout"]["xaxis"]["ticktext"][-1] == "1,024<br>b=8"
+    assert chart(at, "scaling.llm_chart")["layout"]["xaxis"]["type"] == "category"
+
+
+def test_the_llm_table_has_labels_and_one_number_format(open_page: Open) -> None:
+    at = open_page("scaling")
+    config = grid_config(at, "layout", "tokens_per_s_per_gpu")
+    table = table_with(at, "layout", "tokens_per_s_per_gpu", "efficiency")
+    for column in table.columns:
+        label = config[column]["label"]
+        assert "_" not in label, (column, label)
+    rates = [c for c in table.columns if c.startswith("tokens_per_s")]
+    assert len(rates) == 4
+    assert {config[c]["type_config"]["format"] for c in rates} == {"localized"}
+    assert config["tokens_per_s"]["label"] == "tokens/s"
+    values = table[rates].to_numpy(float)
+    finite = values[~np.isnan(values)]
+    assert len(finite) and (finite == np.round(finite)).all()  # 114,903, not 114902.9139

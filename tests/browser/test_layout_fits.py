@@ -209,5 +209,56 @@ def test_the_plan_report_tables_fit_a_printed_page(page: Page, screenshots: Path
         assert table["tallest"] < 80, (table["headers"], table["tallest"])
         # the app's labels, never a raw column name
         assert not any("_" in h for h in table["headers"]), table["headers"]
-    assert {"hours", "cost P10", "$/GPU-hour", "price date"} <= set(tables[1]["headers"])
+    assert {"hours", "cost P10", "$/GPU-h", "price date"} <= set(tables[1]["headers"])
     page.screenshot(path=str(screenshots / "plan-report-print.png"), full_page=True)
+
+
+# Per page, tables (known by a column only they have) whose first columns must show whole,
+# without scrolling the grid sideways: the figures a reader compares.
+KEY_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
+    "": {
+        "rank": ("rank", "pick", "provider", "gpus", "hours_to_train", "cost_usd", "p10_p90",
+                 "usd_per_gpu_hour", "throughput_source", "price_date"),
+    },
+    "prices": {
+        "spot_usd_per_gpu_hour": ("provider", "instance_type", "gpu_name", "gpu_count",
+                                  "on_demand_usd_per_gpu_hour", "spot_usd_per_gpu_hour"),
+    },
+    "onprem": {
+        "p_buy_cheaper": ("offer", "usd_per_gpu_hour", "p_buy_cheaper"),
+        "component": ("component", "usd_per_year", "usd_per_gpu_hour", "share"),
+    },
+}  # fmt: skip
+HEADINGS = {"": "Ranked options:", "prices": "Price sources", "onprem": "On-prem cost lines"}
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", list(KEY_COLUMNS))
+def test_each_tables_key_columns_show_without_scrolling(
+    app_url: str, page: Page, screenshots: Path, width: int, path: str
+) -> None:
+    """The Prices table cut "$4.09" to "$4.0" at the grid's edge with spot past it, the
+    Plan page's ranked table hid cost, P10-P90, $/GPU-hour, source and date at 1280 px,
+    and the on-prem tables showed "$" and "$1": each key column now ends inside its grid."""
+    frames: list[bytes] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f)))
+    page.set_viewport_size({"width": width, "height": 1000})
+    page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
+    page.get_by_text(HEADINGS[path]).first.wait_for(timeout=120_000)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=60_000)
+    boxes = [g.bounding_box() for g in page.locator('[data-testid="stDataFrame"]').all()]
+    grid_px = max(box["width"] for box in boxes if box)  # the key tables span the page
+    assert grid_px >= 900 if width == 1280 else grid_px >= 1000
+    shown = grids(frames)
+    for marker, key in KEY_COLUMNS[path].items():
+        config, data = [(c, d) for c, d in shown if marker in d.column_names][-1]
+        order = [c for c in data.column_names if c in config]
+        assert order[: len(key)] == list(key)
+        ends = sum(int(config[c]["width"]) for c in key)
+        assert ends <= grid_px - 2, f"{marker}: {ends} px of columns in a {grid_px} px grid"
+        assert cut_columns(page, config, data.select(list(key))) == []
+    for i, grid in enumerate(page.locator('[data-testid="stDataFrame"]').all()[:2]):
+        if grid.is_visible():
+            grid.screenshot(
+                path=str(screenshots / f"key-columns-{path or 'plan'}-{i}-{width}px.png")
+            )

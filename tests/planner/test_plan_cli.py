@@ -169,7 +169,7 @@ def test_zero_utilization_onprem_config_is_refused(results_dir: Path, tmp_path: 
     bad.write_text('name = "idle"\ngpu_name = "H100-SXM"\nutilization = 0\n')
     done = runner.invoke(app, ["plan", "-w", "resnet50-imagenet-90ep", "--onprem", str(bad)])
     assert done.exit_code == 2
-    assert f"{bad}: field 'utilization': 0 is out of range; it must be > 0" in done.stderr
+    assert f"{bad}: field 'utilization': 0 is out of range; it must be >= 1e-06" in done.stderr
     assert "Traceback" not in done.output
 
 
