@@ -649,7 +649,7 @@ def _llm_section(ps: PageState, gpu: str, comm: CommModel) -> None:
     from planner.llm.presets import LLM_PRESETS
     from planner.llm.scaling import PART_COLUMNS, llm_scaling
     from planner.llm.throughput import LLMSettings, peak_flops
-    from planner.render.llm import FIT_WORDS, FRAMEWORK_WORDS, PART_LABELS
+    from planner.render.llm import FRAMEWORK_WORDS, PART_LABELS
     from planner.workloads.catalog import llm_workload, moe_workload
 
     st.subheader("An LLM on this GPU (operator model)")
