@@ -33,7 +33,7 @@ CHAR_PX: dict[str, float] = {
 }  # fmt: skip
 WIDE_CHAR_PX = 12.5
 PADDING_PX = 19
-MAX_PX = 1600
+MAX_PX = 2400  # the step model's "how" text reaches ~1,600 px: a wide column scrolls, never cuts
 _col = st.column_config
 # Columns shown alike wherever they appear: their header and number format.
 SHARED_COLUMNS: dict[str, Any] = {

@@ -121,9 +121,10 @@ def test_the_step_chart_shows_why_efficiency_falls_at_scale(open_page: Open) -> 
     ticks = steps["layout"]["xaxis"]["ticktext"]
     assert len(ticks) == len(compute["x"]) and all("<br>b=" in t for t in ticks)
     # ResNet-50 at the 8k global batch: compute per step shrinks with the per-GPU batch,
-    # the fixed overhead does not, so at 1,024 GPUs it is a large share of the step.
+    # the fixed overhead does not (it grows a little: the wait for the slowest of more GPUs,
+    # planner.throughput.step_model), so at 1,024 GPUs it is a large share of the step.
     assert compute["y"][-1] < compute["y"][0] / 50
-    assert overhead["y"][-1] == overhead["y"][0]
+    assert overhead["y"][0] <= overhead["y"][-1] < 2 * overhead["y"][0]
     assert overhead["y"][-1] > compute["y"][-1]
     before = metrics(at)["Efficiency at 1,024 GPUs"]
     at.number_input(key="scaling.global_batch_resnet50").set_value(0.0).run()

@@ -139,7 +139,7 @@ def test_a_plan_says_its_cpu_run_was_skipped() -> None:
 def test_the_onprem_schema_holds_defaults_sources_and_ranges() -> None:
     schema = OnPremConfig.model_json_schema()["properties"]
     assert schema["pue"]["minimum"] == 1 and schema["pue"]["maximum"] == 5
-    assert schema["utilization"]["exclusiveMinimum"] == 0
+    assert schema["utilization"]["minimum"] == 1e-6 and schema["utilization"]["maximum"] == 1
     assert "Uptime Institute" in schema["pue"]["source"]
     assert DEFAULTS["pue"].value == OnPremConfig().pue == 1.58
     assert OnPremConfig(servers=2).with_utilization(0.5) == OnPremConfig(servers=2, utilization=0.5)

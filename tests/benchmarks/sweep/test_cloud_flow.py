@@ -392,7 +392,7 @@ def test_cleanup_terminates_what_a_dead_controller_left_running(
     data["targets"][0].update(machine=st.machine_to_dict(left), launched_at=st.iso(st.utc_now()))
     st.StateFile(data).save()
     dry = sweep("cleanup", sweep_id, "--dry-run")
-    assert dry.exit_code == 0 and f"{left.instance_id}: would terminate" in dry.output
+    assert dry.exit_code == 0 and f"{left.instance_id}: still up (would terminate)" in dry.output
     assert not fake.is_terminated(left)
     done = sweep("cleanup")
     assert done.exit_code == 0 and f"{left.instance_id}: terminated" in done.output
