@@ -395,7 +395,8 @@ def test_cleanup_terminates_what_a_dead_controller_left_running(
     assert dry.exit_code == 0 and f"{left.instance_id}: still up (would terminate)" in dry.output
     assert not fake.is_terminated(left)
     done = sweep("cleanup")
-    assert done.exit_code == 0 and f"{left.instance_id}: confirmed down (terminated now)" in done.output
+    assert done.exit_code == 0
+    assert f"{left.instance_id}: confirmed down (terminated now)" in done.output
     assert fake.is_terminated(left) and fake.find_launched(["us-east-1"]) == []
     assert "no gpuplan machines running" in sweep("cleanup", sweep_id).output
 
