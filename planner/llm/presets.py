@@ -29,24 +29,32 @@ class LLMPreset:
     reference: str
 
 
-def _params(n_layer: int, d: int, heads: int, kv: int, ffn: int, vocab: int, gated: bool) -> float:
-    """Total parameters: per layer attention (q, o: d^2 each; k, v: d x d_kv each) + MLP
-    (2 or, gated as SwiGLU, 3 matrices of d x ffn) + 2 norms; embeddings in and out (GPT-2
-    and GPT-3 tie them: counted once)."""
-    d_kv = d * kv // heads
-    attention = 2 * d * d + 2 * d * d_kv
-    mlp = (3 if gated else 2) * d * ffn
-    embeddings = (2 if gated else 1) * vocab * d
-    return float(n_layer * (attention + mlp + 2 * d) + embeddings)
+def dense_decoder_params(
+    n_layer: int, d_model: int, n_heads: int, n_kv_heads: int, ffn_dim: int, vocab_size: int
+) -> float:
+    """Total parameters of a dense decoder, GQA- and SwiGLU-aware.
+
+    Per layer: attention q and o (d^2 each) + k and v (d x d_kv each, d_kv = d kv_heads /
+    heads: grouped-query attention, Ainslie et al. 2023) + the MLP, 3 matrices of d x ffn
+    when gated (SwiGLU, Shazeer 2020; taken as gated when ffn != 4 d, as LLaMA: Touvron et
+    al. 2023a) else 2 + two norms (2 d); plus the embeddings, untied in gated models (in
+    and out: 2 V d, as LLaMA and Llama 3) and tied in GPT-2/GPT-3 (V d). Llama 3.1 8B
+    (32 x 4096, 32 heads, 8 kv, ffn 14336, V 128256; Dubey et al. 2024 table 3): 8.03e9.
+    """
+    d_kv = d_model * n_kv_heads // n_heads
+    gated = ffn_dim != 4 * d_model
+    attention = 2 * d_model * d_model + 2 * d_model * d_kv
+    mlp = (3 if gated else 2) * d_model * ffn_dim
+    embeddings = (2 if gated else 1) * vocab_size * d_model
+    return float(n_layer * (attention + mlp + 2 * d_model) + embeddings)
 
 
 def _preset(
     label: str, n_layer: int, d: int, heads: int, kv: int, ffn: int, vocab: int, ref: str
 ) -> LLMPreset:
-    gated = ffn != 4 * d
     return LLMPreset(
-        label, _params(n_layer, d, heads, kv, ffn, vocab, gated), n_layer, d, heads, kv, ffn,
-        vocab, ref,
+        label, dense_decoder_params(n_layer, d, heads, kv, ffn, vocab), n_layer, d, heads, kv,
+        ffn, vocab, ref,
     )  # fmt: skip
 
 

@@ -28,7 +28,7 @@ from planner.llm.moe import (
     routed_expert_params,
 )
 from planner.llm.moe_presets import MOE_PRESETS, moe_preset_for
-from planner.llm.presets import LLM_PRESETS, label_params, preset_for
+from planner.llm.presets import LLM_PRESETS, dense_decoder_params, label_params, preset_for
 from pricing.gpus import did_you_mean
 
 IMAGENET_TRAIN_IMAGES = 1_281_167  # ILSVRC-2012 train set (Russakovsky et al. 2015)
@@ -223,26 +223,6 @@ class DecoderShape:
         return dense_decoder_params(
             self.n_layer, self.d_model, self.n_heads, self.n_kv_heads, self.ffn_dim, self.vocab_size
         )
-
-
-def dense_decoder_params(
-    n_layer: int, d_model: int, n_heads: int, n_kv_heads: int, ffn_dim: int, vocab_size: int
-) -> float:
-    """Total parameters of a dense decoder, GQA- and SwiGLU-aware.
-
-    Per layer: attention q and o (d^2 each) + k and v (d x d_kv each, d_kv = d kv_heads /
-    heads: grouped-query attention, Ainslie et al. 2023) + the MLP, 3 matrices of d x ffn
-    when gated (SwiGLU, Shazeer 2020; taken as gated when ffn != 4 d, as LLaMA: Touvron et
-    al. 2023a) else 2 + two norms (2 d); plus the embeddings, untied in gated models (in
-    and out: 2 V d, as LLaMA and Llama 3) and tied in GPT-2/GPT-3 (V d). Llama 3.1 8B
-    (32 x 4096, 32 heads, 8 kv, ffn 14336, V 128256; Dubey et al. 2024 table 3): 8.03e9.
-    """
-    d_kv = d_model * n_kv_heads // n_heads
-    gated = ffn_dim != 4 * d_model
-    attention = 2 * d_model * d_model + 2 * d_model * d_kv
-    mlp = (3 if gated else 2) * d_model * ffn_dim
-    embeddings = (2 if gated else 1) * vocab_size * d_model
-    return float(n_layer * (attention + mlp + 2 * d_model) + embeddings)
 
 
 def llm_shape(params: float) -> tuple[int, int]:
