@@ -68,11 +68,17 @@ ATTENTION_KERNEL = {"megatron": "fa3", "fsdp": "fa2", "deepspeed": "fa2", "nanot
 
 
 @lru_cache(maxsize=1)
+def _fit_table(path: Path = FIT_PATH) -> pd.DataFrame | None:
+    """The fit table as written by tools/fit_llm_stacks.py, read once (None when absent)."""
+    return pd.read_csv(path) if path.exists() else None
+
+
+@lru_cache(maxsize=1)
 def fitted_stacks(path: Path = FIT_PATH) -> dict[str, StackParams]:
     """The fitted table by framework (empty when the file is absent)."""
-    if not path.exists():
+    table = _fit_table(path)
+    if table is None:
         return {}
-    table = pd.read_csv(path)
     out = {}
     for row in table.itertuples(index=False):
         if str(row.framework).startswith("arch:"):
@@ -107,9 +113,9 @@ def arch_group(architecture: str) -> str:
 @lru_cache(maxsize=1)
 def fitted_arch_factors(path: Path = FIT_PATH) -> dict[str, float]:
     """Fitted kernel-rate factor by ARCH_GROUPS key (rows "arch:<key>" of the fit table)."""
-    if not path.exists():
+    table = _fit_table(path)
+    if table is None:
         return {}
-    table = pd.read_csv(path)
     rows = table[table["framework"].astype(str).str.startswith("arch:")]
     return {str(r.framework)[5:]: float(r.kernel_efficiency) for r in rows.itertuples()}
 
