@@ -379,7 +379,8 @@ def _candidates(
         return Layout("batch_too_small")
     m = np.maximum(m, 1.0)
     zero3, recompute = grid["zero3"], grid["recompute"]
-    memory = _memory_bytes(shape, settings, tp, cp, pp, dp, mb, m, zero3, recompute, vpp, ep)
+    terms = memory_terms(shape, settings, tp, cp, pp, dp, mb, m, zero3, recompute, vpp, ep)
+    memory = terms["states"] + terms["expert_states"] + terms["activations"]
     usable = usable_bytes(memory_gb, settings.memory_reserve_fraction)
     fits = (memory <= usable) & usable_batch
     if not fits.any():
@@ -523,25 +524,6 @@ def _preferred_sharding(
         return np.ones(len(zero3), bool)
     own = zero3 if framework(settings.framework).zero[0] == "zero3" else ~zero3
     return own if (fits & own).any() else np.ones(len(zero3), bool)
-
-
-def _memory_bytes(
-    shape: LLMShape,
-    settings: LayoutSettings,
-    tp: np.ndarray,
-    cp: np.ndarray,
-    pp: np.ndarray,
-    dp: np.ndarray,
-    mb: np.ndarray,
-    m: np.ndarray,
-    zero3: np.ndarray,
-    recompute: np.ndarray,
-    vpp: np.ndarray,
-    ep: np.ndarray | None = None,
-) -> np.ndarray:
-    """Bytes per GPU of each layout: the sum of memory_terms."""
-    terms = memory_terms(shape, settings, tp, cp, pp, dp, mb, m, zero3, recompute, vpp, ep)
-    return terms["states"] + terms["expert_states"] + terms["activations"]
 
 
 # The terms of a layout's memory per GPU (memory_terms), as planner.render.llm names them.
