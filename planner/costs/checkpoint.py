@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from planner.costs.spot import young_interval_hours
+
 # Bytes per trained parameter in a checkpoint: bf16 weights + fp32 master + Adam m and v.
 STATE_BYTES_PER_PARAM = 14.0
 # Per-GPU failure rate: 419 unexpected interruptions in 54 days of Llama 3 405B pre-training
@@ -83,10 +85,11 @@ def node_write_gbs(network_gbps: np.ndarray) -> np.ndarray:
     return np.where(known, np.minimum(safe / 8.0, NODE_WRITE_CAP_GBS), DEFAULT_NODE_WRITE_GBS)
 
 
-def young_interval_hours(stall_hours: np.ndarray, gpus: np.ndarray) -> np.ndarray:
-    """Young 1974: sqrt(2 C M) with M = 1 / (gpus x GPU_FAILURES_PER_HOUR) hours."""
+def checkpoint_interval_hours(stall_hours: np.ndarray, gpus: np.ndarray) -> np.ndarray:
+    """Young's interval (planner.costs.spot.young_interval_hours, Young 1974) for a job whose
+    time between failures is M = 1 / (gpus x GPU_FAILURES_PER_HOUR) hours."""
     mtbf = 1.0 / (np.maximum(np.asarray(gpus, float), 1.0) * GPU_FAILURES_PER_HOUR)
-    return np.sqrt(2.0 * np.asarray(stall_hours, float) * mtbf)
+    return young_interval_hours(np.asarray(stall_hours, float), mtbf)
 
 
 def checkpoint_times(
@@ -107,7 +110,7 @@ def checkpoint_times(
     write_s = state.gb / instances / node_write_gbs(options["network_gbps"].to_numpy(float))
     stall_s = state.gb / gpus / HOST_COPY_GBS if state.asynchronous else write_s
     if every_hours is None:
-        interval = young_interval_hours(stall_s / 3600.0, gpus)
+        interval = checkpoint_interval_hours(stall_s / 3600.0, gpus)
         if state.asynchronous:
             interval = np.maximum(interval, write_s / 3600.0)
     else:

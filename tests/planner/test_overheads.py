@@ -13,9 +13,9 @@ from planner.costs.checkpoint import (
     GPU_FAILURES_PER_HOUR,
     HOST_COPY_GBS,
     CheckpointState,
+    checkpoint_interval_hours,
     checkpoint_times,
     state_gb,
-    young_interval_hours,
 )
 from planner.costs.hours import checkpoint_state, trained_params
 from planner.costs.overheads import (
@@ -90,7 +90,7 @@ def test_every_instance_writes_its_shard_in_parallel() -> None:
 def test_young_interval_shortens_as_failures_grow_with_gpus() -> None:
     # Llama 3: 419 interruptions in 54 days on 16,384 GPUs.
     assert pytest.approx(1.97e-5, rel=0.01) == GPU_FAILURES_PER_HOUR
-    small, large = young_interval_hours(np.array([0.01, 0.01]), np.array([8, 512]))
+    small, large = checkpoint_interval_hours(np.array([0.01, 0.01]), np.array([8, 512]))
     assert small == pytest.approx((2 * 0.01 / (8 * GPU_FAILURES_PER_HOUR)) ** 0.5)
     assert small / large == pytest.approx(8.0)  # sqrt(512 / 8)
 
