@@ -23,13 +23,13 @@ CANONICAL_GPUS: tuple[str, ...] = (
     "V100-SXM2-16GB", "V100-SXM2-32GB", "V100-SXM3-32GB", "V100-PCIe-16GB", "V100-PCIe-32GB",
     "T4", "A10G", "A10", "A30", "A40", "L4", "L40", "L40S",
     "A100-SXM-40GB", "A100-SXM-80GB", "A100-PCIe-40GB", "A100-PCIe-80GB",
-    "H100-SXM", "H100-PCIe", "H100-NVL", "H200-SXM", "H200-NVL", "GH200",
+    "H100-SXM", "H100-PCIe", "H100-NVL", "H800-SXM", "H200-SXM", "H200-NVL", "GH200",
     "B200", "GB200", "B300", "GB300",
     "RTX-3070", "RTX-3080", "RTX-3090", "RTX-4090", "RTX-5090",
     "RTX-A4000", "RTX-A4500", "RTX-A5000", "RTX-A5500", "RTX-A6000", "RTX-6000-Ada",
     "Quadro-RTX-8000", "Quadro-RTX-6000", "Quadro-RTX-5000", "Titan-RTX", "RTX-2080-Ti",
     "GTX-1080-Ti",
-    "MI250X", "MI300X", "MI325X", "Gaudi2", "Gaudi3",
+    "MI250X", "MI300X", "MI325X", "MI355X", "Gaudi2", "Gaudi3",
     "TPU-v4", "TPU-v5e", "TPU-v5p", "TPU-v6e",
 )  # fmt: skip
 
@@ -42,6 +42,7 @@ USER_ALIASES: dict[str, str] = {
     "H100 SXM5 80GB": "H100-SXM",
     "H100 PCIe 80GB": "H100-PCIe",
     "H100 NVL 94GB": "H100-NVL",
+    "H800": "H800-SXM",
     "H200": "H200-SXM",
     "H200 SXM 141GB": "H200-SXM",
     "H200 NVL 141GB": "H200-NVL",
@@ -164,6 +165,7 @@ DEVICE_NAME_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"H100.*NVL", "H100-NVL"),
     (r"H100.*PCIe", "H100-PCIe"),
     (r"H100", "H100-SXM"),
+    (r"H800", "H800-SXM"),
     (r"H200.*NVL", "H200-NVL"),
     (r"GH200", "GH200"),
     (r"H200", "H200-SXM"),
@@ -200,6 +202,7 @@ DEVICE_NAME_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"GTX 1080 Ti", "GTX-1080-Ti"),
     (r"MI300X", "MI300X"),
     (r"MI325X", "MI325X"),
+    (r"MI355X", "MI355X"),
     (r"MI250X", "MI250X"),
 )
 

@@ -56,7 +56,8 @@ SPEC_NAMES: dict[str, str] = {
     "RTX 6000 Ada": "RTX-6000-Ada", "Quadro RTX 8000": "Quadro-RTX-8000",
     "Quadro RTX 6000": "Quadro-RTX-6000", "Quadro RTX 5000": "Quadro-RTX-5000",
     "Titan RTX": "Titan-RTX", "RTX 2080 Ti": "RTX-2080-Ti", "GTX 1080 Ti": "GTX-1080-Ti",
-    "MI250X": "MI250X", "MI300X": "MI300X", "MI325X": "MI325X", "Gaudi2": "Gaudi2",
+    "MI250X": "MI250X", "MI300X": "MI300X", "MI325X": "MI325X", "MI355X": "MI355X",
+    "H800 SXM5 80GB": "H800-SXM", "Gaudi2": "Gaudi2",
     "Gaudi3": "Gaudi3", "TPU v4": "TPU-v4", "TPU v5e": "TPU-v5e", "TPU v5p": "TPU-v5p",
     "TPU v6e (Trillium)": "TPU-v6e",
 }  # fmt: skip
@@ -120,7 +121,65 @@ EXTRA_SPECS: list[dict[str, object]] = [
         "per-GPU table (= GB300 NVL72 rack figures / 72, sparse / 2); NVIDIA's own text for "
         "them not retrieved, hence low confidence. FP32 blank: 80 or 83 TF by source.",
     },
+    # H800 SXM5: the H100 SXM5 die with NVLink cut to 400 GB/s (and FP64 to ~1 TF) for the
+    # Chinese market; FlagPerf and DeepSeek ran on it. S_H800 in the SOURCES file.
+    {
+        "gpu_model": "H800 SXM5 80GB",
+        "vendor": "NVIDIA",
+        "architecture": "Hopper",
+        "form_factor": "SXM5",
+        "release_year": 2023,
+        "memory_gb": 80,
+        "memory_type": "HBM3",
+        "memory_bw_gbs": 3350,
+        "fp32_tflops": 67.0,
+        "tf32_tensor_dense_tflops": 494.7,
+        "fp16_bf16_tensor_dense_tflops": 989.4,
+        "fp16_tensor_dense_fp16acc_tflops": 989.4,
+        "fp8_tensor_dense_tflops": 1978.9,
+        "tdp_w": 700,
+        "nvlink_gbs_bidir_per_gpu": 400,
+        "pcie_gen": 5,
+        "interconnect_note": "NVLink 4.0 (8 links, 400 GB/s)",
+        "aliases_in_benchmark_files": "H800",
+        "cloud_examples": "",
+        "confidence": "medium",
+        "source_ids": "S_H800",
+        "notes": "S_H800: tensor peaks, memory and TDP as the H100 SXM5 (same GH100 die and "
+        "clocks); NVLink 400 GB/s bidirectional instead of 900. Not NVIDIA's own datasheet.",
+    },
+    # MI355X (CDNA 4): AMD's 2025 flagship; Primus ran MoE training on it. S_MI355X.
+    {
+        "gpu_model": "MI355X",
+        "vendor": "AMD",
+        "architecture": "CDNA4",
+        "form_factor": "OAM",
+        "release_year": 2025,
+        "memory_gb": 288,
+        "memory_type": "HBM3e",
+        "memory_bw_gbs": 8000,
+        "fp32_tflops": 157.3,
+        "tf32_tensor_dense_tflops": None,
+        "fp16_bf16_tensor_dense_tflops": 2516.6,
+        "fp16_tensor_dense_fp16acc_tflops": 2516.6,
+        "fp8_tensor_dense_tflops": 5033.2,
+        "tdp_w": 1400,
+        "nvlink_gbs_bidir_per_gpu": 1075,
+        "pcie_gen": 5,
+        "interconnect_note": "Infinity Fabric 7 links x 153.6 GB/s (1075 GB/s)",
+        "aliases_in_benchmark_files": "MI355",
+        "cloud_examples": "OCI",
+        "confidence": "medium",
+        "source_ids": "S_MI355X",
+        "notes": "S_MI355X: dense FP16/BF16 2.5 PF and FP8 5.0 PF (sparse = 2x), 288 GB HBM3E "
+        "at 8 TB/s, 1400 W board power; no TF32 matrix rate listed.",
+    },
 ]
+
+# Infinity Fabric is the AMD boards' GPU-to-GPU fabric (the planner's nvlink_gbs column):
+# the reference leaves it blank for MI300X and MI325X though its note gives 7 links x
+# 128 GB/s (AMD's MI300X and MI325X datasheets: 896 GB/s peak aggregate).
+FABRIC_GBS_FILLED = {"MI300X": 896.0, "MI325X": 896.0}
 
 NO_BF16_ARCHITECTURES = ("Kepler", "Pascal", "Volta", "Turing")
 
@@ -196,6 +255,8 @@ CPU_SNAPSHOTS: tuple[str, ...] = ("aws", "gcp", "azure")
 def build_specs() -> str:
     ref = pd.read_csv(REF / "gpu_specs.csv")
     ref = pd.concat([ref, pd.DataFrame(EXTRA_SPECS)], ignore_index=True)
+    for model, gbs in FABRIC_GBS_FILLED.items():
+        ref.loc[ref["gpu_model"] == model, "nvlink_gbs_bidir_per_gpu"] = gbs
     unknown = set(ref["gpu_model"]) - set(SPEC_NAMES) - {"B300"}
     if unknown:
         raise SystemExit(f"spec rows without a canonical name: {sorted(unknown)}")

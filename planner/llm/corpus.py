@@ -15,8 +15,7 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
 - the model's shape: the row's layers, width, heads, key/value heads, MLP width and
   vocabulary where stated, else the published shape of the model it names (MODEL_SHAPES),
   else a Llama-3-style shape for its parameter count (`shape`).
-- GPU: the spec table's row (H800 as H100-SXM: the same compute, half the NVLink; MI300
-  as MI300X); GPU count missing: 8 for FSDP-style per-GPU rates (`gpus`); sequence length
+- GPU: the spec table's row (MI300 as MI300X); GPU count missing: 8 for FSDP-style per-GPU rates (`gpus`); sequence length
   missing: 4,096 (`seq`); precision missing or "amp": bf16; fp8 in the text: fp8.
 - the measured rate: tokens/s per GPU as stated (the middle of a stated range), else
   TFLOP/s per GPU over the FLOPs per token the stacks count (reported_flops_per_token,
@@ -26,7 +25,9 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
 - global batch: gbs sequences x seq where stated, else micro-batch x GPUs for FSDP stacks
   (their benchmarks step every micro-batch) and the planner's default pre-training batch for
   the others (`batch`).
-- network: 3,200 Gb/s per node (8 x 400G, `network`), 1,600 for A100, 800 for GCP A3.
+- network: one NIC per GPU at the stated InfiniBand rate ("IB 200Gb/s" in the GPU or
+  interconnect text), else 3,200 Gb/s per node (8 x 400G, `network`), 1,600 for A100, 800
+  for GCP A3.
 Rows left out and why (`skipped`): mixture-of-experts models (planner.llm has no MoE
 model here), no parameter count, CPU offload, fp32, no GPU count with tensor parallelism,
 the framework not stated.
@@ -60,7 +61,7 @@ FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
 GPU_NAMES = {
     "H100": "H100-SXM",
     "H100-SXM": "H100-SXM",
-    "H800": "H100-SXM",
+    "H800": "H800-SXM",
     "H200": "H200-SXM",
     "A100-40GB": "A100-SXM-40GB",
     "MI300X": "MI300X",
@@ -286,8 +287,11 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         assumed.append("batch")
     per_node = int(row["gpus_per_node"]) if _finite(row["gpus_per_node"]) else min(8, gpus)
     interconnect = str(row.get("interconnect", ""))
+    stated_nic = re.search(r"IB\s*(\d+)\s*Gb/s", f"{interconnect} {row.get('gpu_detail', '')}")
     network = 1600.0 if gpu.startswith("A100") else 3200.0
-    if "A3" in interconnect:  # GCP a3-highgpu: 4 x 200 Gb/s NICs per node
+    if stated_nic:  # one NIC per GPU, as in the DGX/HGX nodes these runs name
+        network = float(stated_nic.group(1)) * per_node
+    elif "A3" in interconnect:  # GCP a3-highgpu: 4 x 200 Gb/s NICs per node
         network = 800.0
     else:
         assumed.append("network")
