@@ -15,12 +15,14 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
 - the model's shape: the row's layers, width, heads, key/value heads, MLP width and
   vocabulary where stated, else the published shape of the model it names (MODEL_SHAPES),
   else a Llama-3-style shape for its parameter count (`shape`).
-- GPU: the spec table's row (MI300 as MI300X); GPU count missing: 8 for FSDP-style per-GPU rates (`gpus`); sequence length
-  missing: 4,096 (`seq`); precision missing or "amp": bf16; fp8 in the text: fp8.
+- GPU: the spec table's row (MI300 as MI300X); GPU count missing: 8 for FSDP-style
+  per-GPU rates (`gpus`); sequence length missing: 4,096 (`seq`); precision missing or
+  "amp": bf16; fp8 in the text: fp8.
 - the measured rate: tokens/s per GPU as stated (the middle of a stated range), else
   TFLOP/s per GPU over the FLOPs per token the stacks count (reported_flops_per_token,
   `tflops`), else MFU x the bf16 peak over them (`mfu`).
-- layout: the stated tensor, pipeline and context parallel sizes (`pinned`; the search
+- layout: the stated tensor, pipeline and context parallel sizes (or tp1 pp1 where only a
+  data-parallel size equal to the GPU count is stated) (`pinned`; the search
   picks the rest, and all of it where the stack cannot run the stated one).
 - global batch: gbs sequences x seq where stated, else micro-batch x GPUs for FSDP stacks
   (their benchmarks step every micro-batch) and the planner's default pre-training batch for
@@ -171,10 +173,12 @@ def reported_flops_per_token(workload: Workload) -> float:
 
 
 def _pinned(row: pd.Series) -> tuple[int, int, int] | None:
-    """The stated (tp, pp, cp), 1 where one is stated and the other not; None when neither
-    tp nor pp is."""
+    """The stated (tp, pp, cp), 1 where one is stated and the other not; pure data
+    parallelism (1, 1, 1) where only a data-parallel size equal to the GPU count is stated;
+    None when nothing is."""
     if not (_finite(row["tp"]) or _finite(row["pp"])):
-        return None
+        pure_dp = _finite(row["dp"]) and _finite(row["num_gpus"])
+        return (1, 1, 1) if pure_dp and int(row["dp"]) == int(row["num_gpus"]) else None
     return tuple(int(row[k]) if _finite(row[k]) else 1 for k in ("tp", "pp", "cp"))  # type: ignore[return-value]
 
 

@@ -45,15 +45,18 @@ once per step.
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from planner.llm.kernel_rates import attention_share
+from planner.llm.matmul_rates import matmul_factor
 
 TILE_M, TILE_N = 256, 128  # cuBLAS's large-GEMM tile (NVIDIA matmul guide, "Tile quantization")
 HBM_FRACTION = 0.8  # share of the datasheet HBM bandwidth a streaming kernel reaches: assumed
+HOPPER_GEMM = 0.70  # Hopper's e_gemm (KERNEL_DEFAULTS)
 HOPPER_ATTENTION = 0.48  # Hopper's e_attn: the generation the measured shares are from
 CAST_BYTES_PER_VALUE = 3.0  # read 2 bytes, write 1 (module docstring: FP8 casts)
 # Without FlashAttention the scores are written, read and written by the softmax, and read
@@ -85,14 +88,16 @@ class KernelDefault:
 # In isolation large GEMMs reach "up to 80-90%" of the dense peak and FlashAttention-2
 # 50-73% forward on A100 (Dao 2023, sec. 1 and 4.1), FlashAttention-3 75% forward on H100
 # (Shah et al. 2024). Over a whole training step, at the clocks a GPU sustains under load
-# (the dense peak is quoted at boost clock), they reach less: 0.75 of peak for GEMMs on A100
-# and 0.70 on Hopper, attention 0.53 and 0.48, the values at which this model gives the
-# 1T-parameter run of Korthikanti et al. 2022 (56% MFU on 512 A100, table 4) and Llama 3
-# 405B on 8,192 H100 (43%, Dubey et al. 2024, table 4) within about 10% (those two cases
-# are then in-sample in tools/evaluate_estimator.py). Blackwell: nothing published;
-# Hopper's figures with a wider band. Others: assumed, wider still.
+# (the dense peak is quoted at boost clock), they reach less: 0.70 of the peak for GEMMs
+# and 0.48 for attention on Hopper, the values at which this model gives Llama 3 405B on
+# 8,192 H100 (43% MFU, Dubey et al. 2024, table 4) within about 10%. Ampere: Hopper's
+# scaled by the A100-40GB's best achievable matmul share over the H100's (planner.llm.
+# matmul_rates: 0.83 / 0.80). Blackwell: Hopper's, wider band. Others: assumed, wider still.
+# A GPU with its own measured matmul share scales Hopper's GEMM figure by it
+# (kernel_default); the stack fit then scales every generation's level
+# (planner.llm.stack_profiles kernel_efficiency and the arch factors).
 KERNEL_DEFAULTS: tuple[tuple[str, KernelDefault], ...] = (
-    (r"^Ampere \(GA100\)", KernelDefault(0.75, 0.53, 0.78, 1.12, "kernels_a100")),
+    (r"^Ampere \(GA100\)", KernelDefault(0.724, 0.496, 0.78, 1.12, "kernels_a100")),
     (r"^Hopper", KernelDefault(0.70, 0.48, 0.78, 1.12, "kernels_hopper")),
     (r"^(Blackwell|GB200|GB300)", KernelDefault(0.70, 0.48, 0.72, 1.15, "kernels_blackwell")),
     # Volta: 1.2B GPT at 39 TFLOP/s of 125 on one V100, all of it (Shoeybi et al. 2019).
@@ -114,12 +119,19 @@ SM_COUNTS: tuple[tuple[str, int], ...] = (
 DEFAULT_SMS = 100
 
 
-def kernel_default(architecture: str) -> KernelDefault:
-    """The kernel efficiencies of a GPU generation (KERNEL_DEFAULTS)."""
-    return next(
+def kernel_default(architecture: str, gpu_name: str = "") -> KernelDefault:
+    """The kernel efficiencies of a GPU generation (KERNEL_DEFAULTS); for a GPU with a
+    measured best matmul share (planner.llm.matmul_rates), Hopper's GEMM efficiency times its
+    share over the H100's, and the generation's attention in the same proportion."""
+    generation = next(
         (k for pattern, k in KERNEL_DEFAULTS if re.search(pattern, architecture)),
         DEFAULT_KERNELS,
     )
+    factor = matmul_factor(gpu_name) if gpu_name else math.nan
+    if not math.isfinite(factor):
+        return generation
+    gemm = HOPPER_GEMM * factor
+    return replace(generation, gemm=gemm, attention=generation.attention * gemm / generation.gemm)
 
 
 def sm_count(architecture: str) -> int:

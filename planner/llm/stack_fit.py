@@ -58,6 +58,7 @@ BOUNDS = {
 }
 DATA_LOG_SIGMA = 0.15  # a run's typical log error: the unit of the soft-L1 loss
 ROUNDS = 2
+SOURCE_RUNS_CAP = 8  # runs per source at full weight (source_weights)
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,15 @@ def rescaled_tokens(timed: Timed, theta: StackParams) -> float:
     return timed.tokens_per_gpu * p.total / (slot + bubble + p.other)
 
 
+def source_weights(sources: list[str]) -> np.ndarray:
+    """Per-run weights on the data residuals: a source with more than SOURCE_RUNS_CAP runs
+    counts as that many (weight sqrt(cap / its runs)), so that one large sweep does not set
+    the pooled parameters alone; smaller sources keep weight 1 (a single run is not made to
+    count as several)."""
+    counts = {s: sources.count(s) for s in set(sources)}
+    return np.sqrt([min(1.0, SOURCE_RUNS_CAP / counts[s]) for s in sources])
+
+
 def _set(stack: StackParams, values: dict[str, float]) -> StackParams:
     """`stack` with the named float parameters replaced."""
     return replace(stack, **values)  # type: ignore[arg-type]
@@ -148,13 +158,15 @@ def _solve(
     """least_squares over log parameters `names` (data and prior residuals: module
     docstring); `theta_of(x, run)` is a run's parameters at x."""
     truth = np.log([t.run.tokens_per_gpu for t in timed])
+    weight = source_weights([t.run.source for t in timed])
     sigma = np.array([PRIOR_LOG_SIGMA[n.split(":")[0]] for n in names])
     low = np.log([BOUNDS[n.split(":")[0]][0] for n in names])
     high = np.log([BOUNDS[n.split(":")[0]][1] for n in names])
 
     def residuals(x: np.ndarray) -> np.ndarray:
         predicted = np.log([rescaled_tokens(t, theta_of(x, t)) for t in timed])
-        return np.concatenate([(predicted - truth) / DATA_LOG_SIGMA, (x - centre) / sigma])
+        data = weight * (predicted - truth) / DATA_LOG_SIGMA
+        return np.concatenate([data, (x - centre) / sigma])
 
     x0 = np.clip(start, low + 1e-9, high - 1e-9)
     return least_squares(residuals, x0, bounds=(low, high), loss="soft_l1").x

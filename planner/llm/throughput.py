@@ -409,7 +409,7 @@ def _predict(
     peak = peak_flops(gpu_name, precision)
     half = peak_flops(gpu_name, "bf16")
     half = half if np.isfinite(half) else peak_flops(gpu_name, "fp16")
-    kernels = kernel_default(figures.architecture if figures else "")
+    kernels = kernel_default(figures.architecture if figures else "", gpu_name)
     if scale is None:  # own GPT results' factor on the kernel rates (1 without them)
         scale = _calibration(shape, precision, gpu_name, anchor, settings, batch_tokens)
     stack = settings.stack or stack_params(settings.framework)

@@ -40,12 +40,14 @@ PRIOR_WORDS = {
 }
 # The literature behind each kernel-efficiency code (planner.llm.ops KERNEL_DEFAULTS).
 KERNEL_WORDS = {
-    "kernels_a100": "A100 kernels: GEMMs at 75% and attention at 53% of the dense peak over a "
-    "training step (large GEMMs reach 80-90% in isolation and FlashAttention-2 50-73% "
-    "forward: Dao 2023; set so that the 1T run of Korthikanti et al. 2022 is matched)",
+    "kernels_a100": "A100 kernels: Hopper's GEMM and attention efficiencies scaled by the "
+    "A100's best achievable matmul share over the H100's (72% and 50% of the dense peak over "
+    "a training step; FlagPerf and mamf-finder GEMM measurements)",
     "kernels_hopper": "Hopper kernels: GEMMs at 70% and attention at 48% of the dense peak over "
     "a training step (FlashAttention-3 reaches 75% forward: Shah et al. 2024; set so that "
-    "Llama 3 405B on 8,192 H100, Dubey et al. 2024, is matched)",
+    "Llama 3 405B on 8,192 H100, Dubey et al. 2024, is matched); a GPU with its own "
+    "measured best matmul rate (mamf-finder) scales them by its share of the peak over the "
+    "H100's",
     "kernels_blackwell": "Blackwell kernels: Hopper's efficiencies (nothing published), wider band",
     "kernels_volta": "Volta kernels: GEMMs at 55% of the peak (a 1.2B GPT at 30% end to end on "
     "one V100: Shoeybi et al. 2019)",

@@ -96,3 +96,21 @@ def test_estimate_llm_gives_gb300_its_288_gb(tmp_path: Path) -> None:
         "13b,2048,1,GB300,bf16,finetune\n",
     )
     assert table["fits"].tolist() == ["False", "True"]
+
+
+def test_h800_is_the_h100_die_with_less_than_half_the_nvlink():
+    assert canonical_gpu("H800") == "H800-SXM"
+    assert gpu_from_device_name("NVIDIA H800 80GB HBM3") == "H800-SXM"
+    h800, h100 = gpu_figures("H800-SXM"), gpu_figures("H100-SXM")
+    assert h800 is not None and h100 is not None
+    assert h800.peaks_tflops == h100.peaks_tflops
+    assert h800.nvlink_gbs == 400.0 and h100.nvlink_gbs == 900.0
+
+
+def test_amd_boards_collectives_run_over_infinity_fabric_not_pcie():
+    from planner.llm.throughput import intra_node_gbs
+
+    for gpu in ("MI300X", "MI325X", "MI355X"):
+        assert intra_node_gbs(gpu, 8) > 300.0  # PCIe 5 x16 would be about 50 GB/s
+    assert canonical_gpu("MI355X") == "MI355X"
+    assert peak_flops("MI355X", "bf16") > peak_flops("MI325X", "bf16")

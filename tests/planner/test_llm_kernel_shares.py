@@ -1,0 +1,62 @@
+"""Per-GPU kernel efficiencies from measured best matmul rates, source weights of the stack
+fit, and the corpus's pure data-parallel layouts."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from planner.llm.corpus import _pinned
+from planner.llm.matmul_rates import MAMF_BF16_TFLOPS, matmul_factor, matmul_share
+from planner.llm.ops import HOPPER_GEMM, kernel_default
+from planner.llm.stack_fit import SOURCE_RUNS_CAP, source_weights
+from planner.llm.throughput import gpu_figures
+
+
+def _kernels(gpu: str):
+    figures = gpu_figures(gpu)
+    assert figures is not None
+    return kernel_default(figures.architecture, gpu)
+
+
+def test_the_h100_keeps_hoppers_figures_and_its_same_silicon_h800_too():
+    assert _kernels("H100-SXM").gemm == pytest.approx(HOPPER_GEMM)
+    assert _kernels("H800-SXM") == _kernels("H100-SXM")
+
+
+def test_a_gpu_whose_best_gemm_reaches_less_of_its_peak_is_timed_slower():
+    # MI325X and MI300X share the die and the listed peak; the MI325X's higher power
+    # limit lets its best GEMM reach 60% of it against the MI300X's 51%.
+    assert matmul_share("MI325X") > matmul_share("MI300X")
+    assert _kernels("MI325X").gemm / _kernels("MI300X").gemm == pytest.approx(
+        MAMF_BF16_TFLOPS["MI325X"] / MAMF_BF16_TFLOPS["MI300X"]
+    )
+    # attention moves in proportion to the GEMMs
+    k = _kernels("MI300X")
+    assert k.attention / k.gemm == pytest.approx(0.35 / 0.55)
+
+
+def test_a_gpu_without_a_measured_matmul_takes_its_generation_figure():
+    assert math.isnan(matmul_factor("A100-SXM-80GB"))
+    assert _kernels("A100-SXM-80GB").gemm == pytest.approx(0.724)
+    assert _kernels("A100-SXM-40GB").gemm == pytest.approx(0.724, abs=1e-3)
+
+
+def test_a_large_source_counts_as_the_cap_and_a_small_one_is_not_inflated():
+    sources = ["big"] * (2 * SOURCE_RUNS_CAP) + ["one"]
+    weights = source_weights(sources)
+    assert weights[0] == pytest.approx(math.sqrt(0.5))
+    assert weights[-1] == 1.0
+    assert sum(weights[:-1] ** 2) == pytest.approx(SOURCE_RUNS_CAP)
+
+
+def _row(**values: float) -> pd.Series:
+    base = {"tp": math.nan, "pp": math.nan, "cp": math.nan, "dp": math.nan, "num_gpus": 16.0}
+    return pd.Series({**base, **values})
+
+
+def test_a_stated_data_parallel_size_of_every_gpu_pins_pure_data_parallelism():
+    assert _pinned(_row(dp=16.0)) == (1, 1, 1)
+    assert _pinned(_row(dp=8.0)) is None  # the rest is not stated: searched
+    assert _pinned(_row()) is None
+    assert _pinned(_row(tp=2.0, dp=8.0)) == (2, 1, 1)
