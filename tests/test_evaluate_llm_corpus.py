@@ -59,3 +59,21 @@ def test_the_stack_median_rule_never_uses_the_runs_own_source() -> None:
     others = [r.mfu for r in runs if r.family == "megatron" and r.source != run.source]
     assert evaluate.stack_median_mfu(run, runs) == np.median(others)
     assert evaluate.size_band(7e9) == "3-15B" and evaluate.size_band(405e9) == ">100B"
+
+
+def test_within_source_error_removes_each_sources_own_level() -> None:
+    """Two sources off by a constant factor each have no within-source error left; a
+    source whose runs scatter keeps it."""
+    tool = load("evaluate_llm_corpus")
+    table = pd.DataFrame(
+        {
+            "source": ["a", "a", "b", "b"],
+            "measured": [100.0, 200.0, 100.0, 100.0],
+            "predicted": [150.0, 300.0, 50.0, 200.0],
+            "flat": [100.0, 200.0, 100.0, 100.0],
+        }
+    )
+    within = tool.within_source_error(table)
+    assert within["flat40"] == 0.0
+    # source a: both 1.5x (no scatter); source b: 0.5x and 2x (log +-0.69 about 0)
+    assert within["model"] == np.float64(0.5)
