@@ -6,6 +6,7 @@ pandas, numpy or scipy.
 
 DEFAULT_MAX_GPUS = 512
 DEFAULT_DRAWS = 10_000
+MAX_DRAWS = 1_000_000  # Monte Carlo draws a request may ask for
 # Assumed checkpoint and restart costs when a caller has no measurement (planning figures,
 # not sourced): a checkpoint of model + optimizer state to network storage takes minutes;
 # a restart is a new spot instance, boot, container start and checkpoint reload.

@@ -40,7 +40,7 @@ other counts (chosen_count False, rank 0); Plan.options has every option evaluat
   chosen_count                True: the count chosen for its offer (every row); False: a
                               frontier or pick option at another count
 
-CPU baseline (planner.choose.baseline, image and BERT workloads): every CPU-only instance
+CPU baseline (planner.cpu_baseline, image and BERT workloads): every CPU-only instance
 priced (pricing.cpu_offers) is an option of gpu_name "CPU", gpu_count 0, timed by
 planner.throughput.cpu and costed like the rest; it is no offer's chosen count, so the rows
 show it only as a pick or on the frontier, and Plan.options has every one (vcpus,
@@ -63,7 +63,6 @@ from planner.choose.asked import (
     stale_price_notes,
     unpriced_notes,
 )
-from planner.choose.baseline import with_cpu_baseline
 from planner.choose.options import options_for
 from planner.choose.pareto import PICK_COLUMNS, STATUS_COLUMNS
 from planner.choose.ranking import (
@@ -76,12 +75,13 @@ from planner.choose.ranking import (
 from planner.costs.bands import with_bands
 from planner.costs.hours import with_hours_and_cost
 from planner.costs.work import with_limits_and_work
-from planner.io.own_results import own_result_notes, with_cpu_runs_used
+from planner.cpu_baseline import with_cpu_baseline
 from planner.llm import throughput as llm_model
 from planner.llm.for_plan import with_llm_throughput
 from planner.notes import Note
 from planner.request import PlanRequest
 from planner.throughput.for_plan import with_throughput, with_throughput_detail
+from planner.throughput.own_results import own_result_notes, with_cpu_runs_used
 from planner.workloads.catalog import Workload
 
 __all__ = ["NoReservedPriceError", "Plan", "make_plan"]

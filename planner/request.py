@@ -14,12 +14,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from planner.choose.constraints import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, MAX_DRAWS
-from planner.costs.overheads import JobOverheads
-from planner.costs.spot import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
-from planner.llm.throughput import LLMSettings
+from planner.defaults import (
+    DEFAULT_CHECKPOINT_HOURS,
+    DEFAULT_DRAWS,
+    DEFAULT_MAX_GPUS,
+    DEFAULT_RESTART_HOURS,
+    MAX_DRAWS,
+)
 from planner.onprem.tco import OnPremConfig
-from planner.throughput.scaling import CommModel
+from planner.settings import CommModel, JobOverheads, LLMSettings
 from planner.workloads.catalog import Workload
 from pricing.catalog import PRICING_KINDS
 from pricing.gpus import did_you_mean

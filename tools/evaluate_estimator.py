@@ -72,8 +72,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 import evaluate_llm_corpus  # noqa: E402
 
 from benchmarks.published import held_out  # noqa: E402
-from planner.llm.throughput import LLMSettings, predict_layout  # noqa: E402
+from planner.llm.throughput import predict_layout  # noqa: E402
 from planner.machines.specs import load_specs  # noqa: E402
+from planner.settings import CommModel, LLMSettings  # noqa: E402
 from planner.throughput.estimate import REFERENCE_MEMORY_GB  # noqa: E402
 from planner.throughput.roofline import roofline_predict  # noqa: E402
 from planner.throughput.run_spread import FIGURE_KEY, leave_one_run_out  # noqa: E402
@@ -82,7 +83,6 @@ from planner.throughput.scaling import (  # noqa: E402
     DATA_PARALLEL_MODELS,
     GRADIENT_BYTES_PER_PARAM,
     MIN_HELDOUT_GROUPS,
-    CommModel,
     bus_bandwidth_gbs,
     comm_efficiency,
     fit_scaling,

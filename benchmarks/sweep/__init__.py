@@ -5,5 +5,5 @@ spec (TOML spec -> SweepSpec), state (one JSON file per sweep), preview (expecte
 minutes and dollars from injected prices and throughput), orchestrate (targets in
 parallel, budget, teardown), startup (the dead-man switch), backends (provisioner
 registry), cli (`gpuplan sweep ...`). Nothing here imports planner or pricing: prices
-and expected throughput come in as plain data (planner.io.sweep_data builds them).
+and expected throughput come in as plain data (planner.sweep_preview builds them).
 """

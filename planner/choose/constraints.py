@@ -10,10 +10,8 @@ import math
 from collections.abc import Iterable
 
 # The defaults live in planner.defaults (light, for the CLI's help); callers import them here too.
-from planner.defaults import DEFAULT_DRAWS, DEFAULT_MAX_GPUS  # noqa: F401
+from planner.defaults import DEFAULT_DRAWS, DEFAULT_MAX_GPUS, MAX_DRAWS  # noqa: F401
 from pricing.gpus import did_you_mean
-
-MAX_DRAWS = 1_000_000
 
 
 def parse_rates(items: Iterable[str], providers: Iterable[str]) -> dict[str, float]:

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from planner.codes import NetworkBasis, PriceBasis
+from planner.dropped import drop_without
 from planner.machines.network import (
     ONPREM_NETWORK_GBPS,
     SINGLE_HOST_PROVIDERS,
@@ -137,7 +138,7 @@ def cloud_options(
 def cpu_options(cpu_offers: pd.DataFrame, pricing: str) -> pd.DataFrame:
     """One option per CPU-only offer (pricing.cpu_offers), one instance each, in
     OPTION_COLUMNS: gpu_name pricing.cpu_offers.CPU_NAME, gpu_count and total_gpus 0,
-    offer_key "cpu:<i>". A CPU baseline's options (planner.choose.baseline)."""
+    offer_key "cpu:<i>". A CPU baseline's options (planner.cpu_baseline)."""
     from pricing.cpu_offers import CPU_NAME
 
     n = len(cpu_offers)
@@ -262,31 +263,6 @@ def empty_options() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=object) for c in OPTION_COLUMNS})
 
 
-def drop_without(
-    options: pd.DataFrame, missing: pd.Series | np.ndarray, reason: str, **values: object
-) -> tuple[pd.DataFrame, list[Note]]:
-    """Options where `missing` is False; an offers_dropped note (planner.notes) naming how
-    many offers and which GPUs went, `reason` (a DROP_REASONS code) and `values`."""
-    missing = np.asarray(missing, dtype=bool)
-    if not missing.any():
-        return options, []
-    gone = options.loc[missing]
-    offers = gone["offer_key"].nunique()
-    gpus = tuple(sorted(gone["gpu_name"].astype(str).unique()))
-    note = Note("offers_dropped", {"offers": int(offers), "gpus": gpus, "reason": reason, **values})
-    return options.loc[~missing], [note]
-
-
-def drop_without_throughput(
-    options: pd.DataFrame, code: str, request: PlanRequest
-) -> tuple[pd.DataFrame, list[Note]]:
-    """The options with a throughput, and a `code` note (no_throughput, no_llm_peak) naming
-    the request's precision and model for those left out."""
-    workload = request.workload
-    missing = options["throughput"].isna().to_numpy()
-    return drop_without(options, missing, code, precision=request.precision, model=workload.model)
-
-
 def no_spec_row(options: pd.DataFrame) -> np.ndarray:
     """True where the option's GPU has no row in planner/data/gpu_specs.csv."""
     return ~options["gpu_name"].isin(load_specs().index).to_numpy()
@@ -321,7 +297,7 @@ def options_for(request: PlanRequest, offers: pd.DataFrame) -> tuple[pd.DataFram
 
 def machine_option(gpu_name: str, gpu_count: int) -> pd.DataFrame:
     """One machine of `gpu_count` GPUs in one node, unpriced: the option a sweep run's
-    preview times (planner.io.sweep_data), in OPTION_COLUMNS."""
+    preview times (planner.sweep_preview), in OPTION_COLUMNS."""
     option: dict[str, object] = {column: "" for column in OPTION_COLUMNS}
     numbers = ("network_gbps", "vcpus", "usd_per_hour", "option_usd_per_hour")
     option |= {column: np.nan for column in (*numbers, "spot_usd_per_hour", "utilization")}

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from planner.llm.estimate import LLMQuery
-    from planner.llm.throughput import LLMSettings
+    from planner.settings import LLMSettings
     from planner.throughput.estimate import ThroughputModel
     from planner.throughput.reference_io import Reference
 
@@ -87,9 +87,9 @@ def estimate(
     predicted_high (80% band), method (measured | scaled | estimated), method_detail.
     """
     from planner.io.examples import input_path
+    from planner.settings import CommModel
     from planner.throughput.estimate import fit_throughput_model, predict_throughput
     from planner.throughput.reference_io import read_queries, read_reference
-    from planner.throughput.scaling import CommModel
 
     with abort_on_value_error():  # an InputFileError names the file, line and field
         flags = {"--network-gbps": network_gbps, "--gpus-per-node": gpus_per_node}
@@ -178,7 +178,7 @@ def estimate_llm(
     """
     from planner.io.examples import input_path
     from planner.llm.estimate import read_llm_queries
-    from planner.llm.throughput import LLMSettings
+    from planner.settings import LLMSettings
 
     with abort_on_value_error():  # an LLMQueryError names the file, line and field
         _check_output_flags(

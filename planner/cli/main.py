@@ -175,8 +175,8 @@ def main_options(
 
 
 def _sweep_data() -> Any:
-    """The prices and expected throughput a sweep's preview reads (planner.io.sweep_data)."""
-    from planner.io.sweep_data import CatalogSweepData
+    """The prices and expected throughput a sweep's preview reads (planner.sweep_preview)."""
+    from planner.sweep_preview import CatalogSweepData
 
     return CatalogSweepData()
 

@@ -30,11 +30,10 @@ from pricing.output import emit
 if TYPE_CHECKING:
     import pandas as pd
 
-    from planner.costs.overheads import JobOverheads
-    from planner.llm.throughput import LLMSettings
     from planner.onprem.tco import LoadedConfig
     from planner.plan import Plan
     from planner.request import PlanRequest
+    from planner.settings import JobOverheads, LLMSettings
     from planner.workloads.catalog import Workload
 
 # The flag that sets each PlanRequest field, to name it in errors.
@@ -388,8 +387,8 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
     (ValueError naming what is refused)."""
     from planner.choose.constraints import parse_rates
     from planner.io.examples import input_path
-    from planner.llm.throughput import LLMSettings
     from planner.onprem.tco import load_onprem_config
+    from planner.settings import LLMSettings
     from planner.throughput import own_and_published_results
     from pricing.catalog import check_choices, load_offers, unique_values
 
@@ -458,7 +457,7 @@ def _request(flags: PlanFlags, inputs: PlanInputs) -> PlanRequest:
 
 def _overheads(flags: PlanFlags) -> JobOverheads:
     """The job-overhead overrides, each refused with its flag when negative."""
-    from planner.costs.overheads import JobOverheads
+    from planner.settings import JobOverheads
 
     for flag, value in (
         ("--startup-minutes", flags.startup_minutes),

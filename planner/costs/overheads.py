@@ -14,12 +14,11 @@ bench pipeline` results (JPEG decode + random-resized crop), else DEFAULT_IMAGES
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
 from planner.costs.checkpoint import CHECKPOINT_COLUMNS, CheckpointState, checkpoint_times
+from planner.settings import JobOverheads
 
 RECORDED = "2026-11"
 
@@ -79,29 +78,6 @@ OVERHEAD_COLUMNS: tuple[str, ...] = (
     "billing_minimum_s",
     "billing_basis",
 )
-
-
-@dataclass(frozen=True)
-class JobOverheads:
-    """Overrides of the defaults above (None: the provider's default).
-
-    startup_minutes: provisioning + environment start; staging_gbps: staging bandwidth
-    per instance (Gb/s), 0 for data already in place; checkpoint_every_hours: compute hours
-    between checkpoints, 0 for none (None: Young's interval, planner.costs.checkpoint).
-    """
-
-    startup_minutes: float | None = None
-    staging_gbps: float | None = None
-    checkpoint_every_hours: float | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("startup_minutes", "staging_gbps"):
-            value = getattr(self, name)
-            if value is not None and (not np.isfinite(value) or value < 0):
-                raise ValueError(f"{name} must be a number >= 0 (got {value})")
-        every = self.checkpoint_every_hours
-        if every is not None and (not np.isfinite(every) or every < 0):
-            raise ValueError("checkpoint_every_hours must be >= 0 (0 = no checkpoints)")
 
 
 def _provider_keys(options: pd.DataFrame) -> pd.Series:

@@ -16,7 +16,8 @@ import math
 import pandas as pd
 
 from planner.llm.mfu import gpt_mfu_figures, params_from_size
-from planner.llm.throughput import LLMSettings, predict_layout
+from planner.llm.throughput import predict_layout
+from planner.settings import LLMSettings
 from planner.workloads.catalog import llm_workload
 
 # What planner.throughput.calibration calls the method of a GPT prediction.

@@ -35,7 +35,6 @@ from planner.llm.throughput import (
     LLM_DETAIL_COLUMNS,
     LLM_PRECISIONS,
     LayoutPrediction,
-    LLMSettings,
     has_fp8,
     llm_shape_of,
     predict_layout,
@@ -50,6 +49,7 @@ from planner.llm.user_layout import (
     parse_layout,
 )
 from planner.machines.specs import load_specs
+from planner.settings import LLMSettings
 from planner.workloads.catalog import LLM_MODES, Workload, llm_workload, moe_workload
 from pricing.gpus import (
     CANONICAL_GPUS,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from planner.choose.options import drop_without, drop_without_throughput
+from planner.dropped import drop_without, drop_without_throughput
 from planner.llm import throughput as llm_model
 from planner.llm.user_layout import LayoutComparison, UserLayout, compare_layout
 from planner.machines.network import ONPREM_NETWORK_GBPS, instance_network_gbps

@@ -27,9 +27,9 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from planner.llm.presets import label_params, preset_named
 from planner.machines.specs import load_specs, peak_tflops
 from planner.notes import Note
+from planner.workloads.llm_presets import label_params, preset_named
 
 
 @dataclass(frozen=True)

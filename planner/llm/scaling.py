@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from planner.llm.throughput import LLMSettings, predict_layout, prediction_record
+from planner.llm.throughput import predict_layout, prediction_record
+from planner.settings import LLMSettings
 from planner.workloads.catalog import Workload
 
 # The step's parts the table carries (planner.llm.throughput LLM_DETAIL_COLUMNS).

@@ -32,7 +32,8 @@ from planner.llm.stack_profiles import (
     layout_step_parts,
     prior_params,
 )
-from planner.llm.throughput import LayoutPrediction, LLMSettings, gpu_figures, predict_layout
+from planner.llm.throughput import LayoutPrediction, gpu_figures, predict_layout
+from planner.settings import LLMSettings
 
 FAMILY_PARAMS = ("kernel_efficiency", "unfused", "comm_exposure", "tp_comm_exposure", "cast_factor")
 POOLED_PARAMS = (*FAMILY_PARAMS, "fp8_gemm_factor")

@@ -29,7 +29,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from planner.llm.frameworks import DEFAULT_FRAMEWORK, framework
+from planner.llm.frameworks import DEFAULT_FRAMEWORK
 from planner.llm.layout import (
     ACHIEVABLE_FRACTION,
     PCIE_X16_GBS,
@@ -47,7 +47,6 @@ from planner.llm.mfu import (
     mfu_anchor,
     params_from_size,
 )
-from planner.llm.moe import routed_expert_params
 from planner.llm.op_efficiency import (
     measured_attention_tflops,
     measured_gemm_tflops,
@@ -62,12 +61,14 @@ from planner.llm.stack_profiles import (
     stack_range,
 )
 from planner.machines.specs import load_specs
+from planner.settings import LLMSettings
 from planner.workloads.catalog import (
     DEFAULT_VOCAB_SIZE,
     Workload,
     llm_workload,
     lora_adapter_params,
 )
+from planner.workloads.moe_shape import routed_expert_params
 
 __all__ = [
     "LLM_DETAIL_COLUMNS",
@@ -91,11 +92,6 @@ PEAK_COLUMN = {
     "bf16": "bf16_tflops",
     "fp8": "fp8_tflops",
 }
-# Tokens per optimizer step when not given: 4M for pre-training (LLaMA, Touvron et al.
-# 2023a, sec. 2.2); 64 sequences of 4,096 for fine-tuning (Llama 2's SFT, Touvron et al.
-# 2023b, sec. 3.1).
-PRETRAIN_BATCH_TOKENS = 4_194_304.0
-FINETUNE_BATCH_TOKENS = 64 * 4096.0
 # The α-β model's exposed communication and bubble: +/-30% in log on their share of the
 # step (an assumption; the ring model's held-out error inside a node is ~10%, and across
 # nodes congestion and stragglers add to it).
@@ -154,66 +150,6 @@ class LLMMemoryError(ValueError):
         self.seq_len = seq_len
         self.shortfalls = shortfalls
         self.max_gpus = max_gpus
-
-
-@dataclass(frozen=True)
-class LLMSettings:
-    """How the LLM is trained (all settable; defaults and their sources).
-
-    global_batch_tokens: tokens per optimizer step over all GPUs (None: the mode's default,
-      PRETRAIN_BATCH_TOKENS or FINETUNE_BATCH_TOKENS).
-    micro_batch: sequences per GPU per forward pass (None: the search picks 1, 2, 4 or 8).
-    recompute: "auto" (the search picks), "none", "selective" or "full".
-    zero: "auto" (the search picks), "zero1" or "zero3" (FSDP).
-    flash_attention: attention without stored scores (Dao et al. 2022); PyTorch's
-      memory-efficient SDPA does the same on GPUs FlashAttention does not support.
-    memory_reserve_fraction: share of each GPU's memory not available to the model.
-    framework: the training stack (planner.llm.frameworks: megatron, fsdp, deepspeed).
-    step_model: "ops" (the operator model) or "mfu-prior" (the older MFU-prior model, kept
-      for comparison by tools/evaluate_estimator.py).
-    framework_stated: False when the user named no stack: the band then also spans what
-      the other stacks would give (planner.llm.stack_profiles.stack_range).
-    stack: the stack's parameters (None: the fitted ones of `framework`,
-      planner.llm.stack_profiles); set by the fitting and evaluation tools.
-    pinned: (tp, pp, cp) of a stated layout (None: the search picks them).
-    """
-
-    global_batch_tokens: float | None = None
-    micro_batch: int | None = None
-    recompute: str = "auto"
-    zero: str = "auto"
-    flash_attention: bool = True
-    memory_reserve_fraction: float = 0.10
-    framework: str = DEFAULT_FRAMEWORK
-    step_model: str = "ops"
-    framework_stated: bool = True
-    stack: StackParams | None = None
-    pinned: tuple[int, int, int] | None = None
-
-    def __post_init__(self) -> None:
-        framework(self.framework)  # ValueError naming the valid ones
-        if self.step_model not in ("ops", "mfu-prior"):
-            raise ValueError(f"step_model {self.step_model!r}: valid are ops, mfu-prior")
-        if self.micro_batch is not None and self.micro_batch < 1:
-            raise ValueError(f"micro_batch must be >= 1 sequence, got {self.micro_batch}")
-        if self.global_batch_tokens is not None and not self.global_batch_tokens > 0:
-            raise ValueError("global_batch_tokens must be > 0 (tokens per optimizer step)")
-        if self.recompute not in ("auto", "none", "selective", "full"):
-            raise ValueError(f"recompute {self.recompute!r}: valid are auto, none, selective, full")
-        if self.zero not in ("auto", "zero1", "zero3"):
-            raise ValueError(f"zero {self.zero!r}: valid are auto, zero1, zero3")
-        if not 0.0 <= self.memory_reserve_fraction < 1.0:
-            raise ValueError("memory_reserve_fraction must be in [0, 1)")
-
-    def batch_tokens(self, workload: Workload) -> float:
-        """Tokens per optimizer step: the setting, else the mode's default (at least one
-        sequence)."""
-        if self.global_batch_tokens is not None:
-            return float(self.global_batch_tokens)
-        default = (
-            PRETRAIN_BATCH_TOKENS if workload.llm_mode == "pretrain" else FINETUNE_BATCH_TOKENS
-        )
-        return max(default, float(workload.seq_len or 1))
 
 
 def llm_shape_of(workload: Workload) -> LLMShape:

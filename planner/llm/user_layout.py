@@ -36,13 +36,8 @@ from planner.llm.layout import (
     step_times,
 )
 from planner.llm.memory import usable_bytes
-from planner.llm.throughput import (
-    LayoutPrediction,
-    LLMSettings,
-    layout_settings,
-    llm_shape_of,
-    predict_layout,
-)
+from planner.llm.throughput import LayoutPrediction, layout_settings, llm_shape_of, predict_layout
+from planner.settings import LLMSettings
 from planner.workloads.catalog import Workload
 from pricing.gpus import did_you_mean
 

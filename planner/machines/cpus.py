@@ -47,7 +47,7 @@ def cpu_family(offers: pd.DataFrame, specs: pd.DataFrame | None = None) -> pd.Da
 
     The family is the first spec row of the offer's provider whose instance_pattern (a
     regular expression) matches the instance type; offers of no family get "" and NaN
-    (planner.choose.baseline leaves them out, noted). physical_cores = vcpus /
+    (planner.cpu_baseline leaves them out, noted). physical_cores = vcpus /
     threads_per_core, at least 1.
     """
     specs = load_cpu_specs() if specs is None else specs

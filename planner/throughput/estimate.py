@@ -33,13 +33,13 @@ import numpy as np
 import pandas as pd
 
 from planner.machines.specs import load_specs
+from planner.settings import CommModel
 from planner.throughput.roofline import roofline_predict
 from planner.throughput.run_spread import RUN_BAND_DEFAULT, run_band
 from planner.throughput.scaling import (
     DATA_PARALLEL_MODELS,
     GRADIENT_BYTES_PER_PARAM,
     LAW_CODE,
-    CommModel,
     ScalingFits,
     bus_bandwidth_gbs,
     comm_efficiency,

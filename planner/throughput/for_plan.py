@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from planner.choose.options import drop_without_throughput
-from planner.io.sweep_results import apply_sweep_figures, sweep_figures
+from planner.dropped import drop_without_throughput
 from planner.llm.throughput import LLM_DETAIL_COLUMNS
 from planner.notes import Note
 from planner.request import PlanRequest
@@ -18,6 +17,7 @@ from planner.throughput.offers import (
     throughput_for_options,
     throughput_inputs,
 )
+from planner.throughput.sweep_results import apply_sweep_figures, sweep_figures
 
 
 def with_throughput(
@@ -65,7 +65,7 @@ def with_throughput_detail(shown: pd.DataFrame, details: OptionThroughput | None
     shown["throughput_detail"] = details.details(shown["speed_position"].to_numpy())
     swept = (shown["sweep_detail"] != "").to_numpy()
     shown.loc[swept, "throughput_detail"] = shown.loc[swept, "sweep_detail"]
-    if "baseline_detail" in shown.columns:  # CPU baseline rows (planner.choose.baseline)
+    if "baseline_detail" in shown.columns:  # CPU baseline rows (planner.cpu_baseline)
         cpu = (shown["baseline_detail"].fillna("") != "").to_numpy()
         shown.loc[cpu, "throughput_detail"] = shown.loc[cpu, "baseline_detail"]
     return shown

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from planner.machines.specs import load_specs
+from planner.settings import CommModel
 
 LAWS: tuple[str, ...] = ("linear", "amdahl", "usl", "ring")
 LAW_CODE: dict[str, int] = {law: i for i, law in enumerate(LAWS)}
@@ -522,39 +523,6 @@ def fit_scaling(points: pd.DataFrame, laws: tuple[str, ...] = LAWS) -> ScalingFi
 # PCIe x16 bandwidth per direction in GB/s (PCI-SIG: 8, 16, 32, 64 GT/s per lane with
 # 128b/130b encoding, x16; gen 6 uses FLIT mode at 64 GT/s PAM4).
 PCIE_X16_GBS: dict[int, float] = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
-
-
-@dataclass(frozen=True)
-class CommModel:
-    """Assumptions of the data-parallel communication model (all settable).
-
-    network_gbps_per_node: the node's network bandwidth, Gb/s (400 = one 400 Gb/s
-      InfiniBand NDR or 4 x 100 Gb/s EFA, as on AWS p4d; p5 has 3,200).
-    gpus_per_node: GPUs that share a node's NVLink/PCIe fabric (8 on HGX/DGX servers).
-    overlap: fraction of the compute time that can hide communication (DDP overlaps the
-      gradient all-reduce with the backward pass: Li et al. 2020, "PyTorch Distributed",
-      VLDB). 0 (nothing hidden) predicted the published 2- and 4-GPU figures best where
-      the step time is exact (ResNet-50, SSD, Mask R-CNN, BERT: 9.7% MAPE against 10.3%
-      for linear scaling; tools/evaluate_estimator.py), and errs on the slow side.
-    achievable_fraction: share of a link's peak a ring all-reduce reaches.
-    latency_s: per-step latency α of the ring (Thakur et al. 2005 cost model).
-    """
-
-    network_gbps_per_node: float = 400.0
-    gpus_per_node: int = 8
-    overlap: float = 0.0
-    achievable_fraction: float = 0.8
-    latency_s: float = 5e-6
-
-    def __post_init__(self) -> None:
-        if self.network_gbps_per_node <= 0:
-            raise ValueError("network_gbps_per_node must be > 0 (Gb/s per node, e.g. 400)")
-        if self.gpus_per_node < 1:
-            raise ValueError("gpus_per_node must be >= 1 (8 on HGX/DGX servers)")
-        if not 0.0 <= self.overlap <= 1.0:
-            raise ValueError("overlap must be in [0, 1] (fraction of compute hiding comm)")
-        if not 0.0 < self.achievable_fraction <= 1.0:
-            raise ValueError("achievable_fraction must be in (0, 1]")
 
 
 def ring_allreduce_bytes(n: Any, message_bytes: Any) -> np.ndarray:

@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 
 from planner.machines.specs import load_specs
+from planner.settings import CommModel
 from planner.throughput.estimate import ThroughputModel, predict_throughput
 from planner.throughput.scaling import (
     LAW_CODE,
     LAWS,
-    CommModel,
     bus_bandwidth_gbs,
     effective_gpus,
     interconnect_class,

@@ -236,7 +236,7 @@ def _quick_results(directory: str) -> None:
 
 def _sweeps_section(table: pd.DataFrame) -> None:
     """Sweeps (`gpuplan sweep run`) and their results beside the published figures."""
-    from planner.io.sweep_results import sweep_table
+    from planner.throughput.sweep_results import sweep_table
 
     st.subheader("Sweeps: results per instance type, beside published figures")
     sweeps = sweep_table(table)

@@ -21,8 +21,7 @@ from planner.choose.constraints import DEFAULT_MAX_GPUS
 from planner.choose.pareto import PICKS
 from planner.costs.spot import default_rate
 from planner.llm.frameworks import DEFAULT_FRAMEWORK
-from planner.llm.presets import LLM_PRESETS
-from planner.llm.throughput import LLMMemoryError, LLMSettings
+from planner.llm.throughput import LLMMemoryError
 from planner.onprem.tco import LoadedConfig, OnPremConfigError
 from planner.plan import Plan
 from planner.render.llm import FRAMEWORK_WORDS, no_fit_text
@@ -30,6 +29,7 @@ from planner.render.notes import APP_CONTROLS, OWN_CODES, notes_text
 from planner.render.plan_words import assumption_lines, pick_reason, worded_status
 from planner.render.rows import worded_rows
 from planner.request import PlanRequest, RequestError
+from planner.settings import LLMSettings
 from planner.ui import data
 from planner.ui.compare import compare_section
 from planner.ui.export import download_csv, download_report
@@ -64,6 +64,7 @@ from planner.workloads.catalog import (
     llm_workload,
     moe_workload,
 )
+from planner.workloads.llm_presets import LLM_PRESETS
 from pricing.catalog import PRICING_KINDS
 from pricing.reserved import RESERVED_KINDS
 
@@ -570,7 +571,7 @@ def _status(plan: Plan) -> None:
 
 
 def _cpu_baseline(plan: Plan) -> None:
-    """The plan's CPU-only instances (planner.choose.baseline), folded: what a GPU buys."""
+    """The plan's CPU-only instances (planner.cpu_baseline), folded: what a GPU buys."""
     from planner.render.plan_tables import cpu_baseline_table
 
     table = cpu_baseline_table(plan)

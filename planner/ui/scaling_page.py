@@ -12,8 +12,8 @@ import streamlit as st
 
 from edge.format import count as count_text
 from planner.machines.specs import load_specs
+from planner.settings import CommModel
 from planner.throughput import scaling_report
-from planner.throughput.scaling import CommModel
 from planner.ui import data
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
@@ -645,12 +645,13 @@ def llm_table(table: pd.DataFrame) -> pd.DataFrame:
 def _llm_section(ps: PageState, gpu: str, comm: CommModel) -> None:
     """An LLM on this GPU from one node to 1,024 GPUs: the layout, tokens/s per GPU and
     per-GPU efficiency the operator model predicts at each count, and the step's parts."""
-    from planner.llm.moe_presets import MOE_PRESETS
-    from planner.llm.presets import LLM_PRESETS
     from planner.llm.scaling import PART_COLUMNS, llm_scaling
-    from planner.llm.throughput import LLMSettings, peak_flops
+    from planner.llm.throughput import peak_flops
     from planner.render.llm import FRAMEWORK_WORDS, PART_LABELS
+    from planner.settings import LLMSettings
     from planner.workloads.catalog import llm_workload, moe_workload
+    from planner.workloads.llm_presets import LLM_PRESETS
+    from planner.workloads.moe_presets import MOE_PRESETS
 
     st.subheader("An LLM on this GPU (operator model)")
     if not math.isfinite(peak_flops(gpu, "bf16")):

@@ -8,7 +8,7 @@ Language Models", section 2.1).
 LLM workloads are a family: `llm-<params>[-<mode>]-<tokens>` with mode pretrain (the
 default), finetune (full fine-tuning of an existing model) or lora / qlora (low-rank adapters
 on frozen 16-bit / 4-bit weights): e.g. `llm-6.7b-134b`, `llm-70b-finetune-2b`,
-`llm-69b-lora-1b`. Sizes that match a preset (planner.llm.presets, named by their true
+`llm-69b-lora-1b`. Sizes that match a preset (planner.workloads.llm_presets, named by their true
 parameter count) take its published shape; other sizes get a GPT-3-like shape (llm_shape).
 """
 
@@ -22,13 +22,18 @@ from typing import Any
 
 import numpy as np
 
-from planner.llm.moe import (
+from planner.workloads.llm_presets import (
+    LLM_PRESETS,
+    dense_decoder_params,
+    label_params,
+    preset_for,
+)
+from planner.workloads.moe_presets import MOE_PRESETS, moe_preset_for
+from planner.workloads.moe_shape import (
     expert_ffn_width,
     moe_training_flops_per_token,
     routed_expert_params,
 )
-from planner.llm.moe_presets import MOE_PRESETS, moe_preset_for
-from planner.llm.presets import LLM_PRESETS, dense_decoder_params, label_params, preset_for
 from pricing.gpus import did_you_mean
 
 IMAGENET_TRAIN_IMAGES = 1_281_167  # ILSVRC-2012 train set (Russakovsky et al. 2015)
@@ -276,7 +281,7 @@ def llm_workload(
 ) -> Workload:
     """An LLM workload: `tokens` tokens through a `params`-parameter decoder, trained by `mode`.
 
-    A size within 1% of a preset (planner.llm.presets) takes its published shape; else
+    A size within 1% of a preset (planner.workloads.llm_presets) takes its published shape; else
     the shape follows llm_shape (or the given n_layer and d_model), heads of width 128
     (64 at d_model <= 1024, as GPT-2), an MLP of 4 d_model and the GPT-2 vocabulary.
     A given `shape` is used as it is (its parameter count is the caller's `params`).
@@ -376,7 +381,7 @@ def moe_workload(
     """A mixture-of-experts LLM: `params` in total, `active_params` per token (FLOPs and MFU
     count these: planner.llm.moe), trained on `tokens` by pretrain or finetune.
 
-    Counts within 2% of a preset (planner.llm.moe_presets) take its published shape; else
+    Counts within 2% of a preset (planner.workloads.moe_presets) take its published shape; else
     the active parameters take a dense shape (llm_shape), DEFAULT_EXPERTS routed experts of
     which DEFAULT_TOP_K per token (or those given), and each expert's width holds the
     routed parameters, (N - A) E / (E - k) (planner.llm.moe.expert_ffn_width).

@@ -187,8 +187,8 @@ def test_bundled_samples_are_marked_and_can_be_hidden(open_page: Open) -> None:
 
 
 def test_the_samples_are_never_the_users_own_results(results_dir: Path) -> None:
-    from planner.io.own_results import own_result_notes
     from planner.throughput import own_and_published_results
+    from planner.throughput.own_results import own_result_notes
     from planner.workloads.catalog import WORKLOADS
 
     write_result(BenchmarkResult(**(GOOD | {"id": "mine"})), results_dir)

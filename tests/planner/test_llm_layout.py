@@ -9,9 +9,10 @@ import pytest
 
 from planner.llm.layout import hierarchical_seconds, ring_seconds
 from planner.llm.memory import activation_bytes_per_gpu, state_bytes_per_gpu
-from planner.llm.presets import LLM_PRESETS
-from planner.llm.throughput import LLMSettings, predict_layout
+from planner.llm.throughput import predict_layout
+from planner.settings import LLMSettings
 from planner.workloads.catalog import get_workload, llm_workload, reshape_llm
+from planner.workloads.llm_presets import LLM_PRESETS
 
 P7 = get_workload("llm-6.7b-134b")  # LLaMA-7B shape
 P69 = get_workload("llm-69b-1.38t")  # Llama-2-70B shape

@@ -10,12 +10,12 @@ from planner.llm.moe import (
     LOAD_IMBALANCE,
     all_to_all_seconds,
     expert_layer_seconds,
-    routed_expert_params,
 )
-from planner.llm.moe_presets import MOE_PRESETS
 from planner.llm.ops import OpRates
 from planner.llm.throughput import llm_shape_of, peak_flops, predict_layout
 from planner.workloads.catalog import get_workload, moe_workload
+from planner.workloads.moe_presets import MOE_PRESETS
+from planner.workloads.moe_shape import routed_expert_params
 
 
 def test_moe_flops_count_the_active_parameters_not_the_total():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from planner.llm.presets import LLM_PRESETS, label_params, preset_for, preset_named
 from planner.workloads.catalog import WORKLOADS, get_workload
+from planner.workloads.llm_presets import LLM_PRESETS, label_params, preset_for, preset_named
 
 
 @pytest.mark.parametrize("label", list(LLM_PRESETS))

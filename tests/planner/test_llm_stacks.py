@@ -21,7 +21,8 @@ from planner.llm.stack_profiles import (
     rescaled_step,
     stack_params,
 )
-from planner.llm.throughput import LLMSettings, predict_layout, prediction_record
+from planner.llm.throughput import predict_layout, prediction_record
+from planner.settings import LLMSettings
 from planner.workloads.catalog import llm_workload
 
 IB = 3200.0

@@ -13,7 +13,8 @@ from planner.machines.network import (
     network_for,
 )
 from planner.render.rows import network_basis_text
-from planner.throughput.scaling import CommModel, bus_bandwidth_gbs
+from planner.settings import CommModel
+from planner.throughput.scaling import bus_bandwidth_gbs
 
 CASES = [
     ("aws", "p5.48xlarge", 3200), ("aws", "p5en.48xlarge", 3200),

@@ -20,7 +20,6 @@ from planner.costs.checkpoint import (
 from planner.costs.hours import checkpoint_state, trained_params
 from planner.costs.overheads import (
     DEFAULT_IMAGES_PER_S_PER_VCPU,
-    JobOverheads,
     billed_hours,
     images_per_s_per_vcpu,
     job_overheads,
@@ -29,6 +28,7 @@ from planner.costs.overheads import (
 from planner.plan import make_plan
 from planner.render.explain import explain_limit, explain_time
 from planner.request import PlanRequest
+from planner.settings import JobOverheads
 from planner.throughput import own_and_published_results
 from planner.workloads.catalog import get_workload
 

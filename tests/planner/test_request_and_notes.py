@@ -7,12 +7,12 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from planner.io.own_results import own_result_notes
 from planner.notes import Note
 from planner.onprem.tco import DEFAULTS, OnPremConfig
 from planner.plan import make_plan
 from planner.render.notes import APP_CONTROLS, CLI_CONTROLS, note_text, notes_text
 from planner.request import PlanRequest, RequestError
+from planner.throughput.own_results import own_result_notes
 from planner.workloads.catalog import get_workload
 from tests.planner.test_plan_constraints import CLOUD, RESNET, RESULTS
 

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from planner.settings import CommModel
 from planner.throughput.scaling import (
     LAW_CODE,
-    CommModel,
     amdahl_throughput,
     bus_bandwidth_gbs,
     comm_efficiency,

@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from planner.settings import CommModel
 from planner.throughput.estimate import fit_throughput_model
-from planner.throughput.scaling import CommModel, ring_throughput
+from planner.throughput.scaling import ring_throughput
 from planner.throughput.scaling_report import (
     LAW_COLUMNS,
     extrapolation,

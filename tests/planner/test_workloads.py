@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from planner.llm.presets import LLM_PRESETS
 from planner.workloads.catalog import (
     dense_decoder_params,
     get_workload,
@@ -12,6 +11,7 @@ from planner.workloads.catalog import (
     reshape_llm,
     transformer_training_flops_per_token,
 )
+from planner.workloads.llm_presets import LLM_PRESETS
 
 
 def test_catalog_sizes() -> None:

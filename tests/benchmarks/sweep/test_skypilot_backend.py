@@ -25,7 +25,7 @@ from benchmarks.sweep.backends import provisioner_for, register
 from benchmarks.sweep.preview import preview_sweep
 from benchmarks.sweep.spec import SpecError, load_spec
 from planner.cli.main import app
-from planner.io.sweep_data import CatalogSweepData
+from planner.sweep_preview import CatalogSweepData
 from tests.benchmarks.sweep.conftest import ONE_RUN, REMOTE, only_state, spec_text
 from tests.conftest import ROOT
 from tests.sshd import SshServer

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from benchmarks.sweep.spec import SpecError, check_cloud_targets, expand_runs, load_spec, parse_spec
 from planner.cli.main import app
-from planner.io.sweep_data import CatalogSweepData
+from planner.sweep_preview import CatalogSweepData
 
 ROOT = Path(__file__).resolve().parents[3]
 BASE = """

@@ -70,7 +70,7 @@ def _note(row: pd.Series, workload: Workload, precision: str) -> Note:
 def _skip_reason(row: pd.Series, workload: Workload, precision: str) -> str | None:
     swept = row.get("sweep_instance_type")
     if isinstance(swept, str) and swept and not workload.is_llm:
-        # A sweep result measures its cloud instance type itself (planner.io.sweep_results).
+        # A sweep result measures its cloud instance type itself (planner.throughput.sweep_results).
         if str(row["precision"]) != precision:
             return "other_precision"
         if workload.model_size and str(row["model_size"]) not in (workload.model_size, ""):

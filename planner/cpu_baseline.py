@@ -19,10 +19,11 @@ import numpy as np
 import pandas as pd
 
 from planner.choose.asked import cpu_offers_asked_for
-from planner.choose.options import cpu_options, drop_without
+from planner.choose.options import cpu_options
 from planner.choose.ranking import ranked
 from planner.costs.hours import with_hours_and_cost
 from planner.costs.work import with_limits_and_work
+from planner.dropped import drop_without
 from planner.llm.throughput import LLM_DETAIL_COLUMNS
 from planner.machines.cpus import cpu_family
 from planner.notes import Note

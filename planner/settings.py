@@ -1,0 +1,143 @@
+"""How a plan's job is run: the settings a request carries and the steps read.
+
+One record per part of the job, each with its defaults and their sources:
+`JobOverheads` (start-up, staging, checkpoints: planner.costs.overheads times them),
+`CommModel` (the data-parallel communication model's assumptions: planner.throughput.scaling)
+and `LLMSettings` (how an LLM is trained: planner.llm.throughput). planner.request builds a
+request from them and every step imports them from here, so no step imports another
+step's folder for its settings.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from planner.llm.frameworks import DEFAULT_FRAMEWORK, framework
+
+if TYPE_CHECKING:
+    from planner.llm.stack_profiles import StackParams
+    from planner.workloads.catalog import Workload
+
+# Tokens per optimizer step when not given: 4M for pre-training (LLaMA, Touvron et al.
+# 2023a, sec. 2.2); 64 sequences of 4,096 for fine-tuning (Llama 2's SFT, Touvron et al.
+# 2023b, sec. 3.1).
+PRETRAIN_BATCH_TOKENS = 4_194_304.0
+FINETUNE_BATCH_TOKENS = 64 * 4096.0
+
+
+@dataclass(frozen=True)
+class JobOverheads:
+    """Overrides of the defaults above (None: the provider's default).
+
+    startup_minutes: provisioning + environment start; staging_gbps: staging bandwidth
+    per instance (Gb/s), 0 for data already in place; checkpoint_every_hours: compute hours
+    between checkpoints, 0 for none (None: Young's interval, planner.costs.checkpoint).
+    """
+
+    startup_minutes: float | None = None
+    staging_gbps: float | None = None
+    checkpoint_every_hours: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("startup_minutes", "staging_gbps"):
+            value = getattr(self, name)
+            if value is not None and (not math.isfinite(value) or value < 0):
+                raise ValueError(f"{name} must be a number >= 0 (got {value})")
+        every = self.checkpoint_every_hours
+        if every is not None and (not math.isfinite(every) or every < 0):
+            raise ValueError("checkpoint_every_hours must be >= 0 (0 = no checkpoints)")
+
+
+@dataclass(frozen=True)
+class CommModel:
+    """Assumptions of the data-parallel communication model (all settable).
+
+    network_gbps_per_node: the node's network bandwidth, Gb/s (400 = one 400 Gb/s
+      InfiniBand NDR or 4 x 100 Gb/s EFA, as on AWS p4d; p5 has 3,200).
+    gpus_per_node: GPUs that share a node's NVLink/PCIe fabric (8 on HGX/DGX servers).
+    overlap: fraction of the compute time that can hide communication (DDP overlaps the
+      gradient all-reduce with the backward pass: Li et al. 2020, "PyTorch Distributed",
+      VLDB). 0 (nothing hidden) predicted the published 2- and 4-GPU figures best where
+      the step time is exact (ResNet-50, SSD, Mask R-CNN, BERT: 9.7% MAPE against 10.3%
+      for linear scaling; tools/evaluate_estimator.py), and errs on the slow side.
+    achievable_fraction: share of a link's peak a ring all-reduce reaches.
+    latency_s: per-step latency α of the ring (Thakur et al. 2005 cost model).
+    """
+
+    network_gbps_per_node: float = 400.0
+    gpus_per_node: int = 8
+    overlap: float = 0.0
+    achievable_fraction: float = 0.8
+    latency_s: float = 5e-6
+
+    def __post_init__(self) -> None:
+        if self.network_gbps_per_node <= 0:
+            raise ValueError("network_gbps_per_node must be > 0 (Gb/s per node, e.g. 400)")
+        if self.gpus_per_node < 1:
+            raise ValueError("gpus_per_node must be >= 1 (8 on HGX/DGX servers)")
+        if not 0.0 <= self.overlap <= 1.0:
+            raise ValueError("overlap must be in [0, 1] (fraction of compute hiding comm)")
+        if not 0.0 < self.achievable_fraction <= 1.0:
+            raise ValueError("achievable_fraction must be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """How the LLM is trained (all settable; defaults and their sources).
+
+    global_batch_tokens: tokens per optimizer step over all GPUs (None: the mode's default,
+      PRETRAIN_BATCH_TOKENS or FINETUNE_BATCH_TOKENS).
+    micro_batch: sequences per GPU per forward pass (None: the search picks 1, 2, 4 or 8).
+    recompute: "auto" (the search picks), "none", "selective" or "full".
+    zero: "auto" (the search picks), "zero1" or "zero3" (FSDP).
+    flash_attention: attention without stored scores (Dao et al. 2022); PyTorch's
+      memory-efficient SDPA does the same on GPUs FlashAttention does not support.
+    memory_reserve_fraction: share of each GPU's memory not available to the model.
+    framework: the training stack (planner.llm.frameworks: megatron, fsdp, deepspeed).
+    step_model: "ops" (the operator model) or "mfu-prior" (the older MFU-prior model, kept
+      for comparison by tools/evaluate_estimator.py).
+    framework_stated: False when the user named no stack: the band then also spans what
+      the other stacks would give (planner.llm.stack_profiles.stack_range).
+    stack: the stack's parameters (None: the fitted ones of `framework`,
+      planner.llm.stack_profiles); set by the fitting and evaluation tools.
+    pinned: (tp, pp, cp) of a stated layout (None: the search picks them).
+    """
+
+    global_batch_tokens: float | None = None
+    micro_batch: int | None = None
+    recompute: str = "auto"
+    zero: str = "auto"
+    flash_attention: bool = True
+    memory_reserve_fraction: float = 0.10
+    framework: str = DEFAULT_FRAMEWORK
+    step_model: str = "ops"
+    framework_stated: bool = True
+    stack: StackParams | None = None
+    pinned: tuple[int, int, int] | None = None
+
+    def __post_init__(self) -> None:
+        framework(self.framework)  # ValueError naming the valid ones
+        if self.step_model not in ("ops", "mfu-prior"):
+            raise ValueError(f"step_model {self.step_model!r}: valid are ops, mfu-prior")
+        if self.micro_batch is not None and self.micro_batch < 1:
+            raise ValueError(f"micro_batch must be >= 1 sequence, got {self.micro_batch}")
+        if self.global_batch_tokens is not None and not self.global_batch_tokens > 0:
+            raise ValueError("global_batch_tokens must be > 0 (tokens per optimizer step)")
+        if self.recompute not in ("auto", "none", "selective", "full"):
+            raise ValueError(f"recompute {self.recompute!r}: valid are auto, none, selective, full")
+        if self.zero not in ("auto", "zero1", "zero3"):
+            raise ValueError(f"zero {self.zero!r}: valid are auto, zero1, zero3")
+        if not 0.0 <= self.memory_reserve_fraction < 1.0:
+            raise ValueError("memory_reserve_fraction must be in [0, 1)")
+
+    def batch_tokens(self, workload: Workload) -> float:
+        """Tokens per optimizer step: the setting, else the mode's default (at least one
+        sequence)."""
+        if self.global_batch_tokens is not None:
+            return float(self.global_batch_tokens)
+        default = (
+            PRETRAIN_BATCH_TOKENS if workload.llm_mode == "pretrain" else FINETUNE_BATCH_TOKENS
+        )
+        return max(default, float(workload.seq_len or 1))
