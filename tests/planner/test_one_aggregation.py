@@ -71,10 +71,10 @@ def test_plan_and_estimate_aggregate_through_the_one_function(
     key = ["gpu_name", "total_gpus"]
     # Same-silicon siblings (planner.throughput.siblings) are carried from these figures,
     # after the aggregation: the A100 40GB's to its other memory sizes and form factors,
-    # the H100 SXM's to the H200 SXM.
+    # the H100 SXM's to the H200 SXM and the H800 SXM.
     carried = plan_figures["source"] == "sibling"
     assert set(plan_figures.loc[carried, "gpu_name"]) == {
-        "A100-SXM-80GB", "A100-PCIe-40GB", "A100-PCIe-80GB", "H200-SXM"
+        "A100-SXM-80GB", "A100-PCIe-40GB", "A100-PCIe-80GB", "H200-SXM", "H800-SXM"
     }  # fmt: skip
     plan_figures = plan_figures.loc[~carried]
     pd.testing.assert_frame_equal(
