@@ -6,8 +6,7 @@ Fits planner.llm.stack_fit on every usable run of reference/calibration/
 llm_training_throughput.csv (planner.llm.corpus), and leave-one-source-out (as
 tools/evaluate_llm_corpus.py reports it) for each value's spread (10-90% over the folds
 whose training runs include the stack) and each stack's band (10-90% quantiles of its
-held-out log(predicted / measured)). One row per stack, and one per GPU generation whose
-kernel rates the fit scales ("arch:<key>": kernel_efficiency only). --check compares the
+held-out log(predicted / measured)). One row per stack. --check compares the
 bundled file with a fresh fit and exits 1 when they differ (the values rounded to 4 digits).
 """
 
@@ -66,27 +65,10 @@ def fit_table() -> pd.DataFrame:
         row["runs"] = stack.runs
         row["sources"] = "; ".join(sorted({r.source for r in runs if r.family == family}))
         rows.append(row)
-    for key, value in sorted(fit.arch.items()):
-        values = [f.arch[key] for f in folds.values() if key in f.arch]
-        low, high = _spread(values)
-        on = [r for r in runs if key in ("cdna", "ampere") and _arch_of(r) == key]
-        rows.append(
-            {
-                "framework": f"arch:{key}", "kernel_efficiency": value,
-                "kernel_efficiency_p10": low, "kernel_efficiency_p90": high, "runs": len(on),
-                "sources": "; ".join(sorted({r.source for r in on})),
-            }
-        )  # fmt: skip
     out = pd.DataFrame(rows)
     numeric = out.select_dtypes("number").columns
     out[numeric] = out[numeric].round(DIGITS)
     return out
-
-
-def _arch_of(run: object) -> str:
-    from planner.llm.stack_fit import run_arch
-
-    return run_arch(run)  # type: ignore[arg-type]
 
 
 def write_atomically(table: pd.DataFrame, path: Path) -> None:

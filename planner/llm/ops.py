@@ -94,8 +94,11 @@ class KernelDefault:
 # scaled by the A100-40GB's best achievable matmul share over the H100's (planner.llm.
 # matmul_rates: 0.83 / 0.80). Blackwell: Hopper's, wider band. Others: assumed, wider still.
 # A GPU with its own measured matmul share scales Hopper's GEMM figure by it
-# (kernel_default); the stack fit then scales every generation's level
-# (planner.llm.stack_profiles kernel_efficiency and the arch factors).
+# (kernel_default); each stack's fitted kernel_efficiency then scales every GPU alike
+# (planner.llm.stack_profiles). A factor per generation fitted on the corpus was tried and
+# dropped: each AMD stack has one source, so a fold's AMD factor is the other stack's, and
+# held out it made the AMD runs worse (tools/evaluate_llm_corpus.py: 30% -> 26% overall
+# without it).
 KERNEL_DEFAULTS: tuple[tuple[str, KernelDefault], ...] = (
     (r"^Ampere \(GA100\)", KernelDefault(0.724, 0.496, 0.78, 1.12, "kernels_a100")),
     (r"^Hopper", KernelDefault(0.70, 0.48, 0.78, 1.12, "kernels_hopper")),

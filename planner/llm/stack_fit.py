@@ -28,11 +28,10 @@ from planner.llm.stack_profiles import (
     PRIOR,
     StackParams,
     StepParts,
-    arch_group,
     layout_step_parts,
     prior_params,
 )
-from planner.llm.throughput import LayoutPrediction, gpu_figures, predict_layout
+from planner.llm.throughput import LayoutPrediction, predict_layout
 from planner.settings import LLMSettings
 
 FAMILY_PARAMS = ("kernel_efficiency", "unfused", "comm_exposure", "tp_comm_exposure", "cast_factor")
@@ -46,16 +45,16 @@ PRIOR_LOG_SIGMA = {
     "tp_comm_exposure": 1.0,
     "cast_factor": 1.0,
     "fp8_gemm_factor": 0.3,
-    "arch": 0.3,
 }
 BOUNDS = {
     "kernel_efficiency": (0.3, 2.0),
-    "unfused": (0.5, 6.0),
+    # eager PyTorch runs each norm, activation and residual op as its own kernel: about
+    # three times the fused traffic (each reads and writes what a fused kernel reads once)
+    "unfused": (0.5, 3.0),
     "comm_exposure": (0.2, 10.0),
     "tp_comm_exposure": (0.05, 5.0),
     "cast_factor": (0.1, 10.0),
     "fp8_gemm_factor": (0.4, 1.2),
-    "arch": (0.4, 2.5),
 }
 DATA_LOG_SIGMA = 0.15  # a run's typical log error: the unit of the soft-L1 loss
 ROUNDS = 2
@@ -87,12 +86,6 @@ def run_settings(run: CorpusRun, stack: StackParams, pinned: bool = True) -> LLM
     )
 
 
-def run_arch(run: CorpusRun) -> str:
-    """The run GPU's ARCH_GROUPS key ("" for the generations KERNEL_DEFAULTS fix)."""
-    figures = gpu_figures(run.gpu_name)
-    return arch_group(figures.architecture if figures else "")
-
-
 def predict_run(run: CorpusRun, stack: StackParams) -> LayoutPrediction:
     """The operator model's prediction of one corpus run under `stack`: at its stated
     layout, else (the stack cannot run it, or it does not fit) the searched one."""
@@ -120,9 +113,7 @@ def time_run(run: CorpusRun, stack: StackParams) -> Timed:
 def rescaled_tokens(timed: Timed, theta: StackParams) -> float:
     """Tokens/s per GPU of a timed run under `theta`, its layout kept (module docstring)."""
     p, b = timed.parts, timed.base
-    eta = (b.kernel_efficiency * (b.arch_efficiency or 1.0)) / (
-        theta.kernel_efficiency * (theta.arch_efficiency or 1.0)
-    )
+    eta = b.kernel_efficiency / theta.kernel_efficiency
     fp8 = b.fp8_gemm_factor / theta.fp8_gemm_factor if timed.run.precision == "fp8" else 1.0
     kernels = (p.kernels - timed.gemm_s) * eta + timed.gemm_s * eta * fp8
     memory = p.memory * theta.unfused / b.unfused
@@ -175,48 +166,36 @@ def _solve(
 
 @dataclass(frozen=True)
 class Fit:
-    """Fitted parameters: pooled, by family (each with its runs count), and the kernel-rate
-    factor by GPU generation (ARCH_GROUPS)."""
+    """Fitted parameters: pooled, and by family (each with its runs count)."""
 
     pooled: StackParams
     families: dict[str, StackParams]
-    arch: dict[str, float]
 
     def for_run(self, run: CorpusRun) -> StackParams:
-        """The parameters a run is predicted with (its family's, else pooled, at its GPU
-        generation's factor)."""
-        stack = self.families.get(run.family) or replace(
+        """The parameters a run is predicted with (its family's, else pooled)."""
+        return self.families.get(run.family) or replace(
             self.pooled,
             framework=run.family,
             attention_kernel=prior_params(run.family).attention_kernel,
             runs=0,
         )
-        return replace(stack, arch_efficiency=self.arch.get(run_arch(run), 1.0))
 
 
 def fit_stacks(runs: list[CorpusRun]) -> Fit:
     """Fitted parameters on `runs` (module docstring). Runs no layout fits are left out."""
     families = sorted({r.family for r in runs})
-    archs = sorted({run_arch(r) for r in runs} - {""})
-    fit = Fit(PRIOR, {f: prior_params(f) for f in families}, dict.fromkeys(archs, 1.0))
-    pooled_names = (*POOLED_PARAMS, *(f"arch:{a}" for a in archs))
-    prior_centre = np.log([*(getattr(PRIOR, n) for n in POOLED_PARAMS), *([1.0] * len(archs))])
+    fit = Fit(PRIOR, {f: prior_params(f) for f in families})
+    prior_centre = np.log([getattr(PRIOR, n) for n in POOLED_PARAMS])
     for _ in range(ROUNDS):
         timed = [time_run(r, fit.for_run(r)) for r in runs]
         timed = [t for t in timed if math.isfinite(t.tokens_per_gpu) and t.tokens_per_gpu > 0]
 
         def pooled_theta(x: np.ndarray, t: Timed) -> StackParams:
-            values = dict(zip(pooled_names, np.exp(x), strict=True))
-            arch_value = float(values.get(f"arch:{run_arch(t.run)}", 1.0))
-            named = {n: float(values[n]) for n in POOLED_PARAMS}
-            return replace(_set(t.base, named), arch_efficiency=arch_value)
+            return _set(t.base, dict(zip(POOLED_PARAMS, map(float, np.exp(x)), strict=True)))
 
-        x = _solve(timed, pooled_names, prior_centre, prior_centre, pooled_theta)
-        values = dict(zip(pooled_names, np.exp(x), strict=True))
-        pooled = _set(
-            replace(PRIOR, framework="pooled"), {n: float(values[n]) for n in POOLED_PARAMS}
-        )
-        arch = {a: float(values[f"arch:{a}"]) for a in archs}
+        x = _solve(timed, POOLED_PARAMS, prior_centre, prior_centre, pooled_theta)
+        values = dict(zip(POOLED_PARAMS, map(float, np.exp(x)), strict=True))
+        pooled = _set(replace(PRIOR, framework="pooled"), values)
         fitted = {}
         for family in families:
             own = [t for t in timed if t.run.family == family]
@@ -225,17 +204,14 @@ def fit_stacks(runs: list[CorpusRun]) -> Fit:
             )
             centre = np.log([getattr(base, n) for n in FAMILY_PARAMS])
 
-            def family_theta(
-                x: np.ndarray, t: Timed, base: StackParams = base, arch: dict = arch
-            ) -> StackParams:
-                named = {n: float(v) for n, v in zip(FAMILY_PARAMS, np.exp(x), strict=True)}
-                return replace(_set(base, named), arch_efficiency=arch.get(run_arch(t.run), 1.0))
+            def family_theta(x: np.ndarray, t: Timed, base: StackParams = base) -> StackParams:
+                return _set(base, dict(zip(FAMILY_PARAMS, map(float, np.exp(x)), strict=True)))
 
             if own:
                 y = _solve(own, FAMILY_PARAMS, centre, centre, family_theta)
                 base = _set(base, dict(zip(FAMILY_PARAMS, map(float, np.exp(y)), strict=True)))
             fitted[family] = replace(base, runs=len(own))
-        fit = Fit(pooled, fitted, arch)
+        fit = Fit(pooled, fitted)
     return fit
 
 

@@ -29,7 +29,6 @@ takes PRIOR (the stacks' pooled fit is what the fit shrinks towards).
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -57,7 +56,6 @@ class StackParams:
     band_low: float = -0.30  # log(predicted / measured) 10% quantile
     band_high: float = 0.30
     runs: int = 0
-    arch_efficiency: float | None = None  # None: the fitted factor of the GPU's generation
 
 
 # Before any fit: the operator model as published (kernels at their defaults, Megatron's
@@ -81,8 +79,6 @@ def fitted_stacks(path: Path = FIT_PATH) -> dict[str, StackParams]:
         return {}
     out = {}
     for row in table.itertuples(index=False):
-        if str(row.framework).startswith("arch:"):
-            continue
         out[str(row.framework)] = StackParams(
             framework=str(row.framework),
             kernel_efficiency=float(row.kernel_efficiency),
@@ -97,32 +93,6 @@ def fitted_stacks(path: Path = FIT_PATH) -> dict[str, StackParams]:
             runs=int(row.runs),
         )
     return out
-
-
-# GPU generations whose kernel rates the fit scales (KERNEL_DEFAULTS are Hopper's from
-# published runs; these come from the corpus's runs on them): regex on gpu_specs.csv's
-# `architecture`.
-ARCH_GROUPS: tuple[tuple[str, str], ...] = (("cdna", r"^CDNA"), ("ampere", r"^Ampere"))
-
-
-def arch_group(architecture: str) -> str:
-    """The ARCH_GROUPS key of an architecture ("" when none)."""
-    return next((k for k, pattern in ARCH_GROUPS if re.search(pattern, architecture)), "")
-
-
-@lru_cache(maxsize=1)
-def fitted_arch_factors(path: Path = FIT_PATH) -> dict[str, float]:
-    """Fitted kernel-rate factor by ARCH_GROUPS key (rows "arch:<key>" of the fit table)."""
-    table = _fit_table(path)
-    if table is None:
-        return {}
-    rows = table[table["framework"].astype(str).str.startswith("arch:")]
-    return {str(r.framework)[5:]: float(r.kernel_efficiency) for r in rows.itertuples()}
-
-
-def arch_factor(architecture: str) -> float:
-    """The fitted kernel-rate factor of a GPU generation (1 where none is fitted)."""
-    return fitted_arch_factors().get(arch_group(architecture), 1.0)
 
 
 def stack_params(name: str) -> StackParams:

@@ -55,7 +55,6 @@ from planner.llm.op_efficiency import (
 from planner.llm.ops import HBM_FRACTION, MeasuredKernels, OpRates, kernel_default, sm_count
 from planner.llm.stack_profiles import (
     StackParams,
-    arch_factor,
     layout_step_parts,
     stack_params,
     stack_range,
@@ -349,8 +348,6 @@ def _predict(
     if scale is None:  # own GPT results' factor on the kernel rates (1 without them)
         scale = _calibration(shape, precision, gpu_name, anchor, settings, batch_tokens)
     stack = settings.stack or stack_params(settings.framework)
-    arch = stack.arch_efficiency
-    arch = arch if arch is not None else arch_factor(figures.architecture if figures else "")
     hardware = Hardware(
         memory_gb=figures.memory_gb if figures else math.nan,
         peak_flops=peak,
@@ -359,8 +356,8 @@ def _predict(
             precision,
             peak,
             half,
-            kernels.gemm * arch,
-            kernels.attention * arch,
+            kernels.gemm,
+            kernels.attention,
             scale,
             stack,
             measured,

@@ -52,8 +52,9 @@ KERNEL_WORDS = {
     "kernels_volta": "Volta kernels: GEMMs at 55% of the peak (a 1.2B GPT at 30% end to end on "
     "one V100: Shoeybi et al. 2019)",
     "kernels_amd": "AMD kernels: GEMMs at 55% of the peak (32-38% end to end for 175B-1T GPTs "
-    "on MI250X: Dash et al. 2023), CDNA's scaled by the factor fitted on AMD Primus and torchao "
-    "MI300X/MI325X runs (planner/data/llm_stack_fit.csv)",
+    "on MI250X: Dash et al. 2023); MI300X, MI325X and MI355X at Hopper's figures scaled by "
+    "their best measured matmul share over the H100's (mamf-finder: 51%, 60% and 62% of "
+    "the peak against 80%)",
     "kernels_measured": "measured kernels: GEMMs by shape, attention and memory bandwidth from "
     "the operator benchmark on this GPU (gpuplan bench run --workload ops, run {run})",
     "kernels_assumed": "assumed kernels: GEMMs at 60% and attention at 40% of the peak (no "

@@ -36,7 +36,9 @@ def test_a_7b_on_one_node_is_plain_data_parallel() -> None:
     # Inside one NVLink node the gradient reduce hides behind compute: the step is the
     # operators' time (GEMMs most of it) and the optimizer's, nothing exposed.
     assert layout.dp_share == 0.0 and layout.bubble_share == 0.0
-    assert layout.gemm_share > 0.7 and layout.attention_share > 0 and layout.memory_share > 0
+    # GEMMs are most of it (their share is set by the fitted stack: planner/data/llm_stack_fit.csv)
+    assert layout.gemm_share > 0.5 and layout.attention_share > 0 and layout.memory_share > 0
+    assert layout.gemm_share > 2 * max(layout.attention_share, layout.memory_share)
     parts = layout.gemm_share + layout.attention_share + layout.memory_share
     assert parts + layout.optimizer_share == pytest.approx(1.0)
     assert 0.4 < layout.mfu < 0.70  # below the GEMMs' own share of the peak (kernels_hopper)

@@ -126,8 +126,9 @@ def test_the_band_widens_and_the_spread_shows_when_no_stack_is_named() -> None:
     unnamed = predict_layout(P7, "bf16", "H100-SXM", 64, 8, IB,
                              settings=LLMSettings(framework_stated=False))  # fmt: skip
     assert named.tokens_per_s == unnamed.tokens_per_s
+    # megatron (assumed) is the fastest fitted stack here: the others widen the slow side
     assert unnamed.tokens_per_s_low < named.tokens_per_s_low
-    assert unnamed.tokens_per_s_high > named.tokens_per_s_high
+    assert unnamed.tokens_per_s_high >= named.tokens_per_s_high
     record = prediction_record(named)
     assert record["stack_spread"] > 0.05 and record["cast_share"] == 0.0
     fp8 = prediction_record(predict_layout(P7, "fp8", "H100-SXM", 64, 8, IB))
