@@ -156,7 +156,7 @@ def compare_section(plan: Plan, page: str) -> None:
     # cell is cut (a data grid scrolls its third and fourth options out of view).
     st.table(wrapped(side_by_side(chosen)))
     download_csv(
-        worded_rows(chosen.drop(columns="label")),
+        lambda: worded_rows(chosen.drop(columns="label")),
         f"compare-{plan.workload.name}-{plan.pricing}.csv",
         key=f"{page}.compare_csv",
         label="Download comparison CSV",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -123,6 +124,19 @@ def warn_skipped(problems: list[str]) -> None:
     )
 
 
+# Caches of answers computed from the results folder, defined on the pages
+# (`@data.from_results` above their st.cache_data / st.cache_resource): cleared with it.
+_FROM_RESULTS: list[Any] = []
+Cached = TypeVar("Cached")
+
+
+def from_results(cached: Cached) -> Cached:
+    """Register a cached function whose answers come from the results folder, so that
+    clear_results() forgets them too."""
+    _FROM_RESULTS.append(cached)
+    return cached
+
+
 def clear_results() -> None:
     """Forget the cached results and what was computed from them (a file was added)."""
     results.clear()
@@ -130,3 +144,5 @@ def clear_results() -> None:
     throughput_model.clear()
     plan.clear()
     plan_chart.clear()
+    for cached in _FROM_RESULTS:
+        cached.clear()

@@ -552,7 +552,9 @@ def render() -> None:
     buttons = st.columns(2)
     with buttons[0]:
         download_csv(
-            worded_tco(answer), f"onprem-vs-cloud-{answer.config.gpu_name}.csv", key=f"{PAGE}.csv"
+            lambda: worded_tco(answer),
+            f"onprem-vs-cloud-{answer.config.gpu_name}.csv",
+            key=f"{PAGE}.csv",
         )
     with buttons[1]:
         link = ps.link()

@@ -672,7 +672,9 @@ def render() -> None:
     show_table(ranked_table(plan), column_config(), key=f"{PAGE}.table")
     with st.container(horizontal=True):
         download_csv(
-            worded_rows(plan.rows), f"plan-{workload.name}-{plan.pricing}.csv", key=f"{PAGE}.csv"
+            lambda: worded_rows(plan.rows),
+            f"plan-{workload.name}-{plan.pricing}.csv",
+            key=f"{PAGE}.csv",
         )
         link = ps.link()  # read now: the report is built on click, outside the script run
         download_report(
