@@ -128,10 +128,11 @@ def wrapped(shown: pd.DataFrame) -> Styler:
     )
 
 
-def compare_section(plan: Plan, page: str) -> None:
-    """Choose two to four options; their figures side by side and a CSV of their rows."""
+def compare_section(plan: Plan, page: str, table: pd.DataFrame | None = None) -> None:
+    """Choose two to four options; their figures side by side and a CSV of their rows.
+    `table`: candidates(plan), when the caller has it already (cached)."""
     st.subheader("Compare options")
-    table = candidates(plan)
+    table = candidates(plan) if table is None else table
     if len(table) < 2:
         st.caption("Fewer than two options to compare with these inputs.")
         return

@@ -106,6 +106,24 @@ def plan_chart(results_dir: str, request: PlanRequest) -> go.Figure:
     return plan_figure(plan(results_dir, request))
 
 
+@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+def plan_table(results_dir: str, request: PlanRequest) -> pd.DataFrame:
+    """The Plan page's ranked table (planner.ui.plan_view.ranked_table) of
+    `plan(results_dir, request)`, worded once per plan."""
+    from planner.ui.plan_view import ranked_table
+
+    return ranked_table(plan(results_dir, request))
+
+
+@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+def plan_candidates(results_dir: str, request: PlanRequest) -> pd.DataFrame:
+    """The options the Plan page's Compare view offers (planner.ui.compare.candidates) of
+    `plan(results_dir, request)`, labelled once per plan."""
+    from planner.ui.compare import candidates
+
+    return candidates(plan(results_dir, request))
+
+
 MAX_LISTED = 20  # skipped results-folder entries named one by one
 
 
@@ -144,5 +162,7 @@ def clear_results() -> None:
     throughput_model.clear()
     plan.clear()
     plan_chart.clear()
+    plan_table.clear()
+    plan_candidates.clear()
     for cached in _FROM_RESULTS:
         cached.clear()
