@@ -18,6 +18,7 @@ from planner.throughput.benchmark_compare import (
     throughput_by_gpu,
 )
 from planner.ui import bench_run, data, uploads
+from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S
 from planner.ui.export import download_csv
 from planner.ui.state import PageState
 from planner.ui.tables import show_table
@@ -119,6 +120,45 @@ def _chart(by_gpu: pd.DataFrame, title: str) -> go.Figure:
     fig.update_traces(marker={"size": 11})
     fig.update_layout(height=max(360, 24 * len(order) + 140), margin={"t": 60, "b": 10})
     return fig
+
+
+@data.from_results
+@st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
+def _by_gpu_shown(
+    directory: str,
+    model: str,
+    precision: str,
+    gpus: tuple[str, ...],
+    show: str,
+    show_samples: bool,
+) -> pd.DataFrame:
+    """_by_gpu of the results of `directory` (without the bundled samples unless
+    `show_samples`), on `gpus` (none: all) and of origin `show` ("all": every origin), once
+    for every session that asks the same thing."""
+    table, _ = data.results(directory)
+    if not show_samples:
+        table = table.loc[~table[SAMPLE_COLUMN].astype(bool)]
+    by_gpu = _by_gpu(table, model, precision)
+    if gpus:
+        by_gpu = by_gpu.loc[by_gpu["gpu_name"].isin(gpus)]
+    if show != "all":
+        by_gpu = by_gpu.loc[by_gpu["origin"] == show]
+    return by_gpu
+
+
+@data.from_results
+@st.cache_resource(show_spinner=False, max_entries=MAX_FIGURES, ttl=TTL_S)
+def _chart_shown(
+    directory: str,
+    model: str,
+    precision: str,
+    gpus: tuple[str, ...],
+    show: str,
+    show_samples: bool,
+) -> go.Figure:
+    """The chart of _by_gpu_shown(the same arguments), built once, shared read-only."""
+    by_gpu = _by_gpu_shown(directory, model, precision, gpus, show, show_samples)
+    return _chart(by_gpu, f"{model} {precision}: throughput by GPU (median, min-max of runs)")
 
 
 def _upload_section(directory: str) -> None:
@@ -305,11 +345,8 @@ def render() -> None:
         md_text(", ".join(sorted(table.loc[published, "source"].unique()))),
         delta_color="off",
     )
-    by_gpu = _by_gpu(table, model, precision)
-    if gpus:
-        by_gpu = by_gpu.loc[by_gpu["gpu_name"].isin(gpus)]
-    if show != "all":
-        by_gpu = by_gpu.loc[by_gpu["origin"] == show]
+    chosen = (model, precision, tuple(gpus), show, show_samples)
+    by_gpu = _by_gpu_shown(directory, *chosen)
     cols[2].metric(
         md_text(f"GPUs with {model} {precision} figures"),
         f"{by_gpu['gpu_name'].nunique()}",
@@ -319,10 +356,7 @@ def render() -> None:
     if by_gpu.empty:
         st.info(md_text(f"No {show if show != 'all' else ''} result for {model} {precision} here."))
     else:
-        st.plotly_chart(
-            _chart(by_gpu, f"{model} {precision}: throughput by GPU (median, min-max of runs)"),
-            key=f"{PAGE}.chart",
-        )
+        st.plotly_chart(_chart_shown(directory, *chosen), key=f"{PAGE}.chart")
 
     st.subheader("Measured vs published, same GPU, model, precision and GPU count")
     side = measured_vs_published(mine)
