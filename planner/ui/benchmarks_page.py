@@ -291,7 +291,7 @@ def _sweeps_section(table: pd.DataFrame) -> None:
     show_table(sweeps, {}, key=f"{PAGE}.sweeps")
 
 
-@st.cache_data(show_spinner="Predicting each own result without it ...")
+@st.cache_data(show_spinner="Predicting each own result without it ...", max_entries=4)
 def _calibration(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """calibrate() and error_summary() of the page's results, reason codes in words."""
     from planner.render.calibration import worded_calibration

@@ -28,24 +28,28 @@ from pricing.catalog import SnapshotInfo, load_offers, read_manifest
 EXAMPLE_ONPREM = Path(__file__).resolve().parents[1] / "data" / "examples" / "onprem-dgx-h100.toml"
 
 
+# Results folders whose answers are kept at once (the app reads one: $GPUPLAN_RESULTS_DIR).
+MAX_FOLDERS = 4
+
+
 def results_dir() -> str:
     """The results folder: $GPUPLAN_RESULTS_DIR, else ./results (as `gpuplan bench`)."""
     return os.environ.get("GPUPLAN_RESULTS_DIR", "results")
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=1)  # no argument: one answer
 def offers() -> pd.DataFrame:
     """The Offer table from the snapshot in use."""
     return load_offers()
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=1)  # no argument: one answer
 def manifest() -> list[SnapshotInfo]:
     """Manifest entries (provider, date, source) of the snapshot in use."""
     return read_manifest()
 
 
-@st.cache_data(show_spinner=False, ttl=3600)
+@st.cache_data(show_spinner=False, max_entries=1, ttl=3600)  # no argument: one answer
 def price_status() -> pd.DataFrame:
     """Each price source's date, age and staleness (pricing.status.status_frame)."""
     from pricing.status import status_frame
@@ -53,13 +57,13 @@ def price_status() -> pd.DataFrame:
     return status_frame()
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=MAX_FOLDERS)
 def results(results_dir: str) -> tuple[pd.DataFrame, list[str]]:
     """Own (bundled + `results_dir`) and published results, and rejected-file messages."""
     return own_and_published_results([results_dir])
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=MAX_FOLDERS)
 def reference(results_dir: str) -> pd.DataFrame:
     """Every non-LLM result as estimator reference rows (planner.throughput)."""
     from planner.throughput import reference_from_results
@@ -75,7 +79,7 @@ def throughput_model(results_dir: str, model_name: str) -> ThroughputModel:
     return throughput_model_for_model(table, model_name)
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=1)  # no argument: one answer
 def onprem_example() -> LoadedConfig:
     """examples/onprem-dgx-h100.toml (OnPremConfigError when missing or invalid)."""
     loaded = load_onprem_config(EXAMPLE_ONPREM)
