@@ -274,12 +274,10 @@ def _quick_results(directory: str) -> None:
             st.json(path.read_text() if path.exists() else result)
 
 
-def _sweeps_section(table: pd.DataFrame) -> None:
+def _sweeps_section(directory: str) -> None:
     """Sweeps (`gpuplan sweep run`) and their results beside the published figures."""
-    from planner.io.sweep_results import sweep_table
-
     st.subheader("Sweeps: results per instance type, beside published figures")
-    sweeps = sweep_table(table)
+    sweeps = _sweeps(directory)
     if sweeps.empty:
         st.info(
             "No sweep results in the results folder: `gpuplan sweep run SPEC` measures "
@@ -291,17 +289,42 @@ def _sweeps_section(table: pd.DataFrame) -> None:
     show_table(sweeps, {}, key=f"{PAGE}.sweeps")
 
 
+def _without_samples(directory: str) -> pd.DataFrame:
+    """The results of `directory` and the published ones, without the bundled samples."""
+    table, _ = data.results(directory)
+    return table.loc[~table[SAMPLE_COLUMN].astype(bool)]
+
+
+@data.from_results
 @st.cache_data(show_spinner="Predicting each own result without it ...", max_entries=4)
-def _calibration(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """calibrate() and error_summary() of the page's results, reason codes in words."""
+def _calibration(directory: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """calibrate() and error_summary() of the results of `directory` (without the bundled
+    samples), reason codes in words; keyed by the folder (hashing the whole results table
+    on every render cost more than reading the answer)."""
     from planner.render.calibration import worded_calibration
     from planner.throughput.calibration import calibrate, error_summary
 
-    rows = calibrate(table)
+    rows = calibrate(_without_samples(directory))
     return worded_calibration(rows), error_summary(rows)
 
 
-def _calibration_section(table: pd.DataFrame) -> None:
+@data.from_results
+@st.cache_data(show_spinner=False, max_entries=4)
+def _sweeps(directory: str) -> pd.DataFrame:
+    """planner.io.sweep_results.sweep_table of the results of `directory` (no samples)."""
+    from planner.io.sweep_results import sweep_table
+
+    return sweep_table(_without_samples(directory))
+
+
+@data.from_results
+@st.cache_data(show_spinner=False, max_entries=4)
+def _measured(directory: str) -> pd.DataFrame:
+    """measured_vs_published of the results of `directory` (no samples)."""
+    return measured_vs_published(_without_samples(directory))
+
+
+def _calibration_section(directory: str) -> None:
     """Predicted (without each own result) vs measured, and the error by GPU and method."""
     from planner.render.calibration import TITLE
 
@@ -310,7 +333,7 @@ def _calibration_section(table: pd.DataFrame) -> None:
         md_text(f"{TITLE}. Each prediction is what a plan would use with that result left out.")
         + " `gpuplan bench calibrate` prints the same tables."
     )
-    rows, summary = _calibration(table)
+    rows, summary = _calibration(directory)
     if rows.empty:
         st.info("No own results yet: nothing to compare.")
         return
@@ -359,7 +382,7 @@ def render() -> None:
         st.plotly_chart(_chart_shown(directory, *chosen), key=f"{PAGE}.chart")
 
     st.subheader("Measured vs published, same GPU, model, precision and GPU count")
-    side = measured_vs_published(mine)
+    side = _measured(directory)
     if side.empty:
         st.info(
             "No own results yet: run `gpuplan bench run` on a machine and add its result "
@@ -369,8 +392,8 @@ def render() -> None:
         side = side.assign(measured_over_published=side["measured_over_published"].round(3))
         show_table(side, {}, key=f"{PAGE}.side_by_side")
 
-    _calibration_section(mine)
-    _sweeps_section(mine)
+    _calibration_section(directory)
+    _sweeps_section(directory)
 
     labels = model_label(table["workload"], table["model_size"])
     rows = table.loc[(labels == model) & (table["precision"] == precision)]
