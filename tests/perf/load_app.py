@@ -2,19 +2,21 @@
 
     python tests/perf/load_app.py --sessions 1,20,50 --seconds 120 --warm
 
-For each N (one invocation can compare several: a table per N, then one line per N side by
-side), starts a fresh app (`streamlit run app.py`, 127.0.0.1 only, an empty results folder
-and user snapshot folder), then opens N sessions as a browser does (Streamlit's websocket
-protocol: a BackMsg asking a page's script to run, ForwardMsgs back until the script
-finishes). Each session renders the five pages in turn, starting at a different one, for
-`--seconds`, with no pause between renders; a render is timed from the request to the
-server's "script finished". `--warm` first has one session render each page once, untimed
-(the caches filled, as after the first user). Prints p50/p95/max render time per page and
-over all, the errors (an exception drawn on a page, a script that did not finish, a dropped
-connection), the server's memory (RSS of the server process) and the machine's load average
-sampled every few seconds, and how long the health check took. Bounded: at most
-MAX_SESSIONS sessions and MAX_SECONDS per N; nothing leaves the machine. Not a test: it
-prints.
+For each N (one invocation can compare several: a table per N, then one line per N side
+by side), starts a fresh app (`streamlit run app.py` from the checkout, 127.0.0.1 only, an
+empty results folder and user snapshot folder), then opens N sessions as a browser does
+(Streamlit's websocket protocol: a BackMsg asking a page's script to run, ForwardMsgs back
+until the script finishes). Each session renders the five pages in turn, starting at a
+different one, for `--seconds`; a render is timed from the request to the server's "script
+finished". Between renders a session pauses `--think` seconds on average (drawn from 0.5x
+to 1.5x, as a user reads a page before the next click); 0, the default, never pauses: the
+server saturated, where every render waits for the N - 1 others. `--warm` first has one
+session render each page once, untimed (the caches filled, as after the first user).
+Prints p50/p95/max render time per page and over all, the errors (an exception drawn on a
+page, a script that did not finish, a dropped connection), the server's memory (RSS of the
+server process) and the machine's load average sampled every few seconds, and how long the
+health check took. Bounded: at most MAX_SESSIONS sessions and MAX_SECONDS per N; nothing
+leaves the machine. Not a test: it prints.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -66,7 +69,9 @@ def start_app(port: int, folder: Path) -> subprocess.Popen[bytes]:
         "--server.address", "127.0.0.1", "--server.port", str(port),
         "--server.headless", "true", "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
-    return subprocess.Popen(command, env=env, cwd=folder, stdout=subprocess.DEVNULL,
+    # From the checkout, as `streamlit run app.py` is run: its .streamlit/config.toml applies
+    # (no file watcher polling the source tree); results and snapshots go to `folder`.
+    return subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)  # fmt: skip
 
 
@@ -109,10 +114,15 @@ class Tally:
 
 
 async def session(
-    port: int, index: int, deadline: float, tally: Tally, renders: int | None = None
+    port: int,
+    index: int,
+    deadline: float,
+    tally: Tally,
+    renders: int | None = None,
+    think_s: float = 0.0,
 ) -> None:
     """One user: render the pages in turn (starting at page `index` mod 5) until `deadline`
-    (or `renders` renders, when given)."""
+    (or `renders` renders, when given), pausing about `think_s` between renders."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from websockets.asyncio.client import connect
@@ -126,8 +136,13 @@ async def session(
         tally.errors.append(f"session {index}: cannot connect ({exc})")
         return
     turn = index
+    pauses = random.Random(index)  # the same pauses on every run
     try:
         while time.monotonic() < deadline and (renders is None or turn - index < renders):
+            if think_s > 0 and turn > index:
+                await asyncio.sleep(think_s * pauses.uniform(0.5, 1.5))
+                if time.monotonic() >= deadline:
+                    break
             page = PAGES[turn % len(PAGES)]
             turn += 1
             ask = BackMsg()
@@ -218,13 +233,13 @@ def summary(tallies: list[Tally]) -> None:
     )
 
 
-async def load(port: int, pid: int, sessions: int, seconds: float) -> Tally:
+async def load(port: int, pid: int, sessions: int, seconds: float, think_s: float) -> Tally:
     tally = Tally(sessions)
     started = time.monotonic()
     deadline = started + seconds
     await asyncio.gather(
         sample(port, pid, deadline, started, tally),
-        *(session(port, i, deadline, tally) for i in range(sessions)),
+        *(session(port, i, deadline, tally, think_s=think_s) for i in range(sessions)),
     )
     return tally
 
@@ -237,7 +252,7 @@ async def warm_up(port: int) -> None:
         raise SystemExit(f"the warm-up pass failed: {tally.errors[0]}")
 
 
-def measure(sessions: int, seconds: float, warm: bool) -> Tally:
+def measure(sessions: int, seconds: float, warm: bool, think_s: float) -> Tally:
     """Start a fresh app, optionally warm it, load it with `sessions` sessions, stop it."""
     with tempfile.TemporaryDirectory() as folder:
         port = free_port()
@@ -248,7 +263,7 @@ def measure(sessions: int, seconds: float, warm: bool) -> Tally:
             if warm:
                 asyncio.run(warm_up(port))
                 warm_rss = rss_mib(app.pid)
-            tally = asyncio.run(load(port, app.pid, sessions, seconds))
+            tally = asyncio.run(load(port, app.pid, sessions, seconds, think_s))
             tally.warm_rss = warm_rss
         finally:
             app.terminate()
@@ -279,12 +294,18 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--seconds", type=float, default=120.0, help="per session count")
     parser.add_argument("--warm", action="store_true", help="one session's pass first, untimed")
+    parser.add_argument(
+        "--think", type=float, default=0.0,
+        help="mean pause between a session's renders, s (0: none, the server saturated)",
+    )  # fmt: skip
     args = parser.parse_args()
     seconds = max(1.0, min(args.seconds, MAX_SECONDS))
-    print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    think_s = max(0.0, min(args.think, MAX_SECONDS))
+    print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; "
+          f"think time {think_s:g} s")  # fmt: skip
     tallies = []
     for sessions in args.sessions:
-        tally = measure(sessions, seconds, args.warm)
+        tally = measure(sessions, seconds, args.warm, think_s)
         report(tally, seconds)
         tallies.append(tally)
     summary(tallies)
