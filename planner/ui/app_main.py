@@ -7,6 +7,7 @@ an installed package alike.
 from pathlib import Path
 
 import streamlit as st
+from streamlit import config as streamlit_config
 
 PAGES = Path(__file__).resolve().parent / "pages"
 # The pages in the menu's order: script, title, icon and URL path (the Plan page is the
@@ -30,6 +31,11 @@ MARGINS_CSS = (
 
 def run() -> None:
     """Configure the page and run the navigation (one call per script run)."""
+    # Streamlit runs a full garbage collection after every script run (runner.postScriptGC):
+    # over this app's heap (pandas, plotly, the shared caches) it was ~40% of the server's
+    # CPU with five users (py-spy of tests/perf/load_app.py). Python's own generational
+    # collector still runs; the load test shows the memory flat without the forced one.
+    streamlit_config.set_option("runner.postScriptGC", False, where_defined=__name__)
     st.set_page_config(page_title="gpuplan", page_icon="📈", layout="wide")
     st.html(MARGINS_CSS)  # style only: Streamlit draws nothing for it
     pages = [

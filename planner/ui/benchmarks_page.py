@@ -18,6 +18,7 @@ from planner.throughput.benchmark_compare import (
     throughput_by_gpu,
 )
 from planner.ui import bench_run, data, uploads
+from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S
 from planner.ui.export import download_csv
 from planner.ui.state import PageState
 from planner.ui.tables import show_table
@@ -119,6 +120,45 @@ def _chart(by_gpu: pd.DataFrame, title: str) -> go.Figure:
     fig.update_traces(marker={"size": 11})
     fig.update_layout(height=max(360, 24 * len(order) + 140), margin={"t": 60, "b": 10})
     return fig
+
+
+@data.from_results
+@st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
+def _by_gpu_shown(
+    directory: str,
+    model: str,
+    precision: str,
+    gpus: tuple[str, ...],
+    show: str,
+    show_samples: bool,
+) -> pd.DataFrame:
+    """_by_gpu of the results of `directory` (without the bundled samples unless
+    `show_samples`), on `gpus` (none: all) and of origin `show` ("all": every origin), once
+    for every session that asks the same thing."""
+    table, _ = data.results(directory)
+    if not show_samples:
+        table = table.loc[~table[SAMPLE_COLUMN].astype(bool)]
+    by_gpu = _by_gpu(table, model, precision)
+    if gpus:
+        by_gpu = by_gpu.loc[by_gpu["gpu_name"].isin(gpus)]
+    if show != "all":
+        by_gpu = by_gpu.loc[by_gpu["origin"] == show]
+    return by_gpu
+
+
+@data.from_results
+@st.cache_resource(show_spinner=False, max_entries=MAX_FIGURES, ttl=TTL_S)
+def _chart_shown(
+    directory: str,
+    model: str,
+    precision: str,
+    gpus: tuple[str, ...],
+    show: str,
+    show_samples: bool,
+) -> go.Figure:
+    """The chart of _by_gpu_shown(the same arguments), built once, shared read-only."""
+    by_gpu = _by_gpu_shown(directory, model, precision, gpus, show, show_samples)
+    return _chart(by_gpu, f"{model} {precision}: throughput by GPU (median, min-max of runs)")
 
 
 def _upload_section(directory: str) -> None:
@@ -234,12 +274,10 @@ def _quick_results(directory: str) -> None:
             st.json(path.read_text() if path.exists() else result)
 
 
-def _sweeps_section(table: pd.DataFrame) -> None:
+def _sweeps_section(directory: str) -> None:
     """Sweeps (`gpuplan sweep run`) and their results beside the published figures."""
-    from planner.throughput.sweep_results import sweep_table
-
     st.subheader("Sweeps: results per instance type, beside published figures")
-    sweeps = sweep_table(table)
+    sweeps = _sweeps(directory)
     if sweeps.empty:
         st.info(
             "No sweep results in the results folder: `gpuplan sweep run SPEC` measures "
@@ -251,17 +289,42 @@ def _sweeps_section(table: pd.DataFrame) -> None:
     show_table(sweeps, {}, key=f"{PAGE}.sweeps")
 
 
-@st.cache_data(show_spinner="Predicting each own result without it ...")
-def _calibration(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """calibrate() and error_summary() of the page's results, reason codes in words."""
+def _without_samples(directory: str) -> pd.DataFrame:
+    """The results of `directory` and the published ones, without the bundled samples."""
+    table, _ = data.results(directory)
+    return table.loc[~table[SAMPLE_COLUMN].astype(bool)]
+
+
+@data.from_results
+@st.cache_data(show_spinner="Predicting each own result without it ...", max_entries=4)
+def _calibration(directory: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """calibrate() and error_summary() of the results of `directory` (without the bundled
+    samples), reason codes in words; keyed by the folder (hashing the whole results table
+    on every render cost more than reading the answer)."""
     from planner.render.calibration import worded_calibration
     from planner.throughput.calibration import calibrate, error_summary
 
-    rows = calibrate(table)
+    rows = calibrate(_without_samples(directory))
     return worded_calibration(rows), error_summary(rows)
 
 
-def _calibration_section(table: pd.DataFrame) -> None:
+@data.from_results
+@st.cache_data(show_spinner=False, max_entries=4)
+def _sweeps(directory: str) -> pd.DataFrame:
+    """planner.throughput.sweep_results.sweep_table of the results of `directory` (no samples)."""
+    from planner.throughput.sweep_results import sweep_table
+
+    return sweep_table(_without_samples(directory))
+
+
+@data.from_results
+@st.cache_data(show_spinner=False, max_entries=4)
+def _measured(directory: str) -> pd.DataFrame:
+    """measured_vs_published of the results of `directory` (no samples)."""
+    return measured_vs_published(_without_samples(directory))
+
+
+def _calibration_section(directory: str) -> None:
     """Predicted (without each own result) vs measured, and the error by GPU and method."""
     from planner.render.calibration import TITLE
 
@@ -270,7 +333,7 @@ def _calibration_section(table: pd.DataFrame) -> None:
         md_text(f"{TITLE}. Each prediction is what a plan would use with that result left out.")
         + " `gpuplan bench calibrate` prints the same tables."
     )
-    rows, summary = _calibration(table)
+    rows, summary = _calibration(directory)
     if rows.empty:
         st.info("No own results yet: nothing to compare.")
         return
@@ -305,11 +368,8 @@ def render() -> None:
         md_text(", ".join(sorted(table.loc[published, "source"].unique()))),
         delta_color="off",
     )
-    by_gpu = _by_gpu(table, model, precision)
-    if gpus:
-        by_gpu = by_gpu.loc[by_gpu["gpu_name"].isin(gpus)]
-    if show != "all":
-        by_gpu = by_gpu.loc[by_gpu["origin"] == show]
+    chosen = (model, precision, tuple(gpus), show, show_samples)
+    by_gpu = _by_gpu_shown(directory, *chosen)
     cols[2].metric(
         md_text(f"GPUs with {model} {precision} figures"),
         f"{by_gpu['gpu_name'].nunique()}",
@@ -319,13 +379,10 @@ def render() -> None:
     if by_gpu.empty:
         st.info(md_text(f"No {show if show != 'all' else ''} result for {model} {precision} here."))
     else:
-        st.plotly_chart(
-            _chart(by_gpu, f"{model} {precision}: throughput by GPU (median, min-max of runs)"),
-            key=f"{PAGE}.chart",
-        )
+        st.plotly_chart(_chart_shown(directory, *chosen), key=f"{PAGE}.chart")
 
     st.subheader("Measured vs published, same GPU, model, precision and GPU count")
-    side = measured_vs_published(mine)
+    side = _measured(directory)
     if side.empty:
         st.info(
             "No own results yet: run `gpuplan bench run` on a machine and add its result "
@@ -335,8 +392,8 @@ def render() -> None:
         side = side.assign(measured_over_published=side["measured_over_published"].round(3))
         show_table(side, {}, key=f"{PAGE}.side_by_side")
 
-    _calibration_section(mine)
-    _sweeps_section(mine)
+    _calibration_section(directory)
+    _sweeps_section(directory)
 
     labels = model_label(table["workload"], table["model_size"])
     rows = table.loc[(labels == model) & (table["precision"] == precision)]

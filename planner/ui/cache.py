@@ -20,6 +20,7 @@ from planner.onprem.config import OnPremConfig
 from planner.onprem.sensitivity import sensitivity as compute_sensitivity
 
 MAX_ENTRIES = 64  # answers kept per function: a TCO answer is ~100 kB
+MAX_FIGURES = 16  # plotly figures kept per function (shared objects, ~1 MB each at most)
 TTL_S = 3600  # prices age: an answer is recomputed after an hour
 
 

@@ -128,10 +128,11 @@ def wrapped(shown: pd.DataFrame) -> Styler:
     )
 
 
-def compare_section(plan: Plan, page: str) -> None:
-    """Choose two to four options; their figures side by side and a CSV of their rows."""
+def compare_section(plan: Plan, page: str, table: pd.DataFrame | None = None) -> None:
+    """Choose two to four options; their figures side by side and a CSV of their rows.
+    `table`: candidates(plan), when the caller has it already (cached)."""
     st.subheader("Compare options")
-    table = candidates(plan)
+    table = candidates(plan) if table is None else table
     if len(table) < 2:
         st.caption("Fewer than two options to compare with these inputs.")
         return
@@ -156,7 +157,7 @@ def compare_section(plan: Plan, page: str) -> None:
     # cell is cut (a data grid scrolls its third and fourth options out of view).
     st.table(wrapped(side_by_side(chosen)))
     download_csv(
-        worded_rows(chosen.drop(columns="label")),
+        lambda: worded_rows(chosen.drop(columns="label")),
         f"compare-{plan.workload.name}-{plan.pricing}.csv",
         key=f"{page}.compare_csv",
         label="Download comparison CSV",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -27,24 +28,28 @@ from pricing.catalog import SnapshotInfo, load_offers, read_manifest
 EXAMPLE_ONPREM = Path(__file__).resolve().parents[1] / "data" / "examples" / "onprem-dgx-h100.toml"
 
 
+# Results folders whose answers are kept at once (the app reads one: $GPUPLAN_RESULTS_DIR).
+MAX_FOLDERS = 4
+
+
 def results_dir() -> str:
     """The results folder: $GPUPLAN_RESULTS_DIR, else ./results (as `gpuplan bench`)."""
     return os.environ.get("GPUPLAN_RESULTS_DIR", "results")
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=1)  # no argument: one answer
 def offers() -> pd.DataFrame:
     """The Offer table from the snapshot in use."""
     return load_offers()
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=1)  # no argument: one answer
 def manifest() -> list[SnapshotInfo]:
     """Manifest entries (provider, date, source) of the snapshot in use."""
     return read_manifest()
 
 
-@st.cache_data(show_spinner=False, ttl=3600)
+@st.cache_data(show_spinner=False, max_entries=1, ttl=3600)  # no argument: one answer
 def price_status() -> pd.DataFrame:
     """Each price source's date, age and staleness (pricing.status.status_frame)."""
     from pricing.status import status_frame
@@ -52,13 +57,13 @@ def price_status() -> pd.DataFrame:
     return status_frame()
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=MAX_FOLDERS)
 def results(results_dir: str) -> tuple[pd.DataFrame, list[str]]:
     """Own (bundled + `results_dir`) and published results, and rejected-file messages."""
     return own_and_published_results([results_dir])
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=MAX_FOLDERS)
 def reference(results_dir: str) -> pd.DataFrame:
     """Every non-LLM result as estimator reference rows (planner.throughput)."""
     from planner.throughput import reference_from_results
@@ -74,7 +79,7 @@ def throughput_model(results_dir: str, model_name: str) -> ThroughputModel:
     return throughput_model_for_model(table, model_name)
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=1)  # no argument: one answer
 def onprem_example() -> LoadedConfig:
     """examples/onprem-dgx-h100.toml (OnPremConfigError when missing or invalid)."""
     loaded = load_onprem_config(EXAMPLE_ONPREM)
@@ -105,6 +110,24 @@ def plan_chart(results_dir: str, request: PlanRequest) -> go.Figure:
     return plan_figure(plan(results_dir, request))
 
 
+@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+def plan_table(results_dir: str, request: PlanRequest) -> pd.DataFrame:
+    """The Plan page's ranked table (planner.ui.plan_view.ranked_table) of
+    `plan(results_dir, request)`, worded once per plan."""
+    from planner.ui.plan_view import ranked_table
+
+    return ranked_table(plan(results_dir, request))
+
+
+@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+def plan_candidates(results_dir: str, request: PlanRequest) -> pd.DataFrame:
+    """The options the Plan page's Compare view offers (planner.ui.compare.candidates) of
+    `plan(results_dir, request)`, labelled once per plan."""
+    from planner.ui.compare import candidates
+
+    return candidates(plan(results_dir, request))
+
+
 MAX_LISTED = 20  # skipped results-folder entries named one by one
 
 
@@ -123,6 +146,19 @@ def warn_skipped(problems: list[str]) -> None:
     )
 
 
+# Caches of answers computed from the results folder, defined on the pages
+# (`@data.from_results` above their st.cache_data / st.cache_resource): cleared with it.
+_FROM_RESULTS: list[Any] = []
+Cached = TypeVar("Cached")
+
+
+def from_results(cached: Cached) -> Cached:
+    """Register a cached function whose answers come from the results folder, so that
+    clear_results() forgets them too."""
+    _FROM_RESULTS.append(cached)
+    return cached
+
+
 def clear_results() -> None:
     """Forget the cached results and what was computed from them (a file was added)."""
     results.clear()
@@ -130,3 +166,7 @@ def clear_results() -> None:
     throughput_model.clear()
     plan.clear()
     plan_chart.clear()
+    plan_table.clear()
+    plan_candidates.clear()
+    for cached in _FROM_RESULTS:
+        cached.clear()

@@ -13,7 +13,7 @@
     download_report(lambda: report, "onprem-report.html", key="onprem.report")
 
 `report_html` embeds plotly.js inline (no network needed to open the file) and escapes
-every text; `download_report` builds the report only when the button is clicked.
+every text; both buttons build their file only when clicked.
 """
 
 from __future__ import annotations
@@ -116,12 +116,17 @@ def report_html(report: Report, now: dt.datetime | None = None) -> str:
 
 
 def download_csv(
-    frame: pd.DataFrame, file_name: str, key: str, label: str = "Download CSV"
+    frame: pd.DataFrame | Callable[[], pd.DataFrame],
+    file_name: str,
+    key: str,
+    label: str = "Download CSV",
 ) -> None:
-    """A download button for the table as CSV."""
+    """A download button for the table as CSV, written only when it is clicked (a page's
+    rerun does not pay for a file nobody asked for). `frame` may be a function that builds
+    the table (run on click, outside the script run, like download_report's `build`)."""
     st.download_button(
         label,
-        data=csv_bytes(frame),
+        data=lambda: csv_bytes(frame() if callable(frame) else frame),
         file_name=file_name,
         mime=CSV_MIME,
         key=key,

@@ -35,6 +35,7 @@ from planner.render.tco_words import (
     worded_tco,
 )
 from planner.ui import cache, data
+from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.inputs import number, optional_number
 from planner.ui.state import PageState
@@ -45,6 +46,7 @@ from pricing.refs import priced_offers
 from pricing.tiers import DEFAULT_TIERS, TIERS
 
 PAGE = "onprem"
+ANSWER_SOURCE = "inputs on this page"  # where the answer's configuration came from
 OPTIONAL = ("capex_usd_per_server", "network_usd_per_server", "power_kw_per_server",
             "staff_usd_per_year")  # fmt: skip
 # Widget bounds are wide on purpose: OnPremConfig checks the real ranges and says why.
@@ -232,7 +234,6 @@ def config_from_inputs(inputs: Mapping[str, Any], name: str = "own-servers") -> 
 
 
 def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | None, float | None]:
-    offers = data.offers()
     st.subheader("Cloud options")
     # Two rows, so each choice is wide enough for its chips at 1280 px.
     left, middle = st.columns([1, 2])
@@ -244,19 +245,12 @@ def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | N
             help="As on the Plan page: marketplace hosts (single listings, no contract) are "
             "left out unless chosen.",
         )  # fmt: skip
-    weighed = offers_in_tiers(offers, tiers)
-    priced = priced_offers(weighed, gpu, kind)
-    default = compared_offers(offers, gpu, None, kind, tiers)
-    default_refs = default["ref"].tolist() if len(default) else []
-    labels = {
-        ref: f"{ref} ({money(usd)})"
-        for ref, usd in zip(priced["ref"], priced["usd_per_gpu_hour"], strict=True)
-    }
+    refs, labels, default_refs = _offer_choices(gpu, kind, tuple(tiers))
     middle, right = st.columns([3, 1])
     with middle:
         chosen = ps.multiselect(
             md_text(f"{gpu} offers to compare ({kind}, USD per GPU-hour)"),
-            priced["ref"].tolist(),
+            refs,
             name="offers",
             default=default_refs,
             depends_on=(gpu, kind, *tiers),
@@ -274,8 +268,55 @@ def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | N
             help="Cloud price change per year over the server's life (-0.15 = 15% cheaper "
             "each year), drawn within +/-50%. Empty: flat.",
         )  # fmt: skip
-    compared = compared_offers(offers, gpu, chosen, kind, tiers) if chosen else default.iloc[:0]
+    compared = _compared(gpu, tuple(chosen), kind, tuple(tiers))
     return kind, compared, demand, trend
+
+
+@st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
+def _offer_choices(
+    gpu: str, kind: str, tiers: tuple[str, ...]
+) -> tuple[list[str], dict[str, str], list[str]]:
+    """The offers of `gpu` at `kind` pricing in `tiers` that can be compared (refs), each
+    ref's label with its $/GPU-hour, and the default choice (each provider's cheapest), once
+    for every session that asks (the snapshot in use is loaded once per process)."""
+    offers = data.offers()
+    priced = priced_offers(offers_in_tiers(offers, tiers), gpu, kind)
+    default = compared_offers(offers, gpu, None, kind, tiers)
+    labels = {
+        ref: f"{ref} ({money(usd)})"
+        for ref, usd in zip(priced["ref"], priced["usd_per_gpu_hour"], strict=True)
+    }
+    return priced["ref"].tolist(), labels, default["ref"].tolist() if len(default) else []
+
+
+@st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
+def _compared(gpu: str, refs: tuple[str, ...], kind: str, tiers: tuple[str, ...]) -> pd.DataFrame:
+    """The offers `refs` of `gpu` compared (none chosen: none), as
+    planner.onprem.compare.compared_offers gives them."""
+    offers = data.offers()
+    if refs:
+        return compared_offers(offers, gpu, list(refs), kind, list(tiers))
+    return compared_offers(offers, gpu, None, kind, list(tiers)).iloc[:0]
+
+
+@st.cache_resource(show_spinner=False, max_entries=MAX_FIGURES, ttl=TTL_S)
+def _figures(
+    config: OnPremConfig,
+    offers: pd.DataFrame,
+    defaulted: tuple[str, ...],
+    monthly_gpu_hours: float | None,
+    trend_per_year: float | None,
+    pricing: str,
+) -> tuple[go.Figure, go.Figure]:
+    """The page's two charts (curve_figure and tornado_figure) of the answer to these
+    inputs (render's cache.tco_answer call), built once for every session that asks,
+    shared read-only."""
+    answer = cache.tco_answer(
+        config, offers, defaulted, monthly_gpu_hours, trend_per_year,
+        source=ANSWER_SOURCE, pricing=pricing,
+    )  # fmt: skip
+    swing = cache.sensitivity(answer.config, answer.defaulted)
+    return curve_figure(answer.config, answer.cloud), tornado_figure(swing)
 
 
 def curve_figure(config: OnPremConfig, compared: pd.DataFrame) -> go.Figure:
@@ -495,9 +536,10 @@ def _verdict(answer: TcoAnswer) -> None:
     st.caption(md_text(defaulted_text(answer) + "."))
 
 
-def _comparison(answer: TcoAnswer) -> None:
-    """The $/GPU-hour vs utilization chart and the table against the cloud offers."""
-    st.plotly_chart(curve_figure(answer.config, answer.cloud), key=f"{PAGE}.curve_chart")
+def _comparison(answer: TcoAnswer, curve: go.Figure) -> None:
+    """The $/GPU-hour vs utilization chart (`curve`, curve_figure of the answer) and the
+    table against the cloud offers."""
+    st.plotly_chart(curve, key=f"{PAGE}.curve_chart")
     st.subheader("Against the cloud")
     show_table(compare_table(answer), COMPARE_CONFIG, key=f"{PAGE}.compare")
     late = answer.cloud["break_even_months"].fillna(np.inf) > answer.config.lifetime_years * 12
@@ -511,14 +553,14 @@ def _comparison(answer: TcoAnswer) -> None:
         )
 
 
-def _breakdown(answer: TcoAnswer) -> None:
+def _breakdown(answer: TcoAnswer, tornado: go.Figure) -> None:
     """Every cost line, then the tornado chart (each the page's full width: side by side,
     the table's $/GPU-hour was cut to "$" and the chart's title at 1280 px), then the ranges
     and their sources."""
     swing = cache.sensitivity(answer.config, answer.defaulted)
     st.subheader("On-prem cost lines")
     show_table(worded_breakdown(answer), BREAKDOWN_CONFIG, key=f"{PAGE}.breakdown")
-    st.plotly_chart(tornado_figure(swing), key=f"{PAGE}.tornado_chart")
+    st.plotly_chart(tornado, key=f"{PAGE}.tornado_chart")
     for line in deciding_inputs(swing):
         st.markdown(md_text(f"- {line}"))
     with st.expander("Default ranges and their sources"):
@@ -537,22 +579,23 @@ def render() -> None:
         loaded = config_from_mapping(
             {"name": "own-servers", **_given(values)}, source="the Cloud vs on-prem page's inputs"
         )
-        answer = cache.tco_answer(
-            loaded.config, compared, loaded.defaulted, demand, trend,
-            source="inputs on this page", pricing=kind,
-        )  # fmt: skip
+        request = (loaded.config, compared, tuple(loaded.defaulted), demand, trend)
+        answer = cache.tco_answer(*request, source=ANSWER_SOURCE, pricing=kind)
+        curve, tornado = _figures(*request, pricing=kind)
     except OnPremConfigError as exc:
         _config_error(exc)
         ps.sync()
         return
     _verdict(answer)
     _metrics(answer)
-    _comparison(answer)
-    _breakdown(answer)
+    _comparison(answer, curve)
+    _breakdown(answer, tornado)
     buttons = st.columns(2)
     with buttons[0]:
         download_csv(
-            worded_tco(answer), f"onprem-vs-cloud-{answer.config.gpu_name}.csv", key=f"{PAGE}.csv"
+            lambda: worded_tco(answer),
+            f"onprem-vs-cloud-{answer.config.gpu_name}.csv",
+            key=f"{PAGE}.csv",
         )
     with buttons[1]:
         link = ps.link()

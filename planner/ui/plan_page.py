@@ -49,7 +49,6 @@ from planner.ui.plan_view import (
     plan_report,
     price_dates,
     price_text,
-    ranked_table,
     sentence,
     throughput_text,
     warning_lines,
@@ -670,10 +669,12 @@ def render() -> None:
         + SOURCE_WORDS
         + ". P10/P90: the 10th and 90th percentiles. Prices with their date and source."
     )
-    show_table(ranked_table(plan), column_config(), key=f"{PAGE}.table")
+    show_table(data.plan_table(directory, request), column_config(), key=f"{PAGE}.table")
     with st.container(horizontal=True):
         download_csv(
-            worded_rows(plan.rows), f"plan-{workload.name}-{plan.pricing}.csv", key=f"{PAGE}.csv"
+            lambda: worded_rows(plan.rows),
+            f"plan-{workload.name}-{plan.pricing}.csv",
+            key=f"{PAGE}.csv",
         )
         link = ps.link()  # read now: the report is built on click, outside the script run
         download_report(
@@ -682,6 +683,6 @@ def render() -> None:
             key=f"{PAGE}.report",
         )
     _cpu_baseline(plan)
-    compare_section(plan, PAGE)
+    compare_section(plan, PAGE, data.plan_candidates(directory, request))
     _notes(plan, problems, directory)
     ps.share_box()

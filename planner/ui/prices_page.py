@@ -10,6 +10,7 @@ import streamlit as st
 
 from edge.format import money
 from planner.ui import data
+from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.inputs import OfferFilters, offer_filters
 from planner.ui.state import PageState
@@ -230,9 +231,34 @@ def _metrics(rows: pd.DataFrame, status: pd.DataFrame) -> None:
     )
 
 
-def _chart_section(rows: pd.DataFrame, sort_kind: str, top: int) -> go.Figure | None:
+Chosen = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...], bool]
+
+
+@st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
+def _table(
+    providers: tuple[str, ...],
+    regions: tuple[str, ...],
+    gpus: tuple[str, ...],
+    tiers: tuple[str, ...],
+    include_retired: bool,
+) -> pd.DataFrame:
+    """offers_table of the snapshot in use, once for every session that asks the same."""
+    return offers_table(
+        data.offers(), list(providers), list(regions), list(gpus), list(tiers), include_retired
+    )
+
+
+@st.cache_resource(show_spinner=False, max_entries=MAX_FIGURES, ttl=TTL_S)
+def _chart_of(chosen: Chosen, sort_kind: str, top: int) -> go.Figure:
+    """chart of _table(*chosen), built once, shared read-only."""
+    return chart(_table(*chosen), sort_kind, top)
+
+
+def _chart_section(
+    rows: pd.DataFrame, sort_kind: str, top: int, chosen: Chosen
+) -> go.Figure | None:
     """A note where no offer has a reserved price; the chart of the cheapest offers (None,
-    and a message, where no offer matches)."""
+    and a message, where no offer matches). `rows`: _table(*chosen)."""
     reserved = [
         k for k in ("reserved-1y", "reserved-3y") if rows[GPU_HOUR_COLUMNS[k]].notna().any()
     ]
@@ -245,7 +271,7 @@ def _chart_section(rows: pd.DataFrame, sort_kind: str, top: int) -> go.Figure | 
     if rows.empty:
         st.info("No offer matches these filters.")
         return None
-    fig = chart(rows, sort_kind, top)
+    fig = _chart_of(chosen, sort_kind, top)
     st.plotly_chart(fig, key=f"{PAGE}.chart")
     return fig
 
@@ -264,9 +290,11 @@ def render() -> None:
         st.info("Pick at least one provider in the sidebar.")
         ps.sync()
         return
-    table = offers_table(offers, providers, regions, gpus, filters.tiers, filters.include_retired)
+    chosen = (tuple(providers), tuple(regions), tuple(gpus), tuple(filters.tiers),
+              filters.include_retired)  # fmt: skip
+    table = _table(*chosen)
     _metrics(table, shown_status)
-    fig = _chart_section(table, sort_kind, top)
+    fig = _chart_section(table, sort_kind, top, chosen)
     st.subheader(f"{len(table):,} offers, cheapest on-demand per GPU-hour first")
     show_table(table, offer_config(), key=f"{PAGE}.table")
     st.subheader("Price sources")

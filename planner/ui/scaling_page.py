@@ -15,6 +15,7 @@ from planner.machines.specs import load_specs
 from planner.settings import CommModel
 from planner.throughput import scaling_report
 from planner.ui import data
+from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
 from planner.ui.tables import banded, show_table
@@ -42,10 +43,31 @@ def _inputs(
     return model_name, precision, gpu, comm, global_batch
 
 
+@data.from_results
+@st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
+def _model_choices(directory: str, _reference: pd.DataFrame) -> pd.DataFrame:
+    """scaling_report.model_choices of `_reference` (data.reference(directory)), once per
+    results folder."""
+    return scaling_report.model_choices(_reference)
+
+
+@data.from_results
+@st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
+def _gpu_choices(
+    directory: str, _reference: pd.DataFrame, model_name: str, precision: str
+) -> tuple[list[str], dict[str, int]]:
+    """The GPU choices (those with figures first, then every other GPU in the spec table)
+    and each measured GPU's number of counts, once per results folder, model and precision."""
+    measured = scaling_report.gpus_with_figures(_reference, model_name, precision)
+    counts = dict(zip(measured["gpu_name"], measured["counts"], strict=True))
+    others = sorted(set(load_specs().index) - set(counts))
+    return [*measured["gpu_name"], *others], counts
+
+
 def _model_and_gpu(ps: PageState, reference: pd.DataFrame) -> tuple[str, str, str]:
     """The Model and GPU section: a benchmark model, its precision, and a GPU (those with
     figures first, with their number of counts)."""
-    choices = scaling_report.model_choices(reference)
+    choices = _model_choices(data.results_dir(), reference)
     st.header("Model and GPU")
     models = sorted(choices["model"].unique())
     model_name = ps.selectbox(
@@ -64,12 +86,10 @@ def _model_and_gpu(ps: PageState, reference: pd.DataFrame) -> tuple[str, str, st
         horizontal=True,
         help="fp16 is mixed precision (AMP), as published.",
     )
-    measured = scaling_report.gpus_with_figures(reference, model_name, precision)
-    counts = dict(zip(measured["gpu_name"], measured["counts"], strict=True))
-    others = sorted(set(load_specs().index) - set(counts))
+    gpus, counts = _gpu_choices(data.results_dir(), reference, model_name, precision)
     gpu = ps.selectbox(
         "GPU",
-        [*measured["gpu_name"], *others],
+        gpus,
         name="gpu",
         default=DEFAULT_GPU,
         format_func=lambda g: f"{g} · {counts[g]} counts" if g in counts else f"{g} · estimated",
@@ -443,9 +463,25 @@ def _view(
 ) -> View:
     """The figures, laws, extrapolation and links of the inputs (a warning names result
     files that were skipped)."""
-    model = data.throughput_model(directory, model_name)
-    results_table, skipped = data.results(directory)
+    _, skipped = data.results(directory)
     data.warn_skipped(skipped)
+    return view_of(directory, model_name, precision, gpu, comm, global_batch)
+
+
+@data.from_results
+@st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
+def view_of(
+    directory: str,
+    model_name: str,
+    precision: str,
+    gpu: str,
+    comm: CommModel,
+    global_batch: float | None,
+) -> View:
+    """The View of the inputs on the results of `directory`, computed once for every session
+    that asks the same thing."""
+    model = data.throughput_model(directory, model_name)
+    results_table, _ = data.results(directory)
     counts = scaling_report.extrapolation_counts(
         scaling_report.EXTRAPOLATION_MAX_GPUS, comm.gpus_per_node
     )
@@ -521,16 +557,46 @@ def _headline(view: View) -> None:
         )
 
 
-def _charts(view: View) -> tuple[go.Figure, go.Figure]:
-    """Throughput and efficiency against GPUs, side by side (returned for the report)."""
+@dataclass(frozen=True)
+class Figures:
+    """The page's charts of one View (built once, shared read-only): throughput and
+    efficiency against GPUs, and the step time's parts (None where the step model does
+    not apply)."""
+
+    throughput: go.Figure
+    efficiency: go.Figure
+    step: go.Figure | None
+
+
+@data.from_results
+@st.cache_resource(show_spinner=False, max_entries=MAX_FIGURES, ttl=TTL_S)
+def figures_of(
+    directory: str,
+    model_name: str,
+    precision: str,
+    gpu: str,
+    comm: CommModel,
+    global_batch: float | None,
+) -> Figures:
+    """The charts of view_of(the same inputs), built once for every session that asks."""
+    view = view_of(directory, model_name, precision, gpu, comm, global_batch)
     per_node = view.comm.gpus_per_node
     title = f"Throughput vs GPUs: {view.title}"
-    throughput_fig = _throughput_figure(
-        view.points, view.laws, view.curve, per_node, view.unit, title
+    has_step = bool(view.curve["compute_s"].notna().any())
+    return Figures(
+        throughput=_throughput_figure(
+            view.points, view.laws, view.curve, per_node, view.unit, title
+        ),
+        efficiency=_efficiency_figure(
+            view.points, view.laws, view.curve, per_node, f"Scaling efficiency: {view.title}"
+        ),
+        step=_step_figure(view.curve, f"Step time vs GPUs: {view.title}") if has_step else None,
     )
-    efficiency_fig = _efficiency_figure(
-        view.points, view.laws, view.curve, per_node, f"Scaling efficiency: {view.title}"
-    )
+
+
+def _charts(view: View, figures: Figures) -> tuple[go.Figure, go.Figure]:
+    """Throughput and efficiency against GPUs, side by side (returned for the report)."""
+    throughput_fig, efficiency_fig = figures.throughput, figures.efficiency
     left, right = st.columns(2)
     with left:
         st.plotly_chart(throughput_fig, key=f"{PAGE}.throughput_chart")
@@ -539,11 +605,11 @@ def _charts(view: View) -> tuple[go.Figure, go.Figure]:
     return throughput_fig, efficiency_fig
 
 
-def _step_section(view: View) -> None:
+def _step_section(view: View, figures: Figures) -> None:
     """Where each step's time goes (compute, exposed communication, fixed overhead), where
     the model's parameter count is known."""
     st.subheader("Where each step's time goes")
-    if not view.curve["compute_s"].notna().any():
+    if figures.step is None:
         st.caption(
             md_text(f"No parameter count for {view.model_name}: the step model does not apply.")
         )
@@ -554,8 +620,7 @@ def _step_section(view: View) -> None:
         "pass, and a fixed floor (kernel launches and the optimizer's pass over the "
         "weights) that does not shrink with b (planner.throughput.step_model)."
     )
-    step_fig = _step_figure(view.curve, f"Step time vs GPUs: {view.title}")
-    st.plotly_chart(step_fig, key=f"{PAGE}.step_chart")
+    st.plotly_chart(figures.step, key=f"{PAGE}.step_chart")
 
 
 def _tables(view: View) -> None:
@@ -645,11 +710,8 @@ def llm_table(table: pd.DataFrame) -> pd.DataFrame:
 def _llm_section(ps: PageState, gpu: str, comm: CommModel) -> None:
     """An LLM on this GPU from one node to 1,024 GPUs: the layout, tokens/s per GPU and
     per-GPU efficiency the operator model predicts at each count, and the step's parts."""
-    from planner.llm.scaling import PART_COLUMNS, llm_scaling
     from planner.llm.throughput import peak_flops
-    from planner.render.llm import FRAMEWORK_WORDS, PART_LABELS
-    from planner.settings import LLMSettings
-    from planner.workloads.catalog import llm_workload, moe_workload
+    from planner.render.llm import FRAMEWORK_WORDS
     from planner.workloads.llm_presets import LLM_PRESETS
     from planner.workloads.moe_presets import MOE_PRESETS
 
@@ -671,22 +733,49 @@ def _llm_section(ps: PageState, gpu: str, comm: CommModel) -> None:
             "Framework", list(FRAMEWORK_WORDS), name="llm_framework", default="megatron",
             format_func=FRAMEWORK_WORDS.get, horizontal=True,
         )  # fmt: skip
-    moe = MOE_PRESETS.get(str(label))
-    workload = (
-        moe_workload(moe.params, moe.active_params, 1e9)
-        if moe
-        else llm_workload(LLM_PRESETS[label].params, 1e9)
-    )
-    table = llm_scaling(
-        workload, "bf16", gpu, LLM_COUNTS, comm.gpus_per_node,
-        comm.network_gbps_per_node, LLMSettings(framework=str(frame)),
-    )  # fmt: skip
     st.caption(
         "bf16 pre-training, 4M tokens per step, on the interconnect set in the sidebar. "
         "Efficiency: tokens/s per GPU over that of the fewest GPUs that hold the model; above "
         "100% where those few GPUs must recompute activations or pipeline deeper to fit "
         "(planner.llm.ops, planner.llm.layout)."
     )
+    st.plotly_chart(_llm_figure(str(label), gpu, comm, str(frame)), key=f"{PAGE}.llm_chart")
+    show_table(
+        llm_table(_llm_rows(str(label), gpu, comm, str(frame))), LLM_CONFIG,
+        key=f"{PAGE}.llm_table",
+    )  # fmt: skip
+
+
+@st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES)
+def _llm_rows(label: str, gpu: str, comm: CommModel, framework: str) -> pd.DataFrame:
+    """planner.llm.scaling.llm_scaling of the LLM preset `label` on `gpu` at LLM_COUNTS,
+    once for every session that asks the same thing (no results folder involved)."""
+    from planner.llm.scaling import llm_scaling
+    from planner.settings import LLMSettings
+    from planner.workloads.catalog import llm_workload, moe_workload
+    from planner.workloads.llm_presets import LLM_PRESETS
+    from planner.workloads.moe_presets import MOE_PRESETS
+
+    moe = MOE_PRESETS.get(label)
+    workload = (
+        moe_workload(moe.params, moe.active_params, 1e9)
+        if moe
+        else llm_workload(LLM_PRESETS[label].params, 1e9)
+    )
+    return llm_scaling(
+        workload, "bf16", gpu, LLM_COUNTS, comm.gpus_per_node,
+        comm.network_gbps_per_node, LLMSettings(framework=framework),
+    )  # fmt: skip
+
+
+@st.cache_resource(show_spinner=False, max_entries=MAX_FIGURES)
+def _llm_figure(label: str, gpu: str, comm: CommModel, framework: str) -> go.Figure:
+    """The step's parts at each GPU count that fits (_llm_rows), built once, shared
+    read-only."""
+    from planner.llm.scaling import PART_COLUMNS
+    from planner.render.llm import PART_LABELS
+
+    table = _llm_rows(label, gpu, comm, framework)
     fits = table.loc[table["reason"] == "fits"]
     fig = go.Figure()
     for column in PART_COLUMNS:
@@ -695,8 +784,7 @@ def _llm_section(ps: PageState, gpu: str, comm: CommModel) -> None:
     fig.update_layout(barmode="stack", yaxis={"tickformat": ".0%", "title": "share of a step"},
                       xaxis={"title": "GPUs", "type": "category"}, height=360,
                       margin={"t": 30})  # fmt: skip
-    st.plotly_chart(fig, key=f"{PAGE}.llm_chart")
-    show_table(llm_table(table), LLM_CONFIG, key=f"{PAGE}.llm_table")
+    return fig
 
 
 def render() -> None:
@@ -709,7 +797,8 @@ def render() -> None:
         st.warning("No throughput figures to show: the results and published tables are empty.")
         ps.sync()
         return
-    view = _view(directory, *_inputs(ps, reference))
+    inputs = _inputs(ps, reference)
+    view = _view(directory, *inputs)
     one = view.one
     if pd.isna(one["throughput"]):
         st.warning(
@@ -721,8 +810,9 @@ def render() -> None:
         ps.sync()
         return
     _headline(view)
-    figures = _charts(view)
-    _step_section(view)
+    drawn = figures_of(directory, *inputs)
+    figures = _charts(view, drawn)
+    _step_section(view, drawn)
     _tables(view)
     _llm_section(ps, view.gpu, view.comm)
     link = ps.link()  # read now: the report is built on click, outside the script run

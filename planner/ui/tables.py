@@ -11,6 +11,7 @@ columns beside it.
 from __future__ import annotations
 
 import math
+import pickle
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -115,8 +116,20 @@ def table_px(frame: pd.DataFrame, config: Mapping[str, Any], columns: Sequence[s
     return sum(int(widths[c]["width"]) for c in columns)
 
 
+# Fitted widths kept per distinct table and config (a few kB each): every session that shows
+# the same table measures its text once.
+MAX_FITTED = 256
+
+
+@st.cache_data(show_spinner=False, max_entries=MAX_FITTED)
+def _fitted_once(pickled: bytes, config: Mapping[str, Any]) -> dict[str, Any]:
+    """`fitted` of the pickled table, keyed by its bytes: exact (pandas' own row hash reads
+    an object column as text, so 1 and "1", or None and "None", would share widths)."""
+    return fitted(pickle.loads(pickled), config)  # bytes show_table pickled just now
+
+
 def show_table(frame: pd.DataFrame, config: Mapping[str, Any], key: str, **kwargs: Any) -> Any:
-    """st.dataframe of `frame` with `config` fitted to its text; hidden index."""
-    return st.dataframe(
-        frame, hide_index=True, column_config=fitted(frame, config), key=key, **kwargs
-    )
+    """st.dataframe of `frame` with `config` fitted to its text (once per distinct table);
+    hidden index."""
+    widths = _fitted_once(pickle.dumps(frame, pickle.HIGHEST_PROTOCOL), dict(config))
+    return st.dataframe(frame, hide_index=True, column_config=widths, key=key, **kwargs)

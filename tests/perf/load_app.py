@@ -1,16 +1,22 @@
 """The app under many users: N concurrent sessions over Streamlit's websocket, on loopback.
 
-    python tests/perf/load_app.py --sessions 20 --seconds 120
+    python tests/perf/load_app.py --sessions 1,20,50 --seconds 120 --warm
 
-Starts the app (`streamlit run app.py`, 127.0.0.1 only, an empty results folder and user
-snapshot folder), then opens N sessions as a browser does (Streamlit's websocket
-protocol: a BackMsg asking a page's script to run, ForwardMsgs back until the script
-finishes). Each session renders the five pages in turn, starting at a different one, for
-`--seconds`; a render is timed from the request to the server's "script finished". Prints
-p50/p95/max render time per page and over all, the errors (an exception drawn on a page,
-a script that did not finish, a dropped connection) and the server's memory (RSS of the
-server process, sampled every few seconds). Bounded: at most MAX_SESSIONS sessions and
-MAX_SECONDS; nothing leaves the machine. Not a test: it prints.
+For each N (one invocation can compare several: a table per N, then one line per N side
+by side), starts a fresh app (`streamlit run app.py` from the checkout, 127.0.0.1 only, an
+empty results folder and user snapshot folder), then opens N sessions as a browser does
+(Streamlit's websocket protocol: a BackMsg asking a page's script to run, ForwardMsgs back
+until the script finishes). Each session renders the five pages in turn, starting at a
+different one, for `--seconds`; a render is timed from the request to the server's "script
+finished". Between renders a session pauses `--think` seconds on average (drawn from 0.5x
+to 1.5x, as a user reads a page before the next click); 0, the default, never pauses: the
+server saturated, where every render waits for the N - 1 others. `--warm` first has one
+session render each page once, untimed (the caches filled, as after the first user).
+Prints p50/p95/max render time per page and over all, the errors (an exception drawn on a
+page, a script that did not finish, a dropped connection), the server's memory (RSS of the
+server process) and the machine's load average sampled every few seconds, and how long the
+health check took. Bounded: at most MAX_SESSIONS sessions and MAX_SECONDS per N; nothing
+leaves the machine. Not a test: it prints.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -62,7 +69,9 @@ def start_app(port: int, folder: Path) -> subprocess.Popen[bytes]:
         "--server.address", "127.0.0.1", "--server.port", str(port),
         "--server.headless", "true", "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
-    return subprocess.Popen(command, env=env, cwd=folder, stdout=subprocess.DEVNULL,
+    # From the checkout, as `streamlit run app.py` is run: its .streamlit/config.toml applies
+    # (no file watcher polling the source tree); results and snapshots go to `folder`.
+    return subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)  # fmt: skip
 
 
@@ -77,17 +86,43 @@ def wait_healthy(port: int, timeout_s: float = 120.0) -> None:
     raise SystemExit(f"the app did not answer its health check within {timeout_s:.0f} s")
 
 
-class Tally:
-    """Render times per page, errors in words, RSS samples (seconds since start, MiB)."""
+def health_s(port: int) -> float:
+    """Seconds the health check took to answer (inf when it did not within 30 s)."""
+    start = time.monotonic()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=30):
+            return time.monotonic() - start
+    except OSError:
+        return float("inf")
 
-    def __init__(self) -> None:
+
+class Tally:
+    """Render times per page, errors in words, samples over time (seconds since start,
+    server RSS MiB, 1-minute load average, health-check seconds)."""
+
+    def __init__(self, sessions: int) -> None:
+        self.sessions = sessions
         self.times: dict[str, list[float]] = {page or "plan": [] for page in PAGES}
         self.errors: list[str] = []
         self.rss: list[tuple[float, float]] = []
+        self.load: list[float] = []
+        self.health: list[float] = []
+        self.warm_rss = float("nan")  # after the untimed warm-up pass (--warm)
+
+    def every(self) -> list[float]:
+        return [t for times in self.times.values() for t in times]
 
 
-async def session(port: int, index: int, deadline: float, tally: Tally) -> None:
-    """One user: render the pages in turn (starting at page `index` mod 5) until `deadline`."""
+async def session(
+    port: int,
+    index: int,
+    deadline: float,
+    tally: Tally,
+    renders: int | None = None,
+    think_s: float = 0.0,
+) -> None:
+    """One user: render the pages in turn (starting at page `index` mod 5) until `deadline`
+    (or `renders` renders, when given), pausing about `think_s` between renders."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from websockets.asyncio.client import connect
@@ -101,8 +136,13 @@ async def session(port: int, index: int, deadline: float, tally: Tally) -> None:
         tally.errors.append(f"session {index}: cannot connect ({exc})")
         return
     turn = index
+    pauses = random.Random(index)  # the same pauses on every run
     try:
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and (renders is None or turn - index < renders):
+            if think_s > 0 and turn > index:
+                await asyncio.sleep(think_s * pauses.uniform(0.5, 1.5))
+                if time.monotonic() >= deadline:
+                    break
             page = PAGES[turn % len(PAGES)]
             turn += 1
             ask = BackMsg()
@@ -136,9 +176,12 @@ async def session(port: int, index: int, deadline: float, tally: Tally) -> None:
         await connection.close()
 
 
-async def sample_rss(pid: int, deadline: float, started: float, tally: Tally) -> None:
+async def sample(port: int, pid: int, deadline: float, started: float, tally: Tally) -> None:
+    """Every RSS_EVERY_S: the server's RSS, the load average and the health check's time."""
     while time.monotonic() < deadline:
         tally.rss.append((time.monotonic() - started, rss_mib(pid)))
+        tally.load.append(os.getloadavg()[0])
+        tally.health.append(await asyncio.to_thread(health_s, port))
         await asyncio.sleep(RSS_EVERY_S)
 
 
@@ -147,55 +190,125 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
-def report(tally: Tally, sessions: int, seconds: float) -> None:
-    print(f"{sessions} sessions for {seconds:.0f} s on 127.0.0.1")
+def row(label: str, times: list[float]) -> str:
+    return (f"{label:<12}{len(times):>8}{statistics.median(times):>8.2f}"
+            f"{percentile(times, 0.95):>8.2f}{max(times):>8.2f}")  # fmt: skip
+
+
+def report(tally: Tally, seconds: float) -> None:
+    """One N's table: render times per page and over all, errors, samples over time."""
+    print(f"\n{tally.sessions} sessions for {seconds:.0f} s on 127.0.0.1")
     print(f"{'page':<12}{'renders':>8}{'p50 s':>8}{'p95 s':>8}{'max s':>8}")
-    every: list[float] = []
     for page, times in tally.times.items():
-        every += times
         if times:
-            print(f"{page:<12}{len(times):>8}{statistics.median(times):>8.2f}"
-                  f"{percentile(times, 0.95):>8.2f}{max(times):>8.2f}")  # fmt: skip
-    if every:
-        print(f"{'all':<12}{len(every):>8}{statistics.median(every):>8.2f}"
-              f"{percentile(every, 0.95):>8.2f}{max(every):>8.2f}")  # fmt: skip
+            print(row(page, times))
+    if tally.every():
+        print(row("all", tally.every()))
     print(f"errors: {len(tally.errors)}")
     for line in tally.errors[:20]:
         print(f"  {line}")
     print("server RSS MiB over time: " + ", ".join(f"{t:.0f}s {m:.0f}" for t, m in tally.rss))
+    print("load average (1 min): " + ", ".join(f"{v:.2f}" for v in tally.load))
+    print(f"health check: max {max(tally.health, default=float('nan')):.2f} s")
 
 
-async def load(port: int, pid: int, sessions: int, seconds: float) -> Tally:
-    tally = Tally()
+def summary(tallies: list[Tally]) -> None:
+    """The Ns side by side; p95 also as a multiple of the fewest sessions' p95."""
+    print(f"\n{'sessions':>8}{'renders':>8}{'p50 s':>8}{'p95 s':>8}{'max s':>8}{'p95 x':>7}"
+          f"{'errors':>7}{'RSS warm':>9}{'RSS peak':>9}{'RSS end':>8}{'load avg':>9}"
+          f"{'health':>7}")  # fmt: skip
+    base = percentile(tallies[0].every(), 0.95) if tallies else float("nan")
+    for tally in tallies:
+        times = tally.every() or [float("nan")]
+        rss = [m for _, m in tally.rss] or [float("nan")]
+        load = statistics.mean(tally.load) if tally.load else float("nan")
+        print(f"{tally.sessions:>8}{len(tally.every()):>8}{statistics.median(times):>8.2f}"
+              f"{percentile(times, 0.95):>8.2f}{max(times):>8.2f}"
+              f"{percentile(times, 0.95) / base:>7.1f}{len(tally.errors):>7}"
+              f"{tally.warm_rss:>9.0f}{max(rss):>9.0f}{rss[-1]:>8.0f}{load:>9.2f}"
+              f"{max(tally.health, default=float('nan')):>7.2f}")  # fmt: skip
+    print(
+        "RSS in MiB (warm: after the warm-up pass); load avg: mean 1-minute load average "
+        "during the run; health: slowest health check, s"
+    )
+
+
+async def load(port: int, pid: int, sessions: int, seconds: float, think_s: float) -> Tally:
+    tally = Tally(sessions)
     started = time.monotonic()
     deadline = started + seconds
     await asyncio.gather(
-        sample_rss(pid, deadline, started, tally),
-        *(session(port, i, deadline, tally) for i in range(sessions)),
+        sample(port, pid, deadline, started, tally),
+        *(session(port, i, deadline, tally, think_s=think_s) for i in range(sessions)),
     )
     return tally
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", type=int, default=20)
-    parser.add_argument("--seconds", type=float, default=120.0)
-    parser.add_argument("--warm", action="store_true", help="one session's pass first, untimed")
-    args = parser.parse_args()
-    sessions = max(1, min(args.sessions, MAX_SESSIONS))
-    seconds = max(1.0, min(args.seconds, MAX_SECONDS))
+async def warm_up(port: int) -> None:
+    """One session renders each page once, untimed (raises on an error)."""
+    tally = Tally(1)
+    await session(port, 0, time.monotonic() + RENDER_TIMEOUT_S, tally, renders=len(PAGES))
+    if tally.errors:
+        raise SystemExit(f"the warm-up pass failed: {tally.errors[0]}")
+
+
+def measure(sessions: int, seconds: float, warm: bool, think_s: float) -> Tally:
+    """Start a fresh app, optionally warm it, load it with `sessions` sessions, stop it."""
     with tempfile.TemporaryDirectory() as folder:
         port = free_port()
         app = start_app(port, Path(folder))
         try:
             wait_healthy(port)
-            if args.warm:
-                asyncio.run(load(port, app.pid, 1, 1.0))
-            tally = asyncio.run(load(port, app.pid, sessions, seconds))
+            warm_rss = float("nan")
+            if warm:
+                asyncio.run(warm_up(port))
+                warm_rss = rss_mib(app.pid)
+            tally = asyncio.run(load(port, app.pid, sessions, seconds, think_s))
+            tally.warm_rss = warm_rss
         finally:
             app.terminate()
             app.wait(timeout=30)
-    report(tally, sessions, seconds)
+    return tally
+
+
+def session_counts(text: str) -> list[int]:
+    """'1,20,50' -> [1, 20, 50], each within 1..MAX_SESSIONS."""
+    try:
+        counts = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--sessions takes whole numbers separated by commas (e.g. 1,20,50), not {text!r}"
+        ) from None
+    if not counts or not all(1 <= n <= MAX_SESSIONS for n in counts):
+        raise argparse.ArgumentTypeError(
+            f"--sessions: each count must be 1 to {MAX_SESSIONS}, got {text!r}"
+        )
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--sessions", type=session_counts, default=[20],
+        help="session counts, comma-separated (1,20,50): a fresh app for each",
+    )  # fmt: skip
+    parser.add_argument("--seconds", type=float, default=120.0, help="per session count")
+    parser.add_argument("--warm", action="store_true", help="one session's pass first, untimed")
+    parser.add_argument(
+        "--think", type=float, default=0.0,
+        help="mean pause between a session's renders, s (0: none, the server saturated)",
+    )  # fmt: skip
+    args = parser.parse_args()
+    seconds = max(1.0, min(args.seconds, MAX_SECONDS))
+    think_s = max(0.0, min(args.think, MAX_SECONDS))
+    print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; "
+          f"think time {think_s:g} s")  # fmt: skip
+    tallies = []
+    for sessions in args.sessions:
+        tally = measure(sessions, seconds, args.warm, think_s)
+        report(tally, seconds)
+        tallies.append(tally)
+    summary(tallies)
 
 
 if __name__ == "__main__":
