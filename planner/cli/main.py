@@ -102,7 +102,7 @@ def _readable_help(rich_utils: Any) -> None:
         return rich_console(stderr)
 
     rich_utils._get_rich_console = console_at_width
-    rich_utils.Table = _names_whole_table()  # type: ignore[misc,assignment]
+    rich_utils.Table = _names_whole_table()
     rich_utils._fix_linebreaks = fold_paragraphs
     command_help = rich_utils._make_command_help
 
