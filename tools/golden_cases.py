@@ -1,6 +1,7 @@
 """Golden CLI outputs: the commands, how each one is run, and how its output is normalised.
 
-Shared by tests/golden/test_golden_cli.py (compare) and tools/update_golden.py (record).
+Shared by tools/update_golden.py (record) and tests/golden/test_golden_cli.py (compare);
+kept in tools/ so that no tool imports the tests.
 Each case is one `gpuplan` command line. Its stdout is recorded under
 tests/golden/data/<name>.<json|csv|txt> (by --format; txt for tables) and, when the command
 writes anything there, its stderr under tests/golden/data/<name>.stderr.txt.
@@ -42,8 +43,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(__file__).resolve().parent / "data"
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "golden" / "data"
 INPUTS = DATA / "inputs"
 REGENERATE = "python tools/update_golden.py"
 # Each command gets this long at most (they take about a second or three each).
