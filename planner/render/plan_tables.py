@@ -50,10 +50,10 @@ def _picks_text(value: object) -> str:
     return ",".join(PICK_LABELS.get(p, p) for p in str(value).split(",") if p)
 
 
-def _gpus(row: pd.Series) -> str:
-    n, g = float(row["instances"]), float(row["gpu_count"])
-    if g == 0 and pd.notna(row.get("vcpus")):  # a CPU baseline row: its vCPUs
-        return f"{float(row['vcpus']):g} vCPU"
+def _gpus(instances: float, gpu_count: float, vcpus: float) -> str:
+    n, g = float(instances), float(gpu_count)
+    if g == 0 and pd.notna(vcpus):  # a CPU baseline row: its vCPUs
+        return f"{float(vcpus):g} vCPU"
     return f"{n:g}x{g:g}" if n > 1 else f"{g:g}"
 
 
@@ -103,7 +103,11 @@ def _with_display(frame: pd.DataFrame) -> pd.DataFrame:
     shown = frame.copy()
     if shown.empty:
         return shown.assign(gpus="", cost_band="", rank_mark="")
-    shown["gpus"] = [_gpus(r) for _, r in shown.iterrows()]
+    vcpus = shown["vcpus"] if "vcpus" in shown.columns else pd.Series(np.nan, shown.index)
+    shown["gpus"] = [
+        _gpus(n, g, v)
+        for n, g, v in zip(shown["instances"], shown["gpu_count"], vcpus, strict=True)
+    ]
     if "price_date" in shown.columns:
         shown["price_date"] = price_date_labels(shown)
     if "cost_p10_usd" in shown.columns:
