@@ -46,7 +46,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check .
 
 typecheck: $(VENV)/.installed-dev
-	$(BIN)/mypy edge planner pricing benchmarks
+	$(BIN)/mypy edge planner pricing benchmarks app.py
 
 # Two workers (CI has 2 cores), each test file kept on one worker so its module fixtures
 # (sshd, moto, a streamlit server) start once; PYTEST_WORKERS=0 runs in this process.

@@ -98,13 +98,26 @@ def wrap_words(text: str, width: int) -> list[str]:
 _ellipsize = cut
 
 
-def cells(frame: pd.DataFrame, columns: Sequence[Col]) -> list[list[str]]:
-    """Formatted cells, row by row, for the columns present in `frame` ("" where absent)."""
+# A column's formatted cells by (key, cell function): fitting a table tries several sets of
+# columns over the same frame, and formatting each cell once is most of its cost.
+CellCache = dict[tuple[str, Callable[[Any], str]], list[str]]
+
+
+def cells(
+    frame: pd.DataFrame, columns: Sequence[Col], cache: CellCache | None = None
+) -> list[list[str]]:
+    """Formatted cells, row by row, for the columns present in `frame` ("" where absent);
+    `cache` keeps each column's cells for the next call on the same frame."""
+    cache = {} if cache is None else cache
     blank = [""] * len(frame)
-    by_column = [
-        [_safe(c.cell, v) for v in frame[c.key].tolist()] if c.key in frame.columns else blank
-        for c in columns
-    ]
+    by_column = []
+    for c in columns:
+        if c.key not in frame.columns:
+            by_column.append(blank)
+            continue
+        if (c.key, c.cell) not in cache:
+            cache[c.key, c.cell] = [_safe(c.cell, v) for v in frame[c.key].tolist()]
+        by_column.append(cache[c.key, c.cell])
     return [list(row) for row in zip(*by_column, strict=True)] if by_column else []
 
 
@@ -147,28 +160,29 @@ def fit_widths(rows: list[list[str]], columns: Sequence[Col], width: int) -> lis
     return widths
 
 
-def _fits(frame: pd.DataFrame, shown: Sequence[Col], width: int) -> bool:
-    widths = fit_widths(cells(frame, shown), shown, width)
+def _fits(frame: pd.DataFrame, shown: Sequence[Col], width: int, cache: CellCache) -> bool:
+    widths = fit_widths(cells(frame, shown, cache), shown, width)
     return sum(widths) + PAD * len(widths) <= width
 
 
 def _fitting_columns(
-    frame: pd.DataFrame, columns: Sequence[Col], width: int
+    frame: pd.DataFrame, columns: Sequence[Col], width: int, cache: CellCache | None = None
 ) -> tuple[list[Col], list[Col], list[Col]]:
     """The columns shown in the grid, those shown under each row (the `below` ones, where
     the table does not fit with them) and those left out (the `drop` ones, highest first,
     until the rest fit)."""
+    cache = {} if cache is None else cache
     shown = [c for c in columns if c.key in frame.columns or not (c.drop or c.below)]
     beneath: list[Col] = []
     # A `below` column stays in the grid only where it gets BELOW_INLINE_MIN columns.
     roomy = [
         replace(c, shrink_to=max(c.shrink_to, BELOW_INLINE_MIN)) if c.below else c for c in shown
     ]
-    if not _fits(frame, roomy, width):
+    if not _fits(frame, roomy, width, cache):
         beneath = [c for c in shown if c.below]
         shown = [c for c in shown if not c.below]
     left_out: list[Col] = []
-    while not _fits(frame, shown, width):
+    while not _fits(frame, shown, width, cache):
         droppable = [c for c in shown if c.drop]
         if not droppable:
             break
@@ -199,10 +213,11 @@ def fit_table(
     line still wider than `width` once every shrinkable column is at its minimum and every
     `drop` column is left out is cut after its last whole word.
     """
-    shown, beneath, left_out = _fitting_columns(frame, columns, width)
-    rows = cells(frame, shown)
+    cache: CellCache = {}
+    shown, beneath, left_out = _fitting_columns(frame, columns, width, cache)
+    rows = cells(frame, shown, cache)
     widths = fit_widths(rows, shown, width)
-    under = cells(frame, beneath)
+    under = cells(frame, beneath, cache)
 
     def lines_under(values: Sequence[str]) -> list[str]:
         return [

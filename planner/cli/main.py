@@ -10,6 +10,7 @@ gets `error: ...` with the valid choices and exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -90,11 +91,9 @@ def _names_whole_table() -> type:
     return NamesWholeTable
 
 
-def _readable_help() -> None:
+def _readable_help(rich_utils: Any) -> None:
     """typer's rich help at the terminal's width with paragraphs folded (fold_paragraphs)."""
     import inspect
-
-    from typer import rich_utils
 
     rich_console = rich_utils._get_rich_console
 
@@ -103,7 +102,7 @@ def _readable_help() -> None:
         return rich_console(stderr)
 
     rich_utils._get_rich_console = console_at_width
-    rich_utils.Table = _names_whole_table()  # type: ignore[misc,assignment]
+    rich_utils.Table = _names_whole_table()
     rich_utils._fix_linebreaks = fold_paragraphs
     command_help = rich_utils._make_command_help
 
@@ -116,7 +115,24 @@ def _readable_help() -> None:
     rich_utils._make_command_help = folded_command_help
 
 
-_readable_help()
+class _RichUtilsOnFirstUse:
+    """Stands in for typer.rich_utils (rich's markdown and tables, ~0.1 s to import) until
+    typer reaches for it to print help or an error: then imports it, makes it readable
+    (_readable_help) and hands it over, so a plan that prints neither never loads it.
+    typer imports it as `from . import rich_utils`, which takes this attribute as it is."""
+
+    def __getattr__(self, name: str) -> Any:
+        import importlib
+
+        module = importlib.import_module("typer.rich_utils")  # replaces this stand-in
+        _readable_help(module)
+        return getattr(module, name)
+
+
+if "typer.rich_utils" in sys.modules:
+    _readable_help(sys.modules["typer.rich_utils"])
+else:
+    setattr(typer, "rich_utils", _RichUtilsOnFirstUse())  # noqa: B010 (typer has no such name typed)
 app = typer.Typer(
     help="gpuplan: which GPUs train this job fastest for the money, and how sure we are.",
     no_args_is_help=True,

@@ -489,7 +489,7 @@ def _show_plan(
         wide=flags.wide,
         explain=flags.explain,
         problems=problems,
-        explanations=_explanations(result),
+        explanations=_explanations(result) if flags.explain else (),  # shown with --explain
     )
     for line in layout_lines or []:
         typer.echo(f"\n{line[0].upper()}{line[1:]}")

@@ -50,6 +50,8 @@ def _with_spot(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
         spot_overhead_factor=np.nan,
     )
     spot = (opts["pricing"] == "spot").to_numpy()
+    if not spot.any():
+        return opts
     instances = opts.loc[spot, "instances"].to_numpy()
     rows = spot_for_offers(
         opts.loc[spot],

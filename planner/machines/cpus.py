@@ -9,6 +9,7 @@ all-core clock): a datasheet peak, not a training rate (planner.throughput.cpu).
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from importlib import resources
 
@@ -51,34 +52,25 @@ def cpu_family(offers: pd.DataFrame, specs: pd.DataFrame | None = None) -> pd.Da
     threads_per_core, at least 1.
     """
     specs = load_cpu_specs() if specs is None else specs
-    out = pd.DataFrame(
-        {
-            "cpu_family": "",
-            "cpu_name": "",
-            "cpu_arch": "",
-            "physical_cores": np.nan,
-            "peak_gflops_per_core": np.nan,
-        },
-        index=offers.index,
-    )
     peaks = peak_gflops_per_core(specs)
-    found = pd.Series(False, index=offers.index)
-    vcpus = offers["vcpus"].astype(float)
-    types = offers["instance_type"].astype(str)
-    for i, spec in specs.iterrows():
-        rows = (
-            ~found
-            & (offers["provider"].astype(str) == spec["provider"])
-            & types.str.contains(str(spec["instance_pattern"]), regex=True)
+    rules = [
+        (str(spec["provider"]), re.compile(str(spec["instance_pattern"])), spec, float(peak))
+        for (_, spec), peak in zip(specs.iterrows(), peaks, strict=True)
+    ]
+    rows = []
+    for provider, instance_type, vcpus in zip(
+        offers["provider"].astype(str),
+        offers["instance_type"].astype(str),
+        offers["vcpus"].astype(float),
+        strict=True,
+    ):
+        found = next(
+            (r for r in rules if r[0] == provider and r[1].search(str(instance_type))), None
         )
-        if not rows.any():
+        if found is None or pd.isna(instance_type):
+            rows.append(("", "", "", np.nan, np.nan))
             continue
-        out.loc[rows, "cpu_family"] = spec["family"]
-        out.loc[rows, "cpu_name"] = spec["cpu_name"]
-        out.loc[rows, "cpu_arch"] = spec["arch"]
-        out.loc[rows, "physical_cores"] = np.maximum(
-            vcpus[rows] / float(spec["threads_per_core"]), 1.0
-        )
-        out.loc[rows, "peak_gflops_per_core"] = float(peaks[i])
-        found |= rows
-    return out
+        _, _, spec, peak = found
+        cores = max(vcpus / float(spec["threads_per_core"]), 1.0)
+        rows.append((spec["family"], spec["cpu_name"], spec["arch"], cores, peak))
+    return pd.DataFrame(rows, columns=list(CPU_FAMILY_COLUMNS), index=offers.index)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 from rich.markup import escape
 
@@ -49,10 +50,10 @@ def _picks_text(value: object) -> str:
     return ",".join(PICK_LABELS.get(p, p) for p in str(value).split(",") if p)
 
 
-def _gpus(row: pd.Series) -> str:
-    n, g = float(row["instances"]), float(row["gpu_count"])
-    if g == 0 and pd.notna(row.get("vcpus")):  # a CPU baseline row: its vCPUs
-        return f"{float(row['vcpus']):g} vCPU"
+def _gpus(instances: float, gpu_count: float, vcpus: float) -> str:
+    n, g = float(instances), float(gpu_count)
+    if g == 0 and pd.notna(vcpus):  # a CPU baseline row: its vCPUs
+        return f"{float(vcpus):g} vCPU"
     return f"{n:g}x{g:g}" if n > 1 else f"{g:g}"
 
 
@@ -102,7 +103,11 @@ def _with_display(frame: pd.DataFrame) -> pd.DataFrame:
     shown = frame.copy()
     if shown.empty:
         return shown.assign(gpus="", cost_band="", rank_mark="")
-    shown["gpus"] = [_gpus(r) for _, r in shown.iterrows()]
+    vcpus = shown["vcpus"] if "vcpus" in shown.columns else pd.Series(np.nan, shown.index)
+    shown["gpus"] = [
+        _gpus(n, g, v)
+        for n, g, v in zip(shown["instances"], shown["gpu_count"], vcpus, strict=True)
+    ]
     if "price_date" in shown.columns:
         shown["price_date"] = price_date_labels(shown)
     if "cost_p10_usd" in shown.columns:
@@ -137,20 +142,28 @@ def collapse_regions(shown: pd.DataFrame) -> pd.DataFrame:
         rate=[_short_money(v) for v in shown["option_usd_per_hour"]],
     ).loc[:, list(SAME_ROW_KEYS)]
     same = (keys == keys.shift()).all(axis=1).to_numpy()
-    group = (~same).cumsum()
-    out = []
-    for _, part in shown.groupby(group, sort=False):
-        first = part.iloc[0].copy()
-        regions = part["region"].astype(str).unique()
-        first["region_label"] = regions[0] if len(regions) == 1 else f"{len(regions)} regions"
-        if len(part) > 1:
-            ranks = [int(r) for r in part["rank"] if r]
-            star = "*" if part["on_pareto"].any() else ""
-            span = f"{ranks[0]}-{ranks[-1]}" if len(ranks) > 1 else first["rank_mark"].rstrip("*")
-            first["rank_mark"] = span + star
-            first["pick"] = ",".join(p for p in part["pick"].astype(str) if p)
-        out.append(first)
-    return pd.DataFrame(out).reset_index(drop=True)
+    starts = np.flatnonzero(~same)
+    ends = [*starts[1:].tolist(), len(shown)]
+    regions = shown["region"].astype(str).tolist()
+    ranks = shown["rank"].tolist()
+    on_pareto = shown["on_pareto"].to_numpy(bool)
+    picks = shown["pick"].astype(str).tolist()
+    labels, marks, joined = (
+        [],
+        shown["rank_mark"].iloc[starts].tolist(),
+        shown["pick"].iloc[starts].tolist(),
+    )
+    for i, (a, b) in enumerate(zip(starts.tolist(), ends, strict=True)):
+        distinct = list(dict.fromkeys(regions[a:b]))
+        labels.append(distinct[0] if len(distinct) == 1 else f"{len(distinct)} regions")
+        if b - a > 1:
+            ranked = [int(r) for r in ranks[a:b] if r]
+            star = "*" if on_pareto[a:b].any() else ""
+            span = f"{ranked[0]}-{ranked[-1]}" if len(ranked) > 1 else marks[i].rstrip("*")
+            marks[i] = span + star
+            joined[i] = ",".join(p for p in picks[a:b] if p)
+    first = shown.iloc[starts].reset_index(drop=True)
+    return first.assign(region_label=labels, rank_mark=marks, pick=joined)
 
 
 def row_columns(shown: pd.DataFrame, width: int) -> tuple[Col, ...]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from edge.format import duration, money
+from edge.format import duration, flops, money
 from planner.costs.spot import default_rate
 from planner.plan import Plan
 from planner.render.rows import constraint_phrases, worded_rows
@@ -186,7 +186,7 @@ def _method_lines(request: PlanRequest) -> list[str]:
             "GEMMs by shape, FlashAttention, memory-bound operators at HBM bandwidth, the "
             "optimizer) + pipeline bubble (p-1)/(v m) + exposed tensor-, context-, pipeline- "
             "and data-parallel communication (α-β rings over NVLink and the instance network); "
-            f"{workload.flops_per_sample:.3g} FLOPs per token; kernel rates measured by the "
+            f"{flops(workload.flops_per_sample)} per token; kernel rates measured by the "
             "operator benchmark on the GPU, else per GPU generation, calibrated by own GPT "
             "runs where there are some.",
             "Memory: model states by ZeRO stage, activations with FlashAttention (Dao et al. "

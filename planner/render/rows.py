@@ -39,6 +39,16 @@ def misses_text(codes: Iterable[str] | str | None) -> str:
     return ", ".join(MISS_WORDS.get(str(c), str(c)) for c in codes)
 
 
+# The columns price_source_text reads (the last two on on-prem rows).
+PRICE_SOURCE_READS = (
+    "price_source",
+    "price_basis",
+    "onprem_config",
+    "amortized_usd_per_gpu_hour",
+    "utilization",
+)
+
+
 def price_source_text(row: Mapping[str, Any], short: bool = False) -> str:
     """Where a row's price comes from: the catalog's source, or for on-prem 'lab.toml:
     amortized $2.31/GPU-h at 90% utilization (planner.onprem.tco)'. `short`: without what is in
@@ -81,7 +91,8 @@ def worded_rows(frame: pd.DataFrame) -> pd.DataFrame:
             [misses_text(v) for v in out["misses"]], index=out.index, dtype=object
         )
     if "price_basis" in out.columns:
-        records = out.to_dict(orient="records")
+        read = [c for c in PRICE_SOURCE_READS if c in out.columns]  # not all ~100 columns
+        records = out.loc[:, read].to_dict(orient="records")
         out["price_source"] = pd.Series(
             [price_source_text(r) for r in records], index=out.index, dtype=object
         )

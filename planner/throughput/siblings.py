@@ -47,20 +47,35 @@ def silicon_key(gpu_names: pd.Series) -> pd.Series:
 
 def siblings_of(gpu_name: str) -> list[str]:
     """The other GPUs of the spec table on the same silicon (silicon_key)."""
+    return [n for n in silicon_families().get(gpu_name, []) if n != gpu_name]
+
+
+def silicon_families() -> dict[str, list[str]]:
+    """Each GPU of the spec table with a silicon_key: every GPU on its silicon (itself
+    included, in the table's order). The table is keyed once for all its GPUs."""
     names = pd.Series(load_specs().index, dtype=str)
-    keys = silicon_key(names)
-    own = silicon_key(pd.Series([gpu_name])).iloc[0]
-    if not own:
-        return []
-    return [n for n, k in zip(names, keys, strict=True) if k == own and n != gpu_name]
+    by_key: dict[str, list[str]] = {}
+    for name, key in zip(names, silicon_key(names), strict=True):
+        if key:
+            by_key.setdefault(key, []).append(name)
+    return {name: family for family in by_key.values() for name in family}
 
 
 def sibling_ratio(gpu: str, sibling: str, compute_share: float) -> float:
     """X_gpu / X_sibling: the roofline mix of sustained compute (TDP) and bandwidth."""
+    return _roofline_mix(*_compute_and_bandwidth_ratios(gpu, sibling), compute_share)
+
+
+def _compute_and_bandwidth_ratios(gpu: str, sibling: str) -> tuple[float, float]:
+    """P_gpu / P_sibling (the TDP ratio to TDP_CLOCK_EXPONENT) and B_gpu / B_sibling."""
     specs = load_specs()
     tdp = float(specs.at[gpu, "tdp_w"]) / float(specs.at[sibling, "tdp_w"])
     bandwidth = float(specs.at[gpu, "memory_bw_gbs"]) / float(specs.at[sibling, "memory_bw_gbs"])
     compute = tdp**TDP_CLOCK_EXPONENT if np.isfinite(tdp) and tdp > 0 else 1.0
+    return compute, bandwidth
+
+
+def _roofline_mix(compute: float, bandwidth: float, compute_share: float) -> float:
     f = float(np.clip(compute_share, 0.0, 1.0))
     return 1.0 / (f / compute + (1.0 - f) / bandwidth)
 
@@ -81,11 +96,14 @@ def compute_share(figures: pd.DataFrame, model: str, precision: str) -> float:
             observed = np.log(chosen["throughput_x"].to_numpy(float)) - np.log(
                 chosen["throughput_y"].to_numpy(float)
             )
-            names = list(zip(chosen["gpu_name_x"], chosen["gpu_name_y"], strict=True))
+            ratios = [
+                _compute_and_bandwidth_ratios(g, s)
+                for g, s in zip(chosen["gpu_name_x"], chosen["gpu_name_y"], strict=True)
+            ]
             errors = [
                 sum(
-                    (o - np.log(sibling_ratio(g, s, float(f)))) ** 2
-                    for o, (g, s) in zip(observed, names, strict=True)
+                    (o - np.log(_roofline_mix(c, b, float(f)))) ** 2
+                    for o, (c, b) in zip(observed, ratios, strict=True)
                 )
                 for f in SHARE_GRID
             ]
@@ -102,11 +120,12 @@ def with_sibling_figures(figures: pd.DataFrame, share: float) -> pd.DataFrame:
     if figures.empty:
         return figures
     have = set(figures["gpu_name"].astype(str))
+    families = silicon_families()
     added = []
     for gpu in load_specs().index.astype(str):
         if gpu in have:
             continue
-        donors = [s for s in siblings_of(gpu) if s in have]
+        donors = [s for s in families.get(gpu, []) if s in have and s != gpu]
         if not donors:
             continue
         fabric = interconnect_class(pd.Series([gpu, *donors])).tolist()

@@ -1,6 +1,6 @@
 """Golden outputs of the `gpuplan` CLI: every figure it prints now, kept as it is.
 
-Each case in tests/golden/__init__.py is run as a subprocess in an isolated environment
+Each case in tools/golden_cases.py is run as a subprocess in an isolated environment
 (a fresh temporary HOME and XDG folders, empty GPUPLAN_RESULTS_DIR, GPUPLAN_SNAPSHOT_DIR,
 GPUPLAN_SWEEP_DIR and GPUPLAN_CACHE_DIR, price-source URLs pointed at a closed local port,
 cloud metadata lookups off, COLUMNS=200, TZ=UTC, NO_COLOR=1, one BLAS thread) and its
@@ -20,7 +20,7 @@ Before recording and before comparing, paths and the age of prices are normalise
 repository root reads `<REPO>`, the temporary home `<TMP>`, `"age_days": 548` reads
 `"age_days": "<N>"` and `at most 548 d` reads `at most <N> d`; a table line cut at the
 terminal width (ending in `…`) is cut right after its first age. The regexes are in
-tests/golden/__init__.py (`normalise`).
+tools/golden_cases.py (`normalise`).
 
 A failure names the first differing JSON path, CSV row and column, or line, with both
 values. If the change is intended, record the new outputs with
@@ -41,7 +41,7 @@ from typing import Any
 
 import pytest
 
-from tests.golden import CASES, DATA, INPUTS, REGENERATE, Case, Output, run_case
+from tools.golden_cases import CASES, DATA, INPUTS, REGENERATE, Case, Output, run_case
 
 # A refit moves a fitted throughput by ~1e-8 and a band edge by a few 1e-6 between numpy /
 # scipy releases (an optimizer stops at its tolerance); a real change moves them far more.

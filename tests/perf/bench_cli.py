@@ -8,8 +8,10 @@ Alternating runs, in this order each round, every one a new process:
                 folder ($XDG_CACHE_HOME) each run
   --help        gpuplan --help
   --version     gpuplan --version
-Prints the median wall time and the median CPU time (user + system) of each, and the cold
-plan's ratio to the import line. Aims: cold plan <= 1.5x the import line, --help <= 0.3 s.
+Prints the median wall time and the median CPU time (user + system) of each, and the ratios
+of the cold plan and --help to the import line. Aims: cold plan <= 1.1x the import line,
+--help <= 0.25x. The packages' bytecode is compiled first (as pip install does), so the
+rounds time an installed gpuplan, not a first import that compiles its sources.
 Other work shares this machine's cores: compare figures from one run, and read CPU time
 when the machine is busy. Not a test: it prints.
 """
@@ -17,6 +19,7 @@ when the machine is busy. Not a test: it prints.
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import shutil
 import statistics
@@ -34,7 +37,8 @@ COMMANDS: dict[str, list[str]] = {
     "--help": [GPUPLAN, "--help"],
     "--version": [GPUPLAN, "--version"],
 }
-AIMS = {"cold plan": "<= 1.5x import line", "--help": "<= 0.3 s"}
+AIMS = {"cold plan": 1.1, "--help": 0.25}  # at most this many times the import line
+PACKAGES = ("edge", "planner", "pricing", "benchmarks")
 
 
 def timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -58,6 +62,8 @@ def main() -> None:
     args = parser.parse_args()
     if not Path(GPUPLAN).exists():
         sys.exit(f"no gpuplan console script beside {sys.executable}: pip install -e .")
+    for package in PACKAGES:
+        compileall.compile_dir(ROOT / package, quiet=1)
     scratch = Path(tempfile.mkdtemp(prefix="gpuplan-perf-cli-"))
     base_env = {
         **os.environ,
@@ -83,16 +89,18 @@ def main() -> None:
     print(f"{'command':<12} {'wall s':>7} {'(min-max)':>13} {'CPU s':>7}  aim")
     for name in COMMANDS:
         w = walls[name]
+        aim = f"<= {AIMS[name]}x import line" if name in AIMS else ""
         print(
             f"{name:<12} {statistics.median(w):7.3f} ({min(w):5.2f}-{max(w):5.2f}) "
-            f"{statistics.median(cpus[name]):7.3f}  {AIMS.get(name, '')}"
+            f"{statistics.median(cpus[name]):7.3f}  {aim}"
         )
     floor_wall = statistics.median(walls["import line"])
     floor_cpu = statistics.median(cpus["import line"])
-    print(
-        f"cold plan / import line: {statistics.median(walls['cold plan']) / floor_wall:.2f}x wall, "
-        f"{statistics.median(cpus['cold plan']) / floor_cpu:.2f}x CPU (aim <= 1.5x)"
-    )
+    for name, aim in AIMS.items():
+        print(
+            f"{name} / import line: {statistics.median(walls[name]) / floor_wall:.2f}x wall, "
+            f"{statistics.median(cpus[name]) / floor_cpu:.2f}x CPU (aim <= {aim}x)"
+        )
 
 
 if __name__ == "__main__":

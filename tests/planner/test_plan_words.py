@@ -7,6 +7,7 @@ import pytest
 
 from planner.choose.pareto import STATUS_CASES, STATUS_COLUMNS, constraint_status, picks
 from planner.render.plan_words import (
+    _method_lines,
     assumption_lines,
     constraint_text,
     hours_text,
@@ -114,3 +115,13 @@ def test_constraint_phrases_word_every_constraint_set() -> None:
         "pricing on-demand",
         "assumed reserved discount 35% off on-demand",
     ]
+
+
+def test_the_llm_method_line_gives_flops_per_token_with_an_si_prefix() -> None:
+    for name, scale, prefix in (("llm-7b-140b", 1e9, "G"), ("llm-405b-8.1t", 1e12, "T")):
+        request = PlanRequest(workload=get_workload(name), precision="bf16")
+        method = " ".join(_method_lines(request))
+        per_token = request.workload.flops_per_sample
+        assert 1 <= per_token / scale < 1000  # 6N: ~45 GFLOP at 7B, ~2.5 TFLOP at 405B
+        assert f"{per_token / scale:.3g} {prefix}FLOP per token" in method
+        assert "e+" not in method
