@@ -16,7 +16,7 @@ limits differ (dynamic power ~ C V^2 f with voltage ~ frequency, so a power cap 
 sustained clock as its cube root: e.g. Rabaey et al., "Digital Integrated Circuits", 2003,
 ch. 5). Memory size is not a speed: it binds only when a batch does not fit, which the step
 model decides. A figure on more than one GPU carries only between siblings with the same
-interconnect (NVLink boards against NVLink boards).
+interconnect at the same link bandwidth (NVLink boards against NVLink boards).
 """
 
 from __future__ import annotations
@@ -111,6 +111,15 @@ def compute_share(figures: pd.DataFrame, model: str, precision: str) -> float:
     return DEFAULT_COMPUTE_SHARE
 
 
+def fabric_keys(gpu_names: list[str]) -> list[str]:
+    """Interconnect class and link bandwidth per GPU: a figure on more than one GPU carries
+    only between siblings alike in both (the H800 SXM's NVLink is 400 GB/s to the H100
+    SXM's 900)."""
+    names = pd.Series(gpu_names)
+    links = names.map(load_specs()["nvlink_gbs"]).astype(float).fillna(0.0)
+    return [f"{c}:{b:g}" for c, b in zip(interconnect_class(names), links, strict=True)]
+
+
 def with_sibling_figures(figures: pd.DataFrame, share: float) -> pd.DataFrame:
     """`figures` (one model and precision: best_figures' columns) plus, for each GPU of the
     spec table with no figure but a sibling with some, the sibling's figures scaled by
@@ -128,7 +137,7 @@ def with_sibling_figures(figures: pd.DataFrame, share: float) -> pd.DataFrame:
         donors = [s for s in families.get(gpu, []) if s in have and s != gpu]
         if not donors:
             continue
-        fabric = interconnect_class(pd.Series([gpu, *donors])).tolist()
+        fabric = fabric_keys([gpu, *donors])
         donor = min(
             donors,
             key=lambda s: (

@@ -79,3 +79,24 @@ def test_a100_80gb_is_within_a_few_percent_of_the_40gb_published_figure() -> Non
     sxm40, sxm80 = one.loc["A100-SXM-40GB"], one.loc["A100-SXM-80GB"]
     assert sxm40["source"] == "published" and sxm80["source"] == "sibling"
     assert 1.0 <= sxm80["throughput"] / sxm40["throughput"] <= 1.10  # was +43% estimated
+
+
+def test_a_multi_gpu_figure_does_not_carry_to_a_sibling_with_slower_links() -> None:
+    """The H800 SXM is the H100 SXM's die with 400 GB/s NVLink against 900: its
+    single-GPU figure carries, an 8-GPU one does not."""
+    from planner.throughput.siblings import fabric_keys, with_sibling_figures
+
+    keys = fabric_keys(["H100-SXM", "H800-SXM", "H200-SXM"])
+    assert keys[0] == keys[2] and keys[0] != keys[1]
+    figures = pd.DataFrame(
+        {
+            "gpu_name": ["H100-SXM", "H100-SXM"],
+            "total_gpus": [1, 8],
+            "throughput": [1000.0, 7600.0],
+            "source": ["published", "published"],
+            "detail": ["x", "y"],
+        }
+    )
+    out = with_sibling_figures(figures, 0.5)
+    assert sorted(out.loc[out["gpu_name"] == "H800-SXM", "total_gpus"]) == [1]
+    assert sorted(out.loc[out["gpu_name"] == "H200-SXM", "total_gpus"]) == [1, 8]
