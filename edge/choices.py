@@ -8,9 +8,11 @@ ending every "unknown ..." message here uses, or '' when nothing is close.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 CUTOFF = 0.5  # difflib ratio below which a choice is not offered
+# Characters a choice must share with the value to be offered when nothing is close.
+LAST_RESORT_PREFIX = 3
 
 
 def closest_match(
@@ -40,3 +42,11 @@ def did_you_mean(
     """`; did you mean 'X'?` for closest_match's choice, or '' when nothing is close."""
     hint = closest_match(value, choices, cutoff=cutoff, prefix=prefix)
     return f"; did you mean {hint!r}?" if hint else ""
+
+
+def check_choices(values: Iterable[str], valid: Sequence[str], what: str) -> None:
+    """Raise ValueError naming the closest valid choice for each value not in `valid`."""
+    for value in values:
+        if value not in valid and value.lower() not in valid:
+            fix = did_you_mean(value, valid, prefix=LAST_RESORT_PREFIX)
+            raise ValueError(f"unknown {what} {value!r}{fix} Valid: {', '.join(valid)}")

@@ -40,7 +40,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -650,11 +650,3 @@ def price_for_kind(offers: pd.DataFrame, kind: str) -> pd.Series:
 def unique_values(offers: pd.DataFrame, column: str) -> list[str]:
     """Sorted distinct values of a text column, for choices in the CLI and app."""
     return sorted(str(v) for v in offers[column].dropna().unique())
-
-
-def check_choices(values: Iterable[str], valid: Sequence[str], what: str) -> None:
-    """Raise ValueError naming the closest valid choice for each value not in `valid`."""
-    for value in values:
-        if value not in valid and value.lower() not in valid:
-            fix = did_you_mean(value, valid)
-            raise ValueError(f"unknown {what} {value!r}{fix} Valid: {', '.join(valid)}")

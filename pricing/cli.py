@@ -10,7 +10,7 @@ from rich.text import Text
 
 # Only light modules at the top (`gpuplan --help` loads no pandas); commands import the rest.
 from edge.console import abort, text_console, warn
-from pricing.output import FORMATS, emit
+from edge.output import FORMATS, emit
 from pricing.providers.regions import DEFAULT_DEADLINES_S, DEFAULT_REGIONS
 
 if TYPE_CHECKING:  # annotations only: `gpuplan --help` loads no pandas
@@ -55,12 +55,12 @@ def show(
     ] = False,
 ) -> None:
     """Offers in the snapshot, cheapest per GPU first, with each price's date."""
+    from edge.choices import check_choices
     from pricing.catalog import (
         OFFER_COLUMNS,
         OFFER_HEAD_COLUMNS,
         PRICE_COLUMNS,
         SnapshotError,
-        check_choices,
         filter_offers,
         load_offers,
         price_date_bases,
@@ -132,7 +132,8 @@ def status(
 ) -> None:
     """Each price source in use: its date, age and where it lives, and every source a
     refresh can read with what it needs; warns past 30 days."""
-    from pricing.catalog import SnapshotError, check_choices, read_manifest, user_snapshot_dir
+    from edge.choices import check_choices
+    from pricing.catalog import SnapshotError, read_manifest, user_snapshot_dir
     from pricing.status import sources_frame, stale_text, status_frame
 
     try:
@@ -346,7 +347,8 @@ def diff_command(
     fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
 ) -> None:
     """Offers added and removed and prices changed between two snapshots."""
-    from pricing.catalog import SnapshotError, check_choices
+    from edge.choices import check_choices
+    from pricing.catalog import SnapshotError
     from pricing.diff import DIFF_COLUMNS, diff_offers, summarize
     from pricing.store import resolve_reference
 
@@ -382,7 +384,8 @@ def spot_zones(
     """AWS spot prices per availability zone, from the refreshed AWS snapshot in use."""
     import pandas as pd
 
-    from pricing.catalog import SnapshotError, check_choices, read_manifest
+    from edge.choices import check_choices
+    from pricing.catalog import SnapshotError, read_manifest
 
     try:
         check_choices([fmt], FORMATS, "format")

@@ -32,11 +32,11 @@ def calibrate(
 ) -> None:
     """Predicted (leave-one-out) vs measured for every own result, and the error summary."""
     check_format(fmt)
+    from edge.output import records
     from planner.render.calibration import print_calibration, worded_calibration
     from planner.throughput import own_and_published_results
     from planner.throughput.calibration import calibrate as predicted_vs_measured
     from planner.throughput.calibration import error_summary
-    from pricing.output import records
 
     folders = results if results is not None else [str(default_results_dir())]
     table, problems = own_and_published_results(folders)

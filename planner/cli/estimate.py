@@ -15,10 +15,10 @@ import typer
 from rich.text import Text
 
 from edge.console import abort, text_console, warn, working
+from edge.output import emit
 from planner.cli.options import Format, Output, abort_on_value_error, check_format
 from planner.io.validate import check_flags, check_output_path, shorten
 from planner.llm.frameworks import DEFAULT_FRAMEWORK
-from pricing.output import emit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -279,7 +279,7 @@ OPTIONAL_COLUMNS = ("fits", "seq_len", "precision")
 
 
 def _emit(frame: pd.DataFrame, fmt: str, title: str, table_columns: tuple[str, ...]) -> None:
-    """`frame` on stdout as `fmt` (csv is spreadsheet-safe: pricing.output.emit)."""
+    """`frame` on stdout as `fmt` (csv is spreadsheet-safe: edge.output.emit)."""
     emit(
         frame,
         fmt,

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+from edge.output import emit
 from planner.cli.options import Format, check_format
-from pricing.output import emit
 
 EXAMPLES_TITLE = "Examples shipped with gpuplan (pass example:NAME wherever a file is asked for)"
 

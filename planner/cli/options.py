@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from edge.console import abort
-from pricing.output import FORMATS
+from edge.output import FORMATS
 
 Format = Annotated[str, typer.Option("--format", help="table | json | csv")]
 Wide = Annotated[bool, typer.Option("--wide", help="tables: every column, however wide")]
@@ -36,7 +36,7 @@ def abort_on_value_error() -> Iterator[None]:
 
 def check_format(fmt: str) -> None:
     """Exit 2 naming the closest of table, json and csv when `fmt` is none of them."""
-    from pricing.catalog import check_choices
+    from edge.choices import check_choices
 
     with abort_on_value_error():
         check_choices([fmt], FORMATS, "format")

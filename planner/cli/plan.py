@@ -15,6 +15,7 @@ import typer
 
 from benchmarks.cli import default_results_dir
 from edge.console import abort, working
+from edge.output import emit
 from planner.cli.options import Format, Wide, check_format
 from planner.defaults import (
     DEFAULT_CHECKPOINT_HOURS,
@@ -25,7 +26,6 @@ from planner.defaults import (
 from planner.io.validate import check_flags, warn_lines
 from planner.llm.frameworks import DEFAULT_FRAMEWORK
 from pricing.cli import tier_option_help
-from pricing.output import emit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -356,9 +356,10 @@ def _check_layout_flag(flags: PlanFlags, workload: Workload) -> None:
 
 def _check_plan_flags(flags: PlanFlags) -> None:
     """ValueError at the first option out of its choices or range, naming the option."""
+    from edge.choices import check_choices
     from planner.render.plan_tables import VIEWS
     from planner.request import PRECISIONS
-    from pricing.catalog import PRICING_KINDS, check_choices
+    from pricing.catalog import PRICING_KINDS
 
     check_format(flags.fmt)
     check_choices([flags.view], VIEWS, "view")
@@ -385,12 +386,13 @@ def _check_plan_flags(flags: PlanFlags) -> None:
 def _read_inputs(flags: PlanFlags) -> PlanInputs:
     """The workload, offers, rates, on-prem configs and results `flags` name, each checked
     (ValueError naming what is refused)."""
+    from edge.choices import check_choices
     from planner.choose.constraints import parse_rates
     from planner.io.examples import input_path
     from planner.onprem.tco import load_onprem_config
     from planner.settings import LLMSettings
     from planner.throughput import own_and_published_results
-    from pricing.catalog import check_choices, load_offers, unique_values
+    from pricing.catalog import load_offers, unique_values
 
     llm = LLMSettings(
         recompute=flags.recompute,

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from edge.console import abort
+from edge.output import emit
 from planner.cli.options import Format, Wide, abort_on_value_error, check_format
 from planner.io.validate import check_flags, warn_lines
 from pricing.cli import tier_option_help
-from pricing.output import emit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,8 +116,9 @@ def _check_tco_flags(
     trend: float | None,
 ) -> None:
     """Exit 2 at the first flag out of its choices or range, naming the flag."""
+    from edge.choices import check_choices
     from planner.onprem.config import OnPremConfigError, check_value
-    from pricing.catalog import PRICING_KINDS, check_choices
+    from pricing.catalog import PRICING_KINDS
 
     check_format(fmt)
     with abort_on_value_error():

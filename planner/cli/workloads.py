@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from edge.output import emit
 from planner.cli.options import Format, check_format
-from pricing.output import emit
 
 if TYPE_CHECKING:
     import pandas as pd
