@@ -27,6 +27,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from planner.codes import SOURCE_RANK, is_published
 from planner.machines.specs import load_specs, peak_tflops
 from planner.notes import Note
 from planner.workloads.llm_presets import label_params, preset_named
@@ -99,7 +100,6 @@ FP8_SPEEDUP = (1.4, 1.3, 1.5)
 SIZE_LOG_ERROR_PER_DECADE = 0.15
 PRECISION_FAMILY = {"fp16": "half", "bf16": "half", "fp8": "half", "tf32": "tf32", "fp32": "fp32"}
 SIZE_LABEL = re.compile(r"^(\d+(?:\.\d+)?)([kmbt])$")
-SOURCE_RANK = {"measured": 0, "published": 1}
 
 
 @lru_cache(maxsize=512)
@@ -248,7 +248,7 @@ def gpt_mfu_figures(results: pd.DataFrame, precision: str) -> tuple[pd.DataFrame
     gpt = gpt.loc[~unsized].assign(params=params[~unsized].astype(float))
     if gpt.empty:
         return empty, notes
-    kind = np.where(gpt["source"].astype(str).str.startswith("published"), "published", "measured")
+    kind = np.where(is_published(gpt["source"]), "published", "measured")
     p10 = (gpt["throughput_p10"] / gpt["throughput"]).fillna(1.0).clip(upper=1.0)
     p90 = (gpt["throughput_p90"] / gpt["throughput"]).fillna(1.0).clip(lower=1.0)
     gpt = gpt.assign(

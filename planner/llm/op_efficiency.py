@@ -30,6 +30,7 @@ import pandas as pd
 
 from benchmarks.op_figures import OpFigure
 from benchmarks.results import OP_FIGURES_COLUMN, OP_WORKLOAD
+from planner.codes import is_published
 from planner.machines.specs import load_specs
 from pricing.gpus import UnknownGPUError, canonical_gpu
 
@@ -223,7 +224,7 @@ def _figures(
     ]
     if runs.empty:
         return None
-    published = runs["source"].astype(str).str.startswith("published")
+    published = is_published(runs["source"])
     source = np.where(published, "published", "measured")
     ordered = runs.assign(
         _source=source,

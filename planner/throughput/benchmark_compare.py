@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from planner.codes import is_published as codes_is_published
+
 KEY = ["gpu_name", "workload", "model_size", "precision", "world_size"]
 COMPARE_COLUMNS: tuple[str, ...] = (
     *KEY, "throughput_unit", "measured_throughput", "measured_runs", "measured_detail",
@@ -25,7 +27,7 @@ COMPARE_COLUMNS: tuple[str, ...] = (
 
 def is_published(results: pd.DataFrame) -> pd.Series:
     """True for published figures (source 'published:...'), False for own runs."""
-    return results["source"].fillna("").astype(str).str.startswith("published")
+    return codes_is_published(results["source"])
 
 
 def measured_vs_published(results: pd.DataFrame) -> pd.DataFrame:

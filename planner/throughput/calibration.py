@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from planner.codes import ThroughputSource
 from planner.llm.calibration import predict_gpt_run
 from planner.llm.mfu import params_from_size
 from planner.throughput.benchmark_compare import is_published
@@ -63,7 +64,9 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "by", "group", "count", "median_abs_error", "within_10pct", "in_band",
 )  # fmt: skip
 WITHIN = 0.10  # the error (a fraction) counted as close in error_summary
-METHODS = ("measured", "published", "scaled", "estimated")
+METHODS = tuple(
+    s.value for s in ThroughputSource if s not in (ThroughputSource.SIBLING, ThroughputSource.NONE)
+)
 
 
 def not_compared(own: pd.DataFrame) -> pd.Series:

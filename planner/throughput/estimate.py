@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from planner.codes import SOURCE_RANK, ThroughputSource
 from planner.machines.specs import load_specs
 from planner.settings import CommModel
 from planner.throughput.roofline import roofline_predict
@@ -60,7 +61,6 @@ PREDICTION_COLUMNS: tuple[str, ...] = (
     "throughput_detail",
 )
 KEY = ["gpu_name", "model", "precision"]
-SOURCE_RANK = {"measured": 0, "published": 1}
 # Fewer GPUs cannot separate compute from bandwidth (three slopes and an intercept).
 MIN_ESTIMATOR_GPUS = 4
 # DATA_PARALLEL_MODELS' per-GPU batches are those of the 80 GB GPUs in Lambda's runs.
@@ -291,7 +291,7 @@ CURVE_KEY = [
     "gpu_name", "model", "precision", "wanted_generation", "interconnect", "gpus_per_node",
     "network_gbps",
 ]  # fmt: skip
-SOURCE_CODES = ("measured", "published", "sibling", "scaled", "estimated", "none")
+SOURCE_CODES = tuple(source.value for source in ThroughputSource)
 
 
 @dataclass(frozen=True)

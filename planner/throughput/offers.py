@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from planner.codes import SOURCE_RANK, ThroughputSource, is_published
 from planner.machines.specs import load_specs
 from planner.throughput import disk_cache
 from planner.throughput.disk_cache import frame_digest
@@ -48,8 +49,6 @@ from planner.workloads.catalog import Workload
 
 if TYPE_CHECKING:
     from benchmarks.results import BenchmarkResult
-
-SOURCE_RANK = {"measured": 0, "published": 1, "sibling": 2, "scaled": 3, "estimated": 4}
 
 
 def throughput_table(results: pd.DataFrame, workload: Workload, precision: str) -> pd.DataFrame:
@@ -137,7 +136,7 @@ def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
     columns = ["gpu_name", "total_gpus", "model", "precision", "throughput", "generation"]
     if rows.empty:
         return pd.DataFrame(columns=[*columns, "source", "detail"])
-    published = rows["source"].str.startswith("published")
+    published = is_published(rows["source"])
     known = rows[GENERATION_COLUMN] if GENERATION_COLUMN in rows else pd.Series("", rows.index)
     generation = known.fillna("").astype(str).replace("", np.nan)
     dated = rows["started_at"].fillna("").astype(str).str[:10] if "started_at" in rows else ""
@@ -153,7 +152,9 @@ def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
             "precision": rows["precision"].astype(str),
             "throughput": rows["throughput"].astype(float),
             "generation": np.where(published, generation, OWN_GENERATION),
-            "source": np.where(published, "published", "measured"),
+            "source": np.where(
+                published, ThroughputSource.PUBLISHED.value, ThroughputSource.MEASURED.value
+            ),
             "detail": np.where(
                 published,
                 rows["detail"].fillna("").astype(str),

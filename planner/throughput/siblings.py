@@ -24,10 +24,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from planner.codes import ThroughputSource
 from planner.machines.specs import load_specs
 from planner.throughput.scaling import interconnect_class
 
-SIBLING_SOURCE = "sibling"
+SIBLING_SOURCE = ThroughputSource.SIBLING.value
 # The sustained clock follows the power limit as its cube root (see the module docstring).
 TDP_CLOCK_EXPONENT = 1.0 / 3.0
 # The compute share used when no pair of siblings was measured in one generation.
