@@ -11,7 +11,7 @@ from planner.throughput.estimate import SOURCE_CODES
 def test_sources_rank_own_runs_first_and_estimates_last() -> None:
     assert SOURCE_RANK["measured"] < SOURCE_RANK["published"] < SOURCE_RANK["sibling"]
     assert SOURCE_RANK["scaled"] < SOURCE_RANK["estimated"] < SOURCE_RANK["none"]
-    assert SOURCE_CODES == tuple(SOURCE_RANK)
+    assert tuple(SOURCE_RANK) == SOURCE_CODES
     assert set(METHODS) == set(SOURCE_CODES) - {"sibling", "none"}
 
 
