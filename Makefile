@@ -66,7 +66,7 @@ data: $(VENV)/.installed-app
 	$(BIN)/python tools/build_fitted_seed.py
 
 # Refit the models shipped in planner/data/fitted (after the fitting code or bundled data
-# change; tests/planner/test_fitted_seed.py says when).
+# change; tests/planner/throughput/test_fitted_seed.py says when).
 fitted: $(VENV)/.installed-app
 	$(BIN)/python tools/build_fitted_seed.py
 

@@ -102,3 +102,12 @@ def test_the_check_sees_an_import_backwards_and_a_composer_below() -> None:
     assert any("io/reader.py" in v for v in found)
     assert any("composer" in v for v in found)
     assert any("base module" in v for v in found)
+
+
+def test_planner_tests_mirror_its_folders() -> None:
+    """tests/planner/<folder>/ holds the tests of planner/<folder>/; tests of planner's
+    top-level modules (the request, the composers) sit in tests/planner/ itself."""
+    tests = ROOT / "tests" / "planner"
+    subfolders = {p.name for p in tests.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert subfolders <= set(LAYERS)
+    assert all((tests / name / "__init__.py").exists() for name in subfolders)

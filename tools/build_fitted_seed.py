@@ -9,7 +9,7 @@ curves of each bundled workload's default plan on the bundled prices (`gpuplan p
 disk_cache writes to the user's cache, keyed by the bundled results' digest, the package
 version, the fitting code and the numpy/pandas major versions: when any of those changes,
 the files are simply not found and the fit runs as before. `make fitted` runs this;
-tests/planner/test_fitted_seed.py fails while they are stale. With --check it writes
+tests/planner/throughput/test_fitted_seed.py fails while they are stale. With --check it writes
 nothing and exits 1 when a file is missing (the committed folder is stale).
 """
 

@@ -5,7 +5,7 @@ so a plan that gangs 16 single-GPU VMs must not assume a 3,200 Gb/s cluster fabr
 quirk table gives each instance type's published network bandwidth ("network performance"
 on the providers' instance pages; InfiniBand/EFA/GPUDirect fabrics where the type has one),
 recorded 2026-11; a type not listed gets its provider's default, or DEFAULT_NETWORK_GBPS,
-both assumptions. Figures are peak per instance; tests/planner/test_network.py has a case
+both assumptions. Figures are peak per instance; tests/planner/machines/test_network.py has a case
 per row.
 """
 

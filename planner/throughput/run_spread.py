@@ -24,7 +24,7 @@ from planner.throughput.scaling import BAND_QUANTILES
 FIGURE_KEY = ["gpu_name", "model", "precision", "generation", "total_gpus"]
 MIN_SPREAD_GROUPS = 20
 # log(x / median of the other runs) at 10% and 90%, on the 246 bundled published figures
-# with two or more runs (benchmarks.published; tests/planner/test_run_spread.py).
+# with two or more runs (benchmarks.published; tests/planner/throughput/test_run_spread.py).
 RUN_BAND_DEFAULT = (-0.0467, 0.0292)
 
 

@@ -3,7 +3,7 @@
 Used by the workload catalog (`llm-<label>-<tokens>` names in `gpuplan workloads`), the CLI
 and the app alike. Each preset is a published architecture; `params` is its total parameter
 count (embeddings included) computed from the shape below, and `label` is that count
-rounded (tests/planner/test_llm_presets.py holds every label within 1% of `params`).
+rounded (tests/planner/workloads/test_llm_presets.py holds every label within 1% of `params`).
 Shapes: GPT-2 (Radford et al. 2019), GPT-3 (Brown et al. 2020, table 2.1), LLaMA (Touvron
 et al. 2023a, table 2), Llama 2 (Touvron et al. 2023b), Llama 3 (Dubey et al. 2024,
 table 3). n_kv_heads < n_heads is grouped-query attention (Ainslie et al. 2023).

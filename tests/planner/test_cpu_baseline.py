@@ -26,8 +26,8 @@ from planner.workloads.catalog import get_workload
 from pricing.catalog import SnapshotError, load_offers
 from pricing.cpu_offers import CPU_NAME, load_cpu_offers, validate_cpu_offers
 from pricing.providers.skypilot_cpu import parse_skypilot_cpu_vms
+from tests.planner.choose.test_plan_constraints import CLOUD, RESNET, RESULTS
 from tests.planner.results import resnet50_run
-from tests.planner.test_plan_constraints import CLOUD, RESNET, RESULTS
 
 BERT = get_workload("bert-large-squad-2ep")
 

@@ -14,7 +14,7 @@ from planner.render.plan_tables import _with_display, collapse_regions, print_pl
 from planner.render.plan_words import worded_status
 from planner.request import PlanRequest
 from planner.workloads.catalog import get_workload
-from tests.planner.test_plan_constraints import CLOUD, RESULTS, offers
+from tests.planner.choose.test_plan_constraints import CLOUD, RESULTS, offers
 
 runner = CliRunner()
 RESNET = get_workload("resnet50-imagenet-90ep")

@@ -19,7 +19,7 @@ from planner.render.notes import notes_text
 from planner.request import PlanRequest
 from planner.workloads.catalog import get_workload
 from tests.conftest import ROOT
-from tests.planner.test_plan_constraints import CLOUD, RESULTS
+from tests.planner.choose.test_plan_constraints import CLOUD, RESULTS
 
 runner = CliRunner()
 ONPREM = str(ROOT / "examples" / "onprem-dgx-h100.toml")

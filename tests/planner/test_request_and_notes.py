@@ -14,7 +14,7 @@ from planner.render.notes import APP_CONTROLS, CLI_CONTROLS, note_text, notes_te
 from planner.request import PlanRequest, RequestError
 from planner.throughput.own_results import own_result_notes
 from planner.workloads.catalog import get_workload
-from tests.planner.test_plan_constraints import CLOUD, RESNET, RESULTS
+from tests.planner.choose.test_plan_constraints import CLOUD, RESNET, RESULTS
 
 LLM = get_workload("llm-7b-140b")
 

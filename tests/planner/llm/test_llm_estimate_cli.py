@@ -169,7 +169,7 @@ def test_missing_queries_file_is_an_error(tmp_path: Path) -> None:
 
 def test_own_gpt_results_replace_the_prior(tmp_path: Path, results_dir: Path) -> None:
     from benchmarks.results import write_result
-    from tests.planner.test_llm_mfu import gpt
+    from tests.planner.llm.test_llm_mfu import gpt
 
     write_result(gpt("H100-SXM", "1.3b", 0.44), results_dir)
     text = "params,seq_len,num_gpus,gpu_model,precision\n1.3b,2048,1,H100-SXM,bf16\n"

@@ -14,7 +14,7 @@ from planner.onprem.compare import compared_offers
 from planner.render.tco_words import defaulted_text, verdict_sentence
 from pricing.catalog import load_offers
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OFFERS = ["aws:us-east-1:p5.48xlarge", "lambda:us-west-2:gpu_8x_h100_sxm5"]
 
 

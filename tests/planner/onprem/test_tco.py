@@ -17,7 +17,7 @@ from planner.onprem.lines import capital_recovery_factor
 from planner.onprem.ranges import CAPEX_BY_GPU, LINES, NETWORK_BY_FABRIC, ranges_frame
 from planner.onprem.utilization import servers_needed, size_for_work, utilization_of_hours
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "onprem-dgx-h100.toml"
 
 TINY = OnPremConfig(

@@ -23,7 +23,7 @@ from planner.render.notes import APP_CONTROLS, notes_text
 from planner.request import PlanRequest
 from planner.workloads.catalog import get_workload
 from pricing.catalog import validate_offers
-from tests.planner.test_llm_mfu import gpt
+from tests.planner.llm.test_llm_mfu import gpt
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ from planner.llm.throughput import predict_layout, prediction_record
 from planner.render.llm import llm_detail
 from planner.throughput import own_and_published_results
 from planner.workloads.catalog import get_workload
-from tests.planner.test_llm_op_efficiency import attention, copy, gemm, op_run
+from tests.planner.llm.test_llm_op_efficiency import attention, copy, gemm, op_run
 
 P7 = get_workload("llm-6.7b-134b")
 SIZES = (2048, 4096, 11008, 16384, 32768)

@@ -14,7 +14,7 @@ from planner.cli.main import app
 from planner.onprem import tco
 from pricing.tiers import tier_of
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = str(ROOT / "examples" / "onprem-dgx-h100.toml")
 ISSUE = [
     "--compare", "aws:us-east-1:p5.48xlarge", "--compare", "lambda:gpu_8x_h100_sxm5",

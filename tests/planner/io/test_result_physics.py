@@ -16,7 +16,7 @@ from planner.cli.main import app
 from planner.io.result_physics import PEAK_MARGIN, physics_problem, split_physical
 from planner.throughput import own_and_published_results
 from planner.ui.uploads import check_upload
-from tests.planner.test_llm_op_efficiency import FIGURES, H200_BF16_PEAK, copy, gemm, op_run
+from tests.planner.llm.test_llm_op_efficiency import FIGURES, H200_BF16_PEAK, copy, gemm, op_run
 
 runner = CliRunner()
 H200_MEMORY_GBPS = 4800.0  # planner/data/gpu_specs.csv

@@ -19,8 +19,8 @@ from planner.render.plan_words import (
 from planner.render.rows import constraint_phrases
 from planner.request import PlanRequest
 from planner.workloads.catalog import get_workload
-from tests.planner.test_pareto import options_frame
-from tests.planner.test_plan_constraints import plan
+from tests.planner.choose.test_pareto import options_frame
+from tests.planner.choose.test_plan_constraints import plan
 
 
 def test_the_engine_tables_hold_codes_and_figures_not_sentences() -> None:
