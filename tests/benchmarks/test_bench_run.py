@@ -64,16 +64,8 @@ def test_gpt_tiny_on_cpu_writes_one_valid_result(tmp_path: Path) -> None:
     assert result.id in done.stdout
 
 
-def test_world_size_2_on_cpu_runs_ddp_over_gloo(tmp_path: Path) -> None:
-    done = bench("run", *TINY_GPT, "--world-size", "2", "--steps", "5", "--warmup", "2",
-                 "--out", str(tmp_path))  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    [result] = results_in(tmp_path)
-    assert result["world_size"] == 2 and result["interconnect"] == "DDP over gloo"
-    assert result["config"]["ddp_backend"] == "gloo"  # type: ignore[index]
-
-
 def test_world_size_series_writes_one_result_per_size(tmp_path: Path) -> None:
+    """One run per size of the series; the two-process run is DDP over gloo."""
     done = bench("run", *TINY_GPT, "--world-size", "1,2", "--steps", "5", "--warmup", "2",
                  "--batch", "8", "--out", str(tmp_path))  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -84,6 +76,9 @@ def test_world_size_series_writes_one_result_per_size(tmp_path: Path) -> None:
         assert r["samples_per_s"] == pytest.approx(
             8 * r["world_size"] / r["step_time_s_p50"]  # type: ignore[operator]
         )
+    (ddp,) = [r for r in results if r["world_size"] == 2]
+    assert ddp["interconnect"] == "DDP over gloo"
+    assert ddp["config"]["ddp_backend"] == "gloo"  # type: ignore[index]
 
 
 def test_batch_auto_on_cpu_writes_the_batch_it_found(tmp_path: Path) -> None:
