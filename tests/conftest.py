@@ -7,9 +7,11 @@ tries to leave the machine fails loudly instead of quietly reaching 169.254.169.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import socket
+import sys
 import tempfile
 from pathlib import Path
 
@@ -106,6 +108,17 @@ def _empty_user_data(
     """Each test starts with an empty user snapshot folder (the bundled snapshots only)."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
     monkeypatch.delenv("GPUPLAN_SNAPSHOT_DIR", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _streamlit_components_scanned_once() -> None:
+    """Streamlit's AppTest scans every installed distribution's metadata for custom
+    components on each new AppTest (some 3 s on a busy 2-core machine, ten times the run
+    of a page); the installed distributions do not change during a session, so the first
+    scan's answer serves every later AppTest."""
+    scanner = sys.modules.get("streamlit.components.v2.manifest_scanner")
+    if scanner is not None and not hasattr(scanner.scan_component_manifests, "cache_info"):
+        scanner.scan_component_manifests = functools.cache(scanner.scan_component_manifests)
 
 
 @pytest.fixture()

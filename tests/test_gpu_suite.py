@@ -11,6 +11,7 @@ from benchmarks.results import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "tools" / "gpu_suite.sh"
+CLOCKED_TIMEOUT = ROOT / "tests" / "clocked_timeout.py"
 
 
 def suite(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -67,9 +68,23 @@ def test_cpu_smoke_runs_the_first_steps_and_writes_valid_results(tmp_path: Path)
 
 
 def test_the_ops_step_stops_at_its_own_share_of_the_budget(tmp_path: Path) -> None:
-    done = suite("--cpu-smoke", OUT=str(tmp_path), SUITE_MAX_STEPS="1", SUITE_OPS_S="1")
+    """The ops step runs under `timeout` with SUITE_OPS_S as its limit (not the budget);
+    stopped there (SIGINT, mid-measurement) it leaves nothing and the suite says it failed."""
+    shim = tmp_path / "bin" / "timeout"  # its limit runs out once the step is measuring
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{CLOCKED_TIMEOUT}" "$@"\n')
+    shim.chmod(0o755)
+    out, log = tmp_path / "out", tmp_path / "timeout.log"
+    done = suite(
+        "--cpu-smoke", OUT=str(out), SUITE_MAX_STEPS="1", SUITE_OPS_S="7", TIMEOUT_LOG=str(log),
+        PATH=f"{shim.parent}:{os.environ['PATH']}", TTY_COMPATIBLE="1", TTY_INTERACTIVE="1",
+    )  # fmt: skip
+    (call,) = [line.split("\0") for line in log.read_text().splitlines()]
+    assert call[:3] == ["--signal=INT", "--kill-after=30", "7"], call  # its share, not 480 s
+    assert call[3:5] == [sys.executable, "-m"] and "--workload ops" in " ".join(call)
     assert done.returncode == 1 and "step failed (exit 124): --workload ops" in done.stderr
-    assert list(tmp_path.iterdir()) == []  # stopped: nothing written
+    assert "interrupted: no result written for ops" in done.stderr  # stopped mid-run
+    assert not out.exists() or list(out.iterdir()) == []  # stopped: nothing written
 
 
 def test_unknown_option_is_refused() -> None:

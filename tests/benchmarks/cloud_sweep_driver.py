@@ -2,7 +2,7 @@
 
     python -m tests.benchmarks.cloud_sweep_driver CONFIG.json sweep run SPEC --yes ...
 
-CONFIG.json: {"aws": {"endpoint_url": moto, "launch_delay_s": s (optional)},
+CONFIG.json: {"aws": {"endpoint_url": moto, "launch_hold": path (optional)},
 "gcp": {"api_endpoint": fake, "project": p}, "ssh": {"host", "port", "user",
 "identity_file"}}. The real AwsProvisioner and
 GcpProvisioner do every cloud call (against moto and the fake Compute server); only the
@@ -30,6 +30,10 @@ from benchmarks.runners.machine import Machine
 if TYPE_CHECKING:
     from tests.sshd import SshServer
 
+# The longest a held launch call waits for its hold file to go (a test that never removes
+# it fails instead of hanging).
+LAUNCH_HOLD_MAX_S = 240.0
+
 
 def guard_loopback_only() -> None:
     """Make every socket connect outside 127.0.0.1/::1 fail (as tests/conftest.py does)."""
@@ -50,17 +54,22 @@ class _Loopback:
     sshd) instead of the address the stand-in cloud gave them."""
 
     def __init__(
-        self, point: Callable[[Machine], Machine], launch_delay_s: float = 0.0, **options: Any
+        self, point: Callable[[Machine], Machine], launch_hold: str | None = None, **options: Any
     ) -> None:
         super().__init__(**options)
         self.point = point
-        self.launch_delay_s = launch_delay_s
+        self.launch_hold = launch_hold
 
     def launch(self, *args: Any, **kwargs: Any) -> Machine:
-        """The cloud's launch; with `launch_delay_s`, the call returns that much later (the
-        instance exists meanwhile), as a slow cloud's does."""
+        """The cloud's launch; with `launch_hold`, the call returns only once that file is
+        gone (the instance exists meanwhile), as a slow cloud's does: the test decides when
+        the call returns, whatever the machine's load (at most LAUNCH_HOLD_MAX_S)."""
         machine: Machine = super().launch(*args, **kwargs)  # type: ignore[misc]
-        time.sleep(self.launch_delay_s)
+        deadline = time.monotonic() + LAUNCH_HOLD_MAX_S
+        while self.launch_hold and Path(self.launch_hold).exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.launch_hold} still there after {LAUNCH_HOLD_MAX_S} s")
+            time.sleep(0.05)
         return machine
 
     def wait_running(self, machine: Machine, timeout_s: float) -> Machine:
@@ -109,10 +118,10 @@ def register(config: dict[str, Any]) -> None:
     point = pointer(config["ssh"])
     if "aws" in config:
         url = config["aws"]["endpoint_url"]
-        delay = float(config["aws"].get("launch_delay_s", 0.0))
+        hold = config["aws"].get("launch_hold")
         backends.register(
             "aws",
-            lambda **_: LoopbackAws(point, delay, endpoint_url=url, poll_s=0.05),
+            lambda **_: LoopbackAws(point, hold, endpoint_url=url, poll_s=0.05),
         )
     if "gcp" in config:
         gcp = config["gcp"]

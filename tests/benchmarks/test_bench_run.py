@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -62,16 +64,8 @@ def test_gpt_tiny_on_cpu_writes_one_valid_result(tmp_path: Path) -> None:
     assert result.id in done.stdout
 
 
-def test_world_size_2_on_cpu_runs_ddp_over_gloo(tmp_path: Path) -> None:
-    done = bench("run", *TINY_GPT, "--world-size", "2", "--steps", "5", "--warmup", "2",
-                 "--out", str(tmp_path))  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    [result] = results_in(tmp_path)
-    assert result["world_size"] == 2 and result["interconnect"] == "DDP over gloo"
-    assert result["config"]["ddp_backend"] == "gloo"  # type: ignore[index]
-
-
 def test_world_size_series_writes_one_result_per_size(tmp_path: Path) -> None:
+    """One run per size of the series; the two-process run is DDP over gloo."""
     done = bench("run", *TINY_GPT, "--world-size", "1,2", "--steps", "5", "--warmup", "2",
                  "--batch", "8", "--out", str(tmp_path))  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -82,6 +76,9 @@ def test_world_size_series_writes_one_result_per_size(tmp_path: Path) -> None:
         assert r["samples_per_s"] == pytest.approx(
             8 * r["world_size"] / r["step_time_s_p50"]  # type: ignore[operator]
         )
+    (ddp,) = [r for r in results if r["world_size"] == 2]
+    assert ddp["interconnect"] == "DDP over gloo"
+    assert ddp["config"]["ddp_backend"] == "gloo"  # type: ignore[index]
 
 
 def test_batch_auto_on_cpu_writes_the_batch_it_found(tmp_path: Path) -> None:
@@ -161,45 +158,52 @@ def _processes_mentioning(text: str) -> list[int]:
     return found
 
 
+def read_until(proc: subprocess.Popen[bytes], text: str, timeout_s: float = 120) -> str:
+    """The child's stderr up to and including `text` (read as it comes)."""
+    assert proc.stderr is not None
+    fd, seen = proc.stderr.fileno(), b""
+    deadline = time.monotonic() + timeout_s
+    while text.encode() not in seen:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(fd, 65536) if ready else b""
+        assert chunk, f"no {text!r} on stderr: {seen.decode(errors='replace')}"
+        seen += chunk
+    return seen.decode(errors="replace")
+
+
 @pytest.mark.parametrize("world_size", ["1", "2"])
 def test_ctrl_c_leaves_no_result_and_exits_non_zero(world_size: str, tmp_path: Path) -> None:
     out = tmp_path / "out"
+    command = [sys.executable, "-m", "planner.cli.main", "bench", "run", *TINY_GPT,
+               "--world-size", world_size, "--steps", "1000000", "--warmup", "1",
+               "--out", str(out)]  # fmt: skip
+    # Its own process group, ended whatever happens: a run of a million steps (and its
+    # torchrun workers) must not outlive a failed test. TTY_COMPATIBLE: rich draws the
+    # progress bar into the pipe, so the test sees when the timed steps have begun.
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "planner.cli.main",
-            "bench",
-            "run",
-            *TINY_GPT,
-            "--world-size",
-            world_size,
-            "--steps",
-            "1000000",
-            "--warmup",
-            "1",
-            "--out",
-            str(out),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    assert proc.stderr is not None
-    line = proc.stderr.readline()  # "running ...": options checked, the run starting
-    assert line.startswith("running"), line
-    time.sleep(4 if world_size == "1" else 12)  # well into the timed steps
-    assert proc.poll() is None
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=90)
-    assert proc.returncode == 130
-    assert "interrupted: no result written" in err and "Traceback" not in err
-    assert not out.exists() or list(out.iterdir()) == []
-    deadline = time.monotonic() + 10
-    while _processes_mentioning(str(out)) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert _processes_mentioning(str(out)) == []  # no orphaned torchrun worker
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+        env={**os.environ, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"},
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        shown = read_until(proc, "running")  # options checked, the run starting
+        assert shown.startswith("running"), shown
+        read_until(proc, " measure ")  # the progress bar of the timed steps: well into them
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=90)
+        err = rest.decode(errors="replace")
+        assert proc.returncode == 130
+        assert "interrupted: no result written" in err and "Traceback" not in err
+        assert not out.exists() or list(out.iterdir()) == []
+        deadline = time.monotonic() + 10
+        while _processes_mentioning(str(out)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _processes_mentioning(str(out)) == []  # no orphaned torchrun worker
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # the group is gone: nothing left
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def test_show_rejects_a_malformed_result_naming_file_and_field(tmp_path: Path) -> None:

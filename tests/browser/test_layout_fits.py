@@ -5,13 +5,13 @@ page). Screenshots go to test-artifacts/."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 from playwright.sync_api import Page, expect
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from tests.browser.conftest import CELL_FONT, HEADER_FONT, page_plan, text_px
@@ -58,27 +58,46 @@ def four_labels() -> list[str]:
     return [str(table.loc[table["provider"] == p, "label"].iloc[0]) for p in FOUR]
 
 
+# The page's script runs: stApp's data-test-script-state is "running" while one runs.
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+COUNT_RUNS_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    window.gpuplanRunsDone = 0;
+    new MutationObserver(records => {
+        window.gpuplanRunsDone += records.filter(r => r.oldValue === 'running').length;
+    }).observe(app, {attributeFilter: ['data-test-script-state'], attributeOldValue: true});
+}"""
+RAN_SINCE_JS = """(before) => window.gpuplanRunsDone > before && document.querySelector(
+    '[data-testid="stApp"]').getAttribute('data-test-script-state') === 'notRunning'"""
+
+
+def rerun_after(page: Page, action: Callable[[], None]) -> None:
+    """Do `action` once no script run is under way, then wait until the run it started has
+    finished (the page drawn anew), however long a busy server takes."""
+    page.locator(IDLE).wait_for(timeout=120_000)
+    before = page.evaluate("() => window.gpuplanRunsDone")
+    action()
+    page.wait_for_function(RAN_SINCE_JS, arg=before, timeout=120_000)
+
+
 def choose(page: Page, labels: list[str]) -> None:
-    """Clear the Compare view's choice, then pick `labels` one by one."""
+    """Clear the Compare view's choice, then pick `labels` one by one, each once the page
+    has run with the last: a run still drawing the last choice redraws the box and drops
+    the filter being typed."""
+    page.evaluate(COUNT_RUNS_JS)
     box = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Options to compare")
-    box.get_by_role("button", name="Clear all").click(timeout=60_000)
-    # the page reruns with no choice (the server may be busy with other sessions)
-    page.get_by_text("Choose at least two options to compare.").wait_for(timeout=60_000)
+    rerun_after(page, lambda: box.get_by_role("button", name="Clear all").click())
+    expect(page.get_by_text("Choose at least two options to compare.")).to_be_visible()
     for label in labels:
-        option = page.get_by_role("option", name=label, exact=True)
-        # A rerun still drawing the last choice can redraw the box and drop the typed
-        # filter: type it again until its option shows (a busy server may take a while).
-        for _ in range(6):
-            box.locator("input").fill(label)
-            try:
-                option.wait_for(timeout=15_000)
-                break
-            except PlaywrightTimeoutError:
-                page.keyboard.press("Escape")
-        option.wait_for(timeout=15_000)
-        page.keyboard.press("Enter")  # the one option the text leaves
-        expect(box).to_contain_text(label, timeout=60_000)  # its chip
-        page.keyboard.press("Escape")
+        box.locator("input").fill(label)
+        page.get_by_role("option", name=label, exact=True).wait_for(timeout=30_000)
+
+        def pick(label: str = label) -> None:
+            page.keyboard.press("Enter")  # the one option the text leaves
+            expect(box).to_contain_text(label)  # its chip
+            page.keyboard.press("Escape")
+
+        rerun_after(page, pick)
 
 
 @pytest.mark.parametrize("width", WIDTHS)

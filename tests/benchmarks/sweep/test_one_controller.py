@@ -120,16 +120,18 @@ def moto_url() -> Iterator[str]:
 class Controllers(Sweep):
     """`gpuplan sweep` in child processes (the first controller) and in this process
     (the second), against moto and the loopback sshd; a remote python whose batch-4 run
-    waits while the hold file exists."""
+    waits while the hold file exists (and, with `hold_launch`, an EC2 launch call that
+    returns only once it is gone)."""
 
     def __init__(self, tmp: Path, sshd: SshServer, sweep_dir: Path, moto_url: str,
-                 gce: FakeGce, launch_delay_s: float = 0.0) -> None:  # fmt: skip
+                 gce: FakeGce, hold_launch: bool = False) -> None:  # fmt: skip
         super().__init__(tmp, sshd, sweep_dir, moto_url, gce)
-        config = json.loads(self.config.read_text())
-        config["aws"]["launch_delay_s"] = launch_delay_s
-        self.config.write_text(json.dumps(config))
         self.hold = tmp / "hold"
         self.hold.touch()
+        if hold_launch:  # the launch call returns once the hold file is gone
+            config = json.loads(self.config.read_text())
+            config["aws"]["launch_hold"] = str(self.hold)
+            self.config.write_text(json.dumps(config))
         python = tmp / "remote-python"
         python.write_text(HOLD_WRAPPER.format(batch=4, hold=self.hold, python=sys.executable))
         python.chmod(0o755)
@@ -180,7 +182,7 @@ def controllers(
 ) -> Iterator[Controllers]:
     with FakeGce(nat_ip="127.0.0.1") as gce:
         both = Controllers(tmp_path, sshd, sweep_dir, moto_url, gce,
-                           getattr(request, "param", 0.0))  # fmt: skip
+                           getattr(request, "param", False))  # fmt: skip
         yield both
         both.hold.unlink(missing_ok=True)
         both.reap()
@@ -194,7 +196,7 @@ def refused_naming(result: Any, proc: subprocess.Popen[str]) -> None:
 
 @pytest.mark.slow  # a sweep child process, benchmarks over ssh
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("controllers", [30.0], indirect=True)
+@pytest.mark.parametrize("controllers", [True], ids=["held-launch"], indirect=True)
 def test_resume_during_a_launch_is_refused_and_launches_nothing(
     controllers: Controllers,
 ) -> None:

@@ -33,11 +33,9 @@ def own_run(run_id: str, **fields: Any) -> BenchmarkResult:
     return BenchmarkResult(**(GOOD_RESULT | {"id": run_id} | fields))
 
 
-@pytest.fixture()
-def folder(tmp_path: Path) -> Path:
+def write_own_results(directory: Path) -> Path:
     """Own results: a 1-GPU H100 run far from the published figures, an 8-GPU H100 run,
-    a CPU run, a GPT run and a run on a GPU gpuplan does not know."""
-    directory = tmp_path / "own"
+    a CPU run, a GPT run and a run on a GPU gpuplan does not know; the folder."""
     for result in (
         own_run("h100-far", throughput=FAR),
         own_run("h100-x8", world_size=8, throughput=20000.0),
@@ -49,14 +47,33 @@ def folder(tmp_path: Path) -> Path:
     return directory
 
 
+@pytest.fixture()
+def folder(tmp_path: Path) -> Path:
+    """The own results of write_own_results, in a folder of this test's own."""
+    return write_own_results(tmp_path / "own")
+
+
 def calibrated(folder: Path) -> pd.DataFrame:
     table, problems = own_and_published_results([str(folder)])
     assert problems == []
     return calibrate(table).set_index("id")
 
 
-def test_leaving_the_result_out_changes_the_prediction(folder: Path) -> None:
-    rows = calibrated(folder)
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
+    """The own results of write_own_results and their calibration, computed once for the
+    tests that only read them (each calibration fits the throughput model once per result),
+    as `calibrate` returns it."""
+    directory = write_own_results(tmp_path_factory.mktemp("own"))
+    table, problems = own_and_published_results([str(directory)])
+    assert problems == []
+    return directory, calibrate(table)
+
+
+def test_leaving_the_result_out_changes_the_prediction(
+    shared: tuple[Path, pd.DataFrame],
+) -> None:
+    folder, rows = shared[0], shared[1].set_index("id")
     far = rows.loc["h100-far"]
     assert far["method"] == "published"
     assert far["predicted"] > 10 * FAR  # from the published figures, not from itself
@@ -70,11 +87,13 @@ def test_leaving_the_result_out_changes_the_prediction(folder: Path) -> None:
     assert with_it["throughput_source"] == "measured"
     assert with_it["throughput"] == pytest.approx(FAR)
     assert rows.loc["h100-x8", "method"] in ("published", "scaled")
-    assert list(calibrate(table).columns) == list(CALIBRATION_COLUMNS)
+    assert list(shared[1].columns) == list(CALIBRATION_COLUMNS)
 
 
-def test_results_that_cannot_be_predicted_are_listed_with_why(folder: Path) -> None:
-    rows = calibrated(folder)
+def test_results_that_cannot_be_predicted_are_listed_with_why(
+    shared: tuple[Path, pd.DataFrame],
+) -> None:
+    rows = shared[1].set_index("id")
     assert rows.loc["cpu-run", "reason"] == "cpu"
     assert rows.loc["gpt-run", "reason"] == "llm"
     assert rows.loc["mystery", "reason"] == "unknown-gpu"
@@ -87,8 +106,8 @@ def test_results_that_cannot_be_predicted_are_listed_with_why(folder: Path) -> N
     assert set(REASON_WORDS) == set(REASON_CODES)
 
 
-def test_summary_counts_by_gpu_and_method(folder: Path) -> None:
-    rows = calibrated(folder)
+def test_summary_counts_by_gpu_and_method(shared: tuple[Path, pd.DataFrame]) -> None:
+    rows = shared[1].set_index("id")
     summary = error_summary(rows.reset_index()).set_index(["by", "group"])
     assert summary.loc[("gpu", "H100-SXM"), "count"] == 2
     assert summary.loc[("all", "all"), "count"] == 2
@@ -114,7 +133,8 @@ def test_two_runs_of_one_setup_predict_each_other(tmp_path: Path) -> None:
     assert summary.loc[("method", "measured"), "within_10pct"] == 1.0
 
 
-def test_the_cli_prints_the_tables_and_json(folder: Path) -> None:
+def test_the_cli_prints_the_tables_and_json(shared: tuple[Path, pd.DataFrame]) -> None:
+    folder = shared[0]
     done = runner.invoke(
         app, ["bench", "calibrate", "--results", str(folder)], env={"COLUMNS": "160"}
     )
