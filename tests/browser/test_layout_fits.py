@@ -4,6 +4,7 @@ page). Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from tests.browser.conftest import CELL_FONT, HEADER_FONT, page_plan, text_px
@@ -71,13 +73,21 @@ RAN_SINCE_JS = """(before) => window.gpuplanRunsDone > before && document.queryS
     '[data-testid="stApp"]').getAttribute('data-test-script-state') === 'notRunning'"""
 
 
-def rerun_after(page: Page, action: Callable[[], None]) -> None:
-    """Do `action` once no script run is under way, then wait until the run it started has
-    finished (the page drawn anew), however long a busy server takes."""
+def rerun_after(page: Page, action: Callable[[], None], drawn: Callable[[], None]) -> None:
+    """Do `action` once no script run is under way, wait until the page shows what the run
+    it started draws (`drawn`, an expect), then until that run has finished. A run too
+    quick to be seen by the counter is not waited for beyond RUN_SEEN_MS: `drawn` and
+    the idle page already say it is over."""
     page.locator(IDLE).wait_for(timeout=120_000)
     before = page.evaluate("() => window.gpuplanRunsDone")
     action()
-    page.wait_for_function(RAN_SINCE_JS, arg=before, timeout=120_000)
+    drawn()
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(RAN_SINCE_JS, arg=before, timeout=RUN_SEEN_MS)
+    page.locator(IDLE).wait_for(timeout=120_000)
+
+
+RUN_SEEN_MS = 15_000
 
 
 def choose(page: Page, labels: list[str]) -> None:
@@ -86,9 +96,14 @@ def choose(page: Page, labels: list[str]) -> None:
     the filter being typed."""
     page.evaluate(COUNT_RUNS_JS)
     box = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Options to compare")
-    rerun_after(page, lambda: box.get_by_role("button", name="Clear all").click())
-    expect(page.get_by_text("Choose at least two options to compare.")).to_be_visible()
-    for label in labels:
+    headers = page.locator('[data-testid="stTable"] thead th')
+    prompt = page.get_by_text("Choose at least two options to compare.")
+    rerun_after(
+        page,
+        lambda: box.get_by_role("button", name="Clear all").click(),
+        lambda: expect(prompt).to_be_visible(timeout=120_000),
+    )
+    for picked, label in enumerate(labels, start=1):
         box.locator("input").fill(label)
         page.get_by_role("option", name=label, exact=True).wait_for(timeout=30_000)
 
@@ -97,7 +112,11 @@ def choose(page: Page, labels: list[str]) -> None:
             expect(box).to_contain_text(label)  # its chip
             page.keyboard.press("Escape")
 
-        rerun_after(page, pick)
+        def drawn(picked: int = picked) -> None:
+            if picked >= 2:  # the comparison table: a label column and one per option
+                expect(headers).to_have_count(picked + 1, timeout=120_000)
+
+        rerun_after(page, pick, drawn)
 
 
 @pytest.mark.parametrize("width", WIDTHS)
