@@ -24,7 +24,8 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
 - layout: the stated tensor, pipeline and context parallel sizes (or tp1 pp1 where only a
   data-parallel size equal to the GPU count is stated) (`pinned`; the search
   picks the rest, and all of it where the stack cannot run the stated one).
-- global batch: gbs sequences x seq where stated, else micro-batch x GPUs for FSDP stacks
+- global batch: gbs sequences x seq where stated (or micro-batch x the gradient accumulation
+  steps the notes state x data-parallel ranks), else micro-batch x GPUs for FSDP stacks
   (their benchmarks step every micro-batch) and the planner's default pre-training batch for
   the others (`batch`).
 - network: one NIC per GPU at the stated InfiniBand rate ("IB 200Gb/s" in the GPU or
@@ -192,6 +193,21 @@ def _pinned(row: pd.Series) -> StatedLayout | None:
     )  # fmt: skip
 
 
+def _stated_global_batch(row: pd.Series, gpus: int) -> float | None:
+    """Sequences per optimizer step: the stated global batch, else micro-batch x gradient
+    accumulation steps (a "GAS N" or "accumulate=N" in the notes) x data-parallel ranks
+    (stated, else the GPUs over tp x pp x cp); None when neither is stated."""
+    if _finite(row["gbs"]):
+        return float(row["gbs"])
+    steps = re.search(r"\b(?:GAS|accumulate)\s*=?\s*(\d+)", str(row.get("notes", "")))
+    if steps is None or not _finite(row["mbs"]):
+        return None
+    ranks = row["dp"] if _finite(row["dp"]) else gpus / math.prod(
+        float(row[k]) if _finite(row[k]) else 1.0 for k in ("tp", "pp", "cp")
+    )  # fmt: skip
+    return float(row["mbs"]) * int(steps.group(1)) * max(1.0, float(ranks))
+
+
 def llama_style_shape(params: float) -> tuple[int, int, int, int, int, int]:
     """(layers, width, heads, key/value heads, MLP width, vocabulary) of a Llama-3-style
     model of `params` parameters: the catalog's width for that size (planner.workloads
@@ -309,8 +325,9 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         return "no_rate"
     mbs = int(row["mbs"]) if _finite(row["mbs"]) else None
     batch: float | None = None
-    if _finite(row["gbs"]):
-        batch = float(row["gbs"]) * seq
+    stated_gbs = _stated_global_batch(row, gpus)
+    if stated_gbs is not None:
+        batch = stated_gbs * seq
     elif family == "fsdp":  # FSDP benchmarks step each micro-batch (no accumulation)
         batch = float((mbs or 1) * gpus * seq)
         assumed.append("batch")

@@ -37,7 +37,7 @@ def row(**given: object) -> pd.Series:
         "kv_heads", "vocab", "seq_len", "gpu_model", "num_gpus", "gpus_per_node",
         "interconnect", "precision", "tp", "pp", "cp", "vp", "ep", "dp", "zero_fsdp", "mbs", "gbs",
         "recompute", "tokens_per_s_per_gpu", "tokens_per_s_per_gpu_max", "tflops_per_gpu",
-        "mfu_pct",
+        "mfu_pct", "notes",
     )  # fmt: skip
     return pd.Series({c: given.get(c, math.nan) for c in columns})
 
@@ -82,6 +82,21 @@ def test_corpus_rows_become_runs_or_say_why_not() -> None:
     assert family_of("olmo-core (torch HSDP)") == "fsdp"
     assert family_of("paddlenlp (sharding stage1)") == "deepspeed"
     assert family_of("nanotron") == "nanotron" and family_of("Primus") == "megatron"
+
+
+def test_gradient_accumulation_stated_in_the_notes_gives_the_global_batch() -> None:
+    given = {"source": "s", "framework": "deepspeed", "model": "Llama2 7B", "params": "7B",
+             "seq_len": 2048, "gpu_model": "H100", "num_gpus": 16, "mbs": 2, "dp": 16,
+             "tokens_per_s_per_gpu": 3000.0, "notes": "default GAS 8; token/p/s"}  # fmt: skip
+    run = corpus_run(0, row(**given))
+    assert not isinstance(run, str) and run.global_batch_tokens == 2 * 8 * 16 * 2048
+    # No stated dp: the GPUs over the stated tp and pp.
+    tp_pp = corpus_run(1, row(**{**given, "dp": math.nan, "tp": 2, "pp": 2,
+                                 "notes": "accumulate=128, global bs"}))  # fmt: skip
+    assert not isinstance(tp_pp, str) and tp_pp.global_batch_tokens == 2 * 128 * 4 * 2048
+    unstated = corpus_run(2, row(**{**given, "notes": "no steps given"}))
+    assert not isinstance(unstated, str) and unstated.global_batch_tokens is None
+    assert "batch" in unstated.assumed
 
 
 def test_a_moe_row_takes_its_presets_shape_its_stated_expert_ranks_and_active_flops() -> None:
