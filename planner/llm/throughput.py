@@ -550,10 +550,18 @@ LLM_DETAIL_COLUMNS = (
     "step_s", "compute_share", "gemm_share", "attention_share", "memory_share",
     "recompute_share", "bubble_share", "tp_comm_share", "cp_comm_share", "pp_comm_share",
     "dp_comm_share", "optimizer_share", "cast_share", "a2a_share", "grouped_gemm_share",
-    "usable_gb", "framework", "calibration", "stack_spread",
+    "usable_gb", "framework", "calibration", "stack_spread", "moe_factor",
     "mfu_anchor", "mfu_source", "mfu_band_widened", "mfu_run_id", "mfu_runs",
     "mfu_model_size", "mfu_world_size", "mfu_size_decades",
 )  # fmt: skip
+
+
+def _moe_factor(prediction: LayoutPrediction) -> float:
+    """The stack's fitted MoE factor (planner.llm.stack_profiles) for a mixture of experts'
+    layout, NaN for a dense model."""
+    layout, hardware = prediction.layout, prediction.hardware
+    moe = float(layout.a2a_share or 0.0) + float(layout.grouped_gemm_share or 0.0) > 0
+    return hardware.moe_factor if moe and hardware is not None else math.nan
 
 
 def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
@@ -583,6 +591,7 @@ def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
         "stack_spread": prediction.stack_spread,
         "a2a_share": layout.a2a_share,
         "grouped_gemm_share": layout.grouped_gemm_share,
+        "moe_factor": _moe_factor(prediction),
         "usable_gb": layout.usable_gb,
         "framework": prediction.framework,
         "calibration": prediction.calibration,

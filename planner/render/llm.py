@@ -167,6 +167,7 @@ def llm_detail(row: Mapping[str, Any], precision: str) -> str:
     memory, usable = _number(row.get("memory_per_gpu_gb")), _number(row.get("usable_gb"))
     step, mfu = _number(row.get("step_s")), _number(row.get("mfu"))
     search = f"{framework} layout search" if framework else "layout search"
+    moe_mfu = " (on active parameters)" if _known(_number(row.get("moe_factor"))) else ""
     # A figure the row lacks is left out of the words, never shown as "None" or "nan%".
     head = [
         f"layout {layout} ({search}: tensor/context/pipeline/data parallel)"
@@ -177,11 +178,24 @@ def llm_detail(row: Mapping[str, Any], precision: str) -> str:
     parts = [
         ", ".join(h for h in head if h),
         f"step {step:.3g} s: {step_parts_text(row)}".removesuffix(": ") if _known(step) else "",
-        f"MFU {mfu:.0%} of the {precision} peak" if _known(mfu) else "",
+        f"MFU {mfu:.0%} of the {precision} peak{moe_mfu}" if _known(mfu) else "",
         f"{rate}{mfu_source_text(row)}",
         stack_text(row),
+        moe_text(row),
     ]
     return "; ".join(p.removesuffix("; ") for p in parts if p)
+
+
+def moe_text(row: Mapping[str, Any]) -> str:
+    """How much slower the fit found a mixture of experts' expert parts than the operator
+    model times them (planner.llm.stack_profiles moe_factor), "" for a dense model."""
+    factor = _number(row.get("moe_factor"))
+    if not _known(factor):
+        return ""
+    return (
+        f"expert grouped GEMMs and all-to-all at {factor:.2f}x the operator model's time "
+        "(fitted on published MoE runs: planner/data/llm_stack_fit.csv)"
+    )
 
 
 def stack_text(row: Mapping[str, Any]) -> str:

@@ -23,6 +23,7 @@ from planner.llm.stack_profiles import (
     stack_params,
 )
 from planner.llm.throughput import predict_layout, prediction_record
+from planner.render.llm import estimate_detail
 from planner.settings import LLMSettings, StatedLayout
 from planner.workloads.catalog import Workload, llm_workload, moe_workload
 
@@ -142,6 +143,23 @@ def test_the_moe_factor_slows_only_the_experts_grouped_gemms_and_all_to_all() ->
         for s in (base, slow)
     ]  # fmt: skip
     assert dense[0] == dense[1]
+
+
+def test_a_moe_rows_detail_names_the_expert_parts_their_fitted_factor_and_active_mfu() -> None:
+    settings = LLMSettings(framework="megatron", micro_batch=1)
+    moe = moe_workload(30.5e9, 3.3e9, 1e9, seq_len=4096)
+    moe_record, dense_record = (
+        prediction_record(predict_layout(w, "bf16", "H100-SXM", 16, 8, IB, settings=settings))
+        for w in (moe, P7)
+    )
+    assert moe_record["moe_factor"] == stack_params("megatron").moe_factor
+    assert math.isnan(float(dense_record["moe_factor"]))  # type: ignore[arg-type]
+    text = estimate_detail(moe_record)
+    assert "expert all-to-all" in text and "expert grouped GEMM" in text
+    assert f"{stack_params('megatron').moe_factor:.2f}x the operator model" in text
+    assert "(on active parameters)" in text
+    dense_text = estimate_detail(dense_record)
+    assert "expert" not in dense_text and "active parameters" not in dense_text
 
 
 def test_a_step_rescaled_to_its_own_stack_is_unchanged_and_slower_kernels_slow_it() -> None:
