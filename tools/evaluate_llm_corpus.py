@@ -165,23 +165,23 @@ def within_source_error(table: pd.DataFrame) -> dict[str, float]:
 
 
 def notes(summary: pd.DataFrame, table: pd.DataFrame) -> list[str]:
-    """Why a framework cell does not beat both naive rules, or misses the targets."""
+    """Why a cell (framework, precision, GPU, size or kind) does not beat both naive rules:
+    its sources and their largest held-out errors."""
     out = []
-    for row in summary[summary["by"] == "framework"].itertuples():
-        sources = table.loc[table["framework"] == row.cell, "source"].nunique()
-        if not row.beats_both:
-            own = table[(table["framework"] == row.cell) & np.isfinite(table["predicted"])]
-            worst = own.groupby("source")["model_error"].agg(["mean", "size"])
-            worst = worst.sort_values("mean", ascending=False).head(2)
-            where = ", ".join(
-                f"{name} {v['mean']:.0%} over {int(v['size'])} runs" for name, v in worst.iterrows()
-            )
-            out.append(
-                f"{row.cell}: does not beat both naive rules ({row.model_mape:.1%} vs flat "
-                f"{row.flat40_mape:.1%}, stack median {row.stack_median_mape:.1%}); "
-                f"{sources} source(s), each predicted from a fit without it (a stack none of "
-                f"the others ran takes the pooled fit); largest held-out errors: {where}"
-            )
+    for row in summary[(summary["by"] != "all") & ~summary["beats_both"]].itertuples():
+        own = table[(table[row.by].astype(str) == row.cell) & np.isfinite(table["predicted"])]
+        worst = own.groupby("source")["model_error"].agg(["mean", "size"])
+        worst = worst.sort_values("mean", ascending=False).head(2)
+        where = ", ".join(
+            f"{name} {v['mean']:.0%} over {int(v['size'])} runs" for name, v in worst.iterrows()
+        )
+        out.append(
+            f"{row.by} {row.cell}: does not beat both naive rules ({row.model_mape:.1%} vs "
+            f"flat {row.flat40_mape:.1%}, stack median {row.stack_median_mape:.1%}); "
+            f"{own['source'].nunique()} source(s), each predicted from a fit without it (a "
+            f"stack none of the others ran takes the pooled fit); largest held-out errors: "
+            f"{where}"
+        )
     no_time = table[~np.isfinite(table["predicted"])]
     for row in no_time.itertuples():
         out.append(f"row {row.row} ({row.model}, {row.gpus} x {row.gpu}): no layout fits")
