@@ -150,7 +150,8 @@ def estimate_llm(
     framework: Annotated[
         str,
         typer.Option(
-            help="training stack where a row gives none: megatron | fsdp | deepspeed | nanotron "
+            help="training stack where a row gives none: megatron | fsdp | fsdp2 | deepspeed | "
+            "nanotron "
             f"(planner/llm/frameworks.py; not given: {DEFAULT_FRAMEWORK}, and the band also "
             "spans the other stacks)"
         ),

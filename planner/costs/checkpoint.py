@@ -49,7 +49,7 @@ DEFAULT_NODE_WRITE_GBS = 2.0
 # (assumed; PCIe 5.0 hosts are faster, so this is the slower case).
 HOST_COPY_GBS = 25.0
 # Frameworks whose checkpoints are asynchronous (planner.llm.frameworks names).
-ASYNC_FRAMEWORKS: frozenset[str] = frozenset({"megatron", "fsdp"})
+ASYNC_FRAMEWORKS: frozenset[str] = frozenset({"megatron", "fsdp", "fsdp2"})
 
 CHECKPOINT_COLUMNS: tuple[str, ...] = (
     "checkpoint_write_hours",

@@ -17,6 +17,14 @@ it hides.
   prefetched behind compute; tensor parallel within a node (torchtitan's 2-D layout); no
   pipeline or context parallelism; eager PyTorch norms and activations read and write
   their tensors op by op (unfused 1.5: an assumption, torch.compile fuses most of it).
+- fsdp2: PyTorch FSDP2 as torchtitan runs it (Liang et al. 2024, "TorchTitan", sec. 3):
+  per-parameter sharding (ZeRO-3, or ZeRO-2-like without resharding after the forward,
+  timed as ZeRO-1) composed with tensor parallel within a node, pipeline parallel with
+  interleaved and zero-bubble schedules, and context parallelism (ring attention) for long
+  sequences; torch.compile per block fuses norms and activations (unfused prior 1.25, as
+  deepspeed's partly fused kernels: an assumption). Its kernels and communication take the
+  fitted fsdp stack's parameters (planner.llm.stack_profiles.FIT_FAMILY): the corpus's
+  FSDP runs are compiled FSDP/FSDP2 runs.
 - nanotron: Hugging Face nanotron (and picotron): tensor, pipeline (1F1B, no interleaving)
   and data parallel with ZeRO-1, no context parallelism (the Ultra-Scale Playbook's
   configurations, huggingface/nanotron docs/benchmark_summary.svg).
@@ -53,6 +61,7 @@ class Framework:
 FRAMEWORKS: dict[str, Framework] = {
     "megatron": Framework("megatron", True, True, True, ("zero1", "zero3"), 1.0),
     "fsdp": Framework("fsdp", False, False, False, ("zero3", "zero1"), 1.5),
+    "fsdp2": Framework("fsdp2", True, True, True, ("zero3", "zero1"), 1.25),
     "deepspeed": Framework("deepspeed", True, False, False, ("zero1", "zero3"), 1.25),
     "nanotron": Framework("nanotron", True, False, False, ("zero1",), 1.25),
 }

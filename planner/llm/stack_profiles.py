@@ -69,7 +69,12 @@ class StackParams:
 # fused kernels, the ring model's communication, Transformer Engine's FP8_GEMM_FACTOR 0.85)
 # and an assumed +/-30% band.
 PRIOR = StackParams("prior")
-ATTENTION_KERNEL = {"megatron": "fa3", "fsdp": "fa2", "deepspeed": "fa2", "nanotron": "fa2"}
+ATTENTION_KERNEL = {
+    "megatron": "fa3", "fsdp": "fa2", "fsdp2": "fa2", "deepspeed": "fa2", "nanotron": "fa2",
+}  # fmt: skip
+# Stacks timed with another stack's fitted parameters (planner.llm.frameworks): FSDP2's
+# kernels and collectives are the compiled FSDP runs' the fsdp fit rests on.
+FIT_FAMILY = {"fsdp2": "fsdp"}
 
 
 @lru_cache(maxsize=1)
@@ -106,9 +111,9 @@ def fitted_stacks(path: Path = FIT_PATH) -> dict[str, StackParams]:
 def stack_params(name: str) -> StackParams:
     """The fitted parameters of framework `name` (PRIOR with the profile's unfused factor and
     its attention kernel when the fit has none)."""
-    found = fitted_stacks().get(name)
+    found = fitted_stacks().get(FIT_FAMILY.get(name, name))
     if found is not None:
-        return found
+        return replace(found, framework=name)
     return prior_params(name)
 
 

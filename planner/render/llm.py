@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from planner.llm.mfu import FP8_SPEEDUP, SMALL_WIDTH
+from planner.llm.stack_profiles import FIT_FAMILY
 from planner.llm.throughput import LLMMemoryError
 from planner.llm.user_layout import LayoutComparison
 from planner.plan import Plan
@@ -62,8 +63,8 @@ KERNEL_WORDS = {
 }
 # The training frameworks as the app names them (planner.llm.frameworks).
 FRAMEWORK_WORDS = {
-    "megatron": "Megatron-Core", "fsdp": "PyTorch FSDP", "deepspeed": "DeepSpeed",
-    "nanotron": "nanotron",
+    "megatron": "Megatron-Core", "fsdp": "PyTorch FSDP", "fsdp2": "PyTorch FSDP2 (torchtitan)",
+    "deepspeed": "DeepSpeed", "nanotron": "nanotron",
 }  # fmt: skip
 # A step's parts as a chart's legend names them.
 PART_LABELS = {
@@ -204,10 +205,14 @@ def stack_text(row: Mapping[str, Any]) -> str:
     framework, spread = str(row.get("framework") or ""), _number(row.get("stack_spread"))
     if not framework or not _known(spread):
         return ""
-    name = FRAMEWORK_WORDS.get(framework, framework)
+    fitted = FIT_FAMILY.get(framework, framework)
+    name = FRAMEWORK_WORDS.get(fitted, fitted)
+    layouts = (
+        f"{FRAMEWORK_WORDS.get(framework, framework)}'s layouts, " if fitted != framework else ""
+    )
     return (
-        f"rates fitted on {name}'s published runs (planner/data/llm_stack_fit.csv); the other "
-        f"stacks' fits move this step by up to {spread:.0%}"
+        f"{layouts}rates fitted on {name}'s published runs (planner/data/llm_stack_fit.csv); "
+        f"the other stacks' fits move this step by up to {spread:.0%}"
     )
 
 

@@ -310,7 +310,8 @@ LLM_CHOICES: dict[str, tuple[str, dict[str, str], str, str]] = {
         "Framework", FRAMEWORK_WORDS, DEFAULT_FRAMEWORK,
         "The training stack decides which layouts are weighed: Megatron-Core (tensor, "
         "context and pipeline parallel), PyTorch FSDP (sharded data parallel, tensor "
-        "parallel within a node) or DeepSpeed (ZeRO with its pipeline engine).",
+        "parallel within a node), FSDP2 as torchtitan runs it (adds pipeline and context "
+        "parallel) or DeepSpeed (ZeRO with its pipeline engine).",
     ),
 }  # fmt: skip
 
