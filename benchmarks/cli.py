@@ -23,12 +23,13 @@ from rich.text import Text
 # Light modules only (`gpuplan --help` loads no pandas): commands import results and intake.
 from benchmarks.safe_paths import UnsafeInputError, check_result_id, path_under, shorten
 from edge.console import abort, error, warn, warn_lines
+from edge.options import Format, Wide
+from edge.output import FORMATS
 from edge.spreadsheet import csv_text
 
 if TYPE_CHECKING:
     from benchmarks.harness import RunOptions
 
-FORMATS = ("table", "json", "csv")
 # Above this coefficient of variation of the per-step throughput (5%), a result is noisy:
 # other load, thermal throttling or too few steps; `bench run` warns.
 HIGH_CV = 0.05
@@ -70,10 +71,8 @@ def list_results(
             "--results", help="results folder (default $GPUPLAN_RESULTS_DIR or ./results)"
         ),
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
-    wide: Annotated[
-        bool, typer.Option("--wide", help="tables: every column, however wide")
-    ] = False,
+    fmt: Format = "table",
+    wide: Wide = False,
 ) -> None:
     """One line per result in a folder (default $GPUPLAN_RESULTS_DIR or ./results).
 
@@ -105,7 +104,7 @@ def list_results(
 def show(
     result: Annotated[str, typer.Argument(help="result id or path to a result file")],
     directory: Annotated[Path | None, typer.Option("--results", "--dir", help=RESULTS_HELP)] = None,
-    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+    fmt: Format = "table",
 ) -> None:
     """One result file in full (validated): a field/value table, JSON or one CSV row."""
     from benchmarks.results import ResultFileError, read_result

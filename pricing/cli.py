@@ -10,6 +10,7 @@ from rich.text import Text
 
 # Only light modules at the top (`gpuplan --help` loads no pandas); commands import the rest.
 from edge.console import abort, text_console, warn
+from edge.options import Format, Wide
 from edge.output import FORMATS, emit
 from pricing.providers.regions import DEFAULT_DEADLINES_S, DEFAULT_REGIONS
 
@@ -49,10 +50,8 @@ def show(
         bool,
         typer.Option("--include-retired", help="also list sizes the provider no longer sells"),
     ] = False,
-    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
-    wide: Annotated[
-        bool, typer.Option("--wide", help="tables: every column, however wide")
-    ] = False,
+    fmt: Format = "table",
+    wide: Wide = False,
 ) -> None:
     """Offers in the snapshot, cheapest per GPU first, with each price's date."""
     from edge.choices import check_choices
@@ -128,7 +127,7 @@ def stale_warning(listed: str) -> str:
 
 @app.command("status")
 def status(
-    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+    fmt: Format = "table",
 ) -> None:
     """Each price source in use: its date, age and where it lives, and every source a
     refresh can read with what it needs; warns past 30 days."""
@@ -344,7 +343,7 @@ def remove_command(
 def diff_command(
     old: Annotated[str, typer.Argument(help="CSV path, PROVIDER, PROVIDER@bundled or @YYYY-MM-DD")],
     new: Annotated[str, typer.Argument(help="the same kinds of reference")],
-    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+    fmt: Format = "table",
 ) -> None:
     """Offers added and removed and prices changed between two snapshots."""
     from edge.choices import check_choices
@@ -379,7 +378,7 @@ def spot_zones(
     instance_type: Annotated[
         list[str] | None, typer.Option("--instance-type", help="repeatable")
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", help="table | json | csv")] = "table",
+    fmt: Format = "table",
 ) -> None:
     """AWS spot prices per availability zone, from the refreshed AWS snapshot in use."""
     import pandas as pd

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (the system's pick)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 class QuietHandler(BaseHTTPRequestHandler):

@@ -22,14 +22,10 @@ from typing import Any
 
 import pytest
 
+from tests.loopback import free_port
+
 SSHD = "/usr/sbin/sshd"
 START_TIMEOUT_S = 10.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _keygen(path: Path) -> None:
@@ -106,7 +102,7 @@ class SshServer:
         Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege-separation folder
         for _attempt in range(3):
             if not self.port or _attempt:
-                self.port = _free_port()
+                self.port = free_port()
             config = self._write_configs()
             with self.log.open("ab") as log:
                 self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stderr=log)

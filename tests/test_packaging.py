@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 from tests.installed import outside_env
+from tests.loopback import free_port
 
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
@@ -69,14 +70,6 @@ def test_packaged_examples_are_copies_of_the_repository_examples() -> None:
     assert names == sorted(p.name for p in (ROOT / "examples").iterdir())
     _, mismatch, errors = filecmp.cmpfiles(ROOT / "examples", packaged, names, shallow=False)
     assert (mismatch, errors) == ([], [])
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_installed_package_prints_its_version_and_serves_the_app(

@@ -16,26 +16,23 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from benchmarks.models.transformer import init_normal, self_attention
+from benchmarks.models.transformer import (
+    TransformerShape,
+    init_normal,
+    self_attention,
+    training_flops_per_token,
+)
 
 
 @dataclass(frozen=True)
-class BertConfig:
+class BertConfig(TransformerShape):
     """Shape of a BERT encoder and its (fixed) training sequence length."""
 
-    n_layer: int = 24
-    d_model: int = 1024
-    n_head: int = 16
     vocab_size: int = 30522
+    seq_len: int = 384
     max_position: int = 512
     type_vocab_size: int = 2
-    seq_len: int = 384
     dropout: float = 0.1
-
-    @property
-    def d_ff(self) -> int:
-        """Feed-forward width: 4 d_model (Devlin et al. 2019)."""
-        return 4 * self.d_model
 
 
 CONFIGS: dict[str, BertConfig] = {
@@ -49,21 +46,14 @@ CONFIGS: dict[str, BertConfig] = {
 
 def matmul_params(cfg: BertConfig) -> int:
     """Weights that multiply activations: per layer QKV, output, two FFN layers; QA head."""
-    d = cfg.d_model
-    per_layer = 3 * d * d + d * d + 2 * d * cfg.d_ff
-    return cfg.n_layer * per_layer + 2 * d
+    return cfg.block_matmul_params + 2 * cfg.d_model
 
 
 def training_flops_per_sample(cfg: BertConfig) -> float:
-    """Training FLOPs per sequence: seq_len x (6 N + 12 n_layer n_ctx d_model).
-
-    Per token, 6 N for the weight matmuls (2 forward + 4 backward per weight) and
-    12 n_layer n_ctx d for attention scores and their weighted sum over the full
-    (bidirectional) context: Chowdhery et al. 2022 (PaLM), appendix B; Kaplan et al. 2020
-    table 1 counts the same terms. N = matmul_params (embeddings are lookups, not matmuls).
-    """
-    per_token = 6 * matmul_params(cfg) + 12 * cfg.n_layer * cfg.seq_len * cfg.d_model
-    return float(cfg.seq_len * per_token)
+    """Training FLOPs per sequence: seq_len x (6 N + 12 n_layer n_ctx d_model), N =
+    matmul_params, attention over the full (bidirectional) context
+    (transformer.training_flops_per_token: PaLM appendix B)."""
+    return float(cfg.seq_len * training_flops_per_token(cfg, matmul_params(cfg)))
 
 
 class EncoderLayer(nn.Module):

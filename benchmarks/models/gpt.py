@@ -17,23 +17,16 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from benchmarks.models.transformer import init_normal, self_attention
+from benchmarks.models import transformer
+from benchmarks.models.transformer import TransformerShape, init_normal, self_attention
 
 
 @dataclass(frozen=True)
-class GPTConfig:
+class GPTConfig(TransformerShape):
     """Shape of a decoder and its training context length."""
 
-    n_layer: int = 12
-    d_model: int = 768
-    n_head: int = 12
     vocab_size: int = 50304
     seq_len: int = 1024
-
-    @property
-    def d_ff(self) -> int:
-        """MLP width: 4 d_model (Radford et al. 2019)."""
-        return 4 * self.d_model
 
 
 CONFIGS: dict[str, GPTConfig] = {
@@ -50,27 +43,21 @@ def matmul_params(cfg: GPTConfig) -> int:
     The LM head is the tied token embedding, counted once here because it is a matmul;
     position embeddings are a lookup and are not counted.
     """
-    d = cfg.d_model
-    per_layer = 3 * d * d + d * d + 2 * d * cfg.d_ff
-    return cfg.n_layer * per_layer + d * cfg.vocab_size
+    return cfg.block_matmul_params + cfg.d_model * cfg.vocab_size
 
 
 def non_embedding_params(cfg: GPTConfig) -> int:
     """Kaplan et al. 2020's N: 12 n_layer d_model^2 (weights of the blocks, no biases)."""
-    return cfg.n_layer * (4 * cfg.d_model**2 + 2 * cfg.d_model * cfg.d_ff)
+    return cfg.block_matmul_params
 
 
 def training_flops_per_token(cfg: GPTConfig) -> float:
-    """Training FLOPs per token: 6 N + 12 n_layer n_ctx d_model.
-
-    6 N for the weight matmuls (2 forward + 4 backward per weight, N = matmul_params,
-    which includes the LM head) and 12 n_layer n_ctx d for attention scores and their
-    weighted sum over the whole context, causal mask or not: the model-FLOPs count of
-    Chowdhery et al. 2022 (PaLM), appendix B, used for MFU. Kaplan et al. 2020's
-    6 N' + 6 n_layer n_ctx d (N' = non_embedding_params) is the same count without the
-    LM head and with half the attention term (kaplan_flops_per_token).
+    """Training FLOPs per token: 6 N + 12 n_layer n_ctx d_model, N = matmul_params, which
+    includes the LM head (transformer.training_flops_per_token: PaLM appendix B, used for
+    MFU). Kaplan et al. 2020's 6 N' + 6 n_layer n_ctx d (N' = non_embedding_params) is the
+    same count without the LM head and with half the attention term (kaplan_flops_per_token).
     """
-    return 6 * matmul_params(cfg) + 12 * cfg.n_layer * cfg.seq_len * cfg.d_model
+    return transformer.training_flops_per_token(cfg, matmul_params(cfg))
 
 
 def kaplan_flops_per_token(cfg: GPTConfig) -> float:

@@ -1,12 +1,50 @@
-"""What the BERT encoder and the GPT decoder share: their weight init and fused-QKV attention."""
+"""What the BERT encoder and the GPT decoder share: their shape and FLOP count, their weight
+init and fused-QKV attention."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+
+@dataclass(frozen=True)
+class TransformerShape:
+    """Layers, width, heads, vocabulary and training sequence length of a BERT or GPT model."""
+
+    n_layer: int
+    d_model: int
+    n_head: int
+    vocab_size: int
+    seq_len: int
+
+    @property
+    def d_ff(self) -> int:
+        """Feed-forward width: 4 d_model (Devlin et al. 2019; Radford et al. 2019)."""
+        return 4 * self.d_model
+
+    @property
+    def block_matmul_params(self) -> int:
+        """Weights of the layers that multiply activations, no biases: per layer QKV, the
+        attention output and two feed-forward layers; 12 n_layer d_model^2 (Kaplan et al.
+        2020's non-embedding N)."""
+        d = self.d_model
+        return self.n_layer * (3 * d * d + d * d + 2 * d * self.d_ff)
+
+
+def training_flops_per_token(shape: TransformerShape, matmul_params: int) -> float:
+    """Training FLOPs per token: 6 N + 12 n_layer n_ctx d_model.
+
+    6 N for the weight matmuls (2 forward + 4 backward per weight, N = `matmul_params`;
+    embeddings are lookups, not matmuls) and 12 n_layer n_ctx d for attention scores and
+    their weighted sum over the whole context, causal mask or not: the model-FLOPs count of
+    Chowdhery et al. 2022 (PaLM), appendix B, used for MFU; Kaplan et al. 2020 table 1
+    counts the same terms.
+    """
+    return 6 * matmul_params + 12 * shape.n_layer * shape.seq_len * shape.d_model
 
 
 def init_normal(module: nn.Module) -> None:

@@ -340,6 +340,11 @@ def _optional_str(
     return str(value)
 
 
+def _matches(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    """The check that a whole string matches `pattern`."""
+    return lambda value: bool(pattern.fullmatch(value))
+
+
 def _hint(value: str, fits: Callable[[str], bool]) -> str:
     """'; did you mean X?' for the first simple fix of `value` that `fits`, else ''."""
     for candidate in (value.strip(), value.lower(), value.strip().lower()):
@@ -360,7 +365,7 @@ def _host_hint(host: str) -> str:
         return f"; give the name only: host = {name!r}"
     if host.startswith("[") and host.endswith("]"):
         return f"; give an IPv6 address without brackets: host = {host[1:-1]!r}"
-    return _hint(host, lambda h: bool(HOST_PATTERN.fullmatch(h)))
+    return _hint(host, _matches(HOST_PATTERN))
 
 
 def _is_group(value: str) -> bool:
@@ -375,14 +380,14 @@ def _gcp_machine_type(value: str) -> bool:
 _PATTERNS: dict[str, dict[str, tuple[Callable[[str], bool], str]]] = {
     "host": {
         "*": (
-            lambda v: bool(HOST_PATTERN.fullmatch(v)),
+            _matches(HOST_PATTERN),
             "a DNS name, an IPv4 or IPv6 address (no brackets) or an ~/.ssh/config alias: "
             "1-253 letters, digits, '.', '-', '_' or ':', not starting with '-' (e.g. 'gpu-box-1')",
         )
     },
     "instance_type": {
         "aws": (
-            lambda v: bool(AWS_INSTANCE_TYPE.fullmatch(v)),
+            _matches(AWS_INSTANCE_TYPE),
             "an EC2 instance type, family.size in lower case (e.g. 'p4d.24xlarge')",
         ),
         "gcp": (
@@ -391,41 +396,41 @@ _PATTERNS: dict[str, dict[str, tuple[Callable[[str], bool], str]]] = {
             "'n1-standard-8 + 1 x T4')",
         ),
         "skypilot": (
-            lambda v: bool(SKY_INSTANCE_TYPE.fullmatch(v)),
+            _matches(SKY_INSTANCE_TYPE),
             "the cloud's instance type: 1-128 letters, digits and '._+-' (e.g. 'gpu_8x_h100_sxm5')",
         ),
     },
     "region": {
-        "aws": (lambda v: bool(AWS_REGION.fullmatch(v)), "an AWS region (e.g. 'us-east-1')"),
-        "gcp": (lambda v: bool(GCP_REGION.fullmatch(v)), "a GCP region (e.g. 'us-central1')"),
+        "aws": (_matches(AWS_REGION), "an AWS region (e.g. 'us-east-1')"),
+        "gcp": (_matches(GCP_REGION), "a GCP region (e.g. 'us-central1')"),
         "skypilot": (
-            lambda v: bool(SKY_PLACE.fullmatch(v)),
+            _matches(SKY_PLACE),
             "the cloud's region (Kubernetes: the context): letters, digits and '._:@/-' "
             "(e.g. 'us-east-1')",
         ),
     },
     "zone": {
         "skypilot": (
-            lambda v: bool(SKY_PLACE.fullmatch(v)),
+            _matches(SKY_PLACE),
             "the cloud's zone: letters, digits and '._:@/-' (e.g. 'us-east-1a')",
         ),
         "*": (
-            lambda v: bool(ZONE_PATTERN.fullmatch(v)),
+            _matches(ZONE_PATTERN),
             "a GCP zone, region-letter (e.g. 'us-central1-a')",
         ),
     },
     "image": {
         "aws": (
-            lambda v: bool(AWS_IMAGE.fullmatch(v)),
+            _matches(AWS_IMAGE),
             "an AMI id, 'ami-' and lower-case letters or digits (e.g. 'ami-0abcdef1234567890')",
         ),
         "gcp": (
-            lambda v: bool(GCP_IMAGE.fullmatch(v)),
+            _matches(GCP_IMAGE),
             "an image or image family path or URL: letters, digits and '/._:-' (e.g. "
             "'projects/my-project/global/images/family/my-family')",
         ),
         "skypilot": (
-            lambda v: bool(SKY_IMAGE.fullmatch(v)),
+            _matches(SKY_IMAGE),
             "an image id as SkyPilot takes it: letters, digits and '/._:@-' "
             "(e.g. 'docker:nvcr.io/nvidia/pytorch:24.10-py3')",
         ),
@@ -438,32 +443,32 @@ _PATTERNS: dict[str, dict[str, tuple[Callable[[str], bool], str]]] = {
     },
     "accelerators": {
         "*": (
-            lambda v: bool(SKY_ACCELERATORS.fullmatch(v)),
+            _matches(SKY_ACCELERATORS),
             "GPU name and count as SkyPilot writes them (e.g. 'H100:8')",
         )
     },
     "torch_index_url": {
         "*": (
-            lambda v: bool(INDEX_URL.fullmatch(v)),
+            _matches(INDEX_URL),
             "a package index URL, http(s)://... without spaces or quotes "
             "(e.g. 'https://download.pytorch.org/whl/cu128')",
         )
     },
     "key_name": {
         "*": (
-            lambda v: bool(AWS_KEY_NAME.fullmatch(v)),
+            _matches(AWS_KEY_NAME),
             "an EC2 key pair name: 1-255 letters, digits and '_.+=@-' (e.g. 'gpuplan-sweep')",
         )
     },
     "subnet_id": {
         "*": (
-            lambda v: bool(AWS_SUBNET.fullmatch(v)),
+            _matches(AWS_SUBNET),
             "a subnet id, 'subnet-' and lower-case letters or digits (e.g. 'subnet-0abc1234')",
         )
     },
     "project": {
         "*": (
-            lambda v: bool(GCP_PROJECT.fullmatch(v)),
+            _matches(GCP_PROJECT),
             "a GCP project id: 6-30 lower-case letters, digits and '-', starting with a letter "
             "(e.g. 'my-project')",
         )
@@ -842,9 +847,7 @@ def parse_spec(data: dict[str, Any], path: str | Path = "<spec>") -> SweepSpec:
     _check_keys(path, "", data, TOP_KEYS)
     name = data.get("name")
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-        hint = (
-            _hint(name, lambda n: bool(NAME_PATTERN.fullmatch(n))) if isinstance(name, str) else ""
-        )
+        hint = _hint(name, _matches(NAME_PATTERN)) if isinstance(name, str) else ""
         raise SpecError(
             path,
             "name",

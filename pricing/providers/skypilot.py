@@ -125,6 +125,25 @@ def _collapse_zones(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def host_medians(rows: pd.DataFrame, type_column: str, **first_of: str) -> pd.DataFrame:
+    """Per (region, type) of catalog rows without their own GPU: vcpus, memory_gib, each
+    `first_of` column (output name = catalog column) and the on-demand and spot USD/h, the
+    medians over the region's zones; the type named `type_column`."""
+    first = {name: (column, "first") for name, column in first_of.items()}
+    return (
+        rows.groupby(["Region", "InstanceType"], sort=True)
+        .agg(
+            vcpus=("vCPUs", "first"),
+            memory_gib=("MemoryGiB", "first"),
+            **first,
+            usd_per_hour=("Price", "median"),
+            spot_usd_per_hour=("SpotPrice", "median"),
+        )
+        .reset_index()
+        .rename(columns={"Region": "region", "InstanceType": type_column})
+    )
+
+
 def parse_skypilot_vms(
     provider: str, catalog: pd.DataFrame, source: str, priced_at: str
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -339,18 +358,7 @@ def _no_reserved(prices: pd.DataFrame) -> pd.DataFrame:
 def _gcp_host_prices(hosts: pd.DataFrame) -> pd.DataFrame:
     """Per (host_type, region): vcpus, memory_gib and the host's on-demand and spot USD/h,
     the medians over the region's zones (reserved missing)."""
-    prices = (
-        hosts.groupby(["InstanceType", "Region"])
-        .agg(
-            vcpus=("vCPUs", "first"),
-            memory_gib=("MemoryGiB", "first"),
-            usd_per_hour=("Price", "median"),
-            spot_usd_per_hour=("SpotPrice", "median"),
-        )
-        .reset_index()
-        .rename(columns={"InstanceType": "host_type", "Region": "region"})
-    )
-    return _no_reserved(prices)
+    return _no_reserved(host_medians(hosts, "host_type"))
 
 
 def _gcp_gpu_prices(accel: pd.DataFrame) -> pd.DataFrame:

@@ -16,6 +16,7 @@ import pandas as pd
 from pricing.cpu_offers import CPU_OFFER_COLUMNS, validate_cpu_offers
 from pricing.providers.common import Fix, fix, fixes_frame
 from pricing.providers.composition import GCP_HOST_ACCELERATORS
+from pricing.providers.skypilot import host_medians
 
 # The architecture of a provider's CPU-only rows where the catalog has no Arch column:
 # every such type in the GCP (c2, c4, n1) and Azure (Fsv2) extracts is an Intel Xeon
@@ -50,18 +51,7 @@ def parse_skypilot_cpu_vms(
             why = f"placeholder {column} <= 0: not a price, never free"
             fixes.append(fix(provider, "*", types, column, "set missing", why))
         frame[column] = values.where(~placeholder)
-    grouped = (
-        frame.groupby(["Region", "InstanceType"], sort=True)
-        .agg(
-            vcpus=("vCPUs", "first"),
-            memory_gib=("MemoryGiB", "first"),
-            arch=("Arch", "first"),
-            usd_per_hour=("Price", "median"),
-            spot_usd_per_hour=("SpotPrice", "median"),
-        )
-        .reset_index()
-        .rename(columns={"Region": "region", "InstanceType": "instance_type"})
-    )
+    grouped = host_medians(frame, "instance_type", arch="Arch")
     not_cheaper = grouped["spot_usd_per_hour"] >= grouped["usd_per_hour"]
     for row in grouped.loc[not_cheaper].itertuples():
         why = "spot is not below on-demand: the catalog repeats the on-demand meter"

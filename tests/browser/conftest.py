@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,6 +20,7 @@ if TYPE_CHECKING:
     from planner.plan import Plan
 
 from tests.conftest import ROOT
+from tests.loopback import free_port
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -37,12 +37,6 @@ ARTIFACTS = ROOT / "test-artifacts"
 # `GPUPLAN_UPDATE_SCREENSHOTS=1 pytest tests/browser` (make screenshots) also writes the
 # README's images here; commit them.
 DOCS_IMAGES = ROOT / "docs" / "img"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout_s: float = 60) -> None:

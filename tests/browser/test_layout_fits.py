@@ -152,6 +152,18 @@ def test_compare_shows_four_options_side_by_side(
 CELL_PADDING_PX = 16
 
 
+def open_with_grids(page: Page, url: str, width: int, heading: str) -> list[bytes]:
+    """Open `url` `width` px wide and wait for `heading` and a first table; the websocket
+    messages the page receives, collected as they come (for grids)."""
+    frames: list[bytes] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f)))
+    page.set_viewport_size({"width": width, "height": 1000})
+    page.goto(url, wait_until="domcontentloaded")
+    page.get_by_text(heading).first.wait_for(timeout=120_000)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=60_000)
+    return frames
+
+
 def grids(frames: list[bytes]) -> list[tuple[dict[str, Any], pa.Table]]:
     """Each st.dataframe the server sent (its column config, its data), from the page's
     websocket messages (the grid draws on a canvas: its DOM holds no widths)."""
@@ -202,12 +214,7 @@ def cut_columns(page: Page, config: dict[str, Any], data: pa.Table) -> list[str]
 def test_no_page_cuts_a_cell_or_label(
     app_url: str, page: Page, screenshots: Path, width: int, path: str
 ) -> None:
-    frames: list[bytes] = []
-    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f)))
-    page.set_viewport_size({"width": width, "height": 1000})
-    page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
-    page.get_by_text(PAGES[path]).first.wait_for(timeout=120_000)
-    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=60_000)
+    frames = open_with_grids(page, f"{app_url}/{path}", width, PAGES[path])
     cut = page.evaluate(CUT_TEXT_JS)
     assert cut == [], cut
     shown = grids(frames)
@@ -278,12 +285,7 @@ def test_each_tables_key_columns_show_without_scrolling(
     """The Prices table cut "$4.09" to "$4.0" at the grid's edge with spot past it, the
     Plan page's ranked table hid cost, P10-P90, $/GPU-hour, source and date at 1280 px,
     and the on-prem tables showed "$" and "$1": each key column now ends inside its grid."""
-    frames: list[bytes] = []
-    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f)))
-    page.set_viewport_size({"width": width, "height": 1000})
-    page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
-    page.get_by_text(HEADINGS[path]).first.wait_for(timeout=120_000)
-    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=60_000)
+    frames = open_with_grids(page, f"{app_url}/{path}", width, HEADINGS[path])
     boxes = [g.bounding_box() for g in page.locator('[data-testid="stDataFrame"]').all()]
     grid_px = max(box["width"] for box in boxes if box)  # the key tables span the page
     assert grid_px >= 900 if width == 1280 else grid_px >= 1000

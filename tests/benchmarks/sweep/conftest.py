@@ -9,6 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import Result
+from typer.testing import CliRunner
+
+from planner.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[3]
 # The remote runs this checkout's code with the test interpreter, one thread each.
@@ -38,6 +42,11 @@ def spec_text(targets: str, runs: str = TINY_RUNS, max_usd: float = 5, parallel:
         f'name = "loopback"\n[limits]\nmax_usd = {max_usd}\nmax_minutes_per_target = 10\n'
         f"max_parallel = {parallel}\n\n{targets}\n{runs}"
     )
+
+
+def sweep_cli(*args: str) -> Result:
+    """`gpuplan sweep ARGS` in this process; an exception in it fails the test."""
+    return CliRunner().invoke(app, ["sweep", *args], catch_exceptions=False)
 
 
 @pytest.fixture(autouse=True)

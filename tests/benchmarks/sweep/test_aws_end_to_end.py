@@ -12,14 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from benchmarks.results import load_results
 from benchmarks.sweep.backends import register
-from planner.cli.main import app
 from tests.benchmarks.cloud_sweep_driver import LoopbackAws, loopback_ssh, pointer
 from tests.benchmarks.moto_ec2 import ec2, live_instances, moto_server, register_dl_image
-from tests.benchmarks.sweep.conftest import REMOTE, only_state, spec_text
+from tests.benchmarks.sweep.conftest import REMOTE, only_state, spec_text, sweep_cli
 from tests.sshd import SshServer
 
 
@@ -56,10 +54,7 @@ batch = 2
     spec = tmp_path / "aws.toml"
     spec.write_text(spec_text(target, runs))
     try:
-        outcome = CliRunner().invoke(
-            app, ["sweep", "run", str(spec), "--yes", "--results", str(tmp_path / "results")],
-            catch_exceptions=False,
-        )  # fmt: skip
+        outcome = sweep_cli("run", str(spec), "--yes", "--results", str(tmp_path / "results"))
     finally:
         register("aws", None)
     assert outcome.exit_code == 1, outcome.output  # the cuda run cannot run here

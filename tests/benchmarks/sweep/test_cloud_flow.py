@@ -16,15 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from benchmarks.results import load_results
 from benchmarks.sweep import state as st
 from benchmarks.sweep.backends import provisioner_for, register
 from benchmarks.sweep.spec import load_spec
 from benchmarks.sweep.startup import dead_man_script, gcp_self_delete_script
-from planner.cli.main import app
-from tests.benchmarks.sweep.conftest import ONE_RUN, REMOTE, only_state, spec_text
+from tests.benchmarks.sweep.conftest import ONE_RUN, REMOTE, only_state, spec_text, sweep_cli
 from tests.benchmarks.sweep.fakes import FakeProvisioner, log_events
 from tests.sshd import SshServer
 
@@ -50,10 +48,6 @@ def fake(sshd: SshServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> It
     monkeypatch.setenv("GPUPLAN_SSH_OPTIONS", known)
     yield provisioner
     register("aws", None)
-
-
-def sweep(*args: str) -> Any:
-    return CliRunner().invoke(app, ["sweep", *args], catch_exceptions=False)
 
 
 def test_registry_imports_the_cloud_module_only_when_asked(
@@ -256,7 +250,7 @@ def test_worst_case_over_the_cap_is_refused_with_the_figures(
 ) -> None:
     spec = tmp_path / "big.toml"
     spec.write_text(spec_text(aws_target("p4d.24xlarge"), max_usd=1))
-    outcome = sweep("run", str(spec), "--yes", "--results", str(tmp_path / "r"))
+    outcome = sweep_cli("run", str(spec), "--yes", "--results", str(tmp_path / "r"))
     assert outcome.exit_code == 2
     # p4d.24xlarge in us-east-1: $21.9576/h x 10 min = $3.66 worst case
     assert "worst case $3.66" in outcome.output
@@ -286,7 +280,7 @@ def test_cloud_target_is_launched_tagged_measured_and_terminated(
 
     fake.launch = launch  # type: ignore[method-assign]
     before = dt.datetime.now(dt.UTC)
-    outcome = sweep("run", str(spec), "--yes", "--results", str(tmp_path / "results"))
+    outcome = sweep_cli("run", str(spec), "--yes", "--results", str(tmp_path / "results"))
     assert outcome.exit_code == 1, outcome.output
     state = only_state(sweep_dir)
     ok, failed = state["targets"]
@@ -335,7 +329,7 @@ def test_resume_refuses_when_spent_plus_the_worst_case_left_would_pass_the_cap(
     state_file = _saved_state(spec_path, tmp_path, [1.006])
     # An earlier attempt of this target already cost $0.10; its worst case is $0.17.
     state_file.update_target(0, state="failed", spent_before_usd=0.10)
-    outcome = sweep("resume", state_file.data["id"], "--yes")
+    outcome = sweep_cli("resume", state_file.data["id"], "--yes")
     assert outcome.exit_code == 2
     assert "$0.10 already spent + worst case $0.17" in outcome.output
     assert "exceeds limits.max_usd $0.20; nothing was started" in outcome.output
@@ -353,7 +347,7 @@ def test_resume_refuses_a_target_whose_price_is_no_longer_known(
     # The saved spec names an instance type the catalog no longer prices.
     state_file.data["spec"]["targets"][0]["instance_type"] = "g5.nosuchsize"
     state_file.save()
-    outcome = sweep("resume", state_file.data["id"], "--yes")
+    outcome = sweep_cli("resume", state_file.data["id"], "--yes")
     assert outcome.exit_code == 2
     assert "not resumed" in outcome.output and "g5.nosuchsize" in outcome.output
     assert log_events(tmp_path / "fake.log") == []
@@ -391,14 +385,14 @@ def test_cleanup_terminates_what_a_dead_controller_left_running(
     data = st.new_state(sweep_id, "s.toml", {"name": "crashed"}, str(tmp_path), ["t"], ["r"], [1.0])
     data["targets"][0].update(machine=st.machine_to_dict(left), launched_at=st.iso(st.utc_now()))
     st.StateFile(data).save()
-    dry = sweep("cleanup", sweep_id, "--dry-run")
+    dry = sweep_cli("cleanup", sweep_id, "--dry-run")
     assert dry.exit_code == 0 and f"{left.instance_id}: still up (would terminate)" in dry.output
     assert not fake.is_terminated(left)
-    done = sweep("cleanup")
+    done = sweep_cli("cleanup")
     assert done.exit_code == 0
     assert f"{left.instance_id}: confirmed down (terminated now)" in done.output
     assert fake.is_terminated(left) and fake.find_launched(["us-east-1"]) == []
-    assert "no gpuplan machines running" in sweep("cleanup", sweep_id).output
+    assert "no gpuplan machines running" in sweep_cli("cleanup", sweep_id).output
 
 
 def test_ctrl_c_tears_down_every_launched_machine_and_exits_130(

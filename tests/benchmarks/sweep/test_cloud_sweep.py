@@ -21,16 +21,14 @@ from unittest import mock
 
 import pytest
 from click.testing import Result
-from typer.testing import CliRunner
 
 from benchmarks.results import read_result
 from benchmarks.runners.machine import SWEEP_TAG
 from benchmarks.sweep import backends
-from planner.cli.main import app
 from tests.benchmarks.cloud_sweep_driver import loopback_ssh, register
 from tests.benchmarks.fake_gce import FakeGce
 from tests.benchmarks.moto_ec2 import any_image, ec2, live_instances, moto_server
-from tests.benchmarks.sweep.conftest import REMOTE, ROOT, only_state, spec_text
+from tests.benchmarks.sweep.conftest import REMOTE, ROOT, only_state, spec_text, sweep_cli
 from tests.sshd import SshServer
 
 ONE_RUN = (
@@ -105,7 +103,7 @@ class Sweep:
         with mock.patch.dict(os.environ, self.env):
             register(json.loads(self.config.read_text()))
             try:
-                return CliRunner().invoke(app, ["sweep", *args], catch_exceptions=False)
+                return sweep_cli(*args)
             finally:
                 backends.register("aws", None)
                 backends.register("gcp", None)

@@ -13,7 +13,6 @@ import os
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from benchmarks.runners.machine import Machine
 from benchmarks.runners.remote_output import MAX_LINE_CHARS, TAIL_LINES
 from benchmarks.safe_paths import MAX_RESULT_BYTES
 from tests.benchmarks.sweep.conftest import ROOT
+from tests.loopback import free_port
 from tests.sshd import SshServer
 
 PY = shlex.quote(sys.executable)
@@ -500,9 +500,7 @@ def test_refused_key_fails_at_once(sshd: SshServer) -> None:
 @pytest.mark.timeout(60)
 def test_machine_not_listening_yet_is_waited_for(tmp_path: Path) -> None:
     """A refused connection (sshd not up yet) is retried until timeout_s, then said."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
+    port = free_port()
     extra = ["-F", os.devnull, "-o", f"UserKnownHostsFile={tmp_path / 'known_hosts'}"]
     started = time.monotonic()
     with pytest.raises(ssh.SshError, match="waited 2 s for ssh"):

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from benchmarks.results import load_results
 from benchmarks.runners.machine import CloudTarget, ProvisionError
@@ -24,9 +23,8 @@ from benchmarks.sweep import state as st
 from benchmarks.sweep.backends import provisioner_for, register
 from benchmarks.sweep.preview import preview_sweep
 from benchmarks.sweep.spec import SpecError, load_spec
-from planner.cli.main import app
 from planner.sweep_preview import CatalogSweepData
-from tests.benchmarks.sweep.conftest import ONE_RUN, REMOTE, only_state, spec_text
+from tests.benchmarks.sweep.conftest import ONE_RUN, REMOTE, only_state, spec_text, sweep_cli
 from tests.conftest import ROOT
 from tests.sshd import SshServer
 
@@ -110,16 +108,14 @@ def test_an_unpriced_skypilot_target_is_refused_before_anything_starts(
     tmp_path: Path, sweep_dir: Path
 ) -> None:
     spec_path = write_spec(tmp_path, sky_target('cloud = "kubernetes"\naccelerators = "L4:1"\n'))
-    outcome = CliRunner().invoke(app, ["sweep", "run", str(spec_path), "--yes"])
+    outcome = sweep_cli("run", str(spec_path), "--yes")
     assert outcome.exit_code == 2
     assert "give instance_type and region of a priced cloud, or usd_per_hour" in outcome.output
     assert not sweep_dir.exists()  # no sweep was started
 
 
 def test_sweep_plan_of_the_skypilot_example_prices_each_target() -> None:
-    outcome = CliRunner().invoke(
-        app, ["sweep", "plan", str(ROOT / "examples" / "sweep-skypilot.toml"), "--format", "json"]
-    )
+    outcome = sweep_cli("plan", str(ROOT / "examples" / "sweep-skypilot.toml"), "--format", "json")
     assert outcome.exit_code == 0, outcome.output
     shown = json.loads(outcome.output)
     backends = {t["backend"] for t in shown["targets"]}
@@ -256,10 +252,7 @@ def test_a_skypilot_sweep_runs_on_its_cluster_tags_results_and_downs_it(
     register("skypilot", lambda **_: SkyPilotProvisioner(sdk=sky, poll_s=0))
     try:
         spec_path = write_spec(tmp_path, sky_target(LAMBDA + REMOTE))
-        outcome = CliRunner().invoke(
-            app, ["sweep", "run", str(spec_path), "--yes", "--results", str(tmp_path / "r")],
-            catch_exceptions=False,
-        )  # fmt: skip
+        outcome = sweep_cli("run", str(spec_path), "--yes", "--results", str(tmp_path / "r"))
     finally:
         register("skypilot", None)
     assert outcome.exit_code == 0, outcome.output
@@ -390,7 +383,7 @@ class SilentSky(StandInSky):
 def sky_cli(sky: StandInSky, *args: str) -> Any:
     register("skypilot", lambda **opts: SkyPilotProvisioner(sdk=sky, poll_s=0, **opts))
     try:
-        return CliRunner().invoke(app, ["sweep", *args], catch_exceptions=False)
+        return sweep_cli(*args)
     finally:
         register("skypilot", None)
 

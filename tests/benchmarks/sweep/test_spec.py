@@ -6,11 +6,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from benchmarks.sweep.spec import SpecError, check_cloud_targets, expand_runs, load_spec, parse_spec
-from planner.cli.main import app
 from planner.sweep_preview import CatalogSweepData
+from tests.benchmarks.sweep.conftest import sweep_cli
 
 ROOT = Path(__file__).resolve().parents[3]
 BASE = """
@@ -134,12 +133,12 @@ def test_examples_are_valid(name: str) -> None:
 def test_cli_refuses_a_bad_spec_without_traceback(tmp_path: Path) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(BASE.replace("max_parallel", "x").replace("steps = 20", "stpes = 20"))
-    result = CliRunner().invoke(app, ["sweep", "plan", str(path)])
+    result = sweep_cli("plan", str(path))
     assert result.exit_code == 2
     assert "bad.toml: runs[0].stpes: unknown key; did you mean 'steps'?" in result.output
     assert "Traceback" not in result.output
     path.write_text("name = [")
-    result = CliRunner().invoke(app, ["sweep", "plan", str(path)])
+    result = sweep_cli("plan", str(path))
     assert result.exit_code == 2 and "not valid TOML" in result.output
 
 

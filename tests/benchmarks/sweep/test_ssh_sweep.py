@@ -18,20 +18,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from benchmarks.results import load_results, read_result
 from benchmarks.sweep import state as st
 from benchmarks.sweep.orchestrate import SweepRun
 from benchmarks.sweep.preview import NoData, preview_sweep
 from benchmarks.sweep.spec import load_spec
-from planner.cli.main import app
-from tests.benchmarks.sweep.conftest import ONE_RUN, ROOT, only_state, spec_text, ssh_target
+from tests.benchmarks.sweep.conftest import (
+    ONE_RUN,
+    ROOT,
+    only_state,
+    spec_text,
+    ssh_target,
+    sweep_cli,
+)
 from tests.sshd import SshServer
-
-
-def run_cli(*args: str) -> Any:
-    return CliRunner().invoke(app, ["sweep", *args], catch_exceptions=False)
 
 
 def start_sweep(spec_path: Path, results: Path, ssh_options: list[str]) -> SweepRun:
@@ -55,7 +56,7 @@ def test_ssh_sweep_collects_every_result_and_resumes_only_unfinished_runs(
     spec = tmp_path / "loop.toml"
     spec.write_text(spec_text(ssh_target(sshd.alias)))  # the ~/.ssh/config-style alias
     results = tmp_path / "results"
-    outcome = run_cli("run", str(spec), "--yes", "--results", str(results))
+    outcome = sweep_cli("run", str(spec), "--yes", "--results", str(results))
     assert outcome.exit_code == 0, outcome.output
     state = only_state(sweep_dir)
     assert state["status"] == "finished"
@@ -76,9 +77,9 @@ def test_ssh_sweep_collects_every_result_and_resumes_only_unfinished_runs(
     assert batches == {2, 4}
     ids = {i for r in target["runs"].values() for i in r["result_ids"]}
     assert ids == {p.stem for p in files}
-    listed = run_cli("list")
+    listed = sweep_cli("list")
     assert state["id"] in listed.output and "2/2" not in listed.output  # 1 target, 2 results
-    shown = run_cli("status", state["id"])
+    shown = sweep_cli("status", state["id"])
     assert "done" in shown.output and "2/2" in shown.output
 
     # Then the controller "crashes" during the second run: that run is still pending,
@@ -97,7 +98,7 @@ def test_ssh_sweep_collects_every_result_and_resumes_only_unfinished_runs(
     kept = results / state["id"] / f"{target['runs'][first_key]['result_ids'][0]}.json"
     kept_text = kept.read_text()
 
-    outcome = run_cli("resume", state["id"], "--yes")
+    outcome = sweep_cli("resume", state["id"], "--yes")
     assert outcome.exit_code == 0, outcome.output
     assert f"run 1 of 1: {second_key}" in outcome.output  # only the unfinished run
     assert "run 1 of 2" not in outcome.output

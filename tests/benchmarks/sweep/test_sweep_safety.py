@@ -20,15 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from benchmarks.sweep import state as st
 from benchmarks.sweep.backends import register
 from benchmarks.sweep.orchestrate import SweepRun
 from benchmarks.sweep.preview import NoData, preview_sweep
 from benchmarks.sweep.spec import load_spec
-from planner.cli.main import app
-from tests.benchmarks.sweep.conftest import ONE_RUN, REMOTE, spec_text
+from tests.benchmarks.sweep.conftest import ONE_RUN, REMOTE, spec_text, sweep_cli
 from tests.benchmarks.sweep.fakes import FakeProvisioner, log_events
 from tests.sshd import SshServer
 
@@ -218,7 +216,7 @@ def test_cleanup_finds_a_machine_whose_launch_call_never_returned(
         time.sleep(0.05)
     assert launcher.is_alive()  # the launch call has not returned
     (left,) = slow_cloud.find_launched(["us-east-2"])
-    outcome = CliRunner().invoke(app, ["sweep", "cleanup", state.data["id"]])
+    outcome = sweep_cli("cleanup", state.data["id"])
     assert outcome.exit_code == 0, outcome.output
     assert f"{left.instance_id}: confirmed down (terminated now)" in outcome.output
     assert slow_cloud.find_launched(["us-east-2"]) == []
@@ -294,17 +292,10 @@ def test_a_free_sweep_with_max_usd_0_runs(sweep_dir: Path, tmp_path: Path) -> No
     """`max_usd = 0` (the shipped on-prem example): the preview's "worst case $0.00 is
     within max_usd $0.00" holds in the run too. Before, the running budget check read $0
     spent as having reached a $0 cap and skipped every target."""
-    from tests.benchmarks.sweep.conftest import ROOT
-    from tests.benchmarks.sweep.test_ssh_sweep import run_cli
-
-    target = (
-        f'[[targets]]\nbackend = "local"\nremote_python = "{sys.executable}"\n'
-        f'remote_dir = "{tmp_path}/remote"\n'
-        f'remote_env = {{ PYTHONPATH = "{ROOT}", OMP_NUM_THREADS = "1" }}\n'
-    )
+    target = f'[[targets]]\nbackend = "local"\nremote_dir = "{tmp_path}/remote"\n{REMOTE}'
     spec_path = tmp_path / "free.toml"
     spec_path.write_text(spec_text(target, ONE_RUN, max_usd=0))
-    outcome = run_cli("run", str(spec_path), "--yes", "--results", str(tmp_path / "results"))
+    outcome = sweep_cli("run", str(spec_path), "--yes", "--results", str(tmp_path / "results"))
     assert outcome.exit_code == 0, outcome.output
     assert "within max_usd $0.00" in outcome.output
     (path,) = sweep_dir.glob("*.json")

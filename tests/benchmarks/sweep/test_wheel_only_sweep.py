@@ -31,6 +31,11 @@ CONSTRAINTS = ROOT / "constraints" / "cpu.txt"
 PIP = ("-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check")
 
 
+def _without_pythonpath() -> dict[str, str]:
+    """This process's environment less PYTHONPATH: a program imports only what its venv holds."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
 def _site(python: Path) -> Path:
     code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
@@ -108,16 +113,48 @@ def test_the_wheel_only_venv_has_no_checkout_and_the_remote_no_gpuplan(
     where = subprocess.run(
         [str(local_python), "-c", "import benchmarks, sys; print(benchmarks.__file__)"],
         capture_output=True, text=True, check=True, cwd=wheel_only["where"],
-        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        env=_without_pythonpath(),
     ).stdout.strip()  # fmt: skip
     assert Path(where).is_relative_to(wheel_only["local"]), where
     probe = "import importlib.util as u; print(bool(u.find_spec('torch')), bool(u.find_spec('planner')))"  # noqa: E501
     found = subprocess.run(
         [str(wheel_only["remote"] / "bin" / "python"), "-c", probe],
         capture_output=True, text=True, check=True, cwd=wheel_only["where"],
-        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        env=_without_pythonpath(),
     ).stdout.split()  # fmt: skip
     assert found == ["True", "False"]
+
+
+def _sweep_from_the_install(
+    wheel_only: dict[str, Path],
+    sshd: SshServer,
+    tmp_path: Path,
+    target: str,
+    max_usd: float,
+    timeout_s: float,
+) -> Path:
+    """`gpuplan sweep run --yes` of ONE_RUN on `target` with the wheel-only install's gpuplan
+    (no PYTHONPATH; sweeps, remote folders and an empty wheel cache under `tmp_path`, so the
+    wheel is rebuilt); it must succeed. The one result file it collected."""
+    spec = tmp_path / "plain.toml"
+    spec.write_text(spec_text(target, ONE_RUN, max_usd=max_usd))
+    env = _without_pythonpath()
+    env.update(
+        GPUPLAN_SSH_OPTIONS=f"-F {sshd.client_config}",
+        GPUPLAN_SWEEP_DIR=str(tmp_path / "sweeps"),
+        GPUPLAN_SWEEP_REMOTE_DIR=str(tmp_path / "remote-home"),
+        GPUPLAN_CACHE_DIR=str(tmp_path / "cache"),
+    )
+    gpuplan = wheel_only["local"] / "bin" / "gpuplan"
+    results = tmp_path / "results"
+    done = subprocess.run(
+        [str(gpuplan), "sweep", "run", str(spec), "--yes", "--results", str(results)],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=timeout_s,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (sweep_results,) = [p for p in results.iterdir() if p.is_dir()]
+    (path,) = sweep_results.glob("*.json")
+    return path
 
 
 @pytest.mark.slow  # builds two venvs (pip, a few tens of seconds) and runs a benchmark
@@ -129,24 +166,7 @@ def test_a_sweep_from_a_wheel_only_install_installs_and_collects(
         f'[[targets]]\nbackend = "ssh"\nhost = "{sshd.alias}"\n'
         f'remote_venv = "{remote}"\nremote_env = {{ OMP_NUM_THREADS = "1" }}\n'
     )
-    spec = tmp_path / "plain.toml"
-    spec.write_text(spec_text(target, ONE_RUN))
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(
-        GPUPLAN_SSH_OPTIONS=f"-F {sshd.client_config}",
-        GPUPLAN_SWEEP_DIR=str(tmp_path / "sweeps"),
-        GPUPLAN_SWEEP_REMOTE_DIR=str(tmp_path / "remote-home"),
-        GPUPLAN_CACHE_DIR=str(tmp_path / "cache"),  # no wheel cached: it is rebuilt
-    )
-    gpuplan = wheel_only["local"] / "bin" / "gpuplan"
-    results = tmp_path / "results"
-    done = subprocess.run(
-        [str(gpuplan), "sweep", "run", str(spec), "--yes", "--results", str(results)],
-        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (sweep_results,) = [p for p in results.iterdir() if p.is_dir()]
-    (path,) = sweep_results.glob("*.json")
+    path = _sweep_from_the_install(wheel_only, sshd, tmp_path, target, max_usd=5, timeout_s=600)
     result = read_result(path)
     assert result.workload == "gpt" and result.device == "cpu" and result.throughput > 0
     assert result.sweep is not None and result.sweep["backend"] == "ssh"
@@ -165,7 +185,7 @@ def test_a_sweep_from_a_wheel_only_install_installs_and_collects(
     assert (remote / marker_name(version, digest)).exists()
     shown = subprocess.run(
         [str(remote / "bin" / "python"), "-c", "import planner, torch; print(planner.__file__)"],
-        capture_output=True, text=True, check=True, cwd=tmp_path, env=env,
+        capture_output=True, text=True, check=True, cwd=tmp_path, env=_without_pythonpath(),
     ).stdout  # fmt: skip
     assert Path(shown.strip()).is_relative_to(remote)
 
@@ -238,25 +258,7 @@ def test_the_default_install_gets_a_cpu_torch_from_the_only_index_the_host_reach
         f'[[targets]]\nbackend = "ssh"\nhost = "{sshd.alias}"\n'
         f'remote_venv = "{remote}"\nremote_env = {{ {env_lines} }}\n'
     )
-    spec = tmp_path / "plain.toml"
-    spec.write_text(spec_text(target, ONE_RUN, max_usd=0))
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(
-        GPUPLAN_SSH_OPTIONS=f"-F {sshd.client_config}",
-        GPUPLAN_SWEEP_DIR=str(tmp_path / "sweeps"),
-        GPUPLAN_SWEEP_REMOTE_DIR=str(tmp_path / "remote-home"),
-        GPUPLAN_CACHE_DIR=str(tmp_path / "cache"),
-    )
-    gpuplan = wheel_only["local"] / "bin" / "gpuplan"
-    results = tmp_path / "results"
-    done = subprocess.run(
-        [str(gpuplan), "sweep", "run", str(spec), "--yes", "--results", str(results)],
-        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900,
-    )  # fmt: skip
-    output = done.stdout[-3000:] + done.stderr[-3000:]
-    assert done.returncode == 0, output
-    (sweep_results,) = [p for p in results.iterdir() if p.is_dir()]
-    (path,) = sweep_results.glob("*.json")
+    path = _sweep_from_the_install(wheel_only, sshd, tmp_path, target, max_usd=0, timeout_s=900)
     assert read_result(path).device == "cpu"
     # torch is now in the venv itself (not the image's libraries), the CPU build.
     (installed,) = _site(remote / "bin" / "python").glob("torch-*.dist-info")
