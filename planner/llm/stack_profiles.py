@@ -32,7 +32,7 @@ takes PRIOR (the stacks' pooled fit is what the fit shrinks towards).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -89,22 +89,13 @@ def fitted_stacks(path: Path = FIT_PATH) -> dict[str, StackParams]:
     table = _fit_table(path)
     if table is None:
         return {}
+    casts = {"str": str, "int": int, "float": float}
     out = {}
-    for row in table.itertuples(index=False):
-        out[str(row.framework)] = StackParams(
-            framework=str(row.framework),
-            kernel_efficiency=float(row.kernel_efficiency),
-            unfused=float(row.unfused),
-            comm_exposure=float(row.comm_exposure),
-            tp_comm_exposure=float(row.tp_comm_exposure),
-            cast_factor=float(row.cast_factor),
-            fp8_gemm_factor=float(row.fp8_gemm_factor),
-            moe_factor=float(getattr(row, "moe_factor", 1.0)),
-            attention_kernel=str(row.attention_kernel),
-            band_low=float(row.band_low),
-            band_high=float(row.band_high),
-            runs=int(row.runs),
-        )
+    for row in table.to_dict("records"):
+        # every field the table stores, as its type (a column it lacks keeps the default)
+        values = {f.name: casts[str(f.type)](row[f.name]) for f in fields(StackParams)
+                  if f.name in row}  # fmt: skip
+        out[str(row["framework"])] = StackParams(**values)
     return out
 
 

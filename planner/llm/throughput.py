@@ -407,20 +407,18 @@ def _predict(
     )
 
 
+# The user's choices the layout search takes as they are (planner.settings.LLMSettings).
+SEARCH_CHOICES = (
+    "flash_attention", "recompute", "zero", "micro_batch", "memory_reserve_fraction",
+    "framework", "step_model", "pinned",
+)  # fmt: skip
+
+
 def layout_settings(settings: LLMSettings, batch_tokens: float, precision: str) -> LayoutSettings:
-    """The layout search's settings for one prediction."""
-    return LayoutSettings(
-        global_batch_tokens=batch_tokens,
-        flash_attention=settings.flash_attention,
-        recompute=settings.recompute,
-        zero=settings.zero,
-        micro_batch=settings.micro_batch,
-        memory_reserve_fraction=settings.memory_reserve_fraction,
-        precision=precision,
-        framework=settings.framework,
-        step_model=settings.step_model,
-        pinned=settings.pinned,
-    )
+    """The layout search's settings for one prediction: the batch and precision resolved,
+    the other choices as given."""
+    chosen = {name: getattr(settings, name) for name in SEARCH_CHOICES}
+    return LayoutSettings(global_batch_tokens=batch_tokens, precision=precision, **chosen)
 
 
 def _op_rates(
