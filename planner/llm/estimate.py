@@ -376,10 +376,7 @@ def _own_layout_row(
     """The output cells of a row timed at its own layout: its tokens/s (the best layout's
     band, as a ratio), MFU, layout, fit, and the LayoutComparison planner.render.llm words."""
     assert q.layout is not None
-    found = compare_layout(
-        workload, q.precision, q.gpu_name, q.total_gpus, q.gpus_per_node or gpus_per_node,
-        q.network_gbps or network_gbps, q.layout, figures, settings, ops,
-    )  # fmt: skip
+    found = compare_layout(best, workload, q.gpu_name, q.layout, settings)
     layout = found.timed.layout
     tokens = layout.tokens_per_s
     low = best.tokens_per_s_low / best.tokens_per_s if best.tokens_per_s > 0 else math.nan

@@ -72,7 +72,9 @@ def layout_on_plan(
     if user.dp is not None:
         total = user.tp * user.pp * user.cp * user.dp
     figures, _ = llm_model.gpt_mfu_figures(results, plan.precision)
-    return compare_layout(
-        plan.workload, plan.precision, str(row["gpu_name"]), total, per_node, network, user,
-        figures, plan.request.llm, results,
+    gpu = str(row["gpu_name"])
+    best = llm_model.predict_layout(
+        plan.workload, plan.precision, gpu, total, min(per_node, total), network, figures,
+        plan.request.llm, results,
     )  # fmt: skip
+    return compare_layout(best, plan.workload, gpu, user, plan.request.llm)

@@ -20,7 +20,6 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from planner.llm.layout import (
     MEMORY_TERMS,
@@ -36,7 +35,7 @@ from planner.llm.layout import (
     step_times,
 )
 from planner.llm.memory import usable_bytes
-from planner.llm.throughput import LayoutPrediction, layout_settings, llm_shape_of, predict_layout
+from planner.llm.throughput import LayoutPrediction, layout_settings, llm_shape_of
 from planner.settings import LLMSettings
 from planner.workloads.catalog import Workload
 from pricing.gpus import did_you_mean
@@ -246,26 +245,17 @@ class LayoutComparison:
 
 
 def compare_layout(
+    best: LayoutPrediction,
     workload: Workload,
-    precision: str,
     gpu_name: str,
-    total_gpus: int,
-    gpus_per_node: int,
-    network_gbps: float,
     user: UserLayout,
-    figures: pd.DataFrame | None = None,
     settings: LLMSettings | None = None,
-    ops: pd.DataFrame | None = None,
 ) -> LayoutComparison:
-    """`user` timed on `total_gpus` x `gpu_name` with the rates, calibration and links the
-    search used (planner.llm.throughput.predict_layout), beside the search's best."""
+    """`user` timed with the rates, calibration and links the search used for `best`
+    (planner.llm.throughput.predict_layout of `workload` on `gpu_name`, with `settings`),
+    beside it."""
     settings = settings or LLMSettings()
-    per_node = max(1, min(int(gpus_per_node), int(total_gpus)))
-    best = predict_layout(
-        workload, precision, gpu_name, int(total_gpus), per_node, float(network_gbps), figures,
-        settings, ops,
-    )  # fmt: skip
     assert best.hardware is not None
-    search = layout_settings(settings, settings.batch_tokens(workload), precision)
+    search = layout_settings(settings, settings.batch_tokens(workload), best.precision)
     timed = time_layout(llm_shape_of(workload), best.hardware, search, user)
-    return LayoutComparison(timed, best, gpu_name, int(total_gpus), workload.is_moe)
+    return LayoutComparison(timed, best, gpu_name, best.hardware.total_gpus, workload.is_moe)

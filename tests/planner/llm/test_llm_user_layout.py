@@ -9,8 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.cli.main import app
-from planner.llm.throughput import llm_shape_of, peak_flops
+from planner.llm.throughput import llm_shape_of, peak_flops, predict_layout
 from planner.llm.user_layout import (
+    LayoutComparison,
     LayoutSpecError,
     UserLayout,
     check_layout,
@@ -18,7 +19,7 @@ from planner.llm.user_layout import (
     parse_layout,
 )
 from planner.render.llm import user_layout_text
-from planner.workloads.catalog import get_workload, moe_workload
+from planner.workloads.catalog import Workload, get_workload, moe_workload
 
 runner = CliRunner()
 
@@ -65,6 +66,12 @@ def test_a_layout_must_suit_the_model():
         check_layout(UserLayout(tp=3, dp=1), moe, 8)
 
 
+def _compare(workload: Workload, gpus: int, text: str) -> LayoutComparison:
+    """`text` timed beside the search's best on `gpus` x H100 SXM, 8 per node, 3,200 Gb/s."""
+    best = predict_layout(workload, "bf16", "H100-SXM", gpus, 8, 3200.0)
+    return compare_layout(best, workload, "H100-SXM", parse_layout(text))
+
+
 @pytest.mark.parametrize(
     ("name", "gpus", "text"),
     [
@@ -76,8 +83,7 @@ def test_a_layout_must_suit_the_model():
     ],
 )
 def test_the_best_layout_is_never_slower_than_a_users_that_fits(name, gpus, text):
-    found = compare_layout(get_workload(name), "bf16", "H100-SXM", gpus, 8, 3200.0,
-                           parse_layout(text))  # fmt: skip
+    found = _compare(get_workload(name), gpus, text)
     mine, best = found.timed.layout, found.best.layout
     assert mine.reason == "fits" and best.fits
     assert best.tokens_per_s >= mine.tokens_per_s * (1 - 1e-9)
@@ -86,16 +92,15 @@ def test_the_best_layout_is_never_slower_than_a_users_that_fits(name, gpus, text
 
 def test_the_best_layout_given_back_is_timed_the_same():
     workload = get_workload("mixtral-8x7b-1t")
-    best = compare_layout(workload, "bf16", "H100-SXM", 32, 8, 3200.0, parse_layout("tp1"))
+    best = _compare(workload, 32, "tp1")
     label = best.best.layout.label.replace(" zero1", "")
-    again = compare_layout(workload, "bf16", "H100-SXM", 32, 8, 3200.0, parse_layout(label))
+    again = _compare(workload, 32, label)
     assert again.timed.layout.tokens_per_s == pytest.approx(best.best.tokens_per_s, rel=1e-9)
     assert again.timed.layout.a2a_share == pytest.approx(best.best.layout.a2a_share)
 
 
 def test_a_layout_that_does_not_fit_says_which_term_fills_the_memory():
-    found = compare_layout(get_workload("llm-69b-140b"), "bf16", "H100-SXM", 64, 8, 3200.0,
-                           parse_layout("tp1 pp1 mb1"))  # fmt: skip
+    found = _compare(get_workload("llm-69b-140b"), 64, "tp1 pp1 mb1")
     timed = found.timed
     assert timed.layout.reason == "over_memory" and timed.over_terms[0] == "states"
     states = dict(timed.terms_gb)["states"]
