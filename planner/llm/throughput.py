@@ -631,27 +631,54 @@ def llm_options(
             strict=True,
         )
     )
+    shape, batch = llm_shape_of(workload), settings.batch_tokens(workload)
+    figures = figures if figures is not None else pd.DataFrame()
+    per_gpu: dict[str, tuple[MFUAnchor, MeasuredKernels | None]] = {}
+    unique = dict.fromkeys(keys)
     rows = []
-    for key in dict.fromkeys(keys):
-        gpu, count, per_node, network = key
-        found = predict_layout(
-            workload, precision, gpu, max(count, 1), per_node, network, figures, settings, ops
-        )
+    for gpu, count, per_node, network in unique:
+        if gpu not in per_gpu:  # what predict_layout derives from the GPU alone, once
+            measured = measured_kernels(ops, gpu, precision, shape) if ops is not None else None
+            per_gpu[gpu] = (mfu_anchor(gpu, shape.params, shape.d_model, figures), measured)
+        anchor, measured = per_gpu[gpu]
         rows.append(
-            {
-                **prediction_record(found),
-                "throughput": found.tokens_per_s,
-                "throughput_low": found.tokens_per_s_low,
-                "throughput_high": found.tokens_per_s_high,
-                "throughput_source": prediction_source(found) or None,
-                "fits": found.layout.fits,
-                "recompute": found.layout.recompute not in ("none", "selective", ""),
-            }
-        )
-    table = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(list(dict.fromkeys(keys))))
-    out = table.loc[keys].reset_index(drop=True)
+            _option_row(shape, precision, gpu, max(count, 1), per_node, float(network), anchor,
+                        batch, settings, measured)
+        )  # fmt: skip
+    position = {key: i for i, key in enumerate(unique)}
+    out = pd.DataFrame(rows).iloc[[position[key] for key in keys]].reset_index(drop=True)
     out.index = options.index
     return out.loc[:, list(LLM_OPTION_COLUMNS)]
+
+
+@lru_cache(maxsize=4096)
+def _option_row(
+    shape: LLMShape,
+    precision: str,
+    gpu_name: str,
+    total_gpus: int,
+    gpus_per_node: int,
+    network_gbps: float,
+    anchor: MFUAnchor,
+    batch_tokens: float,
+    settings: LLMSettings,
+    measured: MeasuredKernels | None,
+) -> dict[str, object]:
+    """One option's LLM_OPTION_COLUMNS (predict_layout's, the GPU's anchor and measured
+    kernels given), kept for every plan that asks again: read, never changed."""
+    found = _predict(
+        shape, precision, gpu_name, total_gpus, gpus_per_node, network_gbps, anchor,
+        batch_tokens, settings, measured,
+    )  # fmt: skip
+    return {
+        **prediction_record(found),
+        "throughput": found.tokens_per_s,
+        "throughput_low": found.tokens_per_s_low,
+        "throughput_high": found.tokens_per_s_high,
+        "throughput_source": prediction_source(found) or None,
+        "fits": found.layout.fits,
+        "recompute": found.layout.recompute not in ("none", "selective", ""),
+    }
 
 
 def fewest_gpus(
