@@ -78,6 +78,7 @@ from planner.llm.moe import (
     ALL_TO_ALLS_PER_LAYER,
     all_to_all_seconds,
     expert_activation_bytes,
+    expert_cast_seconds,
     expert_layer_seconds,
     expert_state_bytes,
 )
@@ -432,11 +433,16 @@ def stage_times(
         tokens, c.tp, c.ep, shape.d_model, shape.experts, shape.top_k, shape.expert_ffn, rates,
         weight_grads,
     )  # fmt: skip
+    casts = expert_cast_seconds(
+        tokens, c.tp, c.ep, shape.d_model, shape.experts, shape.top_k, shape.expert_ffn, rates,
+        weight_grads,
+    )  # fmt: skip
     moe_parts = MicroBatchTimes(
         gemm=parts.gemm,
         attention=parts.attention,
         memory=parts.memory + stage_layers * (mem_f + mem_b),
         recompute=parts.recompute + stage_layers * share * (gemm_f + mem_f),
+        cast=parts.cast + stage_layers * casts,
     )
     return StageTimes(moe_parts, stage_layers * (gemm_f + gemm_b))
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.llm.ops import TILE_M, OpRates, gemm_seconds
+from planner.llm.ops import TILE_M, OpRates, cast_seconds, gemm_seconds
 
 # The busiest expert-parallel rank's routed tokens over the mean: an assumption of 1.15
 # within 1.1-1.2. Switch Transformers train with capacity factors 1.0-1.25 to absorb the
@@ -158,6 +158,29 @@ def expert_layer_seconds(
     values = routed * (3.0 * f / tp + 4.0 * h / tp)  # SwiGLU, permute and unpermute
     memory = values * rates.value_bytes * rates.unfused / rates.hbm_bytes_per_s
     return forward, backward, memory, 2.0 * memory
+
+
+def expert_cast_seconds(
+    tokens: np.ndarray,
+    tp: np.ndarray,
+    ep: np.ndarray,
+    d_model: int,
+    experts: int,
+    top_k: int,
+    expert_ffn: int,
+    rates: OpRates,
+    weight_grads: bool = True,
+) -> np.ndarray:
+    """fp8 cast seconds of one MoE layer's routed-expert GEMMs for `tokens` per GPU, forward
+    and backward (planner.llm.ops.cast_seconds on each local expert's up and down GEMMs:
+    its tokens' inputs, its weights and, backward, its output gradients); 0 without fp8."""
+    tokens = np.asarray(tokens, float)
+    tp, ep = np.asarray(tp, float), np.asarray(ep, float)
+    h, f = float(d_model), float(expert_ffn)
+    per_expert = tokens * top_k * ep / experts * LOAD_IMBALANCE
+    full = np.full_like(per_expert, h)
+    gemms = [(per_expert, 2.0 * f / tp, full), (per_expert, full, f / tp)]  # (m, n, k)
+    return experts / ep * cast_seconds(gemms, rates, weight_grads)
 
 
 def all_to_all_seconds(

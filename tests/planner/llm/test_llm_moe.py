@@ -9,6 +9,7 @@ from planner.llm.layout import LayoutSettings, memory_terms
 from planner.llm.moe import (
     LOAD_IMBALANCE,
     all_to_all_seconds,
+    expert_cast_seconds,
     expert_layer_seconds,
 )
 from planner.llm.ops import OpRates
@@ -120,3 +121,21 @@ def test_layout_search_uses_expert_parallelism_and_names_moe_parts():
     dense = predict_layout(get_workload("llm-6.7b-134b"), "bf16", "H100-SXM", 32, 8, 3200.0)
     assert dense.layout.ep == 1 and dense.layout.a2a_share == 0
     assert dense.layout.grouped_gemm_share == 0
+
+
+def test_fp8_casts_cover_the_experts_grouped_gemms_and_none_without_fp8():
+    bf16 = OpRates(gemm_flops=700e12, attention_flops=400e12, hbm_bytes_per_s=3e12, sms=132)
+    fp8 = OpRates(
+        gemm_flops=1400e12, attention_flops=400e12, hbm_bytes_per_s=3e12, sms=132,
+        cast_factor=1.0,
+    )  # fmt: skip
+    args = (np.array([8192.0]), np.array([1.0]), np.array([8.0]), 4096, 128, 8, 1536)
+    assert expert_cast_seconds(*args, bf16)[0] == 0.0
+    # 16 local experts of 2 x 1536 + 1536 wide GEMMs on 8192 x 8 x 8 / 128 tokens each, at
+    # 3 bytes per value cast (inputs, weights and output gradients) over 3 TB/s.
+    tokens = 8192 * 8 * 8 / 128 * LOAD_IMBALANCE
+    values = sum(tokens * k + k * n + tokens * n for n, k in ((3072, 4096), (4096, 1536)))
+    assert expert_cast_seconds(*args, fp8)[0] == pytest.approx(16 * 3 * values / 3e12)
+    w = get_workload("mixtral-8x7b-1t")
+    found = predict_layout(w, "fp8", "H100-SXM", 32, 8, 3200.0).layout
+    assert found.fits and found.cast_share > 0.02
