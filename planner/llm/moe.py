@@ -138,12 +138,10 @@ def expert_layer_seconds(
     """(grouped GEMM forward, backward, memory-bound forward, backward) seconds of one MoE
     layer's routed experts and router for `tokens` per GPU (module docstring)."""
     tokens = np.asarray(tokens, float)
-    tp, ep = np.asarray(tp, float), np.asarray(ep, float)
+    tp = np.asarray(tp, float)
     h, f = float(d_model), float(expert_ffn)
-    local = experts / ep
-    per_expert = tokens * top_k * ep / experts * LOAD_IMBALANCE
+    per_expert, shapes, local = _expert_gemms(tokens, tp, ep, d_model, experts, top_k, f)
     full = np.full_like(per_expert, h)
-    shapes = [(2.0 * f / tp, full), (full, f / tp)]  # (n, k) of up (gate + up) and down
     forward = np.zeros_like(per_expert)
     backward = np.zeros_like(per_expert)
     for n, k in shapes:
@@ -174,13 +172,27 @@ def expert_cast_seconds(
     """fp8 cast seconds of one MoE layer's routed-expert GEMMs for `tokens` per GPU, forward
     and backward (planner.llm.ops.cast_seconds on each local expert's up and down GEMMs:
     its tokens' inputs, its weights and, backward, its output gradients); 0 without fp8."""
-    tokens = np.asarray(tokens, float)
+    per_expert, shapes, local = _expert_gemms(tokens, tp, ep, d_model, experts, top_k, expert_ffn)
+    gemms = [(per_expert, n, k) for n, k in shapes]
+    return local * cast_seconds(gemms, rates, weight_grads)
+
+
+def _expert_gemms(
+    tokens: np.ndarray,
+    tp: np.ndarray,
+    ep: np.ndarray,
+    d_model: int,
+    experts: int,
+    top_k: int,
+    expert_ffn: float,
+) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
+    """Each local expert's tokens on the busiest rank (x LOAD_IMBALANCE), the (n, k) of its
+    up (gate + up) and down GEMMs, and the experts each GPU holds (E / ep)."""
     tp, ep = np.asarray(tp, float), np.asarray(ep, float)
-    h, f = float(d_model), float(expert_ffn)
-    per_expert = tokens * top_k * ep / experts * LOAD_IMBALANCE
-    full = np.full_like(per_expert, h)
-    gemms = [(per_expert, 2.0 * f / tp, full), (per_expert, full, f / tp)]  # (m, n, k)
-    return experts / ep * cast_seconds(gemms, rates, weight_grads)
+    per_expert = np.asarray(tokens, float) * top_k * ep / experts * LOAD_IMBALANCE
+    full = np.full_like(per_expert, float(d_model))
+    f = float(expert_ffn)
+    return per_expert, [(2.0 * f / tp, full), (full, f / tp)], experts / ep
 
 
 def all_to_all_seconds(

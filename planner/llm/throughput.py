@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -641,10 +642,9 @@ def llm_options(
             measured = measured_kernels(ops, gpu, precision, shape) if ops is not None else None
             per_gpu[gpu] = (mfu_anchor(gpu, shape.params, shape.d_model, figures), measured)
         anchor, measured = per_gpu[gpu]
-        rows.append(
-            _option_row(shape, precision, gpu, max(count, 1), per_node, float(network), anchor,
-                        batch, settings, measured)
-        )  # fmt: skip
+        args = (shape, precision, gpu, max(count, 1), per_node, float(network), anchor, batch,
+                settings, measured)  # fmt: skip
+        rows.append(_option_row(args))
     position = {key: i for i, key in enumerate(unique)}
     out = pd.DataFrame(rows).iloc[[position[key] for key in keys]].reset_index(drop=True)
     out.index = options.index
@@ -652,24 +652,10 @@ def llm_options(
 
 
 @lru_cache(maxsize=4096)
-def _option_row(
-    shape: LLMShape,
-    precision: str,
-    gpu_name: str,
-    total_gpus: int,
-    gpus_per_node: int,
-    network_gbps: float,
-    anchor: MFUAnchor,
-    batch_tokens: float,
-    settings: LLMSettings,
-    measured: MeasuredKernels | None,
-) -> dict[str, object]:
-    """One option's LLM_OPTION_COLUMNS (predict_layout's, the GPU's anchor and measured
-    kernels given), kept for every plan that asks again: read, never changed."""
-    found = _predict(
-        shape, precision, gpu_name, total_gpus, gpus_per_node, network_gbps, anchor,
-        batch_tokens, settings, measured,
-    )  # fmt: skip
+def _option_row(predict_args: tuple[Any, ...]) -> dict[str, object]:
+    """One option's LLM_OPTION_COLUMNS from _predict(*predict_args), kept for every plan
+    that asks again: read, never changed."""
+    found = _predict(*predict_args)
     return {
         **prediction_record(found),
         "throughput": found.tokens_per_s,
