@@ -43,11 +43,18 @@ COLLECTIVES_FILE = CALIBRATION_DIR / "collectives.csv"
 # kernels_per_step are (forward one per layer op, backward about 2x, plus the optimizer):
 # ResNet-50 (53 conv, 53 BN, 49 ReLU, 16 adds) and MobileNetV2 (52 conv, 52 BN, 35 ReLU6,
 # 10 adds) both come to about 550; Swin-T (12 blocks of ~25 ops, the FlagPerf default
-# configuration assumed) to about 1,000.
+# configuration assumed) to about 1,000; transformer stacks at ~92 per layer, as BERT-large's
+# 2,200 for 24 layers (DATA_PARALLEL_MODELS): DistilBERT 6 layers 550, GLM-large and
+# CPM-medium 24 layers 2,200. Left out: BiT-M-R152x2 (weight-standardised convolutions: no
+# count to trust; its 16/20 pair is too narrow to part floor from per-sample time) and
+# torchvision detectors (per-image loops make their kernels grow with the batch).
 SWEEP_KERNELS: dict[str, float] = {
     "ResNet-50": 550.0,
     "MobileNetV2": 550.0,
     "Swin Transformer": 1000.0,
+    "DistilBERT (distilbert-base-uncased, sequence classification, seq 512)": 550.0,
+    "GLM-large (blocklm-large-blank: 24 layers, hidden 1024, seq 512)": 2200.0,
+    "CPM-medium (cpm_model_states_medium: 24 layers, hidden 1024, seq 200)": 2200.0,
 }
 # Sweeps shorter than this many sizes cannot separate α from β.
 MIN_SWEEP_SIZES = 8
