@@ -78,7 +78,6 @@ from planner.llm.moe import (
     ALL_TO_ALLS_PER_LAYER,
     all_to_all_seconds,
     expert_activation_bytes,
-    expert_cast_seconds,
     expert_layer_seconds,
     expert_state_bytes,
 )
@@ -429,11 +428,7 @@ def stage_times(
     if not shape.experts:
         return StageTimes(parts, np.zeros_like(share))
     tokens = c.mb * shape.seq_len / c.cp
-    gemm_f, gemm_b, mem_f, mem_b = expert_layer_seconds(
-        tokens, c.tp, c.ep, shape.d_model, shape.experts, shape.top_k, shape.expert_ffn, rates,
-        weight_grads,
-    )  # fmt: skip
-    casts = expert_cast_seconds(
+    gemm_f, gemm_b, mem_f, mem_b, casts = expert_layer_seconds(
         tokens, c.tp, c.ep, shape.d_model, shape.experts, shape.top_k, shape.expert_ffn, rates,
         weight_grads,
     )  # fmt: skip

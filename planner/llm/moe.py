@@ -134,9 +134,10 @@ def expert_layer_seconds(
     expert_ffn: int,
     rates: OpRates,
     weight_grads: bool = True,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(grouped GEMM forward, backward, memory-bound forward, backward) seconds of one MoE
-    layer's routed experts and router for `tokens` per GPU (module docstring)."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(grouped GEMM forward, backward, memory-bound forward, backward, fp8 casts) seconds
+    of one MoE layer's routed experts and router for `tokens` per GPU (module docstring; the
+    casts are planner.llm.ops.cast_seconds on each local expert's GEMMs, 0 without fp8)."""
     tokens = np.asarray(tokens, float)
     tp = np.asarray(tp, float)
     h, f = float(d_model), float(expert_ffn)
@@ -155,26 +156,8 @@ def expert_layer_seconds(
     routed = tokens * top_k * LOAD_IMBALANCE
     values = routed * (3.0 * f / tp + 4.0 * h / tp)  # SwiGLU, permute and unpermute
     memory = values * rates.value_bytes * rates.unfused / rates.hbm_bytes_per_s
-    return forward, backward, memory, 2.0 * memory
-
-
-def expert_cast_seconds(
-    tokens: np.ndarray,
-    tp: np.ndarray,
-    ep: np.ndarray,
-    d_model: int,
-    experts: int,
-    top_k: int,
-    expert_ffn: int,
-    rates: OpRates,
-    weight_grads: bool = True,
-) -> np.ndarray:
-    """fp8 cast seconds of one MoE layer's routed-expert GEMMs for `tokens` per GPU, forward
-    and backward (planner.llm.ops.cast_seconds on each local expert's up and down GEMMs:
-    its tokens' inputs, its weights and, backward, its output gradients); 0 without fp8."""
-    per_expert, shapes, local = _expert_gemms(tokens, tp, ep, d_model, experts, top_k, expert_ffn)
-    gemms = [(per_expert, n, k) for n, k in shapes]
-    return local * cast_seconds(gemms, rates, weight_grads)
+    casts = local * cast_seconds([(per_expert, n, k) for n, k in shapes], rates, weight_grads)
+    return forward, backward, memory, 2.0 * memory, casts
 
 
 def _expert_gemms(

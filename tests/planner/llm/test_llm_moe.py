@@ -9,7 +9,6 @@ from planner.llm.layout import LayoutSettings, memory_terms
 from planner.llm.moe import (
     LOAD_IMBALANCE,
     all_to_all_seconds,
-    expert_cast_seconds,
     expert_layer_seconds,
 )
 from planner.llm.ops import OpRates
@@ -130,12 +129,12 @@ def test_fp8_casts_cover_the_experts_grouped_gemms_and_none_without_fp8():
         cast_factor=1.0,
     )  # fmt: skip
     args = (np.array([8192.0]), np.array([1.0]), np.array([8.0]), 4096, 128, 8, 1536)
-    assert expert_cast_seconds(*args, bf16)[0] == 0.0
+    assert expert_layer_seconds(*args, bf16)[4][0] == 0.0
     # 16 local experts of 2 x 1536 + 1536 wide GEMMs on 8192 x 8 x 8 / 128 tokens each, at
     # 3 bytes per value cast (inputs, weights and output gradients) over 3 TB/s.
     tokens = 8192 * 8 * 8 / 128 * LOAD_IMBALANCE
     values = sum(tokens * k + k * n + tokens * n for n, k in ((3072, 4096), (4096, 1536)))
-    assert expert_cast_seconds(*args, fp8)[0] == pytest.approx(16 * 3 * values / 3e12)
+    assert expert_layer_seconds(*args, fp8)[4][0] == pytest.approx(16 * 3 * values / 3e12)
     w = get_workload("mixtral-8x7b-1t")
     found = predict_layout(w, "fp8", "H100-SXM", 32, 8, 3200.0).layout
     assert found.fits and found.cast_share > 0.02
