@@ -8,6 +8,8 @@ the sidebar's GPU filter and exact GPU count this answers "AWS vs GCP vs Azure f
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
@@ -16,6 +18,7 @@ from edge.format import duration, money
 from planner.choose.pareto import PICK_COLUMNS
 from planner.plan import Plan
 from planner.render.rows import misses_text, price_source_text, worded_rows
+from planner.ui.cache import drawn
 from planner.ui.export import download_csv
 from planner.ui.plan_view import option_text
 from planner.ui.text import md_text
@@ -128,9 +131,13 @@ def wrapped(shown: pd.DataFrame) -> Styler:
     )
 
 
-def compare_section(plan: Plan, page: str, table: pd.DataFrame | None = None) -> None:
+def compare_section(
+    plan: Plan, page: str, table: pd.DataFrame | None = None, asked: Hashable = None
+) -> None:
     """Choose two to four options; their figures side by side and a CSV of their rows.
-    `table`: candidates(plan), when the caller has it already (cached)."""
+    `table`: candidates(plan), when the caller has it already (cached); `asked`: the plan's
+    request (with its results folder), when given the side-by-side table of each choice is
+    drawn once for every session (planner.ui.cache.drawn)."""
     st.subheader("Compare options")
     table = candidates(plan) if table is None else table
     if len(table) < 2:
@@ -153,9 +160,16 @@ def compare_section(plan: Plan, page: str, table: pd.DataFrame | None = None) ->
         st.info("Choose at least two options to compare.", icon=":material/info:")
         return
     chosen = table.set_index("label").loc[labels].reset_index()
+
     # A static table sized to the page: cells wrap, so four options fit at 1280 px and no
     # cell is cut (a data grid scrolls its third and fourth options out of view).
-    st.table(wrapped(side_by_side(chosen)))
+    def draw() -> None:
+        st.table(wrapped(side_by_side(chosen)))
+
+    if asked is None:
+        draw()
+    else:
+        drawn(f"{page}.compare", (asked, tuple(labels)), draw)
     download_csv(
         lambda: worded_rows(chosen.drop(columns="label")),
         f"compare-{plan.workload.name}-{plan.pricing}.csv",

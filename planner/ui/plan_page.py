@@ -31,6 +31,7 @@ from planner.render.rows import worded_rows
 from planner.request import PlanRequest, RequestError
 from planner.settings import LLMSettings
 from planner.ui import data
+from planner.ui.cache import drawn
 from planner.ui.compare import compare_section
 from planner.ui.export import download_csv, download_report
 from planner.ui.inputs import OfferFilters, number, offer_filters, optional_number, worded_radio
@@ -633,16 +634,9 @@ def render() -> None:
     except ValueError as exc:
         st.error(md_text(sentence(str(exc))), icon=":material/error:")
         return
-    _, problems = data.results(directory)
-    st.markdown(
-        f"**{md_text(workload.description)}**: "
-        + md_text(
-            f"{workload.samples:,.0f} {workload.sample_unit}"
-            + "".join(f"; on-prem {c.config.name} from {c.path}" for c in onprem)
-            + "."
-        )
-    )
     if plan.rows.empty:
+        _, problems = data.results(directory)
+        _description(plan, onprem)
         st.warning(
             "No option to plan with these inputs: "
             + "; ".join(md_text(line, WARNING_CHARS) for line in warning_lines(plan)),
@@ -651,10 +645,52 @@ def render() -> None:
         _notes(plan, problems, directory)
         ps.share_box()
         return
+    # Every session asking for this plan is shown the same outputs: drawn once, replayed.
+    asked = (directory, request)
+    drawn(f"{PAGE}.head", asked, lambda: _head(plan, onprem))
+    _own_layout(plan, inputs.job.layout, offers, directory)
+    drawn(f"{PAGE}.body", asked, lambda: _body(plan, directory, request))
+    with st.container(horizontal=True):
+        download_csv(
+            lambda: worded_rows(plan.rows),
+            f"plan-{workload.name}-{plan.pricing}.csv",
+            key=f"{PAGE}.csv",
+        )
+        link = ps.link()  # read now: the report is built on click, outside the script run
+        download_report(
+            lambda: plan_report(plan, manifest, link),
+            f"plan-{workload.name}-{plan.pricing}.html",
+            key=f"{PAGE}.report",
+        )
+    drawn(f"{PAGE}.cpu", asked, lambda: _cpu_baseline(plan))
+    compare_section(plan, PAGE, data.plan_candidates(directory, request), asked)
+    drawn(f"{PAGE}.notes", asked, lambda: _notes(plan, data.results(directory)[1], directory))
+    ps.share_box()
+
+
+def _description(plan: Plan, onprem: Sequence[LoadedConfig]) -> None:
+    """The job in a line: what it is, how many samples, the on-prem configs compared."""
+    workload = plan.workload
+    st.markdown(
+        f"**{md_text(workload.description)}**: "
+        + md_text(
+            f"{workload.samples:,.0f} {workload.sample_unit}"
+            + "".join(f"; on-prem {c.config.name} from {c.path}" for c in onprem)
+            + "."
+        )
+    )
+
+
+def _head(plan: Plan, onprem: Sequence[LoadedConfig]) -> None:
+    """The job, the unmet deadline or budget, and the picks."""
+    _description(plan, onprem)
     for line in notes_text(plan.notes_of("deadline_unmet", "budget_unmet"), APP_CONTROLS):
         st.warning(md_text(sentence(line)), icon=":material/warning:")
     _picks(plan)
-    _own_layout(plan, inputs.job.layout, offers, directory)
+
+
+def _body(plan: Plan, directory: str, request: PlanRequest) -> None:
+    """The constraints, the time-vs-cost chart and the ranked options."""
     _status(plan)
     st.plotly_chart(data.plan_chart(directory, request), key=f"{PAGE}.chart")
     st.caption(
@@ -670,19 +706,3 @@ def render() -> None:
         + ". P10/P90: the 10th and 90th percentiles. Prices with their date and source."
     )
     show_table(data.plan_table(directory, request), column_config(), key=f"{PAGE}.table")
-    with st.container(horizontal=True):
-        download_csv(
-            lambda: worded_rows(plan.rows),
-            f"plan-{workload.name}-{plan.pricing}.csv",
-            key=f"{PAGE}.csv",
-        )
-        link = ps.link()  # read now: the report is built on click, outside the script run
-        download_report(
-            lambda: plan_report(plan, manifest, link),
-            f"plan-{workload.name}-{plan.pricing}.html",
-            key=f"{PAGE}.report",
-        )
-    _cpu_baseline(plan)
-    compare_section(plan, PAGE, data.plan_candidates(directory, request))
-    _notes(plan, problems, directory)
-    ps.share_box()

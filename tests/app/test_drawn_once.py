@@ -1,0 +1,84 @@
+"""A page's outputs are drawn once per request for every session (planner.ui.cache.drawn):
+a later session asking the same is shown the very same elements, replayed without drawing
+them again; a different request, or an added result, draws them anew."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from planner.ui import data, plan_page
+from tests.app.conftest import page_script
+
+
+def counted(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
+    """Replace module.name with a wrapper counting its calls (the list's length)."""
+    calls: list[int] = []
+    original: Callable[..., Any] = getattr(module, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapper)
+    return calls
+
+
+def shown(at: AppTest) -> tuple[Any, ...]:
+    """What a Plan page run shows: texts, metrics, tables, chart specs, captions."""
+    return (
+        [m.value for m in at.markdown],
+        [(m.label, m.value) for m in at.metric],
+        [d.value.to_json() for d in at.dataframe],
+        [c.proto.spec for c in at.get("plotly_chart")],
+        [c.value for c in at.caption],
+        [w.value for w in at.warning],
+    )
+
+
+def plan_session(query: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(str(page_script("plan")), default_timeout=120)
+    at.query_params.update(query or {})
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_every_session_asking_the_same_plan_is_shown_the_first_ones_elements(
+    results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    heads = counted(monkeypatch, plan_page, "_head")
+    bodies = counted(monkeypatch, plan_page, "_body")
+    notes = counted(monkeypatch, plan_page, "_notes")
+    sessions = [plan_session() for _ in range(3)]
+    assert (len(heads), len(bodies), len(notes)) == (1, 1, 1)  # drawn by the first only
+    first = shown(sessions[0])
+    assert len(first[2]) >= 1 and len(first[3]) == 1  # the ranked table and the chart
+    assert len(first[1]) == 3  # the three picks
+    assert shown(sessions[1]) == first and shown(sessions[2]) == first
+
+
+def test_a_different_request_is_drawn_anew(
+    results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bodies = counted(monkeypatch, plan_page, "_body")
+    fp16 = shown(plan_session({"precision": "fp16"}))
+    fp32 = shown(plan_session({"precision": "fp32"}))
+    assert len(bodies) == 2
+    assert fp16[2] != fp32[2]  # the ranked tables differ
+    assert shown(plan_session({"precision": "fp16"})) == fp16
+    assert len(bodies) == 2
+
+
+def test_an_added_result_forgets_what_was_drawn(
+    results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bodies = counted(monkeypatch, plan_page, "_body")
+    plan_session()
+    data.clear_results()  # what the Benchmarks page does after saving a result file
+    plan_session()
+    assert len(bodies) == 2
