@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from planner.ui import data, plan_page
+from planner.ui import data, onprem_page, plan_page
 from tests.app.conftest import page_script
 
 
@@ -82,3 +82,24 @@ def test_an_added_result_forgets_what_was_drawn(
     data.clear_results()  # what the Benchmarks page does after saving a result file
     plan_session()
     assert len(bodies) == 2
+
+
+def onprem_session(query: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(str(page_script("onprem")), default_timeout=120)
+    at.query_params.update(query or {})
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_every_session_asking_the_same_tco_is_shown_the_same_answer(
+    results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = counted(monkeypatch, onprem_page, "_answer_drawn")
+    first, second = onprem_session(), onprem_session()
+    assert len(answers) == 1
+    assert len(shown(first)[3]) == 2  # the break-even curve and the tornado
+    assert shown(second) == shown(first)
+    busier = onprem_session({"utilization": "0.9"})
+    assert len(answers) == 2
+    assert [m.value for m in busier.metric] != [m.value for m in first.metric]
