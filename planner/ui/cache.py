@@ -15,6 +15,7 @@ no figure turned into JSON, no table into Arrow, no answer copied out of a cache
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable
+from typing import Any, TypeVar, cast
 
 import pandas as pd
 import streamlit as st
@@ -31,6 +32,7 @@ TTL_S = 3600  # prices age: an answer is recomputed after an hour
 # Drawn sections kept (their elements: the largest, the Plan page's ranked table and chart,
 # are ~0.3 and ~0.15 MB), over all pages and requests.
 MAX_DRAWN = 256
+Drawn = TypeVar("Drawn")
 
 
 @st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
@@ -58,17 +60,18 @@ def sensitivity(config: OnPremConfig, defaulted: Collection[str]) -> pd.DataFram
 
 @data.from_results  # a section may show what the results folder holds
 @st.cache_resource(show_spinner=False, max_entries=MAX_DRAWN, ttl=TTL_S)
-def _drawn(section: str, request: Hashable, _draw: Callable[[], None]) -> None:
+def _drawn(section: str, request: Hashable, _draw: Callable[[], Any]) -> Any:
     """Run `_draw` (not hashed: `section` and `request` name what it draws)."""
-    _draw()
+    return _draw()
 
 
-def drawn(section: str, request: Hashable, draw: Callable[[], None]) -> None:
+def drawn(section: str, request: Hashable, draw: Callable[[], Drawn]) -> Drawn:
     """Draw `draw()`'s elements once per (`section`, `request`); every later call, from any
-    session, replays those elements without running `draw`.
+    session, replays those elements without running `draw`, and returns what it returned
+    then (shared, read-only: a flag, not a table).
 
     `request` must hold everything the elements show (the page's request, the results
     folder); `draw` may draw outputs only (a widget inside it is refused by Streamlit).
     Forgotten with the results (data.clear_results), after TTL_S, or when MAX_DRAWN are kept.
     """
-    _drawn(section, request, draw)
+    return cast(Drawn, _drawn(section, request, draw))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from planner.ui import data, onprem_page, plan_page
+from planner.ui import data, onprem_page, plan_page, scaling_page
 from tests.app.conftest import page_script
 
 
@@ -103,3 +103,23 @@ def test_every_session_asking_the_same_tco_is_shown_the_same_answer(
     busier = onprem_session({"utilization": "0.9"})
     assert len(answers) == 2
     assert [m.value for m in busier.metric] != [m.value for m in first.metric]
+
+
+def test_every_session_asking_the_same_scaling_view_is_shown_the_same(
+    results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    views = counted(monkeypatch, scaling_page, "_view_drawn")
+    llms = counted(monkeypatch, scaling_page, "_llm_drawn")
+    sessions = []
+    for _ in range(2):
+        at = AppTest.from_file(str(page_script("scaling")), default_timeout=120)
+        at.run()
+        assert not at.exception, at.exception
+        sessions.append(at)
+    assert (len(views), len(llms)) == (1, 1)
+    assert shown(sessions[1]) == shown(sessions[0])
+    assert len(shown(sessions[0])[3]) >= 3  # throughput, efficiency, the LLM's step parts
+    sessions[1].toggle(key="scaling.every_count").set_value(True).run()
+    every, powers = (len(s.dataframe[2].value) for s in sessions[::-1])
+    assert every > powers  # the extrapolation at every count computed, drawn for that choice
+    assert len(views) == 1
