@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from planner.ui import data, onprem_page, plan_page, scaling_page
+from planner.ui import benchmarks_page, data, onprem_page, plan_page, scaling_page
 from tests.app.conftest import page_script
 
 
@@ -123,3 +123,19 @@ def test_every_session_asking_the_same_scaling_view_is_shown_the_same(
     every, powers = (len(s.dataframe[2].value) for s in sessions[::-1])
     assert every > powers  # the extrapolation at every count computed, drawn for that choice
     assert len(views) == 1
+
+
+def test_every_session_asking_the_same_results_view_is_shown_the_same(
+    results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    views = counted(monkeypatch, benchmarks_page, "_results_drawn")
+    sessions = []
+    for query in ({}, {}, {"precision": "fp32"}):
+        at = AppTest.from_file(str(page_script("benchmarks")), default_timeout=120)
+        at.query_params.update(query)
+        at.run()
+        assert not at.exception, at.exception
+        sessions.append(at)
+    assert len(views) == 2  # the fp16 view once, then the fp32 one
+    assert shown(sessions[1]) == shown(sessions[0])
+    assert shown(sessions[2])[2] != shown(sessions[0])[2]  # other results listed
