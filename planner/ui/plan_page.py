@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from edge.format import duration, money
@@ -241,7 +240,7 @@ class PlanInputs:
 # ---------------------------------------------------------------- inputs
 
 
-def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
+def _inputs(ps: PageState) -> PlanInputs:
     """The sidebar, section by section: the job and its precision, deadline and budget,
     where and at what pricing, own servers."""
     with st.sidebar:
@@ -249,7 +248,7 @@ def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
         precision = _precision_input(ps, job.kind)
         limits = _limit_inputs(ps)
         st.header("Where")
-        where = offer_filters(ps, offers, RETIRED_HELP, gpus_help="Plan only on these GPU models.")
+        where = offer_filters(ps, RETIRED_HELP, gpus_help="Plan only on these GPU models.")
         prices = _pricing_inputs(ps, where.providers)
         onprem_source = _onprem_inputs(ps)
     return PlanInputs(job, precision, limits, where, prices, onprem_source)
@@ -540,7 +539,7 @@ def _picks(plan: Plan) -> None:
             )
 
 
-def _own_layout(plan: Plan, text: str, offers: pd.DataFrame, directory: str) -> None:
+def _own_layout(plan: Plan, text: str, directory: str) -> None:
     """The user's own layout beside the best one found (planner.llm.user_layout), or what is
     wrong with it; nothing when none is typed."""
     if not text.strip() or not plan.workload.is_llm:
@@ -551,7 +550,7 @@ def _own_layout(plan: Plan, text: str, offers: pd.DataFrame, directory: str) -> 
 
     table, _ = data.results(directory)
     try:
-        found = layout_on_plan(plan, offers, parse_layout(text), table)
+        found = layout_on_plan(plan, data.offers(), parse_layout(text), table)
     except ValueError as exc:
         st.error(f"**Your layout**: {md_text(exc)}.", icon=":material/error:")
         return
@@ -610,8 +609,7 @@ def render() -> None:
     """Draw the Plan page."""
     ps = PageState(PAGE)
     st.title(TITLE)
-    offers = data.offers()
-    inputs = _inputs(ps, offers)
+    inputs = _inputs(ps)
     ps.sync()
     manifest = data.manifest()
     st.caption(md_text(price_dates(manifest, inputs.where.providers)))
@@ -648,7 +646,7 @@ def render() -> None:
     # Every session asking for this plan is shown the same outputs: drawn once, replayed.
     asked = (directory, request)
     drawn(f"{PAGE}.head", asked, lambda: _head(plan, onprem))
-    _own_layout(plan, inputs.job.layout, offers, directory)
+    _own_layout(plan, inputs.job.layout, directory)
     drawn(f"{PAGE}.body", asked, lambda: _body(plan, directory, request))
     with st.container(horizontal=True):
         download_csv(

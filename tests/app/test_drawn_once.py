@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from planner.ui import benchmarks_page, data, onprem_page, plan_page, scaling_page
+from planner.ui import (
+    benchmarks_page,
+    data,
+    onprem_page,
+    plan_page,
+    prices_page,
+    scaling_page,
+)
 from tests.app.conftest import page_script
 
 
@@ -139,3 +146,20 @@ def test_every_session_asking_the_same_results_view_is_shown_the_same(
     assert len(views) == 2  # the fp16 view once, then the fp32 one
     assert shown(sessions[1]) == shown(sessions[0])
     assert shown(sessions[2])[2] != shown(sessions[0])[2]  # other results listed
+
+
+def test_every_session_asking_the_same_offers_is_shown_the_same(
+    results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    views = counted(monkeypatch, prices_page, "_offers_drawn")
+    sessions = []
+    for query in ({}, {}, {"providers": "aws"}):
+        at = AppTest.from_file(str(page_script("prices")), default_timeout=120)
+        at.query_params.update(query)
+        at.run()
+        assert not at.exception, at.exception
+        sessions.append(at)
+    assert len(views) == 2
+    assert shown(sessions[1]) == shown(sessions[0])
+    every, aws = (len(s.dataframe[0].value) for s in (sessions[0], sessions[2]))
+    assert every > aws > 0  # the offers of every default provider, then AWS's only
