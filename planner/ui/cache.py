@@ -14,6 +14,8 @@ no figure turned into JSON, no table into Arrow, no answer copied out of a cache
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 from collections.abc import Callable, Collection, Hashable
 from typing import Any, TypeVar, cast
 
@@ -56,6 +58,13 @@ def tco_answer(
 def sensitivity(config: OnPremConfig, defaulted: Collection[str]) -> pd.DataFrame:
     """planner.onprem.sensitivity.sensitivity, once per distinct config."""
     return compute_sensitivity(config, tuple(defaulted))
+
+
+def fingerprint(request: object) -> str:
+    """A digest of `request`'s pickle: a cheap key for a request hashed by many caches in
+    one render (Streamlit hashes a dataclass field by field in Python). Two different
+    requests never share it; two equal ones that pickle differently only miss the cache."""
+    return hashlib.sha256(pickle.dumps(request, pickle.HIGHEST_PROTOCOL)).hexdigest()
 
 
 @data.from_results  # a section may show what the results folder holds

@@ -8,7 +8,7 @@ the sidebar's GPU filter and exact GPU count this answers "AWS vs GCP vs Azure f
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -131,16 +131,35 @@ def wrapped(shown: pd.DataFrame) -> Styler:
     )
 
 
+def compare_choices(plan: Plan, table: pd.DataFrame | None = None) -> tuple[list[str], list[str]]:
+    """The options' labels (candidates) and those chosen at first (default_labels).
+    `table`: candidates(plan), when the caller has it already."""
+    table = candidates(plan) if table is None else table
+    if table.empty:
+        return [], []
+    return list(table["label"]), default_labels(plan, table)
+
+
+def chosen_options(table: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
+    """The rows of `table` (candidates) with `labels`, in that order."""
+    return table.set_index("label").loc[list(labels)].reset_index()
+
+
 def compare_section(
-    plan: Plan, page: str, table: pd.DataFrame | None = None, asked: Hashable = None
+    page: str,
+    choices: tuple[list[str], list[str]],
+    chosen_of: Callable[[list[str]], pd.DataFrame],
+    file_stem: str,
+    asked: Hashable = None,
 ) -> None:
     """Choose two to four options; their figures side by side and a CSV of their rows.
-    `table`: candidates(plan), when the caller has it already (cached); `asked`: the plan's
+    `choices`: compare_choices of the plan; `chosen_of(labels)`: those options' rows
+    (chosen_options), asked for only when they are drawn or downloaded; `asked`: the plan's
     request (with its results folder), when given the side-by-side table of each choice is
     drawn once for every session (planner.ui.cache.drawn)."""
     st.subheader("Compare options")
-    table = candidates(plan) if table is None else table
-    if len(table) < 2:
+    every, default = choices
+    if len(every) < 2:
         st.caption("Fewer than two options to compare with these inputs.")
         return
     st.caption(
@@ -150,8 +169,8 @@ def compare_section(
     )
     labels = st.multiselect(
         "Options to compare",
-        list(table["label"]),
-        default=default_labels(plan, table),
+        every,
+        default=default,
         max_selections=MAX_COMPARED,
         key=f"{page}.compare",
         placeholder="Choose two to four options",
@@ -159,20 +178,19 @@ def compare_section(
     if len(labels) < 2:
         st.info("Choose at least two options to compare.", icon=":material/info:")
         return
-    chosen = table.set_index("label").loc[labels].reset_index()
 
     # A static table sized to the page: cells wrap, so four options fit at 1280 px and no
     # cell is cut (a data grid scrolls its third and fourth options out of view).
     def draw() -> None:
-        st.table(wrapped(side_by_side(chosen)))
+        st.table(wrapped(side_by_side(chosen_of(labels))))
 
     if asked is None:
         draw()
     else:
         drawn(f"{page}.compare", (asked, tuple(labels)), draw)
     download_csv(
-        lambda: worded_rows(chosen.drop(columns="label")),
-        f"compare-{plan.workload.name}-{plan.pricing}.csv",
+        lambda: worded_rows(chosen_of(labels).drop(columns="label")),
+        f"compare-{file_stem}.csv",
         key=f"{page}.compare_csv",
         label="Download comparison CSV",
     )

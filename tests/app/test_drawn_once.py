@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from planner.request import PlanRequest
 from planner.ui import (
     benchmarks_page,
     data,
@@ -19,6 +20,8 @@ from planner.ui import (
     prices_page,
     scaling_page,
 )
+from planner.ui.cache import fingerprint
+from planner.workloads.catalog import WORKLOADS
 from tests.app.conftest import page_script
 
 
@@ -163,3 +166,14 @@ def test_every_session_asking_the_same_offers_is_shown_the_same(
     assert shown(sessions[1]) == shown(sessions[0])
     every, aws = (len(s.dataframe[0].value) for s in (sessions[0], sessions[2]))
     assert every > aws > 0  # the offers of every default provider, then AWS's only
+
+
+def test_a_fingerprint_tells_two_requests_apart() -> None:
+    def request(**changed: Any) -> PlanRequest:
+        asked = {"precision": "fp16", "pricing": "on-demand", "providers": ("aws",)}
+        return PlanRequest(workload=WORKLOADS["resnet50-imagenet-90ep"], **(asked | changed))
+
+    same = {fingerprint(request()), fingerprint(request())}
+    assert len(same) == 1
+    others = [request(precision="fp32"), request(deadline_hours=3.0), request(providers=("gcp",))]
+    assert len({fingerprint(r) for r in others} | same) == 4
