@@ -33,7 +33,7 @@ MAX_FIGURES = 16  # plotly figures kept per function (shared objects, ~1 MB each
 TTL_S = 3600  # prices age: an answer is recomputed after an hour
 # Drawn sections kept (their elements: the largest, the Plan page's ranked table and chart,
 # are ~0.3 and ~0.15 MB), over all pages and requests.
-MAX_DRAWN = 256
+MAX_DRAWN = 128
 Drawn = TypeVar("Drawn")
 
 
