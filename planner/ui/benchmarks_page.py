@@ -18,7 +18,7 @@ from planner.throughput.benchmark_compare import (
     throughput_by_gpu,
 )
 from planner.ui import bench_run, data, uploads
-from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S
+from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S, drawn
 from planner.ui.export import download_csv
 from planner.ui.state import PageState
 from planner.ui.tables import show_table
@@ -37,13 +37,34 @@ SAVED = f"_{PAGE}.saved"
 QUICK = f"_{PAGE}.quick"
 
 
-def _inputs(ps: PageState, table: pd.DataFrame) -> tuple[str, str, list[str], str, bool]:
+Chosen = tuple[str, str, tuple[str, ...], str, bool]  # model, precision, GPUs, show, samples
+
+
+@data.from_results
+@st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
+def _choices(directory: str) -> dict[str, dict[str, list[str]]]:
+    """The models with a precision in the results of `directory` (and published), each
+    one's precisions and each precision's GPUs (else device names), sorted; once per folder."""
+    table, _ = data.results(directory)
     trained = table.loc[table["precision"].notna()]
     labels = model_label(trained["workload"], trained["model_size"])
+    choices: dict[str, dict[str, list[str]]] = {}
+    for model in sorted(labels.unique()):
+        precisions = sorted(trained.loc[labels == model, "precision"].astype(str).unique())
+        choices[model] = {}
+        for precision in precisions:
+            here = trained.loc[(labels == model) & (trained["precision"] == precision)]
+            gpus = here["gpu_name"].fillna(here["device_name"]).astype(str).unique()
+            choices[model][precision] = sorted(gpus)
+    return choices
+
+
+def _inputs(ps: PageState, choices: dict[str, dict[str, list[str]]]) -> Chosen:
+    """The sidebar (`choices`: _choices): model, precision, GPUs, origin, samples shown."""
     with st.sidebar:
         st.header("Results")
-        model = ps.selectbox("Model", sorted(labels.unique()), name="model", default=DEFAULT_MODEL)
-        precisions = sorted(trained.loc[labels == model, "precision"].astype(str).unique())
+        model = ps.selectbox("Model", list(choices), name="model", default=DEFAULT_MODEL)
+        precisions = list(choices.get(str(model), {}))
         precision = ps.radio(
             "Precision",
             precisions,
@@ -52,10 +73,9 @@ def _inputs(ps: PageState, table: pd.DataFrame) -> tuple[str, str, list[str], st
             horizontal=True,
             help="fp16 is mixed precision (AMP) in published figures.",
         )
-        here = trained.loc[(labels == model) & (trained["precision"] == precision)]
         gpus = ps.multiselect(
             "GPUs (none = all)",
-            sorted(here["gpu_name"].fillna(here["device_name"]).astype(str).unique()),
+            choices.get(str(model), {}).get(str(precision), []),
             name="gpus",
             default=[],
         )
@@ -67,7 +87,7 @@ def _inputs(ps: PageState, table: pd.DataFrame) -> tuple[str, str, list[str], st
             help="Tiny CPU runs shipped in benchmarks/results/ to show what a result looks "
             "like. They are marked as samples and never counted as your own results.",
         )
-    return model, precision, gpus, show, bool(samples)
+    return model, precision, tuple(gpus), show, bool(samples)
 
 
 def folder_text(directory: str, own: int, samples: int, shown: bool) -> str:
@@ -349,15 +369,58 @@ def render() -> None:
     ps = PageState(PAGE)
     st.title("Benchmarks: own measurements and published figures")
     directory = data.results_dir()
+    chosen = _inputs(ps, _choices(directory))
+    # Every session asking the same is shown the same outputs: drawn once, replayed.
+    drawn(f"{PAGE}.results", (directory, chosen), lambda: _results_drawn(directory, chosen))
+    model, precision = chosen[0], chosen[1]
+    download_csv(
+        lambda: _browse(directory, chosen),
+        f"results-{model.replace(' ', '-')}-{precision}.csv",
+        key=f"{PAGE}.csv",
+    )
+    ps.sync()
+    ps.share_box()
+    st.divider()
+    _upload_section(directory)
+    if bench_run.available():
+        st.divider()
+        _quick_bench_section(directory)
+
+
+def _shown_table(directory: str, show_samples: bool) -> pd.DataFrame:
+    """The results of `directory` and the published ones, the bundled samples only if shown."""
+    table, _ = data.results(directory)
+    return table if show_samples else table.loc[~table[SAMPLE_COLUMN].astype(bool)]
+
+
+def _browse(directory: str, chosen: Chosen) -> pd.DataFrame:
+    """Every result of the chosen model and precision (on the GPUs chosen, of the origin
+    shown), BROWSE_COLUMNS, by GPU, GPU count and source."""
+    model, precision, gpus, show, show_samples = chosen
+    table = _shown_table(directory, show_samples)
+    labels = model_label(table["workload"], table["model_size"])
+    rows = table.loc[(labels == model) & (table["precision"] == precision)]
+    if gpus:
+        rows = rows.loc[rows["gpu_name"].fillna(rows["device_name"]).isin(gpus)]
+    if show != "all":
+        origin = np.where(is_published(rows), "published", "own")
+        rows = rows.loc[(origin == show) & ~rows[SAMPLE_COLUMN].astype(bool)]
+    rows = rows.assign(
+        source=rows["source"].where(~rows[SAMPLE_COLUMN].astype(bool), "bundled sample")
+    )
+    return rows.loc[:, list(BROWSE_COLUMNS)].sort_values(["gpu_name", "world_size", "source"])
+
+
+def _results_drawn(directory: str, chosen: Chosen) -> None:
+    """Skipped files, the folder, the counts, the chart, measured vs published, the
+    calibration, the sweeps and every result of the model and precision chosen."""
+    model, precision, _, show, show_samples = chosen
     table, problems = data.results(directory)
     data.warn_skipped(problems)
-    model, precision, gpus, show, show_samples = _inputs(ps, table)
     sample = table[SAMPLE_COLUMN].astype(bool)
-    mine = table.loc[~sample]  # own (the results folder's) and published results
     own = ~is_published(table) & ~sample
     st.caption(md_text(folder_text(directory, int(own.sum()), int(sample.sum()), show_samples)))
-    if not show_samples:
-        table = mine
+    table = _shown_table(directory, show_samples)
     own = own.loc[table.index]
     cols = st.columns(3)
     cols[0].metric("Own results", f"{int(own.sum()):,}", "in the results folder", delta_color="off")
@@ -368,7 +431,6 @@ def render() -> None:
         md_text(", ".join(sorted(table.loc[published, "source"].unique()))),
         delta_color="off",
     )
-    chosen = (model, precision, tuple(gpus), show, show_samples)
     by_gpu = _by_gpu_shown(directory, *chosen)
     cols[2].metric(
         md_text(f"GPUs with {model} {precision} figures"),
@@ -394,25 +456,6 @@ def render() -> None:
 
     _calibration_section(directory)
     _sweeps_section(directory)
-
-    labels = model_label(table["workload"], table["model_size"])
-    rows = table.loc[(labels == model) & (table["precision"] == precision)]
-    if gpus:
-        rows = rows.loc[rows["gpu_name"].fillna(rows["device_name"]).isin(gpus)]
-    if show != "all":
-        origin = np.where(is_published(rows), "published", "own")
-        rows = rows.loc[(origin == show) & ~rows[SAMPLE_COLUMN].astype(bool)]
-    rows = rows.assign(
-        source=rows["source"].where(~rows[SAMPLE_COLUMN].astype(bool), "bundled sample")
-    )
-    browse = rows.loc[:, list(BROWSE_COLUMNS)].sort_values(["gpu_name", "world_size", "source"])
+    browse = _browse(directory, chosen)
     st.subheader(md_text(f"All {model} {precision} results ({len(browse):,})"))
     show_table(browse, {}, key=f"{PAGE}.browse")
-    download_csv(browse, f"results-{model.replace(' ', '-')}-{precision}.csv", key=f"{PAGE}.csv")
-    ps.sync()
-    ps.share_box()
-    st.divider()
-    _upload_section(directory)
-    if bench_run.available():
-        st.divider()
-        _quick_bench_section(directory)

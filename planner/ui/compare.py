@@ -8,6 +8,8 @@ the sidebar's GPU filter and exact GPU count this answers "AWS vs GCP vs Azure f
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
+
 import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
@@ -16,6 +18,7 @@ from edge.format import duration, money
 from planner.choose.pareto import PICK_COLUMNS
 from planner.plan import Plan
 from planner.render.rows import misses_text, price_source_text, worded_rows
+from planner.ui.cache import drawn
 from planner.ui.export import download_csv
 from planner.ui.plan_view import option_text
 from planner.ui.text import md_text
@@ -128,12 +131,35 @@ def wrapped(shown: pd.DataFrame) -> Styler:
     )
 
 
-def compare_section(plan: Plan, page: str, table: pd.DataFrame | None = None) -> None:
-    """Choose two to four options; their figures side by side and a CSV of their rows.
-    `table`: candidates(plan), when the caller has it already (cached)."""
-    st.subheader("Compare options")
+def compare_choices(plan: Plan, table: pd.DataFrame | None = None) -> tuple[list[str], list[str]]:
+    """The options' labels (candidates) and those chosen at first (default_labels).
+    `table`: candidates(plan), when the caller has it already."""
     table = candidates(plan) if table is None else table
-    if len(table) < 2:
+    if table.empty:
+        return [], []
+    return list(table["label"]), default_labels(plan, table)
+
+
+def chosen_options(table: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
+    """The rows of `table` (candidates) with `labels`, in that order."""
+    return table.set_index("label").loc[list(labels)].reset_index()
+
+
+def compare_section(
+    page: str,
+    choices: tuple[list[str], list[str]],
+    chosen_of: Callable[[list[str]], pd.DataFrame],
+    file_stem: str,
+    asked: Hashable = None,
+) -> None:
+    """Choose two to four options; their figures side by side and a CSV of their rows.
+    `choices`: compare_choices of the plan; `chosen_of(labels)`: those options' rows
+    (chosen_options), asked for only when they are drawn or downloaded; `asked`: the plan's
+    request (with its results folder), when given the side-by-side table of each choice is
+    drawn once for every session (planner.ui.cache.drawn)."""
+    st.subheader("Compare options")
+    every, default = choices
+    if len(every) < 2:
         st.caption("Fewer than two options to compare with these inputs.")
         return
     st.caption(
@@ -143,8 +169,8 @@ def compare_section(plan: Plan, page: str, table: pd.DataFrame | None = None) ->
     )
     labels = st.multiselect(
         "Options to compare",
-        list(table["label"]),
-        default=default_labels(plan, table),
+        every,
+        default=default,
         max_selections=MAX_COMPARED,
         key=f"{page}.compare",
         placeholder="Choose two to four options",
@@ -152,13 +178,19 @@ def compare_section(plan: Plan, page: str, table: pd.DataFrame | None = None) ->
     if len(labels) < 2:
         st.info("Choose at least two options to compare.", icon=":material/info:")
         return
-    chosen = table.set_index("label").loc[labels].reset_index()
+
     # A static table sized to the page: cells wrap, so four options fit at 1280 px and no
     # cell is cut (a data grid scrolls its third and fourth options out of view).
-    st.table(wrapped(side_by_side(chosen)))
+    def draw() -> None:
+        st.table(wrapped(side_by_side(chosen_of(labels))))
+
+    if asked is None:
+        draw()
+    else:
+        drawn(f"{page}.compare", (asked, tuple(labels)), draw)
     download_csv(
-        lambda: worded_rows(chosen.drop(columns="label")),
-        f"compare-{plan.workload.name}-{plan.pricing}.csv",
+        lambda: worded_rows(chosen_of(labels).drop(columns="label")),
+        f"compare-{file_stem}.csv",
         key=f"{page}.compare_csv",
         label="Download comparison CSV",
     )

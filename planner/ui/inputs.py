@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
+import streamlit as st
 
+from planner.ui import data
 from planner.ui.state import PageState
 from pricing.catalog import unique_values
 from pricing.tiers import DEFAULT_TIERS, TIERS
@@ -38,30 +39,53 @@ class OfferFilters:
     gpus: list[str]
 
 
+# Offer choices kept: one per distinct tiers or providers chosen (a few kB each).
+MAX_CHOICES = 64
+
+
+@st.cache_data(show_spinner=False, max_entries=MAX_CHOICES)
+def _provider_choices(tiers: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """Every provider of the snapshot in use, and those of `tiers` (the default choice);
+    once for every session that asks."""
+    offers = data.offers()
+    in_tiers = offers.loc[offers["tier"].isin(tiers)]
+    return unique_values(offers, "provider"), unique_values(in_tiers, "provider")
+
+
+@st.cache_data(show_spinner=False, max_entries=MAX_CHOICES)
+def _place_choices(providers: tuple[str, ...], every_gpu: bool) -> tuple[list[str], list[str]]:
+    """The regions of `providers`' offers, and the GPUs of their offers (of every offer with
+    `every_gpu`); once for every session that asks."""
+    offers = data.offers()
+    in_providers = offers.loc[offers["provider"].isin(providers)]
+    return (
+        unique_values(in_providers, "region"),
+        unique_values(offers if every_gpu else in_providers, "gpu_name"),
+    )
+
+
 def offer_filters(
     ps: PageState,
-    offers: pd.DataFrame,
     retired_help: str,
     gpus_help: str | None = None,
     every_gpu: bool = False,
 ) -> OfferFilters:
     """Tiers, providers (by default those of the chosen tiers), retired sizes, regions of the
-    chosen providers and GPUs: of the chosen providers, or of every offer with `every_gpu`."""
+    chosen providers and GPUs: of the chosen providers, or of every offer with `every_gpu`
+    (the offers of the snapshot in use)."""
     tiers = ps.multiselect(
         "Provider tiers", list(TIERS), name="tiers", default=list(DEFAULT_TIERS), help=TIERS_HELP
     )
-    in_tiers = offers.loc[offers["tier"].isin(tiers)]
+    every_provider, in_tiers = _provider_choices(tuple(tiers))
     providers = ps.multiselect(
         "Providers",
-        unique_values(offers, "provider"),
+        every_provider,
         name="providers",
-        default=unique_values(in_tiers, "provider"),
+        default=in_tiers,
         depends_on=tuple(tiers),
     )
     retired = ps.toggle("Include retired sizes", name="retired", default=False, help=retired_help)
-    in_providers = offers.loc[offers["provider"].isin(providers)]
-    region_choices = unique_values(in_providers, "region")
-    gpu_choices = unique_values(offers if every_gpu else in_providers, "gpu_name")
+    region_choices, gpu_choices = _place_choices(tuple(providers), every_gpu)
     regions = ps.multiselect("Regions (none = all)", region_choices, name="regions", default=[])
     gpus = ps.multiselect("GPUs (none = all)", gpu_choices, name="gpus", default=[], help=gpus_help)
     return OfferFilters(tiers, providers, retired, regions, gpus)

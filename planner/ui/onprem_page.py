@@ -7,6 +7,7 @@ the words of planner.render.tco_words (the same sentence, lines and band as `gpu
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,7 @@ from planner.render.tco_words import (
     worded_tco,
 )
 from planner.ui import cache, data
-from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S
+from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S, drawn
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.inputs import number, optional_number
 from planner.ui.state import PageState
@@ -233,7 +234,24 @@ def config_from_inputs(inputs: Mapping[str, Any], name: str = "own-servers") -> 
     )
 
 
-def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | None, float | None]:
+@dataclass(frozen=True)
+class CloudInputs:
+    """The cloud side asked for: pricing, tiers, the offers chosen (refs), the work and the
+    price trend (None: not set)."""
+
+    gpu: str
+    pricing: str
+    tiers: tuple[str, ...]
+    refs: tuple[str, ...]
+    monthly_gpu_hours: float | None
+    trend_per_year: float | None
+
+    def compared(self) -> pd.DataFrame:
+        """The chosen offers compared (planner.onprem.compare.compared_offers; cached)."""
+        return _compared(self.gpu, self.refs, self.pricing, self.tiers)
+
+
+def _cloud_inputs(ps: PageState, gpu: str) -> CloudInputs:
     st.subheader("Cloud options")
     # Two rows, so each choice is wide enough for its chips at 1280 px.
     left, middle = st.columns([1, 2])
@@ -268,8 +286,7 @@ def _cloud_inputs(ps: PageState, gpu: str) -> tuple[str, pd.DataFrame, float | N
             help="Cloud price change per year over the server's life (-0.15 = 15% cheaper "
             "each year), drawn within +/-50%. Empty: flat.",
         )  # fmt: skip
-    compared = _compared(gpu, tuple(chosen), kind, tuple(tiers))
-    return kind, compared, demand, trend
+    return CloudInputs(gpu, kind, tuple(tiers), tuple(chosen), demand, trend)
 
 
 @st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
@@ -574,35 +591,63 @@ def render() -> None:
     ps = PageState(PAGE)
     st.title("Cloud vs on-prem: rent or buy?")
     values = _config_inputs(ps)
-    kind, compared, demand, trend = _cloud_inputs(ps, values["gpu_name"])
+    cloud = _cloud_inputs(ps, values["gpu_name"])
     try:
         loaded = config_from_mapping(
             {"name": "own-servers", **_given(values)}, source="the Cloud vs on-prem page's inputs"
         )
-        request = (loaded.config, compared, tuple(loaded.defaulted), demand, trend)
-        answer = cache.tco_answer(*request, source=ANSWER_SOURCE, pricing=kind)
-        curve, tornado = _figures(*request, pricing=kind)
     except OnPremConfigError as exc:
         _config_error(exc)
         ps.sync()
         return
-    _verdict(answer)
-    _metrics(answer)
-    _comparison(answer, curve)
-    _breakdown(answer, tornado)
+
+    try:
+        # Every session asking the same is shown the same outputs: drawn once, replayed
+        # (an input the answer refuses raises before anything is drawn, and is not kept).
+        drawn(f"{PAGE}.answer", (loaded.config, tuple(loaded.defaulted), cloud),
+              lambda: _answer_drawn(loaded, cloud))  # fmt: skip
+    except OnPremConfigError as exc:
+        _config_error(exc)
+        ps.sync()
+        return
     buttons = st.columns(2)
+    gpu_name = loaded.config.gpu_name
     with buttons[0]:
         download_csv(
-            lambda: worded_tco(answer),
-            f"onprem-vs-cloud-{answer.config.gpu_name}.csv",
+            lambda: worded_tco(_answer(loaded, cloud)),
+            f"onprem-vs-cloud-{gpu_name}.csv",
             key=f"{PAGE}.csv",
         )
     with buttons[1]:
         link = ps.link()
         download_report(
-            lambda: onprem_report(answer, link),
-            f"onprem-vs-cloud-{answer.config.gpu_name}.html",
+            lambda: onprem_report(_answer(loaded, cloud), link),
+            f"onprem-vs-cloud-{gpu_name}.html",
             key=f"{PAGE}.report",
         )
     ps.sync()
     ps.share_box()
+
+
+def _answer(loaded: LoadedConfig, cloud: CloudInputs) -> TcoAnswer:
+    """The TCO answer to these inputs (cached by request)."""
+    return cache.tco_answer(*_asked(loaded, cloud), source=ANSWER_SOURCE, pricing=cloud.pricing)
+
+
+def _asked(
+    loaded: LoadedConfig, cloud: CloudInputs
+) -> tuple[OnPremConfig, pd.DataFrame, tuple[str, ...], float | None, float | None]:
+    """The TCO request of these inputs: the config, the offers compared, the fields left
+    at their defaults, the work and the price trend."""
+    return (loaded.config, cloud.compared(), tuple(loaded.defaulted), cloud.monthly_gpu_hours,
+            cloud.trend_per_year)  # fmt: skip
+
+
+def _answer_drawn(loaded: LoadedConfig, cloud: CloudInputs) -> None:
+    """The verdict, the figures, both charts and the tables of the answer to these inputs."""
+    answer = _answer(loaded, cloud)
+    curve, tornado = _figures(*_asked(loaded, cloud), pricing=cloud.pricing)
+    _verdict(answer)
+    _metrics(answer)
+    _comparison(answer, curve)
+    _breakdown(answer, tornado)

@@ -8,12 +8,11 @@ the plan, draws the chart and builds the downloads.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from edge.format import duration, money
@@ -31,7 +30,8 @@ from planner.render.rows import worded_rows
 from planner.request import PlanRequest, RequestError
 from planner.settings import LLMSettings
 from planner.ui import data
-from planner.ui.compare import compare_section
+from planner.ui.cache import drawn, fingerprint
+from planner.ui.compare import chosen_options, compare_choices, compare_section
 from planner.ui.export import download_csv, download_report
 from planner.ui.inputs import OfferFilters, number, offer_filters, optional_number, worded_radio
 from planner.ui.onprem_page import PAGE as ONPREM_PAGE
@@ -240,7 +240,7 @@ class PlanInputs:
 # ---------------------------------------------------------------- inputs
 
 
-def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
+def _inputs(ps: PageState) -> PlanInputs:
     """The sidebar, section by section: the job and its precision, deadline and budget,
     where and at what pricing, own servers."""
     with st.sidebar:
@@ -248,7 +248,7 @@ def _inputs(ps: PageState, offers: pd.DataFrame) -> PlanInputs:
         precision = _precision_input(ps, job.kind)
         limits = _limit_inputs(ps)
         st.header("Where")
-        where = offer_filters(ps, offers, RETIRED_HELP, gpus_help="Plan only on these GPU models.")
+        where = offer_filters(ps, RETIRED_HELP, gpus_help="Plan only on these GPU models.")
         prices = _pricing_inputs(ps, where.providers)
         onprem_source = _onprem_inputs(ps)
     return PlanInputs(job, precision, limits, where, prices, onprem_source)
@@ -540,10 +540,13 @@ def _picks(plan: Plan) -> None:
             )
 
 
-def _own_layout(plan: Plan, text: str, offers: pd.DataFrame, directory: str) -> None:
+def _own_layout(
+    plan: Callable[[], Plan], workload: Workload, inputs: PlanInputs, directory: str
+) -> None:
     """The user's own layout beside the best one found (planner.llm.user_layout), or what is
-    wrong with it; nothing when none is typed."""
-    if not text.strip() or not plan.workload.is_llm:
+    wrong with it; nothing when none is typed (`plan`: the plan, asked for only then)."""
+    text = inputs.job.layout
+    if not text.strip() or not workload.is_llm:
         return
     from planner.llm.for_plan import layout_on_plan
     from planner.llm.user_layout import parse_layout
@@ -551,12 +554,12 @@ def _own_layout(plan: Plan, text: str, offers: pd.DataFrame, directory: str) -> 
 
     table, _ = data.results(directory)
     try:
-        found = layout_on_plan(plan, offers, parse_layout(text), table)
+        found = layout_on_plan(plan(), data.offers(), parse_layout(text), table)
     except ValueError as exc:
         st.error(f"**Your layout**: {md_text(exc)}.", icon=":material/error:")
         return
     if found is not None:
-        words = sentence(user_layout_text(found, plan.precision))
+        words = sentence(user_layout_text(found, inputs.precision))
         fits = found.timed.layout.reason == "fits"
         (st.info if fits else st.warning)(md_text(words), icon=":material/tune:")
 
@@ -610,8 +613,7 @@ def render() -> None:
     """Draw the Plan page."""
     ps = PageState(PAGE)
     st.title(TITLE)
-    offers = data.offers()
-    inputs = _inputs(ps, offers)
+    inputs = _inputs(ps)
     ps.sync()
     manifest = data.manifest()
     st.caption(md_text(price_dates(manifest, inputs.where.providers)))
@@ -626,15 +628,59 @@ def render() -> None:
     if request is None:
         return
     directory = data.results_dir()
+    # Every session asking for this plan is shown the same outputs: drawn once, replayed
+    # (keyed by the request's fingerprint: hashed once here, not by every cache below).
+    asked = (directory, fingerprint(request))
+
+    def plan() -> Plan:
+        """The plan (cached): computed or read only where something is drawn anew."""
+        return data.plan(directory, request)
+
     try:
-        plan = data.plan(directory, request)
+        if not drawn(f"{PAGE}.head", asked, lambda: _head(plan(), onprem, directory)):
+            ps.share_box()
+            return
     except LLMMemoryError as exc:
         st.error(md_text(sentence(no_fit_text(exc, APP_CONTROLS))), icon=":material/error:")
         return
     except ValueError as exc:
         st.error(md_text(sentence(str(exc))), icon=":material/error:")
         return
-    _, problems = data.results(directory)
+    _own_layout(plan, workload, inputs, directory)
+    drawn(f"{PAGE}.body", asked, lambda: _body(plan(), directory, request))
+    stem = f"{workload.name}-{request.pricing}"
+    with st.container(horizontal=True):
+        download_csv(lambda: worded_rows(plan().rows), f"plan-{stem}.csv", key=f"{PAGE}.csv")
+        link = ps.link()  # read now: the report is built on click, outside the script run
+        download_report(
+            lambda: plan_report(plan(), manifest, link), f"plan-{stem}.html", key=f"{PAGE}.report"
+        )
+    drawn(f"{PAGE}.cpu", asked, lambda: _cpu_baseline(plan()))
+    compare_section(
+        PAGE,
+        _compare_choices(directory, asked[1], request),
+        lambda labels: chosen_options(data.plan_candidates(directory, request), labels),
+        stem,
+        asked,
+    )
+    drawn(f"{PAGE}.notes", asked, lambda: _notes(plan(), data.results(directory)[1], directory))
+    ps.share_box()
+
+
+@data.from_results
+@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+def _compare_choices(
+    directory: str, fingerprint: str, _request: PlanRequest
+) -> tuple[list[str], list[str]]:
+    """compare_choices of the plan of `_request` (whose fingerprint is `fingerprint`)."""
+    return compare_choices(
+        data.plan(directory, _request), data.plan_candidates(directory, _request)
+    )
+
+
+def _description(plan: Plan, onprem: Sequence[LoadedConfig]) -> None:
+    """The job in a line: what it is, how many samples, the on-prem configs compared."""
+    workload = plan.workload
     st.markdown(
         f"**{md_text(workload.description)}**: "
         + md_text(
@@ -643,19 +689,29 @@ def render() -> None:
             + "."
         )
     )
+
+
+def _head(plan: Plan, onprem: Sequence[LoadedConfig], directory: str) -> bool:
+    """The job, the unmet deadline or budget, and the picks; False (the job, why nothing
+    is planned, and the notes) where no option is left."""
     if plan.rows.empty:
+        _description(plan, onprem)
         st.warning(
             "No option to plan with these inputs: "
             + "; ".join(md_text(line, WARNING_CHARS) for line in warning_lines(plan)),
             icon=":material/warning:",
         )
-        _notes(plan, problems, directory)
-        ps.share_box()
-        return
+        _notes(plan, data.results(directory)[1], directory)
+        return False
+    _description(plan, onprem)
     for line in notes_text(plan.notes_of("deadline_unmet", "budget_unmet"), APP_CONTROLS):
         st.warning(md_text(sentence(line)), icon=":material/warning:")
     _picks(plan)
-    _own_layout(plan, inputs.job.layout, offers, directory)
+    return True
+
+
+def _body(plan: Plan, directory: str, request: PlanRequest) -> None:
+    """The constraints, the time-vs-cost chart and the ranked options."""
     _status(plan)
     st.plotly_chart(data.plan_chart(directory, request), key=f"{PAGE}.chart")
     st.caption(
@@ -671,19 +727,3 @@ def render() -> None:
         + ". P10/P90: the 10th and 90th percentiles. Prices with their date and source."
     )
     show_table(data.plan_table(directory, request), column_config(), key=f"{PAGE}.table")
-    with st.container(horizontal=True):
-        download_csv(
-            lambda: worded_rows(plan.rows),
-            f"plan-{workload.name}-{plan.pricing}.csv",
-            key=f"{PAGE}.csv",
-        )
-        link = ps.link()  # read now: the report is built on click, outside the script run
-        download_report(
-            lambda: plan_report(plan, manifest, link),
-            f"plan-{workload.name}-{plan.pricing}.html",
-            key=f"{PAGE}.report",
-        )
-    _cpu_baseline(plan)
-    compare_section(plan, PAGE, data.plan_candidates(directory, request))
-    _notes(plan, problems, directory)
-    ps.share_box()

@@ -10,7 +10,7 @@ import streamlit as st
 
 from edge.format import money
 from planner.ui import data
-from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S
+from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S, drawn
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.inputs import OfferFilters, offer_filters
 from planner.ui.state import PageState
@@ -69,11 +69,11 @@ def offer_config() -> dict[str, Any]:
     }
 
 
-def _inputs(ps: PageState, offers: pd.DataFrame) -> tuple[OfferFilters, str, int]:
+def _inputs(ps: PageState) -> tuple[OfferFilters, str, int]:
     """The sidebar: which offers (GPUs from every offer), then what the chart shows."""
     with st.sidebar:
         st.header("Filter offers")
-        filters = offer_filters(ps, offers, RETIRED_HELP, every_gpu=True)
+        filters = offer_filters(ps, RETIRED_HELP, every_gpu=True)
         st.header("Chart")
         sort_kind = ps.radio(
             "Cheapest by",
@@ -280,34 +280,51 @@ def render() -> None:
     """Draw the Prices page: filters, metrics, the chart, the offers and their sources."""
     ps = PageState(PAGE)
     st.title("Prices: what a GPU-hour costs, and how old the price is")
-    offers = data.offers()
-    status = data.price_status()
-    filters, sort_kind, top = _inputs(ps, offers)
+    filters, sort_kind, top = _inputs(ps)
     providers, regions, gpus = filters.providers, filters.regions, filters.gpus
-    shown_status = status.loc[status["provider"].isin(providers)]
-    _stale_warning(shown_status)
-    if not providers:
-        st.info("Pick at least one provider in the sidebar.")
-        ps.sync()
-        return
     chosen = (tuple(providers), tuple(regions), tuple(gpus), tuple(filters.tiers),
               filters.include_retired)  # fmt: skip
-    table = _table(*chosen)
-    _metrics(table, shown_status)
-    fig = _chart_section(table, sort_kind, top, chosen)
-    st.subheader(f"{len(table):,} offers, cheapest on-demand per GPU-hour first")
-    show_table(table, offer_config(), key=f"{PAGE}.table")
-    st.subheader("Price sources")
-    show_table(status.loc[:, STATUS_SHOWN], {}, key=f"{PAGE}.status")
+    # Every session asking the same is shown the same outputs: drawn once, replayed.
+    if not drawn(f"{PAGE}.offers", (chosen, sort_kind, top),
+                 lambda: _offers_drawn(chosen, sort_kind, top)):  # fmt: skip
+        ps.sync()
+        return
     buttons = st.columns(2)
     with buttons[0]:
-        download_csv(table, "gpuplan-offers.csv", key=f"{PAGE}.csv")
+        download_csv(lambda: _table(*chosen), "gpuplan-offers.csv", key=f"{PAGE}.csv")
     with buttons[1]:
         link = ps.link()
         download_report(
-            lambda: prices_report(table, status, providers, regions, gpus, fig, link),
+            lambda: _report(chosen, sort_kind, top, link),
             "gpuplan-prices.html",
             key=f"{PAGE}.report",
         )
     ps.sync()
     ps.share_box()
+
+
+def _offers_drawn(chosen: Chosen, sort_kind: str, top: int) -> bool:
+    """The stale-price warning, the metrics, the chart, the offers and the price sources;
+    False (and a note) where no provider is chosen."""
+    status = data.price_status()
+    shown_status = status.loc[status["provider"].isin(chosen[0])]
+    _stale_warning(shown_status)
+    if not chosen[0]:
+        st.info("Pick at least one provider in the sidebar.")
+        return False
+    table = _table(*chosen)
+    _metrics(table, shown_status)
+    _chart_section(table, sort_kind, top, chosen)
+    st.subheader(f"{len(table):,} offers, cheapest on-demand per GPU-hour first")
+    show_table(table, offer_config(), key=f"{PAGE}.table")
+    st.subheader("Price sources")
+    show_table(status.loc[:, STATUS_SHOWN], {}, key=f"{PAGE}.status")
+    return True
+
+
+def _report(chosen: Chosen, sort_kind: str, top: int, link: str) -> Report:
+    """The page's HTML report of these filters (built on click)."""
+    table = _table(*chosen)
+    fig = None if table.empty else _chart_of(chosen, sort_kind, top)
+    providers, regions, gpus = (list(c) for c in chosen[:3])
+    return prices_report(table, data.price_status(), providers, regions, gpus, fig, link)

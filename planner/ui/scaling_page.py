@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,7 @@ from planner.machines.specs import load_specs
 from planner.settings import CommModel
 from planner.throughput import scaling_report
 from planner.ui import data
-from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S
+from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S, drawn
 from planner.ui.export import Report, download_csv, download_report
 from planner.ui.state import PageState
 from planner.ui.tables import banded, show_table
@@ -32,12 +33,15 @@ PLANNER_COLOR = "#1f77b4"
 DEFAULT_GLOBAL_BATCH = {"resnet50": 8192.0, "bert_large_squad": 256.0, "bert_base_squad": 256.0}
 
 
-def _inputs(
-    ps: PageState, reference: pd.DataFrame
-) -> tuple[str, str, str, CommModel, float | None]:
-    """The sidebar: model, precision and GPU, the interconnect, the global batch."""
+# The sidebar's answer: model, precision, GPU, interconnect, global batch (None: default).
+Inputs = tuple[str, str, str, CommModel, float | None]
+
+
+def _inputs(ps: PageState, choices: pd.DataFrame) -> Inputs:
+    """The sidebar: model, precision and GPU (`choices`: _model_choices), the interconnect,
+    the global batch."""
     with st.sidebar:
-        model_name, precision, gpu = _model_and_gpu(ps, reference)
+        model_name, precision, gpu = _model_and_gpu(ps, choices)
         comm = _interconnect(ps)
         global_batch = _global_batch(ps, model_name)
     return model_name, precision, gpu, comm, global_batch
@@ -45,29 +49,29 @@ def _inputs(
 
 @data.from_results
 @st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
-def _model_choices(directory: str, _reference: pd.DataFrame) -> pd.DataFrame:
-    """scaling_report.model_choices of `_reference` (data.reference(directory)), once per
-    results folder."""
-    return scaling_report.model_choices(_reference)
+def _model_choices(directory: str) -> pd.DataFrame:
+    """scaling_report.model_choices of data.reference(directory), once per results folder
+    (empty: no figures at all)."""
+    return scaling_report.model_choices(data.reference(directory))
 
 
 @data.from_results
 @st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
 def _gpu_choices(
-    directory: str, _reference: pd.DataFrame, model_name: str, precision: str
+    directory: str, model_name: str, precision: str
 ) -> tuple[list[str], dict[str, int]]:
     """The GPU choices (those with figures first, then every other GPU in the spec table)
     and each measured GPU's number of counts, once per results folder, model and precision."""
-    measured = scaling_report.gpus_with_figures(_reference, model_name, precision)
+    reference = data.reference(directory)
+    measured = scaling_report.gpus_with_figures(reference, model_name, precision)
     counts = dict(zip(measured["gpu_name"], measured["counts"], strict=True))
     others = sorted(set(load_specs().index) - set(counts))
     return [*measured["gpu_name"], *others], counts
 
 
-def _model_and_gpu(ps: PageState, reference: pd.DataFrame) -> tuple[str, str, str]:
-    """The Model and GPU section: a benchmark model, its precision, and a GPU (those with
-    figures first, with their number of counts)."""
-    choices = _model_choices(data.results_dir(), reference)
+def _model_and_gpu(ps: PageState, choices: pd.DataFrame) -> tuple[str, str, str]:
+    """The Model and GPU section: a benchmark model, its precision (`choices`:
+    _model_choices), and a GPU (those with figures first, with their number of counts)."""
     st.header("Model and GPU")
     models = sorted(choices["model"].unique())
     model_name = ps.selectbox(
@@ -86,7 +90,7 @@ def _model_and_gpu(ps: PageState, reference: pd.DataFrame) -> tuple[str, str, st
         horizontal=True,
         help="fp16 is mixed precision (AMP), as published.",
     )
-    gpus, counts = _gpu_choices(data.results_dir(), reference, model_name, precision)
+    gpus, counts = _gpu_choices(data.results_dir(), model_name, precision)
     gpu = ps.selectbox(
         "GPU",
         gpus,
@@ -624,8 +628,7 @@ def _step_section(view: View, figures: Figures) -> None:
 
 
 def _tables(view: View) -> None:
-    """The interconnect assumed, the laws fitted, and the extrapolation with its figures
-    and CSV."""
+    """The interconnect assumed and the laws fitted."""
     links = view.links
     st.subheader("Interconnect assumed")
     show_table(links, {c: _col.TextColumn(c.replace("_", " ")) for c in links.columns},
@@ -640,21 +643,36 @@ def _tables(view: View) -> None:
             "in-sample error on this GPU; heldout_mape: error predicting each GPU's largest "
             "count from its smaller ones, over all GPUs of this model and precision."
         )
+
+
+def _extrapolation(asked: Hashable, directory: str, inputs: Inputs) -> None:
+    """The extrapolation's table (powers of two, or every count computed) and figures, and
+    its CSV (written on click)."""
     with st.expander("Extrapolation table and figures"):
-        shown = view.curve.round(4)
         every = st.toggle(
             "Every count computed", value=False, key=f"{PAGE}.every_count",
             help="Off: powers of two only.",
         )  # fmt: skip
-        counts_shown = shown if every else shown.loc[_power_of_two(shown["total_gpus"])]
-        show_table(curve_table(counts_shown), CURVE_CONFIG, key=f"{PAGE}.curve")
-        show_table(view.points, {}, key=f"{PAGE}.points")
-        download_csv(shown, f"{_file_stem(view)}.csv", key=f"{PAGE}.csv")
+        drawn(f"{PAGE}.extrapolation", (asked, every),
+              lambda: _extrapolation_tables(view_of(directory, *inputs), every))  # fmt: skip
+        download_csv(
+            lambda: view_of(directory, *inputs).curve.round(4),
+            f"{_file_stem(inputs)}.csv",
+            key=f"{PAGE}.csv",
+        )
 
 
-def _file_stem(view: View) -> str:
+def _extrapolation_tables(view: View, every: bool) -> None:
+    shown = view.curve.round(4)
+    counts_shown = shown if every else shown.loc[_power_of_two(shown["total_gpus"])]
+    show_table(curve_table(counts_shown), CURVE_CONFIG, key=f"{PAGE}.curve")
+    show_table(view.points, {}, key=f"{PAGE}.points")
+
+
+def _file_stem(inputs: Inputs) -> str:
     """'scaling-H100-SXM-resnet50-fp16': the downloads' file name."""
-    return f"scaling-{view.gpu}-{view.model_name}-{view.precision}"
+    model_name, precision, gpu, _, _ = inputs
+    return f"scaling-{gpu}-{model_name}-{precision}"
 
 
 def scaling_report_of(view: View, figures: tuple[go.Figure, go.Figure], link: str = "") -> Report:
@@ -739,11 +757,16 @@ def _llm_section(ps: PageState, gpu: str, comm: CommModel) -> None:
         "100% where those few GPUs must recompute activations or pipeline deeper to fit "
         "(planner.llm.ops, planner.llm.layout)."
     )
-    st.plotly_chart(_llm_figure(str(label), gpu, comm, str(frame)), key=f"{PAGE}.llm_chart")
+    asked = (str(label), gpu, comm, str(frame))
+    drawn(f"{PAGE}.llm", asked, lambda: _llm_drawn(*asked))
+
+
+def _llm_drawn(label: str, gpu: str, comm: CommModel, framework: str) -> None:
+    """The LLM's step parts chart and its table at each count."""
+    st.plotly_chart(_llm_figure(label, gpu, comm, framework), key=f"{PAGE}.llm_chart")
     show_table(
-        llm_table(_llm_rows(str(label), gpu, comm, str(frame))), LLM_CONFIG,
-        key=f"{PAGE}.llm_table",
-    )  # fmt: skip
+        llm_table(_llm_rows(label, gpu, comm, framework)), LLM_CONFIG, key=f"{PAGE}.llm_table"
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES)
@@ -792,12 +815,33 @@ def render() -> None:
     ps = PageState(PAGE)
     st.title("Scaling: throughput from 1 to 1,024 GPUs")
     directory = data.results_dir()
-    reference = data.reference(directory)
-    if reference.empty:
+    choices = _model_choices(directory)
+    if choices.empty:
         st.warning("No throughput figures to show: the results and published tables are empty.")
         ps.sync()
         return
-    inputs = _inputs(ps, reference)
+    inputs = _inputs(ps, choices)
+    # Every session asking the same is shown the same outputs: drawn once, replayed.
+    asked = (directory, *inputs)
+    if not drawn(f"{PAGE}.view", asked, lambda: _view_drawn(directory, inputs)):
+        ps.sync()
+        return
+    _extrapolation(asked, directory, inputs)
+    _, _, gpu, comm, _ = inputs
+    _llm_section(ps, gpu, comm)
+    link = ps.link()  # read now: the report is built on click, outside the script run
+    download_report(
+        lambda: _report(directory, inputs, link),
+        f"{_file_stem(inputs)}.html",
+        key=f"{PAGE}.report",
+    )
+    ps.sync()
+    ps.share_box()
+
+
+def _view_drawn(directory: str, inputs: Inputs) -> bool:
+    """The headline figures, the charts, the step's parts, the links and laws; False (and a
+    warning) where the GPU has neither a figure nor an estimate."""
     view = _view(directory, *inputs)
     one = view.one
     if pd.isna(one["throughput"]):
@@ -807,19 +851,17 @@ def render() -> None:
                 f"{view.precision}: {one['throughput_detail']}"
             )
         )
-        ps.sync()
-        return
+        return False
     _headline(view)
-    drawn = figures_of(directory, *inputs)
-    figures = _charts(view, drawn)
-    _step_section(view, drawn)
+    figures = figures_of(directory, *inputs)
+    _charts(view, figures)
+    _step_section(view, figures)
     _tables(view)
-    _llm_section(ps, view.gpu, view.comm)
-    link = ps.link()  # read now: the report is built on click, outside the script run
-    download_report(
-        lambda: scaling_report_of(view, figures, link),
-        f"{_file_stem(view)}.html",
-        key=f"{PAGE}.report",
-    )
-    ps.sync()
-    ps.share_box()
+    return True
+
+
+def _report(directory: str, inputs: Inputs, link: str) -> Report:
+    """The page's HTML report of these inputs (built on click)."""
+    figures = figures_of(directory, *inputs)
+    view = view_of(directory, *inputs)
+    return scaling_report_of(view, (figures.throughput, figures.efficiency), link)

@@ -9,9 +9,17 @@ empty results folder and user snapshot folder), then opens N sessions as a brows
 until the script finishes). Each session renders the five pages in turn, starting at a
 different one, for `--seconds`; a render is timed from the request to the server's "script
 finished". Between renders a session pauses `--think` seconds on average (drawn from 0.5x
-to 1.5x, as a user reads a page before the next click); 0, the default, never pauses: the
-server saturated, where every render waits for the N - 1 others. `--warm` first has one
+to 1.5x, as a user reads a page before the next click), and with a think time the sessions
+arrive spread over the first one (session i opens after a pause drawn from 0 to `--think`
+seconds: users do not all click in the same millisecond); 0, the default, never pauses:
+the server saturated, where every render waits for the N - 1 others. `--warm` first has one
 session render each page once, untimed (the caches filled, as after the first user).
+
+The queueing bound: one Streamlit server runs one script at a time per core at best, and
+Python's GIL keeps its script threads to about one core. With no think time N sessions each
+wait for the N - 1 others, so p95 grows about N x one user's mean render whatever a render
+costs; the summary prints that bound and the demand (renders done x one user's mean render
+/ run seconds: at 1 the server is busy all the time and renders queue).
 Prints p50/p95/max render time per page and over all, the errors (an exception drawn on a
 page, a script that did not finish, a dropped connection), the server's memory (RSS of the
 server process) and the machine's load average sampled every few seconds, and how long the
@@ -127,6 +135,9 @@ async def session(
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from websockets.asyncio.client import connect
 
+    pauses = random.Random(index)  # the same pauses on every run
+    if think_s > 0 and renders is None:
+        await asyncio.sleep(think_s * pauses.uniform(0.0, 1.0))  # arrivals spread out
     url = f"ws://127.0.0.1:{port}/_stcore/stream"
     try:
         connection = await connect(
@@ -136,7 +147,6 @@ async def session(
         tally.errors.append(f"session {index}: cannot connect ({exc})")
         return
     turn = index
-    pauses = random.Random(index)  # the same pauses on every run
     try:
         while time.monotonic() < deadline and (renders is None or turn - index < renders):
             if think_s > 0 and turn > index:
@@ -212,24 +222,31 @@ def report(tally: Tally, seconds: float) -> None:
     print(f"health check: max {max(tally.health, default=float('nan')):.2f} s")
 
 
-def summary(tallies: list[Tally]) -> None:
-    """The Ns side by side; p95 also as a multiple of the fewest sessions' p95."""
+def summary(tallies: list[Tally], seconds: float) -> None:
+    """The Ns side by side; p95 also as a multiple of the fewest sessions' p95, the queueing
+    bound (N x the fewest sessions' mean render) and the demand on the server."""
     print(f"\n{'sessions':>8}{'renders':>8}{'p50 s':>8}{'p95 s':>8}{'max s':>8}{'p95 x':>7}"
           f"{'errors':>7}{'RSS warm':>9}{'RSS peak':>9}{'RSS end':>8}{'load avg':>9}"
-          f"{'health':>7}")  # fmt: skip
+          f"{'health':>7}{'N x mean':>9}{'demand':>7}")  # fmt: skip
     base = percentile(tallies[0].every(), 0.95) if tallies else float("nan")
+    one = statistics.mean(tallies[0].every()) if tallies and tallies[0].every() else float("nan")
     for tally in tallies:
         times = tally.every() or [float("nan")]
         rss = [m for _, m in tally.rss] or [float("nan")]
         load = statistics.mean(tally.load) if tally.load else float("nan")
+        demand = len(tally.every()) * one / seconds
         print(f"{tally.sessions:>8}{len(tally.every()):>8}{statistics.median(times):>8.2f}"
               f"{percentile(times, 0.95):>8.2f}{max(times):>8.2f}"
               f"{percentile(times, 0.95) / base:>7.1f}{len(tally.errors):>7}"
               f"{tally.warm_rss:>9.0f}{max(rss):>9.0f}{rss[-1]:>8.0f}{load:>9.2f}"
-              f"{max(tally.health, default=float('nan')):>7.2f}")  # fmt: skip
+              f"{max(tally.health, default=float('nan')):>7.2f}"
+              f"{tally.sessions * one:>9.2f}{demand:>7.2f}")  # fmt: skip
     print(
         "RSS in MiB (warm: after the warm-up pass); load avg: mean 1-minute load average "
-        "during the run; health: slowest health check, s"
+        "during the run; health: slowest health check, s; N x mean: the queueing bound, s "
+        f"(N x the {tallies[0].sessions if tallies else 1}-session mean render: with no think "
+        "time each render waits for the N - 1 others, one script at a time); demand: renders "
+        "x that mean / run seconds (at 1 one server process is busy all the time)"
     )
 
 
@@ -308,7 +325,7 @@ def main() -> None:
         tally = measure(sessions, seconds, args.warm, think_s)
         report(tally, seconds)
         tallies.append(tally)
-    summary(tallies)
+    summary(tallies, seconds)
 
 
 if __name__ == "__main__":
