@@ -84,6 +84,19 @@ class CommModel:
 
 
 @dataclass(frozen=True)
+class StatedLayout:
+    """The parallel sizes a run states (a published run's table, a user's layout): tensor,
+    pipeline and context parallel; virtual pipeline stages per GPU and expert-parallel ranks
+    where stated (0: not stated, the layout search picks them)."""
+
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    vpp: int = 0
+    ep: int = 0
+
+
+@dataclass(frozen=True)
 class LLMSettings:
     """How the LLM is trained (all settable; defaults and their sources).
 
@@ -102,7 +115,7 @@ class LLMSettings:
       the other stacks would give (planner.llm.stack_profiles.stack_range).
     stack: the stack's parameters (None: the fitted ones of `framework`,
       planner.llm.stack_profiles); set by the fitting and evaluation tools.
-    pinned: (tp, pp, cp) of a stated layout (None: the search picks them).
+    pinned: the parallel sizes a run states (None: the search picks them).
     """
 
     global_batch_tokens: float | None = None
@@ -115,7 +128,7 @@ class LLMSettings:
     step_model: str = "ops"
     framework_stated: bool = True
     stack: StackParams | None = None
-    pinned: tuple[int, int, int] | None = None
+    pinned: StatedLayout | None = None
 
     def __post_init__(self) -> None:
         framework(self.framework)  # ValueError naming the valid ones

@@ -12,11 +12,12 @@ fitted on the other sources' runs only (planner.llm.stack_fit.leave_one_source_o
     sources' runs where the stack has none).
 
 Errors are |predicted / measured - 1| (MAPE over a cell's runs), by stack (framework),
-precision, GPU and size band. A run's 80% band is its stack's 10-90% quantiles of log(predicted
-/ measured) over the other sources' held-out runs (pooled over all stacks where the stack has
-fewer than MIN_BAND_RUNS of them), widened to the same quantiles over every stack's held-out
-runs where those are wider (a source's own bias is what the held-out error of other sources
-shows, whatever their stack); `covered` says whether the measured rate is inside.
+precision, GPU, size band and kind (dense or mixture of experts). A run's 80% band is its
+stack's 10-90% quantiles of log(predicted / measured) over the other sources' held-out runs
+(pooled over all stacks where the stack has fewer than MIN_BAND_RUNS of them), widened to
+the same quantiles over every stack's held-out runs where those are wider (a source's own
+bias is what the held-out error of other sources shows, whatever their stack); `covered`
+says whether the measured rate is inside.
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ def per_run_table(held: list[HeldOut], runs: list[CorpusRun]) -> pd.DataFrame:
                 "row": r.row, "source": r.source, "framework": r.family,
                 "precision": r.precision, "gpu": r.gpu_name, "gpus": r.num_gpus,
                 "size": size_band(float(r.workload.params or 0)), "model": r.model,
+                "kind": "moe" if r.workload.is_moe else "dense",
                 "measured": r.tokens_per_gpu, "predicted": h.predicted,
                 "flat": flat, "stack_median": median,
                 "model_error": abs(h.predicted / r.tokens_per_gpu - 1.0),
@@ -111,10 +113,11 @@ def per_run_table(held: list[HeldOut], runs: list[CorpusRun]) -> pd.DataFrame:
 
 def summary_table(table: pd.DataFrame) -> pd.DataFrame:
     """MAPE of the model and the naive rules and band coverage: overall, then by framework,
-    precision, GPU and size band (runs the model could time)."""
+    precision, GPU, size band (total parameters) and kind (dense or mixture of experts)
+    (runs the model could time)."""
     timed = table[np.isfinite(table["predicted"])]
     cells = [("all", "all", timed)]
-    for key in ("framework", "precision", "gpu", "size"):
+    for key in ("framework", "precision", "gpu", "size", "kind"):
         cells += [(key, str(value), group) for value, group in timed.groupby(key)]
     rows = []
     for by, value, group in cells:

@@ -184,6 +184,9 @@ def command_env(home: Path) -> dict[str, str]:
         (home / sub).mkdir(parents=True, exist_ok=True)
     return {
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"]),
+        # This checkout's code, even where the environment's gpuplan is installed from
+        # another checkout (a git worktree beside the main one).
+        "PYTHONPATH": str(ROOT),
         # User folders: XDG defaults and everything under ~ (cloud SDK configs included).
         "HOME": str(home),
         "XDG_CACHE_HOME": str(home / "cache"),

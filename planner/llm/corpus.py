@@ -15,7 +15,7 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
 - the model's shape: the row's layers, width, heads, key/value heads, MLP width and
   vocabulary where stated, else the published shape of the model it names (MODEL_SHAPES),
   else a Llama-3-style shape for its parameter count (`shape`).
-- GPU: the spec table's row (MI300 as MI300X); GPU count missing: 8 for FSDP-style
+- GPU: the spec table's row (MI300 as MI300X, MI355 as MI355X); GPU count missing: 8 for FSDP-style
   per-GPU rates (`gpus`); sequence length missing: 4,096 (`seq`); precision missing or
   "amp": bf16; fp8 in the text: fp8.
 - the measured rate: tokens/s per GPU as stated (the middle of a stated range), else
@@ -24,14 +24,17 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
 - layout: the stated tensor, pipeline and context parallel sizes (or tp1 pp1 where only a
   data-parallel size equal to the GPU count is stated) (`pinned`; the search
   picks the rest, and all of it where the stack cannot run the stated one).
-- global batch: gbs sequences x seq where stated, else micro-batch x GPUs for FSDP stacks
+- global batch: gbs sequences x seq where stated (or micro-batch x the gradient accumulation
+  steps the notes state x data-parallel ranks), else micro-batch x GPUs for FSDP stacks
   (their benchmarks step every micro-batch) and the planner's default pre-training batch for
   the others (`batch`).
 - network: one NIC per GPU at the stated InfiniBand rate ("IB 200Gb/s" in the GPU or
   interconnect text), else 3,200 Gb/s per node (8 x 400G, `network`), 1,600 for A100, 800
   for GCP A3.
-Rows left out and why (`skipped`): mixture-of-experts models (planner.llm has no MoE
-model here), no parameter count, CPU offload, fp32, no GPU count with tensor parallelism,
+- mixture-of-experts models: the preset (planner.workloads.moe_presets) the model text
+  names, its shape from the model card; its stated expert-parallel size pinned.
+Rows left out and why (`skipped`): mixture-of-experts models no preset names, no
+parameter count, CPU offload, fp32, no GPU count with tensor parallelism,
 the framework not stated.
 """
 
@@ -46,7 +49,9 @@ from pathlib import Path
 import pandas as pd
 
 from planner.llm.throughput import peak_flops
-from planner.workloads.catalog import Workload, llm_workload
+from planner.settings import StatedLayout
+from planner.workloads.catalog import Workload, llm_workload, moe_workload
+from planner.workloads.moe_presets import MOE_PRESETS, MoEPreset
 
 CORPUS_PATH = (
     Path(__file__).resolve().parents[2]
@@ -69,6 +74,7 @@ GPU_NAMES = {
     "MI300X": "MI300X",
     "MI300 (variant not stated)": "MI300X",
     "MI325X": "MI325X",
+    "MI355 (variant not stated)": "MI355X",
     "B200": "B200",
 }
 # (regex on the lower-cased model name without spaces, dashes and dots, shape): layers,
@@ -112,7 +118,7 @@ class CorpusRun:
     tokens_per_gpu: float
     mfu: float
     assumed: str
-    pinned: tuple[int, int, int] | None = None  # stated (tp, pp, cp)
+    pinned: StatedLayout | None = None  # the stated parallel sizes
 
 
 def family_of(framework_text: str) -> str | None:
@@ -169,17 +175,37 @@ def reported_flops_per_token(workload: Workload) -> float:
     + 12 L s h for attention (Narayanan et al. 2021, app. A; Chowdhery et al. 2022, app. B)."""
     layers, width = float(workload.n_layer or 0), float(workload.d_model or 0)
     vocab, seq = float(workload.vocab_size or 0), float(workload.seq_len or 0)
-    return 6.0 * (float(workload.params or 0) - vocab * width) + 12.0 * layers * seq * width
+    params = float(workload.active_params or workload.params or 0)  # MoE: the active ones
+    return 6.0 * (params - vocab * width) + 12.0 * layers * seq * width
 
 
-def _pinned(row: pd.Series) -> tuple[int, int, int] | None:
-    """The stated (tp, pp, cp), 1 where one is stated and the other not; pure data
-    parallelism (1, 1, 1) where only a data-parallel size equal to the GPU count is stated;
-    None when nothing is."""
-    if not (_finite(row["tp"]) or _finite(row["pp"])):
+def _pinned(row: pd.Series) -> StatedLayout | None:
+    """The stated tp, pp and cp (1 where one is stated and the other not) with the stated
+    virtual pipeline and expert-parallel sizes (else searched); pure data parallelism where
+    only a data-parallel size equal to the GPU count is stated; None when nothing is."""
+    stated = {k: int(row[k]) for k in ("tp", "pp", "cp", "vp", "ep") if _finite(row.get(k))}
+    if not ({"tp", "pp"} & stated.keys()):
         pure_dp = _finite(row["dp"]) and _finite(row["num_gpus"])
-        return (1, 1, 1) if pure_dp and int(row["dp"]) == int(row["num_gpus"]) else None
-    return tuple(int(row[k]) if _finite(row[k]) else 1 for k in ("tp", "pp", "cp"))  # type: ignore[return-value]
+        return StatedLayout() if pure_dp and int(row["dp"]) == int(row["num_gpus"]) else None
+    return StatedLayout(
+        tp=stated.get("tp", 1), pp=stated.get("pp", 1), cp=stated.get("cp", 1),
+        vpp=stated.get("vp", 0), ep=stated.get("ep", 0),
+    )  # fmt: skip
+
+
+def _stated_global_batch(row: pd.Series, gpus: int) -> float | None:
+    """Sequences per optimizer step: the stated global batch, else micro-batch x gradient
+    accumulation steps (a "GAS N" or "accumulate=N" in the notes) x data-parallel ranks
+    (stated, else the GPUs over tp x pp x cp); None when neither is stated."""
+    if _finite(row["gbs"]):
+        return float(row["gbs"])
+    steps = re.search(r"\b(?:GAS|accumulate)\s*=?\s*(\d+)", str(row.get("notes", "")))
+    if steps is None or not _finite(row["mbs"]):
+        return None
+    ranks = row["dp"] if _finite(row["dp"]) else gpus / math.prod(
+        float(row[k]) if _finite(row[k]) else 1.0 for k in ("tp", "pp", "cp")
+    )  # fmt: skip
+    return float(row["mbs"]) * int(steps.group(1)) * max(1.0, float(ranks))
 
 
 def llama_style_shape(params: float) -> tuple[int, int, int, int, int, int]:
@@ -234,16 +260,29 @@ def _recompute(text: object) -> str:
     return "auto"
 
 
+def moe_preset_named(model: object) -> MoEPreset | None:
+    """The MoE preset (planner.workloads.moe_presets) whose title the model text names
+    ("Mixtral 8x7B (MoE)" -> mixtral-8x7b), None if none does."""
+    key = re.sub(r"[^a-z0-9]", "", str(model).lower())
+    titles = {re.sub(r"[^a-z0-9]", "", p.title.lower()): p for p in MOE_PRESETS.values()}
+    return next((p for title, p in titles.items() if title in key), None)
+
+
+def _is_moe(row: pd.Series) -> bool:
+    return "moe" in str(row["model"]).lower() or "moe" in str(row["params"]).lower()
+
+
 def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
     """The CorpusRun of one corpus row, or the code of why it is left out."""
     family = family_of(row["framework"])
-    if "moe" in str(row["model"]).lower() or "moe" in str(row["params"]).lower():
+    moe = moe_preset_named(row["model"]) if _is_moe(row) else None
+    if _is_moe(row) and moe is None:
         return "moe"
     if family is None:
         return "no_framework"
     if "offload" in str(row["framework"]).lower():
         return "offload"
-    if not math.isfinite(_number(row["params"])):
+    if moe is None and not math.isfinite(_number(row["params"])):
         return "no_params"
     precision = _precision(row["precision"])
     if precision is None:
@@ -264,7 +303,11 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         seq = DEFAULT_SEQ_LEN
         assumed.append("seq")
     seq = int(seq)
-    workload = _workload(row, seq, assumed)
+    workload = (
+        moe_workload(moe.params, moe.active_params, 1e9, seq_len=seq)
+        if moe is not None
+        else _workload(row, seq, assumed)
+    )
     per_token = float(workload.flops_per_sample)
     reported = reported_flops_per_token(workload)
     peak = peak_flops(gpu, "bf16")
@@ -282,8 +325,9 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         return "no_rate"
     mbs = int(row["mbs"]) if _finite(row["mbs"]) else None
     batch: float | None = None
-    if _finite(row["gbs"]):
-        batch = float(row["gbs"]) * seq
+    stated_gbs = _stated_global_batch(row, gpus)
+    if stated_gbs is not None:
+        batch = stated_gbs * seq
     elif family == "fsdp":  # FSDP benchmarks step each micro-batch (no accumulation)
         batch = float((mbs or 1) * gpus * seq)
         assumed.append("batch")

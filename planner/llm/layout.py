@@ -88,6 +88,7 @@ from planner.llm.ops import (
     micro_batch_seconds,
     optimizer_seconds,
 )
+from planner.settings import StatedLayout
 
 MICRO_BATCHES = (1, 2, 4, 8)
 ACHIEVABLE_FRACTION = 0.8  # share of a link's peak a ring reaches (as planner.throughput.scaling)
@@ -163,6 +164,7 @@ class Hardware:
     total_gpus: int
     gpus_per_node: int
     tp_comm_exposure: float = 1.0  # the stack's exposed share of the ring model's tp time
+    moe_factor: float = 1.0  # the stack's MoE grouped GEMM and all-to-all over the model's
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ class LayoutSettings:
     precision: str = "bf16"
     framework: str = DEFAULT_FRAMEWORK
     step_model: str = "ops"  # ops (planner.llm.ops) | mfu-prior (prior MFU x peak)
-    pinned: tuple[int, int, int] | None = None  # (tp, pp, cp) a run states; None: search
+    pinned: StatedLayout | None = None  # the sizes a run states; None: search
 
 
 @dataclass(frozen=True)
@@ -294,9 +296,11 @@ def _grid(
                       and shape.seq_len // c >= MIN_CONTEXT_CHUNK)
     ]  # fmt: skip
     interleaves = (1, 2, 4) if profile.interleave else (1,)
-    if settings.pinned is not None:  # a stated layout: only its tp, pp and cp
+    stated = settings.pinned
+    if stated is not None:  # a stated layout: only its sizes
         tps, pps, cps = ([x for x in xs if x == want] for xs, want in zip(
-            (tps, pps, cps), settings.pinned, strict=True))  # fmt: skip
+            (tps, pps, cps), (stated.tp, stated.pp, stated.cp), strict=True))  # fmt: skip
+        interleaves = (stated.vpp,) if stated.vpp else interleaves
     micro = [settings.micro_batch] if settings.micro_batch else list(MICRO_BATCHES)
     zeros = profile.zero if settings.zero == "auto" else (settings.zero,)
     partial = tuple(PARTIAL_RECOMPUTE)
@@ -311,6 +315,8 @@ def _grid(
     if not tps:
         return {}
     eps = expert_parallel_sizes(shape.experts, n)
+    if stated is not None and stated.ep:
+        eps = [e for e in eps if e == stated.ep]
     axes = np.meshgrid(
         np.array(tps), np.array(cps), np.array(pps), np.array(interleaves), np.array(micro),
         np.array([z == "zero3" for z in zeros]), np.arange(len(recomputes)), np.array(eps),
@@ -401,11 +407,6 @@ class StageTimes:
 
     parts: MicroBatchTimes
     grouped: np.ndarray
-
-    @property
-    def total(self) -> np.ndarray:
-        """All of one micro-batch's compute."""
-        return self.parts.total + self.grouped
 
 
 def stage_times(
@@ -606,7 +607,8 @@ def step_times(
     stage_layers = np.ceil(layers / pp)
     frozen = shape.mode in ("lora", "qlora")
     parts = stage.parts
-    t_mb = stage.total
+    grouped = stage.grouped * hw.moe_factor
+    t_mb = parts.total + grouped
     act_bytes = mb * s / cp * h * 2.0
     n_tp = 4.0 + 2.0 * share
     ring = ring_seconds(tp, act_bytes, hw.intra_gbs, NVLINK_LATENCY_S, 2.0)
@@ -615,7 +617,9 @@ def step_times(
     pp_gbs = hw.intra_gbs if hw.total_gpus <= hw.gpus_per_node else hw.network_gbs_per_gpu
     pp_latency = NVLINK_LATENCY_S if hw.total_gpus <= hw.gpus_per_node else NETWORK_LATENCY_S
     t_pp = np.where(pp > 1, 2.0 * vpp * (pp_latency + act_bytes / tp / (pp_gbs * 1e9)), 0.0)
-    t_a2a = _a2a_seconds(shape, hw, tp, cp, c.ep, mb, stage_layers, share, hw.rates.value_bytes)
+    t_a2a = hw.moe_factor * _a2a_seconds(
+        shape, hw, tp, cp, c.ep, mb, stage_layers, share, hw.rates.value_bytes
+    )
     slots = m + (pp - 1.0) / vpp
     per_slot = t_mb + t_tp + t_cp + t_pp + t_a2a
     t_dp = _dp_seconds(shape, hw, settings, tp, pp, dp * cp, m, zero3, t_mb, c.ep)
@@ -640,7 +644,7 @@ def step_times(
         "optimizer": t_opt,
         "cast": m * parts.cast * np.ones_like(m),
         "a2a": m * t_a2a,
-        "grouped_gemm": m * stage.grouped,
+        "grouped_gemm": m * grouped,
     }
 
 

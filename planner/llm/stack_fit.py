@@ -35,7 +35,7 @@ from planner.llm.throughput import LayoutPrediction, predict_layout
 from planner.settings import LLMSettings
 
 FAMILY_PARAMS = ("kernel_efficiency", "unfused", "comm_exposure", "tp_comm_exposure", "cast_factor")
-POOLED_PARAMS = (*FAMILY_PARAMS, "fp8_gemm_factor")
+POOLED_PARAMS = (*FAMILY_PARAMS, "fp8_gemm_factor", "moe_factor")
 # How far (in log) a parameter may sit from its centre at the cost of one run's typical
 # error: assumptions, wide enough that 10+ runs move a stack where its data say.
 PRIOR_LOG_SIGMA = {
@@ -45,6 +45,7 @@ PRIOR_LOG_SIGMA = {
     "tp_comm_exposure": 1.0,
     "cast_factor": 1.0,
     "fp8_gemm_factor": 0.3,
+    "moe_factor": 0.7,
 }
 BOUNDS = {
     "kernel_efficiency": (0.3, 2.0),
@@ -55,6 +56,7 @@ BOUNDS = {
     "tp_comm_exposure": (0.05, 5.0),
     "cast_factor": (0.1, 10.0),
     "fp8_gemm_factor": (0.4, 1.2),
+    "moe_factor": (0.5, 5.0),
 }
 DATA_LOG_SIGMA = 0.15  # a run's typical log error: the unit of the soft-L1 loss
 ROUNDS = 2
@@ -120,8 +122,11 @@ def rescaled_tokens(timed: Timed, theta: StackParams) -> float:
     comm = p.comm * theta.comm_exposure / b.comm_exposure
     tp = p.tp * theta.tp_comm_exposure / b.tp_comm_exposure
     cast = p.cast * theta.cast_factor / b.cast_factor
-    slot = kernels + memory + comm + tp + cast
-    base_slot = p.kernels + p.memory + p.comm + p.tp + p.cast
+    moe = theta.moe_factor / b.moe_factor
+    grouped = p.grouped * eta * moe
+    a2a = p.a2a * theta.comm_exposure / b.comm_exposure * moe
+    slot = kernels + memory + comm + tp + cast + grouped + a2a
+    base_slot = p.total - p.bubble - p.other
     bubble = p.bubble * (slot / base_slot if base_slot > 0 else 1.0)
     return timed.tokens_per_gpu * p.total / (slot + bubble + p.other)
 

@@ -15,6 +15,9 @@ Parameters (each multiplies one part of the step in planner.llm.ops / planner.ll
 - cast_factor: fp8 cast traffic over the ideal 3 bytes per cast value (planner.llm.ops).
 - fp8_gemm_factor: fp8 GEMM efficiency over the 16-bit one (pooled over stacks: the fp8
   kernels are the vendor's, not the stack's).
+- moe_factor: a mixture of experts' routed-expert grouped GEMMs and token all-to-all over
+  the model's (planner.llm.moe: load imbalance, grouped-kernel efficiency, the dispatcher's
+  permutation and synchronisation); pooled over stacks, fitted on the corpus's MoE runs.
 - attention_kernel: FlashAttention-3-class ("fa3": Transformer Engine / cuDNN, Megatron) or
   FlashAttention-2 ("fa2": PyTorch SDPA and the flash-attn package in eager stacks).
 - band_low / band_high: 10% and 90% quantiles of log(predicted / measured) of the stack's
@@ -38,7 +41,10 @@ import pandas as pd
 from planner.llm.frameworks import framework
 
 FIT_PATH = Path(__file__).resolve().parents[1] / "data" / "llm_stack_fit.csv"
-FITTED = ("kernel_efficiency", "unfused", "comm_exposure", "cast_factor", "fp8_gemm_factor")
+FITTED = (
+    "kernel_efficiency", "unfused", "comm_exposure", "cast_factor", "fp8_gemm_factor",
+    "moe_factor",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,7 @@ class StackParams:
     tp_comm_exposure: float = 1.0
     cast_factor: float = 1.0
     fp8_gemm_factor: float = 0.85
+    moe_factor: float = 1.0
     attention_kernel: str = "fa3"
     band_low: float = -0.30  # log(predicted / measured) 10% quantile
     band_high: float = 0.30
@@ -87,6 +94,7 @@ def fitted_stacks(path: Path = FIT_PATH) -> dict[str, StackParams]:
             tp_comm_exposure=float(row.tp_comm_exposure),
             cast_factor=float(row.cast_factor),
             fp8_gemm_factor=float(row.fp8_gemm_factor),
+            moe_factor=float(getattr(row, "moe_factor", 1.0)),
             attention_kernel=str(row.attention_kernel),
             band_low=float(row.band_low),
             band_high=float(row.band_high),
@@ -119,7 +127,8 @@ def prior_params(name: str) -> StackParams:
 class StepParts:
     """A predicted step in seconds by what each stack parameter scales: kernels (GEMMs,
     attention, recomputation), memory-bound operators, exposed communication, fp8 casts,
-    the pipeline bubble and the rest (optimizer)."""
+    the pipeline bubble and the rest (optimizer); a MoE's routed-expert grouped GEMMs and
+    exposed all-to-all (0 for dense models)."""
 
     kernels: float
     memory: float
@@ -128,13 +137,16 @@ class StepParts:
     cast: float
     bubble: float
     other: float
+    grouped: float = 0.0
+    a2a: float = 0.0
 
     @property
     def total(self) -> float:
         """The step's seconds."""
         return (
             self.kernels + self.memory + self.comm + self.tp + self.cast + self.bubble + self.other
-        )
+            + self.grouped + self.a2a
+        )  # fmt: skip
 
 
 def rescaled_step(parts: StepParts, base: StackParams, other: StackParams) -> float:
@@ -146,9 +158,13 @@ def rescaled_step(parts: StepParts, base: StackParams, other: StackParams) -> fl
     comm = parts.comm * other.comm_exposure / base.comm_exposure
     tp = parts.tp * other.tp_comm_exposure / base.tp_comm_exposure
     cast = parts.cast * (other.cast_factor / base.cast_factor if base.cast_factor > 0 else 1.0)
-    slot = parts.kernels + parts.memory + parts.comm + parts.tp + parts.cast
-    bubble = parts.bubble * ((kernels + memory + comm + tp + cast) / slot if slot > 0 else 1.0)
-    return kernels + memory + comm + tp + cast + bubble + parts.other
+    moe = other.moe_factor / base.moe_factor
+    grouped = parts.grouped * base.kernel_efficiency / other.kernel_efficiency * moe
+    a2a = parts.a2a * other.comm_exposure / base.comm_exposure * moe
+    new = kernels + memory + comm + tp + cast + grouped + a2a
+    slot = parts.total - parts.bubble - parts.other
+    bubble = parts.bubble * (new / slot if slot > 0 else 1.0)
+    return new + bubble + parts.other
 
 
 def stack_range(parts: StepParts, base: StackParams) -> tuple[float, float]:
@@ -177,4 +193,6 @@ def layout_step_parts(layout: object) -> StepParts:
         cast=part("cast_share"),
         bubble=part("bubble_share"),
         other=part("optimizer_share"),
+        grouped=part("grouped_gemm_share"),
+        a2a=part("a2a_share"),
     )

@@ -372,6 +372,7 @@ def _predict(
         total_gpus=total_gpus,
         gpus_per_node=per_node,
         tp_comm_exposure=stack.tp_comm_exposure,
+        moe_factor=stack.moe_factor,
     )
     layout = choose_layout(shape, hardware, layout_settings(settings, batch_tokens, precision))
     code = kernels.code if settings.step_model == "ops" else ""

@@ -11,6 +11,7 @@ from planner.llm.matmul_rates import MAMF_BF16_TFLOPS, matmul_factor, matmul_sha
 from planner.llm.ops import HOPPER_GEMM, kernel_default
 from planner.llm.stack_fit import SOURCE_RUNS_CAP, source_weights
 from planner.llm.throughput import gpu_figures
+from planner.settings import StatedLayout
 
 
 def _kernels(gpu: str):
@@ -56,7 +57,12 @@ def _row(**values: float) -> pd.Series:
 
 
 def test_a_stated_data_parallel_size_of_every_gpu_pins_pure_data_parallelism():
-    assert _pinned(_row(dp=16.0)) == (1, 1, 1)
+    assert _pinned(_row(dp=16.0)) == StatedLayout(1, 1, 1)
     assert _pinned(_row(dp=8.0)) is None  # the rest is not stated: searched
     assert _pinned(_row()) is None
-    assert _pinned(_row(tp=2.0, dp=8.0)) == (2, 1, 1)
+    assert _pinned(_row(tp=2.0, dp=8.0)) == StatedLayout(2, 1, 1)
+
+
+def test_stated_virtual_pipeline_and_expert_parallel_sizes_are_pinned_the_rest_searched():
+    assert _pinned(_row(pp=8.0, vp=2.0)) == StatedLayout(1, 8, 1, vpp=2, ep=0)
+    assert _pinned(_row(pp=4.0, ep=8.0)) == StatedLayout(1, 4, 1, vpp=0, ep=8)

@@ -15,6 +15,7 @@ from planner.llm.corpus import corpus_run, family_of, reported_flops_per_token
 from planner.llm.kernel_rates import attention_share
 from planner.llm.stack_fit import fit_stacks, predict_run, rescaled_tokens, time_run
 from planner.llm.stack_profiles import (
+    StackParams,
     StepParts,
     fitted_stacks,
     prior_params,
@@ -22,8 +23,8 @@ from planner.llm.stack_profiles import (
     stack_params,
 )
 from planner.llm.throughput import predict_layout, prediction_record
-from planner.settings import LLMSettings
-from planner.workloads.catalog import llm_workload
+from planner.settings import LLMSettings, StatedLayout
+from planner.workloads.catalog import Workload, llm_workload, moe_workload
 
 IB = 3200.0
 P7 = llm_workload(6.7e9, 1e9, seq_len=4096)
@@ -34,9 +35,9 @@ def row(**given: object) -> pd.Series:
     columns = (
         "source", "framework", "model", "params", "n_layer", "d_model", "ffn", "heads",
         "kv_heads", "vocab", "seq_len", "gpu_model", "num_gpus", "gpus_per_node",
-        "interconnect", "precision", "tp", "pp", "cp", "dp", "zero_fsdp", "mbs", "gbs",
+        "interconnect", "precision", "tp", "pp", "cp", "vp", "ep", "dp", "zero_fsdp", "mbs", "gbs",
         "recompute", "tokens_per_s_per_gpu", "tokens_per_s_per_gpu_max", "tflops_per_gpu",
-        "mfu_pct",
+        "mfu_pct", "notes",
     )  # fmt: skip
     return pd.Series({c: given.get(c, math.nan) for c in columns})
 
@@ -64,10 +65,10 @@ def test_corpus_rows_become_runs_or_say_why_not() -> None:
         "megatron",
         "fp8",
         "H100-SXM",
-        (2, 1, 1),
+        StatedLayout(2, 1, 1),
     )
     assert run.workload.n_kv_heads == 8 and run.global_batch_tokens == 512 * 8192
-    assert corpus_run(1, row(**{**base, "model": "Mixtral 8x7B (MoE)"})) == "moe"
+    assert corpus_run(1, row(**{**base, "model": "Unnamed 16x1B (MoE)"})) == "moe"
     assert corpus_run(2, row(**{**base, "precision": "fp32"})) == "fp32"
     assert corpus_run(3, row(**{**base, "framework": "not stated"})) == "no_framework"
     assert corpus_run(4, row(**{**base, "gpu_model": "GH200"})) == "no_gpu"
@@ -81,6 +82,66 @@ def test_corpus_rows_become_runs_or_say_why_not() -> None:
     assert family_of("olmo-core (torch HSDP)") == "fsdp"
     assert family_of("paddlenlp (sharding stage1)") == "deepspeed"
     assert family_of("nanotron") == "nanotron" and family_of("Primus") == "megatron"
+
+
+def test_gradient_accumulation_stated_in_the_notes_gives_the_global_batch() -> None:
+    given = {"source": "s", "framework": "deepspeed", "model": "Llama2 7B", "params": "7B",
+             "seq_len": 2048, "gpu_model": "H100", "num_gpus": 16, "mbs": 2, "dp": 16,
+             "tokens_per_s_per_gpu": 3000.0, "notes": "default GAS 8; token/p/s"}  # fmt: skip
+    run = corpus_run(0, row(**given))
+    assert not isinstance(run, str) and run.global_batch_tokens == 2 * 8 * 16 * 2048
+    # No stated dp: the GPUs over the stated tp and pp.
+    tp_pp = corpus_run(1, row(**{**given, "dp": math.nan, "tp": 2, "pp": 2,
+                                 "notes": "accumulate=128, global bs"}))  # fmt: skip
+    assert not isinstance(tp_pp, str) and tp_pp.global_batch_tokens == 2 * 128 * 4 * 2048
+    unstated = corpus_run(2, row(**{**given, "notes": "no steps given"}))
+    assert not isinstance(unstated, str) and unstated.global_batch_tokens is None
+    assert "batch" in unstated.assumed
+
+
+def test_a_moe_row_takes_its_presets_shape_its_stated_expert_ranks_and_active_flops() -> None:
+    given = {"source": "s", "framework": "primus", "model": "Qwen3-235B-A22B (MoE)",
+             "params": "235B total / 22B active", "gpu_model": "MI355 (variant not stated)",
+             "num_gpus": 32, "pp": 4, "ep": 8, "tflops_per_gpu": 400.0}  # fmt: skip
+    run = corpus_run(0, row(**given))
+    assert not isinstance(run, str)
+    assert run.workload.experts == 128 and run.workload.top_k == 8
+    assert run.gpu_name == "MI355X" and run.pinned == StatedLayout(1, 4, 1, vpp=0, ep=8)
+    # TFLOP/s over the ACTIVE parameters' FLOPs: far more tokens than the total would give.
+    assert run.tokens_per_gpu == pytest.approx(400e12 / reported_flops_per_token(run.workload))
+    assert run.tokens_per_gpu > 3 * 400e12 / (6 * 235e9)
+    found = predict_run(run, stack_params("megatron"))
+    assert found.layout.fits and (found.layout.pp, found.layout.ep) == (4, 8)
+
+
+def test_the_moe_factor_slows_only_the_experts_grouped_gemms_and_all_to_all() -> None:
+    moe = moe_workload(30.5e9, 3.3e9, 1e9, seq_len=4096)
+    base = stack_params("megatron")
+    slow = dataclasses.replace(base, moe_factor=2.0 * base.moe_factor)
+    pinned = StatedLayout(1, 1, 1, ep=8)
+
+    def predict(workload: Workload, stack: StackParams) -> float:
+        settings = LLMSettings(framework="megatron", stack=stack, pinned=pinned, micro_batch=1)
+        found = predict_layout(workload, "bf16", "H100-SXM", 16, 8, IB, settings=settings)
+        return found.tokens_per_s
+
+    fast_tokens, slow_tokens = predict(moe, base), predict(moe, slow)
+    assert slow_tokens < fast_tokens
+    layout = predict_layout(
+        moe, "bf16", "H100-SXM", 16, 8, IB,
+        settings=LLMSettings(framework="megatron", stack=base, pinned=pinned, micro_batch=1),
+    ).layout  # fmt: skip
+    moe_share = layout.grouped_gemm_share + layout.a2a_share
+    assert 0.0 < moe_share < 1.0
+    # Doubling the MoE parts adds their time once: the step grows by about their share.
+    assert fast_tokens / slow_tokens == pytest.approx(1.0 + moe_share, rel=0.15)
+    dense_settings = LLMSettings(framework="megatron", micro_batch=1)
+    dense = [
+        predict_layout(P7, "bf16", "H100-SXM", 16, 8, IB,
+                       settings=dataclasses.replace(dense_settings, stack=s)).tokens_per_s
+        for s in (base, slow)
+    ]  # fmt: skip
+    assert dense[0] == dense[1]
 
 
 def test_a_step_rescaled_to_its_own_stack_is_unchanged_and_slower_kernels_slow_it() -> None:
