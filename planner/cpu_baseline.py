@@ -28,8 +28,9 @@ from planner.llm.throughput import LLM_DETAIL_COLUMNS
 from planner.machines.cpus import cpu_family
 from planner.notes import Note
 from planner.request import PlanRequest
+from planner.throughput.bundled import load_cpu_offers
 from planner.throughput.cpu import cpu_throughput
-from pricing.cpu_offers import CPU_NAME, load_cpu_offers
+from pricing.cpu_offers import CPU_NAME
 
 # What a GPU option's throughput step adds that a CPU option has no figure for.
 _NO_FIGURE = ("per_gpu_batch", "compute_s", "comm_s", "overhead_s", "mfu", "memory_per_gpu_gb")

@@ -1,0 +1,98 @@
+"""The tables a plan reads from files, kept parsed and validated in the disk cache
+(planner.throughput.bundled): the same tables as reading the files, read from the
+package's seed on a first run, and a tampered file still refused."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import benchmarks.published
+import pricing.catalog
+import pricing.cpu_offers
+from planner.throughput import bundled, disk_cache
+from pricing.catalog import SnapshotError, bundled_snapshot_dir
+
+
+@pytest.fixture()
+def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A new, empty user cache; the package's seed still behind it."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("GPUPLAN_CACHE_DIR", str(folder))
+    bundled.clear_caches()
+    return folder
+
+
+def _parsed_published() -> pd.DataFrame:
+    versions = benchmarks.published.read_published_table().set_index("id")["benchmark_version"]
+    frame = benchmarks.published.published_frame()
+    return frame.assign(benchmark_version=frame["id"].map(versions))
+
+
+def test_each_cached_table_is_the_table_read_from_its_files(empty_cache: Path) -> None:
+    for cached, parsed in (
+        (bundled.load_offers, pricing.catalog.load_offers),
+        (bundled.load_cpu_offers, pricing.cpu_offers.load_cpu_offers),
+        (bundled.published_results, _parsed_published),
+    ):
+        pd.testing.assert_frame_equal(cached(), parsed())
+        pd.testing.assert_frame_equal(cached(), parsed())  # the stored copy, read back
+
+
+def test_a_first_run_reads_the_bundled_tables_from_the_seed_without_parsing(
+    empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def parsed(*args: object) -> pd.DataFrame:
+        raise AssertionError("a bundled table was parsed: the seed is stale (make fitted)")
+
+    monkeypatch.setattr(pricing.catalog, "load_offers", parsed)
+    monkeypatch.setattr(pricing.cpu_offers, "load_cpu_offers", parsed)
+    monkeypatch.setattr(benchmarks.published, "published_frame", parsed)
+    assert len(bundled.load_offers()) and len(bundled.load_cpu_offers())
+    assert len(bundled.published_results())
+    assert not empty_cache.exists()  # nothing had to be stored
+
+
+def test_a_tampered_snapshot_is_refused_though_its_table_was_cached(
+    empty_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = tmp_path / "snapshots"
+    shutil.copytree(bundled_snapshot_dir(), user, ignore=shutil.ignore_patterns("cpu"))
+    monkeypatch.setenv("GPUPLAN_SNAPSHOT_DIR", str(user))
+    assert len(bundled.load_offers()) == len(pricing.catalog.load_offers())  # now cached
+    snapshot = next(user.glob("aws-*.csv"))
+    header, first, *rest = snapshot.read_text().splitlines()
+    price = header.split(",").index("usd_per_hour")
+    cells = first.split(",")
+    cells[price] = "-" + cells[price]
+    snapshot.write_text("\n".join([header, ",".join(cells), *rest]) + "\n")
+    with pytest.raises(SnapshotError, match=r"usd_per_hour.*negative"):
+        bundled.load_offers()
+
+
+def test_the_digest_follows_every_file_and_the_code(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text("x\n1\n")
+    b.write_text("x\n2\n")
+    digest = bundled.files_digest([a, b], bundled.OFFER_CODE)
+    assert bundled.files_digest([a, b], bundled.OFFER_CODE) == digest
+    assert bundled.files_digest([a], bundled.OFFER_CODE) != digest
+    assert bundled.files_digest([a, b], bundled.CPU_OFFER_CODE) != digest
+    b.write_text("x\n3\n")
+    assert bundled.files_digest([a, b], bundled.OFFER_CODE) != digest
+    b.unlink()
+    assert bundled.files_digest([a, b], bundled.OFFER_CODE) != digest
+
+
+def test_an_unwritable_cache_still_gives_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("GPUPLAN_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setattr(disk_cache, "SEED_DIR", tmp_path / "no-seed")
+    bundled.clear_caches()
+    pd.testing.assert_frame_equal(bundled.load_cpu_offers(), pricing.cpu_offers.load_cpu_offers())
