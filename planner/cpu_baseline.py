@@ -30,6 +30,7 @@ from planner.notes import Note
 from planner.request import PlanRequest
 from planner.throughput.bundled import load_cpu_offers
 from planner.throughput.cpu import cpu_throughput
+from planner.throughput.for_plan import with_columns
 from pricing.cpu_offers import CPU_NAME
 
 # What a GPU option's throughput step adds that a CPU option has no figure for.
@@ -88,13 +89,16 @@ def with_cpu_baseline(
         return opts, picked, notes + unknown
     cpu = cpu.join(cpu_throughput(cpu, workload, results))
     notes += cpu_run_notes(cpu)
-    cpu = cpu.assign(
-        sharding="",
-        recompute=False,
-        speed_position=-1,
-        sweep_detail="",
-        **dict.fromkeys(_NO_FIGURE, np.nan),
-        **dict.fromkeys(LLM_DETAIL_COLUMNS, np.nan),
+    cpu = with_columns(
+        cpu,
+        {
+            "sharding": "",
+            "recompute": False,
+            "speed_position": -1,
+            "sweep_detail": "",
+            **dict.fromkeys(_NO_FIGURE, np.nan),
+            **dict.fromkeys(LLM_DETAIL_COLUMNS, np.nan),
+        },
     )
     cpu = with_hours_and_cost(with_limits_and_work(cpu, workload, results), request)
     cpu["option_id"] = int(opts["option_id"].max()) + 1 + np.arange(len(cpu))  # GPU ids kept

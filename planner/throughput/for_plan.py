@@ -20,6 +20,18 @@ from planner.throughput.offers import (
 from planner.throughput.sweep_results import apply_sweep_figures, sweep_figures
 
 
+def with_columns(frame: pd.DataFrame, values: dict[str, object]) -> pd.DataFrame:
+    """frame.assign(**values) (a column given anew replaces it in place, new ones follow in
+    order), the new columns added in one step: assigning dozens one by one to a wide table
+    costs more than the rest of a plan step."""
+    new = {name: value for name, value in values.items() if name not in frame.columns}
+    kept = {name: value for name, value in values.items() if name not in new}
+    frame = frame.assign(**kept) if kept else frame
+    if not new:
+        return frame
+    return pd.concat([frame, pd.DataFrame(new, index=frame.index)], axis=1)
+
+
 def with_throughput(
     opts: pd.DataFrame, request: PlanRequest, results: pd.DataFrame
 ) -> tuple[pd.DataFrame, list[Note], OptionThroughput]:
@@ -39,13 +51,16 @@ def with_throughput(
         precision,
         workload.global_batch_cap,
     )
-    opts = opts.join(fast.values).assign(
-        mfu=np.nan,
-        memory_per_gpu_gb=np.nan,
-        sharding="",
-        recompute=False,
-        speed_position=np.arange(len(opts)),
-        **{column: np.nan for column in LLM_DETAIL_COLUMNS},
+    opts = with_columns(
+        opts.join(fast.values),
+        {
+            "mfu": np.nan,
+            "memory_per_gpu_gb": np.nan,
+            "sharding": "",
+            "recompute": False,
+            "speed_position": np.arange(len(opts)),
+            **dict.fromkeys(LLM_DETAIL_COLUMNS, np.nan),
+        },
     )
     figures = sweep_figures(results, workload.model, workload.model_size, precision)
     opts = apply_sweep_figures(opts, figures)

@@ -495,9 +495,12 @@ def own_and_published_results(
     problems: list[str] = []
     samples: set[str] = set()  # ids of the bundled samples not also in a results folder
     for i, directory in enumerate([bundled_results_dir(), *(results_dirs or [])]):
-        loaded, bad = load_results(directory)
-        loaded, impossible = split_physical(loaded, directory)
-        bad = bad + impossible
+        if i == 0:
+            loaded, bad = bundled.sample_results(directory)
+        else:
+            loaded, bad = load_results(directory)
+            loaded, impossible = split_physical(loaded, directory)
+            bad = bad + impossible
         ids = {r.id for r in loaded}
         samples = ids if i == 0 else samples - ids
         own.extend(loaded)

@@ -11,9 +11,12 @@ import pandas as pd
 import pytest
 
 import benchmarks.published
+import benchmarks.results
 import pricing.catalog
 import pricing.cpu_offers
+from planner.io.result_physics import split_physical
 from planner.throughput import bundled, disk_cache
+from planner.throughput.offers import bundled_results_dir
 from pricing.catalog import SnapshotError, bundled_snapshot_dir
 
 
@@ -51,8 +54,10 @@ def test_a_first_run_reads_the_bundled_tables_from_the_seed_without_parsing(
     monkeypatch.setattr(pricing.catalog, "load_offers", parsed)
     monkeypatch.setattr(pricing.cpu_offers, "load_cpu_offers", parsed)
     monkeypatch.setattr(benchmarks.published, "published_frame", parsed)
+    monkeypatch.setattr(benchmarks.results, "load_results", parsed)
     assert len(bundled.load_offers()) and len(bundled.load_cpu_offers())
     assert len(bundled.published_results())
+    assert len(bundled.sample_results(bundled_results_dir())[0])
     assert not empty_cache.exists()  # nothing had to be stored
 
 
@@ -96,3 +101,21 @@ def test_an_unwritable_cache_still_gives_the_table(
     monkeypatch.setattr(disk_cache, "SEED_DIR", tmp_path / "no-seed")
     bundled.clear_caches()
     pd.testing.assert_frame_equal(bundled.load_cpu_offers(), pricing.cpu_offers.load_cpu_offers())
+
+
+def test_sample_results_are_the_folders_and_a_bad_file_is_named(
+    empty_cache: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "results"
+    shutil.copytree(bundled_results_dir(), folder)
+    expected, bad = split_physical(benchmarks.results.load_results(folder)[0], str(folder))
+    assert bad == []
+    for _ in range(2):  # read, then read back from the cache
+        results, problems = bundled.sample_results(str(folder))
+        assert [r.model_dump() for r in results] == [r.model_dump() for r in expected]
+        assert problems == []
+    victim = sorted(folder.rglob("*.json"))[0]
+    victim.write_text(victim.read_text().replace('"throughput"', '"throughput_x"', 1))
+    results, problems = bundled.sample_results(str(folder))
+    assert len(results) == len(expected) - 1
+    assert len(problems) == 1 and victim.name in problems[0]
