@@ -15,18 +15,9 @@ import benchmarks.results
 import pricing.catalog
 import pricing.cpu_offers
 from planner.io.result_physics import split_physical
-from planner.throughput import bundled, disk_cache
+from planner.throughput import bundled
 from planner.throughput.offers import bundled_results_dir
 from pricing.catalog import SnapshotError, bundled_snapshot_dir
-
-
-@pytest.fixture()
-def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A new, empty user cache; the package's seed still behind it."""
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("GPUPLAN_CACHE_DIR", str(folder))
-    bundled.clear_caches()
-    return folder
 
 
 def _parsed_published() -> pd.DataFrame:
@@ -35,7 +26,7 @@ def _parsed_published() -> pd.DataFrame:
     return frame.assign(benchmark_version=frame["id"].map(versions))
 
 
-def test_each_cached_table_is_the_table_read_from_its_files(empty_cache: Path) -> None:
+def test_each_cached_table_is_the_table_read_from_its_files(empty_user_cache: Path) -> None:
     for cached, parsed in (
         (bundled.load_offers, pricing.catalog.load_offers),
         (bundled.load_cpu_offers, pricing.cpu_offers.load_cpu_offers),
@@ -46,7 +37,7 @@ def test_each_cached_table_is_the_table_read_from_its_files(empty_cache: Path) -
 
 
 def test_a_first_run_reads_the_bundled_tables_from_the_seed_without_parsing(
-    empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+    empty_user_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def parsed(*args: object) -> pd.DataFrame:
         raise AssertionError("a bundled table was parsed: the seed is stale (make fitted)")
@@ -58,11 +49,11 @@ def test_a_first_run_reads_the_bundled_tables_from_the_seed_without_parsing(
     assert len(bundled.load_offers()) and len(bundled.load_cpu_offers())
     assert len(bundled.published_results())
     assert len(bundled.sample_results(bundled_results_dir())[0])
-    assert not empty_cache.exists()  # nothing had to be stored
+    assert not empty_user_cache.exists()  # nothing had to be stored
 
 
 def test_a_tampered_snapshot_is_refused_though_its_table_was_cached(
-    empty_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    empty_user_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     user = tmp_path / "snapshots"
     shutil.copytree(bundled_snapshot_dir(), user, ignore=shutil.ignore_patterns("cpu"))
@@ -92,19 +83,8 @@ def test_the_digest_follows_every_file_and_the_code(tmp_path: Path) -> None:
     assert bundled.files_digest([a, b], bundled.OFFER_CODE) != digest
 
 
-def test_an_unwritable_cache_still_gives_the_table(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    blocker = tmp_path / "file"
-    blocker.write_text("")
-    monkeypatch.setenv("GPUPLAN_CACHE_DIR", str(blocker / "cache"))
-    monkeypatch.setattr(disk_cache, "SEED_DIR", tmp_path / "no-seed")
-    bundled.clear_caches()
-    pd.testing.assert_frame_equal(bundled.load_cpu_offers(), pricing.cpu_offers.load_cpu_offers())
-
-
 def test_sample_results_are_the_folders_and_a_bad_file_is_named(
-    empty_cache: Path, tmp_path: Path
+    empty_user_cache: Path, tmp_path: Path
 ) -> None:
     folder = tmp_path / "results"
     shutil.copytree(bundled_results_dir(), folder)
