@@ -24,7 +24,6 @@ from planner.choose.ranking import ranked
 from planner.costs.hours import with_hours_and_cost
 from planner.costs.work import with_limits_and_work
 from planner.dropped import drop_without
-from planner.llm.throughput import LLM_DETAIL_COLUMNS
 from planner.machines.cpus import cpu_family
 from planner.notes import Note
 from planner.request import PlanRequest
@@ -97,7 +96,6 @@ def with_cpu_baseline(
             "speed_position": -1,
             "sweep_detail": "",
             **dict.fromkeys(_NO_FIGURE, np.nan),
-            **dict.fromkeys(LLM_DETAIL_COLUMNS, np.nan),
         },
     )
     cpu = with_hours_and_cost(with_limits_and_work(cpu, workload, results), request)

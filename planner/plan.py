@@ -213,7 +213,8 @@ def make_plan(
         throughput_unit=request.workload.throughput_unit,
         usd_per_gpu_hour=shown["option_usd_per_hour"] / shown["total_gpus"],
     )
-    shown = shown.reset_index(drop=True).loc[:, list(PLAN_COLUMNS)]
+    # LLM_DETAIL_COLUMNS are NaN on a plan that is not an LLM's: added here, not carried.
+    shown = shown.reset_index(drop=True).reindex(columns=list(PLAN_COLUMNS))
     status = constraint_table(opts, request)
     notes += unmet_notes(status) + stale_price_notes(chosen, request.today)
     notes += unpriced_notes(request, offers)

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 
 from planner.dropped import drop_without_throughput
-from planner.llm.throughput import LLM_DETAIL_COLUMNS
 from planner.notes import Note
 from planner.request import PlanRequest
 from planner.throughput.offers import (
@@ -59,7 +58,6 @@ def with_throughput(
             "sharding": "",
             "recompute": False,
             "speed_position": np.arange(len(opts)),
-            **dict.fromkeys(LLM_DETAIL_COLUMNS, np.nan),
         },
     )
     figures = sweep_figures(results, workload.model, workload.model_size, precision)
