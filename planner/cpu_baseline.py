@@ -60,13 +60,12 @@ def cpu_run_notes(cpu: pd.DataFrame) -> list[Note]:
 
 def with_cpu_baseline(
     opts: pd.DataFrame,
-    picked: pd.DataFrame,
     request: PlanRequest,
     results: pd.DataFrame,
     cpu_offers: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[Note]]:
-    """The ranked options (planner.choose.ranking.ranked's) with the CPU baseline's options
-    added and everything ranked again; the picks of the whole; notes on CPU offers left
+    """The options (timed and costed) with the CPU baseline's options added, all ranked
+    (planner.choose.ranking.ranked, once); the picks of the whole; notes on CPU offers left
     out. `cpu_offers` defaults to the bundled CPU catalog (an empty table: no baseline).
 
     Added columns: cpu_name, cpu_arch, physical_cores, cpu_gflops_per_core,
@@ -74,18 +73,18 @@ def with_cpu_baseline(
     """
     workload = request.workload
     if workload.is_llm or opts.empty or request.gpu_count is not None:
-        return opts, picked, []
+        return (*ranked(opts, request), [])
     offers = load_cpu_offers() if cpu_offers is None else cpu_offers
     cpu = cpu_options(cpu_offers_asked_for(request, offers), request.pricing)
     cpu, notes = drop_without(
         cpu, cpu["option_usd_per_hour"].isna(), "no_price", pricing=request.pricing
     )
     if cpu.empty:
-        return opts, picked, notes
+        return (*ranked(opts, request), notes)
     cpu = cpu.join(cpu_family(cpu))
     cpu, unknown = drop_without(cpu, cpu["cpu_family"] == "", "no_spec_row")
     if cpu.empty:
-        return opts, picked, notes + unknown
+        return (*ranked(opts, request), notes + unknown)
     cpu = cpu.join(cpu_throughput(cpu, workload, results))
     notes += cpu_run_notes(cpu)
     cpu = with_columns(
