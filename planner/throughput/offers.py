@@ -104,7 +104,10 @@ def model_key(workload: Workload) -> str:
     return workload.published_model or _result_model(workload.model, workload.model_size)
 
 
+@lru_cache(maxsize=256)
 def _result_model(workload: str, size: str) -> str:
+    """The benchmark model name of a result's workload and size (a pure lookup, asked once
+    per row of a results table: remembered)."""
     from benchmarks.published import MODEL_MAP
 
     inverse = {v: k for k, v in MODEL_MAP.items()}
