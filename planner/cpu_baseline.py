@@ -24,12 +24,13 @@ from planner.choose.ranking import ranked
 from planner.costs.hours import with_hours_and_cost
 from planner.costs.work import with_limits_and_work
 from planner.dropped import drop_without
-from planner.llm.throughput import LLM_DETAIL_COLUMNS
 from planner.machines.cpus import cpu_family
 from planner.notes import Note
 from planner.request import PlanRequest
+from planner.throughput.bundled import load_cpu_offers
 from planner.throughput.cpu import cpu_throughput
-from pricing.cpu_offers import CPU_NAME, load_cpu_offers
+from planner.throughput.for_plan import with_columns
+from pricing.cpu_offers import CPU_NAME
 
 # What a GPU option's throughput step adds that a CPU option has no figure for.
 _NO_FIGURE = ("per_gpu_batch", "compute_s", "comm_s", "overhead_s", "mfu", "memory_per_gpu_gb")
@@ -59,13 +60,12 @@ def cpu_run_notes(cpu: pd.DataFrame) -> list[Note]:
 
 def with_cpu_baseline(
     opts: pd.DataFrame,
-    picked: pd.DataFrame,
     request: PlanRequest,
     results: pd.DataFrame,
     cpu_offers: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[Note]]:
-    """The ranked options (planner.choose.ranking.ranked's) with the CPU baseline's options
-    added and everything ranked again; the picks of the whole; notes on CPU offers left
+    """The options (timed and costed) with the CPU baseline's options added, all ranked
+    (planner.choose.ranking.ranked, once); the picks of the whole; notes on CPU offers left
     out. `cpu_offers` defaults to the bundled CPU catalog (an empty table: no baseline).
 
     Added columns: cpu_name, cpu_arch, physical_cores, cpu_gflops_per_core,
@@ -73,27 +73,29 @@ def with_cpu_baseline(
     """
     workload = request.workload
     if workload.is_llm or opts.empty or request.gpu_count is not None:
-        return opts, picked, []
+        return (*ranked(opts, request), [])
     offers = load_cpu_offers() if cpu_offers is None else cpu_offers
     cpu = cpu_options(cpu_offers_asked_for(request, offers), request.pricing)
     cpu, notes = drop_without(
         cpu, cpu["option_usd_per_hour"].isna(), "no_price", pricing=request.pricing
     )
     if cpu.empty:
-        return opts, picked, notes
+        return (*ranked(opts, request), notes)
     cpu = cpu.join(cpu_family(cpu))
     cpu, unknown = drop_without(cpu, cpu["cpu_family"] == "", "no_spec_row")
     if cpu.empty:
-        return opts, picked, notes + unknown
+        return (*ranked(opts, request), notes + unknown)
     cpu = cpu.join(cpu_throughput(cpu, workload, results))
     notes += cpu_run_notes(cpu)
-    cpu = cpu.assign(
-        sharding="",
-        recompute=False,
-        speed_position=-1,
-        sweep_detail="",
-        **dict.fromkeys(_NO_FIGURE, np.nan),
-        **dict.fromkeys(LLM_DETAIL_COLUMNS, np.nan),
+    cpu = with_columns(
+        cpu,
+        {
+            "sharding": "",
+            "recompute": False,
+            "speed_position": -1,
+            "sweep_detail": "",
+            **dict.fromkeys(_NO_FIGURE, np.nan),
+        },
     )
     cpu = with_hours_and_cost(with_limits_and_work(cpu, workload, results), request)
     cpu["option_id"] = int(opts["option_id"].max()) + 1 + np.arange(len(cpu))  # GPU ids kept

@@ -68,7 +68,6 @@ from planner.choose.pareto import PICK_COLUMNS, STATUS_COLUMNS
 from planner.choose.ranking import (
     constraint_table,
     pick_table,
-    ranked,
     shown_options,
     unmet_notes,
 )
@@ -203,8 +202,7 @@ def make_plan(
         return _empty_plan(request, [*notes, nothing, *own], chosen)
     opts = with_limits_and_work(opts, request.workload, results)
     opts = with_hours_and_cost(opts, request)
-    opts, picked = ranked(opts, request)
-    opts, picked, baseline_notes = with_cpu_baseline(opts, picked, request, results, cpu_offers)
+    opts, picked, baseline_notes = with_cpu_baseline(opts, request, results, cpu_offers)
     notes += baseline_notes
     own = with_cpu_runs_used(own, baseline_notes)
     shown, simulate = shown_options(opts, request.sample_limit)
@@ -213,7 +211,8 @@ def make_plan(
         throughput_unit=request.workload.throughput_unit,
         usd_per_gpu_hour=shown["option_usd_per_hour"] / shown["total_gpus"],
     )
-    shown = shown.reset_index(drop=True).loc[:, list(PLAN_COLUMNS)]
+    # LLM_DETAIL_COLUMNS are NaN on a plan that is not an LLM's: added here, not carried.
+    shown = shown.reset_index(drop=True).reindex(columns=list(PLAN_COLUMNS))
     status = constraint_table(opts, request)
     notes += unmet_notes(status) + stale_price_notes(chosen, request.today)
     notes += unpriced_notes(request, offers)

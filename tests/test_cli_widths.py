@@ -162,9 +162,9 @@ def test_cut_words_catches_a_fragment_and_lets_a_whole_word_through() -> None:
 
 def _commands(group: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
     yield path
-    if hasattr(group, "commands"):  # a group (typer vendors its own click)
-        for name, command in sorted(group.commands.items()):
-            yield from _commands(command, (*path, name))
+    if hasattr(group, "list_commands"):  # a group (typer vendors its own click)
+        for name in sorted(group.list_commands(None)):
+            yield from _commands(group.get_command(None, name), (*path, name))
 
 
 HELP_PATHS = list(_commands(typer.main.get_command(app)))

@@ -16,9 +16,12 @@ nothing and exits 1 when a file is missing (the committed folder is stale).
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +47,7 @@ def fit_into(folder: Path) -> list[str]:
     (nothing else read: disk_cache.fitting_into); the file names written."""
     from planner.plan import make_plan
     from planner.request import PlanRequest
-    from pricing.catalog import bundled_snapshot_dir, load_offers
+    from planner.throughput import bundled
 
     offers.clear_caches()
     try:
@@ -52,12 +55,31 @@ def fit_into(folder: Path) -> list[str]:
             results, _ = offers.own_and_published_results([])
             for model in seeded_models():
                 offers.throughput_model_for_model(results, model)
-            bundled = load_offers(bundled_snapshot_dir())
+            bundled.load_cpu_offers()
+            with _bundled_snapshots_only():
+                prices = bundled.load_offers()
             for workload in seeded_workloads():
-                make_plan(PlanRequest(workload=workload), bundled, results)
+                make_plan(PlanRequest(workload=workload), prices, results)
     finally:
         offers.clear_caches()
     return sorted(p.name for p in folder.glob("*.pkl"))
+
+
+@contextmanager
+def _bundled_snapshots_only() -> Iterator[None]:
+    """While inside, the price manifest in use is the bundled one (the user's refreshed
+    snapshots left out), as on a new install."""
+    from pricing.catalog import bundled_snapshot_dir
+
+    saved = os.environ.get("GPUPLAN_SNAPSHOT_DIR")
+    os.environ["GPUPLAN_SNAPSHOT_DIR"] = str(bundled_snapshot_dir())
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["GPUPLAN_SNAPSHOT_DIR"]
+        else:
+            os.environ["GPUPLAN_SNAPSHOT_DIR"] = saved
 
 
 def expected_files() -> list[str]:

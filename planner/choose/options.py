@@ -93,43 +93,44 @@ def cloud_options(
         )
     rows = grid_offer[keep]
     k = grid_k[keep]
+    n = len(rows)
     network, network_basis, network_fabric = instance_network_gbps(offers)
-    chosen = offers.iloc[rows].reset_index(drop=True)
-    per_gpu_count = chosen["gpu_count"].astype(float)
+    per_gpu_count = per[rows]
     usd = price.to_numpy()[rows]
+    # Each column is made once per offer and taken per option (rows: the offer of each).
     frame = pd.DataFrame(
         {
-            "kind": _text(np.full(len(rows), "cloud", dtype=object)),
-            "offer_key": _text(np.char.add("cloud:", rows.astype(str))),
-            "provider": _text(chosen["provider"]),
-            "region": _text(chosen["region"]),
-            "instance_type": _text(chosen["instance_type"]),
-            "gpu_name": _text(chosen["gpu_name"]),
+            "kind": _text(np.full(n, "cloud", dtype=object)),
+            "offer_key": _text(np.char.add("cloud:", np.arange(len(offers)).astype(str))[rows]),
+            "provider": _text_at(offers["provider"], rows),
+            "region": _text_at(offers["region"], rows),
+            "instance_type": _text_at(offers["instance_type"], rows),
+            "gpu_name": _text_at(offers["gpu_name"], rows),
             "gpu_count": per_gpu_count,
             "instances": k,
             "total_gpus": per_gpu_count * k,
-            "gpus_per_node": np.maximum(per_gpu_count.to_numpy(), 1.0),
+            "gpus_per_node": np.maximum(per_gpu_count, 1.0),
             "network_gbps": network[rows],
             "network_basis": _text(network_basis[rows]),
-            "gpu_memory_gb": _spec_memory(chosen["gpu_name"]),
+            "gpu_memory_gb": _spec_memory(offers["gpu_name"])[rows],
             "vcpus": (
-                chosen["vcpus"].astype(float).to_numpy()
-                if "vcpus" in chosen.columns
-                else np.full(len(rows), np.nan)
+                offers["vcpus"].astype(float).to_numpy()[rows]
+                if "vcpus" in offers.columns
+                else np.full(n, np.nan)
             ),
             "usd_per_hour": usd,
             "option_usd_per_hour": usd * k,
-            "spot_usd_per_hour": chosen["spot_usd_per_hour"].astype(float),
-            "pricing": _text(np.full(len(rows), pricing, dtype=object)),
-            "price_date": _text(chosen["priced_at"]),
-            "price_date_basis": _text(price_date_bases(chosen)),
-            "price_source": _text(chosen["source"]),
-            "interconnect": _text(chosen["interconnect"]),
+            "spot_usd_per_hour": offers["spot_usd_per_hour"].astype(float).to_numpy()[rows],
+            "pricing": _text(np.full(n, pricing, dtype=object)),
+            "price_date": _text_at(offers["priced_at"], rows),
+            "price_date_basis": _text_at(price_date_bases(offers), rows),
+            "price_source": _text_at(offers["source"], rows),
+            "interconnect": _text_at(offers["interconnect"], rows),
             "network_fabric": _text(network_fabric[rows]),
-            "price_basis": _text(np.full(len(rows), PriceBasis.CATALOG, dtype=object)),
-            "onprem_config": _text(np.full(len(rows), "", dtype=object)),
-            "utilization": np.full(len(rows), np.nan),
-            "amortized_usd_per_gpu_hour": np.full(len(rows), np.nan),
+            "price_basis": _text(np.full(n, PriceBasis.CATALOG, dtype=object)),
+            "onprem_config": _text(np.full(n, "", dtype=object)),
+            "utilization": np.full(n, np.nan),
+            "amortized_usd_per_gpu_hour": np.full(n, np.nan),
         }
     )
     return frame, warnings
@@ -273,6 +274,11 @@ def _text(values: object) -> pd.Series:
     if isinstance(values, pd.Series):
         return pd.Series(values.astype(str).to_numpy(dtype=object), dtype=object)
     return pd.Series(np.asarray(values, dtype=str).astype(object), dtype=object)
+
+
+def _text_at(values: pd.Series, rows: np.ndarray) -> pd.Series:
+    """_text(values) at the positions `rows`: each value converted once, then taken."""
+    return pd.Series(_text(values).to_numpy()[rows], dtype=object)
 
 
 def _spec_memory(gpu_names: pd.Series) -> np.ndarray:

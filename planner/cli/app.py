@@ -11,8 +11,6 @@ import typer
 from edge.console import abort
 
 APP_EXTRA_HINT = "pip install 'gpuplan[app]'"
-# Passed through to `streamlit run` as written (e.g. --server.headless true).
-APP_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
 def serve_app(

@@ -10,24 +10,18 @@ gets `error: ...` with the valid choices and exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import importlib
 import sys
-from typing import Annotated, Any
+from functools import cache
+from typing import Annotated, Any, NamedTuple
 
 import typer
+from typer.core import TyperGroup
 
 # Only light modules at the top: `gpuplan --help` and `--version` must not load pandas,
-# numpy or scipy (tests/test_cli_startup.py); commands import the engine when they run.
-from benchmarks.cli import app as bench_app
+# numpy or scipy (tests/test_cli_startup.py), nor any command's module: each command is
+# named in COMMANDS with its help line and imported when it runs (LazyCommands).
 from benchmarks.result_checks import add_result_check
-from benchmarks.sweep.cli import make_app as make_sweep_app
-from planner.cli.app import APP_CONTEXT, serve_app
-from planner.cli.calibrate import calibrate
-from planner.cli.estimate import estimate, estimate_llm
-from planner.cli.examples import examples
-from planner.cli.plan import plan
-from planner.cli.tco import tco
-from planner.cli.workloads import workloads
-from pricing.cli import app as pricing_app
 
 HELP_WIDTH_PIPED = 100  # the help's width when it goes to a file or a pipe (as the tables)
 # A help line that starts with one of these keeps its line break (a list or an example).
@@ -133,21 +127,135 @@ if "typer.rich_utils" in sys.modules:
     _readable_help(sys.modules["typer.rich_utils"])
 else:
     setattr(typer, "rich_utils", _RichUtilsOnFirstUse())  # noqa: B010 (typer has no such name typed)
+
+
+class CommandEntry(NamedTuple):
+    """A sub-command as `gpuplan --help` lists it: the first paragraph of its help, as
+    written in its docstring or Typer(help=...), and where it lives (`module:attribute`: a
+    command function, a typer.Typer group, or with `factory` a function that returns the
+    group), imported only when the command runs."""
+
+    help: str
+    where: str
+    context_settings: dict[str, Any] | None = None
+    factory: bool = False
+
+    def load(self) -> Any:
+        """The command function or typer.Typer group this entry names."""
+        module, attribute = self.where.split(":")
+        found = getattr(importlib.import_module(module), attribute)
+        return found() if self.factory else found
+
+
+# `gpuplan app`'s other options go to `streamlit run` as written (--server.headless true).
+APP_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
+COMMANDS: dict[str, CommandEntry] = {
+    "plan": CommandEntry(
+        "Plan a training run: every offer at its best GPU count, the time/cost frontier and picks.",
+        "planner.cli.plan:plan",
+    ),
+    "workloads": CommandEntry(
+        "The workload catalog: samples to train and FLOPs per sample.",
+        "planner.cli.workloads:workloads",
+    ),
+    "examples": CommandEntry(
+        "The example files shipped with gpuplan: name, what it is, the commands that take it "
+        "and where it is installed.",
+        "planner.cli.examples:examples",
+    ),
+    "estimate": CommandEntry(
+        "Predict throughput for any GPU, count, model and precision from a reference file.",
+        "planner.cli.estimate:estimate",
+    ),
+    "estimate-llm": CommandEntry(
+        "Predict LLM training tokens/s: the fastest tensor/context/pipeline/data-parallel "
+        "layout that fits, timed operator by operator (GEMMs, attention, memory-bound, "
+        "communication).",
+        "planner.cli.estimate:estimate_llm",
+    ),
+    "tco": CommandEntry(
+        "Buy or rent: on-prem cost per GPU-hour by line with its P10-P90 band, and against "
+        "each cloud offer the share of cases buying is cheaper over the server's life.",
+        "planner.cli.tco:tco",
+    ),
+    "app": CommandEntry(
+        "Start the web app (Streamlit) in this terminal; needs pip install 'gpuplan\\[app]'.",
+        "planner.cli.app:serve_app",
+        APP_CONTEXT,
+    ),
+    "pricing": CommandEntry(
+        "Price snapshots: show offers, check their age, refresh them from the providers' "
+        "APIs, compare them, add your own.",
+        "pricing.cli:app",
+    ),
+    "bench": CommandEntry(
+        "Training benchmarks: run, list and show results.",
+        "planner.cli.main:bench_group",
+        factory=True,
+    ),
+    "sweep": CommandEntry(
+        "Benchmark sweeps on SSH servers and cloud instances: preview, run, clean up.",
+        "planner.cli.main:sweep_group",
+        factory=True,
+    ),
+}
+
+
+def load_command(name: str) -> Any:
+    """The click command or group of COMMANDS[name], its module imported now."""
+    entry = COMMANDS[name]
+    found = entry.load()
+    holder = typer.Typer(add_completion=False)
+    if isinstance(found, typer.Typer):
+        holder.add_typer(found, name=name)
+    else:
+        holder.command(name, context_settings=entry.context_settings)(found)
+    return typer.main.get_group(holder).commands[name]
+
+
+class LazyCommands(TyperGroup):
+    """gpuplan's group: lists COMMANDS by name and help line, and imports a command's module
+    only when that command runs (or its own help prints), so `gpuplan --help` stays light."""
+
+    listing_only = False  # True while the group's own help prints
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in COMMANDS:
+            return None
+        if self.listing_only and cmd_name not in self.commands:
+            return typer.core.TyperCommand(cmd_name, help=COMMANDS[cmd_name].help)
+        if cmd_name not in self.commands:
+            self.commands[cmd_name] = load_command(cmd_name)
+        return self.commands[cmd_name]
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.listing_only = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.listing_only = False
+
+
 app = typer.Typer(
+    cls=LazyCommands,
     help="gpuplan: which GPUs train this job fastest for the money, and how sure we are.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-app.command("plan")(plan)
-app.command("workloads")(workloads)
-app.command("examples")(examples)
-app.command("estimate")(estimate)
-app.command("estimate-llm")(estimate_llm)
-app.command("tco")(tco)
-app.command("app", context_settings=APP_CONTEXT)(serve_app)
-app.add_typer(pricing_app, name="pricing")
-# `bench calibrate` needs the planner, which benchmarks must not import: mounted here.
-bench_app.command("calibrate")(calibrate)
+
+
+@cache
+def bench_group() -> typer.Typer:
+    """`gpuplan bench`: benchmarks' group with `bench calibrate`, which needs the planner
+    (benchmarks must not import it), mounted here once."""
+    from benchmarks.cli import app as bench_app
+    from planner.cli.calibrate import calibrate
+
+    bench_app.command("calibrate")(calibrate)
+    return bench_app
 
 
 def _physics_problem(result: Any) -> str | None:
@@ -159,7 +267,6 @@ def _physics_problem(result: Any) -> str | None:
 
 # `bench add` and a sweep's intake refuse a result above its GPU's datasheet peak.
 add_result_check(_physics_problem)
-app.add_typer(bench_app, name="bench")
 
 
 def package_version() -> str:
@@ -204,7 +311,12 @@ def _input_path(value: str) -> str:
     return input_path(value)
 
 
-app.add_typer(make_sweep_app(_sweep_data, _input_path), name="sweep")
+@cache
+def sweep_group() -> typer.Typer:
+    """`gpuplan sweep`: previews priced from the bundled catalog, specs by example name."""
+    from benchmarks.sweep.cli import make_app
+
+    return make_app(_sweep_data, _input_path)
 
 
 def main() -> None:

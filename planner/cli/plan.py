@@ -392,7 +392,8 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
     from planner.onprem.tco import load_onprem_config
     from planner.settings import LLMSettings
     from planner.throughput import own_and_published_results
-    from pricing.catalog import load_offers, unique_values
+    from planner.throughput.bundled import load_offers
+    from pricing.catalog import unique_values
 
     llm = LLMSettings(
         recompute=flags.recompute,

@@ -12,6 +12,7 @@ from planner.costs.overheads import billed_hours, job_overheads
 from planner.costs.spot import spot_for_offers
 from planner.costs.work import nominal_speed
 from planner.request import PlanRequest
+from planner.throughput.for_plan import with_columns
 from planner.throughput.offers import model_key
 from planner.throughput.scaling import DATA_PARALLEL_MODELS
 from planner.workloads.catalog import Workload, lora_adapter_params
@@ -25,9 +26,10 @@ def with_hours_and_cost(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFram
     compute = hours_to_train(workload.samples, nominal_speed(opts, workload)["throughput"])
     opts = _with_spot(opts.assign(compute_hours=compute, hours_to_train=compute), request)
     saves = checkpoint_state(workload, request.llm.framework)
-    opts = opts.join(
-        job_overheads(opts, workload.dataset_gb, saves, compute.to_numpy(float), request.overheads)
+    overheads = job_overheads(
+        opts, workload.dataset_gb, saves, compute.to_numpy(float), request.overheads
     )
+    opts = pd.concat([opts, overheads], axis=1)  # one index: a join without the merge
     # Spot rows' checkpoints are in their expected wall time already (planner.costs.spot).
     opts.loc[opts["pricing"] == "spot", "checkpoint_write_hours"] = 0.0
     opts["hours_to_train"] = opts["hours_to_train"] + fixed_hours(opts)
@@ -42,12 +44,15 @@ def with_hours_and_cost(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFram
 def _with_spot(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
     """Spot rows' expected wall hours, overhead factor and interruptions per GPU-instance
     hour (planner.costs.spot.spot_for_offers); other rows keep their compute hours."""
-    opts = opts.assign(
-        interruptions_per_hour=np.nan,
-        interruptions_low_per_hour=np.nan,
-        interruptions_high_per_hour=np.nan,
-        interruption_rate_source="",
-        spot_overhead_factor=np.nan,
+    opts = with_columns(
+        opts,
+        {
+            "interruptions_per_hour": np.nan,
+            "interruptions_low_per_hour": np.nan,
+            "interruptions_high_per_hour": np.nan,
+            "interruption_rate_source": "",
+            "spot_overhead_factor": np.nan,
+        },
     )
     spot = (opts["pricing"] == "spot").to_numpy()
     if not spot.any():

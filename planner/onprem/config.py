@@ -117,7 +117,7 @@ class OnPremConfig(BaseModel):
     out of range raises OnPremConfigError naming the field and the valid range.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False, defer_build=True)
 
     name: str = _spec("on-prem", "", "label for rows and charts", "label for rows and charts")
     gpu_name: str = _spec(

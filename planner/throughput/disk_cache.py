@@ -45,6 +45,7 @@ _CODE_FILES = (
     "throughput/spec_model.py",
     "throughput/roofline.py",
     "throughput/run_spread.py",
+    "throughput/siblings.py",
     "throughput/disk_cache.py",
     "machines/specs.py",
     "workloads/catalog.py",

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 
 from planner.dropped import drop_without_throughput
-from planner.llm.throughput import LLM_DETAIL_COLUMNS
 from planner.notes import Note
 from planner.request import PlanRequest
 from planner.throughput.offers import (
@@ -18,6 +17,18 @@ from planner.throughput.offers import (
     throughput_inputs,
 )
 from planner.throughput.sweep_results import apply_sweep_figures, sweep_figures
+
+
+def with_columns(frame: pd.DataFrame, values: dict[str, object]) -> pd.DataFrame:
+    """frame.assign(**values) (a column given anew replaces it in place, new ones follow in
+    order), the new columns added in one step: assigning dozens one by one to a wide table
+    costs more than the rest of a plan step."""
+    new = {name: value for name, value in values.items() if name not in frame.columns}
+    kept = {name: value for name, value in values.items() if name not in new}
+    frame = frame.assign(**kept) if kept else frame
+    if not new:
+        return frame
+    return pd.concat([frame, pd.DataFrame(new, index=frame.index)], axis=1)
 
 
 def with_throughput(
@@ -39,13 +50,15 @@ def with_throughput(
         precision,
         workload.global_batch_cap,
     )
-    opts = opts.join(fast.values).assign(
-        mfu=np.nan,
-        memory_per_gpu_gb=np.nan,
-        sharding="",
-        recompute=False,
-        speed_position=np.arange(len(opts)),
-        **{column: np.nan for column in LLM_DETAIL_COLUMNS},
+    opts = with_columns(
+        opts.join(fast.values),
+        {
+            "mfu": np.nan,
+            "memory_per_gpu_gb": np.nan,
+            "sharding": "",
+            "recompute": False,
+            "speed_position": np.arange(len(opts)),
+        },
     )
     figures = sweep_figures(results, workload.model, workload.model_size, precision)
     opts = apply_sweep_figures(opts, figures)

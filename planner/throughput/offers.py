@@ -26,7 +26,7 @@ import pandas as pd
 
 from planner.codes import SOURCE_RANK, ThroughputSource, is_published
 from planner.machines.specs import load_specs
-from planner.throughput import disk_cache
+from planner.throughput import bundled, disk_cache
 from planner.throughput.disk_cache import frame_digest
 from planner.throughput.estimate import (
     CURVE_KEY,
@@ -104,7 +104,10 @@ def model_key(workload: Workload) -> str:
     return workload.published_model or _result_model(workload.model, workload.model_size)
 
 
+@lru_cache(maxsize=256)
 def _result_model(workload: str, size: str) -> str:
+    """The benchmark model name of a result's workload and size (a pure lookup, asked once
+    per row of a results table: remembered)."""
     from benchmarks.published import MODEL_MAP
 
     inverse = {v: k for k, v in MODEL_MAP.items()}
@@ -192,6 +195,7 @@ def clear_caches() -> None:
         _fitted_estimator.cache_clear()
         _inputs.cache_clear()
         _curves.cache_clear()
+        bundled.clear_caches()
 
 
 def throughput_model_for_results(
@@ -300,9 +304,23 @@ def throughput_inputs(
 def _inputs(key: _ByKey) -> ThroughputInputs:
     results, workload, precision = key.payload
     model = throughput_model_for_results(results, workload, precision)
-    # throughput_table() from the model's own aggregate_figures() of the same reference.
-    figures = best_figures(model.figures, model_key(workload), precision, model.generations)
-    return ThroughputInputs(figures, model)
+    name = model_key(workload)
+
+    def build() -> _Figures:
+        # throughput_table() from the model's own aggregate_figures() of the same reference.
+        return _Figures(best_figures(model.figures, name, precision, model.generations))
+
+    # On disk beside the model (keyed by its reference's digest): the sibling figures
+    # take a cold plan as long as loading the fits does.
+    figures = disk_cache.load_or_build(f"figures:{name}:{precision}", model.digest, _Figures, build)
+    return ThroughputInputs(figures.figures, model)
+
+
+@dataclass(frozen=True)
+class _Figures:
+    """throughput_table()'s rows for one model and precision, as one picklable value."""
+
+    figures: pd.DataFrame
 
 
 def throughput_for_offers(
@@ -472,7 +490,6 @@ def own_and_published_results(
     and one message per result file that was rejected (the others still load): invalid,
     or with a figure above its GPU's datasheet peak (planner.io.result_physics).
     """
-    from benchmarks.published import published_frame, read_published_table
     from benchmarks.results import load_results, results_frame
     from planner.io.result_physics import split_physical
     from pricing.gpus import gpu_from_device_name
@@ -481,9 +498,12 @@ def own_and_published_results(
     problems: list[str] = []
     samples: set[str] = set()  # ids of the bundled samples not also in a results folder
     for i, directory in enumerate([bundled_results_dir(), *(results_dirs or [])]):
-        loaded, bad = load_results(directory)
-        loaded, impossible = split_physical(loaded, directory)
-        bad = bad + impossible
+        if i == 0:
+            loaded, bad = bundled.sample_results(directory)
+        else:
+            loaded, bad = load_results(directory)
+            loaded, impossible = split_physical(loaded, directory)
+            bad = bad + impossible
         ids = {r.id for r in loaded}
         samples = ids if i == 0 else samples - ids
         own.extend(loaded)
@@ -494,9 +514,9 @@ def own_and_published_results(
         mine.loc[~named, "gpu_name"] = mine.loc[~named, "device_name"].map(gpu_from_device_name)
         mine = mine.drop_duplicates("id")
     mine[SAMPLE_COLUMN] = mine["id"].isin(samples)
-    published = published_frame()
-    versions = read_published_table().set_index("id")["benchmark_version"]
-    published[GENERATION_COLUMN] = published["id"].map(versions).fillna("").astype(str)
+    published = bundled.published_results()
+    versions = published.pop("benchmark_version")
+    published[GENERATION_COLUMN] = versions.fillna("").astype(str)
     published[SAMPLE_COLUMN] = False
     mine[GENERATION_COLUMN] = _versions(own, mine)
     return pd.concat([mine, published], ignore_index=True), problems

@@ -163,12 +163,8 @@ def read_reference(path: str | Path) -> Reference:
     kept = frame.loc[~flagged]
     if kept.empty:
         raise InputFileError(f"{path}: no reference rows left after skipping flagged rows")
-    _check_model(kept, path)
-    _check_precision(kept, path)
-    num = _positive(kept, "num_gpus", path, GPU_COUNT_RANGE)
+    names, source, shared = _checked_rows(kept, path)
     throughput = _positive(kept, "throughput", path, THROUGHPUT_RANGE)
-    spec = kept["spec_gpu_model"] if "spec_gpu_model" in kept.columns else None
-    names, source = _resolve_names(kept["gpu_model"], spec)
     bad_spec = names.isna() & (source == "spec_gpu_model")
     if bad_spec.any():
         i = int(np.flatnonzero(bad_spec.to_numpy())[0])
@@ -177,21 +173,15 @@ def read_reference(path: str | Path) -> Reference:
             + str(UnknownGPUError(kept["spec_gpu_model"].iloc[i]))
         )
     unresolved = tuple(sorted(kept.loc[names.isna(), "gpu_model"].unique()))
-    generation = (
-        kept[GENERATION_COLUMN] if GENERATION_COLUMN in kept.columns else pd.Series("", kept.index)
-    )
     rows = pd.DataFrame(
         {
-            "gpu_name": names.fillna(kept["gpu_model"]),
-            "total_gpus": num,
-            "model": kept["model"],
-            "precision": kept["precision"],
+            **shared,
             "throughput": throughput,
-            "generation": generation,
             "source": "measured",
             "detail": "REF " + kept["gpu_model"],
         }
-    ).reset_index(drop=True)
+    ).loc[:, list(REFERENCE_ROW_COLUMNS)]
+    rows = rows.reset_index(drop=True)
     return Reference(rows, int(flagged.sum()), unresolved)
 
 
@@ -207,11 +197,7 @@ def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, 
     frame = _read(path, QUERY_REQUIRED, "queries")
     if frame.empty:
         raise InputFileError(f"{path}: no query rows")
-    _check_model(frame, path)
-    _check_precision(frame, path)
-    num = _positive(frame, "num_gpus", path, GPU_COUNT_RANGE)
-    spec = frame["spec_gpu_model"] if "spec_gpu_model" in frame.columns else None
-    names, source = _resolve_names(frame["gpu_model"], spec)
+    names, source, shared = _checked_rows(frame, path)
     by_label = frame["gpu_model"].isin(reference.unresolved_gpus) & (source == "gpu_model")
     unknown = names.isna() & ~by_label
     if unknown.any():
@@ -234,19 +220,39 @@ def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, 
             f"{_where(path, i, 'model')}: model {value!r} has no row in the reference{fix} "
             f"Models in the reference: {', '.join(sorted(models))}"
         )
-    generation = (
-        frame[GENERATION_COLUMN]
-        if GENERATION_COLUMN in frame.columns
-        else pd.Series("", frame.index)
-    )
     queries = pd.DataFrame(
-        {
-            "gpu_name": names.fillna(frame["gpu_model"]),
-            "total_gpus": num,
-            "model": frame["model"],
-            "precision": frame["precision"],
-            "generation": generation,
-            **{c: _optional_positive(frame, c, path) for c in QUERY_OVERRIDES},
-        }
+        {**shared, **{c: _optional_positive(frame, c, path) for c in QUERY_OVERRIDES}}
     )
     return frame, queries
+
+
+# Reference.rows' columns, in order.
+REFERENCE_ROW_COLUMNS = (
+    "gpu_name", "total_gpus", "model", "precision", "throughput", "generation", "source", "detail",
+)  # fmt: skip
+
+
+def _checked_rows(
+    frame: pd.DataFrame, path: Path
+) -> tuple[pd.Series, pd.Series, dict[str, pd.Series]]:
+    """What REF and Q rows share, checked (InputFileError naming the row and field): the
+    resolved GPU names (NaN where none resolves), where each name came from
+    (_resolve_names), and the columns gpu_name (the label where unresolved), total_gpus,
+    model, precision and generation ("" without the column)."""
+    _check_model(frame, path)
+    _check_precision(frame, path)
+    num = _positive(frame, "num_gpus", path, GPU_COUNT_RANGE)
+    spec = frame["spec_gpu_model"] if "spec_gpu_model" in frame.columns else None
+    names, source = _resolve_names(frame["gpu_model"], spec)
+    if GENERATION_COLUMN in frame.columns:
+        generation = frame[GENERATION_COLUMN]
+    else:
+        generation = pd.Series("", frame.index)
+    shared = {
+        "gpu_name": names.fillna(frame["gpu_model"]),
+        "total_gpus": num,
+        "model": frame["model"],
+        "precision": frame["precision"],
+        "generation": generation,
+    }
+    return names, source, shared

@@ -26,9 +26,11 @@ def sweep_figures(
     needed = {"sweep_instance_type", "sweep_provider", "sweep_id"}
     if results.empty or not needed <= set(results.columns):
         return pd.DataFrame(columns=list(FIGURE_COLUMNS))
+    swept = results["sweep_instance_type"].notna() & results["sweep_provider"].notna()
+    if not swept.any():  # the usual table: published figures and runs of no sweep
+        return pd.DataFrame(columns=list(FIGURE_COLUMNS))
     rows = results.loc[
-        results["sweep_instance_type"].notna()
-        & results["sweep_provider"].notna()
+        swept
         & (results["source"] == "measured")
         & (results["workload"] == model)
         & results["model_size"].isin([model_size, ""])

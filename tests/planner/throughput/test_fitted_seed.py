@@ -13,15 +13,6 @@ from planner.throughput.estimate import predict_throughput
 from tools import build_fitted_seed as fitted_seed
 
 
-@pytest.fixture()
-def empty_user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("GPUPLAN_CACHE_DIR", str(folder))
-    offers.clear_caches()
-    yield folder
-    offers.clear_caches()
-
-
 def test_the_shipped_folder_holds_every_model_for_this_code_and_data() -> None:
     missing = fitted_seed.missing_files()
     assert not missing, (
