@@ -75,8 +75,7 @@ from planner.costs.bands import with_bands
 from planner.costs.hours import with_hours_and_cost
 from planner.costs.work import with_limits_and_work
 from planner.cpu_baseline import with_cpu_baseline
-from planner.llm import throughput as llm_model
-from planner.llm.for_plan import with_llm_throughput
+from planner.llm.records import LLM_DETAIL_COLUMNS
 from planner.notes import Note
 from planner.request import PlanRequest
 from planner.throughput.for_plan import with_throughput, with_throughput_detail
@@ -104,7 +103,7 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "billed_hours", "billing_basis", "samples_to_train", "per_gpu_batch", "global_batch",
     "batch_limit", "batch_rate", "comm_s", "comm_total_s", "limit_code", "gpu_throughput",
     "loader_ceiling", "vcpus",
-    "mfu", "memory_per_gpu_gb", "sharding", "recompute", *llm_model.LLM_DETAIL_COLUMNS,
+    "mfu", "memory_per_gpu_gb", "sharding", "recompute", *LLM_DETAIL_COLUMNS,
     "feasible", "misses", "on_pareto", "pick", "chosen_count",
 )  # fmt: skip
 # Every option evaluated (Plan.options), for charts of the whole trade-off.
@@ -185,7 +184,7 @@ def make_plan(
     `offers` (pricing.catalog.load_offers) and `results` (planner.throughput
     .own_and_published_results) are the data it is asked of; `cpu_offers`
     (pricing.cpu_offers, the bundled CPU catalog by default) the CPU baseline's. Raises
-    planner.llm.throughput.LLMMemoryError when an LLM fits on no option. See the module
+    planner.llm.records.LLMMemoryError when an LLM fits on no option. See the module
     docstring for the rows; Plan.notes holds structured notes (planner.notes) for the CLI and
     app to word. Each step is a function of its own module, named for what it adds.
     """
@@ -194,8 +193,12 @@ def make_plan(
     opts, notes = options_for(request, chosen)
     details = None
     if not opts.empty:
-        timed = with_llm_throughput if request.workload.is_llm else with_throughput
-        opts, throughput_notes, details = timed(opts, request, results)
+        if request.workload.is_llm:  # the LLM model is imported for LLM plans only
+            from planner.llm.for_plan import with_llm_throughput
+
+            opts, throughput_notes, _ = with_llm_throughput(opts, request, results)
+        else:
+            opts, throughput_notes, details = with_throughput(opts, request, results)
         notes += throughput_notes
     if opts.empty:
         nothing = nothing_left_note(request, offers, len(chosen))

@@ -22,7 +22,7 @@ from benchmarks.sweep.spec import RunItem, TargetSpec
 from planner.choose.options import machine_option
 from planner.costs.work import with_limits_and_work
 from planner.llm.for_plan import with_llm_throughput
-from planner.llm.throughput import LLMMemoryError
+from planner.llm.records import LLMMemoryError
 from planner.request import PlanRequest, RequestError
 from planner.throughput.for_plan import with_throughput
 from planner.workloads.catalog import WORKLOADS, Workload

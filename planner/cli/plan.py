@@ -317,9 +317,8 @@ def _layout_lines(result: Plan, flags: PlanFlags, inputs: PlanInputs) -> list[st
 def _checked_plan(flags: PlanFlags) -> tuple[Plan, list[str], list[str]]:
     """The Plan `flags` ask for, the problems met reading own results and the --layout
     comparison's words; exit 2 naming the flag, file or GPU the request is refused for."""
-    from planner.llm.throughput import LLMMemoryError
+    from planner.llm.records import LLMMemoryError
     from planner.plan import make_plan
-    from planner.render.llm import no_fit_text, with_llm_details
     from planner.request import RequestError
 
     try:
@@ -328,10 +327,16 @@ def _checked_plan(flags: PlanFlags) -> tuple[Plan, list[str], list[str]]:
         _check_layout_flag(flags, inputs.workload)
         request = _request(flags, inputs)
         with working(f"planning {request.workload.name}: every offer at every GPU count"):
-            result = with_llm_details(make_plan(request, inputs.offers, inputs.results))
+            result = make_plan(request, inputs.offers, inputs.results)
+        if result.workload.is_llm:  # the LLM words are imported for LLM plans only
+            from planner.render.llm import with_llm_details
+
+            result = with_llm_details(result)
     except RequestError as exc:
         abort(f"{REQUEST_FLAGS.get(exc.field, exc.field)}: {exc.message}")
     except LLMMemoryError as exc:
+        from planner.render.llm import no_fit_text
+
         abort(no_fit_text(exc))
     except ValueError as exc:  # a bad choice, config, snapshot or GPU name says what it is
         abort(str(exc))

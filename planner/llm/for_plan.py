@@ -25,7 +25,7 @@ def with_llm_throughput(
     """Options with throughput, band, source, layout (`sharding`), MFU, memory per GPU and
     LLM_DETAIL_COLUMNS, from own GPT results or the MFU prior (planner.llm.mfu).
 
-    Raises planner.llm.throughput.LLMMemoryError when no layout fits any option. Leaves out,
+    Raises planner.llm.records.LLMMemoryError when no layout fits any option. Leaves out,
     with a note each: options no layout fits, options whose global batch is too small for
     their layout, options without an LLM peak for the precision. The third value is None:
     LLM rows are worded from their columns (planner.render.llm).

@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from planner.llm.mfu import FP8_SPEEDUP, SMALL_WIDTH
+from planner.llm.records import LLMMemoryError
 from planner.llm.stack_profiles import FIT_FAMILY
-from planner.llm.throughput import LLMMemoryError
 from planner.llm.user_layout import LayoutComparison
 from planner.plan import Plan
 from planner.render.notes import CLI_CONTROLS

@@ -92,7 +92,7 @@ def plan(results_dir: str, request: PlanRequest) -> Plan:
     `results_dir`.
 
     Kept an hour at most (prices age; the stale-price note is dated when planned).
-    Raises what make_plan raises (planner.llm.throughput.LLMMemoryError); errors are not cached.
+    Raises what make_plan raises (planner.llm.records.LLMMemoryError); errors are not cached.
     """
     from planner.render.llm import with_llm_details
 

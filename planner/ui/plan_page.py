@@ -20,7 +20,7 @@ from planner.choose.constraints import DEFAULT_MAX_GPUS
 from planner.choose.pareto import PICKS
 from planner.costs.spot import default_rate
 from planner.llm.frameworks import DEFAULT_FRAMEWORK
-from planner.llm.throughput import LLMMemoryError
+from planner.llm.records import LLMMemoryError
 from planner.onprem.tco import LoadedConfig, OnPremConfigError
 from planner.plan import Plan
 from planner.render.llm import FRAMEWORK_WORDS, no_fit_text

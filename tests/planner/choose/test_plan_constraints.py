@@ -10,7 +10,7 @@ from benchmarks.results import BenchmarkResult, results_frame
 from planner.choose.pareto import pareto_mask
 from planner.codes import Miss, PriceBasis
 from planner.costs.spot import SPOT_RATE_DEFAULTS
-from planner.llm.throughput import LLMMemoryError
+from planner.llm.records import LLMMemoryError
 from planner.onprem.tco import (
     OnPremConfig,
     OnPremConfigError,

@@ -15,7 +15,7 @@ from benchmarks.results import BenchmarkResult, results_frame
 from planner.cli.main import app
 from planner.llm.mfu import OWN_CODES
 from planner.llm.ops import KERNEL_CODES
-from planner.llm.throughput import LLM_DETAIL_COLUMNS, LLMMemoryError, Shortfall
+from planner.llm.records import LLM_DETAIL_COLUMNS, LLMMemoryError, Shortfall
 from planner.notes import DROP_REASONS, NOTE_CODES
 from planner.plan import make_plan
 from planner.render.llm import no_fit_text, with_llm_details
