@@ -524,7 +524,7 @@ def _comm_constants(info: pd.DataFrame, comm: CommModel) -> pd.DataFrame:
         kernels=info["model"].map({k: v.kernels_per_step for k, v in spec.items()}),
         mem_bw_gbs=gpus.map(specs["memory_bw_gbs"]).astype(float).fillna(1000.0).to_numpy(),
         net_gbs_per_gpu=network / 8.0 * comm.achievable_fraction / np.maximum(per_node, 1.0),
-        strong=info["model"].map({k: v.global_batch for k, v in spec.items()}).fillna(False),
+        strong=info["model"].map({k: v.global_batch for k, v in spec.items()}).eq(True),
         bus_pair_gbs=bus_bandwidth_gbs(gpus, np.full(len(info), 2.0), comm, per_node, network),
         bus_node_gbs=bus_bandwidth_gbs(gpus, np.minimum(per_node, 3.0), comm, per_node, network),
         bus_net_gbs=bus_bandwidth_gbs(gpus, per_node + 1.0, comm, per_node, network),
