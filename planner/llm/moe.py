@@ -139,10 +139,12 @@ def expert_layer_seconds(
     of one MoE layer's routed experts and router for `tokens` per GPU (module docstring; the
     casts are planner.llm.ops.cast_seconds on each local expert's GEMMs, 0 without fp8)."""
     tokens = np.asarray(tokens, float)
-    tp = np.asarray(tp, float)
+    tp, ep = np.asarray(tp, float), np.asarray(ep, float)
     h, f = float(d_model), float(expert_ffn)
-    per_expert, shapes, local = _expert_gemms(tokens, tp, ep, d_model, experts, top_k, f)
+    local = experts / ep
+    per_expert = tokens * top_k * ep / experts * LOAD_IMBALANCE  # the busiest rank's
     full = np.full_like(per_expert, h)
+    shapes = [(2.0 * f / tp, full), (full, f / tp)]  # (n, k) of up (gate + up) and down
     forward = np.zeros_like(per_expert)
     backward = np.zeros_like(per_expert)
     for n, k in shapes:
@@ -158,24 +160,6 @@ def expert_layer_seconds(
     memory = values * rates.value_bytes * rates.unfused / rates.hbm_bytes_per_s
     casts = local * cast_seconds([(per_expert, n, k) for n, k in shapes], rates, weight_grads)
     return forward, backward, memory, 2.0 * memory, casts
-
-
-def _expert_gemms(
-    tokens: np.ndarray,
-    tp: np.ndarray,
-    ep: np.ndarray,
-    d_model: int,
-    experts: int,
-    top_k: int,
-    expert_ffn: float,
-) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
-    """Each local expert's tokens on the busiest rank (x LOAD_IMBALANCE), the (n, k) of its
-    up (gate + up) and down GEMMs, and the experts each GPU holds (E / ep)."""
-    tp, ep = np.asarray(tp, float), np.asarray(ep, float)
-    per_expert = np.asarray(tokens, float) * top_k * ep / experts * LOAD_IMBALANCE
-    full = np.full_like(per_expert, float(d_model))
-    f = float(expert_ffn)
-    return per_expert, [(2.0 * f / tp, full), (full, f / tp)], experts / ep
 
 
 def all_to_all_seconds(
