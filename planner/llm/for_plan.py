@@ -74,7 +74,7 @@ def layout_on_plan(
     figures, _ = llm_model.gpt_mfu_figures(results, plan.precision)
     gpu = str(row["gpu_name"])
     best = llm_model.predict_layout(
-        plan.workload, plan.precision, gpu, total, min(per_node, total), network, figures,
+        plan.workload, plan.precision, gpu, total, per_node, network, figures,
         plan.request.llm, results,
     )  # fmt: skip
     return compare_layout(best, plan.workload, gpu, user, plan.request.llm)

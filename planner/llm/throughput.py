@@ -255,13 +255,26 @@ def predict_layout(
     """
     settings = settings or LLMSettings()
     shape = llm_shape_of(workload)
-    figures = figures if figures is not None else pd.DataFrame()
-    anchor = mfu_anchor(gpu_name, shape.params, shape.d_model, figures)
-    measured = measured_kernels(ops, gpu_name, precision, shape) if ops is not None else None
+    anchor, measured = _gpu_inputs(shape, precision, gpu_name, figures, ops)
     return _predict(
         shape, precision, gpu_name, int(total_gpus), int(gpus_per_node), float(network_gbps),
         anchor, settings.batch_tokens(workload), settings, measured,
     )  # fmt: skip
+
+
+def _gpu_inputs(
+    shape: LLMShape,
+    precision: str,
+    gpu_name: str,
+    figures: pd.DataFrame | None,
+    ops: pd.DataFrame | None,
+) -> tuple[MFUAnchor, MeasuredKernels | None]:
+    """What a prediction takes from its GPU alone: the own-results MFU anchor (`figures`)
+    and the operator benchmark's kernels (`ops`; None without)."""
+    figures = figures if figures is not None else pd.DataFrame()
+    anchor = mfu_anchor(gpu_name, shape.params, shape.d_model, figures)
+    measured = measured_kernels(ops, gpu_name, precision, shape) if ops is not None else None
+    return anchor, measured
 
 
 def measured_kernels(
@@ -579,14 +592,12 @@ def llm_options(
         )
     )
     shape, batch = llm_shape_of(workload), settings.batch_tokens(workload)
-    figures = figures if figures is not None else pd.DataFrame()
     per_gpu: dict[str, tuple[MFUAnchor, MeasuredKernels | None]] = {}
     unique = dict.fromkeys(keys)
     rows = []
     for gpu, count, per_node, network in unique:
-        if gpu not in per_gpu:  # what predict_layout derives from the GPU alone, once
-            measured = measured_kernels(ops, gpu, precision, shape) if ops is not None else None
-            per_gpu[gpu] = (mfu_anchor(gpu, shape.params, shape.d_model, figures), measured)
+        if gpu not in per_gpu:  # once per GPU, not once per option
+            per_gpu[gpu] = _gpu_inputs(shape, precision, gpu, figures, ops)
         anchor, measured = per_gpu[gpu]
         args = (shape, precision, gpu, max(count, 1), per_node, float(network), anchor, batch,
                 settings, measured)  # fmt: skip
