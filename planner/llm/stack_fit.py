@@ -30,6 +30,7 @@ from planner.llm.stack_profiles import (
     StepParts,
     layout_step_parts,
     prior_params,
+    rescaled_step,
 )
 from planner.llm.throughput import LayoutPrediction, predict_layout
 from planner.settings import LLMSettings
@@ -114,21 +115,9 @@ def time_run(run: CorpusRun, stack: StackParams) -> Timed:
 
 def rescaled_tokens(timed: Timed, theta: StackParams) -> float:
     """Tokens/s per GPU of a timed run under `theta`, its layout kept (module docstring)."""
-    p, b = timed.parts, timed.base
-    eta = b.kernel_efficiency / theta.kernel_efficiency
-    fp8 = b.fp8_gemm_factor / theta.fp8_gemm_factor if timed.run.precision == "fp8" else 1.0
-    kernels = (p.kernels - timed.gemm_s) * eta + timed.gemm_s * eta * fp8
-    memory = p.memory * theta.unfused / b.unfused
-    comm = p.comm * theta.comm_exposure / b.comm_exposure
-    tp = p.tp * theta.tp_comm_exposure / b.tp_comm_exposure
-    cast = p.cast * theta.cast_factor / b.cast_factor
-    moe = theta.moe_factor / b.moe_factor
-    grouped = p.grouped * eta * moe
-    a2a = p.a2a * theta.comm_exposure / b.comm_exposure * moe
-    slot = kernels + memory + comm + tp + cast + grouped + a2a
-    base_slot = p.total - p.bubble - p.other
-    bubble = p.bubble * (slot / base_slot if base_slot > 0 else 1.0)
-    return timed.tokens_per_gpu * p.total / (slot + bubble + p.other)
+    fp8_gemm_s = timed.gemm_s if timed.run.precision == "fp8" else 0.0
+    step = rescaled_step(timed.parts, timed.base, theta, fp8_gemm_s)
+    return timed.tokens_per_gpu * timed.parts.total / step
 
 
 def source_weights(sources: list[str]) -> np.ndarray:

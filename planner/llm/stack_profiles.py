@@ -145,17 +145,22 @@ class StepParts:
         )  # fmt: skip
 
 
-def rescaled_step(parts: StepParts, base: StackParams, other: StackParams) -> float:
+def rescaled_step(
+    parts: StepParts, base: StackParams, other: StackParams, fp8_gemm_s: float = 0.0
+) -> float:
     """The step's seconds under `other` stack's parameters, the layout kept: each part scaled
-    by its parameter's ratio, the bubble by the pipeline slot's (first order: a layout the
-    search would change is not re-searched)."""
-    kernels = parts.kernels * base.kernel_efficiency / other.kernel_efficiency
+    by its parameter's ratio (the `fp8_gemm_s` of the kernels that are fp8 GEMMs by the fp8
+    GEMM factor's too), the bubble by the pipeline slot's (first order: a layout the search
+    would change is not re-searched)."""
+    eta = base.kernel_efficiency / other.kernel_efficiency
+    fp8 = base.fp8_gemm_factor / other.fp8_gemm_factor
+    kernels = (parts.kernels - fp8_gemm_s) * eta + fp8_gemm_s * eta * fp8
     memory = parts.memory * other.unfused / base.unfused
     comm = parts.comm * other.comm_exposure / base.comm_exposure
     tp = parts.tp * other.tp_comm_exposure / base.tp_comm_exposure
     cast = parts.cast * (other.cast_factor / base.cast_factor if base.cast_factor > 0 else 1.0)
     moe = other.moe_factor / base.moe_factor
-    grouped = parts.grouped * base.kernel_efficiency / other.kernel_efficiency * moe
+    grouped = parts.grouped * eta * moe
     a2a = parts.a2a * other.comm_exposure / base.comm_exposure * moe
     new = kernels + memory + comm + tp + cast + grouped + a2a
     slot = parts.total - parts.bubble - parts.other
