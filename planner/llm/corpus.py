@@ -275,9 +275,11 @@ def _is_moe(row: pd.Series) -> bool:
 def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
     """The CorpusRun of one corpus row, or the code of why it is left out."""
     family = family_of(row["framework"])
-    moe = moe_preset_named(row["model"]) if _is_moe(row) else None
-    if _is_moe(row) and moe is None:
-        return "moe"
+    moe = None
+    if _is_moe(row):
+        moe = moe_preset_named(row["model"])
+        if moe is None:
+            return "moe"
     if family is None:
         return "no_framework"
     if "offload" in str(row["framework"]).lower():
