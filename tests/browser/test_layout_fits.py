@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -90,6 +90,24 @@ def rerun_after(page: Page, action: Callable[[], None], drawn: Callable[[], None
 RUN_SEEN_MS = 15_000
 
 
+TYPE_TRIES = 3
+
+
+def type_until_offered(page: Page, box: Locator, label: str) -> None:
+    """Type `label` into the box until its dropdown offers that option: a box redrawn by a
+    run that was still finishing loses the typed text and closes its list, so the typing
+    is repeated (TYPE_TRIES times, 30 s each) before the wait fails."""
+    option = page.get_by_role("option", name=label, exact=True)
+    for _ in range(TYPE_TRIES - 1):
+        page.locator(IDLE).wait_for(timeout=120_000)
+        box.locator("input").fill(label)
+        with contextlib.suppress(PlaywrightTimeout):
+            option.wait_for(timeout=30_000)
+            return
+    box.locator("input").fill(label)
+    option.wait_for(timeout=30_000)
+
+
 def choose(page: Page, labels: list[str]) -> None:
     """Clear the Compare view's choice, then pick `labels` one by one, each once the page
     has run with the last: a run still drawing the last choice redraws the box and drops
@@ -104,8 +122,7 @@ def choose(page: Page, labels: list[str]) -> None:
         lambda: expect(prompt).to_be_visible(timeout=120_000),
     )
     for picked, label in enumerate(labels, start=1):
-        box.locator("input").fill(label)
-        page.get_by_role("option", name=label, exact=True).wait_for(timeout=30_000)
+        type_until_offered(page, box, label)
 
         def pick(label: str = label) -> None:
             page.keyboard.press("Enter")  # the one option the text leaves
