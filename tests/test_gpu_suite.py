@@ -87,6 +87,22 @@ def test_the_ops_step_stops_at_its_own_share_of_the_budget(tmp_path: Path) -> No
     assert not out.exists() or list(out.iterdir()) == []  # stopped: nothing written
 
 
+def test_the_steps_see_the_callers_c_compiler(tmp_path: Path) -> None:
+    """An exported CC (the compiler torch.compile builds with) reaches every step unchanged:
+    the suite once kept the compute capability in a shell variable of that name, so each
+    --compile step ran the C compiler '9.0' and failed."""
+    log = tmp_path / "env.log"
+    fake_python = tmp_path / "python"  # records the step's CC instead of running it
+    fake_python.write_text(f'#!/bin/sh\necho "CC=$CC" >> "{log}"\n')
+    fake_python.chmod(0o755)
+    done = suite(
+        "--cpu-smoke", OUT=str(tmp_path / "out"), SUITE_MAX_STEPS="2", CC="/usr/bin/cc",
+        PYTHON=str(fake_python),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert log.read_text().splitlines() == ["CC=/usr/bin/cc"] * 2
+
+
 def test_unknown_option_is_refused() -> None:
     done = suite("--fast")
     assert done.returncode == 2 and "unknown option --fast" in done.stderr

@@ -36,6 +36,8 @@ MIN_STEP_S=20  # a step with less time left than this is not started
 cd "$(dirname "$0")/.." || exit 2
 export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD"
 
+# Shell variables here never reuse a name the steps read from the environment: an exported CC
+# (the C compiler torch.compile's Inductor builds with) must reach them unchanged.
 probe() {  # GPU count, bf16 support, compute capability (major.minor)
   "$PYTHON" - <<'PY'
 import torch
@@ -47,13 +49,13 @@ PY
 }
 
 if [ "$MODE" = cpu ]; then
-  GPUS=${SUITE_GPUS:-2}; BF16=1; CC=0.0
+  GPUS=${SUITE_GPUS:-2}; BF16=1; CAPABILITY=0.0
   COMMON=(--device cpu --steps 2 --warmup 1)
 elif [ -n "${SUITE_GPUS:-}" ]; then
-  GPUS=$SUITE_GPUS; BF16=1; CC=${SUITE_CC:-9.0}
+  GPUS=$SUITE_GPUS; BF16=1; CAPABILITY=${SUITE_CC:-9.0}
   COMMON=(--device cuda --steps 20 --warmup 5)
 else
-  read -r GPUS BF16 CC < <(probe) || { echo "error: cannot import torch with $PYTHON" >&2; exit 2; }
+  read -r GPUS BF16 CAPABILITY < <(probe) || { echo "error: cannot import torch with $PYTHON" >&2; exit 2; }
   if [ "$GPUS" -lt 1 ]; then
     echo "error: no CUDA GPU visible; use --cpu-smoke to check the suite on CPU" >&2
     exit 2
@@ -97,8 +99,8 @@ fi
 
 if [ -n "${SUITE_MAX_STEPS:-}" ]; then STEPS=("${STEPS[@]:0:$SUITE_MAX_STEPS}"); fi
 
-echo "gpu_suite: mode $MODE, $GPUS device(s), bf16 $BF16, compute capability $CC, budget ${BUDGET_S} s, results -> $OUT"
-case "$CC" in
+echo "gpu_suite: mode $MODE, $GPUS device(s), bf16 $BF16, compute capability $CAPABILITY, budget ${BUDGET_S} s, results -> $OUT"
+case "$CAPABILITY" in
   8.9|9.*|1[0-9].*) echo "gpu_suite: fp8: the ops step measures fp8 GEMMs; fp8 training skipped: the harness has no fp8 precision yet" ;;
 esac
 
