@@ -95,20 +95,40 @@ def test_an_exception_in_a_step_names_the_step(monkeypatch: pytest.MonkeyPatch) 
         harness.run(tiny())
 
 
-def test_largest_fitting_finds_the_threshold_with_few_trials() -> None:
+def saturating(knee: int, fits_up_to: int):  # type: ignore[no-untyped-def]
+    """samples/s that rise linearly up to `knee` and stay flat after it (a GPU filling up),
+    None past `fits_up_to` (out of memory)."""
     tried: list[int] = []
 
-    def fits_up_to(limit: int):  # type: ignore[no-untyped-def]
-        def fits(batch: int) -> bool:
-            tried.append(batch)
-            return batch <= limit
+    def rate(batch: int) -> float | None:
+        tried.append(batch)
+        return None if batch > fits_up_to else 100.0 * min(batch, knee)
 
-        return fits
+    return rate, tried
 
-    assert harness.largest_fitting(fits_up_to(37), cap=4096) == 37
-    assert len(tried) <= 2 * math.ceil(math.log2(37)) + 2
-    assert harness.largest_fitting(fits_up_to(10_000), cap=48) == 48
-    assert harness.largest_fitting(fits_up_to(0), cap=64) == 0
+
+def test_saturating_batch_stops_at_the_throughput_knee_not_at_full_memory() -> None:
+    rate, tried = saturating(knee=256, fits_up_to=3311)
+    batch, seen = harness.saturating_batch(rate, cap=4096)
+    assert batch == 256  # 512 trains no faster: the memory-filling 3,311 is never tried
+    assert tried == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+    assert seen[256] == seen[512] == 25_600.0
+
+
+def test_saturating_batch_stops_where_memory_runs_out_or_at_the_cap() -> None:
+    rate, _ = saturating(knee=10_000, fits_up_to=100)
+    batch, seen = harness.saturating_batch(rate, cap=4096)
+    assert batch == 64 and seen[128] is None  # still rising when 128 did not fit
+    rate, tried = saturating(knee=10_000, fits_up_to=10_000)
+    assert harness.saturating_batch(rate, cap=12)[0] == 12 and tried[-2:] == [8, 12]
+    rate, _ = saturating(knee=1, fits_up_to=0)
+    assert harness.saturating_batch(rate, cap=64) == (0, {1: None})
+
+
+def test_saturating_batch_takes_the_smallest_batch_near_the_best_rate() -> None:
+    rates = {1: 10.0, 2: 20.0, 4: 39.0, 8: 40.0, 16: 30.0}  # 8 gains 2.6%: the knee is 4
+    batch, seen = harness.saturating_batch(rates.get, cap=4096)
+    assert batch == 4 and set(seen) == {1, 2, 4, 8}
 
 
 def test_cpu_batch_for_budget_keeps_the_estimate_inside_the_budget() -> None:
