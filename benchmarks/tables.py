@@ -21,6 +21,13 @@ def _throughput(value: object) -> str:
     return f"{float(value):,.1f}"  # type: ignore[arg-type]
 
 
+def _throughput_text(row: Mapping[str, Any]) -> str:
+    """A row's throughput and unit; an operator run (no model throughput) its best GEMM."""
+    if pd.isna(row["throughput"]) and pd.notna(row.get("achieved_tflops")):
+        return f"{_throughput(row['achieved_tflops'])} TFLOP/s best GEMM"
+    return f"{_throughput(row['throughput'])} {row['throughput_unit']}"
+
+
 def _cv(value: object) -> str:
     return f"{float(value):.1%}"  # type: ignore[arg-type]
 
@@ -42,10 +49,7 @@ def print_results(frame: pd.DataFrame, title: str, wide: bool = False) -> None:
     shown = frame.copy()
     if not shown.empty:
         shown["device_label"] = shown["device_name"].fillna(shown["device"])
-        shown["throughput_text"] = [
-            f"{_throughput(t)} {u}"
-            for t, u in zip(shown["throughput"], shown["throughput_unit"], strict=True)
-        ]
+        shown["throughput_text"] = [_throughput_text(row) for row in shown.to_dict("records")]
     print_fit(shown, RESULT_COLUMNS, title, console_width())
 
 

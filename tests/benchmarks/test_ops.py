@@ -234,3 +234,15 @@ def test_a_full_gpu_run_fits_its_bound_and_measures_every_precision(tmp_path: Pa
         assert "fp8" in precisions
     attention = [f for f in result.op_figures or [] if f.op == "attention"]
     assert attention and all(f.backend != "math" for f in attention)
+
+
+def test_bench_list_shows_an_op_run_by_its_best_gemm(
+    tiny_result: tuple[Path, BenchmarkResult],
+) -> None:
+    """An op result has no model throughput (NaN in the results table): bench list shows
+    its fastest GEMM, not 'nan'."""
+    path, result = tiny_result
+    done = CliRunner().invoke(app, ["bench", "list", "--results", str(path.parent)])
+    assert done.exit_code == 0, done.output
+    assert "nan" not in done.output
+    assert f"{result.throughput:,.1f} TFLOP/s best GEMM" in done.output
