@@ -77,3 +77,26 @@ def test_within_source_error_removes_each_sources_own_level() -> None:
     assert within["flat40"] == 0.0
     # source a: both 1.5x (no scatter); source b: 0.5x and 2x (log +-0.69 about 0)
     assert within["model"] == np.float64(0.5)
+
+
+def test_own_runs_are_checked_not_fitted_and_their_operator_rates_are_used() -> None:
+    """reference/own_runs' GPT rows are the result files' figures; the fit never sees them;
+    the check predicts each twice, the second time with the ops result measured beside it."""
+    import json
+
+    from planner.llm.corpus import CORPUS_PATH, OWN_RUNS_PATH, load_corpus
+
+    own = pd.read_csv(OWN_RUNS_PATH)
+    for row in own.itertuples():
+        result = json.loads((ROOT / row.source_location).read_text())
+        assert row.tokens_per_s_per_gpu == round(result["tokens_per_s"], 1)
+        assert (row.n_layer, row.d_model) == (
+            result["config"]["model"]["n_layer"], result["config"]["model"]["d_model"],
+        )  # fmt: skip
+    published, _ = load_corpus(CORPUS_PATH)
+    assert not any(r.source == "gpuplan own runs" for r in published)
+    check = load("evaluate_llm_corpus").own_runs_check()
+    assert len(check) == len(own) and check["framework"].eq("fsdp").all()
+    assert np.isfinite(check[["predicted", "with_own_ops"]].to_numpy()).all()
+    # The H200's measured GEMM, attention and copy rates move every prediction.
+    assert (abs(check["with_own_ops"] / check["predicted"] - 1) > 0.05).all()

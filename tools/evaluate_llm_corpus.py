@@ -35,8 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from planner.llm.corpus import CorpusRun, load_corpus  # noqa: E402
-from planner.llm.stack_fit import HeldOut, leave_one_source_out  # noqa: E402
+from planner.llm.corpus import OWN_RUNS_PATH, CorpusRun, load_corpus  # noqa: E402
+from planner.llm.stack_fit import HeldOut, leave_one_source_out, run_settings  # noqa: E402
+from planner.llm.stack_profiles import stack_params  # noqa: E402
+from planner.llm.throughput import predict_layout  # noqa: E402
 
 FLAT_MFU = 0.40
 MIN_BAND_RUNS = 8
@@ -151,6 +153,40 @@ def evaluate_llm_corpus() -> dict[str, object]:
     return {"runs": table, "summary": summary_table(table), "skipped": skipped, "folds": folds}
 
 
+def own_runs_check() -> pd.DataFrame:
+    """gpuplan's own runs (reference/own_runs), never fitted on, predicted by the bundled
+    fit (planner/data/llm_stack_fit.csv) with its kernel rates and again with the rates the
+    operator benchmark measured on the same GPU (the ops results of reference/own_runs, as
+    `gpuplan plan --results` takes them), beside flat 40% MFU: one row per run."""
+    from planner.throughput.offers import own_and_published_results
+
+    runs, _ = load_corpus(OWN_RUNS_PATH)
+    folders = sorted(str(p) for p in OWN_RUNS_PATH.parent.iterdir() if p.is_dir())
+    results, _ = own_and_published_results(folders)
+    rows = []
+    for r in runs:
+        settings = run_settings(r, stack_params(r.family))
+        bundled, own_ops = (
+            predict_layout(
+                r.workload, r.precision, r.gpu_name, r.num_gpus, r.gpus_per_node,
+                r.network_gbps, settings=settings, ops=ops,
+            ).tokens_per_s / r.num_gpus
+            for ops in (None, results)
+        )  # fmt: skip
+        flat = r.tokens_per_gpu * FLAT_MFU / r.mfu
+        rows.append(
+            {
+                "model": r.model.split(" (")[0], "gpu": r.gpu_name, "gpus": r.num_gpus,
+                "framework": r.family, "measured": r.tokens_per_gpu, "mfu": r.mfu,
+                "predicted": bundled, "with_own_ops": own_ops,
+                "model_error": abs(bundled / r.tokens_per_gpu - 1.0),
+                "own_ops_error": abs(own_ops / r.tokens_per_gpu - 1.0),
+                "flat_error": abs(flat / r.tokens_per_gpu - 1.0),
+            }
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 def within_source_error(table: pd.DataFrame) -> dict[str, float]:
     """MAPE of the model and of flat 40% after removing each source's mean log error: what
     is left once a source's own level (its cluster, software release, tuning) is known. The
@@ -211,6 +247,13 @@ def print_llm_corpus(result: dict[str, object] | None = None) -> dict[str, objec
         f"held-out error is between sources): model {within['model']:.1%}, "
         f"flat 40% {within['flat40']:.1%}"
     )
+    own = own_runs_check()
+    print(
+        "own runs (reference/own_runs, not fitted on), predicted by the bundled fit: "
+        f"model {own['model_error'].mean():.1%}, with the GPU's own operator rates "
+        f"{own['own_ops_error'].mean():.1%}, flat 40% {own['flat_error'].mean():.1%}"
+    )
+    print(own.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     return result
 
 

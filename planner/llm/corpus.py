@@ -1,7 +1,9 @@
 """Published LLM training runs as the operator model's inputs: the calibration corpus.
 
 Reads reference/calibration/llm_training_throughput.csv (sources, locations and defects in
-reference/calibration/README.md) and turns each usable row into what
+reference/calibration/README.md), or gpuplan's own runs in the same columns
+(reference/own_runs/llm_training_throughput.csv: checked by the evaluation, never fitted),
+and turns each usable row into what
 planner.llm.throughput.predict_layout takes, with the measured tokens/s per GPU. Used by
 tools/fit_llm_stacks.py (the fit) and tools/evaluate_llm_corpus.py (the evaluation) only:
 the planner itself reads the fitted parameters (planner.llm.stack_profiles), not this.
@@ -53,17 +55,15 @@ from planner.settings import StatedLayout
 from planner.workloads.catalog import Workload, llm_workload, moe_workload
 from planner.workloads.moe_presets import MOE_PRESETS, MoEPreset
 
-CORPUS_PATH = (
-    Path(__file__).resolve().parents[2]
-    / "reference"
-    / "calibration"
-    / "llm_training_throughput.csv"
-)
+REFERENCE = Path(__file__).resolve().parents[2] / "reference"
+CORPUS_PATH = REFERENCE / "calibration" / "llm_training_throughput.csv"  # published runs
+# gpuplan's own runs (reference/own_runs) in the same columns: checked, not fitted on.
+OWN_RUNS_PATH = REFERENCE / "own_runs" / "llm_training_throughput.csv"
 FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"megatron-deepspeed|deepspeed|paddlenlp", "deepspeed"),
     (r"megatron|flagscale|primus|meta internal", "megatron"),
     (r"nanotron|picotron", "nanotron"),
-    (r"fsdp|olmo-core|maxtext|lit-gpt|thunder|torchtitan", "fsdp"),
+    (r"fsdp|olmo-core|maxtext|lit-gpt|thunder|torchtitan|gpuplan bench", "fsdp"),
 )
 GPU_NAMES = {
     "H100": "H100-SXM",
