@@ -81,7 +81,10 @@ def test_a_one_gpu_run_that_accumulates_gradients_is_no_eight_from_one_point() -
 
 def test_band_coverage_scores_each_point_against_the_others() -> None:
     # The outlier falls outside the band of the three zeros (spread 0); each zero lies
-    # inside the band of the other two zeros and the outlier (1/3 ± 1.2816 × 0.577).
-    coverage, _, points = evaluate_cnn.loo_band_coverage(np.array([0.0, 0.0, 0.0, 1.0]))
+    # inside the band of the other two zeros and the outlier (1/3 ± t(0.9, 2) × 0.577 × √(4/3)).
+    coverage, width, points = evaluate_cnn.loo_band_coverage(np.array([0.0, 0.0, 0.0, 1.0]))
     assert points == 4
     assert coverage == pytest.approx(0.75)
+    # A prediction interval from m points is wider than a z band: t(0.9, 2) = 1.886.
+    half = 1.8856 * np.std([0.0, 0.0, 1.0], ddof=1) * np.sqrt(4 / 3)
+    assert width == pytest.approx(3 * half / 4, rel=1e-3)

@@ -19,18 +19,22 @@ it prints, each beside its naive rule:
     the 8-GPU run does not are no "8 from 1" point (ONE_GPU_ACCUMULATES). FlagPerf has no
     4-GPU rows, so "8 from 1" stands in for "8 from 1-4".
 (j) Bands: per scale band (one node, beyond a node) the step model's 80% band from the
-    other points' log errors (leave-one-out; normal fit, mean ± 1.2816 sd) and its coverage.
+    other points' log errors (leave-one-out; the normal prediction interval for one new point
+    from m others, mean ± t(0.9, m−1) · sd · √(1 + 1/m): Student's t for the estimated mean
+    and sd) and its coverage.
 MAPE = mean |predicted - truth| / truth.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as student_t
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -47,7 +51,7 @@ from planner.throughput.step_calibration import (  # noqa: E402
 from planner.throughput.step_model import StepInputs, step_breakdown  # noqa: E402
 
 OLD_KERNEL_FLOOR_S = 6e-6
-BAND_Z = 1.2816  # the 90% quantile of a standard normal: an 80% two-sided band
+BAND_QUANTILE = 0.9  # upper quantile of an 80% two-sided band
 GPU = "A100-SXM-40GB"
 # FlagPerf's own all-reduce measurements on the same DGX A100 cluster (collectives.csv):
 # bus bandwidth 232.3 GB/s on 8 ranks inside a node, 48.31 GB/s on 16 ranks over two
@@ -239,17 +243,19 @@ def scaling(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def loo_band_coverage(log_errors: np.ndarray) -> tuple[float, float, float]:
-    """Coverage of each point's 80% band built from the OTHER points' log errors: the
-    error's mean ± 1.2816 × its standard deviation (a normal fit: a handful of points
-    gives no usable empirical 10%/90% quantiles). Returns (coverage, mean half-width in
-    log, points scored)."""
+    """Coverage of each point's 80% band built from the OTHER m points' log errors: the
+    normal prediction interval for a new point, mean ± t(0.9, m−1) · sd · √(1 + 1/m)
+    (a handful of points gives no usable empirical 10%/90% quantiles, and a z of 1.2816
+    ignores that the mean and sd are themselves estimated from m points). Returns
+    (coverage, mean half-width in log, points scored)."""
     inside, widths = [], []
     for i in range(len(log_errors)):
         others = np.delete(log_errors, i)
         if len(others) < 2:
             continue
         centre, spread = float(np.mean(others)), float(np.std(others, ddof=1))
-        half = BAND_Z * spread
+        m = len(others)
+        half = float(student_t.ppf(BAND_QUANTILE, m - 1)) * spread * math.sqrt(1 + 1 / m)
         inside.append(abs(log_errors[i] - centre) <= half)
         widths.append(half)
     if not inside:
