@@ -15,6 +15,8 @@ options table) has them all.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pandas as pd
 
@@ -29,11 +31,16 @@ from planner.notes import Note
 from planner.request import PlanRequest
 from planner.throughput.bundled import load_cpu_offers
 from planner.throughput.cpu import cpu_throughput
+from planner.throughput.disk_cache import frame_digest
 from planner.throughput.for_plan import with_columns
+from planner.throughput.offers import ByKey, results_digest
 from pricing.cpu_offers import CPU_NAME
 
 # What a GPU option's throughput step adds that a CPU option has no figure for.
 _NO_FIGURE = ("per_gpu_batch", "compute_s", "comm_s", "overhead_s", "mfu", "memory_per_gpu_gb")
+# Result columns the CPU rows read beyond planner.throughput.offers.results_digest's: an
+# own CPU run's rate (planner.throughput.cpu) and the JPEG loader's (planner.costs.work).
+_CPU_RESULT_COLUMNS = ("samples_per_s", "samples_per_s_per_core", "achieved_tflops", "device_name")
 
 
 def cpu_run_notes(cpu: pd.DataFrame) -> list[Note]:
@@ -74,17 +81,52 @@ def with_cpu_baseline(
     workload = request.workload
     if workload.is_llm or opts.empty or request.gpu_count is not None:
         return (*ranked(opts, request), [])
+    cpu, notes = _costed_cpu_options(request, results, cpu_offers)
+    if cpu.empty:
+        return (*ranked(opts, request), notes)
+    cpu["option_id"] = int(opts["option_id"].max()) + 1 + np.arange(len(cpu))  # GPU ids kept
+    both = pd.concat([opts, cpu], ignore_index=True)
+    both["baseline_detail"] = both["baseline_detail"].fillna("").astype(object)
+    for column in ("cpu_name", "cpu_arch", "cpu_run_id", "cpu_family"):
+        both[column] = both[column].fillna("").astype(object)
+    both, picked = ranked(both, request)
+    both.loc[(both["gpu_name"] == CPU_NAME).to_numpy(), "chosen_count"] = False
+    return both, picked, notes
+
+
+def _costed_cpu_options(
+    request: PlanRequest, results: pd.DataFrame, cpu_offers: pd.DataFrame | None
+) -> tuple[pd.DataFrame, list[Note]]:
+    """The CPU options timed and costed, with the notes on those left out: the same for
+    every plan of one request over one results table and CPU catalog, so cached by their
+    content (a copy each time: the caller numbers and ranks it)."""
     offers = load_cpu_offers() if cpu_offers is None else cpu_offers
+    present = [c for c in _CPU_RESULT_COLUMNS if c in results.columns]
+    key = (
+        request,
+        results_digest(results),
+        frame_digest(results.loc[:, present]),
+        frame_digest(offers),
+    )
+    cpu, notes = _costed(ByKey(key, (request, results, offers)))
+    return cpu.copy(), list(notes)
+
+
+@lru_cache(maxsize=16)
+def _costed(key: ByKey) -> tuple[pd.DataFrame, tuple[Note, ...]]:
+    request, results, offers = key.payload
+    workload = request.workload
     cpu = cpu_options(cpu_offers_asked_for(request, offers), request.pricing)
     cpu, notes = drop_without(
         cpu, cpu["option_usd_per_hour"].isna(), "no_price", pricing=request.pricing
     )
     if cpu.empty:
-        return (*ranked(opts, request), notes)
+        return cpu, tuple(notes)
     cpu = cpu.join(cpu_family(cpu))
     cpu, unknown = drop_without(cpu, cpu["cpu_family"] == "", "no_spec_row")
+    notes += unknown
     if cpu.empty:
-        return (*ranked(opts, request), notes + unknown)
+        return cpu, tuple(notes)
     cpu = cpu.join(cpu_throughput(cpu, workload, results))
     notes += cpu_run_notes(cpu)
     cpu = with_columns(
@@ -98,11 +140,4 @@ def with_cpu_baseline(
         },
     )
     cpu = with_hours_and_cost(with_limits_and_work(cpu, workload, results), request)
-    cpu["option_id"] = int(opts["option_id"].max()) + 1 + np.arange(len(cpu))  # GPU ids kept
-    both = pd.concat([opts, cpu], ignore_index=True)
-    both["baseline_detail"] = both["baseline_detail"].fillna("").astype(object)
-    for column in ("cpu_name", "cpu_arch", "cpu_run_id", "cpu_family"):
-        both[column] = both[column].fillna("").astype(object)
-    both, picked = ranked(both, request)
-    both.loc[(both["gpu_name"] == CPU_NAME).to_numpy(), "chosen_count"] = False
-    return both, picked, notes + unknown
+    return cpu, tuple(notes)

@@ -168,7 +168,7 @@ def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
 
 
 @dataclass(frozen=True, eq=False)
-class _ByKey:
+class ByKey:
     """A cache key that carries its payload (a table, a model) but hashes and compares by
     `key` alone, so functools.lru_cache can remember results computed from unhashable
     tables."""
@@ -180,7 +180,7 @@ class _ByKey:
         return hash(self.key)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _ByKey) and other.key == self.key
+        return isinstance(other, ByKey) and other.key == self.key
 
 
 # One lock for the in-process caches below: concurrent app sessions asking for the same
@@ -220,7 +220,7 @@ def throughput_model_for_model(results: pd.DataFrame, model_name: str) -> Throug
     """
     reference = reference_from_results(results)
     with _LOCK:
-        return _fitted_model(_ByKey((frame_digest(reference), model_name), reference))
+        return _fitted_model(ByKey((frame_digest(reference), model_name), reference))
 
 
 def _generation_order(reference: pd.DataFrame) -> tuple[str, ...]:
@@ -229,7 +229,7 @@ def _generation_order(reference: pd.DataFrame) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4)
-def _fitted_estimator(key: _ByKey) -> SpecEstimator | None:
+def _fitted_estimator(key: ByKey) -> SpecEstimator | None:
     """The spec regression of one reference table (it learns from every model)."""
     reference: pd.DataFrame = key.payload
     digest = str(key.key[0])
@@ -242,7 +242,7 @@ def _fitted_estimator(key: _ByKey) -> SpecEstimator | None:
 
 
 @lru_cache(maxsize=8)
-def _fitted_model(key: _ByKey) -> ThroughputModel:
+def _fitted_model(key: ByKey) -> ThroughputModel:
     reference: pd.DataFrame = key.payload
     digest, model_name = str(key.key[0]), str(key.key[1])
 
@@ -253,7 +253,7 @@ def _fitted_model(key: _ByKey) -> ThroughputModel:
             generations=order,
             target_generation=order[-1],
             scaling_models=(model_name,),
-            estimator=_fitted_estimator(_ByKey((digest,), reference)),
+            estimator=_fitted_estimator(ByKey((digest,), reference)),
         )
         return replace(model, digest=f"{digest}:{model_name}")
 
@@ -297,11 +297,11 @@ def throughput_inputs(
     """
     key = (results_digest(results), model_key(workload), precision)
     with _LOCK:
-        return _inputs(_ByKey(key, (results, workload, precision)))
+        return _inputs(ByKey(key, (results, workload, precision)))
 
 
 @lru_cache(maxsize=16)
-def _inputs(key: _ByKey) -> ThroughputInputs:
+def _inputs(key: ByKey) -> ThroughputInputs:
     results, workload, precision = key.payload
     model = throughput_model_for_results(results, workload, precision)
     name = model_key(workload)
@@ -401,11 +401,11 @@ def cached_curves(
     """throughput_curves, remembered per (model, keys, figures): plans reuse them."""
     with _LOCK:
         key = (id(model), frame_digest(keys), frame_digest(figures))
-        return _curves(_ByKey(key, (model, keys, figures)))
+        return _curves(ByKey(key, (model, keys, figures)))
 
 
 @lru_cache(maxsize=16)
-def _curves(key: _ByKey) -> ThroughputCurves:
+def _curves(key: ByKey) -> ThroughputCurves:
     """Curves from memory, else from disk when the model records what it was fitted from."""
     model, keys, figures = key.payload
     if not model.digest:

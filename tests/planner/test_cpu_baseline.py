@@ -177,6 +177,26 @@ def test_a_plan_says_which_cpu_rows_a_run_moved_and_counts_it_used() -> None:
     assert "CPU run" in notes_text(used)[0]
 
 
+def test_the_cached_cpu_rows_follow_the_results_and_the_catalog() -> None:
+    """The costed CPU rows are reused across plans of one request, keyed by content: a
+    results table with an own CPU run, or another CPU catalog, gets its own rows, and a
+    plan's renumbering of them leaves the next plan's unchanged."""
+    request = PlanRequest(RESNET, max_gpus=64)
+
+    def cpu_rows(results: pd.DataFrame, catalog: pd.DataFrame) -> pd.DataFrame:
+        options = make_plan(request, CLOUD, results, catalog).options
+        return options.loc[options["gpu_name"] == CPU_NAME].reset_index(drop=True)
+
+    first = cpu_rows(RESULTS, CPUS)
+    xeon = results_frame([cpu_run(per_core=1.5, threads=4, cpu="Intel(R) Xeon(R) 6975P-C")])
+    moved = cpu_rows(pd.concat([RESULTS, xeon], ignore_index=True), CPUS)
+    assert list(first["throughput_source"]) == ["estimated", "estimated"]
+    assert list(moved["throughput_source"]) == ["scaled", "estimated"]
+    dearer = cpu_rows(RESULTS, CPUS.assign(usd_per_hour=CPUS["usd_per_hour"] * 2))
+    assert dearer["cost_usd"].to_numpy() == pytest.approx(2 * first["cost_usd"].to_numpy())
+    pd.testing.assert_frame_equal(cpu_rows(RESULTS, CPUS), first)
+
+
 def test_a_plan_shows_cpu_options_in_days_beside_unchanged_gpu_rows() -> None:
     request = PlanRequest(RESNET, max_gpus=64)
     with_cpu = make_plan(request, CLOUD, RESULTS, CPUS)
