@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 # Light modules only (`gpuplan --help` loads no pandas): commands import results and intake.
+from benchmarks.folders import default_results_dir
 from benchmarks.safe_paths import UnsafeInputError, check_result_id, path_under, shorten
 from edge.console import abort, error, warn, warn_lines
 from edge.options import Format, Wide
@@ -35,11 +35,6 @@ if TYPE_CHECKING:
 HIGH_CV = 0.05
 
 app = typer.Typer(help="Training benchmarks: run, list and show results.", no_args_is_help=True)
-
-
-def default_results_dir() -> Path:
-    """$GPUPLAN_RESULTS_DIR, else ./results."""
-    return Path(os.environ.get("GPUPLAN_RESULTS_DIR", "results"))
 
 
 # One way to name a results folder in every command: --results DIR (as plan, estimate-llm

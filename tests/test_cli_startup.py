@@ -36,11 +36,12 @@ sys.stderr.write("\\nPROBE " + json.dumps({{"code": code, "loaded": loaded}}) + 
 """
 
 
-def loaded_by(*args: str) -> tuple[int, list[str], str]:
-    """Exit code, heavy modules imported and stdout of `gpuplan ARGS` in a new interpreter."""
+def loaded_by(*args: str, watched: tuple[str, ...] = HEAVY) -> tuple[int, list[str], str]:
+    """Exit code, `watched` modules imported and stdout of `gpuplan ARGS` in a new
+    interpreter."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=list(HEAVY)), json.dumps(list(args))],
+        [sys.executable, "-c", PROBE.format(heavy=list(watched)), json.dumps(list(args))],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -80,6 +81,16 @@ def test_the_probe_sees_a_command_that_loads_pandas() -> None:
     code, loaded, _ = loaded_by("workloads", "--format", "json")
     assert code == 0
     assert "pandas" in loaded
+
+
+def test_a_plan_imports_no_other_command() -> None:
+    """A plan loads the engine, not the bench, sweep or app commands' modules."""
+    others = ("benchmarks.cli", "benchmarks.sweep.cli", "planner.cli.app", "streamlit")
+    code, loaded, stdout = loaded_by(
+        "plan", "--workload", "resnet50-imagenet-90ep", "--format", "json", watched=others
+    )
+    assert code == 0 and stdout.lstrip().startswith(("{", "["))
+    assert loaded == [], f"gpuplan plan imported {loaded}"
 
 
 def test_version_prints_the_installed_version() -> None:

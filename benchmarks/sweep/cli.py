@@ -307,7 +307,7 @@ class PricedCommands:
         ] = None,
     ) -> None:
         """Preview, ask, then run every target; results go into the results folder."""
-        from benchmarks.cli import default_results_dir
+        from benchmarks.folders import default_results_dir
 
         spec_path = self._spec(spec_path)
         spec, preview = _load(spec_path, self.data_factory())

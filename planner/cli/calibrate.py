@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from benchmarks.cli import default_results_dir
+from benchmarks.folders import default_results_dir
 from edge.console import warn_lines, working
 from planner.cli.options import Format, check_format
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from benchmarks.cli import default_results_dir
+from benchmarks.folders import default_results_dir
 from edge.console import abort, working
 from edge.output import emit
 from planner.cli.options import Format, Wide, check_format
