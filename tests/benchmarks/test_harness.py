@@ -131,6 +131,25 @@ def test_saturating_batch_takes_the_smallest_batch_near_the_best_rate() -> None:
     assert batch == 4 and set(seen) == {1, 2, 4, 8}
 
 
+def test_gpu_batch_auto_records_every_trial_and_refuses_when_nothing_fits() -> None:
+    """The GPU branch of --batch auto (no GPU needed: the trials are given): the knee is
+    chosen, each trial's rate is kept in the result's config, and a batch of 1 that does
+    not fit is an error naming the fix."""
+    from benchmarks import models
+
+    bench = models.load("resnet50", "tiny")
+    options = tiny(workload="resnet50", batch_auto=True, max_batch=64).checked()
+    rate, _ = saturating(knee=16, fits_up_to=48)
+    cuda = torch.device("cuda")
+    batch, info = harness._auto_batch(bench, None, cuda, options, lambda b, _s: rate(b), 1)  # type: ignore[arg-type]
+    assert batch == 16 and info["cap"] == 64
+    assert info["samples_per_s_by_batch"] == {"1": 100.0, "2": 200.0, "4": 400.0, "8": 800.0,
+                                              "16": 1600.0, "32": 1600.0}  # fmt: skip
+    assert "smallest within 3%" in info["method"]
+    with pytest.raises(BenchmarkError, match="even a batch of 1 runs out of GPU memory"):
+        harness._auto_batch(bench, None, cuda, options, lambda b, _s: None, 1)  # type: ignore[arg-type]
+
+
 def test_cpu_batch_for_budget_keeps_the_estimate_inside_the_budget() -> None:
     gib = 2**30
     budget = 4.03 * gib
