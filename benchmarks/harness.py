@@ -283,7 +283,8 @@ def saturating_batch(
     one does not fit, reaches `cap`, or gains less than AUTO_BATCH_GAIN over the best so
     far; the answer is the smallest tried batch within AUTO_BATCH_WITHIN of the best rate.
     A larger batch buys no speed past that knee and leaves the allocator no room (on an
-    H200 the largest batch that fit trained ResNet-50 40% slower than batch 256).
+    H200 the largest batch that fit, 3,311 at bf16, trained ResNet-50 at 3,674 img/s; batch
+    256 at fp16, the same tensor-core rate, at 6,100).
     Returns (batch, {batch tried: samples/s or None}); batch 0 when not even 1 fits.
     """
     tried: dict[int, float | None] = {}
