@@ -11,14 +11,16 @@ the source states: its MI355X row quotes the MI350X's 2.3 PF).
 planner.llm.ops scales a generation's kernel efficiencies to a GPU by its share over the
 H100 SXM's (REFERENCE_GPU): the same training-step GEMM code reaches a peak's share in
 proportion to what that GPU's best GEMM reaches (clocks under load, power caps, the
-vendor's GEMM library). Same-silicon boards without their own figure (H800 SXM) take their
-sibling's.
+vendor's GEMM library). A board without its own figure takes a same-silicon sibling's
+(planner.machines.silicon: the H800 SXM and H200 SXM the H100 SXM's, the A100 80GB boards the
+A100 SXM 40GB's); others have none (NaN).
 """
 
 from __future__ import annotations
 
 import math
 
+from planner.machines.silicon import siblings_of
 from planner.machines.specs import load_specs
 
 REFERENCE_GPU = "H100-SXM"
@@ -35,13 +37,14 @@ MAMF_BF16_TFLOPS = {
     "Gaudi3": 1243.0,
     "A100-SXM-40GB": 259.2,
 }
-SAME_SILICON = {"H800-SXM": "H100-SXM"}
 
 
 def matmul_share(gpu_name: str) -> float:
-    """The GPU's best bf16 matmul over its dense bf16 peak (NaN when not measured)."""
-    name = SAME_SILICON.get(gpu_name, gpu_name)
-    if name not in MAMF_BF16_TFLOPS:
+    """The GPU's best bf16 matmul over its dense bf16 peak, its own or else a same-silicon
+    sibling's (NaN when neither is measured)."""
+    measured = [gpu_name, *siblings_of(gpu_name)]
+    name = next((n for n in measured if n in MAMF_BF16_TFLOPS), None)
+    if name is None:
         return math.nan
     specs = load_specs()
     peak = float(specs.loc[name, "bf16_tflops"]) if name in specs.index else math.nan

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from planner.codes import ThroughputSource
+from planner.machines.silicon import silicon_families, silicon_key
 from planner.machines.specs import load_specs
 from planner.throughput.scaling import interconnect_class
 
@@ -34,32 +35,6 @@ TDP_CLOCK_EXPONENT = 1.0 / 3.0
 # The compute share used when no pair of siblings was measured in one generation.
 DEFAULT_COMPUTE_SHARE = 0.5
 SHARE_GRID = np.linspace(0.0, 1.0, 101)
-
-
-def silicon_key(gpu_names: pd.Series) -> pd.Series:
-    """One key per die and clock (architecture, FP32 and FP16 peaks); "" without a spec."""
-    specs = load_specs()
-    parts = [gpu_names.map(specs[c]).astype(str) for c in ("architecture", "fp32_tflops")]
-    fp16 = gpu_names.map(specs["fp16_tflops"]).astype(str)
-    key = parts[0] + "|" + parts[1] + "|" + fp16
-    known = gpu_names.isin(specs.index)
-    return key.where(known, "")
-
-
-def siblings_of(gpu_name: str) -> list[str]:
-    """The other GPUs of the spec table on the same silicon (silicon_key)."""
-    return [n for n in silicon_families().get(gpu_name, []) if n != gpu_name]
-
-
-def silicon_families() -> dict[str, list[str]]:
-    """Each GPU of the spec table with a silicon_key: every GPU on its silicon (itself
-    included, in the table's order). The table is keyed once for all its GPUs."""
-    names = pd.Series(load_specs().index, dtype=str)
-    by_key: dict[str, list[str]] = {}
-    for name, key in zip(names, silicon_key(names), strict=True):
-        if key:
-            by_key.setdefault(key, []).append(name)
-    return {name: family for family in by_key.values() for name in family}
 
 
 def sibling_ratio(gpu: str, sibling: str, compute_share: float) -> float:

@@ -5,14 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from planner.machines.silicon import siblings_of
 from planner.throughput import own_and_published_results
 from planner.throughput.offers import throughput_inputs
-from planner.throughput.siblings import (
-    compute_share,
-    sibling_ratio,
-    siblings_of,
-    with_sibling_figures,
-)
+from planner.throughput.siblings import compute_share, sibling_ratio, with_sibling_figures
 from planner.workloads.catalog import get_workload
 
 
