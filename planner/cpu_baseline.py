@@ -29,18 +29,18 @@ from planner.dropped import drop_without
 from planner.machines.cpus import cpu_family
 from planner.notes import Note
 from planner.request import PlanRequest
-from planner.throughput.bundled import load_cpu_offers
+from planner.throughput.bundled import cpu_offers_digest, load_cpu_offers
 from planner.throughput.cpu import cpu_throughput
 from planner.throughput.disk_cache import frame_digest
 from planner.throughput.for_plan import with_columns
-from planner.throughput.offers import ByKey, results_digest
+from planner.throughput.offers import ByKey
 from pricing.cpu_offers import CPU_NAME
 
 # What a GPU option's throughput step adds that a CPU option has no figure for.
 _NO_FIGURE = ("per_gpu_batch", "compute_s", "comm_s", "overhead_s", "mfu", "memory_per_gpu_gb")
-# Result columns the CPU rows read beyond planner.throughput.offers.results_digest's: an
-# own CPU run's rate (planner.throughput.cpu) and the JPEG loader's (planner.costs.work).
-_CPU_RESULT_COLUMNS = ("samples_per_s", "samples_per_s_per_core", "achieved_tflops", "device_name")
+# The result rows CPU options read: own CPU runs (planner.throughput.cpu) and own input
+# pipeline runs (the JPEG loader's ceiling, planner.costs.work).
+_CPU_RESULT_WORKLOAD = "input-pipeline"
 
 
 def cpu_run_notes(cpu: pd.DataFrame) -> list[Note]:
@@ -101,15 +101,24 @@ def _costed_cpu_options(
     every plan of one request over one results table and CPU catalog, so cached by their
     content (a copy each time: the caller numbers and ranks it)."""
     offers = load_cpu_offers() if cpu_offers is None else cpu_offers
-    present = [c for c in _CPU_RESULT_COLUMNS if c in results.columns]
-    key = (
-        request,
-        results_digest(results),
-        frame_digest(results.loc[:, present]),
-        frame_digest(offers),
-    )
+    catalog = cpu_offers_digest() if cpu_offers is None else frame_digest(cpu_offers)
+    key = (request, _cpu_rows_digest(results), catalog)
     cpu, notes = _costed(ByKey(key, (request, results, offers)))
     return cpu.copy(), list(notes)
+
+
+def _cpu_rows_digest(results: pd.DataFrame) -> str:
+    """frame_digest of the results rows a CPU option reads (_CPU_RESULT_WORKLOAD and CPU
+    devices), every column but the operator tables (objects)."""
+    from benchmarks.results import OP_FIGURES_COLUMN
+
+    if results.empty or not {"device", "workload"} <= set(results.columns):
+        return frame_digest(results.iloc[0:0, 0:0])
+    rows = (results["device"].astype(str) == "cpu") | (
+        results["workload"].astype(str) == _CPU_RESULT_WORKLOAD
+    )
+    columns = [c for c in results.columns if c != OP_FIGURES_COLUMN]
+    return frame_digest(results.loc[rows.to_numpy(), columns])
 
 
 @lru_cache(maxsize=16)

@@ -73,9 +73,20 @@ def load_cpu_offers() -> pd.DataFrame:
     return _bundled_cpu_offers().copy()
 
 
+def cpu_offers_digest() -> str:
+    """disk_cache.frame_digest of the bundled CPU catalog, computed once with it."""
+    return _cpu_offers_digest(id(_bundled_cpu_offers()))
+
+
+@lru_cache(maxsize=1)
+def _cpu_offers_digest(_catalog_id: int) -> str:
+    return disk_cache.frame_digest(_bundled_cpu_offers())
+
+
 def clear_caches() -> None:
     """Forget the CPU catalog kept in this process (the disk cache stays)."""
     _bundled_cpu_offers.cache_clear()
+    _cpu_offers_digest.cache_clear()
 
 
 @lru_cache(maxsize=1)
