@@ -273,6 +273,13 @@ def is_out_of_memory(exc: BaseException) -> bool:
     )
 
 
+def within_headroom(batch_size: int, reserved_bytes: int, total_bytes: int) -> bool:
+    """Whether a trial batch leaves the allocator room: it reserved at most
+    GPU_AUTO_MEMORY_FRACTION of the GPU's memory. A batch of 1 that trained always counts
+    (a model that needs 95% of the card still gets a batch, not an out-of-memory error)."""
+    return batch_size == 1 or reserved_bytes <= GPU_AUTO_MEMORY_FRACTION * total_bytes
+
+
 def saturating_batch(
     rate: Callable[[int], float | None], cap: int
 ) -> tuple[int, dict[int, float | None]]:
@@ -380,7 +387,9 @@ def _trial_rate(
                 step()
             synchronize(device)
             seconds = time.perf_counter() - start
-            if total and torch.cuda.max_memory_reserved(device) > GPU_AUTO_MEMORY_FRACTION * total:
+            if total and not within_headroom(
+                batch_size, torch.cuda.max_memory_reserved(device), total
+            ):
                 return None
             return batch_size * timed_steps / seconds
         except RuntimeError as exc:

@@ -131,6 +131,13 @@ def test_saturating_batch_takes_the_smallest_batch_near_the_best_rate() -> None:
     assert batch == 4 and set(seen) == {1, 2, 4, 8}
 
 
+def test_the_memory_headroom_binds_every_batch_but_one() -> None:
+    gib = 2**30
+    assert harness.within_headroom(64, int(125 * gib), 140 * gib)  # 89%
+    assert not harness.within_headroom(64, int(127 * gib), 140 * gib)  # 91%: too close
+    assert harness.within_headroom(1, int(133 * gib), 140 * gib)  # a batch of 1 that trained
+
+
 def test_gpu_batch_auto_records_every_trial_and_refuses_when_nothing_fits() -> None:
     """The GPU branch of --batch auto (no GPU needed: the trials are given): the knee is
     chosen, each trial's rate is kept in the result's config, and a batch of 1 that does
