@@ -261,7 +261,7 @@ def combine(*tables: pd.DataFrame) -> pd.DataFrame:
 
 def empty_options() -> pd.DataFrame:
     """An option table without rows."""
-    return pd.DataFrame({c: pd.Series(dtype=object) for c in OPTION_COLUMNS})
+    return pd.DataFrame(columns=list(OPTION_COLUMNS), dtype=object)
 
 
 def no_spec_row(options: pd.DataFrame) -> np.ndarray:
