@@ -105,6 +105,11 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
                 f"own result {v['id']} used: a CPU run ({v['precision']}) sets the per-core "
                 "rate of the CPU baseline rows of its own CPU"
             )
+        if v.get("workload") == "ops":
+            return (
+                f"own result {v['id']} used: the operator benchmark on {v['gpu_name']} sets the "
+                "LLM step's GEMM, attention and memory rates on that GPU"
+            )
         on = f" for {v['instance_type']} (sweep)" if v.get("instance_type") else ""
         return (
             f"own result {v['id']} used{on}: {_run(v)}, {v['throughput']:,.4g} {v['unit']}"

@@ -7,8 +7,10 @@ is counted, used or skipped. A result is used when it measures the
 plan's benchmark model (workload and size; "gpt" for LLMs) at the plan's precision on a
 GPU the spec table knows; otherwise it is skipped with a reason code (planner.notes
 SKIP_REASONS): a CPU run does not predict a GPU, a device name not matched to a GPU has no
-specs to scale by, another precision or model size measures another job. Results of other
-workloads are counted in one own_results_elsewhere note.
+specs to scale by, another precision or model size measures another job. An LLM plan also
+uses operator-benchmark runs (workload "ops") on a known GPU: they set its step's GEMM,
+attention and memory rates (planner.llm.op_efficiency). Results of other workloads are
+counted in one own_results_elsewhere note.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from planner.workloads.catalog import Workload
 
 # Precisions that share a dense peak (an LLM MFU at fp16 stands for bf16 and back).
 _HALF = {"fp16": "half", "bf16": "half", "fp32": "fp32", "tf32": "tf32"}
+OPS_WORKLOAD = "ops"  # benchmarks.results.OP_WORKLOAD: operator rates, every precision
 
 
 def own_result_notes(results: pd.DataFrame, workload: Workload, precision: str) -> list[Note]:
@@ -33,8 +36,8 @@ def own_result_notes(results: pd.DataFrame, workload: Workload, precision: str) 
         own = own.loc[~own[SAMPLE_COLUMN].eq(True)]  # a row without the flag is the user's
     if own.empty:
         return []
-    model = "gpt" if workload.is_llm else workload.model
-    same = own["workload"].astype(str) == model
+    models = ("gpt", OPS_WORKLOAD) if workload.is_llm else (workload.model,)
+    same = own["workload"].astype(str).isin(models)
     notes = [_note(row, workload, precision) for _, row in own.loc[same].iterrows()]
     elsewhere = own.loc[~same]
     if len(elsewhere):
@@ -46,6 +49,7 @@ def own_result_notes(results: pd.DataFrame, workload: Workload, precision: str) 
 def _note(row: pd.Series, workload: Workload, precision: str) -> Note:
     base = {
         "id": str(row["id"]),
+        "workload": str(row["workload"]),
         "gpu_name": "" if pd.isna(row["gpu_name"]) else str(row["gpu_name"]),
         "device": str(row.get("device", "")),
         "model_size": str(row["model_size"]),
@@ -80,6 +84,8 @@ def _skip_reason(row: pd.Series, workload: Workload, precision: str) -> str | No
         return "cpu_run"
     if pd.isna(row["gpu_name"]):
         return "unknown_gpu"
+    if str(row["workload"]) == OPS_WORKLOAD:  # measured at every precision the GPU has
+        return None
     if workload.is_llm:
         if _HALF.get(str(row["precision"])) != _HALF.get(precision):
             return "other_precision"

@@ -126,6 +126,24 @@ def test_each_own_result_is_said_used_or_skipped_with_its_reason() -> None:
     assert gpt.code == "own_result_used"
 
 
+def test_an_operator_run_is_used_by_an_llm_plan_only() -> None:
+    """An ops result sets an LLM step's kernel rates on its GPU (any precision); an image
+    plan counts it with the other workloads; on CPU it predicts no GPU."""
+    ops = {"workload": "ops", "precision": None, "throughput": float("nan"),
+           "throughput_unit": "TFLOP/s", "gpu_name": "H200-SXM"}  # fmt: skip
+    on_cpu = {**ops, "device": "cpu", "gpu_name": None}
+    table = pd.DataFrame([_own(id="ops-run", **ops), _own(id="ops-cpu", **on_cpu)])
+    by_id = {n.values.get("id"): n for n in own_result_notes(table, LLM, "fp8")}
+    assert by_id["ops-run"].code == "own_result_used"
+    assert by_id["ops-cpu"]["reason"] == "cpu_run"
+    assert note_text(by_id["ops-run"]) == (
+        "own result ops-run used: the operator benchmark on H200-SXM sets the LLM step's "
+        "GEMM, attention and memory rates on that GPU"
+    )
+    image = own_result_notes(table, RESNET, "fp16")
+    assert [n.code for n in image] == ["own_results_elsewhere"]
+
+
 def test_a_plan_says_its_cpu_run_was_skipped() -> None:
     cpu = pd.DataFrame([_own(id="cpu-run", device="cpu", gpu_name=None, precision="fp16")])
     table = pd.concat([RESULTS, cpu], ignore_index=True)
