@@ -12,14 +12,15 @@ from dataclasses import dataclass
 # pipeline- and data-parallel communication; the optimizer), usable memory, the framework,
 # and what the compute rate rests on (mfu_source: a planner.llm.ops kernels_* code, or own
 # GPT results, with their calibration factor; for own results the anchor MFU, run id, run
-# count, size, GPU count and decades of size between the run and the target).
+# count, size, GPU count and decades of size between the run and the target; kernels_run_id:
+# the operator-benchmark run whose rates the step used, "" when none).
 LLM_DETAIL_COLUMNS = (
     "step_s", "compute_share", "gemm_share", "attention_share", "memory_share",
     "recompute_share", "bubble_share", "tp_comm_share", "cp_comm_share", "pp_comm_share",
     "dp_comm_share", "optimizer_share", "cast_share", "a2a_share", "grouped_gemm_share",
     "usable_gb", "framework", "calibration", "stack_spread", "moe_factor",
     "mfu_anchor", "mfu_source", "mfu_band_widened", "mfu_run_id", "mfu_runs",
-    "mfu_model_size", "mfu_world_size", "mfu_size_decades",
+    "mfu_model_size", "mfu_world_size", "mfu_size_decades", "kernels_run_id",
 )  # fmt: skip
 
 

@@ -561,6 +561,7 @@ def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
         "mfu_model_size": anchor.model_size,
         "mfu_world_size": anchor.world_size,
         "mfu_size_decades": anchor.size_decades,
+        "kernels_run_id": prediction.kernels_run,
     }
 
 

@@ -128,6 +128,10 @@ def mfu_source_text(row: Mapping[str, Any]) -> str:
     anchor, world = _number(row.get("mfu_anchor")), _number(row.get("mfu_world_size"))
     rate = f"MFU {anchor:.0%} {source}" if _known(anchor) else f"MFU {source}"
     gpus = f", {world:g} GPU" if _known(world) else ""
+    ops_run = str(row.get("kernels_run_id") or "")
+    if ops_run:  # the operator benchmark's rates, scaled by the GPT runs' factor
+        times = calibrated.removeprefix("; kernel rates")
+        calibrated = f"; kernel rates measured by the operator benchmark (run {ops_run}){times}"
     return f"{rate} by the GPT benchmark on this GPU ({which}; {size}{gpus}){scaled}{calibrated}"
 
 

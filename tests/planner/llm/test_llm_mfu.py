@@ -160,6 +160,13 @@ def test_size_transfer_widens_the_band_by_decades() -> None:
         "mfu_world_size": far.anchor.world_size, "mfu_size_decades": far.anchor.size_decades,
     }  # fmt: skip
     assert "size 124m -> target" in mfu_source_text(record)
+    assert "operator benchmark" not in mfu_source_text(record)
+    # Own GPT runs calibrating an operator benchmark's rates: both runs are named.
+    both = {**record, "calibration": 1.04, "kernels_run_id": "ops-run-1"}
+    assert mfu_source_text(both).endswith(
+        "; kernel rates measured by the operator benchmark (run ops-run-1) x 1.04"
+    )
+    assert far.kernels_run == ""  # no operator-benchmark table given
 
 
 def test_own_gpt_results_on_disk_map_device_names_and_skip_cpus(results_dir: Path) -> None:
