@@ -100,10 +100,9 @@ def _costed_cpu_options(
     """The CPU options timed and costed, with the notes on those left out: the same for
     every plan of one request over one results table and CPU catalog, so cached by their
     content (a copy each time: the caller numbers and ranks it)."""
-    offers = load_cpu_offers() if cpu_offers is None else cpu_offers
     catalog = cpu_offers_digest() if cpu_offers is None else frame_digest(cpu_offers)
     key = (request, _cpu_rows_digest(results), catalog)
-    cpu, notes = _costed(ByKey(key, (request, results, offers)))
+    cpu, notes = _costed(ByKey(key, (request, results, cpu_offers)))
     return cpu.copy(), list(notes)
 
 
@@ -123,8 +122,9 @@ def _cpu_rows_digest(results: pd.DataFrame) -> str:
 
 @lru_cache(maxsize=16)
 def _costed(key: ByKey) -> tuple[pd.DataFrame, tuple[Note, ...]]:
-    request, results, offers = key.payload
+    request, results, cpu_offers = key.payload
     workload = request.workload
+    offers = load_cpu_offers() if cpu_offers is None else cpu_offers  # read on a miss only
     cpu = cpu_options(cpu_offers_asked_for(request, offers), request.pricing)
     cpu, notes = drop_without(
         cpu, cpu["option_usd_per_hour"].isna(), "no_price", pricing=request.pricing
