@@ -42,8 +42,9 @@ MAMF_BF16_TFLOPS = {
 def matmul_share(gpu_name: str) -> float:
     """The GPU's best bf16 matmul over its dense bf16 peak, its own or else a same-silicon
     sibling's (NaN when neither is measured)."""
-    measured = [gpu_name, *siblings_of(gpu_name)]
-    name = next((n for n in measured if n in MAMF_BF16_TFLOPS), None)
+    name: str | None = gpu_name
+    if name not in MAMF_BF16_TFLOPS:  # no figure of its own: a measured sibling's
+        name = next((n for n in siblings_of(gpu_name) if n in MAMF_BF16_TFLOPS), None)
     if name is None:
         return math.nan
     specs = load_specs()
