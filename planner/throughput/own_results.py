@@ -23,7 +23,6 @@ from planner.workloads.catalog import Workload
 
 # Precisions that share a dense peak (an LLM MFU at fp16 stands for bf16 and back).
 _HALF = {"fp16": "half", "bf16": "half", "fp32": "fp32", "tf32": "tf32"}
-OPS_WORKLOAD = "ops"  # benchmarks.results.OP_WORKLOAD: operator rates, every precision
 
 
 def own_result_notes(results: pd.DataFrame, workload: Workload, precision: str) -> list[Note]:
@@ -36,7 +35,9 @@ def own_result_notes(results: pd.DataFrame, workload: Workload, precision: str) 
         own = own.loc[~own[SAMPLE_COLUMN].eq(True)]  # a row without the flag is the user's
     if own.empty:
         return []
-    models = ("gpt", OPS_WORKLOAD) if workload.is_llm else (workload.model,)
+    from benchmarks.results import OP_WORKLOAD
+
+    models = ("gpt", OP_WORKLOAD) if workload.is_llm else (workload.model,)
     same = own["workload"].astype(str).isin(models)
     notes = [_note(row, workload, precision) for _, row in own.loc[same].iterrows()]
     elsewhere = own.loc[~same]
@@ -84,7 +85,9 @@ def _skip_reason(row: pd.Series, workload: Workload, precision: str) -> str | No
         return "cpu_run"
     if pd.isna(row["gpu_name"]):
         return "unknown_gpu"
-    if str(row["workload"]) == OPS_WORKLOAD:  # measured at every precision the GPU has
+    from benchmarks.results import OP_WORKLOAD
+
+    if str(row["workload"]) == OP_WORKLOAD:  # measured at every precision the GPU has
         return None
     if workload.is_llm:
         if _HALF.get(str(row["precision"])) != _HALF.get(precision):
