@@ -36,9 +36,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from planner.llm.corpus import OWN_RUNS_PATH, CorpusRun, load_corpus  # noqa: E402
-from planner.llm.stack_fit import HeldOut, leave_one_source_out, run_settings  # noqa: E402
+from planner.llm.stack_fit import HeldOut, leave_one_source_out, predict_run  # noqa: E402
 from planner.llm.stack_profiles import stack_params  # noqa: E402
-from planner.llm.throughput import predict_layout  # noqa: E402
 
 FLAT_MFU = 0.40
 MIN_BAND_RUNS = 8
@@ -165,14 +164,10 @@ def own_runs_check() -> pd.DataFrame:
     results, _ = own_and_published_results(folders)
     rows = []
     for r in runs:
-        settings = run_settings(r, stack_params(r.family))
         bundled, own_ops = (
-            predict_layout(
-                r.workload, r.precision, r.gpu_name, r.num_gpus, r.gpus_per_node,
-                r.network_gbps, settings=settings, ops=ops,
-            ).tokens_per_s / r.num_gpus
+            predict_run(r, stack_params(r.family), ops).tokens_per_s / r.num_gpus
             for ops in (None, results)
-        )  # fmt: skip
+        )
         flat = r.tokens_per_gpu * FLAT_MFU / r.mfu
         rows.append(
             {

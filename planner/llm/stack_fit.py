@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 from scipy.optimize import least_squares
 
 from planner.llm.corpus import CorpusRun
@@ -89,18 +90,21 @@ def run_settings(run: CorpusRun, stack: StackParams, pinned: bool = True) -> LLM
     )
 
 
-def predict_run(run: CorpusRun, stack: StackParams) -> LayoutPrediction:
+def predict_run(
+    run: CorpusRun, stack: StackParams, ops: pd.DataFrame | None = None
+) -> LayoutPrediction:
     """The operator model's prediction of one corpus run under `stack`: at its stated
-    layout, else (the stack cannot run it, or it does not fit) the searched one."""
+    layout, else (the stack cannot run it, or it does not fit) the searched one. `ops`: a
+    results table whose operator-benchmark runs replace the kernel defaults on their GPU."""
     found = predict_layout(
         run.workload, run.precision, run.gpu_name, run.num_gpus, run.gpus_per_node,
-        run.network_gbps, settings=run_settings(run, stack),
+        run.network_gbps, settings=run_settings(run, stack), ops=ops,
     )  # fmt: skip
     if found.layout.fits or run.pinned is None:
         return found
     return predict_layout(
         run.workload, run.precision, run.gpu_name, run.num_gpus, run.gpus_per_node,
-        run.network_gbps, settings=run_settings(run, stack, pinned=False),
+        run.network_gbps, settings=run_settings(run, stack, pinned=False), ops=ops,
     )  # fmt: skip
 
 
