@@ -8,6 +8,7 @@ rich Text, so `:b:` or `[red]` in it prints as written.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -193,15 +194,23 @@ def parse_world_sizes(text: str) -> list[int]:
     return sizes
 
 
-def parse_batch(text: str | None) -> tuple[int | None, bool]:
-    """--batch N | auto -> (batch or None, auto?)."""
+def parse_batch(text: str | None) -> tuple[list[int | None], bool]:
+    """--batch N | a series 16,32,64 | auto -> (the per-device batches, auto?); [None]: the
+    model's default batch."""
     if text is None:
-        return None, False
+        return [None], False
     if text.strip().lower() == "auto":
-        return None, True
-    if text.strip().isdigit() and int(text) >= 1:
-        return int(text), False
-    raise ValueError(f"--batch: {text!r} is neither a positive whole number nor 'auto'")
+        return [None], True
+    batches: list[int | None] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) < 1:
+            raise ValueError(
+                f"--batch: {part!r} is neither a positive whole number nor 'auto' "
+                "(give N, a series like 16,32,64, or auto)"
+            )
+        batches.append(int(part))
+    return batches, False
 
 
 RUN_TABLE = (
@@ -292,11 +301,11 @@ class RunFlags:
 
 class CheckedRun(NamedTuple):
     """What `bench run` checked before importing torch: the canonical size, the world
-    sizes to run, and the per-device batch (None: the model's default) or auto."""
+    sizes to run, and the per-device batches (None: the model's default) or auto."""
 
     size: str
     world_sizes: list[int]
-    batch_size: int | None
+    batch_sizes: list[int | None]
     batch_auto: bool
 
 
@@ -328,7 +337,7 @@ def run(
         str, typer.Option("--world-size", help="processes (GPUs): N, or a series 1,2,4,8")
     ] = "1",
     batch: Annotated[
-        str | None, typer.Option("--batch", help="per-device batch N, or auto")
+        str | None, typer.Option("--batch", help="per-device batch N, a series 16,32,64, or auto")
     ] = None,
     steps: Annotated[int, typer.Option(help="timed steps")] = 50,
     warmup: Annotated[int, typer.Option(help="untimed warm-up steps")] = 10,
@@ -351,7 +360,8 @@ def run(
     out: Annotated[Path | None, typer.Option("--results", "--out", help=RESULTS_OLD_HELP)] = None,
     fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
 ) -> None:
-    """Measure training throughput of a standard model; one result file per world size."""
+    """Measure training throughput of a standard model; one result file per world size and
+    batch."""
     flags = RunFlags(**locals())  # first statement: locals() is exactly the options above
     checked = _check_run_flags(flags)
     options = _run_options(flags, checked)
@@ -361,7 +371,10 @@ def run(
     if options.workload == "ops":
         written = _run_ops(options, checked.world_sizes, out_dir, flags.fmt)
     else:
-        written = _run_world_sizes(options, checked.world_sizes, out_dir, checked.batch_auto)
+        written = []
+        for batch_size in checked.batch_sizes:  # a batch series: every world size per batch
+            at_batch = dataclasses.replace(options, batch_size=batch_size)
+            written += _run_world_sizes(at_batch, checked.world_sizes, out_dir, checked.batch_auto)
     _print_results(written, flags.fmt)
 
 
@@ -373,7 +386,7 @@ def _check_run_flags(flags: RunFlags) -> CheckedRun:
 
         size = check_size(flags.workload, flags.size)
         sizes = parse_world_sizes(flags.world_size)
-        batch_size, batch_auto = parse_batch(flags.batch)
+        batch_sizes, batch_auto = parse_batch(flags.batch)
         if flags.fmt not in ("table", "json"):
             raise ValueError(f"--format: {flags.fmt!r} is not one of table, json")
         if flags.device not in ("cpu", "cuda", "auto"):
@@ -388,7 +401,7 @@ def _check_run_flags(flags: RunFlags) -> CheckedRun:
                 )
     except ValueError as exc:
         abort(str(exc))
-    return CheckedRun(size, sizes, batch_size, batch_auto)
+    return CheckedRun(size, sizes, batch_sizes, batch_auto)
 
 
 def _require_torch() -> None:
@@ -421,7 +434,7 @@ def _run_options(flags: RunFlags, checked: CheckedRun) -> RunOptions:
         size=checked.size,
         precision=flags.precision or harness.default_precision(flags.workload, device),
         device=device,
-        batch_size=checked.batch_size,
+        batch_size=checked.batch_sizes[0],
         batch_auto=checked.batch_auto,
         steps=flags.steps,
         warmup=flags.warmup,

@@ -81,6 +81,20 @@ def test_world_size_series_writes_one_result_per_size(tmp_path: Path) -> None:
     assert ddp["config"]["ddp_backend"] == "gloo"  # type: ignore[index]
 
 
+def test_batch_series_writes_one_result_per_batch(tmp_path: Path) -> None:
+    """A batch sweep in one command: each batch is its own result, at its own rate."""
+    done = bench("run", *TINY_GPT, "--batch", "2,8", "--steps", "4", "--warmup", "1",
+                 "--out", str(tmp_path))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = results_in(tmp_path)
+    assert sorted(r["batch_size_per_device"] for r in results) == [2, 8]  # type: ignore[type-var]
+    assert len({r["id"] for r in results}) == 2
+    for r in results:
+        assert r["samples_per_s"] == pytest.approx(
+            r["batch_size_per_device"] / r["step_time_s_p50"]  # type: ignore[operator]
+        )
+
+
 def test_batch_auto_on_cpu_writes_the_batch_it_found(tmp_path: Path) -> None:
     done = bench("run", "--workload", "bert", "--size", "tiny", "--device", "cpu",
                  "--batch", "auto", "--max-batch", "12", "--steps", "3", "--warmup", "1",
@@ -97,6 +111,7 @@ def test_batch_auto_on_cpu_writes_the_batch_it_found(tmp_path: Path) -> None:
         (["--world-size", "0"], "--world-size"),
         (["--world-size", "1,x"], "--world-size"),
         (["--batch", "lots"], "--batch"),
+        (["--batch", "16,0"], "'0' is neither"),
         (["--precision", "tf32"], "tf32"),
         (["--size", "ful"], "did you mean 'full'"),
     ],
