@@ -88,3 +88,24 @@ def test_band_coverage_scores_each_point_against_the_others() -> None:
     # A prediction interval from m points is wider than a z band: t(0.9, 2) = 1.886.
     half = 1.8856 * np.std([0.0, 0.0, 1.0], ddof=1) * np.sqrt(4 / 3)
     assert width == pytest.approx(3 * half / 4, rel=1e-3)
+
+
+def test_own_sweep_rows_are_their_result_files_and_are_scored_on_their_gpu() -> None:
+    """reference/own_runs' batch-sweep table is what tools/own_batch_sweeps.py reads from the
+    result files, and (h) scores each own sweep on the GPU it ran on."""
+    import json
+
+    spec = importlib.util.spec_from_file_location("own", ROOT / "tools" / "own_batch_sweeps.py")
+    assert spec and spec.loader
+    own_tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(own_tool)
+    assert own_tool.table().to_csv(index=False) == own_tool.OWN_CNN_FILE.read_text()
+    own = evaluate_cnn.own_sweeps()
+    for row in own.itertuples():
+        result = json.loads((ROOT / row.source_location).read_text())
+        assert row.batch_size == result["batch_size_per_device"]
+        assert row.train_samples_per_sec == round(result["samples_per_s"], 1)
+    scored = evaluate_cnn.small_batch(own)
+    assert set(scored["gpus"]) == {"1 x H200-SXM"}
+    assert len(scored) == own.groupby(["model", "precision"]).ngroups
+    assert (scored["step_model"] < 0.5).all() and (scored["measured"] < 0.5).all()

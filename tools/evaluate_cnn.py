@@ -6,9 +6,11 @@ On FlagPerf's DGX A100-40GB training runs (reference/calibration/cnn_training_th
 it prints, each beside its naive rule:
 
 (h) Small per-GPU batch: the per-GPU rate at the sweep's small batch over its rate at the
-    large one (8 GPUs), predicted by planner.throughput.step_model with the per-kernel
-    floor fitted on the OTHER sweeps (leave-one-sweep-out), against "no penalty" (ratio 1)
-    and the step model's former fixed floor (6 µs per kernel).
+    large one (FlagPerf's 8-GPU pairs and gpuplan's own one-H200 sweeps,
+    reference/own_runs/cnn_training_throughput.csv), predicted by
+    planner.throughput.step_model with the per-kernel floor fitted on the sweeps of the
+    OTHER models (leave-one-model-out), against "no penalty" (ratio 1) and the step
+    model's former fixed floor (6 µs per kernel).
 (i) Scaling: per-GPU efficiency at 8 GPUs (one node) from the 1-GPU figure and at 16 GPUs
     (two nodes) from the 8-GPU figure, by the step model with the floor and the straggler
     spread σ fitted without the model's own rows and the all-reduce bandwidths FlagPerf
@@ -42,6 +44,9 @@ sys.path.insert(0, str(ROOT))
 from planner.machines.specs import load_specs  # noqa: E402
 from planner.throughput.step_calibration import (  # noqa: E402
     CNN_FILE,
+    OWN_BERT_KERNELS,
+    OWN_BERT_MODEL,
+    OWN_CNN_FILE,
     SWEEP_KERNELS,
     batch_sweeps,
     fit_kernel_floor,
@@ -105,6 +110,8 @@ MODELS: dict[str, tuple[float, float]] = {
     "RetinaNet (torchvision retinanet_resnet50_fpn, COCO)": (34.0e6, 2000.0),
     "DETR (ResNet-50, 6 encoder + 6 decoder layers, COCO)": (41e6, 1900.0),
 }
+# gpuplan's own sweeps' models beyond FlagPerf's (Devlin et al. 2019: BERT-large 334M).
+OWN_MODELS = {OWN_BERT_MODEL: (334e6, OWN_BERT_KERNELS)}
 # FlagPerf rows kept in the calibration table but not scored, and why.
 LEFT_OUT = {
     "Tacotron 2 (LJSpeech)": "throughput unit not stated (not utterances)",
@@ -128,6 +135,7 @@ def short_name(model: str) -> str:
         "ViT (Vision Transformer)": "ViT-B/16",
         "EfficientNet": "EfficientNetV2-S",
         "Swin Transformer": "Swin-T",
+        OWN_BERT_MODEL: "BERT-large (own)",
     }
     return special.get(model, model.split(" (")[0])
 
@@ -137,11 +145,22 @@ def flagperf() -> pd.DataFrame:
     return rows.loc[rows["source"].str.startswith("FlagOpen")].reset_index(drop=True)
 
 
+def own_sweeps() -> pd.DataFrame:
+    """gpuplan's own one-GPU batch sweeps (reference/own_runs)."""
+    return pd.read_csv(OWN_CNN_FILE)
+
+
 def _inputs(
-    x1: float, b_mem: float, params: float, kernels: float, floor: float, sigma: float = 0.0
+    x1: float,
+    b_mem: float,
+    params: float,
+    kernels: float,
+    floor: float,
+    sigma: float = 0.0,
+    gpu: str = GPU,
 ) -> StepInputs:
     one = lambda v: np.array([float(v)])  # noqa: E731
-    spec = load_specs().loc[GPU]
+    spec = load_specs().loc[gpu]
     return StepInputs(
         x1=one(x1),
         b_mem=one(b_mem),
@@ -168,34 +187,40 @@ def _floor_without(sweeps: pd.DataFrame, model: str) -> float:
     return fit_kernel_floor(sweeps.loc[sweeps["model"] != model])
 
 
+SPEC_NAMES = {"A100-40GB": GPU}  # FlagPerf's GPU name -> the spec table's
+
+
 def small_batch(rows: pd.DataFrame) -> pd.DataFrame:
     """(h): per sweep, measured and predicted small-batch ratios."""
     sweeps = batch_sweeps(rows)
     sweeps = sweeps.loc[sweeps["model"].isin(list(SWEEP_KERNELS))]
     out = []
     for s in sweeps.itertuples(index=False):
-        params = MODELS.get(s.model, (28e6, SWEEP_KERNELS[s.model]))[0]
+        params = {**MODELS, **OWN_MODELS}[s.model][0]
         kernels = SWEEP_KERNELS[s.model]
+        gpu = SPEC_NAMES.get(s.gpu_model, s.gpu_model)
         large = rows.loc[
             (rows["model"] == s.model)
+            & (rows["gpu_model"] == s.gpu_model)
             & (rows["num_gpus"] == s.num_gpus)
             & (rows["precision"] == s.precision)
             & (rows["batch_size"] == s.b_large)
         ]
-        x_large = float(large["train_samples_per_sec"].iloc[0]) / s.num_gpus
+        x_large = float(large["train_samples_per_sec"].mean()) / s.num_gpus
         ratios = {}
         for name, floor in (
             ("step_model", _floor_without(sweeps, s.model)),
             ("old_floor", OLD_KERNEL_FLOOR_S),
         ):
-            # Calibrate x_sat so the model meets the measured large-batch rate at 8 GPUs.
-            inputs = _inputs(x_large, s.b_large, params, kernels, floor)
+            # Calibrate x_sat so the model meets the measured large-batch rate.
+            inputs = _inputs(x_large, s.b_large, params, kernels, floor, gpu=gpu)
             scale = x_large / _per_gpu(inputs, s.num_gpus)
-            inputs = _inputs(x_large * scale, s.b_large, params, kernels, floor)
+            inputs = _inputs(x_large * scale, s.b_large, params, kernels, floor, gpu=gpu)
             ratios[name] = _per_gpu(inputs, s.num_gpus, s.b_small) / x_large
         out.append(
             {
                 "model": short_name(s.model),
+                "gpus": f"{s.num_gpus:g} x {gpu}",
                 "precision": s.precision,
                 "batches": s.batches,
                 "measured": s.small_ratio,
@@ -272,7 +297,7 @@ def summary(batch: pd.DataFrame, scale: pd.DataFrame) -> pd.DataFrame:
     rows = [
         {
             "check": "small per-GPU batch (rate ratio)",
-            "scale_band": "one node",
+            "scale_band": "one GPU or node",
             "points": len(batch),
             "step_model_mape": mape(batch["step_model"], batch["measured"]),
             "naive": "no penalty",
@@ -301,7 +326,7 @@ def summary(batch: pd.DataFrame, scale: pd.DataFrame) -> pd.DataFrame:
 
 def evaluate_cnn() -> dict[str, pd.DataFrame]:
     rows = flagperf()
-    batch = small_batch(rows)
+    batch = small_batch(pd.concat([rows, own_sweeps()], ignore_index=True))
     scale = scaling(rows)
     return {"small_batch": batch, "scaling": scale, "summary": summary(batch, scale)}
 
@@ -310,7 +335,10 @@ def print_sections(result: dict[str, pd.DataFrame] | None = None) -> dict[str, p
     """Print (h)-(j); returns the tables (for --json)."""
     result = result or evaluate_cnn()
     fmt = lambda v: f"{v:.3f}"  # noqa: E731
-    print("\n(h) per-GPU rate at the small batch / at the large batch, 8 x A100-40GB (FlagPerf)")
+    print(
+        "\n(h) per-GPU rate at the small batch / at the large batch: FlagPerf (8 x A100-40GB)"
+        " and own runs (1 x H200)"
+    )
     print(result["small_batch"].to_string(index=False, float_format=fmt))
     print("\n(i) per-GPU efficiency, step model (floor fitted without the model) vs linear")
     print(result["scaling"].to_string(index=False, float_format=fmt))

@@ -8,7 +8,9 @@ Two fits, each a pure function of a table so tests can run them on tiny inline r
   Two rows of the same source, model, GPU, count and precision at two batches give the
   line; t_floor / kernels per step is the per-kernel floor (PyTorch eager launches one
   kernel per operator; its host-side dispatch and launch do not shrink with the batch).
-  Data: FlagPerf DGX A100-40GB batch pairs (cnn_training_throughput.csv).
+  Data: FlagPerf DGX A100-40GB batch pairs (cnn_training_throughput.csv) and gpuplan's own
+  one-GPU batch sweeps (reference/own_runs/cnn_training_throughput.csv: H200, ResNet-50 and
+  BERT-large at 4-256 per GPU).
 - All-reduce latency from message-size sweeps. nccl-tests' bus bandwidth busbw of an
   all-reduce of S bytes on n ranks means t = 2(n − 1)/n · S / busbw (NVIDIA nccl-tests
   doc/PERFORMANCE.md); t(S) = α + 2(n − 1)/n · S / β is the α-β model (Hockney 1994;
@@ -38,6 +40,16 @@ from planner.throughput.step_model import expected_max_normal
 CALIBRATION_DIR = Path(__file__).resolve().parents[2] / "reference" / "calibration"
 CNN_FILE = CALIBRATION_DIR / "cnn_training_throughput.csv"
 COLLECTIVES_FILE = CALIBRATION_DIR / "collectives.csv"
+OWN_CNN_FILE = CALIBRATION_DIR.parent / "own_runs" / "cnn_training_throughput.csv"
+# The bench's own BERT-large (benchmarks.models.bert: 24 layers, hidden 1024, SQuAD head).
+# Its kernels, counted from the code: per layer forward a fused QKV, output and two
+# feed-forward matmuls (each with autocast's weight cast), one fused attention
+# (scaled_dot_product_attention), its head merge, two dropouts, two residual adds, two
+# LayerNorms and a GELU, 17; backward about twice, 51-55 per layer; x 24 layers plus the
+# embeddings, head, fused AdamW and loss scaling, about 1,300 (HF BERT's separate Q/K/V and
+# eager attention come to the ~92 per layer counted below).
+OWN_BERT_KERNELS = 1300.0
+OWN_BERT_MODEL = "BERT-large (gpuplan bench bert large: 24 layers, hidden 1024, seq 384)"
 
 # Kernels one eager PyTorch training step launches, counted as DataParallelModel's
 # kernels_per_step are (forward one per layer op, backward about 2x, plus the optimizer):
@@ -55,6 +67,7 @@ SWEEP_KERNELS: dict[str, float] = {
     "DistilBERT (distilbert-base-uncased, sequence classification, seq 512)": 550.0,
     "GLM-large (blocklm-large-blank: 24 layers, hidden 1024, seq 512)": 2200.0,
     "CPM-medium (cpm_model_states_medium: 24 layers, hidden 1024, seq 200)": 2200.0,
+    OWN_BERT_MODEL: OWN_BERT_KERNELS,
 }
 # Sweeps shorter than this many sizes cannot separate α from β.
 MIN_SWEEP_SIZES = 8
@@ -65,9 +78,10 @@ def batch_sweeps(rows: pd.DataFrame) -> pd.DataFrame:
     """Per sweep (SWEEP_KEY with two or more batches): the per-GPU step time line.
 
     `rows`: source, model, gpu_model, num_gpus, precision, memory_format (optional),
-    batch_size (per GPU), train_samples_per_sec (total over the GPUs). Returns SWEEP_KEY +
-    batches (text), floor_s, sample_s, b_half and small_ratio: the per-GPU rate at the
-    smallest batch over that at the largest (what the sweep measured).
+    batch_size (per GPU), train_samples_per_sec (total over the GPUs); repeated runs at one
+    batch count once, at their mean rate. Returns SWEEP_KEY + batches (text), floor_s,
+    sample_s, b_half and small_ratio: the per-GPU rate at the smallest batch over that at
+    the largest (what the sweep measured).
     """
     out = []
     data = rows.dropna(subset=["batch_size", "train_samples_per_sec"]).copy()
@@ -75,11 +89,11 @@ def batch_sweeps(rows: pd.DataFrame) -> pd.DataFrame:
         data["memory_format"] = ""
     data["memory_format"] = data["memory_format"].fillna("")
     for key, group in data.groupby(SWEEP_KEY, sort=True):
-        group = group.sort_values("batch_size")
-        batch = group["batch_size"].to_numpy(float)
-        if len(np.unique(batch)) < 2:
+        rates = group.groupby("batch_size")["train_samples_per_sec"].mean().sort_index()
+        batch = rates.index.to_numpy(float)
+        if len(batch) < 2:
             continue
-        per_gpu = group["train_samples_per_sec"].to_numpy(float) / float(key[3])
+        per_gpu = rates.to_numpy(float) / float(key[3])
         step = batch / per_gpu
         sample_s, floor_s = np.polyfit(batch, step, 1)
         out.append(
@@ -97,6 +111,11 @@ def batch_sweeps(rows: pd.DataFrame) -> pd.DataFrame:
     columns = [*SWEEP_KEY, "batches", "b_small", "b_large", "floor_s", "sample_s", "b_half",
                "small_ratio"]  # fmt: skip
     return pd.DataFrame(out, columns=columns)
+
+
+def sweep_rows() -> pd.DataFrame:
+    """The calibration table's CNN rows and gpuplan's own one-GPU batch sweeps, together."""
+    return pd.concat([pd.read_csv(CNN_FILE), pd.read_csv(OWN_CNN_FILE)], ignore_index=True)
 
 
 def fit_kernel_floor(sweeps: pd.DataFrame, kernels: dict[str, float] | None = None) -> float:
@@ -196,8 +215,8 @@ def fit_allreduce_latency(sweeps: pd.DataFrame) -> tuple[float, float]:
 
 
 def load_calibration() -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(batch sweeps, all-reduce sweeps) of the bundled calibration tables."""
+    """(batch sweeps, all-reduce sweeps) of the bundled calibration tables and own runs."""
     return (
-        batch_sweeps(pd.read_csv(CNN_FILE)),
+        batch_sweeps(sweep_rows()),
         allreduce_sweeps(allreduce_times(pd.read_csv(COLLECTIVES_FILE))),
     )

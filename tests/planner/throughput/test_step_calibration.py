@@ -44,6 +44,21 @@ def test_a_batch_pair_gives_the_step_time_line() -> None:
         fit_kernel_floor(batch_sweeps(rows), {"VGG": 100.0})
 
 
+def test_repeated_runs_at_one_batch_count_once_at_their_mean_rate() -> None:
+    # One GPU, batch 16 run twice (600 and 1,000 samples/s: host-bound steps are noisy).
+    rows = pd.DataFrame(
+        {
+            "source": "own", "model": "ResNet-50", "gpu_model": "H200-SXM", "num_gpus": 1,
+            "precision": "fp16", "batch_size": [16.0, 16.0, 256.0],
+            "train_samples_per_sec": [600.0, 1000.0, 6000.0],
+        }
+    )  # fmt: skip
+    sweep = batch_sweeps(rows).iloc[0]
+    assert sweep["batches"] == "16/256"
+    assert sweep["small_ratio"] == pytest.approx(800.0 / 6000.0)
+    assert sweep["floor_s"] == pytest.approx((16 / 800 - 256 / 6000 * 16 / 256) / (1 - 16 / 256))
+
+
 def test_one_batch_is_no_sweep_and_memory_formats_are_not_mixed() -> None:
     rows = pd.DataFrame(
         {
