@@ -77,7 +77,7 @@ STRAGGLER_SIGMA = 0.050
 # low = x·exp(−q90), high = x·exp(−q10).
 STEP_BEYOND_LOG_ERROR = (-0.03, 0.12)
 # The fits' sources, for the words beside a figure (planner.render.explain).
-FLOOR_SOURCE = "FlagPerf A100 batch sweeps"
+FLOOR_SOURCE = "FlagPerf A100 and own H200 batch sweeps"
 ALLREDUCE_SOURCE = "nccl-tests-style H200/B200 sweeps"
 
 
