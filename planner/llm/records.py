@@ -41,7 +41,11 @@ class LLMMemoryError(ValueError):
     """An LLM that fits on no option (reason code "no_layout_fits").
 
     Carries the figures, not words (planner.render.llm words them): the workload's name,
-    mode and sequence length, the Shortfall per GPU model, and the GPU cap of the request.
+    mode and sequence length, the Shortfall per GPU model, the GPU cap of the request, the
+    training stack asked for and the other stacks under which a layout fits the largest
+    option (their parallel dimensions differ: fsdp has no pipeline or context parallelism),
+    and whether some counts were stopped by the global batch instead (more data-parallel
+    ranks than sequences).
     """
 
     code = "no_layout_fits"
@@ -53,6 +57,9 @@ class LLMMemoryError(ValueError):
         seq_len: int,
         shortfalls: tuple[Shortfall, ...] = (),
         max_gpus: float | None = None,
+        framework: str = "",
+        frameworks_that_fit: tuple[str, ...] = (),
+        batch_limited: bool = False,
     ) -> None:
         super().__init__(self.code)
         self.workload = workload
@@ -60,3 +67,6 @@ class LLMMemoryError(ValueError):
         self.seq_len = seq_len
         self.shortfalls = shortfalls
         self.max_gpus = max_gpus
+        self.framework = framework
+        self.frameworks_that_fit = frameworks_that_fit
+        self.batch_limited = batch_limited

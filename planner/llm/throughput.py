@@ -22,6 +22,7 @@ quadrature.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from planner.llm.frameworks import DEFAULT_FRAMEWORK
+from planner.llm.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS
 from planner.llm.layout import (
     ACHIEVABLE_FRACTION,
     PCIE_X16_GBS,
@@ -657,10 +658,13 @@ def shortfalls(
     found: pd.DataFrame,
     settings: LLMSettings | None = None,
 ) -> tuple[Shortfall, ...]:
-    """Per GPU model (most memory first, four at most) the Shortfall at its largest count."""
+    """Per GPU model (most memory first, four at most) the Shortfall at its largest count
+    where memory is what stops it (larger counts may have more data-parallel ranks than the
+    global batch has sequences)."""
     joined = options.loc[:, ["gpu_name", "total_gpus", "gpus_per_node", "network_gbps"]].join(
         found.loc[:, ["memory_per_gpu_gb", "usable_gb"]]
     )
+    joined = joined.loc[np.isfinite(joined["memory_per_gpu_gb"].astype(float))]
     largest = joined.sort_values("total_gpus").drop_duplicates("gpu_name", keep="last")
     out = []
     for row in largest.sort_values("usable_gb", ascending=False).head(4).itertuples():
@@ -683,8 +687,45 @@ def no_fit_error(
     settings: LLMSettings | None = None,
     max_gpus: float | None = None,
 ) -> LLMMemoryError:
-    """The LLMMemoryError for options where no layout fits, with its Shortfalls."""
+    """The LLMMemoryError for options where no layout fits, with its Shortfalls and the
+    other training stacks that fit the largest option."""
+    settings = settings or LLMSettings()
     short = shortfalls(workload, precision, options, found, settings)
     return LLMMemoryError(
-        workload.name, workload.llm_mode, int(workload.seq_len or 0), short, max_gpus
+        workload.name,
+        workload.llm_mode,
+        int(workload.seq_len or 0),
+        short,
+        max_gpus,
+        settings.framework,
+        frameworks_that_fit(workload, precision, options, settings),
+        bool((found["reason"] == "batch_too_small").any()),
     )
+
+
+def frameworks_that_fit(
+    workload: Workload, precision: str, options: pd.DataFrame, settings: LLMSettings
+) -> tuple[str, ...]:
+    """The stacks other than `settings.framework` under which some layout fits an option:
+    each GPU model at its largest count, the four largest counts. A stack with pipeline or
+    context parallelism may hold a model or a sequence that one without cannot."""
+    columns = ["gpu_name", "total_gpus", "gpus_per_node", "network_gbps"]
+    largest = (
+        options.loc[:, columns]
+        .sort_values("total_gpus")
+        .drop_duplicates("gpu_name", keep="last")
+        .tail(4)
+    )
+    fit = []
+    for name in FRAMEWORKS:
+        other = dataclasses.replace(settings, framework=name, stack=None, pinned=None)
+        if name != settings.framework and any(
+            predict_layout(
+                workload, precision, str(row.gpu_name), int(row.total_gpus),
+                int(row.gpus_per_node), float(row.network_gbps), settings=other,
+            ).layout.reason == "fits"
+            for row in largest.itertuples()
+        ):  # fmt: skip
+            fit.append(name)
+    # The asked stack's own kin first (fsdp -> fsdp2): the nearest change to suggest.
+    return tuple(sorted(fit, key=lambda name: not name.startswith(settings.framework)))

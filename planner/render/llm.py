@@ -282,12 +282,30 @@ def no_fit_text(error: LLMMemoryError, controls: Mapping[str, str] = CLI_CONTROL
         else "weights, gradients and Adam state: 16 bytes/parameter, Rajbhandari et al. 2020"
     )
     cap = controls.get("max_gpus", "max GPUs")
+    stack = f" under the {error.framework} stack" if error.framework else ""
+    other = ""
+    if error.frameworks_that_fit:
+        names = ", ".join(error.frameworks_that_fit)
+        flag = controls.get("framework", "the framework")
+        other = (
+            f" It fits under {names} (parallel dimensions the {error.framework} stack lacks: "
+            f"planner/llm/frameworks.py): set {flag} to {error.frameworks_that_fit[0]}."
+        )
+    if error.batch_limited:
+        batch = controls.get("global_batch_tokens", "the global batch")
+        other += (
+            " Larger counts have more data-parallel ranks than the global batch has "
+            f"sequences: raise {batch} to let them run."
+        )
     return (
-        f"{error.workload} does not fit in GPU memory at any GPU count offered, with any "
-        f"tensor/pipeline/data-parallel layout, ZeRO-3, FlashAttention and full recomputation "
+        f"{error.workload} does not fit in GPU memory at any GPU count offered{stack}, with "
+        f"any layout it allows, ZeRO-3, FlashAttention and full recomputation "
         f"({states}; sequence {error.seq_len}). Least per GPU: "
         + ("; ".join(parts) or "no layout")
-        + f". Raise {cap}"
+        + "."
+        + other
+        + (" Otherwise raise" if other else " Raise")
+        + f" {cap}"
         + (f" (now {error.max_gpus:g})" if error.max_gpus else "")
         + ", pick GPUs with more memory, or train a smaller model (or LoRA)."
     )

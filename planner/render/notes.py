@@ -22,6 +22,8 @@ CLI_CONTROLS: dict[str, str] = {
     "pricing": "--pricing",
     "results": "--results",
     "onprem": "--onprem",
+    "framework": "--framework",
+    "global_batch_tokens": "--global-batch-tokens",
 }
 APP_CONTROLS: dict[str, str] = {
     "max_gpus": "Max GPUs per option",
@@ -31,6 +33,8 @@ APP_CONTROLS: dict[str, str] = {
     "pricing": "Pricing",
     "results": "the Benchmarks page",
     "onprem": "On-prem configuration",
+    "framework": "Framework",
+    "global_batch_tokens": "the global batch (a setting of the command-line planner)",
 }
 DROP_WORDS = {
     "no_price": "no {pricing} price",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -21,7 +22,8 @@ from planner.plan import make_plan
 from planner.render.llm import no_fit_text, with_llm_details
 from planner.render.notes import APP_CONTROLS, notes_text
 from planner.request import PlanRequest
-from planner.workloads.catalog import get_workload
+from planner.settings import LLMSettings
+from planner.workloads.catalog import get_workload, reshape_llm
 from pricing.catalog import validate_offers
 from tests.planner.llm.test_llm_mfu import gpt
 
@@ -109,6 +111,33 @@ def test_no_fit_error_carries_figures_and_each_interface_names_its_own_control()
     assert "Raise --max-gpus (now 8)" in no_fit_text(error)
     app_text = no_fit_text(error, APP_CONTROLS)
     assert "Raise Max GPUs per option (now 8)" in app_text and "--" not in app_text
+
+
+def test_no_fit_error_names_the_stacks_that_hold_it_and_the_batch_that_stops_it() -> None:
+    """405B at 131k tokens on 64 x 8 H100: FSDP (no context or pipeline parallelism) holds it
+    at no count; the stacks with pipeline parallelism do at 512. At 512 FSDP would need 64
+    data-parallel ranks and the default 4M-token batch has 32 sequences: the batch stops
+    that count, not memory."""
+    workload = reshape_llm(get_workload("llm-405b-1t"), 131072)
+    request = PlanRequest(workload, "bf16", max_gpus=512, llm=LLMSettings(framework="fsdp"))
+    h100 = {"instance_type": "p5", "gpu_name": "H100-SXM", "gpu_count": 8, "usd_per_hour": 98}
+    with pytest.raises(LLMMemoryError) as caught:
+        make_plan(request, offers(h100), results_frame([]))
+    error = caught.value
+    # Each stack with pipeline parallelism holds it too; fsdp's own kin comes first.
+    assert error.framework == "fsdp"
+    assert error.frameworks_that_fit == ("fsdp2", "megatron", "deepspeed", "nanotron")
+    assert error.batch_limited
+    # The shortfall is at the largest count memory stops (256), not the batch-limited 512.
+    assert [(s.gpu_name, s.gpus) for s in error.shortfalls] == [("H100-SXM", 256)]
+    text = no_fit_text(error)
+    assert "under the fsdp stack" in text and "set --framework to fsdp2" in text
+    assert "raise --global-batch-tokens" in text and "Otherwise raise --max-gpus" in text
+    app_text = no_fit_text(error, APP_CONTROLS)
+    assert "set Framework to fsdp2" in app_text and "--" not in app_text
+    # Under FSDP2 the same request plans.
+    fsdp2 = dataclasses.replace(request, llm=LLMSettings(framework="fsdp2"))
+    assert len(make_plan(fsdp2, offers(h100), results_frame([])).rows)
 
 
 def test_cli_prints_the_llm_rows_detail_and_notes(results_dir: Path) -> None:
