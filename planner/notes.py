@@ -58,7 +58,9 @@ DROP_REASONS: tuple[str, ...] = (
     "batch_too_small",
 )  # fmt: skip
 # Why an own result was not used (own_result_skipped.reason).
-SKIP_REASONS: tuple[str, ...] = ("cpu_run", "unknown_gpu", "other_precision", "other_size")
+SKIP_REASONS: tuple[str, ...] = (
+    "cpu_run", "unknown_gpu", "other_precision", "other_size", "smaller_batch",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from benchmarks.batch_choice import without_slower_batches
 from planner.codes import SOURCE_RANK, is_published
 from planner.machines.specs import load_specs, peak_tflops
 from planner.notes import Note
@@ -206,15 +207,16 @@ def gpt_mfu_figures(results: pd.DataFrame, precision: str) -> tuple[pd.DataFrame
     `results` is planner.throughput's own_and_published_results() table. Keeps GPU rows of
     workload "gpt" with an `mfu`, at `precision` or its half-precision sibling (fp8 uses
     the 16-bit figures, scaled by FP8_SPEEDUP downstream), whose size parses as a parameter
-    count. Returns the figures (MFU_COLUMNS: median of runs, band min..max, or P10/P90 of a
-    single run's throughput; run_id: a single run's id, else "") and notes
-    (gpt_results_unused) on rows left out.
+    count; of a batch sweep's runs, the fastest batch's (benchmarks.batch_choice). Returns
+    the figures (MFU_COLUMNS: median of runs, band min..max, or P10/P90 of a single run's
+    throughput; run_id: a single run's id, else "") and notes (gpt_results_unused) on rows
+    left out.
     """
     notes: list[Note] = []
     empty = pd.DataFrame(columns=list(MFU_COLUMNS))
     if results.empty or "mfu" not in results.columns:
         return empty, notes
-    gpt = results.loc[results["workload"] == "gpt"]
+    gpt = without_slower_batches(results.loc[results["workload"] == "gpt"])
     if gpt.empty:
         return empty, notes
     family = PRECISION_FAMILY.get(precision)

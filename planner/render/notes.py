@@ -50,12 +50,15 @@ SKIP_WORDS = {
     "unknown_gpu": "its device is not a GPU in planner/data/gpu_specs.csv",
     "other_precision": "measured at {precision}, the plan is at {wanted}",
     "other_size": "model size {model_size}, the plan's is {wanted}",
+    "smaller_batch": "batch {batch:g}; the same GPU, model and precision ran faster at batch "
+    "{wanted}, which stands for them (the step model times smaller batches)",
 }
 SKIP_SHORT = {
     "cpu_run": "CPU run",
     "unknown_gpu": "unknown GPU",
     "other_precision": "other precision",
     "other_size": "other model size",
+    "smaller_batch": "slower batch",
 }
 # Notes about own results (used, skipped), apart from the warnings.
 OWN_CODES = ("own_result_used", "own_result_skipped", "own_results_elsewhere")

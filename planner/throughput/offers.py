@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from benchmarks.batch_choice import without_slower_batches
 from planner.codes import SOURCE_RANK, ThroughputSource, is_published
 from planner.machines.specs import load_specs
 from planner.throughput import bundled, disk_cache
@@ -129,7 +130,9 @@ def reference_from_results(results: pd.DataFrame) -> pd.DataFrame:
     own_and_published_results; where it is blank, their date: the newest date's runs are
     the newest generation; "own" for measured ones); source: measured | published;
     detail: the figure's source for published rows, "own run <id>" for measured ones.
+    Of a batch sweep's own runs only the fastest batch's count (benchmarks.batch_choice).
     """
+    results = without_slower_batches(results)
     rows = results.loc[
         results["gpu_name"].notna()
         & (results["workload"] != "gpt")

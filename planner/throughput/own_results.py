@@ -7,7 +7,9 @@ is counted, used or skipped. A result is used when it measures the
 plan's benchmark model (workload and size; "gpt" for LLMs) at the plan's precision on a
 GPU the spec table knows; otherwise it is skipped with a reason code (planner.notes
 SKIP_REASONS): a CPU run does not predict a GPU, a device name not matched to a GPU has no
-specs to scale by, another precision or model size measures another job. An LLM plan also
+specs to scale by, another precision or model size measures another job, and a batch
+sweep's runs at other than its fastest batch do not stand for the rate a job trains at
+(benchmarks.batch_choice). An LLM plan also
 uses operator-benchmark runs (workload "ops") on a known GPU: they set its step's GEMM,
 attention and memory rates (planner.llm.op_efficiency). Results of other workloads are
 counted in one own_results_elsewhere note.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from benchmarks.batch_choice import fastest_batches
 from planner.notes import Note
 from planner.throughput.offers import SAMPLE_COLUMN
 from planner.workloads.catalog import Workload
@@ -39,7 +42,10 @@ def own_result_notes(results: pd.DataFrame, workload: Workload, precision: str) 
 
     models = ("gpt", OP_WORKLOAD) if workload.is_llm else (workload.model,)
     same = own["workload"].astype(str).isin(models)
-    notes = [_note(row, workload, precision) for _, row in own.loc[same].iterrows()]
+    fastest = fastest_batches(results)
+    notes = [
+        _note(row, workload, precision, fastest[index]) for index, row in own.loc[same].iterrows()
+    ]
     elsewhere = own.loc[~same]
     if len(elsewhere):
         names = tuple(sorted(elsewhere["workload"].astype(str).unique()))
@@ -47,7 +53,9 @@ def own_result_notes(results: pd.DataFrame, workload: Workload, precision: str) 
     return notes
 
 
-def _note(row: pd.Series, workload: Workload, precision: str) -> Note:
+def _note(row: pd.Series, workload: Workload, precision: str, fastest: float) -> Note:
+    """Used or skipped; `fastest`: its batch sweep's fastest batch where that is not the
+    row's own (benchmarks.batch_choice), else NaN."""
     base = {
         "id": str(row["id"]),
         "workload": str(row["workload"]),
@@ -58,6 +66,12 @@ def _note(row: pd.Series, workload: Workload, precision: str) -> Note:
         "world_size": int(row["world_size"]) if pd.notna(row["world_size"]) else 0,
     }
     reason = _skip_reason(row, workload, precision)
+    if reason is None and pd.notna(fastest):
+        batch = float(row["batch_size_per_device"])
+        return Note(
+            "own_result_skipped",
+            {**base, "reason": "smaller_batch", "batch": batch, "wanted": f"{fastest:g}"},
+        )
     if reason is None:
         unit = row.get("throughput_unit", "")
         swept = row.get("sweep_instance_type")

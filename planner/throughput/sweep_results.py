@@ -5,13 +5,16 @@ provider, region, instance type) measures that instance type itself: for options
 that provider and instance type at the measured GPU count on one instance, it replaces
 whatever the GPU-keyed join found (another machine's result for the same GPU, a
 published figure, a fit). Newest sweep first; several runs of it give their median and
-min-max band. Other options are untouched.
+min-max band; of runs at several batches, the fastest batch's (benchmarks.batch_choice).
+Other options are untouched.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from benchmarks.batch_choice import without_slower_batches
 
 FIGURE_COLUMNS = (
     "provider", "instance_type", "world_size", "throughput", "throughput_low",
@@ -29,6 +32,8 @@ def sweep_figures(
     swept = results["sweep_instance_type"].notna() & results["sweep_provider"].notna()
     if not swept.any():  # the usual table: published figures and runs of no sweep
         return pd.DataFrame(columns=list(FIGURE_COLUMNS))
+    results = without_slower_batches(results)  # a swept batch: its fastest run stands
+    swept = swept.loc[results.index]
     rows = results.loc[
         swept
         & (results["source"] == "measured")
