@@ -566,7 +566,7 @@ def pipeline(
         abort(str(exc))
     try:
         from benchmarks.pipeline import PipelineOptions, run_pipeline
-        from benchmarks.results import write_result
+        from benchmarks.results import PIPELINE_WORKLOAD, write_result
         from benchmarks.summary import new_run_id, utc_now
     except ImportError as exc:
         abort(f"the input-pipeline benchmark needs torch and Pillow ({exc})")
@@ -577,7 +577,7 @@ def pipeline(
         options = PipelineOptions(
             workers=count, batch_size=batch, batches=batches, warmup_batches=warmup, images=images
         )
-        run_id = new_run_id("input-pipeline", f"w{count}", "jpeg", "cpu", 1)
+        run_id = new_run_id(PIPELINE_WORKLOAD, f"w{count}", "jpeg", "cpu", 1)
         try:
             result = run_pipeline(options, run_id, utc_now())
         except KeyboardInterrupt:

@@ -26,7 +26,7 @@ import numpy as np
 from PIL import Image
 
 from benchmarks.env import collect_env, cpu_model, usable_cores
-from benchmarks.results import BenchmarkResult
+from benchmarks.results import PIPELINE_WORKLOAD, BenchmarkResult
 from benchmarks.summary import step_stats
 
 CROP_SCALE = (0.08, 1.0)
@@ -206,7 +206,7 @@ def _pipeline_result(
     return BenchmarkResult(
         id=run_id,
         source="measured",
-        workload="input-pipeline",
+        workload=PIPELINE_WORKLOAD,
         model_size=f"jpeg-{OUTPUT_SIZE}",
         precision=None,
         device="cpu",

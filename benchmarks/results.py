@@ -65,7 +65,8 @@ SWEEP_KEYS = ("sweep_id", "backend", "cloud", "region", "instance_type", "spot")
 # Workloads that train nothing (so have no precision): the data-loading benchmark and the
 # operator benchmark (its figures carry their own precisions).
 OP_WORKLOAD = "ops"
-NON_TRAINING_WORKLOADS = ("input-pipeline", OP_WORKLOAD)
+PIPELINE_WORKLOAD = "input-pipeline"
+NON_TRAINING_WORKLOADS = (PIPELINE_WORKLOAD, OP_WORKLOAD)
 MAX_OP_FIGURES = 2500  # about 560 bytes each: a full file stays under MAX_RESULT_BYTES
 # Bounds no real run passes, whatever the GPU (the planner also checks a result against its
 # GPU's datasheet peaks: planner.io.result_physics). The largest training clusters hold

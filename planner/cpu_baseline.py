@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from benchmarks.results import PIPELINE_WORKLOAD
 from planner.choose.asked import cpu_offers_asked_for
 from planner.choose.options import cpu_options
 from planner.choose.ranking import ranked
@@ -40,7 +41,7 @@ from pricing.cpu_offers import CPU_NAME
 _NO_FIGURE = ("per_gpu_batch", "compute_s", "comm_s", "overhead_s", "mfu", "memory_per_gpu_gb")
 # The result rows CPU options read: own CPU runs (planner.throughput.cpu) and own input
 # pipeline runs (the JPEG loader's ceiling, planner.costs.work).
-_CPU_RESULT_WORKLOAD = "input-pipeline"
+_CPU_RESULT_WORKLOAD = PIPELINE_WORKLOAD
 
 
 def cpu_run_notes(cpu: pd.DataFrame) -> list[Note]:

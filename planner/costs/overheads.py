@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from benchmarks.results import PIPELINE_WORKLOAD
 from planner.costs.checkpoint import CHECKPOINT_COLUMNS, CheckpointState, checkpoint_times
 from planner.settings import JobOverheads
 
@@ -137,7 +138,7 @@ def billed_hours(
 def images_per_s_per_vcpu(results: pd.DataFrame) -> tuple[float, str]:
     """(images/s per vCPU, where it came from): own pipeline results' median, else default."""
     if "samples_per_s_per_core" in results.columns and "workload" in results.columns:
-        rows = results.loc[results["workload"] == "input-pipeline", "samples_per_s_per_core"]
+        rows = results.loc[results["workload"] == PIPELINE_WORKLOAD, "samples_per_s_per_core"]
         rows = pd.to_numeric(rows, errors="coerce").dropna()
         if len(rows):
             return float(rows.median()), f"median of {len(rows)} own `bench pipeline` runs"

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from benchmarks.results import NON_TRAINING_WORKLOADS
 from planner.codes import ThroughputSource
 from planner.llm.calibration import predict_gpt_run
 from planner.llm.mfu import params_from_size
@@ -54,7 +55,6 @@ from planner.throughput.spec_model import SpecEstimator
 REASON_CODES: tuple[str, ...] = (
     "cpu", "unknown-gpu", "llm", "not-training", "no-model", "no-prediction",
 )  # fmt: skip
-NON_TRAINING = ("input-pipeline", "ops")
 CALIBRATION_COLUMNS: tuple[str, ...] = (
     "id", "gpu_name", "model", "precision", "total_gpus", "throughput_unit", "measured",
     "predicted", "predicted_low", "predicted_high", "error", "method", "in_band", "sweep_id",
@@ -75,7 +75,7 @@ def not_compared(own: pd.DataFrame) -> pd.Series:
     workload = own["workload"].astype(str)
     reason = pd.Series("", index=own.index, dtype=object)
     checks = (
-        ("not-training", workload.isin(NON_TRAINING) | ~(own["throughput"] > 0)),
+        ("not-training", workload.isin(NON_TRAINING_WORKLOADS) | ~(own["throughput"] > 0)),
         ("llm", (workload == "gpt") & own["model_size"].map(params_from_size).isna()),
         ("unknown-gpu", own["gpu_name"].isna()),
         ("cpu", own["device"].astype(str) == "cpu"),
