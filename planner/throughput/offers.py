@@ -270,10 +270,12 @@ class _Estimator:
     estimator: SpecEstimator | None
 
 
-# Columns that identify a results table's content for the caches below.
+# Columns that identify a results table's content for the caches below (the batch: a
+# sweep's slower batches are left out of the figures, benchmarks.batch_choice).
 _IDENTITY_COLUMNS = (
     "id", "source", "workload", "model_size", "precision", "gpu_name", "device", "world_size",
     "throughput", "throughput_p10", "throughput_p90", "mfu", "started_at", "detail",
+    "batch_size_per_device",
 )  # fmt: skip
 
 

@@ -85,3 +85,16 @@ def test_a_plan_times_a_swept_gpu_at_its_fastest_batch_and_says_why_the_rest_are
     words = " ".join(notes_text(skipped))
     assert "batch 16; the same GPU, model and precision ran faster at batch 256" in words
     assert [n["id"] for n in plan.notes_of("own_result_used")] == ["resnet50-full-fp16-cudax1-b256"]
+
+
+def test_the_figure_caches_tell_tables_apart_by_batch() -> None:
+    """Two tables that differ only in the batch of each run keep other runs (and say so of
+    others), so the content key of the plan's caches must see the batch."""
+    from planner.throughput.offers import results_digest
+
+    first = results_frame([own(16, 675.0), own(256, 6084.0), own(512, 6100.0)])
+    second = first.assign(batch_size_per_device=[16.0, 256.0, 16.0])
+    assert results_digest(first) != results_digest(second)
+    # First: 512 is the fastest batch. Second: 256 (batch 16's median is 3,388 img/s).
+    assert without_slower_batches(first)["throughput"].tolist() == [6100.0]
+    assert without_slower_batches(second)["throughput"].tolist() == [6084.0]
