@@ -180,18 +180,23 @@ def _check_out_dir(out_dir: Path) -> None:
         abort(f"--results {shorten(out_dir)}: not a folder; give a folder for the result files")
 
 
-def parse_world_sizes(text: str) -> list[int]:
-    """'4' -> [4]; '1,2,4,8' -> [1, 2, 4, 8]; ValueError naming the bad part."""
-    sizes = []
+def parse_series(flag: str, text: str, what: str) -> list[int]:
+    """'4' -> [4]; '1,2,4,8' -> [1, 2, 4, 8]; ValueError naming `flag`, the bad part and
+    `what` a valid value is."""
+    values = []
     for part in text.split(","):
         part = part.strip()
         if not part.isdigit() or int(part) < 1:
-            raise ValueError(
-                f"--world-size: {part!r} is not a positive whole number "
-                "(give N or a list like 1,2,4,8)"
-            )
-        sizes.append(int(part))
-    return sizes
+            raise ValueError(f"{flag}: {part!r} is not {what}")
+        values.append(int(part))
+    return values
+
+
+def parse_world_sizes(text: str) -> list[int]:
+    """--world-size N | a series 1,2,4,8."""
+    return parse_series(
+        "--world-size", text, "a positive whole number (give N or a list like 1,2,4,8)"
+    )
 
 
 def parse_batch(text: str | None) -> tuple[list[int | None], bool]:
@@ -201,16 +206,8 @@ def parse_batch(text: str | None) -> tuple[list[int | None], bool]:
         return [None], False
     if text.strip().lower() == "auto":
         return [None], True
-    batches: list[int | None] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part.isdigit() or int(part) < 1:
-            raise ValueError(
-                f"--batch: {part!r} is neither a positive whole number nor 'auto' "
-                "(give N, a series like 16,32,64, or auto)"
-            )
-        batches.append(int(part))
-    return batches, False
+    what = "a positive whole number or 'auto' (give N, a series like 16,32,64, or auto)"
+    return list(parse_series("--batch", text, what)), False
 
 
 RUN_TABLE = (

@@ -111,7 +111,7 @@ def test_batch_auto_on_cpu_writes_the_batch_it_found(tmp_path: Path) -> None:
         (["--world-size", "0"], "--world-size"),
         (["--world-size", "1,x"], "--world-size"),
         (["--batch", "lots"], "--batch"),
-        (["--batch", "16,0"], "'0' is neither"),
+        (["--batch", "16,0"], "'0' is not a positive whole number or 'auto'"),
         (["--precision", "tf32"], "tf32"),
         (["--size", "ful"], "did you mean 'full'"),
     ],
