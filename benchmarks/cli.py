@@ -206,6 +206,8 @@ def parse_batch(text: str | None) -> tuple[list[int | None], bool]:
         return [None], False
     if text.strip().lower() == "auto":
         return [None], True
+    if "auto" in text.lower():
+        raise ValueError(f"--batch {text!r}: auto finds one batch; give it alone, or a series")
     what = "a positive whole number or 'auto' (give N, a series like 16,32,64, or auto)"
     return list(parse_series("--batch", text, what)), False
 

@@ -112,6 +112,7 @@ def test_batch_auto_on_cpu_writes_the_batch_it_found(tmp_path: Path) -> None:
         (["--world-size", "1,x"], "--world-size"),
         (["--batch", "lots"], "--batch"),
         (["--batch", "16,0"], "'0' is not a positive whole number or 'auto'"),
+        (["--batch", "auto,16"], "auto finds one batch; give it alone, or a series"),
         (["--precision", "tf32"], "tf32"),
         (["--size", "ful"], "did you mean 'full'"),
     ],
