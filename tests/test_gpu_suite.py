@@ -40,6 +40,8 @@ def test_dry_run_lists_the_standard_suite_with_a_world_size_series() -> None:
         ("gpt", "124m", "bf16", "--compile"),
         ("gpt", "350m", "bf16", "--compile"),
         ("gpt", "1.3b", "bf16", "--compile"),
+        ("resnet50", "full", "fp16", "--batch 16\\,32\\,64\\,128"),
+        ("bert", "large", "fp16", "--batch 4\\,8\\,32\\,64"),
     ]
     assert len(lines) == len(expected) + 1
     for line, (workload, size, precision, flag) in zip(lines, expected, strict=False):

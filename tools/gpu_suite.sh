@@ -8,7 +8,9 @@
 # Steps: the operator benchmark first (ops: GEMM, attention and memory rates at every
 # precision the GPU has, fp8 GEMMs included; at most SUITE_OPS_S, default 120 s, of the
 # budget); resnet50 fp16/bf16 with --batch auto; bert-large fp16/bf16; gpt 124m/350m/1.3b
-# bf16 with --compile; a world-size series over every GPU present (resnet50 bf16). bf16 steps
+# bf16 with --compile; batch sweeps of resnet50 and bert-large fp16 (the step model's
+# small-batch floor, tools/own_batch_sweeps.py); a world-size series over every GPU present
+# (resnet50 bf16). bf16 steps
 # are skipped on GPUs without bf16 tensor cores. fp8 training: the harness has no fp8
 # precision yet, so the suite says so on GPUs that have fp8 (compute capability >= 8.9).
 # Each step gets what is left of the time budget (SUITE_BUDGET_S, default 480 s); steps that
@@ -71,7 +73,9 @@ precision() {
 }
 
 AUTO="--batch auto"  # CPU smoke: the default batch (auto would size it for this host's memory)
-[ "$MODE" = cpu ] && AUTO="--batch 4"
+CNN_SWEEP="--batch 16,32,64,128"
+BERT_SWEEP="--batch 4,8,32,64"
+if [ "$MODE" = cpu ]; then AUTO="--batch 4"; CNN_SWEEP="--batch 2,4"; BERT_SWEEP="--batch 2,4"; fi
 
 STEPS=()
 add() {  # a step once (the CPU smoke test maps several GPU steps to the same one)
@@ -90,6 +94,8 @@ if [ "$BF16" = 1 ]; then
     add --workload gpt --size "$(size $s)" --precision "$(precision bf16)" $COMPILE
   done
 fi
+add --workload resnet50 --size "$(size full)" --precision "$(precision fp16)" $CNN_SWEEP
+add --workload bert --size "$(size large)" --precision "$(precision fp16)" $BERT_SWEEP
 if [ "$GPUS" -gt 1 ]; then
   SERIES=1; n=2
   while [ "$n" -lt "$GPUS" ]; do SERIES="$SERIES,$n"; n=$((n * 2)); done
