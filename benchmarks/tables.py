@@ -32,12 +32,18 @@ def _cv(value: object) -> str:
     return f"{float(value):.1%}"  # type: ignore[arg-type]
 
 
+def _batch(value: object) -> str:
+    """A per-device batch ("-" for runs without one: operator and published figures)."""
+    return "-" if pd.isna(value) else f"{float(value):g}"  # type: ignore[arg-type]
+
+
 RESULT_COLUMNS: tuple[Col, ...] = (
     Col("id", "id (workload-size-precision-device x count-time)", shrink_to=24),
-    Col("device_label", "device", shrink_to=8, drop=2),
+    Col("device_label", "device", shrink_to=8, drop=3),
     Col("world_size", "count", right=True),
+    Col("batch_size_per_device", "batch/dev", _batch, right=True, drop=1),
     Col("throughput_text", "throughput", right=True),
-    Col("throughput_cv", "CV", _cv, right=True, drop=1),
+    Col("throughput_cv", "CV", _cv, right=True, drop=2),
 )
 
 

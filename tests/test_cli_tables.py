@@ -165,6 +165,22 @@ def test_pricing_show_tco_and_bench_tables_fit_100_columns() -> None:
     assert "reserved_1y_usd_per_hour" in wide.stdout
 
 
+def test_bench_list_shows_each_runs_batch_where_it_fits() -> None:
+    """A batch sweep's results differ by batch alone: the list says which is which, and
+    leaves the column out before the throughput on a narrow terminal."""
+    sweep = "reference/own_runs/h200-20261204b"
+    wide = runner.invoke(app, ["bench", "list", "--results", sweep], env={"COLUMNS": "120"})
+    assert wide.exit_code == 0, wide.output
+    lines = _lines(wide.stdout)
+    assert "batch/dev" in lines[1]
+    row = next(line for line in lines if "resnet50-full-fp16-cudax1-20261204T180340Z" in line)
+    assert row.split()[-5:-3] == ["1", "16"]  # count, batch (then rate, unit, CV)
+    narrow = runner.invoke(app, ["bench", "list", "--results", sweep], env={"COLUMNS": "80"})
+    header = _lines(narrow.stdout)[1]
+    assert "batch/dev" not in header and "throughput" in header
+    assert "not shown at this width: batch/dev" in narrow.stdout
+
+
 def test_tco_says_when_break_even_comes_after_the_servers_life() -> None:
     done = runner.invoke(app, ["tco", "--config", "examples/onprem-dgx-h100.toml"])
     rows = runner.invoke(
