@@ -100,7 +100,7 @@ def test_own_sweep_rows_are_their_result_files_and_are_scored_on_their_gpu() -> 
     own_tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(own_tool)
     assert own_tool.table().to_csv(index=False) == own_tool.OWN_CNN_FILE.read_text()
-    own = evaluate_cnn.own_sweeps()
+    own = pd.read_csv(own_tool.OWN_CNN_FILE)
     for row in own.itertuples():
         result = json.loads((ROOT / row.source_location).read_text())
         assert row.batch_size == result["batch_size_per_device"]

@@ -46,14 +46,15 @@ from planner.throughput.step_calibration import (  # noqa: E402
     CNN_FILE,
     OWN_BERT_KERNELS,
     OWN_BERT_MODEL,
-    OWN_CNN_FILE,
     SWEEP_KERNELS,
     batch_sweeps,
     fit_kernel_floor,
     fit_straggler_sigma,
     straggler_pairs,
+    sweep_rows,
 )
 from planner.throughput.step_model import StepInputs, step_breakdown  # noqa: E402
+from pricing.gpus import canonical_gpu  # noqa: E402
 
 OLD_KERNEL_FLOOR_S = 6e-6
 BAND_QUANTILE = 0.9  # upper quantile of an 80% two-sided band
@@ -145,11 +146,6 @@ def flagperf() -> pd.DataFrame:
     return rows.loc[rows["source"].str.startswith("FlagOpen")].reset_index(drop=True)
 
 
-def own_sweeps() -> pd.DataFrame:
-    """gpuplan's own one-GPU batch sweeps (reference/own_runs)."""
-    return pd.read_csv(OWN_CNN_FILE)
-
-
 def _inputs(
     x1: float,
     b_mem: float,
@@ -187,9 +183,6 @@ def _floor_without(sweeps: pd.DataFrame, model: str) -> float:
     return fit_kernel_floor(sweeps.loc[sweeps["model"] != model])
 
 
-SPEC_NAMES = {"A100-40GB": GPU}  # FlagPerf's GPU name -> the spec table's
-
-
 def small_batch(rows: pd.DataFrame) -> pd.DataFrame:
     """(h): per sweep, measured and predicted small-batch ratios."""
     sweeps = batch_sweeps(rows)
@@ -198,7 +191,7 @@ def small_batch(rows: pd.DataFrame) -> pd.DataFrame:
     for s in sweeps.itertuples(index=False):
         params = {**MODELS, **OWN_MODELS}[s.model][0]
         kernels = SWEEP_KERNELS[s.model]
-        gpu = SPEC_NAMES.get(s.gpu_model, s.gpu_model)
+        gpu = canonical_gpu(s.gpu_model)  # FlagPerf's "A100-40GB": the spec table's name
         large = rows.loc[
             (rows["model"] == s.model)
             & (rows["gpu_model"] == s.gpu_model)
@@ -326,7 +319,8 @@ def summary(batch: pd.DataFrame, scale: pd.DataFrame) -> pd.DataFrame:
 
 def evaluate_cnn() -> dict[str, pd.DataFrame]:
     rows = flagperf()
-    batch = small_batch(pd.concat([rows, own_sweeps()], ignore_index=True))
+    # FlagPerf's pairs and own sweeps; timm's models have no kernel count, so no sweep.
+    batch = small_batch(sweep_rows())
     scale = scaling(rows)
     return {"small_batch": batch, "scaling": scale, "summary": summary(batch, scale)}
 

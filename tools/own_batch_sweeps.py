@@ -21,12 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from planner.throughput.step_calibration import OWN_BERT_MODEL, OWN_CNN_FILE  # noqa: E402
+from pricing.gpus import gpu_from_device_name  # noqa: E402
 
 OWN_RUNS = ROOT / "reference" / "own_runs"
-# The bench workloads as the calibration table names them, and the planner's spec names of
-# the GPUs they ran on (result files name the device as the driver does).
+# The bench workloads as the calibration table names them (GPUs by the spec table's names:
+# pricing.gpus.gpu_from_device_name, as own results are read).
 MODEL_NAMES = {("resnet50", "full"): "ResNet-50", ("bert", "large"): OWN_BERT_MODEL}
-GPU_NAMES = {"NVIDIA H200": "H200-SXM"}
 COLUMNS = ["source", "source_location", "source_date", "framework", "model", "param_count_M",
            "gpu_model", "gpu_detail", "num_gpus", "precision", "memory_format", "img_size",
            "batch_size", "train_samples_per_sec", "train_step_time_ms", "notes"]  # fmt: skip
@@ -47,7 +47,7 @@ def row(path: Path) -> dict[str, object] | None:
         "framework": f"gpuplan bench (PyTorch {result['env']['torch']}{compiled})",
         "model": model,
         "param_count_M": round(config["parameters"] / 1e6, 2) if "parameters" in config else "",
-        "gpu_model": GPU_NAMES.get(result["device_name"], result["device_name"]),
+        "gpu_model": gpu_from_device_name(result["device_name"]) or result["device_name"],
         "gpu_detail": result["device_name"],
         "num_gpus": 1,
         "precision": result["precision"],
