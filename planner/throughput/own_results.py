@@ -20,6 +20,7 @@ from __future__ import annotations
 import pandas as pd
 
 from benchmarks.batch_choice import fastest_batches
+from benchmarks.results import OP_WORKLOAD
 from planner.notes import Note
 from planner.throughput.offers import SAMPLE_COLUMN
 from planner.workloads.catalog import Workload
@@ -38,8 +39,6 @@ def own_result_notes(results: pd.DataFrame, workload: Workload, precision: str) 
         own = own.loc[~own[SAMPLE_COLUMN].eq(True)]  # a row without the flag is the user's
     if own.empty:
         return []
-    from benchmarks.results import OP_WORKLOAD
-
     models = ("gpt", OP_WORKLOAD) if workload.is_llm else (workload.model,)
     same = own["workload"].astype(str).isin(models)
     fastest = fastest_batches(results)
@@ -99,8 +98,6 @@ def _skip_reason(row: pd.Series, workload: Workload, precision: str) -> str | No
         return "cpu_run"
     if pd.isna(row["gpu_name"]):
         return "unknown_gpu"
-    from benchmarks.results import OP_WORKLOAD
-
     if str(row["workload"]) == OP_WORKLOAD:  # measured at every precision the GPU has
         return None
     if workload.is_llm:
