@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from planner.codes import is_published as codes_is_published
+from planner.throughput.run_spread import figure_of_runs
 
 KEY = ["gpu_name", "workload", "model_size", "precision", "world_size"]
 COMPARE_COLUMNS: tuple[str, ...] = (
@@ -105,10 +106,7 @@ def throughput_by_gpu(results: pd.DataFrame, model: str, precision: str) -> pd.D
     table = (
         rows.groupby(keys)
         .agg(
-            throughput=("throughput", "median"),
-            throughput_low=("throughput", "min"),
-            throughput_high=("throughput", "max"),
-            runs=("throughput", "size"),
+            **figure_of_runs(),
             throughput_unit=("throughput_unit", "first"),
             detail=("detail", "first"),
         )

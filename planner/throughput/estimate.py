@@ -36,7 +36,7 @@ from planner.codes import SOURCE_RANK, ThroughputSource
 from planner.machines.specs import load_specs
 from planner.settings import CommModel
 from planner.throughput.roofline import roofline_predict
-from planner.throughput.run_spread import RUN_BAND_DEFAULT, run_band
+from planner.throughput.run_spread import RUN_BAND_DEFAULT, figure_of_runs, run_band
 from planner.throughput.scaling import (
     DATA_PARALLEL_MODELS,
     GRADIENT_BYTES_PER_PARAM,
@@ -112,10 +112,7 @@ def aggregate_figures(reference: pd.DataFrame) -> pd.DataFrame:
     ref = ref.sort_values("_rank", kind="stable")
     keys = [*KEY, "generation", "total_gpus"]
     table = ref.groupby(keys, sort=True).agg(
-        throughput=("throughput", "median"),
-        throughput_low=("throughput", "min"),
-        throughput_high=("throughput", "max"),
-        runs=("throughput", "size"),
+        **figure_of_runs(),
         source=("source", "first"),
         detail=("detail", "first"),
         interconnect=("interconnect", "first"),

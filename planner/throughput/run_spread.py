@@ -28,6 +28,17 @@ MIN_SPREAD_GROUPS = 20
 RUN_BAND_DEFAULT = (-0.0467, 0.0292)
 
 
+def figure_of_runs(column: str = "throughput") -> dict[str, tuple[str, str]]:
+    """A figure's named aggregations of its runs' `column`, for DataFrameGroupBy.agg: the
+    median, min and max (`column`, `column`_low, `column`_high) and the number of runs."""
+    return {
+        column: (column, "median"),
+        f"{column}_low": (column, "min"),
+        f"{column}_high": (column, "max"),
+        "runs": (column, "size"),
+    }
+
+
 def leave_one_run_out(reference: pd.DataFrame) -> pd.DataFrame:
     """One row per run of a figure with two or more runs: its FIGURE_KEY columns,
     throughput, others_median (median of the figure's other runs) and log_error

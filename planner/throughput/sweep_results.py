@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.batch_choice import without_slower_batches
+from planner.throughput.run_spread import figure_of_runs
 
 FIGURE_COLUMNS = (
     "provider", "instance_type", "world_size", "throughput", "throughput_low",
@@ -51,10 +52,7 @@ def sweep_figures(
     table = (
         rows.groupby(key)
         .agg(
-            throughput=("throughput", "median"),
-            throughput_low=("throughput", "min"),
-            throughput_high=("throughput", "max"),
-            runs=("throughput", "size"),
+            **figure_of_runs(),
             sweep_id=("sweep_id", "first"),
             date=("started_at", "max"),
         )
