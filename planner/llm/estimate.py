@@ -48,17 +48,10 @@ from planner.llm.user_layout import (
     compare_layout,
     parse_layout,
 )
-from planner.machines.specs import load_specs
+from planner.machines.specs import gpu_name_hint, load_specs
 from planner.settings import LLMSettings
 from planner.workloads.catalog import LLM_MODES, Workload, llm_workload, moe_workload
-from pricing.gpus import (
-    CANONICAL_GPUS,
-    USER_ALIASES,
-    UnknownGPUError,
-    canonical_gpu,
-    closest_match,
-    did_you_mean,
-)
+from pricing.gpus import UnknownGPUError, canonical_gpu, closest_match, did_you_mean
 
 REQUIRED = ("params", "seq_len", "num_gpus", "gpu_model", "precision")
 MOE_COLUMNS = ("active_params", "experts", "top_k", "shared_experts", "expert_ffn")
@@ -201,7 +194,7 @@ def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
     except UnknownGPUError:
         gpu = None
     if gpu is None or gpu not in load_specs().index:
-        fix = did_you_mean(label, [*CANONICAL_GPUS, *USER_ALIASES])
+        fix = gpu_name_hint(label)
         raise LLMQueryError(
             f"{_where(path, i, 'gpu_model')}: unknown GPU {label!r}{fix} Use a name from "
             "planner/data/gpu_specs.csv (gpu_name or spec_model) or an alias."

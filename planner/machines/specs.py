@@ -12,13 +12,14 @@ per GPU), pcie_gen, interconnect_note, confidence, source_ids, notes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 
-from pricing.gpus import UnknownGPUError, canonical_gpu
+from pricing.gpus import CANONICAL_GPUS, USER_ALIASES, UnknownGPUError, canonical_gpu, did_you_mean
 
 PEAK_COLUMN_BY_PRECISION: dict[str, str] = {
     "fp32": "fp32_tflops",
@@ -46,6 +47,12 @@ def spec_for(gpu: str) -> pd.Series:
     if name not in specs.index:
         raise UnknownGPUError(gpu, "no row in planner/data/gpu_specs.csv")
     return specs.loc[name]
+
+
+def gpu_name_hint(label: str, also: Iterable[str] = ()) -> str:
+    """'; did you mean 'X'?' (or '') for an unknown GPU `label`, among the canonical names,
+    the user's aliases and `also`."""
+    return did_you_mean(label, [*CANONICAL_GPUS, *USER_ALIASES, *also])
 
 
 def peak_tflops(gpu: str, precision: str) -> float:

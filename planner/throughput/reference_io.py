@@ -28,15 +28,9 @@ from planner.io.validate import (
     read_csv_table,
     shorten,
 )
+from planner.machines.specs import gpu_name_hint
 from planner.throughput.spec_model import PEAK_COLUMNS
-from pricing.gpus import (
-    CANONICAL_GPUS,
-    USER_ALIASES,
-    UnknownGPUError,
-    canonical_gpu,
-    closest_match,
-    did_you_mean,
-)
+from pricing.gpus import UnknownGPUError, canonical_gpu, closest_match, did_you_mean
 
 REF_REQUIRED: tuple[str, ...] = ("gpu_model", "num_gpus", "model", "precision", "throughput")
 QUERY_REQUIRED: tuple[str, ...] = ("gpu_model", "num_gpus", "model", "precision")
@@ -204,8 +198,7 @@ def read_queries(path: str | Path, reference: Reference) -> tuple[pd.DataFrame, 
         i = int(np.flatnonzero(unknown.to_numpy())[0])
         field = source.iloc[i]
         value = frame[field].iloc[i]
-        choices = [*CANONICAL_GPUS, *USER_ALIASES, *reference.unresolved_gpus]
-        fix = did_you_mean(value, choices)
+        fix = gpu_name_hint(value, reference.unresolved_gpus)
         raise InputFileError(
             f"{_where(path, i, field)}: unknown GPU {value!r}{fix} Use a name from "
             "planner/data/gpu_specs.csv (gpu_name or spec_model) or a label REF uses."
