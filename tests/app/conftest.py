@@ -25,18 +25,19 @@ def page_script(name: str) -> Path:
     return ROOT / "planner" / "ui" / "pages" / f"page_{name}.py"
 
 
+def run_page(name: str, query: dict[str, Any] | None = None, timeout: float = 90) -> AppTest:
+    """Run one page's script with the given URL query parameters; no exception allowed."""
+    at = AppTest.from_file(str(page_script(name)), default_timeout=timeout)
+    at.query_params.update(query or {})
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 @pytest.fixture()
 def open_page(results_dir: Path) -> Callable[..., AppTest]:
-    """Run one page's script with the given URL query parameters; no exception allowed."""
-
-    def run(name: str, query: dict[str, Any] | None = None) -> AppTest:
-        at = AppTest.from_file(str(page_script(name)), default_timeout=90)
-        at.query_params.update(query or {})
-        at.run()
-        assert not at.exception, at.exception
-        return at
-
-    return run
+    """run_page, with the results folder in place."""
+    return run_page
 
 
 def chart(at: AppTest, key: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from planner.ui import (
 )
 from planner.ui.cache import fingerprint
 from planner.workloads.catalog import WORKLOADS
-from tests.app.conftest import page_script
+from tests.app.conftest import run_page
 
 
 def counted(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
@@ -50,12 +50,9 @@ def shown(at: AppTest) -> tuple[Any, ...]:
     )
 
 
-def plan_session(query: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(str(page_script("plan")), default_timeout=120)
-    at.query_params.update(query or {})
-    at.run()
-    assert not at.exception, at.exception
-    return at
+def session(page: str, query: dict[str, str] | None = None) -> AppTest:
+    """A fresh session that ran `page` once, with `query` as its address's parameters."""
+    return run_page(page, query, timeout=120)
 
 
 def test_every_session_asking_the_same_plan_is_shown_the_first_ones_elements(
@@ -64,7 +61,7 @@ def test_every_session_asking_the_same_plan_is_shown_the_first_ones_elements(
     heads = counted(monkeypatch, plan_page, "_head")
     bodies = counted(monkeypatch, plan_page, "_body")
     notes = counted(monkeypatch, plan_page, "_notes")
-    sessions = [plan_session() for _ in range(3)]
+    sessions = [session("plan") for _ in range(3)]
     assert (len(heads), len(bodies), len(notes)) == (1, 1, 1)  # drawn by the first only
     first = shown(sessions[0])
     assert len(first[2]) >= 1 and len(first[3]) == 1  # the ranked table and the chart
@@ -76,11 +73,11 @@ def test_a_different_request_is_drawn_anew(
     results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bodies = counted(monkeypatch, plan_page, "_body")
-    fp16 = shown(plan_session({"precision": "fp16"}))
-    fp32 = shown(plan_session({"precision": "fp32"}))
+    fp16 = shown(session("plan", {"precision": "fp16"}))
+    fp32 = shown(session("plan", {"precision": "fp32"}))
     assert len(bodies) == 2
     assert fp16[2] != fp32[2]  # the ranked tables differ
-    assert shown(plan_session({"precision": "fp16"})) == fp16
+    assert shown(session("plan", {"precision": "fp16"})) == fp16
     assert len(bodies) == 2
 
 
@@ -88,29 +85,21 @@ def test_an_added_result_forgets_what_was_drawn(
     results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bodies = counted(monkeypatch, plan_page, "_body")
-    plan_session()
+    session("plan")
     data.clear_results()  # what the Benchmarks page does after saving a result file
-    plan_session()
+    session("plan")
     assert len(bodies) == 2
-
-
-def onprem_session(query: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(str(page_script("onprem")), default_timeout=120)
-    at.query_params.update(query or {})
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def test_every_session_asking_the_same_tco_is_shown_the_same_answer(
     results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     answers = counted(monkeypatch, onprem_page, "_answer_drawn")
-    first, second = onprem_session(), onprem_session()
+    first, second = session("onprem"), session("onprem")
     assert len(answers) == 1
     assert len(shown(first)[3]) == 2  # the break-even curve and the tornado
     assert shown(second) == shown(first)
-    busier = onprem_session({"utilization": "0.9"})
+    busier = session("onprem", {"utilization": "0.9"})
     assert len(answers) == 2
     assert [m.value for m in busier.metric] != [m.value for m in first.metric]
 
@@ -120,12 +109,7 @@ def test_every_session_asking_the_same_scaling_view_is_shown_the_same(
 ) -> None:
     views = counted(monkeypatch, scaling_page, "_view_drawn")
     llms = counted(monkeypatch, scaling_page, "_llm_drawn")
-    sessions = []
-    for _ in range(2):
-        at = AppTest.from_file(str(page_script("scaling")), default_timeout=120)
-        at.run()
-        assert not at.exception, at.exception
-        sessions.append(at)
+    sessions = [session("scaling") for _ in range(2)]
     assert (len(views), len(llms)) == (1, 1)
     assert shown(sessions[1]) == shown(sessions[0])
     assert len(shown(sessions[0])[3]) >= 3  # throughput, efficiency, the LLM's step parts
@@ -139,13 +123,7 @@ def test_every_session_asking_the_same_results_view_is_shown_the_same(
     results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     views = counted(monkeypatch, benchmarks_page, "_results_drawn")
-    sessions = []
-    for query in ({}, {}, {"precision": "fp32"}):
-        at = AppTest.from_file(str(page_script("benchmarks")), default_timeout=120)
-        at.query_params.update(query)
-        at.run()
-        assert not at.exception, at.exception
-        sessions.append(at)
+    sessions = [session("benchmarks", query) for query in ({}, {}, {"precision": "fp32"})]
     assert len(views) == 2  # the fp16 view once, then the fp32 one
     assert shown(sessions[1]) == shown(sessions[0])
     assert shown(sessions[2])[2] != shown(sessions[0])[2]  # other results listed
@@ -155,13 +133,7 @@ def test_every_session_asking_the_same_offers_is_shown_the_same(
     results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     views = counted(monkeypatch, prices_page, "_offers_drawn")
-    sessions = []
-    for query in ({}, {}, {"providers": "aws"}):
-        at = AppTest.from_file(str(page_script("prices")), default_timeout=120)
-        at.query_params.update(query)
-        at.run()
-        assert not at.exception, at.exception
-        sessions.append(at)
+    sessions = [session("prices", query) for query in ({}, {}, {"providers": "aws"})]
     assert len(views) == 2
     assert shown(sessions[1]) == shown(sessions[0])
     every, aws = (len(s.dataframe[0].value) for s in (sessions[0], sessions[2]))

@@ -61,6 +61,11 @@ def refused(doc: dict[str, Any], key: str) -> SpecError:
     return info.value
 
 
+def refused_target(target: dict[str, Any], key: str, value: Any) -> str:
+    """The words refusing `target` with `key` set to `value`; they must name targets[0].key."""
+    return str(refused(data({**target, key: value}), f"targets[0].{key}"))
+
+
 # ----------------------------------------------------------------- names and labels
 
 
@@ -85,18 +90,18 @@ INJECTED = "a\nfile_mounts:\n  /root/.ssh/authorized_keys: x"
     "label", [INJECTED, "a\rb", "tab\there", "bell\x07", "nul\x00", "ls\u2028x", "x" * 81]
 )
 def test_a_label_with_control_characters_or_too_long_is_refused(label: str) -> None:
-    error = refused(data({**AWS, "label": label}), "targets[0].label")
-    assert "printable" in str(error) or "at most 80" in str(error)
+    error = refused_target(AWS, "label", label)
+    assert "printable" in error or "at most 80" in error
 
 
 def test_every_string_of_a_target_refuses_control_characters() -> None:
     for name, value in [*AWS.items(), ("key_name", "k"), ("identity_file", "~/.ssh/k")]:
         if name == "backend":
             continue
-        refused(data({**AWS, name: value + "\n"}), f"targets[0].{name}")
+        refused_target(AWS, name, value + "\n")
     refused(data({**AWS, "remote_env": {"A": "x\ny"}}), "targets[0].remote_env.A")
-    refused(data({**SSH, "gpu_name": "H100\x1b[31m"}), "targets[0].gpu_name")
-    refused(data({**SSH, "remote_python": "x" * 1025}), "targets[0].remote_python")
+    refused_target(SSH, "gpu_name", "H100\x1b[31m")
+    refused_target(SSH, "remote_python", "x" * 1025)
 
 
 def test_an_odd_but_printable_label_cannot_change_the_export(tmp_path: Path) -> None:
@@ -175,8 +180,7 @@ def test_export_is_written_atomically_and_quotes_each_argument(
     ],
 )
 def test_ssh_public_key_must_be_one_key_line(key: str, why: str) -> None:
-    error = refused(data({**GCP, "ssh_public_key": key}), "targets[0].ssh_public_key")
-    assert why in str(error)
+    assert why in refused_target(GCP, "ssh_public_key", key)
 
 
 def test_real_public_key_lines_are_accepted() -> None:
@@ -205,7 +209,7 @@ def test_real_public_key_lines_are_accepted() -> None:
     ],
 )
 def test_a_host_that_is_not_a_name_or_address_is_refused(host: str, hint: str) -> None:
-    assert hint in str(refused(data({**SSH, "host": host}), "targets[0].host"))
+    assert hint in refused_target(SSH, "host", host)
 
 
 @pytest.mark.parametrize(
@@ -218,7 +222,7 @@ def test_names_addresses_and_aliases_are_hosts(host: str) -> None:
 @pytest.mark.parametrize("user", ["-oProxyCommand=x", "root\n", "a b", "x;id", "9lives", "a" * 33])
 def test_a_user_that_is_not_a_login_name_is_refused(user: str) -> None:
     for target, key in ((SSH, "user"), (AWS, "ssh_user"), (GCP, "ssh_user")):
-        error = str(refused(data({**target, key: user}), f"targets[0].{key}"))
+        error = refused_target(target, key, user)
         assert "login name" in error or "printable characters only" in error or "at most" in error
 
 
@@ -227,22 +231,29 @@ def test_login_names_with_upper_case_dots_and_dashes_are_accepted() -> None:
         assert parse_spec(data({**SSH, "user": user}), "s.toml").targets[0].user == user
 
 
+OPTION_LIKE, ESCAPES, ODD_CHARACTERS = (
+    "starts with '-'",
+    "no '..' part",
+    "letters, digits and '._/~-'",
+)
+
+
 @pytest.mark.parametrize(
     ("key", "value", "why"),
     [
-        ("identity_file", "-oProxyCommand=x", "starts with '-'"),
-        ("remote_python", "-c", "starts with '-'"),
-        ("remote_dir", "-rf", "starts with '-'"),
-        ("remote_dir", "../elsewhere", "no '..' part"),
-        ("remote_dir", "work/../../etc", "no '..' part"),
-        ("remote_dir", "a b", "letters, digits and '._/~-'"),
-        ("remote_dir", "$(id)", "letters, digits and '._/~-'"),
+        ("identity_file", "-oProxyCommand=x", OPTION_LIKE),
+        ("remote_python", "-c", OPTION_LIKE),
+        ("remote_dir", "-rf", OPTION_LIKE),
+        ("remote_dir", "../elsewhere", ESCAPES),
+        ("remote_dir", "work/../../etc", ESCAPES),
+        ("remote_dir", "a b", ODD_CHARACTERS),
+        ("remote_dir", "$(id)", ODD_CHARACTERS),
     ],
 )
 def test_paths_that_would_read_as_options_or_escape_are_refused(
     key: str, value: str, why: str
 ) -> None:
-    assert why in str(refused(data({**SSH, key: value}), f"targets[0].{key}"))
+    assert why in refused_target(SSH, key, value)
 
 
 def test_usual_paths_are_accepted() -> None:
@@ -255,25 +266,44 @@ def test_usual_paths_are_accepted() -> None:
 
 
 @pytest.mark.parametrize(
-    ("target", "key", "hint"),
+    ("target", "key", "value", "hint"),
     [
-        ({**AWS, "instance_type": "p4d.24xlarge; id"}, "instance_type", "'p4d.24xlarge'"),
-        ({**AWS, "instance_type": "P4D.24XLARGE"}, "instance_type", "did you mean 'p4d.24xlarge'"),
-        ({**AWS, "region": "us east 1"}, "region", "an AWS region"),
-        ({**AWS, "image": "ami-../../x"}, "image", "an AMI id"),
-        ({**AWS, "key_name": "my key"}, "key_name", "key pair name"),
-        ({**AWS, "subnet_id": "subnet 1"}, "subnet_id", "'subnet-'"),
-        ({**AWS, "security_group_ids": ["sg-0abc", "sg 1"]}, "security_group_ids[1]", "'sg-'"),
-        ({**GCP, "zone": "us-central1"}, "zone", "a zone of it is e.g. 'us-central1-a'"),
-        ({**GCP, "zone": "US-CENTRAL1-A"}, "zone", "did you mean 'us-central1-a'"),
-        ({**GCP, "instance_type": "n1-standard-8 + 1 x T4; id"}, "instance_type", "GCE machine"),
-        ({**GCP, "image": "projects/x/global/images/a b"}, "image", "'/._:-'"),
-        ({**GCP, "project": "My-Project"}, "project", "did you mean 'my-project'"),
-        ({**GCP, "region": "us-central1-a"}, "region", "a GCP region"),
+        (AWS, "instance_type", "p4d.24xlarge; id", "'p4d.24xlarge'"),
+        (AWS, "region", "us east 1", "an AWS region"),
+        (AWS, "image", "ami-../../x", "an AMI id"),
+        (AWS, "key_name", "my key", "key pair name"),
+        (AWS, "subnet_id", "subnet 1", "'subnet-'"),
+        (GCP, "zone", "us-central1", "a zone of it is e.g. 'us-central1-a'"),
+        (GCP, "instance_type", "n1-standard-8 + 1 x T4; id", "GCE machine"),
+        (GCP, "image", "projects/x/global/images/a b", "'/._:-'"),
+        (GCP, "region", "us-central1-a", "a GCP region"),
     ],
 )
-def test_cloud_names_follow_their_kind(target: dict[str, Any], key: str, hint: str) -> None:
-    assert hint in str(refused(data(target), f"targets[0].{key}"))
+def test_cloud_names_follow_their_kind(
+    target: dict[str, Any], key: str, value: str, hint: str
+) -> None:
+    assert hint in refused_target(target, key, value)
+
+
+@pytest.mark.parametrize(
+    ("target", "key", "value"),
+    [
+        (AWS, "instance_type", "P4D.24XLARGE"),
+        (GCP, "zone", "US-CENTRAL1-A"),
+        (GCP, "project", "My-Project"),
+    ],
+)
+def test_a_cloud_name_in_upper_case_is_refused_suggesting_it_in_lower_case(
+    target: dict[str, Any], key: str, value: str
+) -> None:
+    assert f"did you mean '{value.lower()}'" in refused_target(target, key, value)
+
+
+def test_a_security_group_id_is_refused_naming_its_place_in_the_list() -> None:
+    error = refused(
+        data({**AWS, "security_group_ids": ["sg-0abc", "sg 1"]}), "targets[0].security_group_ids[1]"
+    )
+    assert "'sg-'" in str(error)
 
 
 def test_cloud_names_in_their_usual_forms_are_accepted() -> None:
