@@ -168,16 +168,10 @@ def _by_gpu_shown(
 
 @data.from_results
 @st.cache_resource(show_spinner=False, max_entries=MAX_FIGURES, ttl=TTL_S)
-def _chart_shown(
-    directory: str,
-    model: str,
-    precision: str,
-    gpus: tuple[str, ...],
-    show: str,
-    show_samples: bool,
-) -> go.Figure:
-    """The chart of _by_gpu_shown(the same arguments), built once, shared read-only."""
-    by_gpu = _by_gpu_shown(directory, model, precision, gpus, show, show_samples)
+def _chart_shown(directory: str, chosen: Chosen) -> go.Figure:
+    """The chart of _by_gpu_shown(directory, *chosen), built once, shared read-only."""
+    model, precision = chosen[0], chosen[1]
+    by_gpu = _by_gpu_shown(directory, *chosen)
     return _chart(by_gpu, f"{model} {precision}: throughput by GPU (median, min-max of runs)")
 
 
@@ -441,7 +435,7 @@ def _results_drawn(directory: str, chosen: Chosen) -> None:
     if by_gpu.empty:
         st.info(md_text(f"No {show if show != 'all' else ''} result for {model} {precision} here."))
     else:
-        st.plotly_chart(_chart_shown(directory, *chosen), key=f"{PAGE}.chart")
+        st.plotly_chart(_chart_shown(directory, chosen), key=f"{PAGE}.chart")
 
     st.subheader("Measured vs published, same GPU, model, precision and GPU count")
     side = _measured(directory)

@@ -22,7 +22,6 @@ from typing import Any, TypeVar, cast
 import pandas as pd
 import streamlit as st
 
-from planner.onprem.answer import TcoAnswer
 from planner.onprem.answer import tco_answer as compute_tco_answer
 from planner.onprem.config import OnPremConfig
 from planner.onprem.sensitivity import sensitivity as compute_sensitivity
@@ -37,21 +36,10 @@ MAX_DRAWN = 128
 Drawn = TypeVar("Drawn")
 
 
-@st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
-def tco_answer(
-    config: OnPremConfig,
-    offers: pd.DataFrame,
-    defaulted: Collection[str] | None = None,
-    monthly_gpu_hours: float | None = None,
-    trend_per_year: float | None = None,
-    source: str = "",
-    pricing: str | None = None,
-) -> TcoAnswer:
-    """planner.onprem.answer.tco_answer, once per distinct request."""
-    return compute_tco_answer(
-        config, offers, tuple(defaulted) if defaulted is not None else None,
-        monthly_gpu_hours, trend_per_year, source=source, pricing=pricing,
-    )  # fmt: skip
+# planner.onprem.answer.tco_answer, once per distinct request.
+tco_answer = st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)(
+    compute_tco_answer
+)
 
 
 @st.cache_data(show_spinner=False, max_entries=MAX_ENTRIES, ttl=TTL_S)
