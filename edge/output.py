@@ -124,28 +124,6 @@ def table_cols(
     return cols
 
 
-def print_table(
-    frame: pd.DataFrame,
-    title: str | None = None,
-    table_columns: Sequence[str] | None = None,
-    console: Console | None = None,
-    beneath: Sequence[str] = (),
-    optional: Sequence[str] = (),
-) -> None:
-    """`frame` as a table of `table_columns` (all where None) that fits the terminal
-    (edge.tables.console_width: $COLUMNS, else the terminal, else 100 when piped); the
-    columns in `beneath` under each row where the table does not fit with them."""
-    from edge.tables import console_width, fit_table, make_console
-
-    columns = [c for c in (table_columns or frame.columns) if c in frame.columns]
-    width = console.width if console is not None else console_width()
-    console = console or make_console(width)
-    # Titles and cells may hold paths and labels from outside: fit_table prints them as
-    # Text, never markup or emoji.
-    cols = table_cols(frame, columns, beneath, optional)
-    console.print(fit_table(frame, cols, width, title, more="--format csv or a wider terminal"))
-
-
 def emit(
     frame: pd.DataFrame,
     fmt: str,
@@ -155,15 +133,24 @@ def emit(
     beneath: Sequence[str] = (),
     optional: Sequence[str] = (),
 ) -> None:
-    """Print `frame` to stdout in `fmt` (table shows `table_columns`, those in `beneath`
-    under their row and those in `optional` left out where the terminal is too narrow;
-    json/csv show all; csv through edge.spreadsheet, so no cell runs as a formula)."""
-
+    """Print `frame` to stdout in `fmt`; json/csv show all columns, csv through
+    edge.spreadsheet, so no cell runs as a formula. A table shows `table_columns` (all where
+    None) and fits the terminal (edge.tables.console_width: $COLUMNS, else the terminal,
+    else 100 when piped): those in `beneath` go under their row and those in `optional` are
+    left out where it is too narrow."""
     if fmt == "json":
         sys.stdout.write(json.dumps(records(frame), indent=2, default=str) + "\n")
     elif fmt == "csv":
         sys.stdout.write(csv_text(frame))
     elif fmt == "table":
-        print_table(frame, title, table_columns, console, beneath, optional)
+        from edge.tables import console_width, fit_table, make_console
+
+        columns = [c for c in (table_columns or frame.columns) if c in frame.columns]
+        width = console.width if console is not None else console_width()
+        console = console or make_console(width)
+        # Titles and cells may hold paths and labels from outside: fit_table prints them as
+        # Text, never markup or emoji.
+        cols = table_cols(frame, columns, beneath, optional)
+        console.print(fit_table(frame, cols, width, title, more="--format csv or a wider terminal"))
     else:
         raise ValueError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}")
