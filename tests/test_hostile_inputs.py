@@ -261,26 +261,29 @@ def odd_files(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize(
-    ("name", "bounded", "named"),
-    [
-        ("big.txt", "100 bytes; the limit is 10 bytes", ": 100 bytes, more than the 10 allowed"),
-        ("latin1.txt", "not a UTF-8 text file", ": not a UTF-8 text file"),
-        ("dangling", "a dangling link", ": no such file; give a CSV file"),
-        ("missing", "no such file", ": no such file; give a CSV file"),
-        ("fifo", "not a regular file", " is not a regular file; give a CSV file"),
-        ("sub", "a folder, not a file", " is a folder; give a CSV file"),
-    ],
-)
+FIX = "give a CSV file"  # what read_text_file is told to suggest
+# An odd file's name in odd_files: what read_text_bounded says, what read_text_file adds.
+ODD_FILE_WORDS = {
+    "big.txt": ("100 bytes; the limit is 10 bytes", ": 100 bytes, more than the 10 allowed"),
+    "latin1.txt": ("not a UTF-8 text file", ": not a UTF-8 text file"),
+    "dangling": ("a dangling link", f": no such file; {FIX}"),
+    "missing": ("no such file", f": no such file; {FIX}"),
+    "fifo": ("not a regular file", f" is not a regular file; {FIX}"),
+    "sub": ("a folder, not a file", f" is a folder; {FIX}"),
+}
+
+
+@pytest.mark.parametrize("name", list(ODD_FILE_WORDS))
 def test_both_file_readers_refuse_the_same_files_each_in_its_words(
-    odd_files: Path, name: str, bounded: str, named: str
+    odd_files: Path, name: str
 ) -> None:
+    bounded, named = ODD_FILE_WORDS[name]
     path = odd_files / name
     with pytest.raises(UnsafeInputError) as refused:
         read_text_bounded(path, 10)
     assert str(refused.value) == bounded
     with pytest.raises(InputPathError) as named_error:
-        read_text_file(path, "table file", 10, "give a CSV file")
+        read_text_file(path, "table file", 10, FIX)
     assert str(named_error.value) == f"table file {path}{named}"
 
 
@@ -568,13 +571,24 @@ PLAN = ["plan", "-w", "resnet50-imagenet-90ep"]
 LLM_PLAN = ["plan", "-w", "llm-7b-140b"]
 TINY_BENCH = ["bench", "run", "-w", "gpt", "--size", "tiny"]
 ESTIMATE = ["estimate", "--reference", "{ref}", "--queries", "{q}"]
+TCO = ["tco", "--config", str(EXAMPLE_TOML)]
+
+
+def flag_named(command: list[str], flag: str, value: str) -> tuple[list[str], str]:
+    """`command` given `flag value`, and the refusal's words: the flag and value as given."""
+    return [*command, flag, value], f"{flag} {value}"
+
+
 BAD_COMMANDS = {
-    "checkpoint inf": ([*PLAN, "--checkpoint-minutes", "inf"], "--checkpoint-minutes inf"),
-    "restart nan": ([*PLAN, "--restart-minutes", "nan"], "--restart-minutes nan"),
-    "batch tokens inf": (
-        [*LLM_PLAN, "--global-batch-tokens", "inf"],
-        "--global-batch-tokens inf",
-    ),
+    "checkpoint inf": flag_named(PLAN, "--checkpoint-minutes", "inf"),
+    "restart nan": flag_named(PLAN, "--restart-minutes", "nan"),
+    "batch tokens inf": flag_named(LLM_PLAN, "--global-batch-tokens", "inf"),
+    "tco monthly inf": flag_named(TCO, "--monthly-gpu-hours", "inf"),
+    "tco utilization nan": flag_named(TCO, "--utilization", "nan"),
+    "bench run peak inf": flag_named([*TINY_BENCH, "--device", "cpu"], "--peak-tflops", "inf"),
+    "bench run memory nan": flag_named(TINY_BENCH, "--memory-budget-gib", "nan"),
+    "estimate network nan": flag_named(ESTIMATE, "--network-gbps", "nan"),
+    "estimate overlap inf": flag_named(ESTIMATE, "--overlap", "inf"),
     "batch tokens 1e400": (
         [*LLM_PLAN, "--global-batch-tokens", "1e400"],
         "--global-batch-tokens inf",
@@ -593,34 +607,7 @@ BAD_COMMANDS = {
     "onprem deep": ([*PLAN, "--onprem", "{deep}"], "nested deeper than 16"),
     "tco folder": (["tco", "--config", "{tmp}"], "is a folder"),
     "tco deep": (["tco", "--config", "{deep}"], "nested deeper than 16"),
-    "tco monthly inf": (
-        ["tco", "--config", str(EXAMPLE_TOML), "--monthly-gpu-hours", "inf"],
-        "--monthly-gpu-hours inf",
-    ),
-    "tco utilization nan": (
-        ["tco", "--config", str(EXAMPLE_TOML), "--utilization", "nan"],
-        "--utilization nan",
-    ),
-    "bench run peak inf": (
-        [*TINY_BENCH, "--device", "cpu", "--peak-tflops", "inf"],
-        "--peak-tflops inf",
-    ),
-    "bench run memory nan": (
-        [*TINY_BENCH, "--memory-budget-gib", "nan"],
-        "--memory-budget-gib nan",
-    ),
-    "bench run out is a file": (
-        [*TINY_BENCH, "--device", "cpu", "--out", "{ref}"],
-        "not a folder",
-    ),
-    "estimate network nan": (
-        [*ESTIMATE, "--network-gbps", "nan"],
-        "--network-gbps nan",
-    ),
-    "estimate overlap inf": (
-        [*ESTIMATE, "--overlap", "inf"],
-        "--overlap inf",
-    ),
+    "bench run out is a file": ([*TINY_BENCH, "--device", "cpu", "--out", "{ref}"], "not a folder"),
     "estimate reference folder": (
         ["estimate", "--reference", "{tmp}", "--queries", "{q}"],
         "is a folder",
@@ -629,14 +616,8 @@ BAD_COMMANDS = {
         ["estimate", "--reference", "{huge}", "--queries", "{q}"],
         "line 2, field 'throughput': '1e308' must be a finite number",
     ),
-    "estimate output folder": (
-        [*ESTIMATE, "--output", "{tmp}"],
-        "is a folder",
-    ),
-    "estimate output no folder": (
-        [*ESTIMATE, "--output", "{tmp}/no/p.csv"],
-        "does not exist",
-    ),
+    "estimate output folder": ([*ESTIMATE, "--output", "{tmp}"], "is a folder"),
+    "estimate output no folder": ([*ESTIMATE, "--output", "{tmp}/no/p.csv"], "does not exist"),
 }
 
 

@@ -75,19 +75,23 @@ def test_instance_types_with_colons() -> None:
 
 
 @pytest.mark.parametrize(
-    ("ref", "kind", "message"),
+    ("ref", "message"),
     [
-        ("awz:p5.48xlarge", "on-demand", "unknown provider 'awz'.*did you mean 'aws'"),
-        ("aws:p5.48xlarg", "on-demand", "did you mean 'aws:p5.48xlarge'"),
-        ("aws:us-east-9:p5.48xlarge", "on-demand", "did you mean 'us-east-1'.*us-west-2"),
-        ("aws:us-east-1:p5.4xlarge", "spot", "no spot price.*has on-demand prices"),
-        ("H10", "on-demand", "did you mean 'H100'"),
-        ("T4", "on-demand", "no offer of T4"),
+        ("awz:p5.48xlarge", "unknown provider 'awz'.*did you mean 'aws'"),
+        ("aws:p5.48xlarg", "did you mean 'aws:p5.48xlarge'"),
+        ("aws:us-east-9:p5.48xlarge", "did you mean 'us-east-1'.*us-west-2"),
+        ("H10", "did you mean 'H100'"),
+        ("T4", "no offer of T4"),
     ],
 )
-def test_errors_name_the_closest_choice(ref: str, kind: str, message: str) -> None:
+def test_errors_name_the_closest_choice(ref: str, message: str) -> None:
     with pytest.raises(OfferRefError, match=message):
-        resolve_offer_ref(OFFERS, ref, kind)
+        resolve_offer_ref(OFFERS, ref, "on-demand")
+
+
+def test_an_offer_without_a_spot_price_says_it_has_on_demand_prices() -> None:
+    with pytest.raises(OfferRefError, match="no spot price.*has on-demand prices"):
+        resolve_offer_ref(OFFERS, "aws:us-east-1:p5.4xlarge", "spot")
 
 
 def test_several_references_keep_their_order() -> None:
