@@ -50,45 +50,34 @@ PAGE = "onprem"
 ANSWER_SOURCE = "inputs on this page"  # where the answer's configuration came from
 OPTIONAL = ("capex_usd_per_server", "network_usd_per_server", "power_kw_per_server",
             "staff_usd_per_year")  # fmt: skip
+
+
+def _usd(label: str, step: float) -> dict[str, Any]:
+    """A dollar amount's input: from 0, shown in whole dollars."""
+    return {"label": label, "min_value": 0.0, "step": step, "format": "%.0f"}
+
+
+def _fraction(label: str, step: float) -> dict[str, Any]:
+    """A fraction's input, from 0 to 1."""
+    return {"label": label, "min_value": 0.0, "max_value": 1.0, "step": step}
+
+
 # Widget bounds are wide on purpose: OnPremConfig checks the real ranges and says why.
 NUMBER_FIELDS: dict[str, dict[str, Any]] = {
     "servers": {"label": "Servers", "min_value": 0, "max_value": 100_000, "step": 1},
     "gpus_per_server": {"label": "GPUs per server", "min_value": 0, "max_value": 1024, "step": 1},
-    "capex_usd_per_server": {
-        "label": "Capex per server (USD; empty = typical for the GPU)",
-        "min_value": 0.0, "step": 1000.0, "format": "%.0f",
-    },
-    "network_usd_per_server": {
-        "label": "Network per server (USD; empty = typical for the fabric)",
-        "min_value": 0.0, "step": 1000.0, "format": "%.0f",
-    },
-    "storage_usd_per_server": {
-        "label": "Storage per server (USD)", "min_value": 0.0, "step": 1000.0, "format": "%.0f",
-    },
-    "installation_usd_per_server": {
-        "label": "Installation per server (USD)", "min_value": 0.0, "step": 500.0,
-        "format": "%.0f",
-    },
-    "spares_fraction": {
-        "label": "Spares (fraction of server capex)", "min_value": 0.0, "max_value": 1.0,
-        "step": 0.01,
-    },
-    "extra_capex_usd": {
-        "label": "Site-wide capex (USD)", "min_value": 0.0, "step": 10_000.0, "format": "%.0f",
-    },
+    "capex_usd_per_server": _usd("Capex per server (USD; empty = typical for the GPU)", 1000.0),
+    "network_usd_per_server": _usd(
+        "Network per server (USD; empty = typical for the fabric)", 1000.0
+    ),
+    "storage_usd_per_server": _usd("Storage per server (USD)", 1000.0),
+    "installation_usd_per_server": _usd("Installation per server (USD)", 500.0),
+    "spares_fraction": _fraction("Spares (fraction of server capex)", 0.01),
+    "extra_capex_usd": _usd("Site-wide capex (USD)", 10_000.0),
     "lifetime_years": {"label": "Lifetime (years)", "min_value": 0.0, "max_value": 30.0},
-    "cost_of_capital_rate": {
-        "label": "Cost of capital (per year; 0 = straight-line)", "min_value": 0.0,
-        "max_value": 1.0, "step": 0.01,
-    },
-    "resale_fraction": {
-        "label": "Resale (fraction of server capex)", "min_value": 0.0, "max_value": 1.0,
-        "step": 0.05,
-    },
-    "maintenance_fraction_per_year": {
-        "label": "Support (fraction of server capex/year)", "min_value": 0.0, "max_value": 1.0,
-        "step": 0.01,
-    },
+    "cost_of_capital_rate": _fraction("Cost of capital (per year; 0 = straight-line)", 0.01),
+    "resale_fraction": _fraction("Resale (fraction of server capex)", 0.05),
+    "maintenance_fraction_per_year": _fraction("Support (fraction of server capex/year)", 0.01),
     "power_kw_per_server": {
         "label": "Power per server (kW; empty = from TDP)", "min_value": 0.0, "step": 0.1,
     },
@@ -96,9 +85,7 @@ NUMBER_FIELDS: dict[str, dict[str, Any]] = {
         "label": "Host power (fraction of GPU TDP)", "min_value": 0.0, "max_value": 10.0,
         "step": 0.01,
     },
-    "idle_power_fraction": {
-        "label": "Idle power (fraction)", "min_value": 0.0, "max_value": 1.0, "step": 0.05,
-    },
+    "idle_power_fraction": _fraction("Idle power (fraction)", 0.05),
     "pue": {"label": "PUE", "min_value": 0.0, "max_value": 5.0, "step": 0.01},
     "usd_per_kwh": {
         "label": "Electricity (USD/kWh)", "min_value": 0.0, "step": 0.005, "format": "%.4f",
@@ -106,26 +93,12 @@ NUMBER_FIELDS: dict[str, dict[str, Any]] = {
     "colocation_usd_per_kw_month": {
         "label": "Colocation (USD per kW-month)", "min_value": 0.0, "step": 5.0,
     },
-    "facility_usd_per_year": {
-        "label": "Facility (USD/year)", "min_value": 0.0, "step": 1000.0, "format": "%.0f",
-    },
-    "staff_usd_per_year": {
-        "label": "Staff (USD/year; empty = per engineer)", "min_value": 0.0, "step": 1000.0,
-        "format": "%.0f",
-    },
-    "staff_usd_per_fte_year": {
-        "label": "Cost per engineer (USD/year)", "min_value": 0.0, "step": 5000.0,
-        "format": "%.0f",
-    },
+    "facility_usd_per_year": _usd("Facility (USD/year)", 1000.0),
+    "staff_usd_per_year": _usd("Staff (USD/year; empty = per engineer)", 1000.0),
+    "staff_usd_per_fte_year": _usd("Cost per engineer (USD/year)", 5000.0),
     "servers_per_fte": {"label": "Servers per engineer", "min_value": 0.0, "step": 5.0},
-    "failure_downtime_fraction": {
-        "label": "Hours lost to failures (fraction)", "min_value": 0.0, "max_value": 1.0,
-        "step": 0.01,
-    },
-    "utilization": {
-        "label": "Utilization (share of the year used)", "min_value": 0.0, "max_value": 1.0,
-        "step": 0.05,
-    },
+    "failure_downtime_fraction": _fraction("Hours lost to failures (fraction)", 0.01),
+    "utilization": _fraction("Utilization (share of the year used)", 0.05),
 }  # fmt: skip
 UTILIZATION_GRID = np.linspace(0.05, 1.0, 96)
 DEMAND_LABEL = "Work (GPU-hours per month)"

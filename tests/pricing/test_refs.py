@@ -90,7 +90,7 @@ def test_errors_name_the_closest_choice(ref: str, message: str) -> None:
 
 
 def test_an_offer_without_a_spot_price_says_it_has_on_demand_prices() -> None:
-    with pytest.raises(OfferRefError, match="no spot price.*has on-demand prices"):
+    with pytest.raises(OfferRefError, match=r"no spot price.*has on-demand prices"):
         resolve_offer_ref(OFFERS, "aws:us-east-1:p5.4xlarge", "spot")
 
 
