@@ -129,65 +129,77 @@ def sample_spot_wall_hours(
     rate = np.broadcast_to(np.asarray(interruptions_per_hour, float), (rows,))
     inst = np.broadcast_to(np.asarray(instances, float), (rows,))
     if rate_low is None or rate_high is None:
-        return _wall_at_rate(log_w, rate, checkpoint_hours, restart_hours, inst, rng)
+        return _walls_by_stratum([log_w], [rate], checkpoint_hours, restart_hours, inst, rng)[0]
     r_down, r_up = log_sigmas(rate, rate_low, rate_high)
     if not (np.any(r_down > 0) or np.any(r_up > 0)):
-        return _wall_at_rate(log_w, rate, checkpoint_hours, restart_hours, inst, rng)
-    stratum = np.minimum((rng.random((1, draws)) * RATE_STRATA).astype(np.int64), RATE_STRATA - 1)
+        return _walls_by_stratum([log_w], [rate], checkpoint_hours, restart_hours, inst, rng)[0]
+    stratum = np.minimum((rng.random(draws) * RATE_STRATA).astype(np.int64), RATE_STRATA - 1)
+    order = np.argsort(stratum, kind="stable")  # each stratum's draws together, in order
+    ends = np.cumsum(np.bincount(stratum, minlength=RATE_STRATA))
+    by_stratum = np.split(log_w[:, order], ends[:-1], axis=1)
+    zq = [NormalDist().inv_cdf((j + 0.5) / RATE_STRATA) for j in range(RATE_STRATA)]
+    rates = [rate * np.exp(np.where(q < 0, r_down * q, r_up * q)) for q in zq]
+    walls = _walls_by_stratum(by_stratum, rates, checkpoint_hours, restart_hours, inst, rng)
     wall = np.empty((rows, draws))
-    for j in range(RATE_STRATA):
-        chosen = np.flatnonzero(stratum[0] == j)
-        if not len(chosen):
-            continue
-        zq = NormalDist().inv_cdf((j + 0.5) / RATE_STRATA)
-        rate_j = rate * np.exp(np.where(zq < 0, r_down * zq, r_up * zq))
-        wall[:, chosen] = _wall_at_rate(
-            log_w[:, chosen], rate_j, checkpoint_hours, restart_hours, inst, rng
-        )
+    wall[:, order] = np.concatenate(walls, axis=1)
     return wall
 
 
-def _wall_at_rate(
-    log_w: FloatArray,
-    rate: FloatArray,
+def _walls_by_stratum(
+    log_w: list[FloatArray],
+    rates: list[FloatArray],
     checkpoint_hours: float,
     restart_hours: float,
     instances: FloatArray,
     rng: np.random.Generator,
-) -> FloatArray:
-    """Wall hours (rows, draws) for log compute hours `log_w` at interruption rate `rate`
-    per instance-hour (sample_spot_wall_hours)."""
-    rows = log_w.shape[0]
-    compute = np.exp(log_w)
-    lo, hi = log_w.min(axis=1), log_w.max(axis=1)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    grid = np.exp(lo[:, None] + np.linspace(0.0, 1.0, GRID_POINTS)[None, :] * span[:, None])
-    shape = (rows, GRID_POINTS)
+) -> list[FloatArray]:
+    """Wall hours (rows, draws) per stratum, for log compute hours `log_w[j]` at interruption
+    rate `rates[j]` per instance-hour (sample_spot_wall_hours). The moment tables of every
+    stratum come from one spot_overhead call; the gamma draws follow stratum order."""
+    rows = len(instances)
+    ranges = [
+        (w.min(axis=1), w.max(axis=1)) if w.shape[1] else (np.zeros(rows), np.zeros(rows))
+        for w in log_w
+    ]
+    lows = [lo for lo, _ in ranges]
+    spans = [np.where(hi > lo, hi - lo, 1.0) for lo, hi in ranges]
+    steps = np.linspace(0.0, 1.0, GRID_POINTS)[None, :]
+    grids = [
+        np.exp(lo[:, None] + steps * span[:, None]) for lo, span in zip(lows, spans, strict=True)
+    ]
     table = spot_overhead(
-        grid.ravel(),
-        np.repeat(rate, GRID_POINTS),
+        np.concatenate([g.ravel() for g in grids]),
+        np.concatenate([np.repeat(r, GRID_POINTS) for r in rates]),
         checkpoint_hours,
         restart_hours,
-        instances=np.repeat(instances, GRID_POINTS),
+        instances=np.tile(np.repeat(instances, GRID_POINTS), len(grids)),
     )
+    shape = (len(grids), rows, GRID_POINTS)
+    grid = np.stack(grids)
     base_grid = grid + table["checkpoints"].to_numpy().reshape(shape) * checkpoint_hours
     extra = np.maximum(table["expected_wall_hours"].to_numpy().reshape(shape) - base_grid, 0.0)
     var = table["wall_hours_std"].to_numpy().reshape(shape) ** 2
-    interval = table["interval_hours"].to_numpy().reshape(shape).max(axis=1)
-    t = (log_w - lo[:, None]) * ((GRID_POINTS - 1) / span)[:, None]
-    i = np.minimum(t.astype(np.int64), GRID_POINTS - 2)
-    f = t - i
-    flat = i + (np.arange(rows) * GRID_POINTS)[:, None]
-    e_flat, v_flat = extra.ravel(), var.ravel()
-    mean = e_flat[flat] * (1 - f) + e_flat[flat + 1] * f
-    variance = v_flat[flat] * (1 - f) + v_flat[flat + 1] * f
-    checkpoints = np.maximum(np.ceil(compute / interval[:, None] - 1e-9), 1.0) - 1.0
-    positive = (mean > 0) & (variance > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k = np.where(positive, mean * mean / variance, 1.0)
-        theta = np.where(positive, variance / mean, 0.0)
-    lost = rng.standard_gamma(k) * theta
-    return compute + checkpoints * checkpoint_hours + np.where(positive, lost, mean)
+    interval = table["interval_hours"].to_numpy().reshape(shape).max(axis=2)
+    offsets = (np.arange(rows) * GRID_POINTS)[:, None]
+    walls = []
+    for j, w in enumerate(log_w):
+        t = (w - lows[j][:, None]) * ((GRID_POINTS - 1) / spans[j])[:, None]
+        i = np.minimum(t.astype(np.int64), GRID_POINTS - 2)
+        f = t - i
+        g = 1 - f
+        flat = i + offsets
+        e_flat, v_flat = extra[j].ravel(), var[j].ravel()
+        mean = e_flat.take(flat) * g + e_flat.take(flat + 1) * f
+        variance = v_flat.take(flat) * g + v_flat.take(flat + 1) * f
+        compute = np.exp(w)
+        checkpoints = np.maximum(np.ceil(compute / interval[j][:, None] - 1e-9), 1.0) - 1.0
+        positive = (mean > 0) & (variance > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k = np.where(positive, mean * mean / variance, 1.0)
+            theta = np.where(positive, variance / mean, 0.0)
+        lost = rng.standard_gamma(k) * theta
+        walls.append(compute + checkpoints * checkpoint_hours + np.where(positive, lost, mean))
+    return walls
 
 
 def time_cost_quantiles(
