@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from planner.throughput import scaling_report
 from planner.ui import data
 from planner.ui.cache import MAX_ENTRIES, MAX_FIGURES, TTL_S, drawn
 from planner.ui.export import Report, download_csv, download_report
+from planner.ui.inputs import number
 from planner.ui.state import PageState
 from planner.ui.tables import banded, show_table
 from planner.ui.text import md_text
@@ -32,6 +34,19 @@ PLANNER_COLOR = "#1f77b4"
 # Global batch caps of the catalog workloads that use these benchmarks (planner.workloads.catalog).
 DEFAULT_GLOBAL_BATCH = {"resnet50": 8192.0, "bert_large_squad": 256.0, "bert_base_squad": 256.0}
 
+
+# The Interconnect section's number inputs (inputs.number: label, default, widget keywords).
+INTERCONNECT_FIELDS: dict[str, dict[str, Any]] = {
+    "gpus_per_node": {
+        "label": "GPUs per node", "default": 8, "min_value": 1, "max_value": 64, "step": 1,
+        "help": "GPUs sharing a node's NVLink/PCIe fabric (8 on HGX/DGX servers).",
+    },
+    "network_gbps": {
+        "label": "Network per node (Gb/s)", "default": 400.0, "min_value": 1.0,
+        "max_value": 100_000.0, "step": 100.0,
+        "help": "400 = one InfiniBand NDR port or 4 x 100 Gb/s EFA (AWS p4d); p5 has 3,200.",
+    },
+}  # fmt: skip
 
 # The sidebar's answer: model, precision, GPU, interconnect, global batch (None: default).
 Inputs = tuple[str, str, str, CommModel, float | None]
@@ -106,24 +121,8 @@ def _interconnect(ps: PageState) -> CommModel:
     """The Interconnect section: GPUs per node, the network per node, and how much of the
     communication the compute hides."""
     st.header("Interconnect")
-    per_node = ps.number_input(
-        "GPUs per node",
-        name="gpus_per_node",
-        default=8,
-        min_value=1,
-        max_value=64,
-        step=1,
-        help="GPUs sharing a node's NVLink/PCIe fabric (8 on HGX/DGX servers).",
-    )
-    network = ps.number_input(
-        "Network per node (Gb/s)",
-        name="network_gbps",
-        default=400.0,
-        min_value=1.0,
-        max_value=100_000.0,
-        step=100.0,
-        help="400 = one InfiniBand NDR port or 4 x 100 Gb/s EFA (AWS p4d); p5 has 3,200.",
-    )
+    per_node = number(ps, "gpus_per_node", INTERCONNECT_FIELDS["gpus_per_node"])
+    network = number(ps, "network_gbps", INTERCONNECT_FIELDS["network_gbps"])
     overlap = ps.slider(
         "Overlap of communication with compute",
         name="overlap",
