@@ -20,6 +20,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.runners.machine import (
@@ -192,6 +193,7 @@ def explain_client_error(
 # ----------------------------------------------------------------- provisioner
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class AwsProvisioner:
     """The `Provisioner` for EC2: one boto3 client per region.
 
@@ -203,23 +205,13 @@ class AwsProvisioner:
 
     backend = "aws"
 
-    def __init__(
-        self,
-        *,
-        endpoint_url: str | None = None,
-        session: Any = None,
-        poll_s: float = 5.0,
-        image_owners: tuple[str, ...] = DLAMI_OWNERS,
-        image_name: str = DLAMI_NAME,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.endpoint_url = endpoint_url
-        self.session = session
-        self.poll_s = poll_s
-        self.image_owners = image_owners
-        self.image_name = image_name
-        self.sleep = sleep
-        self._clients: dict[str, Any] = {}
+    endpoint_url: str | None = None
+    session: Any = None
+    poll_s: float = 5.0
+    image_owners: tuple[str, ...] = DLAMI_OWNERS
+    image_name: str = DLAMI_NAME
+    sleep: Callable[[float], None] = time.sleep
+    _clients: dict[str, Any] = field(default_factory=dict, init=False)
 
     # -- clients and calls
 

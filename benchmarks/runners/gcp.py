@@ -214,6 +214,7 @@ def _status(value: Any) -> str:
     return str(getattr(value, "name", value) or "")
 
 
+@dataclasses.dataclass(kw_only=True, eq=False, repr=False)
 class GcpProvisioner:
     """The `Provisioner` for Compute Engine: instances and zone operations over REST.
 
@@ -224,26 +225,15 @@ class GcpProvisioner:
 
     backend = "gcp"
 
-    def __init__(
-        self,
-        *,
-        project: str | None = None,
-        credentials: Any = None,
-        api_endpoint: str | None = None,
-        poll_s: float = 5.0,
-        operation_timeout_s: float = 300.0,
-        sleep: Callable[[float], None] = time.sleep,
-        now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
-    ) -> None:
-        self.project = project
-        self.now = now
-        self.credentials = credentials
-        self.api_endpoint = api_endpoint
-        self.poll_s = poll_s
-        self.operation_timeout_s = operation_timeout_s
-        self.sleep = sleep
-        self._instances: Any = None
-        self._operations: Any = None
+    project: str | None = None
+    credentials: Any = None
+    api_endpoint: str | None = None
+    poll_s: float = 5.0
+    operation_timeout_s: float = 300.0
+    sleep: Callable[[float], None] = time.sleep
+    now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
+    _instances: Any = dataclasses.field(default=None, init=False)
+    _operations: Any = dataclasses.field(default=None, init=False)
 
     # -- clients
 
