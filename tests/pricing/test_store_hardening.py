@@ -41,19 +41,17 @@ def offer_rows(price: float = 2.0, count: float = 8) -> pd.DataFrame:
     )
 
 
+# A column's values that are infinite, not a number or past its range.
+OUT_OF_RANGE = {
+    "usd_per_hour": ("inf", "1e309", "1e400", "20000"),
+    "gpu_count": ("inf", "1e309", "5000"),
+    "spot_usd_per_hour": ("-inf",),
+    "vcpus": ("nan",),
+}
+
+
 @pytest.mark.parametrize(
-    ("column", "value"),
-    [
-        ("usd_per_hour", "inf"),
-        ("usd_per_hour", "1e309"),
-        ("usd_per_hour", "1e400"),
-        ("usd_per_hour", "20000"),
-        ("gpu_count", "inf"),
-        ("gpu_count", "1e309"),
-        ("gpu_count", "5000"),
-        ("spot_usd_per_hour", "-inf"),
-        ("vcpus", "nan"),
-    ],
+    ("column", "value"), [(column, v) for column, values in OUT_OF_RANGE.items() for v in values]
 )
 def test_a_custom_list_with_an_infinite_or_huge_number_is_refused_naming_the_range(
     tmp_path: Path, column: str, value: str

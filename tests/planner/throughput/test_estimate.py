@@ -44,6 +44,11 @@ def fitted():  # type: ignore[no-untyped-def]
     return fit_throughput_model(reference())
 
 
+def row(gpu: str, count: int, model: str = "resnet50", generation: str = "") -> tuple:
+    """One query at fp16_amp (every query here asks fp16_amp); generation '' is the newest."""
+    return (gpu, count, model, "fp16_amp", generation)
+
+
 def ask(fitted, rows: list[tuple]) -> pd.DataFrame:  # type: ignore[no-untyped-def]
     columns = ["gpu_name", "total_gpus", "model", "precision", "generation"]
     queries = pd.DataFrame(rows, columns=columns)
@@ -52,7 +57,7 @@ def ask(fitted, rows: list[tuple]) -> pd.DataFrame:  # type: ignore[no-untyped-d
 
 def test_known_counts_reproduce_the_figures(fitted) -> None:  # type: ignore[no-untyped-def]
     ref = reference()
-    out = ask(fitted, [("H100-PCIe", 2, "bert_large_squad", "fp16_amp", "")])
+    out = ask(fitted, [row("H100-PCIe", 2, "bert_large_squad")])
     truth = ref.loc[
         (ref["gpu_name"] == "H100-PCIe")
         & (ref["total_gpus"] == 2)
@@ -67,9 +72,9 @@ def test_newest_generation_wins_at_a_count_it_has(fitted) -> None:  # type: igno
     out = ask(
         fitted,
         [
-            ("A100-SXM-40GB", 1, "resnet50", "fp16_amp", ""),
-            ("A100-SXM-40GB", 1, "resnet50", "fp16_amp", "v0"),
-            ("A100-SXM-40GB", 8, "resnet50", "fp16_amp", ""),
+            row("A100-SXM-40GB", 1),
+            row("A100-SXM-40GB", 1, generation="v0"),
+            row("A100-SXM-40GB", 8),
         ],
     )
     assert out["throughput"].iloc[0] == pytest.approx(3050.0)  # median of the v1 runs
@@ -89,7 +94,7 @@ def test_other_counts_follow_the_fitted_law(fitted) -> None:  # type: ignore[no-
         (ref["gpu_name"] == "H100-SXM") & (ref["total_gpus"] == 1) & (ref["model"] == "resnet50"),
         "throughput",
     ].iloc[0]
-    out = ask(fitted, [("H100-SXM", 8, "resnet50", "fp16_amp", "")])
+    out = ask(fitted, [row("H100-SXM", 8)])
     assert out["throughput_source"].iloc[0] == "scaled"
     assert out["throughput"].iloc[0] == pytest.approx(ring_throughput(8, x1, 0.05), rel=1e-3)
     assert "law fitted to counts 1,2,4" in out["throughput_detail"].iloc[0]
@@ -100,10 +105,7 @@ def test_other_counts_follow_the_fitted_law(fitted) -> None:  # type: ignore[no-
 def test_across_nodes_the_network_costs_throughput(fitted) -> None:  # type: ignore[no-untyped-def]
     out = ask(
         fitted,
-        [
-            ("H100-SXM", 8, "bert_large_squad", "fp16_amp", ""),
-            ("H100-SXM", 64, "bert_large_squad", "fp16_amp", ""),
-        ],
+        [row("H100-SXM", 8, "bert_large_squad"), row("H100-SXM", 64, "bert_large_squad")],
     )
     per_gpu = out["throughput"] / out["total_gpus"]
     assert per_gpu.iloc[1] < per_gpu.iloc[0]
@@ -116,11 +118,7 @@ def test_across_nodes_the_network_costs_throughput(fitted) -> None:  # type: ign
 def test_absent_gpu_is_estimated_with_a_band(fitted) -> None:  # type: ignore[no-untyped-def]
     out = ask(
         fitted,
-        [
-            ("L40S", 1, "resnet50", "fp16_amp", "v0"),
-            ("L40S", 4, "resnet50", "fp16_amp", "v0"),
-            ("L40S", 1, "resnet50", "fp16_amp", ""),
-        ],
+        [row("L40S", 1, generation="v0"), row("L40S", 4, generation="v0"), row("L40S", 1)],
     )
     assert (out["throughput_source"] == "estimated").all()
     # Without a generation the estimate is for the newest (v1 ran the A100 ~50% faster).
@@ -145,14 +143,14 @@ def test_one_measured_count_falls_back_to_the_communication_model() -> None:
             ),
         ]
     )
-    out = ask(fit_throughput_model(ref), [("L4", 8, "resnet50", "fp16_amp", "")])
+    out = ask(fit_throughput_model(ref), [row("L4", 8)])
     assert out["throughput_source"].iloc[0] == "scaled"
     assert "one count measured: ring all-reduce model" in out["throughput_detail"].iloc[0]
     assert 3900 < out["throughput"].iloc[0] <= 4000
 
 
 def test_no_estimate_without_a_spec_row(fitted) -> None:  # type: ignore[no-untyped-def]
-    out = ask(fitted, [("Mystery-GPU", 1, "resnet50", "fp16_amp", "")])
+    out = ask(fitted, [row("Mystery-GPU", 1)])
     assert out["throughput_source"].iloc[0] == "none"
     assert np.isnan(out["throughput"].iloc[0])
     assert "no spec row" in out["throughput_detail"].iloc[0]
@@ -163,7 +161,7 @@ def test_without_any_measured_scaling_the_analytic_comm_model_applies() -> None:
         [("H100-SXM", 1, "resnet50", "fp16_amp", 2800.0)],
         columns=["gpu_name", "total_gpus", "model", "precision", "throughput"],
     )
-    out = ask(fit_throughput_model(ref), [("H100-SXM", 4, "resnet50", "fp16_amp", "")])
+    out = ask(fit_throughput_model(ref), [row("H100-SXM", 4)])
     # Ring all-reduce of 25.6M fp32 gradients over NVLink (900/2 GB/s x 0.8 achievable),
     # 2(N-1) latency steps of 5 us, against 1280 images / 2800 images/s of compute.
     compute = 1280 / 2800
