@@ -309,6 +309,20 @@ def _extent(frames: Sequence[pd.DataFrame], columns: Sequence[str], *more: Any) 
     return [float(values.min()), float(values.max())] if len(values) else [1.0, 10.0]
 
 
+def _log_axis(
+    title: str, extent: list[float], ticks: tuple[list[float], list[str]]
+) -> dict[str, Any]:
+    """A log axis holding `extent` (low, high), ticked at `ticks` (values, labels)."""
+    values, labels = ticks
+    return {
+        "title": f"{title} (log scale)",
+        "type": "log",
+        "range": log_range(*extent),
+        "tickvals": values,
+        "ticktext": labels,
+    }
+
+
 def _layout(fig: go.Figure, plan: Plan) -> None:
     """The title and both log axes, their ticks read as durations and money: each axis
     holds every row with its P10-P90, the frontier's other GPU counts, the picks and the
@@ -317,24 +331,10 @@ def _layout(fig: go.Figure, plan: Plan) -> None:
     limits = plan.constraints
     hours = _extent(shown, ("hours_p10", "hours_p90", "hours_to_train"), limits.deadline_hours)
     cost = _extent(shown, ("cost_p10_usd", "cost_p90_usd", "cost_usd"), limits.budget_usd)
-    hour_ticks, hour_text = duration_ticks(*hours)
-    cost_ticks, cost_text = money_ticks(*cost)
     fig.update_layout(
         title=f"Time vs cost to train: {plan.workload.name} ({plan.precision}, {plan.pricing})",
-        xaxis={
-            "title": "time to train (log scale)",
-            "type": "log",
-            "range": log_range(*hours),
-            "tickvals": hour_ticks,
-            "ticktext": hour_text,
-        },
-        yaxis={
-            "title": "cost to train (log scale)",
-            "type": "log",
-            "range": log_range(*cost),
-            "tickvals": cost_ticks,
-            "ticktext": cost_text,
-        },
+        xaxis=_log_axis("time to train", hours, duration_ticks(*hours)),
+        yaxis=_log_axis("cost to train", cost, money_ticks(*cost)),
         legend={"orientation": "h", "y": -0.18},
         height=560,
         margin={"t": 60, "b": 10},
