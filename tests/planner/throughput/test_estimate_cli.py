@@ -191,18 +191,20 @@ def test_a_bad_override_names_its_line_and_field(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("column", "value", "flag"),
+    ("column", "value"),
     [
-        ("gpus_per_node", 2.5, "--gpus-per-node"),
-        ("gpus_per_node", 0.5, "--gpus-per-node"),
-        ("gpus_per_node", 5000, "--gpus-per-node"),
-        ("network_gbps", 1e300, "--network-gbps"),
-        ("num_gpus", 1e308, None),
+        ("gpus_per_node", 2.5),
+        ("gpus_per_node", 0.5),
+        ("gpus_per_node", 5000),
+        ("network_gbps", 1e300),
+        ("num_gpus", 1e308),
     ],
 )
 def test_a_row_value_is_refused_with_the_range_its_flag_has(
-    tmp_path: Path, column: str, value: float, flag: str | None
+    tmp_path: Path, column: str, value: float
 ) -> None:
+    # A column's flag is its name in flag form; num_gpus has none: its field's own range.
+    flag = None if column == "num_gpus" else "--" + column.replace("_", "-")
     code, output = invoke(tmp_path, [q("H100 SXM5 80GB", 8, **{column: value})])
     valid = (FLAG_RANGES[flag] if flag else FIELD_RANGES[column]).text()
     assert code == 2 and not (tmp_path / "out.csv").exists()
