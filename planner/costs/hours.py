@@ -44,36 +44,43 @@ def with_hours_and_cost(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFram
 def _with_spot(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
     """Spot rows' expected wall hours, overhead factor and interruptions per GPU-instance
     hour (planner.costs.spot.spot_for_offers); other rows keep their compute hours."""
-    opts = with_columns(
+    spot = (opts["pricing"] == "spot").to_numpy()
+    rates = {name: np.full(len(opts), np.nan) for name in _SPOT_RATE_COLUMNS}
+    source = np.full(len(opts), "", dtype=object)
+    hours = opts["hours_to_train"].to_numpy(float).copy()
+    if spot.any():
+        instances = opts.loc[spot, "instances"].to_numpy()
+        rows = spot_for_offers(
+            opts.loc[spot],
+            opts.loc[spot, "compute_hours"].to_numpy(),
+            request.checkpoint_hours,
+            request.restart_hours,
+            request.rates,
+            instances,
+        )
+        hours[spot] = rows["expected_wall_hours"].to_numpy()
+        for name, column in _SPOT_RATE_COLUMNS.items():
+            rates[name][spot] = rows[column].to_numpy()
+        rates["interruptions_per_hour"][spot] /= instances  # per GPU-instance hour
+        source[spot] = rows["rate_source"].to_numpy()
+    return with_columns(
         opts,
         {
-            "interruptions_per_hour": np.nan,
-            "interruptions_low_per_hour": np.nan,
-            "interruptions_high_per_hour": np.nan,
-            "interruption_rate_source": "",
-            "spot_overhead_factor": np.nan,
+            "hours_to_train": hours,
+            **{name: rates[name] for name in _SPOT_RATE_COLUMNS if name != "spot_overhead_factor"},
+            "interruption_rate_source": source,
+            "spot_overhead_factor": rates["spot_overhead_factor"],
         },
     )
-    spot = (opts["pricing"] == "spot").to_numpy()
-    if not spot.any():
-        return opts
-    instances = opts.loc[spot, "instances"].to_numpy()
-    rows = spot_for_offers(
-        opts.loc[spot],
-        opts.loc[spot, "compute_hours"].to_numpy(),
-        request.checkpoint_hours,
-        request.restart_hours,
-        request.rates,
-        instances,
-    )
-    opts.loc[spot, "hours_to_train"] = rows["expected_wall_hours"].to_numpy()
-    opts.loc[spot, "spot_overhead_factor"] = rows["overhead_factor"].to_numpy()
-    opts.loc[spot, "interruptions_per_hour"] = rows["interruptions_per_hour"].to_numpy() / instances
-    for end in ("low", "high"):  # per instance-hour, as the defaults
-        column = f"interruptions_{end}_per_hour"
-        opts.loc[spot, column] = rows[column].to_numpy()
-    opts.loc[spot, "interruption_rate_source"] = rows["rate_source"].to_numpy()
-    return opts
+
+
+# A plan's spot columns and the planner.costs.spot.spot_for_offers column each is read from.
+_SPOT_RATE_COLUMNS = {
+    "interruptions_per_hour": "interruptions_per_hour",
+    "interruptions_low_per_hour": "interruptions_low_per_hour",
+    "interruptions_high_per_hour": "interruptions_high_per_hour",
+    "spot_overhead_factor": "overhead_factor",
+}
 
 
 def trained_params(workload: Workload) -> float:

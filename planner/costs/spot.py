@@ -27,9 +27,9 @@ checkpoints on the notice loses less work than modelled here.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -137,13 +137,12 @@ def interruptions_per_hour_for(
     providers: pd.Series, overrides: Mapping[str, float] | None = None
 ) -> pd.Series:
     """Interruption rate per hour for each row's provider: `overrides` first, then defaults."""
-    table = {p: d.interruptions_per_hour for p, d in SPOT_RATE_DEFAULTS.items()}
     for provider, rate in (overrides or {}).items():
         if not rate >= 0:
             raise ValueError(f"interruption rate for {provider!r} must be >= 0 per hour")
-        table[provider.lower()] = float(rate)
-    rates = providers.str.lower().map(table)
-    return rates.fillna(OTHER_PROVIDER_DEFAULT.interruptions_per_hour).astype(float)
+    given = {p.lower(): float(r) for p, r in (overrides or {}).items()}
+    rates = _per_provider(providers, lambda p: given.get(p, default_rate(p).interruptions_per_hour))
+    return pd.Series(rates, index=providers.index, dtype=float)
 
 
 def interruption_range_for(
@@ -151,16 +150,21 @@ def interruption_range_for(
 ) -> tuple[pd.Series, pd.Series]:
     """(low, high) interruptions per instance-hour per row: the default's 10-90% range, or
     the overriding rate at both ends (a rate the user gives has no spread)."""
-    keys = providers.str.lower()
-    low = keys.map({p: d.low_per_hour for p, d in SPOT_RATE_DEFAULTS.items()})
-    high = keys.map({p: d.high_per_hour for p, d in SPOT_RATE_DEFAULTS.items()})
-    low = low.fillna(OTHER_PROVIDER_DEFAULT.low_per_hour).astype(float)
-    high = high.fillna(OTHER_PROVIDER_DEFAULT.high_per_hour).astype(float)
-    for provider, rate in (overrides or {}).items():
-        given = keys == provider.lower()
-        low[given] = float(rate)
-        high[given] = float(rate)
-    return low, high
+    given = {p.lower(): float(r) for p, r in (overrides or {}).items()}
+    low = _per_provider(providers, lambda p: given.get(p, default_rate(p).low_per_hour))
+    high = _per_provider(providers, lambda p: given.get(p, default_rate(p).high_per_hour))
+    return (
+        pd.Series(low, index=providers.index, dtype=float),
+        pd.Series(high, index=providers.index, dtype=float),
+    )
+
+
+def _per_provider(
+    providers: pd.Series, value: Callable[[str], object], dtype: type = float
+) -> NDArray[Any]:
+    """`value` of each row's provider (lower-cased), computed once per distinct provider."""
+    codes, distinct = pd.factorize(providers.astype(str))
+    return np.array([value(str(p).lower()) for p in distinct], dtype=dtype)[codes]
 
 
 # ---------------------------------------------------------------- checkpoint interval
@@ -508,14 +512,11 @@ def spot_for_offers(
     frame["interruptions_high_per_hour"] = high.to_numpy()
     frame["spot_usd_per_hour"] = offers["spot_usd_per_hour"].astype(float)
     frame["spot_cost_usd"] = frame["expected_wall_hours"] * frame["spot_usd_per_hour"]
-    user = offers["provider"].str.lower().isin([p.lower() for p in (rates or {})])
-    frame["rate_source"] = np.where(
-        user,
-        "user",
-        "default:"
-        + offers["provider"]
-        .str.lower()
-        .where(offers["provider"].str.lower().isin(list(SPOT_RATE_DEFAULTS)), "other"),
+    user = {p.lower() for p in (rates or {})}
+    frame["rate_source"] = _per_provider(
+        offers["provider"],
+        lambda p: "user" if p in user else f"default:{p if p in SPOT_RATE_DEFAULTS else 'other'}",
+        object,
     )
     return frame
 
