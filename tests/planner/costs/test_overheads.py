@@ -31,6 +31,7 @@ from planner.request import PlanRequest
 from planner.settings import JobOverheads
 from planner.throughput import own_and_published_results
 from planner.workloads.catalog import get_workload
+from tests.cli_helpers import gpuplan_ok
 
 
 def options(**columns: object) -> pd.DataFrame:
@@ -204,12 +205,10 @@ def test_bert_fine_tuning_is_minutes_not_seconds_and_start_up_binds() -> None:
 
 def test_startup_minutes_override_and_its_error() -> None:
     runner = CliRunner()
-    ok = runner.invoke(
-        app,
-        ["plan", "-w", "bert-base-squad-2ep", "--startup-minutes", "0", "--staging-gbps", "0",
-         "--format", "csv", "--provider", "aws"],
-    )  # fmt: skip
-    assert ok.exit_code == 0, ok.output
+    ok = gpuplan_ok(
+        "plan -w bert-base-squad-2ep --startup-minutes 0 --staging-gbps 0"
+        " --format csv --provider aws"
+    )
     from io import StringIO
 
     rows = pd.read_csv(StringIO(ok.stdout))

@@ -10,10 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
 from benchmarks.results import BenchmarkResult, results_frame
-from planner.cli.main import app
 from planner.llm.mfu import OWN_CODES
 from planner.llm.ops import KERNEL_CODES
 from planner.llm.records import LLM_DETAIL_COLUMNS, LLMMemoryError, Shortfall
@@ -25,9 +23,8 @@ from planner.request import PlanRequest
 from planner.settings import LLMSettings
 from planner.workloads.catalog import get_workload, reshape_llm
 from pricing.catalog import validate_offers
+from tests.cli_helpers import gpuplan_ok
 from tests.planner.llm.test_llm_mfu import gpt
-
-runner = CliRunner()
 
 
 def offers(*rows: dict[str, object]) -> pd.DataFrame:
@@ -141,12 +138,9 @@ def test_no_fit_error_names_the_stacks_that_hold_it_and_the_batch_that_stops_it(
 
 
 def test_cli_prints_the_llm_rows_detail_and_notes(results_dir: Path) -> None:
-    done = runner.invoke(
-        app,
-        ["plan", "-w", "llm-7b-140b", "--precision", "bf16", "--provider", "lambda",
-         "--format", "json", "--max-gpus", "8"],
-    )  # fmt: skip
-    assert done.exit_code == 0, done.output
+    done = gpuplan_ok(
+        "plan -w llm-7b-140b --precision bf16 --provider lambda --format json --max-gpus 8"
+    )
     rows = json.loads(done.stdout)
     assert rows
     for row in rows:
