@@ -26,15 +26,14 @@ from planner.workloads.catalog import get_workload
 from pricing.catalog import SnapshotError, load_offers
 from pricing.cpu_offers import CPU_NAME, load_cpu_offers, validate_cpu_offers
 from pricing.providers.skypilot_cpu import parse_skypilot_cpu_vms
-from tests.planner.choose.test_plan_constraints import CLOUD, RESNET, RESULTS
+from tests.planner.choose.test_plan_constraints import CLOUD, RESNET, RESULTS, offer_frame
 from tests.planner.results import resnet50_run
 
 BERT = get_workload("bert-large-squad-2ep")
 
 
 def cpu_offers(*rows: dict[str, object]) -> pd.DataFrame:
-    base = {"region": "r1", "source": "test", "priced_at": "2026-11-01", "arch": "x86_64"}
-    return validate_cpu_offers(pd.DataFrame([{**base, **row} for row in rows]))
+    return offer_frame(validate_cpu_offers, rows, arch="x86_64")
 
 
 CPUS = cpu_offers(

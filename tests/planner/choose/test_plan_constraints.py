@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -30,9 +32,18 @@ from tests.planner.results import resnet50_run
 RESNET = get_workload("resnet50-imagenet-90ep")
 
 
+def offer_frame(
+    validate: Callable[[pd.DataFrame], pd.DataFrame],
+    rows: Iterable[dict[str, object]],
+    **more: object,
+) -> pd.DataFrame:
+    """`rows` through `validate`, each in region r1 from a test source priced 2026-11-01."""
+    base = {"region": "r1", "source": "test", "priced_at": "2026-11-01", **more}
+    return validate(pd.DataFrame([{**base, **row} for row in rows]))
+
+
 def offers(*rows: dict[str, object]) -> pd.DataFrame:
-    base = {"region": "r1", "source": "test", "priced_at": "2026-11-01"}
-    return validate_offers(pd.DataFrame([{**base, **row} for row in rows]))
+    return offer_frame(validate_offers, rows)
 
 
 def published(gpu: str, count: int, throughput: float) -> BenchmarkResult:
