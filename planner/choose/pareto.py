@@ -198,10 +198,13 @@ def constraint_status(
     if ranked.cheapest is None or ranked.fastest is None:
         return pd.DataFrame(columns=columns)
     rows: list[dict[str, object]] = []
+    h, c = ranked.h, ranked.c
     if deadline_hours is not None:
-        rows.append(_deadline_row(ranked, float(deadline_hours)))
+        rows.append(_limit_row(ranked, "deadline_hours", float(deadline_hours), h, c,
+                               "costs_more", "baseline_hours", "delta_usd"))  # fmt: skip
     if budget_usd is not None:
-        rows.append(_budget_row(ranked, float(budget_usd)))
+        rows.append(_limit_row(ranked, "budget_usd", float(budget_usd), c, h,
+                               "takes_longer", "baseline_usd", "delta_hours"))  # fmt: skip
     rows += _gpu_rows(ranked, budget_usd, max_gpus, gpu_count)
     return pd.DataFrame(rows).reindex(columns=columns)
 
@@ -238,38 +241,34 @@ class _Ranked:
         return _unmet_fields(binds, unmet, self.label(i), self.h[i], self.c[i])
 
 
-def _deadline_row(r: _Ranked, deadline_hours: float) -> dict[str, object]:
-    """A deadline binds when the cheapest option misses it (STATUS_CASES["deadline_hours"])."""
-    assert r.cheapest is not None and r.fastest is not None
-    h, c = r.h, r.c
-    binds = bool(h[r.cheapest] > deadline_hours)
-    meets = _best(r.ok & (h <= deadline_hours), c, h)
-    row: dict[str, object] = {"constraint": "deadline_hours", "value": deadline_hours}
+def _limit_row(
+    r: _Ranked,
+    constraint: str,
+    limit: float,
+    capped: FloatArray,
+    traded: FloatArray,
+    case: str,
+    baseline: str,
+    delta: str,
+) -> dict[str, object]:
+    """A limit on one figure (`capped`: hours for a deadline, dollars for a budget) binds
+    when the option best at the other (`traded`) breaks it; met at a price, the row names
+    the option that meets it best, the `baseline` it is set against and the `delta` in the
+    traded figure (STATUS_CASES[constraint]: "met", "none_within" or `case`)."""
+    best = _best(r.ok, traded, capped)  # the cheapest for a deadline, the fastest for a budget
+    extreme = _best(r.ok, capped, traded)
+    assert best is not None and extreme is not None
+    binds = bool(capped[best] > limit)
+    meets = _best(r.ok & (capped <= limit), traded, capped)
+    row: dict[str, object] = {"constraint": constraint, "value": limit}
     if not binds:
-        row |= {"case": "met", **r.named(r.cheapest)}
+        row |= {"case": "met", **r.named(best)}
     elif meets is None:
-        row |= {"case": "none_within", **r.named(r.fastest)}
+        row |= {"case": "none_within", **r.named(extreme)}
     else:
-        row |= {"case": "costs_more", **r.named(meets), "baseline_hours": float(h[r.cheapest])}
-        row["delta_usd"] = float(c[meets] - c[r.cheapest])
-    return row | r.closest(r.fastest, binds, binds and meets is None)
-
-
-def _budget_row(r: _Ranked, budget_usd: float) -> dict[str, object]:
-    """A budget binds when the fastest option exceeds it (STATUS_CASES["budget_usd"])."""
-    assert r.cheapest is not None and r.fastest is not None
-    h, c = r.h, r.c
-    binds = bool(c[r.fastest] > budget_usd)
-    within = _best(r.ok & (c <= budget_usd), h, c)
-    row: dict[str, object] = {"constraint": "budget_usd", "value": budget_usd}
-    if not binds:
-        row |= {"case": "met", **r.named(r.fastest)}
-    elif within is None:
-        row |= {"case": "none_within", **r.named(r.cheapest)}
-    else:
-        row |= {"case": "takes_longer", **r.named(within), "baseline_usd": float(c[r.fastest])}
-        row["delta_hours"] = float(h[within] - h[r.fastest])
-    return row | r.closest(r.cheapest, binds, binds and within is None)
+        row |= {"case": case, **r.named(meets), baseline: float(capped[best])}
+        row[delta] = float(traded[meets] - traded[best])
+    return row | r.closest(extreme, binds, binds and meets is None)
 
 
 def _gpu_rows(
