@@ -33,14 +33,10 @@ def test_dry_run_lists_the_standard_suite_with_a_world_size_series() -> None:
     assert "--precision" not in lines[0]
     lines = lines[1:]
     expected = [
-        ("resnet50", "full", "fp16", "--batch auto"),
-        ("resnet50", "full", "bf16", "--batch auto"),
-        ("bert", "large", "fp16", ""),
-        ("bert", "large", "bf16", ""),
-        ("gpt", "124m", "bf16", "--compile"),
-        ("gpt", "350m", "bf16", "--compile"),
-        ("gpt", "1.3b", "bf16", "--compile"),
-        ("resnet50", "full", "fp16", "--batch 16\\,32\\,64\\,128"),
+        *(("resnet50", "full", precision, "--batch auto") for precision in ("fp16", "bf16")),
+        *(("bert", "large", precision, "") for precision in ("fp16", "bf16")),
+        *(("gpt", size, "bf16", "--compile") for size in ("124m", "350m", "1.3b")),
+        ("resnet50", "full", "fp16", "--batch 16\\,32\\,64\\,128"),  # the batch sweeps
         ("bert", "large", "fp16", "--batch 4\\,8\\,32\\,64"),
     ]
     assert len(lines) == len(expected) + 1

@@ -27,6 +27,7 @@ precision = ["fp16", "bf16"]
 world_size = [1, 8]
 steps = 20
 """
+REGION = 'region = "us-east-1"'  # BASE's target region line
 
 
 def parse(text: str) -> object:
@@ -37,7 +38,7 @@ def parse(text: str) -> object:
     ("old", "new", "key", "hint"),
     [
         ("max_usd = 10", "max_usdd = 10", "limits.max_usdd", "did you mean 'max_usd'"),
-        ('region = "us-east-1"', 'regoin = "us-east-1"', "targets[0].regoin", "'region'"),
+        (REGION, 'regoin = "us-east-1"', "targets[0].regoin", "'region'"),
         ('backend = "aws"', 'backend = "awz"', "targets[0].backend", "did you mean 'aws'"),
         ('workload = "resnet50"', 'workload = "resnet"', "runs[0].workload", "'resnet50'"),
         ('precision = ["fp16", "bf16"]', 'precision = "bf61"', "runs[0].precision", "valid:"),
@@ -54,21 +55,11 @@ def parse(text: str) -> object:
         ),
         ("max_usd = 10", "max_usd = nan", "limits.max_usd", "<= 1,000,000"),
         ("steps = 20", "steps = 20\nseed = 4294967296", "runs[0].seed", "<= 4,294,967,295"),
+        (REGION, REGION + '\nlabel = "a\\nb: c"', "targets[0].label", "printable characters only"),
+        (REGION, 'region = "us-east-1\\n"', "targets[0].region", "printable characters only"),
         (
-            'region = "us-east-1"',
-            'region = "us-east-1"\nlabel = "a\\nb: c"',
-            "targets[0].label",
-            "printable characters only",
-        ),
-        (
-            'region = "us-east-1"',
-            'region = "us-east-1\\n"',
-            "targets[0].region",
-            "printable characters only",
-        ),
-        (
-            'region = "us-east-1"',
-            'region = "us-east-1"\nkey_name = "k"\nssh_user = "-l"',
+            REGION,
+            REGION + '\nkey_name = "k"\nssh_user = "-l"',
             "targets[0].ssh_user",
             "not a login name",
         ),
