@@ -160,6 +160,24 @@ def _end_leftovers() -> Iterator[list[int]]:
             os.kill(pid, signal.SIGKILL)
 
 
+def run_self_limited(sshd: SshServer, command: str, limit_s: float) -> list[str]:
+    """`command` run over ssh under ssh.self_limiting(limit_s); it must end within 10 s."""
+    machine, extra = ssh_box(sshd)
+    limited = ssh.self_limiting(command, limit_s, kill_after_s=1)
+    started = time.monotonic()
+    try:
+        return ssh.run_remote(machine, limited, "x", timeout_s=30, extra=extra, hold_stdin=True)
+    finally:
+        assert time.monotonic() - started < 10
+
+
+def assert_remote_ends(pid_file: Path, leftovers: list[int], within_s: float, what: str) -> None:
+    """The pid written to pid_file is gone within `within_s` (leftovers end it otherwise)."""
+    pid = wait_pid(pid_file, 1)
+    leftovers.append(pid)
+    assert wait_until(lambda: is_gone(pid), within_s), f"{what} pid {pid} still runs"
+
+
 @pytest.fixture()
 def fetch_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """fetch_results' temporary folders go here (empty at the start)."""
@@ -255,16 +273,10 @@ def test_limit_ends_a_term_ignoring_remote_command(
     sshd: SshServer, tmp_path: Path, _end_leftovers: list[int]
 ) -> None:
     """At limit_s the command's group gets TERM, then KILL: a TERM-ignoring command ends."""
-    machine, extra = ssh_box(sshd)
     pid_file = tmp_path / "remote.pid"
-    command = ssh.self_limiting(ignores_term(pid_file), 3, kill_after_s=1)
-    started = time.monotonic()
     with pytest.raises(ssh.RemoteCommandFailed):
-        ssh.run_remote(machine, command, "x", timeout_s=30, extra=extra, hold_stdin=True)
-    assert time.monotonic() - started < 10
-    remote = wait_pid(pid_file, 1)
-    _end_leftovers.append(remote)
-    assert wait_until(lambda: is_gone(remote), 2), f"remote pid {remote} outlived its limit"
+        run_self_limited(sshd, ignores_term(pid_file), 3)
+    assert_remote_ends(pid_file, _end_leftovers, 2, "past its limit, remote")
 
 
 @pytest.mark.timeout(60)
@@ -272,21 +284,12 @@ def test_stray_term_ignoring_child_is_ended_when_the_command_ends(
     sshd: SshServer, tmp_path: Path, _end_leftovers: list[int]
 ) -> None:
     """A process the command leaves behind in its group is ended (TERM, then KILL) with it."""
-    machine, extra = ssh_box(sshd)
     pid_file = tmp_path / "stray.pid"
     command = (
         f"{ignores_term(pid_file)} & while [ ! -s {q(pid_file)} ]; do sleep 0.1; done; echo started"
     )
-    started = time.monotonic()
-    tail = ssh.run_remote(
-        machine, ssh.self_limiting(command, 300, kill_after_s=1), "x", timeout_s=30,
-        extra=extra, hold_stdin=True,
-    )  # fmt: skip
-    assert time.monotonic() - started < 10
-    assert tail == ["started"]
-    stray = wait_pid(pid_file, 1)
-    _end_leftovers.append(stray)
-    assert wait_until(lambda: is_gone(stray), 5), f"stray pid {stray} survived its command"
+    assert run_self_limited(sshd, command, 300) == ["started"]
+    assert_remote_ends(pid_file, _end_leftovers, 5, "after its command, stray")
 
 
 # --- 2. result files are checked before any copy --------------------------------------
@@ -531,6 +534,4 @@ def test_hanging_import_check_ends_at_its_limit(
     with pytest.raises(ssh.RemoteCommandFailed):
         ssh.install(machine, str(tmp_path / "root"), None, str(python), extra=extra)
     assert time.monotonic() - started < 20
-    remote = wait_pid(pid_file, 1)
-    _end_leftovers.append(remote)
-    assert wait_until(lambda: is_gone(remote), 2), f"import check pid {remote} still runs"
+    assert_remote_ends(pid_file, _end_leftovers, 2, "import check")
