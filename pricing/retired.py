@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from edge.distinct import per_distinct
+
 
 @dataclass(frozen=True)
 class RetiredSize:
@@ -103,11 +105,9 @@ def retired_reason(
 
 def retired_mask(offers: pd.DataFrame, today: dt.date | None = None) -> np.ndarray:
     """Mask of offers retired by `today` (one lookup per distinct provider and size)."""
-    keys = offers.loc[:, ["provider", "instance_type"]].astype(str)
-    distinct = {
-        (p, i): retired_reason(p, i, today) is not None
-        for p, i in keys.drop_duplicates().itertuples(index=False)
-    }
-    return np.array(
-        [distinct[(p, i)] for p, i in keys.itertuples(index=False)], dtype=bool
-    ).reshape(len(offers))
+    retired = per_distinct(
+        lambda p, i: retired_reason(str(p), str(i), today) is not None,
+        offers["provider"].astype(str),
+        offers["instance_type"].astype(str),
+    )
+    return retired.astype(bool)

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.results import PIPELINE_WORKLOAD
+from edge.distinct import per_distinct
 from planner.costs.checkpoint import CHECKPOINT_COLUMNS, CheckpointState, checkpoint_times
 from planner.settings import JobOverheads
 
@@ -111,7 +112,7 @@ def job_overheads(
     with np.errstate(divide="ignore", invalid="ignore"):
         staging = np.where(rate > 0, dataset_gb * 8.0 / rate / 3600.0, 0.0)
     saves = checkpoint_times(options, checkpoint, compute_hours, settings.checkpoint_every_hours)
-    billing = [BILLING.get(p, DEFAULT_BILLING) for p in provider]
+    billing = per_distinct(lambda p: BILLING.get(p, DEFAULT_BILLING), provider)
     return pd.DataFrame(
         {
             "setup_hours": setup_min / 60.0,

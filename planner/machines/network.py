@@ -17,6 +17,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from edge.distinct import per_distinct
 from planner.codes import NetworkBasis
 
 # (provider, instance_type regex, Gb/s per instance, what it is)
@@ -97,10 +98,9 @@ def network_for(provider: str, instance_type: str) -> tuple[float, NetworkBasis,
 def instance_network_gbps(offers: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(Gb/s per instance, NetworkBasis codes, published fabrics or "") for each offer's
     provider and instance type."""
-    keys = list(
-        zip(offers["provider"].astype(str), offers["instance_type"].astype(str), strict=True)
+    found = per_distinct(
+        network_for, offers["provider"].astype(str), offers["instance_type"].astype(str)
     )
-    found = [network_for(provider, instance) for provider, instance in keys]
     gbps = np.array([value for value, _, _ in found], dtype=float)
     bases = np.array([basis for _, basis, _ in found], dtype=object)
     fabrics = np.array([fabric for _, _, fabric in found], dtype=object)
