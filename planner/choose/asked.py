@@ -100,8 +100,7 @@ def stale_price_notes(offers: pd.DataFrame, today: dt.date | None) -> list[Note]
     # Plain dicts, not groupby: pandas groups string columns through pyarrow's compute
     # engine, whose import (~0.1 s) a plan otherwise never needs.
     oldest: dict[str, str] = {}
-    dated = offers.loc[:, ["provider", "priced_at"]].drop_duplicates()
-    for provider, priced_at in zip(dated["provider"], dated["priced_at"], strict=True):
+    for provider, priced_at in zip(offers["provider"], offers["priced_at"], strict=True):
         if pd.notna(provider) and pd.notna(priced_at):
             key, date = str(provider), str(priced_at)
             oldest[key] = min(oldest.get(key, date), date)
@@ -116,8 +115,7 @@ def stale_price_notes(offers: pd.DataFrame, today: dt.date | None) -> list[Note]
     bounds: dict[str, str] = {}
     if "date_bound" in offers:
         first: dict[str, object] = {}
-        bounded = offers.loc[:, ["provider", "date_bound"]].drop_duplicates()
-        for provider, bound in zip(bounded["provider"], bounded["date_bound"], strict=True):
+        for provider, bound in zip(offers["provider"], offers["date_bound"], strict=True):
             if pd.notna(provider) and pd.notna(bound):
                 first.setdefault(str(provider), bound)
         bounds = {p: str(b) for p, b in sorted(first.items()) if b}
