@@ -120,29 +120,74 @@ def sample_spot_wall_hours(
     throughput band, drawn independently of throughput (common across rows) and taken at
     RATE_STRATA equal-probability strata, each at its middle quantile.
     """
+    wall, order = _walls_grouped_by_stratum(
+        samples,
+        throughput,
+        low,
+        high,
+        interruptions_per_hour,
+        checkpoint_hours,
+        restart_hours,
+        instances,
+        rng,
+        draws,
+        rate_low,
+        rate_high,
+    )
+    if order is None:
+        return wall
+    in_order = np.empty_like(wall)
+    in_order[:, order] = wall
+    return in_order
+
+
+def _walls_grouped_by_stratum(
+    samples: float,
+    throughput: ArrayLike,
+    low: ArrayLike,
+    high: ArrayLike,
+    interruptions_per_hour: ArrayLike,
+    checkpoint_hours: float,
+    restart_hours: float,
+    instances: ArrayLike,
+    rng: np.random.Generator,
+    draws: int,
+    rate_low: ArrayLike | None,
+    rate_high: ArrayLike | None,
+) -> tuple[FloatArray, NDArray[np.intp] | None]:
+    """sample_spot_wall_hours' draws with the columns grouped by rate stratum, and the draw
+    of each column (None: in draw order already). Quantiles need no other order."""
     x = np.asarray(throughput, dtype=float)
     rows = x.size
     down, up = log_sigmas(x, low, high)
     z = rng.standard_normal((1, draws))
-    # log W = log(samples / 3600 / x) - log-deviation of the throughput (split normal).
-    log_w = np.log(samples / 3600.0 / x)[:, None] - np.where(z < 0, down[:, None], up[:, None]) * z
     rate = np.broadcast_to(np.asarray(interruptions_per_hour, float), (rows,))
     inst = np.broadcast_to(np.asarray(instances, float), (rows,))
-    if rate_low is None or rate_high is None:
-        return _walls_by_stratum([log_w], [rate], checkpoint_hours, restart_hours, inst, rng)[0]
-    r_down, r_up = log_sigmas(rate, rate_low, rate_high)
+    r_down, r_up = log_sigmas(rate, rate, rate)  # no spread unless a range is given
+    if rate_low is not None and rate_high is not None:
+        r_down, r_up = log_sigmas(rate, rate_low, rate_high)
     if not (np.any(r_down > 0) or np.any(r_up > 0)):
-        return _walls_by_stratum([log_w], [rate], checkpoint_hours, restart_hours, inst, rng)[0]
+        log_w = _log_compute_hours(samples, x, down, up, z)
+        (wall,) = _walls_by_stratum([log_w], [rate], checkpoint_hours, restart_hours, inst, rng)
+        return wall, None
     stratum = np.minimum((rng.random(draws) * RATE_STRATA).astype(np.int64), RATE_STRATA - 1)
     order = np.argsort(stratum, kind="stable")  # each stratum's draws together, in order
     ends = np.cumsum(np.bincount(stratum, minlength=RATE_STRATA))
-    by_stratum = np.split(log_w[:, order], ends[:-1], axis=1)
+    log_w = _log_compute_hours(samples, x, down, up, z[:, order])
     zq = [NormalDist().inv_cdf((j + 0.5) / RATE_STRATA) for j in range(RATE_STRATA)]
     rates = [rate * np.exp(np.where(q < 0, r_down * q, r_up * q)) for q in zq]
-    walls = _walls_by_stratum(by_stratum, rates, checkpoint_hours, restart_hours, inst, rng)
-    wall = np.empty((rows, draws))
-    wall[:, order] = np.concatenate(walls, axis=1)
-    return wall
+    walls = _walls_by_stratum(
+        np.split(log_w, ends[:-1], axis=1), rates, checkpoint_hours, restart_hours, inst, rng
+    )
+    return np.concatenate(walls, axis=1), order
+
+
+def _log_compute_hours(
+    samples: float, x: FloatArray, down: FloatArray, up: FloatArray, z: FloatArray
+) -> FloatArray:
+    """log W = log(samples / 3600 / x) - the throughput's log-deviation (split normal), for
+    standard normals `z` (1, draws): shape (rows, draws)."""
+    return np.log(samples / 3600.0 / x)[:, None] - np.where(z < 0, down[:, None], up[:, None]) * z
 
 
 def _walls_by_stratum(
@@ -180,17 +225,19 @@ def _walls_by_stratum(
     extra = np.maximum(table["expected_wall_hours"].to_numpy().reshape(shape) - base_grid, 0.0)
     var = table["wall_hours_std"].to_numpy().reshape(shape) ** 2
     interval = table["interval_hours"].to_numpy().reshape(shape).max(axis=2)
-    offsets = (np.arange(rows) * GRID_POINTS)[:, None]
+    # Per grid cell, the moments at its two ends: (strata, rows x cells, 4), one gather a draw.
+    cells = np.stack([extra[..., :-1], extra[..., 1:], var[..., :-1], var[..., 1:]], axis=-1)
+    cells = cells.reshape(len(grids), rows * (GRID_POINTS - 1), 4)
+    offsets = (np.arange(rows) * (GRID_POINTS - 1))[:, None]
     walls = []
     for j, w in enumerate(log_w):
         t = (w - lows[j][:, None]) * ((GRID_POINTS - 1) / spans[j])[:, None]
         i = np.minimum(t.astype(np.int64), GRID_POINTS - 2)
         f = t - i
         g = 1 - f
-        flat = i + offsets
-        e_flat, v_flat = extra[j].ravel(), var[j].ravel()
-        mean = e_flat.take(flat) * g + e_flat.take(flat + 1) * f
-        variance = v_flat.take(flat) * g + v_flat.take(flat + 1) * f
+        ends = np.take(cells[j], i + offsets, axis=0)
+        mean = ends[..., 0] * g + ends[..., 1] * f
+        variance = ends[..., 2] * g + ends[..., 3] * f
         compute = np.exp(w)
         checkpoints = np.maximum(np.ceil(compute / interval[j][:, None] - 1e-9), 1.0) - 1.0
         positive = (mean > 0) & (variance > 0)
@@ -248,7 +295,7 @@ def time_cost_quantiles(
             [x[i], low[i], high[i], rate[i], instances[i], rate_low[i], rate_high[i]]
         )
         distinct, back = np.unique(keys, axis=0, return_inverse=True)
-        wall = sample_spot_wall_hours(
+        wall, _ = _walls_grouped_by_stratum(
             samples,
             distinct[:, 0],
             distinct[:, 1],
@@ -259,8 +306,8 @@ def time_cost_quantiles(
             distinct[:, 4],
             np.random.default_rng(seed),
             draws,
-            rate_low=distinct[:, 5],
-            rate_high=distinct[:, 6],
+            distinct[:, 5],
+            distinct[:, 6],
         )
         values[:3, i] = np.quantile(wall, QUANTILES, axis=1)[:, back.ravel()]
         values[3:, i] = values[:3, i] * price[i]  # cost is monotone in hours per row
