@@ -23,7 +23,7 @@ def per_distinct(value: Callable[..., Any], *columns: pd.Series) -> np.ndarray:
     for column in columns:
         codes, distinct = pd.factorize(column, use_na_sentinel=False)
         key = key * len(distinct) + codes
-        uniques.append(distinct)
+        uniques.append(distinct.tolist())
     found, inverse = np.unique(key, return_inverse=True)
     results = np.empty(len(found), dtype=object)
     for i, combined in enumerate(found.tolist()):
