@@ -114,9 +114,7 @@ def _cpu_rows_digest(results: pd.DataFrame) -> str:
 
     if results.empty or not {"device", "workload"} <= set(results.columns):
         return frame_digest(results.iloc[0:0, 0:0])
-    rows = (results["device"].astype(str) == "cpu") | (
-        results["workload"].astype(str) == _CPU_RESULT_WORKLOAD
-    )
+    rows = (results["device"] == "cpu") | (results["workload"] == _CPU_RESULT_WORKLOAD)
     columns = [c for c in results.columns if c != OP_FIGURES_COLUMN]
     return frame_digest(results.loc[rows.to_numpy(), columns])
 

@@ -339,8 +339,10 @@ def prepare_queries(model: ThroughputModel, queries: pd.DataFrame) -> pd.DataFra
         if "network_gbps" in queries.columns
         else float(model.comm.network_gbps_per_node)
     )
-    names = q["gpu_name"].drop_duplicates()
-    spec_class = q["gpu_name"].map(dict(zip(names, interconnect_class(names), strict=True)))
+    codes, names = pd.factorize(q["gpu_name"])  # a few GPUs over thousands of options
+    spec_class = pd.Series(
+        interconnect_class(pd.Series(names)).to_numpy()[codes], index=q.index, dtype=object
+    )
     if "interconnect" in queries.columns:
         given = queries["interconnect"].fillna("").astype(str)
         q["interconnect"] = given.where(given != "", spec_class)

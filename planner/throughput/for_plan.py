@@ -49,6 +49,7 @@ def with_throughput(
         model_key(workload),
         precision,
         workload.global_batch_cap,
+        inputs.figures_digest,
     )
     opts = with_columns(
         opts.join(fast.values),

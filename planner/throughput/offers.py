@@ -285,6 +285,7 @@ class ThroughputInputs:
 
     figures: pd.DataFrame  # throughput_table()
     model: ThroughputModel  # throughput_model_for_results()
+    figures_digest: str  # frame_digest(figures), taken once where they are built
 
 
 def results_digest(results: pd.DataFrame) -> str:
@@ -318,7 +319,7 @@ def _inputs(key: ByKey) -> ThroughputInputs:
     # On disk beside the model (keyed by its reference's digest): the sibling figures
     # take a cold plan as long as loading the fits does.
     figures = disk_cache.load_or_build(f"figures:{name}:{precision}", model.digest, _Figures, build)
-    return ThroughputInputs(figures.figures, model)
+    return ThroughputInputs(figures.figures, model, frame_digest(figures.figures))
 
 
 @dataclass(frozen=True)
@@ -401,11 +402,15 @@ class OptionThroughput:
 
 
 def cached_curves(
-    model: ThroughputModel, keys: pd.DataFrame, figures: pd.DataFrame
+    model: ThroughputModel,
+    keys: pd.DataFrame,
+    figures: pd.DataFrame,
+    figures_digest: str | None = None,
 ) -> ThroughputCurves:
-    """throughput_curves, remembered per (model, keys, figures): plans reuse them."""
+    """throughput_curves, remembered per (model, keys, figures): plans reuse them.
+    `figures_digest` is frame_digest(figures) where the caller has it already."""
     with _LOCK:
-        key = (id(model), frame_digest(keys), frame_digest(figures))
+        key = (id(model), frame_digest(keys), figures_digest or frame_digest(figures))
         return _curves(ByKey(key, (model, keys, figures)))
 
 
@@ -428,10 +433,12 @@ def throughput_for_options(
     model_name: str,
     precision: str,
     global_batch: float | None = None,
+    figures_digest: str | None = None,
 ) -> OptionThroughput:
     """Throughput of every option (gpu_name, total_gpus, gpus_per_node) without per-row text.
 
-    `figures` is throughput_table()'s (ThroughputInputs.figures).
+    `figures` is throughput_table()'s (ThroughputInputs.figures; `figures_digest` its
+    ThroughputInputs.figures_digest, else it is computed).
     Same sources and bands as throughput_for_offers (figures at their counts,
     other counts scaled through the fitted law, the ring all-reduce model across nodes of
     `gpus_per_node` GPUs, spec estimates for GPUs without figures); the curves are built
@@ -466,7 +473,7 @@ def throughput_for_options(
     position[codes[firsts]] = np.arange(len(firsts))
     k = position[codes]
     n = q["total_gpus"].to_numpy(float)
-    curves = cached_curves(model, keys, figures)
+    curves = cached_curves(model, keys, figures, figures_digest)
     evaluated = evaluate_curves(curves, k, n, global_batch)
     none = evaluated["source"].to_numpy() == "none"
     values = pd.DataFrame(
