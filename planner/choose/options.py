@@ -100,8 +100,8 @@ def cloud_options(
     # Each column is made once per offer and taken per option (rows: the offer of each).
     frame = pd.DataFrame(
         {
-            "kind": _text(np.full(n, "cloud", dtype=object)),
-            "offer_key": _text(np.char.add("cloud:", np.arange(len(offers)).astype(str))[rows]),
+            "kind": _same("cloud", n),
+            "offer_key": _text_at(np.char.add("cloud:", np.arange(len(offers)).astype(str)), rows),
             "provider": _text_at(offers["provider"], rows),
             "region": _text_at(offers["region"], rows),
             "instance_type": _text_at(offers["instance_type"], rows),
@@ -111,7 +111,7 @@ def cloud_options(
             "total_gpus": per_gpu_count * k,
             "gpus_per_node": np.maximum(per_gpu_count, 1.0),
             "network_gbps": network[rows],
-            "network_basis": _text(network_basis[rows]),
+            "network_basis": _text_at(network_basis, rows),
             "gpu_memory_gb": _spec_memory(offers["gpu_name"])[rows],
             "vcpus": (
                 offers["vcpus"].astype(float).to_numpy()[rows]
@@ -121,14 +121,14 @@ def cloud_options(
             "usd_per_hour": usd,
             "option_usd_per_hour": usd * k,
             "spot_usd_per_hour": offers["spot_usd_per_hour"].astype(float).to_numpy()[rows],
-            "pricing": _text(np.full(n, pricing, dtype=object)),
+            "pricing": _same(pricing, n),
             "price_date": _text_at(offers["priced_at"], rows),
             "price_date_basis": _text_at(price_date_bases(offers), rows),
             "price_source": _text_at(offers["source"], rows),
             "interconnect": _text_at(offers["interconnect"], rows),
-            "network_fabric": _text(network_fabric[rows]),
-            "price_basis": _text(np.full(n, PriceBasis.CATALOG, dtype=object)),
-            "onprem_config": _text(np.full(n, "", dtype=object)),
+            "network_fabric": _text_at(network_fabric, rows),
+            "price_basis": _same(PriceBasis.CATALOG, n),
+            "onprem_config": _same("", n),
             "utilization": np.full(n, np.nan),
             "amortized_usd_per_gpu_hour": np.full(n, np.nan),
         }
@@ -148,12 +148,12 @@ def cpu_options(cpu_offers: pd.DataFrame, pricing: str) -> pd.DataFrame:
     frame = pd.DataFrame(
         {
             "option_id": np.arange(n),
-            "kind": _text(np.full(n, "cloud", dtype=object)),
+            "kind": _same("cloud", n),
             "offer_key": _text(np.char.add("cpu:", np.arange(n).astype(str))),
             "provider": _text(cpu_offers["provider"]),
             "region": _text(cpu_offers["region"]),
             "instance_type": _text(cpu_offers["instance_type"]),
-            "gpu_name": _text(np.full(n, CPU_NAME, dtype=object)),
+            "gpu_name": _same(CPU_NAME, n),
             "gpu_count": np.zeros(n),
             "instances": np.ones(n),
             "total_gpus": np.zeros(n),
@@ -165,14 +165,14 @@ def cpu_options(cpu_offers: pd.DataFrame, pricing: str) -> pd.DataFrame:
             "usd_per_hour": price,
             "option_usd_per_hour": price,
             "spot_usd_per_hour": cpu_offers["spot_usd_per_hour"].astype(float).to_numpy(),
-            "pricing": _text(np.full(n, pricing, dtype=object)),
+            "pricing": _same(pricing, n),
             "price_date": _text(cpu_offers["priced_at"]),
             "price_date_basis": _text(price_date_bases(cpu_offers)),
             "price_source": _text(cpu_offers["source"]),
-            "interconnect": _text(np.full(n, "none", dtype=object)),
+            "interconnect": _same("none", n),
             "network_fabric": _text(network_fabric),
-            "price_basis": _text(np.full(n, PriceBasis.CATALOG, dtype=object)),
-            "onprem_config": _text(np.full(n, "", dtype=object)),
+            "price_basis": _same(PriceBasis.CATALOG, n),
+            "onprem_config": _same("", n),
             "utilization": np.full(n, np.nan),
             "amortized_usd_per_gpu_hour": np.full(n, np.nan),
         }
@@ -276,9 +276,14 @@ def _text(values: object) -> pd.Series:
     return pd.Series(np.asarray(values, dtype=str).astype(object), dtype=object)
 
 
-def _text_at(values: pd.Series, rows: np.ndarray) -> pd.Series:
+def _text_at(values: pd.Series | np.ndarray, rows: np.ndarray) -> pd.Series:
     """_text(values) at the positions `rows`: each value converted once, then taken."""
     return pd.Series(_text(values).to_numpy()[rows], dtype=object)
+
+
+def _same(value: str, n: int) -> pd.Series:
+    """_text of `n` copies of one value: the value converted once."""
+    return pd.Series(np.full(n, str(value), dtype=object), dtype=object)
 
 
 def _spec_memory(gpu_names: pd.Series) -> np.ndarray:

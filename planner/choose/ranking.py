@@ -73,8 +73,11 @@ def pick_table(picked: pd.DataFrame, opts: pd.DataFrame, rows: pd.DataFrame) -> 
     """The picks with their figures (PICK_COLUMNS but position) and then each pick's row,
     in PICKS order."""
     ids = opts["option_id"].to_numpy()[picked["position"].to_numpy(dtype=int)]
-    by_id = rows.set_index("option_id")
-    table = by_id.loc[ids].reset_index().drop(columns="pick")
+    at_rows = pd.Index(rows["option_id"]).get_indexer(ids)
+    if (at_rows < 0).any():
+        raise KeyError(f"picked options not among the rows: {ids[at_rows < 0].tolist()}")
+    columns = ["option_id", *(c for c in rows.columns if c not in ("option_id", "pick"))]
+    table = rows.iloc[at_rows].loc[:, columns].reset_index(drop=True)
     for at, column in enumerate(c for c in PICK_COLUMNS if c != "position"):
         table.insert(at, column, picked[column].to_numpy())
     order = {name: i for i, name in enumerate(PICKS)}
