@@ -82,9 +82,16 @@ OVERHEAD_COLUMNS: tuple[str, ...] = (
 )
 
 
-def _provider_keys(options: pd.DataFrame) -> pd.Series:
-    kind = options["kind"].astype(str)
-    return options["provider"].astype(str).where(kind != "on-prem", "onprem")
+def _provider_terms(options: pd.DataFrame) -> np.ndarray:
+    """Per option, (provider key, provision minutes, billing): on-prem options are "onprem";
+    looked up once per distinct (provider, kind)."""
+
+    def terms(provider: object, kind: object) -> tuple[str, float, tuple[float, float, str]]:
+        key = "onprem" if str(kind) == "on-prem" else str(provider)
+        minutes = PROVISION_MINUTES.get(key, DEFAULT_PROVISION_MINUTES)
+        return key, minutes, BILLING.get(key, DEFAULT_BILLING)
+
+    return per_distinct(terms, options["provider"], options["kind"])
 
 
 def job_overheads(
@@ -96,15 +103,15 @@ def job_overheads(
 ) -> pd.DataFrame:
     """OVERHEAD_COLUMNS per option (provider, kind, network_gbps, gpu_count, instances),
     aligned to its index."""
-    provider = _provider_keys(options)
-    onprem = (provider == "onprem").to_numpy()
+    found = _provider_terms(options)
+    onprem = np.array([key == "onprem" for key, _, _ in found], dtype=bool)
     network = options["network_gbps"].astype(float).to_numpy()
     if settings.startup_minutes is not None:
         setup_min = np.full(len(options), settings.startup_minutes)
     else:
-        provision = provider.map(PROVISION_MINUTES).fillna(DEFAULT_PROVISION_MINUTES)
+        provision = np.array([minutes for _, minutes, _ in found], dtype=float)
         pull = ENV_START_MINUTES + IMAGE_GB * 8.0 / np.minimum(network, REGISTRY_GBPS) / 60.0
-        setup_min = provision.to_numpy(float) + np.where(onprem, ONPREM_ENV_MINUTES, pull)
+        setup_min = provision + np.where(onprem, ONPREM_ENV_MINUTES, pull)
     if settings.staging_gbps is not None:
         rate = np.full(len(options), settings.staging_gbps)
     else:
@@ -112,7 +119,7 @@ def job_overheads(
     with np.errstate(divide="ignore", invalid="ignore"):
         staging = np.where(rate > 0, dataset_gb * 8.0 / rate / 3600.0, 0.0)
     saves = checkpoint_times(options, checkpoint, compute_hours, settings.checkpoint_every_hours)
-    billing = per_distinct(lambda p: BILLING.get(p, DEFAULT_BILLING), provider)
+    billing = [bill for _, _, bill in found]
     return pd.DataFrame(
         {
             "setup_hours": setup_min / 60.0,

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from edge.distinct import per_distinct
 from planner.defaults import DEFAULT_CHECKPOINT_HOURS, DEFAULT_RESTART_HOURS
 
 FloatArray = NDArray[np.float64]
@@ -163,8 +164,7 @@ def _per_provider(
     providers: pd.Series, value: Callable[[str], object], dtype: type = float
 ) -> NDArray[Any]:
     """`value` of each row's provider (lower-cased), computed once per distinct provider."""
-    codes, distinct = pd.factorize(providers.astype(str))
-    return np.array([value(str(p).lower()) for p in distinct], dtype=dtype)[codes]
+    return per_distinct(lambda p: value(str(p).lower()), providers).astype(dtype)
 
 
 # ---------------------------------------------------------------- checkpoint interval
