@@ -252,22 +252,24 @@ def fit_table(
         ),
         width,
     )
+    # Every line is laid out to `width` here: rich need not wrap it again (no_wrap).
+    laid_out = partial(Text, no_wrap=True)
     parts: list[RenderableType] = []
     if title:
-        parts.append(Text("\n".join(wrap_words(title, width)), style="bold"))
-    parts.append(Text(header, style="bold"))
-    parts.append(Text("─" * len(header)))
+        parts.append(laid_out("\n".join(wrap_words(title, width)), style="bold"))
+    parts.append(laid_out(header, style="bold"))
+    parts.append(laid_out("─" * len(header)))
     if rows:
         body = [
             cut(x, width)
             for k, r in enumerate(rows)
             for x in [*lines(r), *(lines_under(under[k]) if beneath else [])]
         ]
-        parts.append(Text("\n".join(body)))
+        parts.append(laid_out("\n".join(body)))
     if left_out:
         names = ", ".join(c.header for c in left_out)
         note = f"not shown at this width: {names} ({more})"
-        parts.append(Text("\n".join(wrap_words(note, width))))
+        parts.append(laid_out("\n".join(wrap_words(note, width))))
     return Group(*parts)
 
 
