@@ -105,8 +105,10 @@ def sample_spot_wall_hours(
     draws: int,
     rate_low: ArrayLike | None = None,
     rate_high: ArrayLike | None = None,
+    grouped: bool = False,
 ) -> FloatArray:
-    """Simulated wall hours of spot rows, shape (rows, draws).
+    """Simulated wall hours of spot rows, shape (rows, draws): the columns in draw order, or
+    with `grouped` grouped by rate stratum (a quantile needs no other order).
 
     Per draw, compute hours W come from the throughput band (common Z across rows). The
     wall time is W + its checkpoints (exact, at Daly's interval) + lost work and restarts,
@@ -120,56 +122,19 @@ def sample_spot_wall_hours(
     throughput band, drawn independently of throughput (common across rows) and taken at
     RATE_STRATA equal-probability strata, each at its middle quantile.
     """
-    wall, order = _walls_grouped_by_stratum(
-        samples,
-        throughput,
-        low,
-        high,
-        interruptions_per_hour,
-        checkpoint_hours,
-        restart_hours,
-        instances,
-        rng,
-        draws,
-        rate_low,
-        rate_high,
-    )
-    if order is None:
-        return wall
-    in_order = np.empty_like(wall)
-    in_order[:, order] = wall
-    return in_order
-
-
-def _walls_grouped_by_stratum(
-    samples: float,
-    throughput: ArrayLike,
-    low: ArrayLike,
-    high: ArrayLike,
-    interruptions_per_hour: ArrayLike,
-    checkpoint_hours: float,
-    restart_hours: float,
-    instances: ArrayLike,
-    rng: np.random.Generator,
-    draws: int,
-    rate_low: ArrayLike | None,
-    rate_high: ArrayLike | None,
-) -> tuple[FloatArray, NDArray[np.intp] | None]:
-    """sample_spot_wall_hours' draws with the columns grouped by rate stratum, and the draw
-    of each column (None: in draw order already). Quantiles need no other order."""
     x = np.asarray(throughput, dtype=float)
     rows = x.size
     down, up = log_sigmas(x, low, high)
     z = rng.standard_normal((1, draws))
     rate = np.broadcast_to(np.asarray(interruptions_per_hour, float), (rows,))
     inst = np.broadcast_to(np.asarray(instances, float), (rows,))
-    r_down, r_up = log_sigmas(rate, rate, rate)  # no spread unless a range is given
+    r_down = r_up = np.zeros(rows)  # no spread unless a range is given
     if rate_low is not None and rate_high is not None:
         r_down, r_up = log_sigmas(rate, rate_low, rate_high)
     if not (np.any(r_down > 0) or np.any(r_up > 0)):
         log_w = _log_compute_hours(samples, x, down, up, z)
         (wall,) = _walls_by_stratum([log_w], [rate], checkpoint_hours, restart_hours, inst, rng)
-        return wall, None
+        return wall
     stratum = np.minimum((rng.random(draws) * RATE_STRATA).astype(np.int64), RATE_STRATA - 1)
     order = np.argsort(stratum, kind="stable")  # each stratum's draws together, in order
     ends = np.cumsum(np.bincount(stratum, minlength=RATE_STRATA))
@@ -179,7 +144,11 @@ def _walls_grouped_by_stratum(
     walls = _walls_by_stratum(
         np.split(log_w, ends[:-1], axis=1), rates, checkpoint_hours, restart_hours, inst, rng
     )
-    return np.concatenate(walls, axis=1), order
+    if grouped:
+        return np.concatenate(walls, axis=1)
+    wall = np.empty((rows, draws))
+    wall[:, order] = np.concatenate(walls, axis=1)
+    return wall
 
 
 def _log_compute_hours(
@@ -295,7 +264,7 @@ def time_cost_quantiles(
             [x[i], low[i], high[i], rate[i], instances[i], rate_low[i], rate_high[i]]
         )
         distinct, back = np.unique(keys, axis=0, return_inverse=True)
-        wall, _ = _walls_grouped_by_stratum(
+        wall = sample_spot_wall_hours(
             samples,
             distinct[:, 0],
             distinct[:, 1],
@@ -306,8 +275,9 @@ def time_cost_quantiles(
             distinct[:, 4],
             np.random.default_rng(seed),
             draws,
-            distinct[:, 5],
-            distinct[:, 6],
+            rate_low=distinct[:, 5],
+            rate_high=distinct[:, 6],
+            grouped=True,
         )
         quantiles = np.quantile(wall, QUANTILES, axis=1, overwrite_input=True)  # wall: ours
         values[:3, i] = quantiles[:, back.ravel()]
