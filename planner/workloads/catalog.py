@@ -24,7 +24,7 @@ import numpy as np
 
 from planner.workloads.llm_presets import (
     LLM_PRESETS,
-    dense_decoder_params,
+    DecoderShape,
     label_params,
     preset_for,
 )
@@ -192,42 +192,6 @@ def lora_training_flops_per_token(
 # A shape the user gives may differ from the size its workload names by at most this
 # fraction of that size; beyond it, the name and the shape disagree and the plan is refused.
 SHAPE_SIZE_TOLERANCE = 0.10
-
-
-@dataclass(frozen=True)
-class DecoderShape:
-    """A dense decoder's shape: layers, width, attention heads and key/value heads (fewer
-    under grouped-query attention), MLP hidden width and vocabulary."""
-
-    n_layer: int
-    d_model: int
-    n_heads: int
-    n_kv_heads: int
-    ffn_dim: int
-    vocab_size: int
-
-    def __post_init__(self) -> None:
-        for name in ("n_layer", "d_model", "n_heads", "n_kv_heads", "ffn_dim", "vocab_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a whole number >= 1 (got {value!r})")
-        if self.d_model % self.n_heads:
-            raise ValueError(
-                f"heads {self.n_heads} must divide d_model {self.d_model} (each head is "
-                f"d_model / heads wide); e.g. {self.d_model // 128 or 1} heads of 128"
-            )
-        if self.n_heads % self.n_kv_heads:
-            raise ValueError(
-                f"kv_heads {self.n_kv_heads} must divide heads {self.n_heads} (grouped-query "
-                f"attention shares each key/value head among heads / kv_heads query heads)"
-            )
-
-    @property
-    def params(self) -> float:
-        """Its parameter count (dense_decoder_params)."""
-        return dense_decoder_params(
-            self.n_layer, self.d_model, self.n_heads, self.n_kv_heads, self.ffn_dim, self.vocab_size
-        )
 
 
 def llm_shape(params: float) -> tuple[int, int]:

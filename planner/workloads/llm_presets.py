@@ -15,17 +15,46 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class LLMPreset:
-    """A decoder-only transformer's shape (ffn_dim: the MLP's hidden width)."""
+class DecoderShape:
+    """A dense decoder's shape: layers, width, attention heads and key/value heads (fewer
+    under grouped-query attention), MLP hidden width and vocabulary."""
 
-    label: str
-    params: float
     n_layer: int
     d_model: int
     n_heads: int
     n_kv_heads: int
     ffn_dim: int
     vocab_size: int
+
+    def __post_init__(self) -> None:
+        for name in ("n_layer", "d_model", "n_heads", "n_kv_heads", "ffn_dim", "vocab_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number >= 1 (got {value!r})")
+        if self.d_model % self.n_heads:
+            raise ValueError(
+                f"heads {self.n_heads} must divide d_model {self.d_model} (each head is "
+                f"d_model / heads wide); e.g. {self.d_model // 128 or 1} heads of 128"
+            )
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(
+                f"kv_heads {self.n_kv_heads} must divide heads {self.n_heads} (grouped-query "
+                f"attention shares each key/value head among heads / kv_heads query heads)"
+            )
+
+    @property
+    def params(self) -> float:
+        """Its parameter count (dense_decoder_params)."""
+        return dense_decoder_params(
+            self.n_layer, self.d_model, self.n_heads, self.n_kv_heads, self.ffn_dim, self.vocab_size
+        )
+
+
+@dataclass(frozen=True)
+class LLMPreset(DecoderShape):
+    """A published decoder's shape with its size label and source (`params`: the shape's)."""
+
+    label: str
     reference: str
 
 
@@ -52,10 +81,7 @@ def dense_decoder_params(
 def _preset(
     label: str, n_layer: int, d: int, heads: int, kv: int, ffn: int, vocab: int, ref: str
 ) -> LLMPreset:
-    return LLMPreset(
-        label, dense_decoder_params(n_layer, d, heads, kv, ffn, vocab), n_layer, d, heads, kv,
-        ffn, vocab, ref,
-    )  # fmt: skip
+    return LLMPreset(n_layer, d, heads, kv, ffn, vocab, label=label, reference=ref)
 
 
 LLM_PRESETS: dict[str, LLMPreset] = {

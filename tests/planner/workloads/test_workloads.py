@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 
 from planner.workloads.catalog import (
-    dense_decoder_params,
     get_workload,
     llm_shape,
     reshape_llm,
     transformer_training_flops_per_token,
 )
-from planner.workloads.llm_presets import LLM_PRESETS
+from planner.workloads.llm_presets import LLM_PRESETS, dense_decoder_params
 
 
 def test_catalog_sizes() -> None:
