@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from planner.llm.frameworks import DEFAULT_FRAMEWORK, framework
+from planner.llm.frameworks import DEFAULT_FRAMEWORK, eager_stacks, framework
 
 if TYPE_CHECKING:
     from planner.llm.stack_profiles import StackParams
@@ -25,6 +25,26 @@ if TYPE_CHECKING:
 # 2023b, sec. 3.1).
 PRETRAIN_BATCH_TOKENS = 4_194_304.0
 FINETUNE_BATCH_TOKENS = 64 * 4096.0
+
+# Per-kernel floor per step: the intercept of per-GPU step time against per-GPU batch,
+# divided by the kernels per step, median over FlagPerf's DGX A100-40GB batch pairs
+# (ResNet-50 32/256, MobileNetV2 32/512, Swin 256/384, DistilBERT 32/96, GLM-large 8/16,
+# CPM-medium 32/128 per GPU on 8 GPUs; reference/calibration/cnn_training_throughput.csv)
+# and gpuplan's own one-H200 sweeps (ResNet-50 16-256, BERT-large 4-64, fp16 and bf16;
+# reference/own_runs/cnn_training_throughput.csv): 28 µs (fit_kernel_floor in
+# planner.throughput.step_calibration; the CNNs give 25-38 µs, the transformers 22-48).
+# Eager PyTorch's per-operator host overhead, not the CUDA launch alone (~4-10 µs): a
+# faster GPU does not lower it. The data-parallel step model and eager LLM stacks
+# (LLMSettings.eager) both use it.
+KERNEL_FLOOR_S = 28e-6
+
+
+# Why a stack's fitted rates cannot be timed eager (LLMSettings.eager).
+EAGER_REFUSED = {
+    "megatron": "its own fused kernels'",
+    "nanotron": "its own fused kernels'",
+    "deepspeed": "fitted on eager runs already",
+}
 
 
 @dataclass(frozen=True)
@@ -116,6 +136,9 @@ class LLMSettings:
     stack: the stack's parameters (None: the fitted ones of `framework`,
       planner.llm.stack_profiles); set by the fitting and evaluation tools.
     pinned: the parallel sizes a run states (None: the search picks them).
+    eager: PyTorch without torch.compile or fused kernels: each operator is its own kernel,
+      dispatched from Python (planner.llm.ops.EAGER_KERNELS_PER_LAYER x KERNEL_FLOOR_S per
+      layer and micro-batch instead of the fused stacks' launch gaps).
     """
 
     global_batch_tokens: float | None = None
@@ -129,9 +152,17 @@ class LLMSettings:
     framework_stated: bool = True
     stack: StackParams | None = None
     pinned: StatedLayout | None = None
+    eager: bool = False
 
     def __post_init__(self) -> None:
-        framework(self.framework)  # ValueError naming the valid ones
+        stack = framework(self.framework)  # ValueError naming the valid ones
+        if self.eager and not stack.compiled:
+            raise ValueError(
+                f"eager PyTorch is timed against a stack fitted on compiled runs "
+                f"({', '.join(eager_stacks())}); {self.framework}'s rates are "
+                f"{EAGER_REFUSED.get(self.framework, 'not from compiled runs')}: set the "
+                "framework to one of those"
+            )
         if self.step_model not in ("ops", "mfu-prior"):
             raise ValueError(f"step_model {self.step_model!r}: valid are ops, mfu-prior")
         if self.micro_batch is not None and self.micro_batch < 1:

@@ -46,15 +46,8 @@ from typing import Any
 
 import numpy as np
 
-# Per-kernel floor per step: the intercept of per-GPU step time against per-GPU batch,
-# divided by the kernels per step, median over FlagPerf's DGX A100-40GB batch pairs
-# (ResNet-50 32/256, MobileNetV2 32/512, Swin 256/384, DistilBERT 32/96, GLM-large 8/16,
-# CPM-medium 32/128 per GPU on 8 GPUs; reference/calibration/cnn_training_throughput.csv)
-# and gpuplan's own one-H200 sweeps (ResNet-50 16-256, BERT-large 4-64, fp16 and bf16;
-# reference/own_runs/cnn_training_throughput.csv): 28 µs (step_calibration.fit_kernel_floor;
-# the CNNs give 25-38 µs, the transformers 22-48). Eager PyTorch's per-operator host
-# overhead, not the CUDA launch alone (~4-10 µs): a faster GPU does not lower it.
-KERNEL_FLOOR_S = 28e-6
+from planner.settings import KERNEL_FLOOR_S  # the fitted per-kernel floor (its sources there)
+
 # Optimizer pass: SGD-momentum / Adam read and write fp32 weights, gradients and state:
 # ~16 bytes per parameter per step (Rajbhandari et al. 2020 count 16 B of state for Adam).
 OPTIMIZER_BYTES_PER_PARAM = 16.0
