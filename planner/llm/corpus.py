@@ -9,6 +9,8 @@ tools/fit_llm_stacks.py (the fit) and tools/evaluate_llm_corpus.py (the evaluati
 the planner itself reads the fitted parameters (planner.llm.stack_profiles), not this.
 
 Rules, each an assumption where the row does not say (codes in `assumed`):
+- eager PyTorch (LLMSettings.eager) where the `framework` text says "eager" (gpuplan's own
+  runs without --compile); no published row says so.
 - stack family by the `framework` text (FAMILY_PATTERNS): Megatron-LM/-Core, FlagScale,
   AMD Primus and the Llama 3 4D-parallel stack are megatron; nanotron and picotron are
   nanotron; PyTorch FSDP/FSDP2 stacks (OLMo-core, fms-fsdp, torchao/torchtitan, lit-gpt,
@@ -119,6 +121,7 @@ class CorpusRun:
     mfu: float
     assumed: str
     pinned: StatedLayout | None = None  # the stated parallel sizes
+    eager: bool = False  # the framework text says eager (no torch.compile, LLMSettings.eager)
 
 
 def family_of(framework_text: str) -> str | None:
@@ -364,6 +367,7 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         mfu=tokens * per_token / peak,
         assumed=" ".join(assumed),
         pinned=_pinned(row),
+        eager=bool(re.search(r"\beager\b", str(row["framework"]).lower())),
     )
 
 

@@ -32,6 +32,10 @@ it hides.
   interleaving) and Megatron-DeepSpeed's tensor parallelism; no context parallelism;
   partly fused kernels (unfused 1.25: an assumption).
 
+`compiled`: the stack's fitted rates come from torch.compile runs (fsdp, fsdp2), so eager
+PyTorch (planner.settings.LLMSettings.eager) is timed against them; the other stacks run
+their own kernels (megatron, nanotron) or were fitted on eager runs (deepspeed).
+
 `unfused` here is the prior; planner.llm.stack_profiles holds each stack's value fitted on
 published runs, with the other parameters that say how it runs (kernel efficiency, exposed
 communication, fp8 casts).
@@ -56,12 +60,13 @@ class Framework:
     context_parallel: bool
     zero: tuple[str, ...]
     unfused: float
+    compiled: bool = False
 
 
 FRAMEWORKS: dict[str, Framework] = {
     "megatron": Framework("megatron", True, True, True, ("zero1", "zero3"), 1.0),
-    "fsdp": Framework("fsdp", False, False, False, ("zero3", "zero1"), 1.5),
-    "fsdp2": Framework("fsdp2", True, True, True, ("zero3", "zero1"), 1.25),
+    "fsdp": Framework("fsdp", False, False, False, ("zero3", "zero1"), 1.5, compiled=True),
+    "fsdp2": Framework("fsdp2", True, True, True, ("zero3", "zero1"), 1.25, compiled=True),
     "deepspeed": Framework("deepspeed", True, False, False, ("zero1", "zero3"), 1.25),
     "nanotron": Framework("nanotron", True, False, False, ("zero1",), 1.25),
 }
@@ -74,3 +79,8 @@ def framework(name: str) -> Framework:
         return FRAMEWORKS[name]
     except KeyError:
         raise ValueError(f"framework {name!r}: valid are {', '.join(FRAMEWORKS)}") from None
+
+
+def eager_stacks() -> tuple[str, ...]:
+    """The stacks eager PyTorch can be timed on (fitted on compiled runs: `compiled`)."""
+    return tuple(name for name, f in FRAMEWORKS.items() if f.compiled)

@@ -53,6 +53,7 @@ import numpy as np
 
 from planner.llm.kernel_rates import attention_share
 from planner.llm.matmul_rates import matmul_factor
+from planner.settings import KERNEL_FLOOR_S
 
 TILE_M, TILE_N = 256, 128  # cuBLAS's large-GEMM tile (NVIDIA matmul guide, "Tile quantization")
 HBM_FRACTION = 0.8  # share of the datasheet HBM bandwidth a streaming kernel reaches: assumed
@@ -66,6 +67,19 @@ SCORE_PASSES = 4.0
 # Idle time between a layer's ~40 forward and backward kernels, per micro-batch: an
 # assumption (a few microseconds per launch gap), which matters for small models only.
 LAUNCH_S_PER_LAYER = 40 * 3e-6
+# Eager PyTorch (no torch.compile, no fused kernels): each norm, activation, residual add
+# and autocast cast is its own kernel, reading and writing its tensors once more than the
+# fused kernel that would join it to its neighbour: twice the stack's memory-bound traffic
+# (an assumption; gpuplan's own H200 GPT runs, eager over compiled at 124M/350M/1.3B:
+# 0.87/0.87/0.93 measured, 0.88/0.89/0.92 predicted with the GPU's own operator rates).
+EAGER_TRAFFIC_FACTOR = 2.0
+# Kernels of one layer, forward and backward, in eager PyTorch under autocast: counted as
+# the bench's own BERT-large's (planner.throughput.step_calibration.OWN_BERT_KERNELS, 1,300
+# over 24 layers); a pre-LayerNorm GPT-2 block runs the same operators (two norms, QKV,
+# attention, output, two MLP matmuls and their weight casts, an activation, two adds).
+# Python dispatches each in the fitted per-kernel floor (planner.settings.KERNEL_FLOOR_S):
+# a micro-batch takes at least that long, however small (the GPU waits for the host).
+EAGER_KERNELS_PER_LAYER = 54.0
 # Adam in mixed precision per local parameter per step: read fp32 master, m, v and the
 # gradient (16 B), write master, m, v (12 B) and the 16-bit copy (2 B) (Rajbhandari et al.
 # 2020, sec. 3.1: 16 bytes of state per parameter).
@@ -166,7 +180,8 @@ class OpRates:
     achievable HBM bandwidth; sms: streaming multiprocessors (wave quantization);
     unfused: the framework's memory-bound traffic factor; value_bytes: bytes per activation;
     attention_kernel: the measured attention kernel (planner.llm.kernel_rates); cast_factor:
-    the stack's fp8 cast traffic factor (0 without fp8 GEMMs).
+    the stack's fp8 cast traffic factor (0 without fp8 GEMMs); eager: PyTorch without
+    torch.compile (the host dispatch floor of micro_batch_seconds).
     """
 
     gemm_flops: float
@@ -178,6 +193,7 @@ class OpRates:
     measured: MeasuredKernels | None = None
     attention_kernel: str = "fa3"  # planner.llm.kernel_rates
     cast_factor: float = 0.0  # fp8 cast traffic factor (0: no fp8 GEMMs)
+    eager: bool = False  # operators dispatched one by one from Python (EAGER_KERNELS_PER_LAYER)
 
 
 def gemm_seconds(m: np.ndarray, n: np.ndarray, k: np.ndarray, rates: OpRates) -> np.ndarray:
@@ -345,13 +361,18 @@ def micro_batch_seconds(
     logits = 4.0 * tokens * shape.vocab_size / tp * rates.value_bytes / rates.hbm_bytes_per_s
     layer_forward = gemm_f + attn_f + mem_f
     again = stage_layers * (recompute_share * layer_forward + np.where(selective, attn_f, 0.0))
-    return MicroBatchTimes(
+    times = MicroBatchTimes(
         gemm=stage_layers * (gemm_f + gemm_b) + head_f + head_b,
         attention=stage_layers * (attn_f + attn_b),
         memory=stage_layers * (mem_f + mem_b) + logits,
         recompute=again,
         cast=stage_layers * cast_seconds(layer_gemms, rates, weight_grads),
     )
+    if not rates.eager:
+        return times
+    # The host dispatches every kernel; the GPU cannot finish the micro-batch sooner.
+    host = stage_layers * (1.0 + recompute_share) * EAGER_KERNELS_PER_LAYER * KERNEL_FLOOR_S
+    return replace(times, memory=times.memory + np.maximum(host - times.total, 0.0))
 
 
 def optimizer_seconds(local_params: np.ndarray, rates: OpRates) -> np.ndarray:

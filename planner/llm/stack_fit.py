@@ -87,6 +87,7 @@ def run_settings(run: CorpusRun, stack: StackParams, pinned: bool = True) -> LLM
         framework=run.family,
         stack=stack,
         pinned=run.pinned if pinned else None,
+        eager=run.eager,
     )
 
 

@@ -54,7 +54,14 @@ from planner.llm.op_efficiency import (
     measured_gemm_tflops,
     measured_memory_gbps,
 )
-from planner.llm.ops import HBM_FRACTION, MeasuredKernels, OpRates, kernel_default, sm_count
+from planner.llm.ops import (
+    EAGER_TRAFFIC_FACTOR,
+    HBM_FRACTION,
+    MeasuredKernels,
+    OpRates,
+    kernel_default,
+    sm_count,
+)
 from planner.llm.records import LLM_DETAIL_COLUMNS, LLMMemoryError, Shortfall
 from planner.llm.stack_profiles import (
     StackParams,
@@ -339,6 +346,7 @@ def _predict(
             scale,
             stack,
             measured,
+            settings.eager,
         ),
         compute_flops=anchor.mfu * (half * FP8_SPEEDUP[0] if precision == "fp8" else peak),
         intra_gbs=intra_node_gbs(gpu_name, per_node) / stack.comm_exposure,
@@ -409,11 +417,13 @@ def _op_rates(
     scale: float,
     stack: StackParams,
     measured: MeasuredKernels | None = None,
+    eager: bool = False,
 ) -> OpRates:
     """The operator model's rates on one GPU (planner.llm.ops) under the stack's fitted
     parameters (planner.llm.stack_profiles: kernel efficiency, unfused traffic, attention
     kernel; fp8: its GEMM factor and casts); measured operator figures where the operator
-    benchmark ran on this GPU."""
+    benchmark ran on this GPU; `eager`: unfused operators (EAGER_TRAFFIC_FACTOR on the
+    memory-bound traffic) each launched from Python (planner.llm.ops.micro_batch_seconds)."""
     fp8 = precision == "fp8"
     gemm_efficiency = gemm * stack.kernel_efficiency * (stack.fp8_gemm_factor if fp8 else 1.0)
     sixteen = half if fp8 else peak
@@ -429,11 +439,12 @@ def _op_rates(
         attention_flops=attention_flops * scale,
         hbm_bytes_per_s=bandwidth * scale,
         sms=sm_count(figures.architecture if figures else ""),
-        unfused=stack.unfused,
+        unfused=stack.unfused * (EAGER_TRAFFIC_FACTOR if eager else 1.0),
         value_bytes=4.0 if precision in ("fp32", "tf32") else 2.0,
         measured=measured,
         attention_kernel=stack.attention_kernel,
         cast_factor=stack.cast_factor if fp8 else 0.0,
+        eager=eager,
     )
 
 
