@@ -16,7 +16,7 @@ from rich.text import Text
 
 from edge.console import abort, text_console, warn, working
 from edge.output import emit
-from planner.cli.options import Format, Output, abort_on_value_error, check_format
+from planner.cli.options import Eager, Format, Output, abort_on_value_error, check_format
 from planner.io.validate import check_flags, check_output_path, shorten
 from planner.llm.frameworks import DEFAULT_FRAMEWORK
 
@@ -133,7 +133,7 @@ def estimate_llm(
         typer.Option(
             "--queries",
             help="CSV: params, seq_len, num_gpus, gpu_model, precision [, n_layer, d_model, "
-            "global_batch_tokens, gpus_per_node, network_gbps, mode, framework; MoE: "
+            "global_batch_tokens, gpus_per_node, network_gbps, mode, framework, eager; MoE: "
             "active_params, experts, top_k, shared_experts, expert_ffn; your own layout: tp, "
             "pp, cp, ep, dp, vpp, mbs, zero, recompute]; other columns are refused",
         ),
@@ -159,6 +159,7 @@ def estimate_llm(
     flash_attention: Annotated[
         bool, typer.Option(help="attention without stored scores (Dao et al. 2022)")
     ] = True,
+    eager: Eager = False,
     results: Annotated[
         list[str] | None,
         typer.Option(
@@ -188,8 +189,9 @@ def estimate_llm(
         settings = LLMSettings(
             recompute=recompute, zero=zero, flash_attention=flash_attention,
             framework=framework or DEFAULT_FRAMEWORK, framework_stated=bool(framework),
+            eager=eager,
         )  # fmt: skip
-        raw, rows = read_llm_queries(input_path(queries))
+        raw, rows = read_llm_queries(input_path(queries), settings)
         figures, problems, table = _own_figures(results, rows)
     with working(f"searching layouts for {len(rows)} LLM queries"):
         result = _llm_predictions(raw, rows, gpus_per_node, network_gbps, settings, figures, table)

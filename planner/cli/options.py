@@ -17,6 +17,14 @@ from edge.output import FORMATS
 
 Format = Annotated[str, typer.Option("--format", help="table | json | csv")]
 Wide = Annotated[bool, typer.Option("--wide", help="tables: every column, however wide")]
+Eager = Annotated[
+    bool,
+    typer.Option(
+        "--eager",
+        help="LLM: PyTorch without torch.compile or fused kernels (each operator its own "
+        "kernel: twice the memory-bound traffic, and no faster than the host dispatches)",
+    ),
+]
 Output = Annotated[
     str | None,
     typer.Option("--output", help="write Q plus predictions here (CSV) instead of stdout"),

@@ -16,7 +16,7 @@ import typer
 from benchmarks.folders import default_results_dir
 from edge.console import abort, working
 from edge.output import emit
-from planner.cli.options import Format, Wide, check_format
+from planner.cli.options import Eager, Format, Wide, check_format
 from planner.defaults import (
     DEFAULT_CHECKPOINT_HOURS,
     DEFAULT_DRAWS,
@@ -89,6 +89,7 @@ class PlanFlags:
     draws: int
     recompute: str
     framework: str
+    eager: bool
     global_batch_tokens: float | None
     seq_len: int | None
     n_layer: int | None
@@ -233,6 +234,7 @@ def plan(
             f"{DEFAULT_FRAMEWORK}, and the band also spans the other stacks)"
         ),
     ] = "",
+    eager: Eager = False,
     global_batch_tokens: Annotated[
         float | None,
         typer.Option(
@@ -405,6 +407,7 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
         global_batch_tokens=flags.global_batch_tokens,
         framework=flags.framework or DEFAULT_FRAMEWORK,
         framework_stated=bool(flags.framework),
+        eager=flags.eager,
     )
     workload = _workload(flags)
     offers = load_offers()

@@ -2,12 +2,13 @@
 
 Queries (Q, CSV): params, seq_len, num_gpus, gpu_model, precision; optional n_layer,
 d_model, global_batch_tokens, gpus_per_node, network_gbps, mode (pretrain | finetune |
-lora | qlora; blank: pretrain), framework. params is a number (7e9) or a size (7b, 6.7b,
-124m). A mixture of experts gives active_params (a number or a size) and optionally experts,
-top_k, shared_experts, expert_ffn (planner.llm.moe; a preset's shape where the counts match
-one). A row that gives any of tp, pp, cp, ep, dp, vpp, mbs (or micro_batch), zero, recompute
-is timed at exactly that layout (planner.llm.user_layout) beside the best layout found. A
-column not named here is refused with the valid ones.
+lora | qlora; blank: pretrain), framework, eager (true | false; blank: the run's setting).
+params is a number (7e9) or a size (7b, 6.7b, 124m). A mixture of experts gives
+active_params (a number or a size) and optionally experts, top_k, shared_experts,
+expert_ffn (planner.llm.moe; a preset's shape where the counts match one). A row that
+gives any of tp, pp, cp, ep, dp, vpp, mbs (or micro_batch), zero, recompute is timed at
+exactly that layout (planner.llm.user_layout) beside the best layout found. A column not
+named here is refused with the valid ones.
 Every number must be within its planner.io.validate.FIELD_RANGES entry, the range the flag
 of the same name accepts (gpus_per_node as --gpus-per-node), or its COLUMN_RANGES entry;
 the file is bounded as planner.io.validate.read_csv_table says.
@@ -58,8 +59,10 @@ MOE_COLUMNS = ("active_params", "experts", "top_k", "shared_experts", "expert_ff
 LAYOUT_COLUMNS = ("tp", "pp", "cp", "ep", "dp", "vpp", "mbs", "micro_batch", "zero", "recompute")
 OPTIONAL = (
     "n_layer", "d_model", "global_batch_tokens", "gpus_per_node", "network_gbps", "mode",
-    "framework", *MOE_COLUMNS, *LAYOUT_COLUMNS,
+    "framework", "eager", *MOE_COLUMNS, *LAYOUT_COLUMNS,
 )  # fmt: skip
+# The eager column's words (planner.settings.LLMSettings.eager), case aside.
+EAGER_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 # Ranges of the MoE and layout columns (the others: planner.io.validate.FIELD_RANGES).
 COLUMN_RANGES = {
     "active_params": FIELD_RANGES["params"],
@@ -102,6 +105,7 @@ class LLMQuery:
     network_gbps: float
     mode: str
     framework: str = ""  # "" = the run's --framework
+    eager: bool | None = None  # None = the run's --eager
     active_params: float | None = None  # a mixture of experts (with the fields below)
     experts: int | None = None
     top_k: int | None = None
@@ -148,8 +152,11 @@ def _number(path: Path, index: int, field: str, raw: str) -> float:
     return value
 
 
-def read_llm_queries(path: str | Path) -> tuple[pd.DataFrame, list[LLMQuery]]:
-    """The Q file as read (for the output) and its checked rows."""
+def read_llm_queries(
+    path: str | Path, settings: LLMSettings | None = None
+) -> tuple[pd.DataFrame, list[LLMQuery]]:
+    """The Q file as read (for the output) and its checked rows; `settings` (the run's, for
+    rows that leave framework or eager blank) checks each row's stack can run as asked."""
     path = Path(path)
     frame = read_csv_table(path, "queries", LLMQueryError)
     missing = [c for c in REQUIRED if c not in frame.columns]
@@ -177,11 +184,12 @@ def read_llm_queries(path: str | Path) -> tuple[pd.DataFrame, list[LLMQuery]]:
         )
     if frame.empty:
         raise LLMQueryError(f"{path}: no query rows")
-    rows = [_row(path, i, record) for i, record in enumerate(frame.to_dict(orient="records"))]
+    records = frame.to_dict(orient="records")
+    rows = [_row(path, i, record, settings or LLMSettings()) for i, record in enumerate(records)]
     return frame, rows
 
 
-def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
+def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQuery:
     value = {k: str(v).strip() for k, v in record.items()}
 
     def optional(field: str) -> float | None:
@@ -223,6 +231,12 @@ def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
             f"{_where(path, i, 'framework')}: unknown framework {value['framework']!r}"
             f"{did_you_mean(framework, list(FRAMEWORKS))} Valid: {', '.join(FRAMEWORKS)}"
         )
+    eager = value.get("eager", "").strip().lower()
+    if eager and eager not in EAGER_WORDS:
+        raise LLMQueryError(
+            f"{_where(path, i, 'eager')}: {value['eager']!r} is not true or false "
+            f"(valid: {', '.join(EAGER_WORDS)}; blank: the run's setting)"
+        )
     num_gpus = int(_number(path, i, "num_gpus", value["num_gpus"]))
     per_node = optional("gpus_per_node")
     n_layer, d_model = optional("n_layer"), optional("d_model")
@@ -251,6 +265,7 @@ def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
         network_gbps=optional("network_gbps") or 0.0,
         mode=mode,
         framework=framework,
+        eager=EAGER_WORDS[eager] if eager else None,
         active_params=moe["active_params"],
         experts=_whole(moe["experts"]),
         top_k=_whole(moe["top_k"]),
@@ -262,7 +277,23 @@ def _row(path: Path, i: int, record: dict[str, str]) -> LLMQuery:
     except ValueError as exc:
         field = "active_params" if query.active_params is not None else "params"
         raise LLMQueryError(f"{_where(path, i, field)}: {exc}") from None
+    try:
+        query_settings(run, query)
+    except ValueError as exc:
+        field = "eager" if query.eager else "framework"
+        raise LLMQueryError(f"{_where(path, i, field)}: {exc}") from None
     return dataclasses.replace(query, layout=_layout(path, i, value, workload, query))
+
+
+def query_settings(settings: LLMSettings, q: LLMQuery) -> LLMSettings:
+    """The run's settings with what the row gives instead (batch, framework, eager)."""
+    return dataclasses.replace(
+        settings,
+        global_batch_tokens=q.global_batch_tokens or settings.global_batch_tokens,
+        framework=q.framework or settings.framework,
+        framework_stated=bool(q.framework) or settings.framework_stated,
+        eager=settings.eager if q.eager is None else q.eager,
+    )
 
 
 def _whole(value: float | None) -> int | None:
@@ -315,12 +346,7 @@ def estimate_llm(
     out = []
     for q in rows:
         workload = q.workload()
-        row_settings = dataclasses.replace(
-            settings,
-            global_batch_tokens=q.global_batch_tokens or settings.global_batch_tokens,
-            framework=q.framework or settings.framework,
-            framework_stated=bool(q.framework) or settings.framework_stated,
-        )
+        row_settings = query_settings(settings, q)
         found = predict_layout(
             workload,
             q.precision,

@@ -196,6 +196,17 @@ def _method_lines(request: PlanRequest) -> list[str]:
             f"{settings.batch_tokens(workload):,.0f} tokens per step. Layout per row "
             "(sharding column): tp, cp, pp, dp, ZeRO stage, micro-batch.",
         ]
+        if settings.eager:  # the LLM model's constants, imported for eager plans only
+            from planner.llm.ops import EAGER_KERNELS_PER_LAYER, EAGER_TRAFFIC_FACTOR
+            from planner.settings import KERNEL_FLOOR_S
+
+            lines.append(
+                f"Eager PyTorch (no torch.compile): {EAGER_TRAFFIC_FACTOR:g}x the "
+                f"{settings.framework} fit's memory-bound traffic, and each micro-batch no "
+                f"faster than {EAGER_KERNELS_PER_LAYER:g} kernels per layer dispatched at "
+                f"{KERNEL_FLOOR_S * 1e6:.0f} µs each (planner.llm.ops; the per-kernel floor "
+                "fitted on batch sweeps)."
+            )
     else:
         lines.append(
             f"Precision {precision}. Throughput: own measurements first, then published "

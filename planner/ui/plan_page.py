@@ -19,7 +19,7 @@ from edge.format import duration, money
 from planner.choose.constraints import DEFAULT_MAX_GPUS
 from planner.choose.pareto import PICKS
 from planner.costs.spot import default_rate
-from planner.llm.frameworks import DEFAULT_FRAMEWORK
+from planner.llm.frameworks import DEFAULT_FRAMEWORK, eager_stacks
 from planner.llm.records import LLMMemoryError
 from planner.onprem.tco import LoadedConfig, OnPremConfigError
 from planner.plan import Plan
@@ -194,10 +194,16 @@ class JobInputs:
     llm_mode: str = "pretrain"
     seq_len: int = LLM_DEFAULT_SEQ_LEN
     framework: str = DEFAULT_FRAMEWORK
+    eager: bool = False  # PyTorch without torch.compile (LLMSettings.eager; fsdp stacks)
     active_b: float | None = None  # a mixture of experts' active parameters (None: dense)
     layout: str = ""  # the user's own layout, timed beside the best one ("": none)
 
 
+EAGER_HELP = (
+    "Each norm, activation and add its own kernel: twice the memory-bound traffic of the "
+    "compiled runs the FSDP fit rests on, and no faster than Python dispatches the kernels "
+    "(gpuplan's own H200 runs: eager at 0.87-0.93 of compiled)."
+)
 LAYOUT_HELP = (
     "Time your own layout beside the best one found, on the fastest pick's GPUs: tokens "
     "tp<N> pp<N> cp<N> ep<N> dp<N> mb<N> zero1|zero3 recompute=none|selective|full, e.g. "
@@ -286,6 +292,9 @@ def _llm_inputs(ps: PageState) -> JobInputs:
     seq_len = int(number(ps, "seq_len", LLM_FIELDS["seq_len"]))
     tokens_b = number(ps, "tokens_b", LLM_FIELDS["tokens_b"])
     framework = _llm_choice(ps, "framework")
+    eager = framework in eager_stacks() and ps.toggle(
+        "Eager PyTorch (no torch.compile)", name="eager", help=EAGER_HELP
+    )
     return JobInputs(
         "llm",
         params_b=params_b,
@@ -293,6 +302,7 @@ def _llm_inputs(ps: PageState) -> JobInputs:
         llm_mode=llm_mode,
         seq_len=seq_len,
         framework=framework,
+        eager=eager,
         active_b=active_b,
         layout=_layout_input(ps),
     )
@@ -476,7 +486,7 @@ def _request(
             tiers=tuple(inputs.where.tiers),
             include_retired=inputs.where.include_retired,
             reserved_discount=inputs.prices.reserved_discount,
-            llm=LLMSettings(framework=inputs.job.framework),
+            llm=LLMSettings(framework=inputs.job.framework, eager=inputs.job.eager),
         )
     except RequestError as exc:
         label = INPUT_LABELS.get(exc.field, exc.field)

@@ -48,3 +48,17 @@ def test_lora_fp8_and_sequence_length_reach_the_plan(open_page: Open, results_di
     at.radio(key="plan.job").set_value("catalog").run()
     assert not at.exception
     assert "fp8" not in at.radio(key="plan.precision").options
+
+
+def test_eager_pytorch_is_offered_for_the_fsdp_stacks_and_slows_the_plan(open_page: Open) -> None:
+    query = {"job": "llm", "params_b": "1.3", "tokens_b": "26", "providers": "aws",
+             "gpus": "H100-SXM", "max_gpus": "8", "precision": "bf16"}  # fmt: skip
+    at = open_page("plan", query)
+    assert not at.exception and not at.error
+    assert "plan.eager" not in [t.key for t in at.toggle]  # megatron: its own kernels
+    at.radio(key="plan.framework").set_value("fsdp").run()
+    compiled = ranked(at)["throughput"].max()
+    at.toggle(key="plan.eager").set_value(True).run()
+    assert not at.exception and not at.error
+    eager = ranked(at)["throughput"].max()
+    assert 0.7 * compiled < eager < 0.97 * compiled
