@@ -64,9 +64,13 @@ CAST_BYTES_PER_VALUE = 3.0  # read 2 bytes, write 1 (module docstring: FP8 casts
 # by the product with V: 4 passes of b a s^2 16-bit values forward (Korthikanti et al. 2022,
 # sec. 4.1 store 5 a s^2 b bytes of them), twice that backward.
 SCORE_PASSES = 4.0
-# Idle time between a layer's ~40 forward and backward kernels, per micro-batch: an
-# assumption (a few microseconds per launch gap), which matters for small models only.
-LAUNCH_S_PER_LAYER = 40 * 3e-6
+# Idle time between a layer's ~40 forward and backward kernels, per micro-batch (a compiled
+# or fused stack's launch gaps), which matters for small models only: fitted on gpuplan's
+# own compiled GPT-124M batch sweep on one H200 (batch 4/8/16/32, reference/own_runs): the
+# step time's intercept against the batch, 3.08 ms, less the optimizer's 0.97 ms
+# (optimizer_seconds at the datasheet bandwidth), over its 12 layers: 0.176 ms (about 4 µs
+# a kernel). tests/planner/llm/test_llm_launch_gap.py refits it from those rows.
+LAUNCH_S_PER_LAYER = 0.176e-3
 # Eager PyTorch (no torch.compile, no fused kernels): each norm, activation, residual add
 # and autocast cast is its own kernel, reading and writing its tensors once more than the
 # fused kernel that would join it to its neighbour: twice the stack's memory-bound traffic
