@@ -39,14 +39,6 @@ FINETUNE_BATCH_TOKENS = 64 * 4096.0
 KERNEL_FLOOR_S = 28e-6
 
 
-# Why a stack's fitted rates cannot be timed eager (LLMSettings.eager).
-EAGER_REFUSED = {
-    "megatron": "its own fused kernels'",
-    "nanotron": "its own fused kernels'",
-    "deepspeed": "fitted on eager runs already",
-}
-
-
 @dataclass(frozen=True)
 class JobOverheads:
     """Overrides of the defaults above (None: the provider's default).
@@ -156,12 +148,11 @@ class LLMSettings:
 
     def __post_init__(self) -> None:
         stack = framework(self.framework)  # ValueError naming the valid ones
-        if self.eager and not stack.compiled:
+        if self.eager and stack.eager_refusal:
             raise ValueError(
                 f"eager PyTorch is timed against a stack fitted on compiled runs "
                 f"({', '.join(eager_stacks())}); {self.framework}'s rates are "
-                f"{EAGER_REFUSED.get(self.framework, 'not from compiled runs')}: set the "
-                "framework to one of those"
+                f"{stack.eager_refusal}: set the framework to one of those"
             )
         if self.step_model not in ("ops", "mfu-prior"):
             raise ValueError(f"step_model {self.step_model!r}: valid are ops, mfu-prior")

@@ -32,9 +32,10 @@ it hides.
   interleaving) and Megatron-DeepSpeed's tensor parallelism; no context parallelism;
   partly fused kernels (unfused 1.25: an assumption).
 
-`compiled`: the stack's fitted rates come from torch.compile runs (fsdp, fsdp2), so eager
-PyTorch (planner.settings.LLMSettings.eager) is timed against them; the other stacks run
-their own kernels (megatron, nanotron) or were fitted on eager runs (deepspeed).
+`eager_refusal`: why eager PyTorch (planner.settings.LLMSettings.eager) cannot be timed
+against the stack's fit; "" where it can: fsdp and fsdp2 were fitted on torch.compile runs,
+while megatron and nanotron run their own fused kernels and deepspeed was fitted on eager
+runs already.
 
 `unfused` here is the prior; planner.llm.stack_profiles holds each stack's value fitted on
 published runs, with the other parameters that say how it runs (kernel efficiency, exposed
@@ -60,15 +61,19 @@ class Framework:
     context_parallel: bool
     zero: tuple[str, ...]
     unfused: float
-    compiled: bool = False
+    eager_refusal: str = ""
 
 
+# The eager_refusal of stacks that run their own fused kernels, not PyTorch's.
+OWN_KERNELS = "its own fused kernels'"
 FRAMEWORKS: dict[str, Framework] = {
-    "megatron": Framework("megatron", True, True, True, ("zero1", "zero3"), 1.0),
-    "fsdp": Framework("fsdp", False, False, False, ("zero3", "zero1"), 1.5, compiled=True),
-    "fsdp2": Framework("fsdp2", True, True, True, ("zero3", "zero1"), 1.25, compiled=True),
-    "deepspeed": Framework("deepspeed", True, False, False, ("zero1", "zero3"), 1.25),
-    "nanotron": Framework("nanotron", True, False, False, ("zero1",), 1.25),
+    "megatron": Framework("megatron", True, True, True, ("zero1", "zero3"), 1.0, OWN_KERNELS),
+    "fsdp": Framework("fsdp", False, False, False, ("zero3", "zero1"), 1.5),
+    "fsdp2": Framework("fsdp2", True, True, True, ("zero3", "zero1"), 1.25),
+    "deepspeed": Framework(
+        "deepspeed", True, False, False, ("zero1", "zero3"), 1.25, "fitted on eager runs already"
+    ),
+    "nanotron": Framework("nanotron", True, False, False, ("zero1",), 1.25, OWN_KERNELS),
 }
 DEFAULT_FRAMEWORK = "megatron"
 
@@ -82,5 +87,6 @@ def framework(name: str) -> Framework:
 
 
 def eager_stacks() -> tuple[str, ...]:
-    """The stacks eager PyTorch can be timed on (fitted on compiled runs: `compiled`)."""
-    return tuple(name for name, f in FRAMEWORKS.items() if f.compiled)
+    """The stacks eager PyTorch can be timed on (fitted on compiled runs: no
+    `eager_refusal`)."""
+    return tuple(name for name, f in FRAMEWORKS.items() if not f.eager_refusal)
