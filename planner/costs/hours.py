@@ -45,9 +45,15 @@ def _with_spot(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
     """Spot rows' expected wall hours, overhead factor and interruptions per GPU-instance
     hour (planner.costs.spot.spot_for_offers); other rows keep their compute hours."""
     spot = (opts["pricing"] == "spot").to_numpy()
-    rates = {name: np.full(len(opts), np.nan) for name in _SPOT_RATE_COLUMNS}
-    source = np.full(len(opts), "", dtype=object)
+    n = len(opts)
     hours = opts["hours_to_train"].to_numpy(float).copy()
+    columns = {
+        "interruptions_per_hour": np.full(n, np.nan),
+        "interruptions_low_per_hour": np.full(n, np.nan),
+        "interruptions_high_per_hour": np.full(n, np.nan),
+        "interruption_rate_source": np.full(n, "", dtype=object),
+        "spot_overhead_factor": np.full(n, np.nan),
+    }
     if spot.any():
         instances = opts.loc[spot, "instances"].to_numpy()
         rows = spot_for_offers(
@@ -59,28 +65,16 @@ def _with_spot(opts: pd.DataFrame, request: PlanRequest) -> pd.DataFrame:
             instances,
         )
         hours[spot] = rows["expected_wall_hours"].to_numpy()
-        for name, column in _SPOT_RATE_COLUMNS.items():
-            rates[name][spot] = rows[column].to_numpy()
-        rates["interruptions_per_hour"][spot] /= instances  # per GPU-instance hour
-        source[spot] = rows["rate_source"].to_numpy()
-    return with_columns(
-        opts,
-        {
-            "hours_to_train": hours,
-            **{name: rates[name] for name in _SPOT_RATE_COLUMNS if name != "spot_overhead_factor"},
-            "interruption_rate_source": source,
-            "spot_overhead_factor": rates["spot_overhead_factor"],
-        },
-    )
-
-
-# A plan's spot columns and the planner.costs.spot.spot_for_offers column each is read from.
-_SPOT_RATE_COLUMNS = {
-    "interruptions_per_hour": "interruptions_per_hour",
-    "interruptions_low_per_hour": "interruptions_low_per_hour",
-    "interruptions_high_per_hour": "interruptions_high_per_hour",
-    "spot_overhead_factor": "overhead_factor",
-}
+        found = {  # the range stays per instance-hour, as the defaults
+            "interruptions_per_hour": rows["interruptions_per_hour"].to_numpy() / instances,
+            "interruptions_low_per_hour": rows["interruptions_low_per_hour"].to_numpy(),
+            "interruptions_high_per_hour": rows["interruptions_high_per_hour"].to_numpy(),
+            "interruption_rate_source": rows["rate_source"].to_numpy(),
+            "spot_overhead_factor": rows["overhead_factor"].to_numpy(),
+        }
+        for name, values in found.items():
+            columns[name][spot] = values
+    return with_columns(opts, {"hours_to_train": hours, **columns})
 
 
 def trained_params(workload: Workload) -> float:
