@@ -19,6 +19,7 @@ from planner.costs.spot import default_rate
 from planner.plan import Plan
 from planner.render.rows import constraint_phrases, worded_rows
 from planner.request import PlanRequest
+from planner.settings import KERNEL_FLOOR_S
 from pricing.tiers import DEFAULT_TIERS
 
 
@@ -198,7 +199,6 @@ def _method_lines(request: PlanRequest) -> list[str]:
         ]
         if settings.eager:  # the LLM model's constants, imported for eager plans only
             from planner.llm.ops import EAGER_KERNELS_PER_LAYER, EAGER_TRAFFIC_FACTOR
-            from planner.settings import KERNEL_FLOOR_S
 
             lines.append(
                 f"Eager PyTorch (no torch.compile): {EAGER_TRAFFIC_FACTOR:g}x the "
