@@ -82,8 +82,17 @@ GPU_NAMES = {
 # (regex on the lower-cased model name without spaces, dashes and dots, shape): layers,
 # width, heads, key/value heads, MLP width, vocabulary, parameters. Llama 2 (Touvron et al.
 # 2023b), Code Llama 34B's shape for Llama 2 34B, Llama 3 (Dubey et al. 2024, table 3),
-# Baichuan 2 (Yang et al. 2023), ChatGLM3-6B (THUDM model card).
+# Baichuan 2 (Yang et al. 2023), ChatGLM3-6B (THUDM model card). The Ultra-Scale Playbook
+# sweep's four sizes: nanotron scripts/scaling_benchmarks.py @e24d2483, model_configs
+# (layers, hidden, heads, intermediate) with key/value heads = heads (NUM_KEY_VALUE_HEADS =
+# None), vocabulary 131,072 (VOCAB_SIZES) and embeddings tied below an intermediate of
+# 10,000: its estimate_num_params gives exactly the 1.34B, 3.57B, 8.86B and 80.0B the sweep's
+# figure labels (SEQUENCE_LENGTHS = [4096], the corpus default).
 MODEL_SHAPES: tuple[tuple[str, tuple[int, int, int, int, int, int, float]], ...] = (
+    (r"^134bllamastyleultrascale", (16, 2048, 32, 32, 8192, 131072, 1.342e9)),
+    (r"^357bllamastyleultrascale", (28, 3072, 32, 32, 8192, 131072, 3.574e9)),
+    (r"^886bllamastyleultrascale", (32, 4096, 32, 32, 14336, 131072, 8.858e9)),
+    (r"^800bllamastyleultrascale", (80, 8192, 64, 64, 28672, 131072, 79.99e9)),
     (r"llama(3|31)8b", (32, 4096, 32, 8, 14336, 128256, 8.03e9)),
     (r"llama(3|31)70b", (80, 8192, 64, 8, 28672, 128256, 70.6e9)),
     (r"llama(1|2)?70b", (80, 8192, 64, 8, 28672, 32000, 69.0e9)),
@@ -169,17 +178,30 @@ def _workload(row: pd.Series, seq_len: int, assumed: list[str]) -> Workload:
     vocab = pick.get("vocab", vocab)
     base = llm_workload(params, 1e9, seq_len=seq_len, n_layer=layers, d_model=width)
     kv = kv if heads % max(kv, 1) == 0 else heads
-    return dataclasses.replace(base, n_heads=heads, n_kv_heads=kv, ffn_dim=ffn, vocab_size=vocab)
+    gated = "GPT" not in str(row["model"])  # every other corpus model is Llama-style (SwiGLU)
+    return dataclasses.replace(
+        base, n_heads=heads, n_kv_heads=kv, ffn_dim=ffn, vocab_size=vocab, gated_mlp=gated
+    )
 
 
 def reported_flops_per_token(workload: Workload) -> float:
     """Training FLOPs per token as the stacks report them (Megatron-LM's and nanotron's
-    TFLOP/s and MFU): 6 x the parameters that multiply (all but the input embedding, V h)
-    + 12 L s h for attention (Narayanan et al. 2021, app. A; Chowdhery et al. 2022, app. B)."""
+    TFLOP/s and MFU, counted from the shape): 6 x the weights that multiply - each layer's
+    q, k, v, o and MLP matrices and the output layer's V h, tied to the input embedding or
+    not (the input embedding is a lookup) - + 12 L s h for attention (Narayanan et al. 2021,
+    app. A; Chowdhery et al. 2022, app. B; nanotron models/llama.py get_flops). MoE: 6 x the
+    active parameters less the input embedding."""
     layers, width = float(workload.n_layer or 0), float(workload.d_model or 0)
     vocab, seq = float(workload.vocab_size or 0), float(workload.seq_len or 0)
-    params = float(workload.active_params or workload.params or 0)  # MoE: the active ones
-    return 6.0 * (params - vocab * width) + 12.0 * layers * seq * width
+    attention = 12.0 * layers * seq * width
+    if workload.is_moe:
+        return 6.0 * (float(workload.active_params or 0) - vocab * width) + attention
+    heads = float(workload.n_heads or 1)
+    kv_width = width * float(workload.n_kv_heads or heads) / heads
+    ffn = float(workload.ffn_dim or 4 * width)
+    mlp = (3.0 if workload.mlp_gated else 2.0) * width * ffn
+    layer = 2.0 * width * width + 2.0 * width * kv_width + mlp
+    return 6.0 * (layers * layer + vocab * width) + attention
 
 
 def _pinned(row: pd.Series) -> StatedLayout | None:

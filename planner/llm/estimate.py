@@ -321,7 +321,7 @@ def _layout(
     field = ", ".join(given)
     try:
         user = parse_layout(" ".join(tokens)).for_gpus(query.total_gpus)
-        check_layout(user, llm_shape_of(workload), query.gpus_per_node or user.tp)
+        check_layout(user, llm_shape_of(workload))
     except LayoutSpecError as exc:
         raise LLMQueryError(f"{_where(path, i, field)}: {exc}") from None
     return user

@@ -287,7 +287,9 @@ def _grid(
     pipeline stages up to the layers (interleaved only where the framework does it)."""
     n = total_gpus
     profile = framework(settings.framework)
-    tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= gpus_per_node and n % t == 0]
+    stated = settings.pinned
+    reach = gpus_per_node if stated is None else n  # a stated tp may span nodes
+    tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= reach and n % t == 0]
     tps = [t for t in tps if shape.n_heads % t == 0 and (shape.n_kv_heads % t == 0 or t <= 1)]
     pps = _pipeline_sizes(shape.n_layer) if profile.pipeline else [1]
     cps = [
@@ -296,7 +298,6 @@ def _grid(
                       and shape.seq_len // c >= MIN_CONTEXT_CHUNK)
     ]  # fmt: skip
     interleaves = (1, 2, 4) if profile.interleave else (1,)
-    stated = settings.pinned
     if stated is not None:  # a stated layout: only its sizes
         tps, pps, cps = ([x for x in xs if x == want] for xs, want in zip(
             (tps, pps, cps), (stated.tp, stated.pp, stated.cp), strict=True))  # fmt: skip
@@ -612,7 +613,7 @@ def step_times(
     t_mb = parts.total + grouped
     act_bytes = mb * s / cp * h * 2.0
     n_tp = 4.0 + 2.0 * share
-    ring = ring_seconds(tp, act_bytes, hw.intra_gbs, NVLINK_LATENCY_S, 2.0)
+    ring = _tp_ring_seconds(tp, act_bytes, hw)
     t_tp = np.where(tp > 1, stage_layers * n_tp * ring * hw.tp_comm_exposure, 0.0)
     t_cp = _cp_seconds(shape, hw, tp, cp, mb, stage_layers, parts.attention / stage_layers)
     pp_gbs = hw.intra_gbs if hw.total_gpus <= hw.gpus_per_node else hw.network_gbs_per_gpu
@@ -647,6 +648,16 @@ def step_times(
         "a2a": m * t_a2a,
         "grouped_gemm": m * grouped,
     }
+
+
+def _tp_ring_seconds(tp: np.ndarray, act_bytes: np.ndarray, hw: Hardware) -> np.ndarray:
+    """One tensor-parallel all-gather or reduce-scatter of a micro-batch's activations
+    (ring_seconds, k = 2): over NVLink within a node; a stated tp spanning nodes runs its
+    ring at each GPU's network share and latency (the slowest link sets a ring's pace)."""
+    within = np.asarray(tp) <= hw.gpus_per_node
+    inside = ring_seconds(tp, act_bytes, hw.intra_gbs, NVLINK_LATENCY_S, 2.0)
+    across = ring_seconds(tp, act_bytes, hw.network_gbs_per_gpu, NETWORK_LATENCY_S, 2.0)
+    return np.where(within, inside, across)
 
 
 def _a2a_seconds(

@@ -148,7 +148,7 @@ def llm_shape_of(workload: Workload) -> LLMShape:
         seq_len=int(workload.seq_len or 2048),
         mode=workload.llm_mode,
         ffn_dim=ffn,
-        gated=ffn != 4 * width or workload.is_moe,  # SwiGLU widths are not 4 h
+        gated=workload.mlp_gated,
         experts=workload.experts,
         top_k=workload.top_k,
         expert_ffn=int(workload.expert_ffn or 0),

@@ -142,10 +142,11 @@ def parse_layout(text: str) -> UserLayout:
     return UserLayout(**fields)  # type: ignore[arg-type]
 
 
-def check_layout(user: UserLayout, shape: LLMShape, gpus_per_node: int) -> None:
-    """LayoutSpecError where the layout does not suit the model: tp dividing the heads and
-    within a node, ep dividing the experts and dp (1 for a dense model), pp and vpp within
-    the layers, cp splitting the sequence into 2 cp chunks."""
+def check_layout(user: UserLayout, shape: LLMShape) -> None:
+    """LayoutSpecError where the layout does not suit the model: tp dividing the heads (a
+    tp wider than a node runs, its collectives over the network), ep dividing the experts
+    and dp (1 for a dense model), pp and vpp within the layers, cp splitting the sequence
+    into 2 cp chunks."""
     dp = user.dp or 1
     problems = []
     if shape.n_heads % user.tp or (user.tp > 1 and shape.n_kv_heads % user.tp):
@@ -153,8 +154,6 @@ def check_layout(user: UserLayout, shape: LLMShape, gpus_per_node: int) -> None:
             f"tp{user.tp} must divide the {shape.n_heads} attention heads and "
             f"{shape.n_kv_heads} key/value heads"
         )
-    if user.tp > gpus_per_node:
-        problems.append(f"tp{user.tp} must stay within a node of {gpus_per_node} GPUs")
     if not shape.experts and user.ep > 1:
         problems.append(f"ep{user.ep}: the model is dense (no experts); use ep1")
     if shape.experts and (shape.experts % user.ep or dp % user.ep):
@@ -182,6 +181,7 @@ class TimedLayout:
     user: UserLayout
     terms_gb: tuple[tuple[str, float], ...]
     usable_gb: float
+    tp_nodes: int = 1  # nodes one tensor-parallel group spans (> 1: tp over the network)
 
     @property
     def over_terms(self) -> tuple[str, ...]:
@@ -196,8 +196,9 @@ def time_layout(
 ) -> TimedLayout:
     """Exactly `user` (resolved to hw.total_gpus) timed by the search's step model."""
     user = user.for_gpus(hw.total_gpus)
-    check_layout(user, shape, hw.gpus_per_node)
+    check_layout(user, shape)
     dp = int(user.dp or 1)
+    tp_nodes = math.ceil(user.tp / max(hw.gpus_per_node, 1))
     one = np.ones(1)
     sequences = max(1, int(settings.global_batch_tokens // shape.seq_len))
     m = math.floor(sequences / (dp * user.mb))
@@ -220,7 +221,7 @@ def time_layout(
     usable = usable_bytes(hw.memory_gb, settings.memory_reserve_fraction)
     if m < 1 or not (hw.peak_flops > 0 and hw.rates.gemm_flops > 0):
         reason = "batch_too_small" if m < 1 else "no_peak"
-        return TimedLayout(Layout(reason), user, terms_gb, usable / 1e9)
+        return TimedLayout(Layout(reason), user, terms_gb, usable / 1e9, tp_nodes)
     c = Candidates(
         arrays["tp"], arrays["cp"], arrays["pp"], arrays["dp"], arrays["mb"], arrays["m"],
         zero3, recompute, arrays["vpp"], np.asarray(memory, float), usable, arrays["ep"],
@@ -230,7 +231,7 @@ def time_layout(
     layout = layout_at(shape, hw, c, times, 0)
     if float(memory[0]) > usable:
         layout = dataclasses.replace(layout, reason="over_memory")
-    return TimedLayout(layout, user, terms_gb, usable / 1e9)
+    return TimedLayout(layout, user, terms_gb, usable / 1e9, tp_nodes)
 
 
 @dataclass(frozen=True)

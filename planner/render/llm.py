@@ -336,6 +336,9 @@ def user_layout_text(comparison: LayoutComparison, precision: str) -> str:
     layout = timed.layout
     where = f"{comparison.total_gpus} x {comparison.gpu_name}"
     head = f"your layout {timed.user.text} on {where}"
+    if timed.tp_nodes > 1:
+        spans = f"tp{timed.user.tp} spans {timed.tp_nodes} nodes"
+        head += f" ({spans}: its collectives cross the network)"
     if layout.reason in USER_REASON_WORDS:
         return f"{head}: {USER_REASON_WORDS[layout.reason].format(precision=precision)}"
     terms = dict(timed.terms_gb)

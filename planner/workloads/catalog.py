@@ -101,6 +101,17 @@ class Workload:
     shared_experts: int = 0
     expert_ffn: int | None = None
     active_params: float | None = None
+    # LLMs: a gated (SwiGLU, 3-matrix) MLP; None: gated where ffn_dim != 4 d_model (LLaMA's
+    # widths; GPT's 4 d MLP is not gated), the rule for shapes that do not say.
+    gated_mlp: bool | None = None
+
+    @property
+    def mlp_gated(self) -> bool:
+        """Whether the MLP is gated (`gated_mlp`, else its width's rule); MoE: always."""
+        if self.gated_mlp is not None:
+            return self.gated_mlp
+        width = int(self.d_model or 0)
+        return self.is_moe or int(self.ffn_dim or 4 * width) != 4 * width
 
     @property
     def kind(self) -> str:

@@ -85,6 +85,55 @@ def test_corpus_rows_become_runs_or_say_why_not() -> None:
     assert family_of("nanotron") == "nanotron" and family_of("Primus") == "megatron"
 
 
+def nanotron_flops_per_token(layers, hidden, heads, kv_heads, vocab, seq, ffn) -> float:
+    """nanotron models/llama.py get_flops (model FLOPs) for one sequence, over its tokens."""
+    head = hidden // heads
+    qkv = 2 * layers * seq * hidden * heads * head + 2 * layers * seq * hidden * 2 * kv_heads * head
+    logits = 2 * layers * heads * seq * head * seq
+    values = 2 * layers * heads * seq * seq * head
+    out = 2 * layers * heads * seq * head * hidden
+    mlp = 4 * layers * seq * hidden * ffn + 2 * layers * seq * ffn * hidden
+    lm_head = 2 * seq * hidden * vocab
+    return 3 * (qkv + logits + values + out + mlp + lm_head) / seq
+
+
+@pytest.mark.parametrize(
+    ("model", "params", "shape"),
+    [
+        ("1.34B llama-style (Ultra-Scale Playbook sweep)", "1.34B", (16, 2048, 32, 32, 8192)),
+        ("80.0B llama-style (Ultra-Scale Playbook sweep)", "80.0B", (80, 8192, 64, 64, 28672)),
+    ],
+)
+def test_a_playbook_sweep_row_takes_the_sweep_scripts_shape_and_nanotrons_flop_count(
+    model, params, shape
+) -> None:
+    given = {"source": "s", "framework": "nanotron", "model": model, "params": params,
+             "gpu_model": "H100", "num_gpus": 64, "tp": 1, "pp": 2, "mfu_pct": 40.0}  # fmt: skip
+    run = corpus_run(0, row(**given))
+    assert not isinstance(run, str)
+    w = run.workload
+    layers, hidden, heads, kv, ffn = shape
+    assert (w.n_layer, w.d_model, w.n_heads, w.n_kv_heads, w.ffn_dim) == shape
+    assert w.vocab_size == 131072 and w.seq_len == 4096 and "shape" not in run.assumed
+    assert w.mlp_gated  # SwiGLU even where the MLP is 4 h wide (the 1.34B)
+    # MFU over nanotron's own count: the output layer counted even when tied (the 1.34B).
+    count = nanotron_flops_per_token(layers, hidden, heads, kv, 131072, 4096, ffn)
+    assert reported_flops_per_token(w) == pytest.approx(count, rel=1e-9)
+    assert run.tokens_per_gpu == pytest.approx(0.40 * 989.4e12 / count, rel=1e-3)
+
+
+def test_only_a_gpt_rows_mlp_is_ungated() -> None:
+    gpt = corpus_run(0, row(source="s", framework="megatron-lm", model="GPT 1.7B", params="1.7B",
+                            n_layer=24, d_model=2048, heads=16, gpu_model="H100", num_gpus=8,
+                            tp=1, tokens_per_s_per_gpu=1000.0))  # fmt: skip
+    assert not isinstance(gpt, str) and gpt.workload.ffn_dim == 4 * 2048
+    assert not gpt.workload.mlp_gated
+    plain = llm_workload(1.3e9, 1e9, seq_len=2048, n_layer=24, d_model=2048)
+    assert not plain.mlp_gated  # no MLP width given: GPT's 4 h, ungated
+    assert dataclasses.replace(plain, ffn_dim=5632).mlp_gated  # LLaMA's widths
+    assert dataclasses.replace(plain, gated_mlp=True).mlp_gated
+
+
 def test_gradient_accumulation_stated_in_the_notes_gives_the_global_batch() -> None:
     given = {"source": "s", "framework": "deepspeed", "model": "Llama2 7B", "params": "7B",
              "seq_len": 2048, "gpu_model": "H100", "num_gpus": 16, "mbs": 2, "dp": 16,
@@ -226,3 +275,15 @@ def test_the_detail_names_the_assumed_stack_its_spread_and_the_fp8_casts() -> No
     text = llm_detail(row, "fp8")
     assert "rates fitted on PyTorch FSDP's published runs" in text and "up to 30%" in text
     assert "stack" not in llm_detail({**row, "stack_spread": float("nan")}, "fp8")
+
+
+def test_a_stated_tensor_parallel_size_wider_than_a_node_is_timed_not_replaced() -> None:
+    settings = LLMSettings(global_batch_tokens=256 * 4096, framework="nanotron")
+    found = predict_layout(
+        P7, "bf16", "H100-SXM", 64, 8, IB,
+        settings=dataclasses.replace(settings, pinned=StatedLayout(16, 1, 1)),
+    )  # fmt: skip
+    searched = predict_layout(P7, "bf16", "H100-SXM", 64, 8, IB, settings=settings)
+    assert found.layout.fits and found.layout.tp == 16
+    assert searched.layout.tp <= 8  # the search keeps tensor parallelism within a node
+    assert found.tokens_per_s < searched.tokens_per_s

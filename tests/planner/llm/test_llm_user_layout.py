@@ -58,12 +58,12 @@ def test_the_product_must_be_the_gpu_count():
 def test_a_layout_must_suit_the_model():
     dense = llm_shape_of(get_workload("llm-6.7b-134b"))
     with pytest.raises(LayoutSpecError, match="ep2: the model is dense"):
-        check_layout(UserLayout(ep=2, dp=8), dense, 8)
+        check_layout(UserLayout(ep=2, dp=8), dense)
     moe = llm_shape_of(get_workload("mixtral-8x7b-1t"))
     with pytest.raises(LayoutSpecError, match="ep16 must divide the 8 experts and dp16"):
-        check_layout(UserLayout(ep=16, dp=16), moe, 8)
+        check_layout(UserLayout(ep=16, dp=16), moe)
     with pytest.raises(LayoutSpecError, match="tp3 must divide the 32 attention heads"):
-        check_layout(UserLayout(tp=3, dp=1), moe, 8)
+        check_layout(UserLayout(tp=3, dp=1), moe)
 
 
 def _compare(workload: Workload, gpus: int, text: str) -> LayoutComparison:
@@ -176,3 +176,22 @@ def test_plan_refuses_a_bad_layout_or_one_for_a_model_that_is_not_an_llm():
     assert bad.exit_code == 2 and "--layout: layout token 'qq4'" in " ".join(bad.stderr.split())
     cnn = runner.invoke(app, ["plan", "-w", "resnet50-imagenet-90ep", "--layout", "tp2"])
     assert cnn.exit_code == 2 and "not an LLM workload" in cnn.stderr
+
+
+def test_a_tensor_parallel_group_wider_than_a_node_runs_its_collectives_over_the_network():
+    # llm-6.7b-134b: 32 heads of 128 (MHA), so tp16 divides them; 8 GPUs per node.
+    workload = get_workload("llm-6.7b-134b")
+    inside = _compare(workload, 16, "tp8 pp2 mb1")
+    across = _compare(workload, 16, "tp16 mb1")
+    assert across.timed.tp_nodes == 2 and inside.timed.tp_nodes == 1
+    mine = across.timed.layout
+    assert mine.reason == "fits"
+    # tp16's rings cross the network (50 GB/s, not NVLink's ~360): its exposed tp time is
+    # several times tp8's per step, and the layout is slower than the search's best.
+    tp_across = mine.tp_share * mine.step_s
+    tp_inside = inside.timed.layout.tp_share * inside.timed.layout.step_s
+    assert tp_across > 3 * tp_inside
+    assert mine.tokens_per_s < across.best.layout.tokens_per_s
+    words = user_layout_text(across, "bf16")
+    assert "(tp16 spans 2 nodes: its collectives cross the network)" in words
+    assert "spans" not in user_layout_text(inside, "bf16")
