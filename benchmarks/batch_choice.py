@@ -37,6 +37,8 @@ def fastest_batches(results: pd.DataFrame) -> pd.Series:
     keys = own.loc[:, list(CONFIG_KEY)].astype(str)
     if "sweep_instance_type" in own.columns:
         keys = keys.assign(instance=own["sweep_instance_type"].fillna("").astype(str))
+    if "compiled" in own.columns:  # compiled and eager runs are two configurations
+        keys = keys.assign(compiled=own["compiled"].astype(str))
     group = keys.apply(tuple, axis=1)
     batch = own["batch_size_per_device"].astype(float)
     rates = own["throughput"].astype(float).groupby([group, batch]).median()

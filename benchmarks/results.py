@@ -81,7 +81,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "throughput_p10", "throughput_p90", "throughput_cv", "samples_per_s", "tokens_per_s",
     "mfu", "achieved_tflops", "peak_memory_gib", "mean_power_w", "energy_j",
     "interconnect", "started_at", "detail", "samples_per_s_per_core", "sweep_id",
-    "sweep_provider", "sweep_region", "sweep_instance_type",
+    "sweep_provider", "sweep_region", "sweep_instance_type", "compiled",
 )  # fmt: skip
 # results_frame() adds this column, one OpFigures per row (None for other results), when
 # any result is an op result; tables of training results keep RESULT_COLUMNS alone.
@@ -381,7 +381,8 @@ def load_results(directory: str | Path) -> tuple[list[BenchmarkResult], list[str
 
 def results_frame(results: Iterable[BenchmarkResult]) -> pd.DataFrame:
     """Results as a table with RESULT_COLUMNS (`detail` says where each figure came from;
-    the sweep_* columns say which sweep ran it on which cloud instance type, if one did).
+    the sweep_* columns say which sweep ran it on which cloud instance type, if one did;
+    `compiled`: whether it ran under torch.compile, None where the result does not say).
 
     Op results (workload ops) measure operators, not a model's training: their row has
     no throughput (NaN, so no throughput table or fit takes them for a model's figure;
@@ -395,6 +396,7 @@ def results_frame(results: Iterable[BenchmarkResult]) -> pd.DataFrame:
     for r in results:
         row = {c: getattr(r, c, None) for c in RESULT_COLUMNS if c != "detail"}
         row["detail"] = r.notes or r.device_name
+        row["compiled"] = r.config.get("compile")  # torch.compile; None: not said (published)
         for column, key in SWEEP_COLUMNS.items():
             row[column] = (r.sweep or {}).get(key)
         if r.op_figures is not None:

@@ -123,7 +123,8 @@ class MFUAnchor:
 
     code: a PRIOR_CODES code, or own_measured | own_published (the GPT benchmark on this
     GPU). For own figures: run_id (the single run's id, "" for a median), runs, model_size,
-    world_size and params of the runs, and size_decades between them and the target.
+    world_size and params of the runs, size_decades between them and the target, and
+    compiled ("yes" | "no" under torch.compile or eager, "" not said).
     """
 
     mfu: float
@@ -137,6 +138,7 @@ class MFUAnchor:
     world_size: float = 0.0
     params: float = 0.0
     size_decades: float = 0.0
+    compiled: str = ""
 
     @property
     def kind(self) -> str:
@@ -149,15 +151,22 @@ class MFUAnchor:
         return self.code.removeprefix("own_") if self.kind == "own" else ""
 
 
-def mfu_anchor(gpu_name: str, params: float, d_model: int, figures: pd.DataFrame) -> MFUAnchor:
-    """Own GPT figure on this GPU (nearest size, measured before published), else the prior."""
+def mfu_anchor(
+    gpu_name: str, params: float, d_model: int, figures: pd.DataFrame, eager: bool = False
+) -> MFUAnchor:
+    """Own GPT figure on this GPU (nearest size; of one size, a run in the plan's mode -
+    eager or torch.compile - before one that does not say, before one in the other mode;
+    measured before published), else the prior."""
     own = figures.loc[figures["gpu_name"] == gpu_name] if len(figures) else None
     if own is None or own.empty:
         prior = generation_prior(gpu_name, d_model)
         return MFUAnchor(prior.mfu, prior.low, prior.high, prior.code, prior.widened)
     decades = np.abs(np.log10(own["params"].astype(float) / params))
-    best = own.assign(_d=decades, _r=own["source"].map(SOURCE_RANK)).sort_values(
-        ["_d", "_r", "world_size"]
+    wanted = "no" if eager else "yes"
+    said = own["compiled"].astype(str) if "compiled" in own.columns else pd.Series("", own.index)
+    mode = np.where(said == wanted, 0, np.where(said == "", 1, 2))
+    best = own.assign(_d=decades, _m=mode, _r=own["source"].map(SOURCE_RANK)).sort_values(
+        ["_d", "_m", "_r", "world_size"]
     )
     row = best.iloc[0]
     widen = SIZE_LOG_ERROR_PER_DECADE * float(row["_d"])
@@ -167,7 +176,7 @@ def mfu_anchor(gpu_name: str, params: float, d_model: int, figures: pd.DataFrame
         float(row["mfu"]), low, high, f"own_{row['source']}",
         run_id=str(row["run_id"]), runs=int(row["runs"]), model_size=str(row["model_size"]),
         world_size=float(row["world_size"]), params=float(row["params"]),
-        size_decades=float(row["_d"]),
+        size_decades=float(row["_d"]), compiled=str(row.get("compiled", "")),
     )  # fmt: skip
 
 
@@ -189,7 +198,7 @@ def params_from_size(label: str) -> float | None:
 
 MFU_COLUMNS = (
     "gpu_name", "model_size", "params", "world_size", "mfu", "mfu_low", "mfu_high", "runs",
-    "source", "run_id",
+    "source", "run_id", "compiled",
 )  # fmt: skip
 
 
@@ -202,15 +211,16 @@ def peak_or_nan(gpu_name: str, precision: str) -> float:
 
 
 def gpt_mfu_figures(results: pd.DataFrame, precision: str) -> tuple[pd.DataFrame, list[Note]]:
-    """GPT-benchmark MFU per (GPU, size, GPU count), measured before published.
+    """GPT-benchmark MFU per (GPU, size, GPU count, torch.compile or not), measured before
+    published.
 
     `results` is planner.throughput's own_and_published_results() table. Keeps GPU rows of
     workload "gpt" with an `mfu`, at `precision` or its half-precision sibling (fp8 uses
     the 16-bit figures, scaled by FP8_SPEEDUP downstream), whose size parses as a parameter
     count; of a batch sweep's runs, the fastest batch's (benchmarks.batch_choice). Returns
     the figures (MFU_COLUMNS: median of runs, band min..max, or P10/P90 of a single run's
-    throughput; run_id: a single run's id, else "") and notes (gpt_results_unused) on rows
-    left out.
+    throughput; run_id: a single run's id, else ""; compiled: "yes", "no" or "" where the
+    results do not say) and notes (gpt_results_unused) on rows left out.
     """
     notes: list[Note] = []
     empty = pd.DataFrame(columns=list(MFU_COLUMNS))
@@ -253,10 +263,13 @@ def gpt_mfu_figures(results: pd.DataFrame, precision: str) -> tuple[pd.DataFrame
     kind = np.where(is_published(gpt["source"]), "published", "measured")
     p10 = (gpt["throughput_p10"] / gpt["throughput"]).fillna(1.0).clip(upper=1.0)
     p90 = (gpt["throughput_p90"] / gpt["throughput"]).fillna(1.0).clip(lower=1.0)
+    said = gpt["compiled"] if "compiled" in gpt.columns else pd.Series(None, index=gpt.index)
+    compiled = said.map({True: "yes", False: "no"}).fillna("")
     gpt = gpt.assign(
-        kind=kind, single_low=gpt["mfu"] * p10, single_high=gpt["mfu"] * p90, _id=gpt["id"]
-    )
-    keys = ["gpu_name", "model_size", "params", "world_size", "kind"]
+        kind=kind, single_low=gpt["mfu"] * p10, single_high=gpt["mfu"] * p90, _id=gpt["id"],
+        compiled=compiled,
+    )  # fmt: skip
+    keys = ["gpu_name", "model_size", "params", "world_size", "compiled", "kind"]
     table = (
         gpt.groupby(keys)
         .agg(
@@ -276,5 +289,5 @@ def gpt_mfu_figures(results: pd.DataFrame, precision: str) -> tuple[pd.DataFrame
     table["run_id"] = np.where(one, table["first_id"].astype(str), "")
     table = table.rename(columns={"kind": "source"})
     table["_rank"] = table["source"].map(SOURCE_RANK)
-    table = table.sort_values([*keys[:4], "_rank"]).drop_duplicates(keys[:4])
+    table = table.sort_values([*keys[:5], "_rank"]).drop_duplicates(keys[:5])
     return table.loc[:, list(MFU_COLUMNS)].reset_index(drop=True), notes

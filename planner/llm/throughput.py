@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from planner.llm.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS
+from planner.llm.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, framework
 from planner.llm.layout import (
     ACHIEVABLE_FRACTION,
     PCIE_X16_GBS,
@@ -263,7 +263,7 @@ def predict_layout(
     """
     settings = settings or LLMSettings()
     shape = llm_shape_of(workload)
-    anchor, measured = _gpu_inputs(shape, precision, gpu_name, figures, ops)
+    anchor, measured = _gpu_inputs(shape, precision, gpu_name, figures, ops, settings.eager)
     return _predict(
         shape, precision, gpu_name, int(total_gpus), int(gpus_per_node), float(network_gbps),
         anchor, settings.batch_tokens(workload), settings, measured,
@@ -276,11 +276,13 @@ def _gpu_inputs(
     gpu_name: str,
     figures: pd.DataFrame | None,
     ops: pd.DataFrame | None,
+    eager: bool = False,
 ) -> tuple[MFUAnchor, MeasuredKernels | None]:
-    """What a prediction takes from its GPU alone: the own-results MFU anchor (`figures`)
-    and the operator benchmark's kernels (`ops`; None without)."""
+    """What a prediction takes from its GPU alone: the own-results MFU anchor (`figures`;
+    a run in the plan's mode, `eager` or compiled, first) and the operator benchmark's
+    kernels (`ops`; None without)."""
     figures = figures if figures is not None else pd.DataFrame()
-    anchor = mfu_anchor(gpu_name, shape.params, shape.d_model, figures)
+    anchor = mfu_anchor(gpu_name, shape.params, shape.d_model, figures, eager)
     measured = measured_kernels(ops, gpu_name, precision, shape) if ops is not None else None
     return anchor, measured
 
@@ -492,9 +494,14 @@ def _calibration(
     1 without own results. The measured configuration itself is then predicted within
     about 1% of its measured MFU: parts of the step the factor does not scale (launch gaps,
     a stack's fixed costs) make one ratio fall short, so the ratio is applied
-    CALIBRATION_ROUNDS times (a fixed-point iteration on the factor)."""
+    CALIBRATION_ROUNDS times (a fixed-point iteration on the factor). The measured run is
+    timed as it ran, eager or compiled, where the stack times both (so a plan in the other
+    mode keeps its eager cost: it is neither counted twice nor cancelled)."""
     if anchor.kind != "own" or settings.step_model != "ops" or anchor.params <= 0:
         return 1.0
+    ran_eager = {"yes": False, "no": True}.get(anchor.compiled, settings.eager)
+    if ran_eager != settings.eager and not framework(settings.framework).eager_refusal:
+        settings = dataclasses.replace(settings, eager=ran_eager)
     same = abs(anchor.params / shape.params - 1.0) < 0.02
     measured = shape if same else llm_shape_of(llm_workload(anchor.params, 1e9, shape.seq_len))
     count = max(1, int(anchor.world_size))
@@ -610,7 +617,7 @@ def llm_options(
     rows = []
     for gpu, count, per_node, network in unique:
         if gpu not in per_gpu:  # once per GPU, not once per option
-            per_gpu[gpu] = _gpu_inputs(shape, precision, gpu, figures, ops)
+            per_gpu[gpu] = _gpu_inputs(shape, precision, gpu, figures, ops, settings.eager)
         anchor, measured = per_gpu[gpu]
         args = (shape, precision, gpu, max(count, 1), per_node, float(network), anchor, batch,
                 settings, measured)  # fmt: skip

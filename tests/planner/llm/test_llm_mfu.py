@@ -20,6 +20,7 @@ from planner.llm.mfu import (
 )
 from planner.llm.throughput import llm_options, predict_layout
 from planner.machines.specs import load_specs
+from planner.settings import LLMSettings
 from planner.render.llm import PRIOR_WORDS, llm_detail, mfu_source_text
 from planner.render.notes import notes_text
 from planner.throughput import own_and_published_results
@@ -178,3 +179,31 @@ def test_own_gpt_results_on_disk_map_device_names_and_skip_cpus(results_dir: Pat
     assert figures["gpu_name"].tolist() == ["A100-SXM-80GB"]
     assert figures["mfu"].tolist() == [0.42]
     assert any("1 GPT results from CPUs" in n for n in notes_text(notes))
+
+
+def test_own_runs_keep_their_compile_state_and_a_plan_in_the_other_mode_keeps_its_eager_cost():
+    eager_run = gpt("H100-SXM", "1.3b", 0.40, run=1).model_copy(
+        update={"config": {"compile": False}}
+    )
+    compiled_run = gpt("H100-SXM", "1.3b", 0.46, run=2).model_copy(
+        update={"config": {"compile": True}}
+    )
+    both, _ = gpt_mfu_figures(results_frame([eager_run, compiled_run]), "bf16")
+    assert sorted(both["compiled"]) == ["no", "yes"]  # two configurations, not one median
+    options = pd.DataFrame(
+        {"gpu_name": ["H100-SXM"], "total_gpus": [1.0], "gpus_per_node": [1.0],
+         "network_gbps": [100.0]}
+    )  # fmt: skip
+    compiled, eager = LLMSettings(framework="fsdp"), LLMSettings(framework="fsdp", eager=True)
+
+    def mfu(figures: pd.DataFrame, settings: LLMSettings) -> float:
+        return float(llm_options(options, P1, "bf16", figures, settings=settings).iloc[0]["mfu"])
+
+    # Each mode anchors on its own run and gives it back at the measured size and count.
+    assert mfu(both, compiled) == pytest.approx(0.46, rel=0.02)
+    assert mfu(both, eager) == pytest.approx(0.40, rel=0.02)
+    # Only the eager run: it is timed eager to calibrate, so the eager plan gives it back and
+    # the compiled plan runs faster than it did (its eager cost is not carried over).
+    only_eager, _ = gpt_mfu_figures(results_frame([eager_run]), "bf16")
+    assert mfu(only_eager, eager) == pytest.approx(0.40, rel=0.02)
+    assert mfu(only_eager, compiled) > 0.40 * 1.04
