@@ -20,9 +20,9 @@ from planner.llm.mfu import (
 )
 from planner.llm.throughput import llm_options, predict_layout
 from planner.machines.specs import load_specs
-from planner.settings import LLMSettings
 from planner.render.llm import PRIOR_WORDS, llm_detail, mfu_source_text
 from planner.render.notes import notes_text
+from planner.settings import LLMSettings
 from planner.throughput import own_and_published_results
 from planner.workloads.catalog import get_workload
 
