@@ -27,7 +27,11 @@ it hides.
   FSDP runs are compiled FSDP/FSDP2 runs.
 - nanotron: Hugging Face nanotron (and picotron): tensor, pipeline (1F1B, no interleaving)
   and data parallel with ZeRO-1, no context parallelism (the Ultra-Scale Playbook's
-  configurations, huggingface/nanotron docs/benchmark_summary.svg).
+  configurations, huggingface/nanotron docs/benchmark_summary.svg); gradients accumulated
+  and reduced in fp32 (`fp32_gradients`: nanotron's accumulate_grad_in_fp32, true in its
+  example configs and the playbook's sweep script, all-reduces the fp32 buffers in
+  optim/gradient_accumulator.py get_fp32_accum_hook; picotron's data parallel keeps
+  grad_type float32).
 - deepspeed: DeepSpeed ZeRO-1/3 (Rajbhandari et al. 2020) with its pipeline engine (no
   interleaving) and Megatron-DeepSpeed's tensor parallelism; no context parallelism;
   partly fused kernels (unfused 1.25: an assumption).
@@ -62,6 +66,7 @@ class Framework:
     zero: tuple[str, ...]
     unfused: float
     eager_refusal: str = ""
+    fp32_gradients: bool = False  # gradients reduced in fp32: 4 bytes a value, not 2
 
 
 # The eager_refusal of stacks that run their own fused kernels, not PyTorch's.
@@ -73,7 +78,9 @@ FRAMEWORKS: dict[str, Framework] = {
     "deepspeed": Framework(
         "deepspeed", True, False, False, ("zero1", "zero3"), 1.25, "fitted on eager runs already"
     ),
-    "nanotron": Framework("nanotron", True, False, False, ("zero1",), 1.25, OWN_KERNELS),
+    "nanotron": Framework(
+        "nanotron", True, False, False, ("zero1",), 1.25, OWN_KERNELS, fp32_gradients=True
+    ),
 }
 DEFAULT_FRAMEWORK = "megatron"
 

@@ -749,10 +749,11 @@ def _dp_seconds(
     experts reduce among the dp / ep ranks that hold the same experts, after the dense
     weights."""
     value_bytes = 4.0 if settings.precision in ("fp32", "tf32") else 2.0
+    grad_bytes = 4.0 if framework(settings.framework).fp32_gradients else value_bytes
     frozen = shape.mode in ("lora", "qlora")
     dense = shape.params - shape.expert_params
     local = dense / (tp * pp)
-    trained = (shape.adapter_params if frozen else dense) / (tp * pp) * value_bytes
+    trained = (shape.adapter_params if frozen else dense) / (tp * pp) * grad_bytes
     weight_bytes = local * (0.516 if shape.mode == "qlora" else value_bytes)
     peers = np.clip(np.floor(hw.gpus_per_node / tp), 1.0, dp)
     allreduce = hierarchical_seconds(dp, peers, trained, hw, 2.0)

@@ -287,3 +287,22 @@ def test_a_stated_tensor_parallel_size_wider_than_a_node_is_timed_not_replaced()
     assert found.layout.fits and found.layout.tp == 16
     assert searched.layout.tp <= 8  # the search keeps tensor parallelism within a node
     assert found.tokens_per_s < searched.tokens_per_s
+
+
+def test_nanotron_reduces_its_gradients_in_fp32_twice_the_bytes_of_megatrons() -> None:
+    # One stack's rates for both, one pinned pure data-parallel layout: only the gradient
+    # bytes differ (nanotron's accumulate_grad_in_fp32 all-reduces the fp32 buffers).
+    stack = stack_params("megatron")
+    exposed = {}
+    for name in ("megatron", "nanotron"):
+        settings = LLMSettings(
+            global_batch_tokens=64 * 4096, micro_batch=1, zero="zero1", framework=name,
+            stack=stack, pinned=StatedLayout(1, 1, 1),
+        )  # fmt: skip
+        # 400 Gb/s per node: the all-reduce outlasts a micro-batch, so some of it shows.
+        found = predict_layout(P7, "bf16", "H100-SXM", 64, 8, 400.0, settings=settings).layout
+        assert found.fits and found.dp == 64
+        exposed[name] = found.dp_share * found.step_s
+    # Exposed = all-reduce - one micro-batch of compute: doubling the all-reduce more than
+    # doubles what is exposed.
+    assert exposed["nanotron"] > 2.0 * exposed["megatron"] > 0.0
