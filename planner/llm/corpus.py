@@ -10,7 +10,9 @@ the planner itself reads the fitted parameters (planner.llm.stack_profiles), not
 
 Rules, each an assumption where the row does not say (codes in `assumed`):
 - eager PyTorch (LLMSettings.eager) where the `framework` text says "eager" (gpuplan's own
-  runs without --compile); no published row says so.
+  runs without --compile); no published row says so. Attention without FlashAttention
+  (LLMSettings.flash_attention) where the notes say "no FlashAttention" (FlagPerf's
+  Baichuan2-13B runs, whose README says its model code lacks it).
 - stack family by the `framework` text (FAMILY_PATTERNS): Megatron-LM/-Core, FlagScale,
   AMD Primus and the Llama 3 4D-parallel stack are megatron; nanotron and picotron are
   nanotron; PyTorch FSDP/FSDP2 stacks (OLMo-core, fms-fsdp, torchao/torchtitan, lit-gpt,
@@ -131,6 +133,7 @@ class CorpusRun:
     assumed: str
     pinned: StatedLayout | None = None  # the stated parallel sizes
     eager: bool = False  # the framework text says eager (no torch.compile, LLMSettings.eager)
+    flash_attention: bool = True  # False where the notes say the model ran without it
 
 
 def family_of(framework_text: str) -> str | None:
@@ -390,6 +393,7 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         assumed=" ".join(assumed),
         pinned=_pinned(row),
         eager=bool(re.search(r"\beager\b", str(row["framework"]).lower())),
+        flash_attention=not re.search(r"no flashattention", str(row["notes"]).lower()),
     )
 
 

@@ -88,6 +88,7 @@ def run_settings(run: CorpusRun, stack: StackParams, pinned: bool = True) -> LLM
         stack=stack,
         pinned=run.pinned if pinned else None,
         eager=run.eager,
+        flash_attention=run.flash_attention,
     )
 
 

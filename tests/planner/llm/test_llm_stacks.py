@@ -306,3 +306,16 @@ def test_nanotron_reduces_its_gradients_in_fp32_twice_the_bytes_of_megatrons() -
     # Exposed = all-reduce - one micro-batch of compute: doubling the all-reduce more than
     # doubles what is exposed.
     assert exposed["nanotron"] > 2.0 * exposed["megatron"] > 0.0
+
+
+def test_a_row_whose_notes_say_no_flashattention_is_timed_without_it() -> None:
+    given = {"source": "s", "framework": "deepspeed", "model": "Llama2 13B", "params": "13B",
+             "seq_len": 2048, "gpu_model": "H100", "num_gpus": 16, "mbs": 1, "dp": 16,
+             "zero_fsdp": "zero-1", "recompute": "full",
+             "tokens_per_s_per_gpu": 2000.0}  # fmt: skip
+    flash = corpus_run(0, row(**given))
+    plain = corpus_run(1, row(**given, notes="README: no FlashAttention-2 in the model code"))
+    assert not isinstance(flash, str) and not isinstance(plain, str)
+    assert flash.flash_attention and not plain.flash_attention
+    stack = stack_params("deepspeed")
+    assert predict_run(plain, stack).tokens_per_s < 0.95 * predict_run(flash, stack).tokens_per_s
