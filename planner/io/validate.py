@@ -102,6 +102,10 @@ FIELD_RANGES: dict[str, Range] = {
     "global_batch": Range(0, 1e9, low_inclusive=False, unit="samples per step"),
     "gpus_per_node": Range(1, 1024, integer=True, unit="GPUs"),
     "network_gbps": Range(0, 1e6, low_inclusive=False, unit="Gb/s"),
+    "ffn": Range(1, 10_000_000, integer=True),
+    "heads": Range(1, 100_000, integer=True, unit="heads"),
+    "kv_heads": Range(1, 100_000, integer=True, unit="heads"),
+    "vocab": Range(1, 100_000_000, integer=True, unit="tokens"),
 }
 
 
@@ -118,6 +122,10 @@ FLAG_FIELDS = (
     "global_batch_tokens",
     "gpus_per_node",
     "network_gbps",
+    "ffn",
+    "heads",
+    "kv_heads",
+    "vocab",
 )
 # Flags of `gpuplan plan`, `estimate`, `estimate-llm` and `tco`: what each accepts.
 FLAG_RANGES: dict[str, Range] = {
@@ -126,10 +134,6 @@ FLAG_RANGES: dict[str, Range] = {
     "--overlap": Range(0, 1),
     "--monthly-gpu-hours": Range(0, 1e12, low_inclusive=False, unit="GPU-hours per month"),
     "--utilization": Range(0, 1, low_inclusive=False),
-    "--ffn": Range(1, 10_000_000, integer=True),
-    "--heads": Range(1, 100_000, integer=True, unit="heads"),
-    "--kv-heads": Range(1, 100_000, integer=True, unit="heads"),
-    "--vocab": Range(1, 100_000_000, integer=True, unit="tokens"),
     **{flag_name(field): FIELD_RANGES[field] for field in FLAG_FIELDS},
 }
 # Throughput in a reference file: positive and below anything a cluster reaches.

@@ -1,7 +1,9 @@
 """`gpuplan estimate-llm`: read LLM queries, predict the best layout's tokens/s, write rows.
 
 Queries (Q, CSV): params, seq_len, num_gpus, gpu_model, precision; optional n_layer,
-d_model, global_batch_tokens, gpus_per_node, network_gbps, mode (pretrain | finetune |
+d_model, ffn, heads, kv_heads, vocab (a dense model's shape: given, the shape is the model,
+as plan --ffn --heads --kv-heads --vocab: planner.workloads.catalog.reshape_llm),
+global_batch_tokens, gpus_per_node, network_gbps, mode (pretrain | finetune |
 lora | qlora; blank: pretrain), framework, eager (true | false; blank: the run's setting).
 params is a number (7e9) or a size (7b, 6.7b, 124m). A mixture of experts gives
 active_params (a number or a size) and optionally experts, top_k, shared_experts,
@@ -51,15 +53,23 @@ from planner.llm.user_layout import (
 )
 from planner.machines.specs import gpu_name_hint, load_specs
 from planner.settings import LLMSettings
-from planner.workloads.catalog import LLM_MODES, Workload, llm_workload, moe_workload
+from planner.workloads.catalog import (
+    LLM_MODES,
+    Workload,
+    llm_workload,
+    moe_workload,
+    reshape_llm,
+)
 from pricing.gpus import UnknownGPUError, canonical_gpu, closest_match, did_you_mean
 
 REQUIRED = ("params", "seq_len", "num_gpus", "gpu_model", "precision")
 MOE_COLUMNS = ("active_params", "experts", "top_k", "shared_experts", "expert_ffn")
 LAYOUT_COLUMNS = ("tp", "pp", "cp", "ep", "dp", "vpp", "mbs", "micro_batch", "zero", "recompute")
+# A dense model's shape beyond n_layer and d_model (ranges: FIELD_RANGES, as plan's flags).
+SHAPE_COLUMNS = ("ffn", "heads", "kv_heads", "vocab")
 OPTIONAL = (
-    "n_layer", "d_model", "global_batch_tokens", "gpus_per_node", "network_gbps", "mode",
-    "framework", "eager", *MOE_COLUMNS, *LAYOUT_COLUMNS,
+    "n_layer", "d_model", *SHAPE_COLUMNS, "global_batch_tokens", "gpus_per_node",
+    "network_gbps", "mode", "framework", "eager", *MOE_COLUMNS, *LAYOUT_COLUMNS,
 )  # fmt: skip
 # The eager column's words (planner.settings.LLMSettings.eager), case aside.
 EAGER_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -112,13 +122,23 @@ class LLMQuery:
     shared_experts: int | None = None
     expert_ffn: int | None = None
     layout: UserLayout | None = None  # the row's own layout (None: the search's best)
+    shape: tuple[tuple[str, int], ...] = ()  # SHAPE_COLUMNS given (a dense model's shape)
 
     def workload(self) -> Workload:
-        """The row's LLM workload (1B tokens: estimate-llm predicts a rate, not a run)."""
+        """The row's LLM workload (1B tokens: estimate-llm predicts a rate, not a run);
+        ValueError where a given shape is far from params (reshape_llm)."""
         if self.active_params is None:
-            return llm_workload(
+            base = llm_workload(
                 self.params, 1e9, seq_len=self.seq_len, n_layer=self.n_layer,
                 d_model=self.d_model, mode=self.mode,
+            )  # fmt: skip
+            if not self.shape:
+                return base
+            given = dict(self.shape)
+            return reshape_llm(
+                base, n_layer=self.n_layer, d_model=self.d_model, ffn_dim=given.get("ffn"),
+                n_heads=given.get("heads"), n_kv_heads=given.get("kv_heads"),
+                vocab_size=given.get("vocab"),
             )  # fmt: skip
         return moe_workload(
             self.params, self.active_params, 1e9, self.seq_len, mode=self.mode,
@@ -247,10 +267,12 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
             f"{_where(path, i, given)}: a mixture-of-experts row needs active_params (the "
             "parameters each token passes through, e.g. 22b)"
         )
-    if moe["active_params"] is not None and (n_layer or d_model):
+    shape = tuple((c, int(v)) for c in SHAPE_COLUMNS if (v := optional(c)) is not None)
+    if moe["active_params"] is not None and (n_layer or d_model or shape):
+        given = "n_layer" if n_layer else "d_model" if d_model else shape[0][0]
         raise LLMQueryError(
-            f"{_where(path, i, 'n_layer' if n_layer else 'd_model')}: a mixture-of-experts row "
-            "takes its shape from its preset or counts; leave n_layer and d_model blank"
+            f"{_where(path, i, given)}: a mixture-of-experts row takes its shape from its "
+            f"preset or counts; leave n_layer, d_model and {', '.join(SHAPE_COLUMNS)} blank"
         )
     query = LLMQuery(
         params=_number(path, i, "params", value["params"]),
@@ -271,11 +293,13 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
         top_k=_whole(moe["top_k"]),
         shared_experts=_whole(moe["shared_experts"]),
         expert_ffn=_whole(moe["expert_ffn"]),
+        shape=shape,
     )
     try:
         workload = query.workload()
     except ValueError as exc:
         field = "active_params" if query.active_params is not None else "params"
+        field = ", ".join(["params", *dict(shape)]) if shape else field
         raise LLMQueryError(f"{_where(path, i, field)}: {exc}") from None
     try:
         query_settings(run, query)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from planner.cli.main import app
 from planner.io.validate import FLAG_RANGES, MAX_TABLE_ROWS
 from planner.llm.estimate import OUTPUT_COLUMNS
-from planner.workloads.catalog import llm_workload
+from planner.workloads.catalog import llm_workload, reshape_llm
 
 runner = CliRunner()
 QUERY = """params,seq_len,num_gpus,gpu_model,precision,mode,network_gbps,global_batch_tokens
@@ -266,3 +266,34 @@ def test_text_cells_that_a_spreadsheet_would_run_are_quoted_numbers_are_not(
     assert shown.exit_code == 0
     detail = pd.read_csv(io.StringIO(shown.stdout), dtype=str)["method_detail"]
     assert not any(str(cell).startswith(("=", "+", "-", "@")) for cell in detail)
+
+
+def test_shape_columns_make_the_shape_the_model_as_plans_flags_do(tmp_path: Path) -> None:
+    # Llama 3.1 8B (Dubey et al. 2024, table 3): 32 x 4096, 32 heads, 8 kv, MLP 14336.
+    head = "params,seq_len,num_gpus,gpu_model,precision,n_layer,d_model,ffn,heads,kv_heads,vocab\n"
+    llama = "8b,8192,8,H100-SXM,bf16,32,4096,14336,32,8,128256\n"
+    plain = "8b,8192,8,H100-SXM,bf16,32,4096,,,,\n"
+    code, err, out = run(tmp_path, head + llama + plain)
+    assert code == 0, err
+    shaped, gpt_like = (pd.read_csv(out).iloc[i] for i in range(2))
+    # The GQA, SwiGLU shape (8.03B) is not the GPT-style default (4 h MLP, MHA): their
+    # FLOPs per token differ, and so do tokens/s at nearly the same MFU.
+    assert float(shaped["tokens_per_s"]) != pytest.approx(float(gpt_like["tokens_per_s"]), rel=0.02)
+    model = reshape_llm(
+        llm_workload(8e9, 1e9, seq_len=8192, n_layer=32, d_model=4096),
+        ffn_dim=14336, n_heads=32, n_kv_heads=8, vocab_size=128256,
+    )  # fmt: skip
+    assert model.params == pytest.approx(8.03e9, rel=0.001)
+    assert float(shaped["tokens_per_s"]) == pytest.approx(
+        float(shaped["mfu"]) * 989.4e12 * 8 / model.flops_per_sample, rel=1e-6
+    )
+    # A shape far from params, a range, and a MoE row with a shape are refused by name.
+    far = "70b,8192,8,H100-SXM,bf16,32,4096,14336,32,8,128256\n"
+    code, err, _ = run(tmp_path, head + far)
+    assert code == 2 and "line 2, field 'params, ffn, heads, kv_heads, vocab'" in err
+    assert "more than 10% apart" in err
+    code, err, _ = run(tmp_path, head + "8b,8192,8,H100-SXM,bf16,32,4096,0,32,8,128256\n")
+    assert code == 2 and "field 'ffn'" in err
+    moe = "params,seq_len,num_gpus,gpu_model,precision,active_params,heads\n"
+    code, err, _ = run(tmp_path, moe + "235b,4096,32,H100-SXM,bf16,22b,64\n")
+    assert code == 2 and "field 'heads'" in err and "leave n_layer, d_model" in err
