@@ -133,7 +133,8 @@ def estimate_llm(
         typer.Option(
             "--queries",
             help="CSV: params, seq_len, num_gpus, gpu_model, precision [, n_layer, d_model, "
-            "ffn, heads, kv_heads, vocab, global_batch_tokens, gpus_per_node, network_gbps, mode, framework, eager; MoE: "
+            "ffn, heads, kv_heads, vocab, global_batch_tokens, gpus_per_node, network_gbps, "
+            "mode, framework, eager; MoE: "
             "active_params, experts, top_k, shared_experts, expert_ffn; your own layout: tp, "
             "pp, cp, ep, dp, vpp, mbs, zero, recompute]; other columns are refused",
         ),
