@@ -427,12 +427,18 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
 def _workload(flags: PlanFlags) -> Workload:
     """The catalog's workload, reshaped where --seq-len or a shape flag (--n-layer,
     --d-model, --ffn, --heads, --kv-heads, --vocab) is given: the shape given is the model."""
-    from planner.workloads.catalog import get_workload, reshape_llm
+    from planner.workloads.catalog import ShapeSizeError, get_workload, reshape_llm
 
     chosen = get_workload(flags.workload)
     shape = (flags.n_layer, flags.d_model, flags.ffn, flags.heads, flags.kv_heads, flags.vocab)
     if flags.seq_len is not None or any(value is not None for value in shape):
-        chosen = reshape_llm(chosen, flags.seq_len, *shape)
+        try:
+            chosen = reshape_llm(chosen, flags.seq_len, *shape)
+        except ShapeSizeError as exc:
+            raise ValueError(
+                f"{exc}: name the size the shape has (llm-{exc.size}-...) or give the rest "
+                "of the shape (--ffn, --heads, --kv-heads, --vocab)"
+            ) from None
     return chosen
 
 

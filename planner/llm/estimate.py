@@ -55,6 +55,7 @@ from planner.machines.specs import gpu_name_hint, load_specs
 from planner.settings import LLMSettings
 from planner.workloads.catalog import (
     LLM_MODES,
+    ShapeSizeError,
     Workload,
     llm_workload,
     moe_workload,
@@ -297,9 +298,15 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
     )
     try:
         workload = query.workload()
+    except ShapeSizeError as exc:
+        raise LLMQueryError(
+            f"{_where(path, i, ', '.join(['params', *dict(shape)]))}: {exc.described} but "
+            f"params is {exc.apart}: set params to {exc.size} or give the rest of the shape "
+            f"({', '.join(SHAPE_COLUMNS)})"
+        ) from None
     except ValueError as exc:
         field = "active_params" if query.active_params is not None else "params"
-        field = ", ".join(["params", *dict(shape)]) if shape else field
+        field = ", ".join([field, *dict(shape)]) if shape else field
         raise LLMQueryError(f"{_where(path, i, field)}: {exc}") from None
     try:
         query_settings(run, query)

@@ -587,6 +587,16 @@ def get_workload(name: str) -> Workload:
     )
 
 
+class ShapeSizeError(ValueError):
+    """A shape whose parameter count is more than SHAPE_SIZE_TOLERANCE from the size the
+    workload names: `described` (the shape and its count), `apart` (the named size and the
+    tolerance) and `size` (the shape's own size label, "8.03b") for each caller's words."""
+
+    def __init__(self, message: str, described: str, apart: str, size: str) -> None:
+        super().__init__(message)
+        self.described, self.apart, self.size = described, apart, size
+
+
 def reshape_llm(
     workload: Workload,
     seq_len: int | None = None,
@@ -605,7 +615,7 @@ def reshape_llm(
     workload's (heads, MLP width: only at its own width, else heads of 128 and 4 d_model).
     Parameters and FLOPs are counted from the shape (dense_decoder_params), the name says
     that size, and a shape more than SHAPE_SIZE_TOLERANCE from the size the workload names
-    is refused with both counts.
+    is refused with both counts (ShapeSizeError).
     """
     if not workload.is_llm or workload.params is None:
         raise ValueError(f"{workload.name} is not an LLM workload: no sequence length or shape")
@@ -636,14 +646,16 @@ def reshape_llm(
     params = shape.params
     named = workload.params
     if abs(params - named) > SHAPE_SIZE_TOLERANCE * named:
-        raise ValueError(
+        described = (
             f"the shape given has {params / 1e9:.3g}B parameters ({shape.n_layer} layers x "
             f"{shape.d_model}, {shape.n_heads} heads, {shape.n_kv_heads} kv heads, MLP "
-            f"{shape.ffn_dim}, vocabulary {shape.vocab_size}) but {workload.name} names "
-            f"{named / 1e9:.3g}B, more than {SHAPE_SIZE_TOLERANCE:.0%} apart: name the "
-            f"size the shape has (llm-{_fmt_count(params)}-...) or give the rest of the "
-            "shape (--ffn, --heads, --kv-heads, --vocab)"
+            f"{shape.ffn_dim}, vocabulary {shape.vocab_size})"
         )
+        apart = f"{named / 1e9:.3g}B, more than {SHAPE_SIZE_TOLERANCE:.0%} apart"
+        raise ShapeSizeError(
+            f"{described} but {workload.name} names {apart}", described, apart,
+            _fmt_count(params),
+        )  # fmt: skip
     middle = "" if workload.llm_mode == "pretrain" else f"-{workload.llm_mode}"
     name = f"llm-{_fmt_count(params)}{middle}-{_fmt_count(workload.samples)}"
     return llm_workload(

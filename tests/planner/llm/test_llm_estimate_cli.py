@@ -291,7 +291,7 @@ def test_shape_columns_make_the_shape_the_model_as_plans_flags_do(tmp_path: Path
     far = "70b,8192,8,H100-SXM,bf16,32,4096,14336,32,8,128256\n"
     code, err, _ = run(tmp_path, head + far)
     assert code == 2 and "line 2, field 'params, ffn, heads, kv_heads, vocab'" in err
-    assert "more than 10% apart" in err
+    assert "but params is 70B, more than 10% apart: set params to 8.03b" in err
     code, err, _ = run(tmp_path, head + "8b,8192,8,H100-SXM,bf16,32,4096,0,32,8,128256\n")
     assert code == 2 and "field 'ffn'" in err
     moe = "params,seq_len,num_gpus,gpu_model,precision,active_params,heads\n"
