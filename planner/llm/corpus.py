@@ -57,6 +57,7 @@ import pandas as pd
 from planner.llm.throughput import peak_flops
 from planner.settings import StatedLayout
 from planner.workloads.catalog import Workload, llm_workload, moe_workload
+from planner.workloads.llm_presets import layer_matmul_params
 from planner.workloads.moe_presets import MOE_PRESETS, MoEPreset
 
 REFERENCE = Path(__file__).resolve().parents[2] / "reference"
@@ -174,16 +175,16 @@ def _workload(row: pd.Series, seq_len: int, assumed: list[str]) -> Workload:
     layers, width = pick.get("n_layer", layers), pick.get("d_model", width)
     heads = pick.get("heads", heads)
     kv = pick.get("kv_heads", kv if "heads" not in pick or known else pick["heads"])
+    gpt = "GPT" in str(row["model"])  # a 4 h GELU MLP; every other model is SwiGLU (LLaMA's)
     if "ffn" in pick:
         ffn = pick["ffn"]
-    elif "GPT" in str(row["model"]):
-        ffn = 4 * width  # GPT: a 4 h MLP
+    elif gpt:
+        ffn = 4 * width
     vocab = pick.get("vocab", vocab)
     base = llm_workload(params, 1e9, seq_len=seq_len, n_layer=layers, d_model=width)
     kv = kv if heads % max(kv, 1) == 0 else heads
-    gated = "GPT" not in str(row["model"])  # every other corpus model is Llama-style (SwiGLU)
     return dataclasses.replace(
-        base, n_heads=heads, n_kv_heads=kv, ffn_dim=ffn, vocab_size=vocab, gated_mlp=gated
+        base, n_heads=heads, n_kv_heads=kv, ffn_dim=ffn, vocab_size=vocab, gated_mlp=not gpt
     )
 
 
@@ -199,11 +200,11 @@ def reported_flops_per_token(workload: Workload) -> float:
     attention = 12.0 * layers * seq * width
     if workload.is_moe:
         return 6.0 * (float(workload.active_params or 0) - vocab * width) + attention
-    heads = float(workload.n_heads or 1)
-    kv_width = width * float(workload.n_kv_heads or heads) / heads
-    ffn = float(workload.ffn_dim or 4 * width)
-    mlp = (3.0 if workload.mlp_gated else 2.0) * width * ffn
-    layer = 2.0 * width * width + 2.0 * width * kv_width + mlp
+    heads = int(workload.n_heads or 1)
+    layer = layer_matmul_params(
+        int(width), heads, int(workload.n_kv_heads or heads), int(workload.ffn_dim or 4 * width),
+        workload.mlp_gated,
+    )  # fmt: skip
     return 6.0 * (layers * layer + vocab * width) + attention
 
 

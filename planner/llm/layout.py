@@ -656,6 +656,8 @@ def _tp_ring_seconds(tp: np.ndarray, act_bytes: np.ndarray, hw: Hardware) -> np.
     ring at each GPU's network share and latency (the slowest link sets a ring's pace)."""
     within = np.asarray(tp) <= hw.gpus_per_node
     inside = ring_seconds(tp, act_bytes, hw.intra_gbs, NVLINK_LATENCY_S, 2.0)
+    if within.all():  # the search: tp never leaves a node
+        return inside
     across = ring_seconds(tp, act_bytes, hw.network_gbs_per_gpu, NETWORK_LATENCY_S, 2.0)
     return np.where(within, inside, across)
 

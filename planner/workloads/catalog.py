@@ -25,6 +25,7 @@ import numpy as np
 from planner.workloads.llm_presets import (
     LLM_PRESETS,
     DecoderShape,
+    gated_by_width,
     label_params,
     preset_for,
 )
@@ -111,7 +112,7 @@ class Workload:
         if self.gated_mlp is not None:
             return self.gated_mlp
         width = int(self.d_model or 0)
-        return self.is_moe or int(self.ffn_dim or 4 * width) != 4 * width
+        return self.is_moe or gated_by_width(width, int(self.ffn_dim or 4 * width))
 
     @property
     def kind(self) -> str:
@@ -182,7 +183,7 @@ def lora_adapter_params(
     """
     d_kv = d_model * n_kv_heads // n_heads
     attention = 2 * (d_model + d_model) + 2 * (d_model + d_kv)
-    mlp = (3 if ffn_dim != 4 * d_model else 2) * (d_model + ffn_dim)
+    mlp = (3 if gated_by_width(d_model, ffn_dim) else 2) * (d_model + ffn_dim)
     return float(n_layer * rank * (attention + mlp))
 
 

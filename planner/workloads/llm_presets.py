@@ -58,6 +58,23 @@ class LLMPreset(DecoderShape):
     reference: str
 
 
+def gated_by_width(d_model: int, ffn_dim: int) -> bool:
+    """The MLP taken as gated (SwiGLU, Shazeer 2020: 3 matrices) where its width is not
+    GPT's 4 d (LLaMA's widths: Touvron et al. 2023a); the rule for shapes that do not say."""
+    return ffn_dim != 4 * d_model
+
+
+def layer_matmul_params(
+    d_model: int, n_heads: int, n_kv_heads: int, ffn_dim: int, gated: bool
+) -> float:
+    """Weights one decoder layer multiplies by: attention q and o (d^2 each) + k and v (d x
+    d_kv each, d_kv = d kv_heads / heads: grouped-query attention, Ainslie et al. 2023) +
+    the MLP's 3 (gated) or 2 matrices of d x ffn."""
+    d_kv = d_model * n_kv_heads // n_heads
+    attention = 2 * d_model * d_model + 2 * d_model * d_kv
+    return float(attention + (3 if gated else 2) * d_model * ffn_dim)
+
+
 def dense_decoder_params(
     n_layer: int, d_model: int, n_heads: int, n_kv_heads: int, ffn_dim: int, vocab_size: int
 ) -> float:
@@ -70,12 +87,10 @@ def dense_decoder_params(
     and out: 2 V d, as LLaMA and Llama 3) and tied in GPT-2/GPT-3 (V d). Llama 3.1 8B
     (32 x 4096, 32 heads, 8 kv, ffn 14336, V 128256; Dubey et al. 2024 table 3): 8.03e9.
     """
-    d_kv = d_model * n_kv_heads // n_heads
-    gated = ffn_dim != 4 * d_model
-    attention = 2 * d_model * d_model + 2 * d_model * d_kv
-    mlp = (3 if gated else 2) * d_model * ffn_dim
+    gated = gated_by_width(d_model, ffn_dim)
+    layer = layer_matmul_params(d_model, n_heads, n_kv_heads, ffn_dim, gated)
     embeddings = (2 if gated else 1) * vocab_size * d_model
-    return float(n_layer * (attention + mlp + 2 * d_model) + embeddings)
+    return float(n_layer * (layer + 2 * d_model) + embeddings)
 
 
 def _preset(
