@@ -565,8 +565,9 @@ def pipeline(
         abort(str(exc))
     try:
         from benchmarks.pipeline import PipelineOptions, run_pipeline
-        from benchmarks.results import PIPELINE_WORKLOAD, write_result
+        from benchmarks.results import write_result
         from benchmarks.summary import new_run_id, utc_now
+        from benchmarks.workload_names import PIPELINE_WORKLOAD
     except ImportError as exc:
         abort(f"the input-pipeline benchmark needs torch and Pillow ({exc})")
     out_dir = out or default_results_dir()

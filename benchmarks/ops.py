@@ -65,8 +65,9 @@ from benchmarks.op_figures import (
     shape_text,
 )
 from benchmarks.power import PowerMonitor
-from benchmarks.results import OP_SCHEMA_VERSION, OP_WORKLOAD, BenchmarkResult, write_result
+from benchmarks.results import OP_SCHEMA_VERSION, BenchmarkResult, write_result
 from benchmarks.summary import new_run_id, utc_now
+from benchmarks.workload_names import OP_WORKLOAD
 
 Progress = Callable[[str, int, int], None]
 

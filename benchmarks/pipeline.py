@@ -26,8 +26,9 @@ import numpy as np
 from PIL import Image
 
 from benchmarks.env import collect_env, cpu_model, usable_cores
-from benchmarks.results import PIPELINE_WORKLOAD, BenchmarkResult
+from benchmarks.results import BenchmarkResult
 from benchmarks.summary import step_stats
+from benchmarks.workload_names import PIPELINE_WORKLOAD
 
 CROP_SCALE = (0.08, 1.0)
 CROP_RATIO = (3 / 4, 4 / 3)

@@ -39,6 +39,11 @@ from benchmarks.safe_paths import (
     read_text_bounded,
     walk_files,
 )
+from benchmarks.workload_names import (
+    NON_TRAINING_WORKLOADS,
+    OP_FIGURES_COLUMN,
+    OP_WORKLOAD,
+)
 from edge.files import atomic_write_text
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built: `gpuplan --help` stays light
@@ -55,11 +60,6 @@ V3_FIELDS = ("sweep",)
 # Fields a version-1, -2 or -3 file may not carry (added in version 4).
 V4_FIELDS = ("op_figures",)
 SWEEP_KEYS = ("sweep_id", "backend", "cloud", "region", "instance_type", "spot")
-# Workloads that train nothing (so have no precision): the data-loading benchmark and the
-# operator benchmark (its figures carry their own precisions).
-OP_WORKLOAD = "ops"
-PIPELINE_WORKLOAD = "input-pipeline"
-NON_TRAINING_WORKLOADS = (PIPELINE_WORKLOAD, OP_WORKLOAD)
 MAX_OP_FIGURES = 2500  # about 560 bytes each: a full file stays under MAX_RESULT_BYTES
 # Bounds no real run passes, whatever the GPU (the planner also checks a result against its
 # GPU's datasheet peaks: planner.io.result_physics). The largest training clusters hold
@@ -83,9 +83,6 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "interconnect", "started_at", "detail", "samples_per_s_per_core", "sweep_id",
     "sweep_provider", "sweep_region", "sweep_instance_type", "compiled",
 )  # fmt: skip
-# results_frame() adds this column, one OpFigures per row (None for other results), when
-# any result is an op result; tables of training results keep RESULT_COLUMNS alone.
-OP_FIGURES_COLUMN = "op_figures"
 # results_frame() columns filled from BenchmarkResult.sweep (NaN for results no sweep ran).
 SWEEP_COLUMNS = {
     "sweep_id": "sweep_id", "sweep_provider": "cloud", "sweep_region": "region",

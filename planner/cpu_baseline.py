@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from benchmarks.results import PIPELINE_WORKLOAD
+from benchmarks.workload_names import PIPELINE_WORKLOAD
 from planner.choose.asked import cpu_offers_asked_for
 from planner.choose.options import cpu_options
 from planner.choose.ranking import ranked
@@ -110,7 +110,7 @@ def _costed_cpu_options(
 def _cpu_rows_digest(results: pd.DataFrame) -> str:
     """frame_digest of the results rows a CPU option reads (_CPU_RESULT_WORKLOAD and CPU
     devices), every column but the operator tables (objects)."""
-    from benchmarks.results import OP_FIGURES_COLUMN
+    from benchmarks.workload_names import OP_FIGURES_COLUMN
 
     if results.empty or not {"device", "workload"} <= set(results.columns):
         return frame_digest(results.iloc[0:0, 0:0])

@@ -12,7 +12,7 @@ import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.defaults import (
     DEFAULT_CHECKPOINT_HOURS,
@@ -21,13 +21,15 @@ from planner.defaults import (
     DEFAULT_RESTART_HOURS,
     MAX_DRAWS,
 )
-from planner.onprem.tco import OnPremConfig
 from planner.settings import CommModel, JobOverheads, LLMSettings
 from planner.workloads.catalog import Workload
 from pricing.catalog import PRICING_KINDS
 from pricing.gpus import did_you_mean
 from pricing.reserved import check_discount
 from pricing.tiers import check_tiers
+
+if TYPE_CHECKING:  # pydantic and the on-prem model load only when a plan weighs on-prem
+    from planner.onprem.tco import OnPremConfig
 
 PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16", "fp8")  # fp8: LLMs only
 # Spot rows simulated by Monte Carlo beyond the frontier and the picks (best-ranked first).

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -19,7 +20,6 @@ from typer.testing import CliRunner
 from planner.cli.main import app
 from tests.conftest import ROOT
 
-# (typer itself imports pydantic for some option types; that is left to typer.)
 HEAVY = ("pandas", "numpy", "scipy", "pyarrow", "streamlit", "plotly", "torch")
 PROBE = """
 import json, sys
@@ -91,6 +91,21 @@ def test_a_plan_imports_no_other_command() -> None:
     )
     assert code == 0 and stdout.lstrip().startswith(("{", "["))
     assert loaded == [], f"gpuplan plan imported {loaded}"
+
+
+def test_a_plan_loads_the_result_schema_and_on_prem_model_only_when_it_uses_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pydantic (the result schema, the on-prem config) is most of a cold plan's own
+    imports: a plan with no results of its own and no --onprem loads none of it."""
+    monkeypatch.setenv("GPUPLAN_RESULTS_DIR", str(tmp_path / "results"))
+    watched = ("pydantic", "benchmarks.results", "planner.onprem.tco")
+    plan = ("plan", "--workload", "resnet50-imagenet-90ep", "--format", "json")
+    code, loaded, stdout = loaded_by(*plan, watched=watched)
+    assert code == 0 and stdout.lstrip().startswith(("{", "["))
+    assert loaded == [], f"gpuplan plan imported {loaded}"
+    code, loaded, _ = loaded_by(*plan, "--onprem", "example:onprem-dgx-h100", watched=watched)
+    assert code == 0 and {"pydantic", "planner.onprem.tco"} <= set(loaded)
 
 
 def test_version_prints_the_installed_version() -> None:

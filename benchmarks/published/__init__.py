@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from benchmarks.results import BenchmarkResult, results_frame
+if TYPE_CHECKING:  # the result schema (pydantic) loads where results are built
+    from benchmarks.results import BenchmarkResult
 
 PUBLISHED_CSV = "lambda_pytorch_throughput.csv"
 SOURCE = "published:lambda"
@@ -53,6 +55,8 @@ def read_published_table(path: Path | None = None) -> pd.DataFrame:
 
 
 def _to_result(row: pd.Series) -> BenchmarkResult:
+    from benchmarks.results import BenchmarkResult
+
     workload, size = MODEL_MAP.get(row["model"], (row["model"], ""))
     unit = row["unit"]
     throughput = float(row["throughput"])
@@ -92,6 +96,8 @@ def _to_result(row: pd.Series) -> BenchmarkResult:
 
 def published_frame() -> pd.DataFrame:
     """The published results as a results_frame() table, built column-wise (no row loop)."""
+    from benchmarks.results import results_frame
+
     table = read_published_table()
     models = table["model"].map(lambda m: MODEL_MAP.get(m, (m, "")))
     sample_unit = table["unit"].isin(SAMPLE_UNITS)

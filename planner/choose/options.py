@@ -47,10 +47,10 @@ from planner.machines.network import (
 )
 from planner.machines.specs import load_specs
 from planner.notes import Note
-from planner.onprem.tco import OnPremConfig, amortized_usd_per_gpu_hour
 from pricing.catalog import price_date_bases, price_for_kind
 
 if TYPE_CHECKING:
+    from planner.onprem.tco import OnPremConfig
     from planner.request import PlanRequest
 
 OPTION_COLUMNS: tuple[str, ...] = (
@@ -201,6 +201,8 @@ def onprem_options(
     warnings: list[Note] = []
     if not configs:
         return empty_options(), warnings
+    from planner.onprem.tco import amortized_usd_per_gpu_hour  # pydantic: only when asked
+
     for i, config in enumerate(configs):
         source = sources[i] if i < len(sources) else ""
         pairs = onprem_counts(config, max_gpus)

@@ -4,6 +4,7 @@ the picks, what each misses, and the rank of the rows shown (planner.choose.pare
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -19,8 +20,10 @@ from planner.choose.pareto import (
 )
 from planner.codes import Miss
 from planner.notes import Note
-from planner.onprem.tco import OnPremConfig
 from planner.request import PlanRequest
+
+if TYPE_CHECKING:
+    from planner.onprem.tco import OnPremConfig
 
 
 def ranked(opts: pd.DataFrame, request: PlanRequest) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -270,13 +270,10 @@ add_result_check(_physics_problem)
 
 
 def package_version() -> str:
-    """The installed gpuplan's version (importlib.metadata), or 'unknown' from a bare checkout."""
-    from importlib.metadata import PackageNotFoundError, version
+    """gpuplan's version (planner.version, which pyproject.toml reads)."""
+    from planner.version import VERSION
 
-    try:
-        return version("gpuplan")
-    except PackageNotFoundError:
-        return "unknown (not installed: pip install -e .)"
+    return VERSION
 
 
 def _print_version(value: bool) -> None:

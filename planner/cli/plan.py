@@ -395,8 +395,6 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
     (ValueError naming what is refused)."""
     from edge.choices import check_choices
     from planner.choose.constraints import parse_rates
-    from planner.io.examples import input_path
-    from planner.onprem.tco import load_onprem_config
     from planner.settings import LLMSettings
     from planner.throughput import own_and_published_results
     from planner.throughput.bundled import load_offers
@@ -418,10 +416,20 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
         rates = parse_rates(flags.interruption_rate or [], providers)
     except ValueError as exc:
         raise ValueError(f"--interruption-rate {exc}") from None
-    onprem = [load_onprem_config(input_path(path)) for path in flags.onprem or []]
+    onprem = _onprem_configs(flags.onprem or [])
     folders = flags.results if flags.results is not None else [str(default_results_dir())]
     table, problems = own_and_published_results(folders)
     return PlanInputs(workload, llm, offers, rates, onprem, table, problems)
+
+
+def _onprem_configs(paths: list[str]) -> list[LoadedConfig]:
+    """The --onprem configs, loaded (the on-prem model and pydantic load only when given)."""
+    if not paths:
+        return []
+    from planner.io.examples import input_path
+    from planner.onprem.tco import load_onprem_config
+
+    return [load_onprem_config(input_path(path)) for path in paths]
 
 
 def _workload(flags: PlanFlags) -> Workload:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmarks.results import PIPELINE_WORKLOAD
+from benchmarks.workload_names import PIPELINE_WORKLOAD
 from edge.distinct import per_distinct
 from planner.costs.checkpoint import CHECKPOINT_COLUMNS, CheckpointState, checkpoint_times
 from planner.settings import JobOverheads

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.op_figures import OpFigure
-from benchmarks.results import OP_FIGURES_COLUMN, OP_WORKLOAD
+from benchmarks.workload_names import OP_FIGURES_COLUMN, OP_WORKLOAD
 from planner.codes import is_published
 from planner.machines.specs import load_specs
 from pricing.gpus import UnknownGPUError, canonical_gpu

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -28,7 +27,6 @@ _PACKAGES = Path(__file__).resolve().parents[2]
 OFFER_CODE = ("pricing/catalog.py", "pricing/tiers.py", "pricing/gpus.py")
 CPU_OFFER_CODE = ("pricing/catalog.py", "pricing/cpu_offers.py")
 PUBLISHED_CODE = ("benchmarks/published/__init__.py", "benchmarks/results.py")
-SAMPLE_CODE = ("benchmarks/results.py", "benchmarks/op_figures.py", "planner/io/result_physics.py")
 
 
 @dataclass(frozen=True)
@@ -112,32 +110,3 @@ def published_results() -> pd.DataFrame:
 
     digest = files_digest([published_csv_path()], PUBLISHED_CODE)
     return cached_table("published", digest, read).copy()
-
-
-@dataclass(frozen=True)
-class _Loaded:
-    """Results read from a folder, as one picklable value for the disk cache."""
-
-    results: list[Any]
-
-
-def sample_results(directory: str) -> tuple[list[Any], list[str]]:
-    """The results of the bundled samples' folder that are valid and within their GPU's
-    peaks (benchmarks.results.load_results, planner.io.result_physics.split_physical), and
-    one message per file left out; kept in the disk cache by the files' bytes when none is
-    left out (a message names the folder, which the digest does not)."""
-    from benchmarks.results import load_results
-    from benchmarks.safe_paths import walk_files
-    from planner.io.result_physics import split_physical
-
-    paths, _ = walk_files(directory, ".json")
-    digest = files_digest(paths, SAMPLE_CODE)
-    stored = disk_cache.load("sample-results", digest, _Loaded)
-    if stored is not None:
-        return list(stored.results), []
-    loaded, bad = load_results(directory)
-    kept, impossible = split_physical(loaded, directory)
-    problems = bad + impossible
-    if not problems:
-        disk_cache.store("sample-results", digest, _Loaded(kept))
-    return kept, problems

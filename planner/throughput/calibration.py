@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchmarks.results import NON_TRAINING_WORKLOADS
+from benchmarks.workload_names import NON_TRAINING_WORKLOADS
 from planner.codes import ThroughputSource
 from planner.llm.calibration import predict_gpt_run
 from planner.llm.mfu import params_from_size

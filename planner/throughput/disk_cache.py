@@ -94,16 +94,12 @@ def frame_digest(frame: pd.DataFrame) -> str:
 def code_digest() -> str:
     """SHA-256 of the package version, the fitting code and spec table, and the major
     versions of the libraries whose objects the pickles hold (numpy, pandas)."""
-    from importlib import metadata
-
     import numpy as np
 
-    try:
-        version = metadata.version("gpuplan")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
+    from planner.version import VERSION
+
     libraries = f"numpy {np.__version__.split('.')[0]} pandas {pd.__version__.split('.')[0]}"
-    h = hashlib.sha256(f"{version}\0{libraries}".encode())
+    h = hashlib.sha256(f"{VERSION}\0{libraries}".encode())
     root = Path(__file__).resolve().parents[1]
     for name in _CODE_FILES:
         try:

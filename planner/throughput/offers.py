@@ -16,7 +16,7 @@ runs for figures, the cross-validated error for fits (an 80% band).
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ import pandas as pd
 
 from benchmarks.batch_choice import without_slower_batches
 from planner.codes import SOURCE_RANK, ThroughputSource, is_published
+from planner.io.result_folders import folder_results
 from planner.machines.specs import load_specs
 from planner.throughput import bundled, disk_cache
 from planner.throughput.disk_cache import frame_digest
@@ -44,12 +45,17 @@ from planner.throughput.estimate import (
     throughput_curves,
     throughput_details,
 )
+from planner.throughput.result_tables import (
+    GENERATION_COLUMN,
+    results_with_generation,
+    sample_table,
+)
 from planner.throughput.siblings import compute_share, with_sibling_figures
 from planner.throughput.spec_model import SpecEstimator
 from planner.workloads.catalog import Workload
 
 if TYPE_CHECKING:
-    from benchmarks.results import BenchmarkResult
+    pass
 
 
 def throughput_table(results: pd.DataFrame, workload: Workload, precision: str) -> pd.DataFrame:
@@ -116,8 +122,6 @@ def _result_model(workload: str, size: str) -> str:
 
 
 OWN_GENERATION = "own"
-# The results-table column with each published figure's benchmark version (v0, v1, ...).
-GENERATION_COLUMN = "generation"
 # True for a bundled sample result (benchmarks/results/), False for the user's and published.
 SAMPLE_COLUMN = "sample"
 
@@ -502,53 +506,28 @@ def own_and_published_results(
     and one message per result file that was rejected (the others still load): invalid,
     or with a figure above its GPU's datasheet peak (planner.io.result_physics).
     """
-    from benchmarks.results import load_results, results_frame
-    from planner.io.result_physics import split_physical
     from pricing.gpus import gpu_from_device_name
 
-    own = []
-    problems: list[str] = []
-    samples: set[str] = set()  # ids of the bundled samples not also in a results folder
-    for i, directory in enumerate([bundled_results_dir(), *(results_dirs or [])]):
-        if i == 0:
-            loaded, bad = bundled.sample_results(directory)
-        else:
-            loaded, bad = load_results(directory)
-            loaded, impossible = split_physical(loaded, directory)
-            bad = bad + impossible
-        ids = {r.id for r in loaded}
-        samples = ids if i == 0 else samples - ids
-        own.extend(loaded)
+    samples, problems = sample_table(bundled_results_dir())
+    frames = [samples]
+    own_ids: set[str] = set()
+    for directory in results_dirs or []:
+        loaded, bad = folder_results(directory)
         problems.extend(bad)
-    mine = results_frame(own)
+        if loaded:
+            frames.append(results_with_generation(loaded))
+            own_ids.update(r.id for r in loaded)
+    mine = pd.concat(frames, ignore_index=True) if len(frames) > 1 else samples
     if not mine.empty:
         named = mine["gpu_name"].notna()
         mine.loc[~named, "gpu_name"] = mine.loc[~named, "device_name"].map(gpu_from_device_name)
         mine = mine.drop_duplicates("id")
-    mine[SAMPLE_COLUMN] = mine["id"].isin(samples)
+    mine[SAMPLE_COLUMN] = mine["id"].isin(set(samples["id"]) - own_ids)
     published = bundled.published_results()
     versions = published.pop("benchmark_version")
     published[GENERATION_COLUMN] = versions.fillna("").astype(str)
     published[SAMPLE_COLUMN] = False
-    mine[GENERATION_COLUMN] = _versions(own, mine)
     return pd.concat([mine, published], ignore_index=True), problems
-
-
-def results_with_generation(results: Iterable[BenchmarkResult]) -> pd.DataFrame:
-    """benchmarks.results.results_frame(results) with a `generation` column: each
-    result's benchmark version (its env's benchmark_version), blank where it has none."""
-    from benchmarks.results import results_frame
-
-    results = list(results)
-    frame = results_frame(results)
-    frame[GENERATION_COLUMN] = _versions(results, frame)
-    return frame
-
-
-def _versions(results: list[BenchmarkResult], frame: pd.DataFrame) -> pd.Series:
-    """The benchmark version of each row of `frame`, looked up by id in `results`."""
-    by_id = {r.id: str((r.env or {}).get("benchmark_version") or "") for r in results}
-    return frame["id"].map(by_id).fillna("").astype(str)
 
 
 def bundled_results_dir() -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pandas as pd
 
 from benchmarks.batch_choice import fastest_batches
-from benchmarks.results import OP_WORKLOAD
+from benchmarks.workload_names import OP_WORKLOAD
 from planner.notes import Note
 from planner.throughput.offers import SAMPLE_COLUMN
 from planner.workloads.catalog import Workload

@@ -15,7 +15,7 @@ import benchmarks.results
 import pricing.catalog
 import pricing.cpu_offers
 from planner.io.result_physics import split_physical
-from planner.throughput import bundled
+from planner.throughput import bundled, own_and_published_results, result_tables
 from planner.throughput.offers import bundled_results_dir
 from pricing.catalog import SnapshotError, bundled_snapshot_dir
 
@@ -48,7 +48,7 @@ def test_a_first_run_reads_the_bundled_tables_from_the_seed_without_parsing(
     monkeypatch.setattr(benchmarks.results, "load_results", parsed)
     assert len(bundled.load_offers()) and len(bundled.load_cpu_offers())
     assert len(bundled.published_results())
-    assert len(bundled.sample_results(bundled_results_dir())[0])
+    assert len(result_tables.sample_table(bundled_results_dir())[0])
     assert not empty_user_cache.exists()  # nothing had to be stored
 
 
@@ -83,7 +83,7 @@ def test_the_digest_follows_every_file_and_the_code(tmp_path: Path) -> None:
     assert bundled.files_digest([a, b], bundled.OFFER_CODE) != digest
 
 
-def test_sample_results_are_the_folders_and_a_bad_file_is_named(
+def test_the_sample_table_is_the_folders_results_and_a_bad_file_is_named(
     empty_user_cache: Path, tmp_path: Path
 ) -> None:
     folder = tmp_path / "results"
@@ -91,11 +91,37 @@ def test_sample_results_are_the_folders_and_a_bad_file_is_named(
     expected, bad = split_physical(benchmarks.results.load_results(folder)[0], str(folder))
     assert bad == []
     for _ in range(2):  # read, then read back from the cache
-        results, problems = bundled.sample_results(str(folder))
-        assert [r.model_dump() for r in results] == [r.model_dump() for r in expected]
+        table, problems = result_tables.sample_table(str(folder))
+        pd.testing.assert_frame_equal(table, result_tables.results_with_generation(expected))
         assert problems == []
+    assert len(table) == len(expected)
     victim = sorted(folder.rglob("*.json"))[0]
     victim.write_text(victim.read_text().replace('"throughput"', '"throughput_x"', 1))
-    results, problems = bundled.sample_results(str(folder))
-    assert len(results) == len(expected) - 1
+    table, problems = result_tables.sample_table(str(folder))
+    assert len(table) == len(expected) - 1
     assert len(problems) == 1 and victim.name in problems[0]
+
+
+def test_a_plan_with_no_results_of_its_own_loads_no_result_schema(
+    empty_user_cache: Path, tmp_path: Path
+) -> None:
+    """The cold path: a missing or empty results folder and the seeded samples need no
+    pydantic (benchmarks.results); a folder with a file does."""
+    import subprocess
+    import sys
+
+    empty, missing = tmp_path / "empty", str(tmp_path / "none")
+    empty.mkdir()
+    script = (
+        "import sys; from planner.throughput import own_and_published_results; "
+        f"table, problems = own_and_published_results([{str(empty)!r}, {missing!r}]); "
+        "assert table['sample'].sum() > 0 and problems == [], problems; "
+        "print('benchmarks.results' in sys.modules, 'pydantic' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["False", "False"]
+    (empty / "x.json").write_text("{}")
+    _, problems = own_and_published_results([str(empty)])
+    assert len(problems) == 1 and "x.json" in problems[0]
