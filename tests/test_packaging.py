@@ -16,7 +16,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from planner.version import VERSION as VERSION_CONSTANT
+from edge.version import VERSION as VERSION_CONSTANT
 from tests.conftest import ROOT
 from tests.installed import outside_env
 from tests.loopback import free_port
@@ -25,12 +25,12 @@ VERSION = VERSION_CONSTANT
 
 
 def test_the_version_is_one_constant_setuptools_reads() -> None:
-    """pyproject's version is dynamic, read from planner/version.py (the wheel's name and
+    """pyproject's version is dynamic, read from edge/version.py (the wheel's name and
     `gpuplan --version` below show that the build used it)."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "version" not in pyproject["project"] and pyproject["project"]["dynamic"] == ["version"]
     dynamic = pyproject["tool"]["setuptools"]["dynamic"]["version"]
-    assert dynamic == {"attr": "planner.version.VERSION"}
+    assert dynamic == {"attr": "edge.version.VERSION"}
 
 
 def test_wheel_holds_the_app_data_examples_and_license(wheel: Path) -> None:

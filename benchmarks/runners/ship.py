@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.runners.remote_output import plain
+from edge.version import VERSION
 
 DIST_NAME = "gpuplan"
 BACKEND_REQUIREMENT = "setuptools>=77"  # as [build-system] requires in pyproject.toml
@@ -117,7 +118,7 @@ def local_wheel(cache: Path | None = None) -> Wheel:
     cache = cache or cache_dir()
     root = source_root()
     if root is not None:
-        version = str(tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"])
+        version = VERSION  # the checkout's own (pyproject reads it from edge/version.py)
         files = dict(_checkout_files(root))
         digest = _digest(files)
         return _cached(cache, version, digest) or _build_from_checkout(root, cache, version, digest)

@@ -270,8 +270,8 @@ add_result_check(_physics_problem)
 
 
 def package_version() -> str:
-    """gpuplan's version (planner.version, which pyproject.toml reads)."""
-    from planner.version import VERSION
+    """gpuplan's version (edge.version, which pyproject.toml reads)."""
+    from edge.version import VERSION
 
     return VERSION
 

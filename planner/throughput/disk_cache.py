@@ -96,7 +96,7 @@ def code_digest() -> str:
     versions of the libraries whose objects the pickles hold (numpy, pandas)."""
     import numpy as np
 
-    from planner.version import VERSION
+    from edge.version import VERSION
 
     libraries = f"numpy {np.__version__.split('.')[0]} pandas {pd.__version__.split('.')[0]}"
     h = hashlib.sha256(f"{VERSION}\0{libraries}".encode())

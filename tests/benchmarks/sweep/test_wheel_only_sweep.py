@@ -74,8 +74,9 @@ def _remote_venv_with_torch(
     with zipfile.ZipFile(wheel) as archive:
         info = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         meta = email.message_from_bytes(archive.read(info))
-    needed = [r.split(";")[0].split(">")[0].split("=")[0].split("[")[0].strip()
-              for r in meta.get_all("Requires-Dist") or []]  # fmt: skip
+    from packaging.requirements import Requirement
+
+    needed = [Requirement(r).name for r in meta.get_all("Requires-Dist") or []]
     shelf = where / f"{name}-site-packages"
     shelf.mkdir()
     for name in _closure([*needed, "pip"]) - set(without):
