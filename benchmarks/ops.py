@@ -550,11 +550,7 @@ def ops_result(run: _Run, run_id: str, started_at: str, elapsed_s: float) -> Ben
         achieved_tflops=best.tflops,
         peak_memory_gib=round(peak_gib, 4),
         peak_memory_source=peak_source,
-        mean_power_w=power.mean_power_w,
-        power_source=power.power_source,
-        energy_j=power.energy_j,
-        energy_source=power.energy_source,
-        mean_sm_clock_mhz=power.mean_sm_clock_mhz,
+        **power.result_fields(),
         env=collect_env(run.options.device, run.driver),
         config={
             "grid": asdict(run.grid),

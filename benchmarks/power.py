@@ -27,6 +27,19 @@ class PowerReading:
     mean_sm_clock_mhz: float | None
     samples: int
 
+    def result_fields(self) -> dict[str, Any]:
+        """The reading as benchmarks.results.BenchmarkResult's power fields."""
+        return {
+            "mean_power_w": self.mean_power_w,
+            "power_source": self.power_source,
+            "energy_j": self.energy_j,
+            "energy_source": self.energy_source,
+            "mean_sm_clock_mhz": self.mean_sm_clock_mhz,
+        }
+
+
+NOT_MEASURED = PowerReading(None, None, "not measured", "not measured", None, 0)
+
 
 def _not_measured(why: str) -> PowerReading:
     text = f"not measured: {why}"

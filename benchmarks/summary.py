@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.power import NOT_MEASURED, PowerReading
 from benchmarks.results import BenchmarkResult
 
 # Units of throughput per workload: LLMs in tokens/s, the others in samples/s.
@@ -86,11 +87,7 @@ class Measurement:
     tokens_per_sample: int | None
     peak_memory_gib: float | None
     peak_memory_source: str
-    mean_power_w: float | None = None
-    power_source: str = "not measured"
-    energy_j: float | None = None
-    energy_source: str = "not measured"
-    mean_sm_clock_mhz: float | None = None
+    power: PowerReading = NOT_MEASURED  # summed over devices (the clock: their mean)
     precision_label: str = ""
     interconnect: str = ""
     config: dict[str, Any] = field(default_factory=dict)
@@ -153,11 +150,7 @@ def make_result(
         mfu=mfu,
         peak_memory_gib=m.peak_memory_gib,
         peak_memory_source=m.peak_memory_source,
-        mean_power_w=m.mean_power_w,
-        power_source=m.power_source,
-        energy_j=m.energy_j,
-        energy_source=m.energy_source,
-        mean_sm_clock_mhz=m.mean_sm_clock_mhz,
+        **m.power.result_fields(),
         env=m.env,
         config={**m.config, "wall_s": m.wall_s, "wall_samples_per_s": s.wall_samples_per_s},
         started_at=started_at,

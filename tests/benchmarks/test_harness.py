@@ -42,7 +42,7 @@ def test_a_cpu_run_times_every_step_and_counts_model_flops() -> None:
     assert m.flops_per_sample == gpt.training_flops_per_sample(gpt.CONFIGS["tiny"])
     assert m.batch_size_per_device == 16 and m.world_size == 1
     assert m.config["optimizer"].startswith("AdamW")
-    assert "not measured" in m.power_source and m.energy_j is None
+    assert "not measured" in m.power.power_source and m.power.energy_j is None
     result = make_result(m, "r1", "2026-11-30T05:00:00+00:00", peak_tflops=1.0)
     assert result.tokens_per_s == pytest.approx(result.samples_per_s * 64)
     assert result.throughput == result.tokens_per_s
