@@ -266,41 +266,6 @@ def _segments(
     return _Segments(w, rate, c, r, np.minimum(tau, w), n_full, full, last)
 
 
-def _expected_segment_hours(
-    seg_hours: FloatArray, rate: FloatArray, restart: FloatArray
-) -> FloatArray:
-    """E[time to finish a segment] = e^{λR} (e^{λs} - 1) / λ  (-> s as λ -> 0)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.exp(rate * restart) * seg_hours * _expm1_over_x(rate * seg_hours)
-
-
-def expected_wall_hours(
-    compute_hours: ArrayLike,
-    interruptions_per_hour: ArrayLike,
-    checkpoint_hours: ArrayLike,
-    restart_hours: ArrayLike,
-    interval_hours: ArrayLike | None = None,
-    instances: ArrayLike = 1,
-) -> FloatArray:
-    """Expected wall-clock hours of a job on spot capacity (Daly 2006, eq. 3 per segment).
-
-    `interval_hours` None means Daly's optimal interval. `instances`: how many spot instances
-    the job spans; any one's interruption stops it, so the rate is multiplied by it.
-    """
-    s = _segments(
-        compute_hours,
-        interruptions_per_hour,
-        checkpoint_hours,
-        restart_hours,
-        interval_hours,
-        instances,
-    )
-    full = np.where(
-        s.n_full > 0, s.n_full * _expected_segment_hours(s.full_hours, s.rate, s.restart), 0.0
-    )
-    return full + _expected_segment_hours(s.last_hours, s.rate, s.restart)
-
-
 def spot_overhead(
     compute_hours: ArrayLike,
     interruptions_per_hour: ArrayLike,
@@ -545,12 +510,6 @@ def _check_feasible(failures: FloatArray) -> None:
             f"expected {worst:.3g} interruptions per run: the job practically never finishes "
             "at this interruption rate with this checkpoint interval; checkpoint more often"
         )
-
-
-def _expm1_over_x(x: FloatArray) -> FloatArray:
-    """(e^x - 1) / x, equal to 1 at x = 0."""
-    safe = np.where(x == 0, 1.0, x)
-    return np.where(x == 0, 1.0, np.expm1(safe) / safe)
 
 
 def _truncated_exponential_moments(
