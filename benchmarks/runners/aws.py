@@ -24,12 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.runners.machine import (
-    EXPIRES_TAG,
     SWEEP_TAG,
     CloudTarget,
+    Launch,
     Machine,
     ProvisionError,
-    expires_label,
     poll_until_running,
 )
 from edge.choices import did_you_mean
@@ -282,20 +281,13 @@ class AwsProvisioner:
 
     # -- the protocol
 
-    def launch(
-        self,
-        target: CloudTarget,
-        sweep_id: str,
-        expires_at: dt.datetime,
-        startup_script: str,
-        name: str,
-    ) -> Machine:
+    def launch(self, request: Launch) -> Machine:
         """run_instances: tagged, self-terminating, spot when asked; returns at once."""
+        target, name = request.target, request.name
         region = target.region
         image = target.image or self.default_image(region, target.instance_type)
         tags = [
-            {"Key": SWEEP_TAG, "Value": sweep_id},
-            {"Key": EXPIRES_TAG, "Value": expires_label(expires_at)},
+            *({"Key": k, "Value": v} for k, v in request.tags().items()),
             {"Key": "Name", "Value": name},
         ]
         params: dict[str, Any] = {
@@ -303,7 +295,7 @@ class AwsProvisioner:
             "InstanceType": target.instance_type,
             "MinCount": 1,
             "MaxCount": 1,
-            "UserData": startup_script,
+            "UserData": request.startup_script,
             "InstanceInitiatedShutdownBehavior": "terminate",
             "TagSpecifications": [
                 {"ResourceType": "instance", "Tags": tags},

@@ -25,12 +25,11 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.runners.machine import (
-    EXPIRES_TAG,
     SWEEP_TAG,
     CloudTarget,
+    Launch,
     Machine,
     ProvisionError,
-    expires_label,
     poll_until_running,
 )
 from benchmarks.safe_paths import login_name_problem, ssh_public_key_problem
@@ -338,26 +337,20 @@ class GcpProvisioner:
 
     # -- the protocol
 
-    def launch(
-        self,
-        target: CloudTarget,
-        sweep_id: str,
-        expires_at: dt.datetime,
-        startup_script: str,
-        name: str,
-    ) -> Machine:
+    def launch(self, request: Launch) -> Machine:
         """instances.insert (labelled, deleted by Compute Engine at `expires_at`); waits for
         the insert operation, not for the instance to run."""
+        target = request.target
         user = target.ssh_user or DEFAULT_USER
         ssh_keys = ssh_keys_entry(user, target.ssh_public_key)  # before any call
         compute_v1 = self._compute()
         zone, project = target.region, self.project_for(target.project)
-        vm_name = instance_name(name)
-        labels = {SWEEP_TAG: label_value(sweep_id), EXPIRES_TAG: expires_label(expires_at)}
+        vm_name = instance_name(request.name)
+        labels = request.tags(label_value(request.sweep_id))
         # maxRunDuration counts from the start of the VM, so it ends at expires_at or a
         # little after (by the provisioning time); the startup script's switch ends it earlier.
-        run_s = max(60, round((expires_at - self.now()).total_seconds()))
-        metadata = _metadata_items(target, startup_script, ssh_keys)
+        run_s = max(60, round((request.expires_at - self.now()).total_seconds()))
+        metadata = _metadata_items(target, request.startup_script, ssh_keys)
         instance = _instance_resource(compute_v1, target, vm_name, labels, run_s, metadata)
         self._insert(instance, zone, project, f"{target.instance_type} instance {vm_name}")
         return Machine(

@@ -76,6 +76,26 @@ class CloudTarget:
     file_mounts: tuple[tuple[str, str], ...] = ()  # skypilot: (remote path, local path)
 
 
+@dataclass(frozen=True)
+class Launch:
+    """One instance a sweep asks a provisioner for: the target, the sweep it belongs to,
+    when it must be gone (UTC), the script it runs first (the dead-man switch) and its name."""
+
+    target: CloudTarget
+    sweep_id: str
+    expires_at: dt.datetime
+    startup_script: str
+    name: str
+
+    def tags(self, sweep_value: str | None = None) -> dict[str, str]:
+        """The `gpuplan-sweep` and `gpuplan-expires` tags/labels (the sweep's value as the
+        cloud takes it, if it must be rewritten)."""
+        return {
+            SWEEP_TAG: self.sweep_id if sweep_value is None else sweep_value,
+            EXPIRES_TAG: expires_label(self.expires_at),
+        }
+
+
 class Provisioner(Protocol):
     """Launches, finds and terminates the cloud machines of a sweep (one per cloud).
 
@@ -86,14 +106,7 @@ class Provisioner(Protocol):
 
     backend: str
 
-    def launch(
-        self,
-        target: CloudTarget,
-        sweep_id: str,
-        expires_at: dt.datetime,
-        startup_script: str,
-        name: str,
-    ) -> Machine:
+    def launch(self, request: Launch) -> Machine:
         """Create the instance (tagged/labelled, self-terminating) and return it as soon as
         the cloud has accepted it; `host` may be empty until `wait_running` returns."""
         ...

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.runners.machine import CloudTarget, Machine, ProvisionError
+from benchmarks.runners.machine import CloudTarget, Launch, Machine, ProvisionError
 
 IDLE_MINUTES = 1  # autostop: minutes idle (no job) before SkyPilot tears the cluster down
 DOWN_WAIT_S = 900.0  # for sky.down to finish
@@ -137,14 +137,12 @@ class SkyPilotProvisioner:
         except (ValueError, TypeError, KeyError) as exc:
             raise ProvisionError(f"SkyPilot refused the task of {name}: {one_line(exc)}") from None
 
-    def launch(
-        self, target: CloudTarget, sweep_id: str, expires_at: dt.datetime, startup_script: str,
-        name: str,
-    ) -> Machine:  # fmt: skip
+    def launch(self, request: Launch) -> Machine:
         """Ask SkyPilot to launch the cluster (down=True, autostop); returns once the request
-        is accepted. `startup_script` is not used: the deadline job is the switch here."""
+        is accepted. The startup script is not used: the deadline job is the switch here."""
         sky = self.sdk
-        task = self.task(target, name, expires_at, sweep_id)
+        target, name, sweep_id = request.target, request.name, request.sweep_id
+        task = self.task(target, name, request.expires_at, sweep_id)
         wait_for = _wait_for_jobs() if _is_sky(sky) else getattr(sky, "wait_for_jobs", None)
         request = self._call(
             f"SkyPilot launch of {name}", name, self.call_timeout_s, sky.launch, task,

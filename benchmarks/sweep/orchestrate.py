@@ -35,7 +35,13 @@ from benchmarks import intake
 from benchmarks.results import ResultFileError
 from benchmarks.runners import ship, ssh
 from benchmarks.runners.cleanup import CleanupReport, terminate_all
-from benchmarks.runners.machine import CloudTarget, Machine, Provisioner, ProvisionError
+from benchmarks.runners.machine import (
+    CloudTarget,
+    Launch,
+    Machine,
+    Provisioner,
+    ProvisionError,
+)
 from benchmarks.runners.remote_output import kept, plain, plain_lines
 from benchmarks.runners.ssh import RemoteResultRefused
 from benchmarks.sweep import state as st
@@ -220,11 +226,10 @@ class SweepRun:
         self._event(index, "launching")
         expires = now + dt.timedelta(minutes=self.spec.max_minutes_per_target)
         try:
-            machine = provisioner.launch(
-                cloud, self.sweep_id, expires,
-                dead_man_script(self.spec.max_minutes_per_target, self.sweep_id, target.backend),
-                name,
-            )  # fmt: skip
+            switch = dead_man_script(
+                self.spec.max_minutes_per_target, self.sweep_id, target.backend
+            )
+            machine = provisioner.launch(Launch(cloud, self.sweep_id, expires, switch, name))
             machine = dataclasses.replace(machine, name=machine.name or name)
             self._launched[index] = machine
             self.state.update_target(

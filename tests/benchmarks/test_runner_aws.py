@@ -22,6 +22,7 @@ from benchmarks.runners.machine import (
     EXPIRES_TAG,
     SWEEP_TAG,
     CloudTarget,
+    Launch,
     Machine,
     ProvisionError,
     expires_label,
@@ -56,7 +57,7 @@ def test_launch_records_tags_shutdown_behaviour_user_data_and_spot(
 ) -> None:
     sweep = sweep_id()
     target = CloudTarget(backend="aws", instance_type="p4d.24xlarge", region="us-east-1", spot=True)
-    machine = provisioner(moto_url).launch(target, sweep, EXPIRES, SCRIPT, "h100-vs-a100-0")
+    machine = provisioner(moto_url).launch(Launch(target, sweep, EXPIRES, SCRIPT, "h100-vs-a100-0"))
 
     client = ec2(moto_url)
     instance = client.describe_instances(InstanceIds=[machine.instance_id])["Reservations"][0][
@@ -103,7 +104,7 @@ def test_launch_on_demand_with_own_image_key_and_network(moto_url: str) -> None:
         security_group_ids=(group,),
         ssh_user="ec2-user",
     )
-    machine = provisioner(moto_url).launch(target, sweep_id(), EXPIRES, SCRIPT, "g5")
+    machine = provisioner(moto_url).launch(Launch(target, sweep_id(), EXPIRES, SCRIPT, "g5"))
     instance = client.describe_instances(InstanceIds=[machine.instance_id])["Reservations"][0][
         "Instances"
     ][0]
@@ -119,7 +120,7 @@ def test_launch_on_demand_with_own_image_key_and_network(moto_url: str) -> None:
 def test_launch_wait_terminate_confirm(moto_url: str, dl_image: str) -> None:
     aws = provisioner(moto_url)
     target = CloudTarget(backend="aws", instance_type="g6.xlarge", region="us-east-1")
-    launched = aws.launch(target, sweep_id(), EXPIRES, SCRIPT, "g6")
+    launched = aws.launch(Launch(target, sweep_id(), EXPIRES, SCRIPT, "g6"))
     running = aws.wait_running(launched, timeout_s=10)
     instance = ec2(moto_url).describe_instances(InstanceIds=[launched.instance_id])["Reservations"][
         0
@@ -138,7 +139,7 @@ def test_launch_wait_terminate_confirm(moto_url: str, dl_image: str) -> None:
 def test_wait_running_fails_when_the_instance_ends(moto_url: str, dl_image: str) -> None:
     aws = provisioner(moto_url)
     target = CloudTarget(backend="aws", instance_type="g6.xlarge", region="us-east-1")
-    launched = aws.launch(target, sweep_id(), EXPIRES, SCRIPT, "g6")
+    launched = aws.launch(Launch(target, sweep_id(), EXPIRES, SCRIPT, "g6"))
     ec2(moto_url).terminate_instances(InstanceIds=[launched.instance_id])
     with pytest.raises(ProvisionError, match=f"{launched.instance_id} in us-east-1 ended"):
         aws.wait_running(launched, timeout_s=5)
@@ -157,12 +158,12 @@ def test_find_launched_only_tagged_live_instances_of_the_sweep(
         image=any_image(moto_url, "us-west-2"),
     )
     keep = [
-        aws.launch(east, sweep, EXPIRES, SCRIPT, "a"),
-        aws.launch(west, sweep, EXPIRES, "", "b"),
+        aws.launch(Launch(east, sweep, EXPIRES, SCRIPT, "a")),
+        aws.launch(Launch(west, sweep, EXPIRES, "", "b")),
     ]
-    ended = aws.launch(east, sweep, EXPIRES, SCRIPT, "c")
+    ended = aws.launch(Launch(east, sweep, EXPIRES, SCRIPT, "c"))
     aws.terminate(ended)
-    of_other = aws.launch(west, other, EXPIRES, SCRIPT, "d")
+    of_other = aws.launch(Launch(west, other, EXPIRES, SCRIPT, "d"))
     untagged = ec2(moto_url).run_instances(ImageId=dl_image, MinCount=1, MaxCount=1)
     untagged_id = untagged["Instances"][0]["InstanceId"]
 
@@ -180,7 +181,7 @@ def test_no_default_image_says_what_to_set(moto_url: str) -> None:
     aws = provisioner(moto_url)
     target = CloudTarget(backend="aws", instance_type="p5.48xlarge", region="eu-west-1")
     with pytest.raises(ProvisionError, match="no AWS Deep Learning Base GPU AMI") as err:
-        aws.launch(target, sweep_id(), EXPIRES, SCRIPT, "p5")
+        aws.launch(Launch(target, sweep_id(), EXPIRES, SCRIPT, "p5"))
     assert "set `image` to an AMI id from eu-west-1" in str(err.value)
 
 
@@ -238,7 +239,7 @@ def test_launch_errors_tell_what_to_do(code: str, target: CloudTarget, expected:
     aws, stub = stubbed(target.region)
     stub.add_client_error("run_instances", service_error_code=code, service_message="denied")
     with pytest.raises(ProvisionError) as err:
-        aws.launch(target, "sw", EXPIRES, SCRIPT, "n")
+        aws.launch(Launch(target, "sw", EXPIRES, SCRIPT, "n"))
     for text in expected:
         assert text in str(err.value)
     assert code in str(err.value)
@@ -258,7 +259,7 @@ def test_capacity_error_on_spot_suggests_on_demand() -> None:
     stub.add_client_error("run_instances", service_error_code="InsufficientInstanceCapacity")
     target = CloudTarget("aws", "p5.48xlarge", "us-east-1", spot=True, image="ami-1")
     with pytest.raises(ProvisionError, match="try on-demand"):
-        aws.launch(target, "sw", EXPIRES, SCRIPT, "n")
+        aws.launch(Launch(target, "sw", EXPIRES, SCRIPT, "n"))
 
 
 # ------------------------------------------------------------- validation helpers

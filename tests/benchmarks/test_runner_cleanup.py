@@ -11,7 +11,7 @@ from google.auth.credentials import AnonymousCredentials
 from benchmarks.runners.aws import AwsProvisioner
 from benchmarks.runners.cleanup import terminate_all
 from benchmarks.runners.gcp import GcpProvisioner
-from benchmarks.runners.machine import SWEEP_TAG, CloudTarget
+from benchmarks.runners.machine import SWEEP_TAG, CloudTarget, Launch
 from tests.benchmarks.fake_gce import FakeGce, Fault
 from tests.benchmarks.moto_ec2 import any_image, live_instances, moto_server
 
@@ -27,7 +27,7 @@ def moto_url() -> Iterator[str]:
 
 def aws_launch(aws: AwsProvisioner, url: str, region: str, sweep: str, name: str) -> str:
     target = CloudTarget("aws", "g6.xlarge", region, image=any_image(url, region))
-    return aws.launch(target, sweep, EXPIRES, "#!/bin/bash\n", name).instance_id or ""
+    return aws.launch(Launch(target, sweep, EXPIRES, "#!/bin/bash\n", name)).instance_id or ""
 
 
 def test_aws_cleanup_of_one_sweep_across_regions(moto_url: str) -> None:
@@ -74,7 +74,7 @@ def gcp_for(gce: FakeGce) -> GcpProvisioner:
 def test_gcp_cleanup_deletes_running_and_stopped_instances(gce: FakeGce) -> None:
     gcp = gcp_for(gce)
     for zone, name in [("us-central1-a", "a"), ("us-central1-b", "b")]:
-        gcp.launch(CloudTarget("gcp", "g2-standard-8", zone), "clean-1", EXPIRES, "", name)
+        gcp.launch(Launch(CloudTarget("gcp", "g2-standard-8", zone), "clean-1", EXPIRES, "", name))
     gce.put("gpuplan-test", "us-central1-a", "halted", {SWEEP_TAG: "clean-1"}, "TERMINATED")
     gce.put("gpuplan-test", "us-central1-a", "other", {SWEEP_TAG: "clean-2"}, "RUNNING")
 
@@ -86,8 +86,12 @@ def test_gcp_cleanup_deletes_running_and_stopped_instances(gce: FakeGce) -> None
 
 def test_gcp_cleanup_reports_what_it_could_not_delete(gce: FakeGce) -> None:
     gcp = gcp_for(gce)
-    gcp.launch(CloudTarget("gcp", "g2-standard-8", "us-central1-a"), "clean-1", EXPIRES, "", "a")
-    gcp.launch(CloudTarget("gcp", "g2-standard-8", "us-central1-a"), "clean-1", EXPIRES, "", "b")
+    gcp.launch(
+        Launch(CloudTarget("gcp", "g2-standard-8", "us-central1-a"), "clean-1", EXPIRES, "", "a")
+    )
+    gcp.launch(
+        Launch(CloudTarget("gcp", "g2-standard-8", "us-central1-a"), "clean-1", EXPIRES, "", "b")
+    )
     gce.fail(
         Fault(
             "DELETE",

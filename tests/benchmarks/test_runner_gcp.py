@@ -20,7 +20,13 @@ from benchmarks.runners.gcp import (
     ssh_keys_entry,
     zone_problem,
 )
-from benchmarks.runners.machine import EXPIRES_TAG, SWEEP_TAG, CloudTarget, ProvisionError
+from benchmarks.runners.machine import (
+    EXPIRES_TAG,
+    SWEEP_TAG,
+    CloudTarget,
+    Launch,
+    ProvisionError,
+)
 from tests.benchmarks.fake_gce import FakeGce, Fault
 
 PROJECT = "gpuplan-test"
@@ -58,11 +64,13 @@ def target(**fields: object) -> CloudTarget:
 def test_insert_sends_labels_deletion_schedule_and_startup_script(gce: FakeGce) -> None:
     expires = in_minutes(45)
     machine = provisioner(gce).launch(
-        target(ssh_public_key="ssh-ed25519 AAAAC3Nza test@host\n"),
-        "h100-vs-a100-20261130",
-        expires,
-        SCRIPT,
-        "H100_vs_A100/0",
+        Launch(
+            target(ssh_public_key="ssh-ed25519 AAAAC3Nza test@host\n"),
+            "h100-vs-a100-20261130",
+            expires,
+            SCRIPT,
+            "H100_vs_A100/0",
+        )
     )
     [body] = gce.inserted()
     labels = {SWEEP_TAG: "h100-vs-a100-20261130", EXPIRES_TAG: expires.strftime("%Y%m%dt%H%M%Sz")}
@@ -95,17 +103,19 @@ def test_insert_sends_labels_deletion_schedule_and_startup_script(gce: FakeGce) 
 
 def test_spot_n1_with_gpus_and_own_image(gce: FakeGce) -> None:
     provisioner(gce).launch(
-        target(
-            instance_type="n1-highcpu-16 + 2 x V100",
-            region="europe-west4-b",
-            spot=True,
-            image="projects/my-proj/global/images/my-cuda",
-            ssh_user="bench",
-        ),
-        "sw",
-        in_minutes(30),
-        SCRIPT,
-        "v100",
+        Launch(
+            target(
+                instance_type="n1-highcpu-16 + 2 x V100",
+                region="europe-west4-b",
+                spot=True,
+                image="projects/my-proj/global/images/my-cuda",
+                ssh_user="bench",
+            ),
+            "sw",
+            in_minutes(30),
+            SCRIPT,
+            "v100",
+        )
     )
     [body] = gce.inserted()
     assert body["machineType"] == "zones/europe-west4-b/machineTypes/n1-highcpu-16"
@@ -128,7 +138,7 @@ def test_spot_n1_with_gpus_and_own_image(gce: FakeGce) -> None:
 
 def test_launch_wait_delete_confirm(gce: FakeGce) -> None:
     gcp = provisioner(gce)
-    launched = gcp.launch(target(), "sw", in_minutes(45), SCRIPT, "a2")
+    launched = gcp.launch(Launch(target(), "sw", in_minutes(45), SCRIPT, "a2"))
     assert launched.host == ""
     running = gcp.wait_running(launched, timeout_s=5)
     assert running.host == "127.0.0.1"  # the external NAT address
@@ -152,9 +162,9 @@ def test_a_stopped_instance_counts_as_terminated(gce: FakeGce) -> None:
 
 def test_find_launched_by_label_per_zone_and_region(gce: FakeGce) -> None:
     gcp = provisioner(gce)
-    mine_a = gcp.launch(target(), "sw-1", in_minutes(45), SCRIPT, "a")
-    mine_b = gcp.launch(target(region="us-central1-b"), "sw-1", in_minutes(45), SCRIPT, "b")
-    gcp.launch(target(region="europe-west4-a"), "sw-2", in_minutes(45), SCRIPT, "c")
+    mine_a = gcp.launch(Launch(target(), "sw-1", in_minutes(45), SCRIPT, "a"))
+    mine_b = gcp.launch(Launch(target(region="us-central1-b"), "sw-1", in_minutes(45), SCRIPT, "b"))
+    gcp.launch(Launch(target(region="europe-west4-a"), "sw-2", in_minutes(45), SCRIPT, "c"))
     gce.put(PROJECT, "us-central1-a", "not-ours", {"team": "x"}, "RUNNING")
 
     found = gcp.find_launched(["us-central1-a", "us-central1-b", "europe-west4-a"], "sw-1")
@@ -168,7 +178,7 @@ def test_find_launched_by_label_per_zone_and_region(gce: FakeGce) -> None:
     by_region = gcp.find_launched(["us-central1"], "sw-1")  # aggregated list, one region
     assert sorted(m.zone or "" for m in by_region) == ["us-central1-a", "us-central1-b"]
     other_project = target(project="team-b", region="us-central1-a")
-    theirs = gcp.launch(other_project, "sw-1", in_minutes(45), SCRIPT, "d")
+    theirs = gcp.launch(Launch(other_project, "sw-1", in_minutes(45), SCRIPT, "d"))
     assert [m.project for m in gcp.find_launched(["projects/team-b/zones/us-central1-a"])] == [
         "team-b"
     ]
@@ -221,7 +231,7 @@ def test_a_refused_insert_says_what_to_do_and_leaves_nothing(
 ) -> None:
     gce.fail(Fault("POST", "/instances", **fault))
     with pytest.raises(ProvisionError) as err:
-        provisioner(gce).launch(target(), "sw", in_minutes(45), SCRIPT, "a2")
+        provisioner(gce).launch(Launch(target(), "sw", in_minutes(45), SCRIPT, "a2"))
     for text in expected:
         assert text in str(err.value)
     assert gce.live() == []
@@ -232,7 +242,7 @@ def test_an_insert_that_never_finishes_is_undone(gce: FakeGce) -> None:
     gcp = provisioner(gce)
     gcp.operation_timeout_s = 0.3
     with pytest.raises(ProvisionError, match="did not finish within 0 s"):
-        gcp.launch(target(), "sw", in_minutes(45), SCRIPT, "slow")
+        gcp.launch(Launch(target(), "sw", in_minutes(45), SCRIPT, "slow"))
     assert [r.path.rsplit("/", 1)[-1] for r in gce.requests if r.method == "DELETE"] == ["slow"]
     assert gce.live() == []
 
@@ -250,12 +260,12 @@ def test_unknown_machine_type_in_zone(gce: FakeGce) -> None:
     )
     with pytest.raises(ProvisionError, match="machine-types list --zones us-central1-a"):
         provisioner(gce).launch(
-            target(instance_type="a3-highgpu-9g"), "sw", in_minutes(45), "", "x"
+            Launch(target(instance_type="a3-highgpu-9g"), "sw", in_minutes(45), "", "x")
         )
 
 
 def test_machine_without_zone_is_refused(gce: FakeGce) -> None:
-    machine = provisioner(gce).launch(target(), "sw", in_minutes(45), SCRIPT, "a2")
+    machine = provisioner(gce).launch(Launch(target(), "sw", in_minutes(45), SCRIPT, "a2"))
     with pytest.raises(ProvisionError, match="no GCP zone"):
         provisioner(gce).terminate(dataclasses.replace(machine, zone=None))
 
@@ -298,7 +308,7 @@ def test_a_key_or_user_that_would_add_an_ssh_keys_line_is_refused_before_insert(
     gce: FakeGce, fields: dict[str, str], words: str
 ) -> None:
     with pytest.raises(ProvisionError, match=words) as err:
-        provisioner(gce).launch(target(**fields), "sw", in_minutes(45), SCRIPT, "a2")
+        provisioner(gce).launch(Launch(target(**fields), "sw", in_minutes(45), SCRIPT, "a2"))
     assert "\n" not in str(err.value)  # what is echoed back is one line
     assert gce.inserted() == [] and gce.requests == []  # nothing reached Compute Engine
 
@@ -319,7 +329,7 @@ def test_patterns_refuse_a_trailing_newline() -> None:
 
 def test_find_launched_refuses_a_resource_path_with_a_newline(gce: FakeGce) -> None:
     gcp = provisioner(gce)
-    gcp.launch(target(), "sw", in_minutes(45), SCRIPT, "a2")
+    gcp.launch(Launch(target(), "sw", in_minutes(45), SCRIPT, "a2"))
     # refused, not searched as a region nobody has (which would report "nothing left")
     entry = f"projects/{PROJECT}/zones/us-central1-a\n"
     assert gcp.find_launched([f"projects/{PROJECT}/zones/us-central1-a"], "sw")

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.runners.machine import CloudTarget, Machine, ProvisionError
+from benchmarks.runners.machine import Launch, Machine, ProvisionError
 
 
 class FakeProvisioner:
@@ -45,10 +45,9 @@ class FakeProvisioner:
             with self.lock, self.log_path.open("a") as handle:
                 handle.write(json.dumps(event) + "\n")
 
-    def launch(
-        self, target: CloudTarget, sweep_id: str, expires_at: dt.datetime, startup_script: str,
-        name: str,
-    ) -> Machine:  # fmt: skip
+    def launch(self, request: Launch) -> Machine:
+        target, sweep_id, name = request.target, request.sweep_id, request.name
+        expires_at, startup_script = request.expires_at, request.startup_script
         if self.fail_launch:
             raise ProvisionError(self.fail_launch)
         with self.lock:

@@ -126,7 +126,7 @@ class CheckedSdk:
 
 
 def provisioner_flow(spec: dict[str, Any]) -> dict[str, Any]:
-    from benchmarks.runners.machine import CloudTarget
+    from benchmarks.runners.machine import CloudTarget, Launch
     from benchmarks.runners.skypilot import SkyPilotProvisioner
 
     sdk = CheckedSdk()
@@ -134,7 +134,7 @@ def provisioner_flow(spec: dict[str, Any]) -> dict[str, Any]:
         tuple(pair) for pair in spec["target"]["file_mounts"])})  # fmt: skip
     provisioner = SkyPilotProvisioner(sdk=sdk, poll_s=0)
     expires = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=30)
-    machine = provisioner.launch(target, spec["sweep_id"], expires, "", spec["name"])
+    machine = provisioner.launch(Launch(target, spec["sweep_id"], expires, "", spec["name"]))
     running = provisioner.wait_running(machine, 30)
     found = [m.name for m in provisioner.find_launched([], spec["sweep_id"])]
     provisioner.terminate(running)

@@ -271,12 +271,12 @@ def test_cloud_target_is_launched_tagged_measured_and_terminated(
     spec.write_text(spec_text(aws_target() + capacity, ONE_RUN, max_usd=5, parallel=1))
     real_launch = fake.launch
 
-    def launch(target: Any, *args: Any) -> Any:
-        if target.instance_type == "p4d.24xlarge":
+    def launch(request: Any) -> Any:
+        if request.target.instance_type == "p4d.24xlarge":
             from benchmarks.runners.machine import ProvisionError
 
             raise ProvisionError("InsufficientInstanceCapacity: no p4d.24xlarge in us-east-1a")
-        return real_launch(target, *args)
+        return real_launch(request)
 
     fake.launch = launch  # type: ignore[method-assign]
     before = dt.datetime.now(dt.UTC)
@@ -377,11 +377,11 @@ def test_an_unknown_worst_case_is_a_refusal_not_zero_dollars(
 def test_cleanup_terminates_what_a_dead_controller_left_running(
     fake: FakeProvisioner, sweep_dir: Path, tmp_path: Path
 ) -> None:
-    from benchmarks.runners.machine import CloudTarget
+    from benchmarks.runners.machine import CloudTarget, Launch
 
     sweep_id = "crashed-20261130t000000-ab12"
-    left = fake.launch(CloudTarget("aws", "g5.xlarge", "us-east-1"), sweep_id,
-                       dt.datetime.now(dt.UTC), "#!/bin/sh", "x")  # fmt: skip
+    left = fake.launch(Launch(CloudTarget("aws", "g5.xlarge", "us-east-1"), sweep_id,
+                       dt.datetime.now(dt.UTC), "#!/bin/sh", "x"))  # fmt: skip
     data = st.new_state(sweep_id, "s.toml", {"name": "crashed"}, str(tmp_path), ["t"], ["r"], [1.0])
     data["targets"][0].update(machine=st.machine_to_dict(left), launched_at=st.iso(st.utc_now()))
     st.StateFile(data).save()

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from benchmarks.results import load_results
-from benchmarks.runners.machine import CloudTarget, ProvisionError
+from benchmarks.runners.machine import CloudTarget, Launch, ProvisionError
 from benchmarks.runners.skypilot import IDLE_MINUTES, SkyPilotProvisioner, task_config
 from benchmarks.sweep import state as st
 from benchmarks.sweep.backends import provisioner_for, register
@@ -194,7 +194,7 @@ def test_the_provisioner_launches_with_down_and_autostop_and_confirms_the_teardo
     sky.clusters["someone-else"] = "UP"
     provisioner = SkyPilotProvisioner(sdk=sky, poll_s=0)
     expires = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=30)
-    machine = provisioner.launch(lambda_cloud_target(), "s1", expires, "", "gpuplan-s1-0")
+    machine = provisioner.launch(Launch(lambda_cloud_target(), "s1", expires, "", "gpuplan-s1-0"))
     launch = next(kwargs for call, kwargs in sky.calls if call == "launch")
     assert launch["cluster_name"] == "gpuplan-s1-0" and launch["down"] is True
     assert launch["idle_minutes_to_autostop"] == IDLE_MINUTES and not launch["retry_until_up"]
@@ -216,7 +216,7 @@ def test_a_launch_skypilot_refuses_is_one_line_naming_the_cluster() -> None:
     provisioner = SkyPilotProvisioner(sdk=StandInSky(fail_launch=error))
     expires = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5)
     with pytest.raises(ProvisionError) as info:
-        provisioner.launch(lambda_cloud_target(), "s1", expires, "", "gpuplan-s1-0")
+        provisioner.launch(Launch(lambda_cloud_target(), "s1", expires, "", "gpuplan-s1-0"))
     assert str(info.value) == (
         "SkyPilot launch of gpuplan-s1-0: RuntimeError: Failed to provision all possible "
         "launchable resources."
@@ -231,7 +231,7 @@ def test_the_backend_names_the_extra_when_skypilot_is_missing(
     assert isinstance(provisioner, SkyPilotProvisioner)
     monkeypatch.setitem(sys.modules, "sky", None)  # `import sky` fails as if not installed
     with pytest.raises(ProvisionError) as info:
-        provisioner.launch(lambda_cloud_target(), "s", dt.datetime.now(dt.UTC), "", "n")
+        provisioner.launch(Launch(lambda_cloud_target(), "s", dt.datetime.now(dt.UTC), "", "n"))
     assert "pip install 'gpuplan[skypilot]'" in str(info.value)
 
 
