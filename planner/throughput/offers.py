@@ -19,7 +19,7 @@ import threading
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -53,9 +53,6 @@ from planner.throughput.result_tables import (
 from planner.throughput.siblings import compute_share, with_sibling_figures
 from planner.throughput.spec_model import SpecEstimator
 from planner.workloads.catalog import Workload
-
-if TYPE_CHECKING:
-    pass
 
 
 def throughput_table(results: pd.DataFrame, workload: Workload, precision: str) -> pd.DataFrame:
