@@ -22,6 +22,74 @@ def test_the_shipped_folder_holds_every_model_for_this_code_and_data() -> None:
     assert {"resnet50", "bert_large_squad"} <= set(fitted_seed.seeded_models())
 
 
+SEED_PROBE = """
+import json, pickle, sys, zlib
+started = set(sys.modules)  # what the interpreter loads before any import (site, .pth files)
+from planner.throughput import disk_cache
+for path in sorted(disk_cache.SEED_DIR.glob("*.pkl")):
+    header = disk_cache.MAGIC + path.stem.encode() + b"\\n"
+    pickle.loads(zlib.decompress(path.read_bytes()[len(header):]))
+print(json.dumps(sorted({m.split(".")[0] for m in set(sys.modules) - started})))
+"""
+
+
+def _installed_closure(names: set[str]) -> set[str]:
+    """The distributions `names` require, theirs included (this environment's metadata),
+    lower-cased with '-' for '_'."""
+    import importlib.metadata
+
+    from packaging.requirements import Requirement
+
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop().lower().replace("_", "-")
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = importlib.metadata.requires(name) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for text in requires:
+            req = Requirement(text)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(req.name)
+    return seen
+
+
+def test_the_seed_needs_only_declared_dependencies() -> None:
+    """Loading the shipped seed imports only the standard library, gpuplan's packages and
+    what its declared dependencies bring: a table that needs an undeclared package (pandas'
+    pyarrow strings) fails to load on a plain `pip install`, and every first plan refits."""
+    import importlib.metadata
+    import json
+    import subprocess
+    import sys
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    from tests.conftest import ROOT
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    declared = {Requirement(r).name for r in pyproject["project"]["dependencies"]}
+    allowed = _installed_closure(declared)
+    done = subprocess.run(
+        [sys.executable, "-c", SEED_PROBE], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    modules = set(json.loads(done.stdout)) - set(sys.stdlib_module_names)
+    owners = importlib.metadata.packages_distributions()
+    needed = {
+        dist.lower().replace("_", "-")
+        for module in modules
+        for dist in owners.get(module, [])
+        if dist.lower() != "gpuplan"
+    }
+    assert "pyarrow" in needed  # the seed's tables hold pyarrow strings
+    assert needed <= allowed, f"the seed needs undeclared {sorted(needed - allowed)}"
+
+
 def test_a_first_run_reads_the_shipped_models_and_fits_nothing(
     empty_user_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
