@@ -56,14 +56,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from planner.asked_options import asked_options
 from planner.choose.asked import (
     NoReservedPriceError,
     nothing_left_note,
-    offers_asked_for,
     stale_price_notes,
     unpriced_notes,
 )
-from planner.choose.options import options_for
 from planner.choose.pareto import PICK_COLUMNS, STATUS_COLUMNS
 from planner.choose.ranking import (
     constraint_table,
@@ -189,8 +188,7 @@ def make_plan(
     app to word. Each step is a function of its own module, named for what it adds.
     """
     own = own_result_notes(results, request.workload, request.precision)
-    chosen = offers_asked_for(request, offers)
-    opts, notes = options_for(request, chosen)
+    chosen, opts, notes = asked_options(request, offers)
     details = None
     if not opts.empty:
         if request.workload.is_llm:  # the LLM model is imported for LLM plans only
