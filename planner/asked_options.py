@@ -25,11 +25,19 @@ def asked_options(
     """The offers within the request's filters, their options and the notes on what was
     left out; the options a copy of the kept table (later steps add columns to it)."""
     filters = (
-        request.providers, request.regions, request.gpus, request.tiers,
-        request.include_retired, request.today or dt.date.today(), request.reserved_discount,
+        request.providers,
+        request.regions,
+        request.gpus,
+        request.tiers,
+        request.include_retired,
+        request.today or dt.date.today(),
+        request.reserved_discount,
         request.pricing,
-        request.onprem, request.onprem_sources, request.gpu_limit, request.gpu_count,
-    )  # fmt: skip
+        request.onprem,
+        request.onprem_sources,
+        request.gpu_limit,
+        request.gpu_count,
+    )
     chosen, opts, notes = _asked(ByKey((frame_digest(offers), filters), (request, offers)))
     return chosen, opts.copy(), list(notes)
 
