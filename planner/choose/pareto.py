@@ -25,6 +25,8 @@ their expected wall time; cost = hours x the option's price per hour), vectorize
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
@@ -198,13 +200,10 @@ def constraint_status(
     if ranked.cheapest is None or ranked.fastest is None:
         return pd.DataFrame(columns=columns)
     rows: list[dict[str, object]] = []
-    h, c = ranked.h, ranked.c
     if deadline_hours is not None:
-        rows.append(_limit_row(ranked, "deadline_hours", float(deadline_hours), h, c,
-                               "costs_more", "baseline_hours", "delta_usd"))  # fmt: skip
+        rows.append(_limit_row(ranked, DEADLINE, float(deadline_hours)))
     if budget_usd is not None:
-        rows.append(_limit_row(ranked, "budget_usd", float(budget_usd), c, h,
-                               "takes_longer", "baseline_usd", "delta_hours"))  # fmt: skip
+        rows.append(_limit_row(ranked, BUDGET, float(budget_usd)))
     rows += _gpu_rows(ranked, budget_usd, max_gpus, gpu_count)
     return pd.DataFrame(rows).reindex(columns=columns)
 
@@ -241,33 +240,40 @@ class _Ranked:
         return _unmet_fields(binds, unmet, self.label(i), self.h[i], self.c[i])
 
 
-def _limit_row(
-    r: _Ranked,
-    constraint: str,
-    limit: float,
-    capped: FloatArray,
-    traded: FloatArray,
-    case: str,
-    baseline: str,
-    delta: str,
-) -> dict[str, object]:
-    """A limit on one figure (`capped`: hours for a deadline, dollars for a budget) binds
-    when the option best at the other (`traded`) breaks it; met at a price, the row names
-    the option that meets it best, the `baseline` it is set against and the `delta` in the
-    traded figure (STATUS_CASES[constraint]: "met", "none_within" or `case`)."""
-    best = _best(r.ok, traded, capped)  # the cheapest for a deadline, the fastest for a budget
-    extreme = _best(r.ok, capped, traded)
+@dataclass(frozen=True)
+class _Limit:
+    """A limit on one figure: a deadline caps hours and trades dollars, a budget caps dollars
+    and trades hours; the case, baseline and delta columns its status row fills."""
+
+    constraint: str
+    caps_hours: bool
+    case: str
+    baseline: str
+    delta: str
+
+
+DEADLINE = _Limit("deadline_hours", True, "costs_more", "baseline_hours", "delta_usd")
+BUDGET = _Limit("budget_usd", False, "takes_longer", "baseline_usd", "delta_hours")
+
+
+def _limit_row(r: _Ranked, spec: _Limit, limit: float) -> dict[str, object]:
+    """A limit binds when the option best at the traded figure (the cheapest for a deadline,
+    the fastest for a budget) breaks it; met at a price, the row names the option that meets
+    it best, the baseline it is set against and the delta in the traded figure
+    (STATUS_CASES[constraint]: "met", "none_within" or the spec's case)."""
+    capped, traded = (r.h, r.c) if spec.caps_hours else (r.c, r.h)
+    best, extreme = (r.cheapest, r.fastest) if spec.caps_hours else (r.fastest, r.cheapest)
     assert best is not None and extreme is not None
     binds = bool(capped[best] > limit)
     meets = _best(r.ok & (capped <= limit), traded, capped)
-    row: dict[str, object] = {"constraint": constraint, "value": limit}
+    row: dict[str, object] = {"constraint": spec.constraint, "value": limit}
     if not binds:
         row |= {"case": "met", **r.named(best)}
     elif meets is None:
         row |= {"case": "none_within", **r.named(extreme)}
     else:
-        row |= {"case": case, **r.named(meets), baseline: float(capped[best])}
-        row[delta] = float(traded[meets] - traded[best])
+        row |= {"case": spec.case, **r.named(meets), spec.baseline: float(capped[best])}
+        row[spec.delta] = float(traded[meets] - traded[best])
     return row | r.closest(extreme, binds, binds and meets is None)
 
 
