@@ -16,12 +16,10 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from edge.version import VERSION as VERSION_CONSTANT
+from edge.version import VERSION
 from tests.conftest import ROOT
 from tests.installed import outside_env
 from tests.loopback import free_port
-
-VERSION = VERSION_CONSTANT
 
 
 def test_the_version_is_one_constant_setuptools_reads() -> None:

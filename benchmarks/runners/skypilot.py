@@ -144,12 +144,11 @@ class SkyPilotProvisioner:
         target, name, sweep_id = request.target, request.name, request.sweep_id
         task = self.task(target, name, request.expires_at, sweep_id)
         wait_for = _wait_for_jobs() if _is_sky(sky) else getattr(sky, "wait_for_jobs", None)
-        request = self._call(
+        self._requests[name] = self._call(
             f"SkyPilot launch of {name}", name, self.call_timeout_s, sky.launch, task,
             cluster_name=name, retry_until_up=False, idle_minutes_to_autostop=IDLE_MINUTES,
             wait_for=wait_for, down=True,
         )  # fmt: skip
-        self._requests[name] = request
         return Machine(
             backend="skypilot", host="", cloud="skypilot", region=target.region or None,
             zone=target.zone, instance_type=target.instance_type or target.accelerators,
