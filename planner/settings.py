@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from planner.llm.fp8_recipes import checked_recipe
 from planner.llm.frameworks import DEFAULT_FRAMEWORK, eager_stacks, framework
 
 if TYPE_CHECKING:
@@ -131,6 +132,8 @@ class LLMSettings:
     eager: PyTorch without torch.compile or fused kernels: each operator is its own kernel,
       dispatched from Python (planner.llm.ops.EAGER_KERNELS_PER_LAYER x KERNEL_FLOOR_S per
       layer and micro-batch instead of the fused stacks' launch gaps).
+    fp8_recipe: how fp8 GEMMs scale their operands (planner.llm.fp8_recipes: tensorwise,
+      delayed, rowwise, rowwise_with_gw_hp, blockwise, mxfp8); "auto": the stack's default.
     """
 
     global_batch_tokens: float | None = None
@@ -145,9 +148,11 @@ class LLMSettings:
     stack: StackParams | None = None
     pinned: StatedLayout | None = None
     eager: bool = False
+    fp8_recipe: str = "auto"
 
     def __post_init__(self) -> None:
         stack = framework(self.framework)  # ValueError naming the valid ones
+        checked_recipe(self.fp8_recipe)
         if self.eager and stack.eager_refusal:
             raise ValueError(
                 f"eager PyTorch is timed against a stack fitted on compiled runs "

@@ -16,7 +16,14 @@ from rich.text import Text
 
 from edge.console import abort, text_console, warn, working
 from edge.output import emit
-from planner.cli.options import Eager, Format, Output, abort_on_value_error, check_format
+from planner.cli.options import (
+    Eager,
+    Format,
+    Fp8Recipe,
+    Output,
+    abort_on_value_error,
+    check_format,
+)
 from planner.io.validate import check_flags, check_output_path, shorten
 from planner.llm.frameworks import DEFAULT_FRAMEWORK
 
@@ -134,7 +141,7 @@ def estimate_llm(
             "--queries",
             help="CSV: params, seq_len, num_gpus, gpu_model, precision [, n_layer, d_model, "
             "ffn, heads, kv_heads, vocab, global_batch_tokens, gpus_per_node, network_gbps, "
-            "mode, framework, eager; MoE: "
+            "mode, framework, eager, fp8_recipe; MoE: "
             "active_params, experts, top_k, shared_experts, expert_ffn; your own layout: tp, "
             "pp, cp, ep, dp, vpp, mbs, zero, recompute]; other columns are refused",
         ),
@@ -161,6 +168,7 @@ def estimate_llm(
         bool, typer.Option(help="attention without stored scores (Dao et al. 2022)")
     ] = True,
     eager: Eager = False,
+    fp8_recipe: Fp8Recipe = "auto",
     results: Annotated[
         list[str] | None,
         typer.Option(
@@ -190,7 +198,7 @@ def estimate_llm(
         settings = LLMSettings(
             recompute=recompute, zero=zero, flash_attention=flash_attention,
             framework=framework or DEFAULT_FRAMEWORK, framework_stated=bool(framework),
-            eager=eager,
+            eager=eager, fp8_recipe=fp8_recipe,
         )  # fmt: skip
         raw, rows = read_llm_queries(input_path(queries), settings)
         figures, problems, table = _own_figures(results, rows)

@@ -25,6 +25,16 @@ Eager = Annotated[
         "kernel: twice the memory-bound traffic, and no faster than the host dispatches)",
     ),
 ]
+Fp8Recipe = Annotated[
+    str,
+    typer.Option(
+        "--fp8-recipe",
+        help="LLM fp8: auto | tensorwise | delayed | rowwise | rowwise_with_gw_hp | blockwise | "
+        "mxfp8 (planner/llm/fp8_recipes.py: how the GEMMs scale their operands, timed from "
+        "measured per-recipe GEMM rates; auto: the stack's default, delayed for megatron and "
+        "deepspeed, tensorwise for fsdp and nanotron; mxfp8 needs Blackwell)",
+    ),
+]
 Output = Annotated[
     str | None,
     typer.Option("--output", help="write Q plus predictions here (CSV) instead of stdout"),

@@ -16,7 +16,7 @@ import typer
 from benchmarks.folders import default_results_dir
 from edge.console import abort, working
 from edge.output import emit
-from planner.cli.options import Eager, Format, Wide, check_format
+from planner.cli.options import Eager, Format, Fp8Recipe, Wide, check_format
 from planner.defaults import (
     DEFAULT_CHECKPOINT_HOURS,
     DEFAULT_DRAWS,
@@ -90,6 +90,7 @@ class PlanFlags:
     recompute: str
     framework: str
     eager: bool
+    fp8_recipe: str
     global_batch_tokens: float | None
     seq_len: int | None
     n_layer: int | None
@@ -235,6 +236,7 @@ def plan(
         ),
     ] = "",
     eager: Eager = False,
+    fp8_recipe: Fp8Recipe = "auto",
     global_batch_tokens: Annotated[
         float | None,
         typer.Option(
@@ -406,6 +408,7 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
         framework=flags.framework or DEFAULT_FRAMEWORK,
         framework_stated=bool(flags.framework),
         eager=flags.eager,
+        fp8_recipe=flags.fp8_recipe,
     )
     workload = _workload(flags)
     offers = load_offers()

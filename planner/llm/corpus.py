@@ -23,7 +23,10 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
   else a Llama-3-style shape for its parameter count (`shape`).
 - GPU: the spec table's row (MI300 as MI300X, MI355 as MI355X); GPU count missing: 8 for FSDP-style
   per-GPU rates (`gpus`); sequence length missing: 4,096 (`seq`); precision missing or
-  "amp": bf16; fp8 in the text: fp8.
+  "amp": bf16; fp8 in the text: fp8, with the recipe the text names (planner.llm.
+  fp8_recipes.recipe_of_text: torchao's tensorwise, rowwise, rowwise_with_gw_hp), else the
+  stack's default (Transformer Engine's delayed scaling for megatron, torchao's tensorwise
+  for fsdp).
 - the measured rate: tokens/s per GPU as stated (the middle of a stated range), else
   TFLOP/s per GPU over the FLOPs per token the stacks count (reported_flops_per_token,
   `tflops`), else MFU x the bf16 peak over them (`mfu`).
@@ -54,6 +57,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from planner.llm.fp8_recipes import recipe_of_text
 from planner.llm.throughput import peak_flops
 from planner.settings import StatedLayout
 from planner.workloads.catalog import Workload, llm_workload, moe_workload
@@ -135,6 +139,7 @@ class CorpusRun:
     pinned: StatedLayout | None = None  # the stated parallel sizes
     eager: bool = False  # the framework text says eager (no torch.compile, LLMSettings.eager)
     flash_attention: bool = True  # False where the notes say the model ran without it
+    fp8_recipe: str = "auto"  # the recipe the precision text names (else the stack's default)
 
 
 def family_of(framework_text: str) -> str | None:
@@ -395,6 +400,7 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         pinned=_pinned(row),
         eager=bool(re.search(r"\beager\b", str(row["framework"]).lower())),
         flash_attention=not re.search(r"no flashattention", str(row["notes"]).lower()),
+        fp8_recipe=recipe_of_text(row["precision"]) or "auto",
     )
 
 

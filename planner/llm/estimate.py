@@ -4,7 +4,8 @@ Queries (Q, CSV): params, seq_len, num_gpus, gpu_model, precision; optional n_la
 d_model, ffn, heads, kv_heads, vocab (a dense model's shape: given, the shape is the model,
 as plan --ffn --heads --kv-heads --vocab: planner.workloads.catalog.reshape_llm),
 global_batch_tokens, gpus_per_node, network_gbps, mode (pretrain | finetune |
-lora | qlora; blank: pretrain), framework, eager (true | false; blank: the run's setting).
+lora | qlora; blank: pretrain), framework, eager (true | false; blank: the run's setting),
+fp8_recipe (planner.llm.fp8_recipes; blank: the stack's default; fp8 rows only).
 params is a number (7e9) or a size (7b, 6.7b, 124m). A mixture of experts gives
 active_params (a number or a size) and optionally experts, top_k, shared_experts,
 expert_ffn (planner.llm.moe; a preset's shape where the counts match one). A row that
@@ -33,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from planner.io.validate import FIELD_RANGES, Range, read_csv_table, shorten
+from planner.llm.fp8_recipes import RECIPES
 from planner.llm.frameworks import FRAMEWORKS
 from planner.llm.throughput import (
     LLM_DETAIL_COLUMNS,
@@ -70,7 +72,7 @@ LAYOUT_COLUMNS = ("tp", "pp", "cp", "ep", "dp", "vpp", "mbs", "micro_batch", "ze
 SHAPE_COLUMNS = ("ffn", "heads", "kv_heads", "vocab")
 OPTIONAL = (
     "n_layer", "d_model", *SHAPE_COLUMNS, "global_batch_tokens", "gpus_per_node",
-    "network_gbps", "mode", "framework", "eager", *MOE_COLUMNS, *LAYOUT_COLUMNS,
+    "network_gbps", "mode", "framework", "eager", "fp8_recipe", *MOE_COLUMNS, *LAYOUT_COLUMNS,
 )  # fmt: skip
 # The eager column's words (planner.settings.LLMSettings.eager), case aside.
 EAGER_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -117,6 +119,7 @@ class LLMQuery:
     mode: str
     framework: str = ""  # "" = the run's --framework
     eager: bool | None = None  # None = the run's --eager
+    fp8_recipe: str = ""  # "" = the run's recipe (planner.llm.fp8_recipes)
     active_params: float | None = None  # a mixture of experts (with the fields below)
     experts: int | None = None
     top_k: int | None = None
@@ -258,6 +261,17 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
             f"{_where(path, i, 'eager')}: {value['eager']!r} is not true or false "
             f"(valid: {', '.join(EAGER_WORDS)}; blank: the run's setting)"
         )
+    recipe = value.get("fp8_recipe", "").strip().lower()
+    if recipe and recipe not in RECIPES:
+        raise LLMQueryError(
+            f"{_where(path, i, 'fp8_recipe')}: unknown fp8 recipe {value['fp8_recipe']!r}"
+            f"{did_you_mean(recipe, list(RECIPES))} Valid: {', '.join(RECIPES)}"
+        )
+    if recipe and precision != "fp8":
+        raise LLMQueryError(
+            f"{_where(path, i, 'fp8_recipe')}: an fp8 recipe applies to fp8 rows only; "
+            f"this row's precision is {precision}: leave fp8_recipe blank or set precision fp8"
+        )
     num_gpus = int(_number(path, i, "num_gpus", value["num_gpus"]))
     per_node = optional("gpus_per_node")
     n_layer, d_model = optional("n_layer"), optional("d_model")
@@ -289,6 +303,7 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
         mode=mode,
         framework=framework,
         eager=EAGER_WORDS[eager] if eager else None,
+        fp8_recipe=recipe,
         active_params=moe["active_params"],
         experts=_whole(moe["experts"]),
         top_k=_whole(moe["top_k"]),
@@ -317,13 +332,15 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
 
 
 def query_settings(settings: LLMSettings, q: LLMQuery) -> LLMSettings:
-    """The run's settings with what the row gives instead (batch, framework, eager)."""
+    """The run's settings with what the row gives instead (batch, framework, eager, fp8
+    recipe)."""
     return dataclasses.replace(
         settings,
         global_batch_tokens=q.global_batch_tokens or settings.global_batch_tokens,
         framework=q.framework or settings.framework,
         framework_stated=bool(q.framework) or settings.framework_stated,
         eager=settings.eager if q.eager is None else q.eager,
+        fp8_recipe=q.fp8_recipe or settings.fp8_recipe,
     )
 
 

@@ -89,6 +89,7 @@ def run_settings(run: CorpusRun, stack: StackParams, pinned: bool = True) -> LLM
         pinned=run.pinned if pinned else None,
         eager=run.eager,
         flash_attention=run.flash_attention,
+        fp8_recipe=run.fp8_recipe,
     )
 
 

@@ -9,8 +9,10 @@ modules' docstrings.
 
 Precisions: fp32, tf32, fp16, bf16 use the spec table's dense peak (planner.machines.specs);
 fp8 runs its GEMMs at the fp8 peak x FP8_GEMM_FACTOR of the 16-bit efficiency where the GPU
-has fp8 tensor cores (gpu_specs.csv `fp8_tflops`), attention and memory-bound operators in
-16 bits (Transformer Engine's default); elsewhere the reason code is "no_peak".
+has fp8 tensor cores (gpu_specs.csv `fp8_tflops`), over the recipe's GEMM time factor
+(planner.llm.fp8_recipes), attention and memory-bound operators in 16 bits (Transformer
+Engine's default); elsewhere (or with a recipe the GPU cannot run) the reason code is
+"no_peak".
 
 Calibration: own GPT results on the GPU (planner.llm.mfu) scale the kernel rates by their
 measured MFU over the operator model's MFU for the measured run (within CALIBRATION_LIMITS).
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from planner.llm.fp8_recipes import gemm_time_factor, resolved_recipe
 from planner.llm.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, framework
 from planner.llm.layout import (
     ACHIEVABLE_FRACTION,
@@ -236,6 +239,7 @@ class LayoutPrediction:
     calibration: float = 1.0  # own GPT results' factor on the kernel rates
     stack_spread: float = math.nan  # slowest / fastest step over the fitted stacks - 1
     hardware: Hardware | None = None  # what the layouts were timed on (a user's layout too)
+    fp8_recipe: str = ""  # the fp8 recipe timed (planner.llm.fp8_recipes); "" at 16 bits
 
     @property
     def rate_source(self) -> str:
@@ -331,7 +335,11 @@ def _predict(
     peak = peak_flops(gpu_name, precision)
     half = peak_flops(gpu_name, "bf16")
     half = half if np.isfinite(half) else peak_flops(gpu_name, "fp16")
-    kernels = kernel_default(figures.architecture if figures else "", gpu_name)
+    architecture = figures.architecture if figures else ""
+    kernels = kernel_default(architecture, gpu_name)
+    recipe = resolved_recipe(settings.fp8_recipe, settings.framework)
+    if precision == "fp8" and not math.isfinite(gemm_time_factor(recipe, architecture)):
+        peak = math.nan  # the recipe has no rate on this GPU (mxfp8 before Blackwell)
     if scale is None:  # own GPT results' factor on the kernel rates (1 without them)
         scale = _calibration(shape, precision, gpu_name, anchor, settings, batch_tokens)
     stack = settings.stack or stack_params(settings.framework)
@@ -349,6 +357,7 @@ def _predict(
             stack,
             measured,
             settings.eager,
+            gemm_time_factor(recipe, architecture),
         ),
         compute_flops=anchor.mfu * (half * FP8_SPEEDUP[0] if precision == "fp8" else peak),
         intra_gbs=intra_node_gbs(gpu_name, per_node) / stack.comm_exposure,
@@ -392,6 +401,7 @@ def _predict(
         scale,
         slowest / fastest - 1.0,
         hardware,
+        recipe if precision == "fp8" else "",
     )
 
 
@@ -420,14 +430,17 @@ def _op_rates(
     stack: StackParams,
     measured: MeasuredKernels | None = None,
     eager: bool = False,
+    recipe_factor: float = 1.0,
 ) -> OpRates:
     """The operator model's rates on one GPU (planner.llm.ops) under the stack's fitted
     parameters (planner.llm.stack_profiles: kernel efficiency, unfused traffic, attention
-    kernel; fp8: its GEMM factor and casts); measured operator figures where the operator
+    kernel; fp8: its GEMM factor over the recipe's GEMM time factor, planner.llm.
+    fp8_recipes, and casts); measured operator figures where the operator
     benchmark ran on this GPU; `eager`: unfused operators (EAGER_TRAFFIC_FACTOR on the
     memory-bound traffic) each launched from Python (planner.llm.ops.micro_batch_seconds)."""
     fp8 = precision == "fp8"
-    gemm_efficiency = gemm * stack.kernel_efficiency * (stack.fp8_gemm_factor if fp8 else 1.0)
+    fp8_factor = stack.fp8_gemm_factor / recipe_factor if fp8 else 1.0
+    gemm_efficiency = gemm * stack.kernel_efficiency * fp8_factor
     sixteen = half if fp8 else peak
     bandwidth = figures.memory_bw_gbs * 1e9 * HBM_FRACTION if figures else math.nan
     attention_flops = sixteen * attention * stack.kernel_efficiency
@@ -565,6 +578,7 @@ def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
         "dp_comm_share": layout.dp_share,
         "optimizer_share": layout.optimizer_share,
         "cast_share": layout.cast_share,
+        "fp8_recipe": prediction.fp8_recipe,
         "stack_spread": prediction.stack_spread,
         "a2a_share": layout.a2a_share,
         "grouped_gemm_share": layout.grouped_gemm_share,

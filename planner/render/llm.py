@@ -86,7 +86,8 @@ REASON_WORDS = {
     "of {usable:.1f} usable)",
     "batch_too_small": "the global batch has fewer sequences than any layout's data-parallel "
     "ranks: raise global_batch_tokens or use fewer GPUs",
-    "no_peak": "no {precision} dense peak for this GPU in planner/data/gpu_specs.csv",
+    "no_peak": "no {precision} dense peak for this GPU in planner/data/gpu_specs.csv (or an "
+    "fp8 recipe it cannot run: mxfp8 needs Blackwell)",
 }
 
 
@@ -183,7 +184,7 @@ def llm_detail(row: Mapping[str, Any], precision: str) -> str:
     parts = [
         ", ".join(h for h in head if h),
         f"step {step:.3g} s: {step_parts_text(row)}".removesuffix(": ") if _known(step) else "",
-        f"MFU {mfu:.0%} of the {precision} peak{moe_mfu}" if _known(mfu) else "",
+        f"MFU {mfu:.0%} of the {precision} peak{moe_mfu}{recipe_text(row)}" if _known(mfu) else "",
         f"{rate}{mfu_source_text(row)}",
         stack_text(row),
         moe_text(row),
@@ -317,10 +318,19 @@ MEMORY_TERM_WORDS = {
     "expert_states": "routed experts' weights, gradients and optimizer state",
     "activations": "activations",
 }
+
+
+def recipe_text(row: Mapping[str, object]) -> str:
+    """The words ", fp8 recipe <name>" for an fp8 row (planner.llm.fp8_recipes), else ""."""
+    recipe = str(row.get("fp8_recipe") or "")
+    return f", fp8 recipe {recipe}" if recipe and recipe != "nan" else ""
+
+
 # Why a user's layout cannot run (planner.llm.user_layout USER_REASONS).
 USER_REASON_WORDS = {
     "batch_too_small": "does not run: the global batch has fewer sequences than dp x mb",
-    "no_peak": "does not run: no {precision} dense peak for this GPU",
+    "no_peak": "does not run: no {precision} dense peak for this GPU (or an fp8 recipe it "
+    "cannot run: mxfp8 needs Blackwell)",
 }
 
 

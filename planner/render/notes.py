@@ -41,7 +41,8 @@ DROP_WORDS = {
     "no_spec_row": "no row in planner/data/gpu_specs.csv to estimate them from",
     "no_throughput": "no {model} {precision} throughput figure or estimate",
     "no_llm_peak": "no {precision} dense peak in planner/data/gpu_specs.csv to apply an MFU to "
-    "(no such tensor cores; fp16 may have one)",
+    "(no such tensor cores, fp16 may have one; or an fp8 recipe it cannot run: mxfp8 needs "
+    "Blackwell)",
     "no_layout_fits": "too few GPUs to hold {workload} in any layout",
     "batch_too_small": "more data-parallel ranks than sequences in the global batch",
 }
