@@ -16,11 +16,13 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
 - stack family by the `framework` text (FAMILY_PATTERNS): Megatron-LM/-Core, FlagScale,
   AMD Primus and the Llama 3 4D-parallel stack are megatron; nanotron and picotron are
   nanotron; PyTorch FSDP/FSDP2 stacks (OLMo-core, fms-fsdp, torchao/torchtitan, lit-gpt,
-  thunder) and MaxText's JAX FSDP are fsdp; DeepSpeed and PaddleNLP sharding (ZeRO-like)
-  are deepspeed.
+  thunder), compiled PyTorch data parallelism (DDP in modded-nanogpt, nanochat's sharded
+  optimizer; DDP timed as ZeRO-1) and MaxText's JAX FSDP are fsdp; DeepSpeed and PaddleNLP
+  sharding (ZeRO-like) are deepspeed.
 - the model's shape: the row's layers, width, heads, key/value heads, MLP width and
   vocabulary where stated, else the published shape of the model it names (MODEL_SHAPES),
-  else a Llama-3-style shape for its parameter count (`shape`).
+  else a Llama-3-style shape for its parameter count (`shape`); the MLP is GPT's ungated
+  one where the model text says GPT or ReLU, else LLaMA's SwiGLU.
 - GPU: the spec table's row (MI300 as MI300X, MI355 as MI355X); GPU count missing: 8 for FSDP-style
   per-GPU rates (`gpus`); sequence length missing: 4,096 (`seq`); precision missing or
   "amp": bf16; fp8 in the text: fp8, with the recipe the text names (planner.llm.
@@ -72,7 +74,10 @@ FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"megatron-deepspeed|deepspeed|paddlenlp", "deepspeed"),
     (r"megatron|flagscale|primus|meta internal", "megatron"),
     (r"nanotron|picotron", "nanotron"),
-    (r"fsdp|olmo-core|maxtext|lit-gpt|thunder|torchtitan|gpuplan bench", "fsdp"),
+    (
+        r"fsdp|olmo-core|maxtext|lit-gpt|thunder|torchtitan|gpuplan bench|pytorch ddp|nanochat",
+        "fsdp",
+    ),
 )
 GPU_NAMES = {
     "H100": "H100-SXM",
@@ -180,7 +185,9 @@ def _workload(row: pd.Series, seq_len: int, assumed: list[str]) -> Workload:
     layers, width = pick.get("n_layer", layers), pick.get("d_model", width)
     heads = pick.get("heads", heads)
     kv = pick.get("kv_heads", kv if "heads" not in pick or known else pick["heads"])
-    gpt = "GPT" in str(row["model"])  # a 4 h GELU MLP; every other model is SwiGLU (LLaMA's)
+    # GPT's ungated 4 h MLP (GELU, or ReLU^2 in modded-nanogpt and nanochat); every other
+    # model is SwiGLU (LLaMA's)
+    gpt = "GPT" in str(row["model"]) or "relu" in str(row["model"]).lower()
     if "ffn" in pick:
         ffn = pick["ffn"]
     elif gpt:
