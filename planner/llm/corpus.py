@@ -12,7 +12,8 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
 - eager PyTorch (LLMSettings.eager) where the `framework` text says "eager" (gpuplan's own
   runs without --compile); no published row says so. Attention without FlashAttention
   (LLMSettings.flash_attention) where the notes say "no FlashAttention" (FlagPerf's
-  Baichuan2-13B runs, whose README says its model code lacks it).
+  Baichuan2-13B runs, whose README says its model code lacks it); FlashAttention-3 where
+  the framework text or notes say so (nanochat's FA3 on Hopper), else the stack's kernel.
 - stack family by the `framework` text (FAMILY_PATTERNS): Megatron-LM/-Core, FlagScale,
   AMD Primus and the Llama 3 4D-parallel stack are megatron; nanotron and picotron are
   nanotron; PyTorch FSDP/FSDP2 stacks (OLMo-core, fms-fsdp, torchao/torchtitan, lit-gpt,
@@ -70,6 +71,7 @@ REFERENCE = Path(__file__).resolve().parents[2] / "reference"
 CORPUS_PATH = REFERENCE / "calibration" / "llm_training_throughput.csv"  # published runs
 # gpuplan's own runs (reference/own_runs) in the same columns: checked, not fitted on.
 OWN_RUNS_PATH = REFERENCE / "own_runs" / "llm_training_throughput.csv"
+FA3_TEXT = re.compile(r"flashattention-3|flash attention 3|\bfa3\b", re.IGNORECASE)
 FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"megatron-deepspeed|deepspeed|paddlenlp", "deepspeed"),
     (r"megatron|flagscale|primus|meta internal", "megatron"),
@@ -145,6 +147,7 @@ class CorpusRun:
     eager: bool = False  # the framework text says eager (no torch.compile, LLMSettings.eager)
     flash_attention: bool = True  # False where the notes say the model ran without it
     fp8_recipe: str = "auto"  # the recipe the precision text names (else the stack's default)
+    attention_kernel: str = ""  # "fa3" where the source says FlashAttention-3 ran ("": stack's)
 
 
 def family_of(framework_text: str) -> str | None:
@@ -408,6 +411,7 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         eager=bool(re.search(r"\beager\b", str(row["framework"]).lower())),
         flash_attention=not re.search(r"no flashattention", str(row["notes"]).lower()),
         fp8_recipe=recipe_of_text(row["precision"]) or "auto",
+        attention_kernel="fa3" if FA3_TEXT.search(f"{row['framework']} {row['notes']}") else "",
     )
 
 
