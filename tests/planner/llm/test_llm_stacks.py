@@ -319,3 +319,21 @@ def test_a_row_whose_notes_say_no_flashattention_is_timed_without_it() -> None:
     assert flash.flash_attention and not plain.flash_attention
     stack = stack_params("deepspeed")
     assert predict_run(plain, stack).tokens_per_s < 0.95 * predict_run(flash, stack).tokens_per_s
+
+
+def test_a_row_that_says_flashattention_3_ran_is_timed_with_it_others_with_the_stacks() -> None:
+    given = {"source": "s", "framework": "nanochat (PyTorch, torch.compile)",
+             "model": "d24 (GPT-style, 4x ReLU^2 MLP)", "params": "780140544", "n_layer": 24,
+             "d_model": 1536, "ffn": 6144, "heads": 12, "kv_heads": 12, "vocab": 32768,
+             "seq_len": 2048, "gpu_model": "H100", "num_gpus": 8, "tp": 1, "pp": 1, "dp": 8,
+             "mbs": 16, "gbs": 256, "tokens_per_s_per_gpu": 99978.7}  # fmt: skip
+    stacks = corpus_run(0, row(**given))
+    fa3 = corpus_run(1, row(**given, notes="attention: FlashAttention-3 on Hopper"))
+    assert not isinstance(stacks, str) and not isinstance(fa3, str)
+    assert stacks.family == fa3.family == "fsdp" and not stacks.workload.mlp_gated
+    assert (stacks.attention_kernel, fa3.attention_kernel) == ("", "fa3")
+    stack = stack_params("fsdp")
+    assert stack.attention_kernel == "fa2"
+    slow, fast = predict_run(stacks, stack), predict_run(fa3, stack)
+    assert fast.layout.label == slow.layout.label
+    assert fast.tokens_per_s > 1.03 * slow.tokens_per_s  # attention alone is faster
