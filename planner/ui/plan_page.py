@@ -19,6 +19,7 @@ from edge.format import duration, money
 from planner.choose.constraints import DEFAULT_MAX_GPUS
 from planner.choose.pareto import PICKS
 from planner.costs.spot import default_rate
+from planner.llm.fp8_recipes import AUTO, RECIPES
 from planner.llm.frameworks import DEFAULT_FRAMEWORK, eager_stacks
 from planner.llm.records import LLMMemoryError
 from planner.onprem.tco import LoadedConfig, OnPremConfigError
@@ -241,6 +242,7 @@ class PlanInputs:
     where: OfferFilters
     prices: PricingInputs
     onprem_source: str | None  # a key of ONPREM_SOURCES; None: no on-prem options
+    fp8_recipe: str = AUTO  # planner.llm.fp8_recipes; "auto": the stack's default
 
 
 # ---------------------------------------------------------------- inputs
@@ -252,12 +254,13 @@ def _inputs(ps: PageState) -> PlanInputs:
     with st.sidebar:
         job = _job_inputs(ps)
         precision = _precision_input(ps, job.kind)
+        recipe = _recipe_input(ps) if precision == "fp8" else AUTO
         limits = _limit_inputs(ps)
         st.header("Where")
         where = offer_filters(ps, RETIRED_HELP, gpus_help="Plan only on these GPU models.")
         prices = _pricing_inputs(ps, where.providers)
         onprem_source = _onprem_inputs(ps)
-    return PlanInputs(job, precision, limits, where, prices, onprem_source)
+    return PlanInputs(job, precision, limits, where, prices, onprem_source, recipe)
 
 
 def _job_inputs(ps: PageState) -> JobInputs:
@@ -347,6 +350,21 @@ def _precision_input(ps: PageState, kind: str) -> str:
             "fp8 tensor cores (Hopper, Ada, Blackwell).",
         )
     )
+
+
+RECIPE_HELP = (
+    "How the fp8 GEMMs scale their operands, timed from Transformer Engine's measured "
+    "per-layer GEMM times (planner/llm/fp8_recipes.py): delayed and tensorwise per-tensor "
+    "scales, rowwise and blockwise finer scales (slower GEMMs), rowwise_with_gw_hp keeps the "
+    "weight-gradient GEMM in 16 bits, mxfp8 on Blackwell only. auto: the framework's "
+    "default (delayed for Megatron and DeepSpeed, tensorwise for FSDP)."
+)
+
+
+def _recipe_input(ps: PageState) -> str:
+    """The fp8 recipe (asked only at fp8)."""
+    return str(ps.selectbox("FP8 recipe", [AUTO, *RECIPES], name="fp8_recipe", default=AUTO,
+                            help=RECIPE_HELP))  # fmt: skip
 
 
 def _limit_inputs(ps: PageState) -> Limits:
@@ -486,7 +504,11 @@ def _request(
             tiers=tuple(inputs.where.tiers),
             include_retired=inputs.where.include_retired,
             reserved_discount=inputs.prices.reserved_discount,
-            llm=LLMSettings(framework=inputs.job.framework, eager=inputs.job.eager),
+            llm=LLMSettings(
+                framework=inputs.job.framework,
+                eager=inputs.job.eager,
+                fp8_recipe=inputs.fp8_recipe,
+            ),
         )
     except RequestError as exc:
         label = INPUT_LABELS.get(exc.field, exc.field)

@@ -62,3 +62,25 @@ def test_eager_pytorch_is_offered_for_the_fsdp_stacks_and_slows_the_plan(open_pa
     assert not at.exception and not at.error
     eager = ranked(at)["throughput"].max()
     assert 0.7 * compiled < eager < 0.97 * compiled
+
+
+def test_the_fp8_recipe_is_asked_at_fp8_only_and_a_slower_recipe_slows_the_plan(
+    open_page: Open,
+) -> None:
+    query = {"job": "llm", "params_b": "8", "tokens_b": "10", "providers": "aws",
+             "gpus": "H100-SXM", "max_gpus": "8", "framework": "fsdp",
+             "precision": "bf16"}  # fmt: skip
+    at = open_page("plan", query)
+    assert not at.exception and not at.error
+    assert "plan.fp8_recipe" not in [s.key for s in at.selectbox]  # bf16: no recipe
+    at.radio(key="plan.precision").set_value("fp8").run()
+    assert at.selectbox(key="plan.fp8_recipe").value == "auto"
+    tensorwise = ranked(at)["throughput"].max()  # fsdp's default recipe
+    at.selectbox(key="plan.fp8_recipe").set_value("rowwise").run()
+    assert not at.exception and not at.error
+    rowwise = ranked(at)["throughput"].max()
+    assert 0.8 * tensorwise < rowwise < 0.98 * tensorwise
+    at.selectbox(key="plan.fp8_recipe").set_value("mxfp8").run()  # no H100 runs it
+    assert not at.exception
+    words = " ".join(str(w.value).replace("\\", "") for w in at.warning)
+    assert "No option to plan" in words and "mxfp8 needs Blackwell" in words
