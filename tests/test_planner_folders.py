@@ -17,7 +17,9 @@ LAYERS = (
     "render", "ui", "cli",
 )  # fmt: skip
 BASE = ("request", "settings", "codes", "notes", "dropped", "defaults")
-BASE_MAY_IMPORT = ("planner.llm.frameworks",)  # the stack table settings validates against
+# The stack table and the fp8 recipe names settings validates against (both import no
+# planner module).
+BASE_MAY_IMPORT = ("planner.llm.frameworks", "planner.llm.fp8_recipes")
 COMPOSERS = ("plan", "cpu_baseline", "sweep_preview")
 FIRST_ABOVE_COMPOSERS = "render"
 
