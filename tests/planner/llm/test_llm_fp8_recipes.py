@@ -170,3 +170,17 @@ def test_plan_takes_the_recipe_and_drops_gpus_that_cannot_run_it() -> None:
     assert "mxfp8 needs Blackwell" in mx.stderr
     tensorwise = runner.invoke(app, [*args, "--fp8-recipe", "tensorwise"])
     assert {r["gpu_name"] for r in json.loads(tensorwise.stdout)} > {r["gpu_name"] for r in rows}
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        (["--fp8-recipe", "rowwise"], ["applies to fp8 training", "at fp16", "--precision fp8"]),
+        (["--precision", "fp8", "--fp8-recipe", "rowwize"], ["did you mean 'rowwise'"]),
+    ],
+)
+def test_plan_refuses_a_recipe_without_fp8_or_misspelt(flags: list[str], words: list[str]) -> None:
+    done = runner.invoke(app, ["plan", "--workload", "llm-7b-140b", *flags])
+    assert done.exit_code == 2
+    for word in words:
+        assert word in done.output
