@@ -8,7 +8,7 @@ when the command runs: `gpuplan --help` loads no pandas.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -140,8 +140,12 @@ def plan(
         ),
     ],
     precision: Annotated[
-        str, typer.Option(help="fp32 | tf32 | fp16 | bf16 | fp8 (LLMs on fp8 GPUs)")
-    ] = "fp16",
+        str,
+        typer.Option(
+            help="auto | fp32 | tf32 | fp16 | bf16 | fp8 (LLMs on fp8 GPUs); auto: bf16 for "
+            "LLMs, fp16 mixed precision (AMP, as the benchmarks are published) otherwise"
+        ),
+    ] = "auto",
     provider: Annotated[
         list[str] | None,
         typer.Option("--provider", help="aws, gcp, azure, lambda, ...; repeatable"),
@@ -299,8 +303,24 @@ def plan(
     throughput came from and carry P10-P90 hours and cost; * marks the Pareto frontier.
     """
     flags = PlanFlags(**locals())  # first statement: locals() is exactly the options above
+    flags = _with_precision(flags)
     result, problems, layout_lines = _checked_plan(flags)
     _show_plan(result, problems, flags, layout_lines)
+
+
+def _with_precision(flags: PlanFlags) -> PlanFlags:
+    """`flags` with --precision auto resolved: bf16 for an LLM (the precision LLMs train in),
+    fp16 mixed precision otherwise (the benchmarks' published precision). A name no
+    workload has is left for the workload check to refuse."""
+    if flags.precision != "auto":
+        return flags
+    from planner.workloads.catalog import get_workload
+
+    try:
+        llm = get_workload(flags.workload).is_llm
+    except ValueError:
+        llm = False
+    return replace(flags, precision="bf16" if llm else "fp16")
 
 
 def _layout_lines(result: Plan, flags: PlanFlags, inputs: PlanInputs) -> list[str]:

@@ -253,7 +253,8 @@ def _inputs(ps: PageState) -> PlanInputs:
     where and at what pricing, own servers."""
     with st.sidebar:
         job = _job_inputs(ps)
-        precision = _precision_input(ps, job.kind)
+        llm = job.kind == "llm" or WORKLOADS[str(job.workload_name)].is_llm
+        precision = _precision_input(ps, job.kind, llm)
         recipe = _recipe_input(ps) if precision == "fp8" else AUTO
         limits = _limit_inputs(ps)
         st.header("Where")
@@ -337,17 +338,17 @@ def _llm_choice(ps: PageState, name: str) -> str:
     )
 
 
-def _precision_input(ps: PageState, kind: str) -> str:
-    """The precision; fp8 only for an LLM."""
+def _precision_input(ps: PageState, kind: str, llm: bool) -> str:
+    """The precision, bf16 first for an LLM; fp8 only for an LLM described by its size."""
     return str(
         ps.radio(
             "Precision",
             PRECISIONS + (["fp8"] if kind == "llm" else []),
             name="precision",
-            default="fp16",
+            default="bf16" if llm else "fp16",
             horizontal=True,
-            help="fp16 is mixed precision (AMP), as published; fp8 (LLMs) only on GPUs with "
-            "fp8 tensor cores (Hopper, Ada, Blackwell).",
+            help="fp16 is mixed precision (AMP), as published; LLMs start at bf16, as they "
+            "train; fp8 (LLMs) only on GPUs with fp8 tensor cores (Hopper, Ada, Blackwell).",
         )
     )
 

@@ -17,8 +17,9 @@ def test_lora_fp8_and_sequence_length_reach_the_plan(open_page: Open, results_di
     assert not at.exception and not at.error
     title = chart(at, "plan.chart")["layout"]["title"]["text"]
     assert "llm-69b-lora-1b" in title  # the 69B preset, named by its size
+    assert at.radio(key="plan.precision").value == "bf16"  # an LLM starts at bf16
     table = ranked(at)
-    plan = direct(results_dir, llm_workload(69e9, 1e9, seq_len=4096, mode="lora"), precision="fp16")
+    plan = direct(results_dir, llm_workload(69e9, 1e9, seq_len=4096, mode="lora"), precision="bf16")
     assert sorted(table["throughput"].round()) == sorted(plan.rows["throughput"].round())
     at.radio(key="plan.precision").set_value("fp8").run()
     assert not at.exception

@@ -174,7 +174,9 @@ def test_zero_utilization_onprem_config_is_refused(results_dir: Path, tmp_path: 
 
 
 def test_llm_that_fits_nowhere_exits_2_with_the_memory_it_needs(results_dir: Path) -> None:
-    done = runner.invoke(app, ["plan", "-w", "llm-70b-1.4t", "--gpu", "T4", "--max-gpus", "8"])
+    # fp16: the T4 has no bf16 tensor cores (an LLM plan's precision otherwise)
+    args = ["plan", "-w", "llm-70b-1.4t", "--gpu", "T4", "--max-gpus", "8", "--precision", "fp16"]
+    done = runner.invoke(app, args)
     assert done.exit_code == 2
     assert "does not fit in GPU memory at any GPU count offered" in done.stderr
     # 16 bytes x 70e9 / 8 = 140 GB per GPU before activations; 14.4 GB usable per T4.
@@ -217,3 +219,16 @@ def test_tco_rows_carry_the_price_date_basis() -> None:
     )  # fmt: skip
     assert table.exit_code == 0, table.output
     assert "≥ 2025-06-01" in table.stdout
+
+
+def test_precision_auto_is_bf16_for_an_llm_and_fp16_for_a_benchmark(results_dir: Path) -> None:
+    llm = runner.invoke(app, ["plan", "-w", "llm-7b-140b", "--gpu", "H100", "--top", "1"])
+    cnn_args = ["plan", "-w", "resnet50-imagenet-90ep", "--gpu", "H100", "--top", "1"]
+    cnn = runner.invoke(app, cnn_args)
+    assert llm.exit_code == 0 and cnn.exit_code == 0, llm.output + cnn.output
+    assert "llm-7b-140b · bf16 ·" in llm.stdout
+    assert "resnet50-imagenet-90ep · fp16 ·" in cnn.stdout
+    # A GPU without bf16 tensor cores is left out of an LLM plan, saying fp16 may run.
+    t4 = runner.invoke(app, ["plan", "-w", "llm-1.3b-26b", "--gpu", "T4", "--max-gpus", "8"])
+    assert t4.exit_code == 0 and "no option left to plan" in t4.stdout
+    assert "no bf16 dense peak" in t4.stdout and "fp16 may have one" in t4.stdout

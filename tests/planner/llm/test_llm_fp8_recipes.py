@@ -175,7 +175,7 @@ def test_plan_takes_the_recipe_and_drops_gpus_that_cannot_run_it() -> None:
 @pytest.mark.parametrize(
     ("flags", "words"),
     [
-        (["--fp8-recipe", "rowwise"], ["applies to fp8 training", "at fp16", "--precision fp8"]),
+        (["--fp8-recipe", "rowwise"], ["applies to fp8 training", "at bf16", "--precision fp8"]),
         (["--precision", "fp8", "--fp8-recipe", "rowwize"], ["did you mean 'rowwise'"]),
     ],
 )
