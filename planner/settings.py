@@ -134,6 +134,10 @@ class LLMSettings:
       layer and micro-batch instead of the fused stacks' launch gaps).
     fp8_recipe: how fp8 GEMMs scale their operands (planner.llm.fp8_recipes: tensorwise,
       delayed, rowwise, rowwise_with_gw_hp, blockwise, mxfp8); "auto": the stack's default.
+    moe_overlap: a mixture of experts' all-to-all runs under another micro-batch's
+      computation and is exposed only where it outlasts it (DeepSeek-V3's DualPipe,
+      DeepSeek-AI 2024 sec. 3.2.1; Megatron-Core's --overlap-moe-expert-parallel-comm);
+      False: exposed in full, as the corpus's MoE runs were timed.
     """
 
     global_batch_tokens: float | None = None
@@ -149,6 +153,7 @@ class LLMSettings:
     pinned: StatedLayout | None = None
     eager: bool = False
     fp8_recipe: str = "auto"
+    moe_overlap: bool = False
 
     def __post_init__(self) -> None:
         stack = framework(self.framework)  # ValueError naming the valid ones

@@ -20,6 +20,7 @@ from planner.cli.options import (
     Eager,
     Format,
     Fp8Recipe,
+    MoEOverlap,
     Output,
     abort_on_value_error,
     check_format,
@@ -142,7 +143,8 @@ def estimate_llm(
             help="CSV: params, seq_len, num_gpus, gpu_model, precision [, n_layer, d_model, "
             "ffn, heads, kv_heads, vocab, global_batch_tokens, gpus_per_node, network_gbps, "
             "mode, framework, eager, fp8_recipe; MoE: "
-            "active_params, experts, top_k, shared_experts, expert_ffn; your own layout: tp, "
+            "active_params, experts, top_k, shared_experts, expert_ffn, moe_overlap; your own "
+            "layout: tp, "
             "pp, cp, ep, dp, vpp, mbs, zero, recompute]; other columns are refused",
         ),
     ],
@@ -169,6 +171,7 @@ def estimate_llm(
     ] = True,
     eager: Eager = False,
     fp8_recipe: Fp8Recipe = "auto",
+    moe_overlap: MoEOverlap = False,
     results: Annotated[
         list[str] | None,
         typer.Option(
@@ -198,7 +201,7 @@ def estimate_llm(
         settings = LLMSettings(
             recompute=recompute, zero=zero, flash_attention=flash_attention,
             framework=framework or DEFAULT_FRAMEWORK, framework_stated=bool(framework),
-            eager=eager, fp8_recipe=fp8_recipe,
+            eager=eager, fp8_recipe=fp8_recipe, moe_overlap=moe_overlap,
         )  # fmt: skip
         raw, rows = read_llm_queries(input_path(queries), settings)
         figures, problems, table = _own_figures(results, rows)

@@ -35,6 +35,15 @@ Fp8Recipe = Annotated[
         "deepspeed, tensorwise for fsdp and nanotron; mxfp8 needs Blackwell)",
     ),
 ]
+MoEOverlap = Annotated[
+    bool,
+    typer.Option(
+        "--moe-overlap",
+        help="LLM mixture of experts: its all-to-all runs under another micro-batch's compute "
+        "and shows only where it outlasts it (DeepSeek-V3's DualPipe; Megatron-Core's "
+        "--overlap-moe-expert-parallel-comm); default: exposed in full, as the fitted runs",
+    ),
+]
 Output = Annotated[
     str | None,
     typer.Option("--output", help="write Q plus predictions here (CSV) instead of stdout"),

@@ -16,7 +16,7 @@ import typer
 from benchmarks.folders import default_results_dir
 from edge.console import abort, working
 from edge.output import emit
-from planner.cli.options import Eager, Format, Fp8Recipe, Wide, check_format
+from planner.cli.options import Eager, Format, Fp8Recipe, MoEOverlap, Wide, check_format
 from planner.defaults import (
     DEFAULT_CHECKPOINT_HOURS,
     DEFAULT_DRAWS,
@@ -91,6 +91,7 @@ class PlanFlags:
     framework: str
     eager: bool
     fp8_recipe: str
+    moe_overlap: bool
     global_batch_tokens: float | None
     seq_len: int | None
     n_layer: int | None
@@ -241,6 +242,7 @@ def plan(
     ] = "",
     eager: Eager = False,
     fp8_recipe: Fp8Recipe = "auto",
+    moe_overlap: MoEOverlap = False,
     global_batch_tokens: Annotated[
         float | None,
         typer.Option(
@@ -437,6 +439,7 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
         framework_stated=bool(flags.framework),
         eager=flags.eager,
         fp8_recipe=flags.fp8_recipe,
+        moe_overlap=flags.moe_overlap,
     )
     workload = _workload(flags)
     offers = load_offers()

@@ -6,6 +6,7 @@ as plan --ffn --heads --kv-heads --vocab: planner.workloads.catalog.reshape_llm)
 global_batch_tokens, gpus_per_node, network_gbps, mode (pretrain | finetune |
 lora | qlora; blank: pretrain), framework, eager (true | false; blank: the run's setting),
 fp8_recipe (planner.llm.fp8_recipes; blank: the stack's default; fp8 rows only).
+moe_overlap (true | false; blank: the run's --moe-overlap; mixture-of-experts rows only).
 params is a number (7e9) or a size (7b, 6.7b, 124m). A mixture of experts gives
 active_params (a number or a size) and optionally experts, top_k, shared_experts,
 expert_ffn (planner.llm.moe; a preset's shape where the counts match one). A row that
@@ -67,12 +68,15 @@ from pricing.gpus import UnknownGPUError, canonical_gpu, closest_match, did_you_
 
 REQUIRED = ("params", "seq_len", "num_gpus", "gpu_model", "precision")
 MOE_COLUMNS = ("active_params", "experts", "top_k", "shared_experts", "expert_ffn")
+# Boolean MoE columns (the numbers' ranges: COLUMN_RANGES).
+MOE_FLAGS = ("moe_overlap",)
 LAYOUT_COLUMNS = ("tp", "pp", "cp", "ep", "dp", "vpp", "mbs", "micro_batch", "zero", "recompute")
 # A dense model's shape beyond n_layer and d_model (ranges: FIELD_RANGES, as plan's flags).
 SHAPE_COLUMNS = ("ffn", "heads", "kv_heads", "vocab")
 OPTIONAL = (
     "n_layer", "d_model", *SHAPE_COLUMNS, "global_batch_tokens", "gpus_per_node",
-    "network_gbps", "mode", "framework", "eager", "fp8_recipe", *MOE_COLUMNS, *LAYOUT_COLUMNS,
+    "network_gbps", "mode", "framework", "eager", "fp8_recipe", *MOE_COLUMNS, *MOE_FLAGS,
+    *LAYOUT_COLUMNS,
 )  # fmt: skip
 # The eager column's words (planner.settings.LLMSettings.eager), case aside.
 EAGER_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -120,6 +124,7 @@ class LLMQuery:
     framework: str = ""  # "" = the run's --framework
     eager: bool | None = None  # None = the run's --eager
     fp8_recipe: str = ""  # "" = the run's recipe (planner.llm.fp8_recipes)
+    moe_overlap: bool | None = None  # None = the run's --moe-overlap
     active_params: float | None = None  # a mixture of experts (with the fields below)
     experts: int | None = None
     top_k: int | None = None
@@ -282,6 +287,17 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
             f"{_where(path, i, given)}: a mixture-of-experts row needs active_params (the "
             "parameters each token passes through, e.g. 22b)"
         )
+    overlap = value.get("moe_overlap", "").strip().lower()
+    if overlap and overlap not in EAGER_WORDS:
+        raise LLMQueryError(
+            f"{_where(path, i, 'moe_overlap')}: {value['moe_overlap']!r} is not true or false "
+            f"(valid: {', '.join(EAGER_WORDS)}; blank: the run's setting)"
+        )
+    if overlap and moe["active_params"] is None:
+        raise LLMQueryError(
+            f"{_where(path, i, 'moe_overlap')}: moe_overlap applies to mixture-of-experts rows "
+            "(give active_params) and this row is a dense model: leave moe_overlap blank"
+        )
     shape = tuple((c, int(v)) for c in SHAPE_COLUMNS if (v := optional(c)) is not None)
     if moe["active_params"] is not None and (n_layer or d_model or shape):
         given = "n_layer" if n_layer else "d_model" if d_model else shape[0][0]
@@ -304,6 +320,7 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
         framework=framework,
         eager=EAGER_WORDS[eager] if eager else None,
         fp8_recipe=recipe,
+        moe_overlap=EAGER_WORDS[overlap] if overlap else None,
         active_params=moe["active_params"],
         experts=_whole(moe["experts"]),
         top_k=_whole(moe["top_k"]),
@@ -333,7 +350,7 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
 
 def query_settings(settings: LLMSettings, q: LLMQuery) -> LLMSettings:
     """The run's settings with what the row gives instead (batch, framework, eager, fp8
-    recipe)."""
+    recipe, MoE overlap)."""
     return dataclasses.replace(
         settings,
         global_batch_tokens=q.global_batch_tokens or settings.global_batch_tokens,
@@ -341,6 +358,7 @@ def query_settings(settings: LLMSettings, q: LLMQuery) -> LLMSettings:
         framework_stated=bool(q.framework) or settings.framework_stated,
         eager=settings.eager if q.eager is None else q.eager,
         fp8_recipe=q.fp8_recipe or settings.fp8_recipe,
+        moe_overlap=settings.moe_overlap if q.moe_overlap is None else q.moe_overlap,
     )
 
 

@@ -47,7 +47,9 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
         adapters' gradients; ZeRO-3 still gathers the frozen weights.
   t_opt the optimizer step over the GPU's share of the parameters (planner.llm.ops).
   MoE   the routed experts' grouped GEMMs join t_mb, their all-to-all (t_a2a) joins each
-        slot, exposed; their gradients reduce over the d c / ep ranks holding the same
+        slot, exposed (with LayoutSettings.moe_overlap only what outlasts t_mb: DualPipe's
+        pairing of one micro-batch's all-to-all with another's compute, DeepSeek-AI 2024,
+        sec. 3.2.1); their gradients reduce over the d c / ep ranks holding the same
         experts (planner.llm.moe).
 
 Collectives are α-β rings (Thakur et al. 2005; Patarasuk & Yuan 2009): T = k (n - 1) α +
@@ -181,6 +183,7 @@ class LayoutSettings:
     framework: str = DEFAULT_FRAMEWORK
     step_model: str = "ops"  # ops (planner.llm.ops) | mfu-prior (prior MFU x peak)
     pinned: StatedLayout | None = None  # the sizes a run states; None: search
+    moe_overlap: bool = False  # all-to-all under another micro-batch's compute (LLMSettings)
 
 
 @dataclass(frozen=True)
@@ -622,6 +625,8 @@ def step_times(
     t_a2a = hw.moe_factor * _a2a_seconds(
         shape, hw, tp, cp, c.ep, mb, stage_layers, share, hw.rates.value_bytes
     )
+    if settings.moe_overlap:  # under another micro-batch's compute: what outlasts it shows
+        t_a2a = np.maximum(0.0, t_a2a - t_mb)
     slots = m + (pp - 1.0) / vpp
     per_slot = t_mb + t_tp + t_cp + t_pp + t_a2a
     t_dp = _dp_seconds(shape, hw, settings, tp, pp, dp * cp, m, zero3, t_mb, c.ep)

@@ -240,6 +240,7 @@ class LayoutPrediction:
     stack_spread: float = math.nan  # slowest / fastest step over the fitted stacks - 1
     hardware: Hardware | None = None  # what the layouts were timed on (a user's layout too)
     fp8_recipe: str = ""  # the fp8 recipe timed (planner.llm.fp8_recipes); "" at 16 bits
+    moe_overlap: bool = False  # the all-to-all timed under compute (LLMSettings.moe_overlap)
 
     @property
     def rate_source(self) -> str:
@@ -402,13 +403,14 @@ def _predict(
         slowest / fastest - 1.0,
         hardware,
         recipe if precision == "fp8" else "",
+        settings.moe_overlap,
     )
 
 
 # The user's choices the layout search takes as they are (planner.settings.LLMSettings).
 SEARCH_CHOICES = (
     "flash_attention", "recompute", "zero", "micro_batch", "memory_reserve_fraction",
-    "framework", "step_model", "pinned",
+    "framework", "step_model", "pinned", "moe_overlap",
 )  # fmt: skip
 
 
@@ -583,6 +585,7 @@ def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
         "a2a_share": layout.a2a_share,
         "grouped_gemm_share": layout.grouped_gemm_share,
         "moe_factor": _moe_factor(prediction),
+        "moe_overlap": prediction.moe_overlap and math.isfinite(_moe_factor(prediction)),
         "usable_gb": layout.usable_gb,
         "framework": prediction.framework,
         "calibration": prediction.calibration,

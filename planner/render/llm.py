@@ -194,13 +194,20 @@ def llm_detail(row: Mapping[str, Any], precision: str) -> str:
 
 def moe_text(row: Mapping[str, Any]) -> str:
     """How much slower the fit found a mixture of experts' expert parts than the operator
-    model times them (planner.llm.stack_profiles moe_factor), "" for a dense model."""
+    model times them (planner.llm.stack_profiles moe_factor), and whether its all-to-all
+    was timed under compute (LLMSettings.moe_overlap); "" for a dense model."""
     factor = _number(row.get("moe_factor"))
     if not _known(factor):
         return ""
+    overlap = (
+        "; all-to-all under another micro-batch's compute, only what outlasts it exposed "
+        "(as asked: DualPipe-style overlap)"
+        if row.get("moe_overlap") in (True, "True", "true")
+        else ""
+    )
     return (
         f"expert grouped GEMMs and all-to-all at {factor:.2f}x the operator model's time "
-        "(fitted on published MoE runs: planner/data/llm_stack_fit.csv)"
+        f"(fitted on published MoE runs: planner/data/llm_stack_fit.csv){overlap}"
     )
 
 

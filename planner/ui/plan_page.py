@@ -197,6 +197,7 @@ class JobInputs:
     framework: str = DEFAULT_FRAMEWORK
     eager: bool = False  # PyTorch without torch.compile (LLMSettings.eager; fsdp stacks)
     active_b: float | None = None  # a mixture of experts' active parameters (None: dense)
+    moe_overlap: bool = False  # its all-to-all under compute (LLMSettings.moe_overlap)
     layout: str = ""  # the user's own layout, timed beside the best one ("": none)
 
 
@@ -204,6 +205,11 @@ EAGER_HELP = (
     "Each norm, activation and add its own kernel: twice the memory-bound traffic of the "
     "compiled runs the FSDP fit rests on, and no faster than Python dispatches the kernels "
     "(gpuplan's own H200 runs: eager at 0.87-0.93 of compiled)."
+)
+OVERLAP_HELP = (
+    "The experts' all-to-all runs while another micro-batch computes and shows only where "
+    "it outlasts it (DeepSeek-V3's DualPipe, Megatron-Core's expert-parallel overlap). Off: "
+    "exposed in full, as in the published MoE runs the model is fitted on."
 )
 LAYOUT_HELP = (
     "Time your own layout beside the best one found, on the fastest pick's GPUs: tokens "
@@ -278,8 +284,15 @@ def _job_inputs(ps: PageState) -> JobInputs:
         help="What one training run is: samples (or tokens) and FLOPs per sample "
         "(`gpuplan workloads`).",
     )
-    layout = _layout_input(ps) if WORKLOADS[str(workload_name)].is_llm else ""
-    return JobInputs(kind, workload_name=workload_name, layout=layout)
+    chosen = WORKLOADS[str(workload_name)]
+    layout = _layout_input(ps) if chosen.is_llm else ""
+    overlap = chosen.is_moe and _overlap_input(ps)
+    return JobInputs(kind, workload_name=workload_name, layout=layout, moe_overlap=overlap)
+
+
+def _overlap_input(ps: PageState) -> bool:
+    """Whether a mixture of experts' all-to-all runs under compute (asked for MoE only)."""
+    return ps.toggle("All-to-all under compute", name="moe_overlap", help=OVERLAP_HELP)
 
 
 def _layout_input(ps: PageState) -> str:
@@ -299,6 +312,7 @@ def _llm_inputs(ps: PageState) -> JobInputs:
     eager = framework in eager_stacks() and ps.toggle(
         "Eager PyTorch (no torch.compile)", name="eager", help=EAGER_HELP
     )
+    overlap = active_b is not None and _overlap_input(ps)
     return JobInputs(
         "llm",
         params_b=params_b,
@@ -308,6 +322,7 @@ def _llm_inputs(ps: PageState) -> JobInputs:
         framework=framework,
         eager=eager,
         active_b=active_b,
+        moe_overlap=overlap,
         layout=_layout_input(ps),
     )
 
@@ -509,6 +524,7 @@ def _request(
                 framework=inputs.job.framework,
                 eager=inputs.job.eager,
                 fp8_recipe=inputs.fp8_recipe,
+                moe_overlap=inputs.job.moe_overlap,
             ),
         )
     except RequestError as exc:

@@ -52,3 +52,21 @@ def test_the_scaling_page_scales_a_moe_preset_with_its_expert_parts(open_page: O
     assert not at.exception
     names = {trace["name"] for trace in chart(at, "scaling.llm_chart")["data"]}
     assert {"expert grouped GEMM", "expert all-to-all"} <= names
+
+
+def test_the_all_to_all_overlap_is_asked_for_moe_only_and_never_slows_the_plan(
+    open_page: Open,
+) -> None:
+    query = {**QUERY, "job": "catalog", "workload": "mixtral-8x7b-1t", "gpu_count": "32"}
+    at = open_page("plan", query)
+    assert not at.exception and not at.error
+    exposed = ranked(at).set_index(["provider", "instance_type"])["throughput"]
+    at.toggle(key="plan.moe_overlap").set_value(True).run()
+    assert not at.exception and not at.error
+    overlapped = ranked(at).set_index(["provider", "instance_type"])["throughput"]
+    assert set(overlapped.index) == set(exposed.index)  # the same options, 32 GPUs each
+    assert (overlapped >= exposed.reindex(overlapped.index)).all()
+    assert (overlapped > exposed.reindex(overlapped.index)).any()
+    assert "DualPipe-style overlap" in " ".join(ranked(at)["throughput_detail"].astype(str))
+    dense = open_page("plan", {**QUERY, "job": "catalog", "workload": "llm-6.7b-134b"})
+    assert "plan.moe_overlap" not in [t.key for t in dense.toggle]

@@ -297,3 +297,42 @@ def test_shape_columns_make_the_shape_the_model_as_plans_flags_do(tmp_path: Path
     moe = "params,seq_len,num_gpus,gpu_model,precision,active_params,heads\n"
     code, err, _ = run(tmp_path, moe + "235b,4096,32,H100-SXM,bf16,22b,64\n")
     assert code == 2 and "field 'heads'" in err and "leave n_layer, d_model" in err
+
+
+MOE_QUERY = """params,active_params,seq_len,num_gpus,gpu_model,precision,moe_overlap
+671b,37b,4096,2048,H800-SXM,bf16,
+671b,37b,4096,2048,H800-SXM,bf16,true
+671b,37b,4096,2048,H800-SXM,bf16,false
+"""
+
+
+def test_moe_overlap_column_and_flag_time_the_all_to_all_under_compute(tmp_path: Path) -> None:
+    code, err, out = run(tmp_path, MOE_QUERY)
+    assert code == 0, err
+    rows = pd.read_csv(out)
+    blank, overlapped, exposed = rows["tokens_per_s"]
+    assert overlapped > exposed and blank == exposed  # blank: the flag's default, off
+    assert "DualPipe-style overlap" in rows["method_detail"][1]
+    assert "DualPipe-style overlap" not in rows["method_detail"][2]
+    code, err, out = run(tmp_path, MOE_QUERY, "--moe-overlap")
+    assert code == 0, err
+    flagged = pd.read_csv(out)["tokens_per_s"]
+    assert flagged[0] == overlapped and flagged[2] == exposed  # a row's false wins
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("params,seq_len,num_gpus,gpu_model,precision,moe_overlap\n7b,4096,8,H100-SXM,bf16,true\n",
+         ["line 2", "moe_overlap", "mixture-of-experts rows", "leave moe_overlap blank"]),
+        ("params,active_params,seq_len,num_gpus,gpu_model,precision,moe_overlap\n"
+         "671b,37b,4096,64,H100-SXM,bf16,maybe\n", ["line 2", "'maybe' is not true or false"]),
+    ],
+)  # fmt: skip
+def test_a_bad_moe_overlap_cell_is_refused_and_nothing_written(
+    tmp_path: Path, text: str, words: list[str]
+) -> None:
+    code, err, out = run(tmp_path, text)
+    assert code == 2 and not out.exists()
+    for word in words:
+        assert word in err

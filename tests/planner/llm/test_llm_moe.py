@@ -138,3 +138,44 @@ def test_fp8_casts_cover_the_experts_grouped_gemms_and_none_without_fp8():
     w = get_workload("mixtral-8x7b-1t")
     found = predict_layout(w, "fp8", "H100-SXM", 32, 8, 3200.0).layout
     assert found.fits and found.cast_share > 0.02
+
+
+def _deepseek(overlap: bool, dense: bool = False):
+    from planner.settings import LLMSettings, StatedLayout
+
+    work = get_workload("llm-37b-1t" if dense else "deepseek-v3-1t")
+    settings = LLMSettings(global_batch_tokens=2**25, moe_overlap=overlap,
+                           pinned=None if dense else StatedLayout(tp=1, pp=16, ep=64))  # fmt: skip
+    return predict_layout(work, "bf16", "H800-SXM", 2048, 8, 3200.0, settings=settings)
+
+
+def test_an_overlapped_all_to_all_shows_only_what_outlasts_the_compute():
+    exposed, overlapped = _deepseek(False), _deepseek(True)
+    assert exposed.layout.fits and overlapped.layout.fits
+    assert exposed.layout.label == overlapped.layout.label  # the same layout, timed two ways
+    step, a2a = exposed.layout.step_s, exposed.layout.a2a_share * exposed.layout.step_s
+    compute = exposed.layout.compute_share * exposed.layout.step_s
+    assert a2a > 0.2 * step  # 64-way expert parallelism across 8 nodes: a large part
+    left = overlapped.layout.a2a_share * overlapped.layout.step_s
+    assert left == pytest.approx(max(0.0, a2a - compute), abs=0.02 * step)
+    assert overlapped.tokens_per_s > 1.2 * exposed.tokens_per_s
+    # A dense model has no all-to-all to hide: the setting changes nothing.
+    assert _deepseek(True, dense=True).tokens_per_s == _deepseek(False, dense=True).tokens_per_s
+
+
+def test_plan_takes_the_overlap_flag_and_says_so():
+    import json
+
+    from typer.testing import CliRunner
+
+    from planner.cli.main import app
+
+    args = ["plan", "-w", "mixtral-8x7b-1t", "--provider", "aws", "--gpu", "H100",
+            "--gpus", "32", "--format", "json"]  # fmt: skip
+    runner = CliRunner()
+    exposed = {r["option_id"]: r for r in json.loads(runner.invoke(app, args).stdout)}
+    overlapped = json.loads(runner.invoke(app, [*args, "--moe-overlap"]).stdout)
+    assert overlapped and {r["option_id"] for r in overlapped} == set(exposed)
+    for row in overlapped:
+        assert row["throughput"] >= exposed[row["option_id"]]["throughput"]
+        assert "DualPipe-style overlap" in row["throughput_detail"]
