@@ -205,8 +205,15 @@ def estimate_llm(
         )  # fmt: skip
         raw, rows = read_llm_queries(input_path(queries), settings)
         figures, problems, table = _own_figures(results, rows)
-    with working(f"searching layouts for {len(rows)} LLM queries"):
-        result = _llm_predictions(raw, rows, gpus_per_node, network_gbps, settings, figures, table)
+    from planner.llm.estimate import LLMQueryError
+
+    try:
+        with working(f"searching layouts for {len(rows)} LLM queries"):
+            result = _llm_predictions(
+                raw, rows, gpus_per_node, network_gbps, settings, figures, table
+            )
+    except LLMQueryError as exc:  # a row's own layout that only timing refuses
+        abort(f"{queries}, {exc}")
     for line in problems:
         warn(line)
     if output:

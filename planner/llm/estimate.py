@@ -402,7 +402,8 @@ def estimate_llm(
     ops: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """OUTPUT_COLUMNS but method_detail, then DETAIL_COLUMNS (codes and figures the CLI
-    words into method_detail), for each query (row defaults fill from the arguments).
+    words into method_detail), for each query (row defaults fill from the arguments);
+    LLMQueryError naming the line where a row's own layout cannot run as given.
 
     `figures`: own GPT-benchmark MFU per precision (planner.llm.mfu.gpt_mfu_figures), which
     calibrates the kernel rates on its GPU; `ops`: the results table whose operator
@@ -410,7 +411,7 @@ def estimate_llm(
     """
     figures = figures or {}
     out = []
-    for q in rows:
+    for line, q in enumerate(rows, start=2):  # line 1 is the header
         workload = q.workload()
         row_settings = query_settings(settings, q)
         found = predict_layout(
@@ -440,8 +441,12 @@ def estimate_llm(
             "user_layout": None,
         }
         if q.layout is not None:
-            row |= _own_layout_row(q, workload, found, row_settings, figures.get(q.precision),
-                                   ops, gpus_per_node, network_gbps)  # fmt: skip
+            try:
+                row |= _own_layout_row(q, workload, found, row_settings,
+                                       figures.get(q.precision), ops, gpus_per_node,
+                                       network_gbps)  # fmt: skip
+            except LayoutSpecError as exc:  # what only timing shows (vpp and micro-batches)
+                raise LLMQueryError(f"line {line}, the layout columns: {exc}") from None
         out.append(row)
     return pd.DataFrame(
         out, columns=[*OUTPUT_COLUMNS[:-1], *DETAIL_COLUMNS, *LAYOUT_OUTPUT_COLUMNS, "user_layout"]

@@ -336,3 +336,16 @@ def test_a_bad_moe_overlap_cell_is_refused_and_nothing_written(
     assert code == 2 and not out.exists()
     for word in words:
         assert word in err
+
+
+def test_a_layout_only_timing_refuses_exits_2_naming_the_line_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    # 64 sequences per step over dp 4 at mb 1: 16 micro-batches, not a multiple of pp 3.
+    text = ("params,seq_len,num_gpus,gpu_model,precision,global_batch_tokens,tp,pp,vpp,mbs\n"
+            "13b,4096,24,H100-SXM,bf16,,2,1,,1\n"
+            "13b,4096,24,H100-SXM,bf16,262144,2,3,2,1\n")  # fmt: skip
+    code, err, out = run(tmp_path, text)
+    assert code == 2 and not out.exists()
+    assert "q.csv, line 3, the layout columns" in err and "vpp2 needs" in err
+    assert "Traceback" not in err
