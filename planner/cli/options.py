@@ -40,8 +40,8 @@ MoEOverlap = Annotated[
     typer.Option(
         "--moe-overlap",
         help="LLM mixture of experts: its all-to-all runs under another micro-batch's compute "
-        "and shows only where it outlasts it (DeepSeek-V3's DualPipe; Megatron-Core's "
-        "--overlap-moe-expert-parallel-comm); default: exposed in full, as the fitted runs",
+        "and shows only where it outlasts it (DeepSeek-V3's DualPipe, Megatron-Core's "
+        "expert-parallel overlap); default: exposed in full, as the fitted runs",
     ),
 ]
 Output = Annotated[
