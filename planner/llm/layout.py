@@ -134,6 +134,7 @@ class LLMShape:
     top_k: int = 0
     expert_ffn: int = 0
     expert_params: float = 0.0
+    head_dim: int = 0  # each attention head's width; 0: d_model / n_heads
 
     @property
     def layer(self) -> LayerShape:
@@ -143,7 +144,7 @@ class LLMShape:
         ffn = (self.ffn_dim or 1) if self.experts else (self.ffn_dim or 4 * self.d_model)
         return LayerShape(
             self.d_model, self.n_heads, self.n_kv_heads, ffn, self.gated, self.vocab_size,
-            self.seq_len,
+            self.seq_len, self.head_dim,
         )  # fmt: skip
 
 
@@ -729,7 +730,7 @@ def _cp_seconds(
     and value chunks (2 b s/cp g d / t values) around the cp ring, cp - 1 hops forward and
     twice that backward (their gradients too), overlapped with the attention blocks it
     feeds (ring attention: Liu et al. 2023; Megatron-Core's context parallelism)."""
-    d = shape.d_model / shape.n_heads
+    d = shape.head_dim or shape.d_model / shape.n_heads
     kv_bytes = 2.0 * mb * shape.seq_len / cp * shape.n_kv_heads * d / tp * 2.0
     within = tp * cp <= hw.gpus_per_node
     gbs = np.where(within, hw.intra_gbs, hw.network_gbs_per_gpu)

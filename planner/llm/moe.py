@@ -31,14 +31,17 @@ Time per MoE layer and micro-batch, on one GPU:
                 (Thakur et al. 2005, sec. 4.6; the α-β model of Hockney 1994), with the
                 share that stays in the node over NVLink and the rest over each GPU's share
                 of the network, the slower of the two setting the time. Not overlapped with
-                compute (Megatron-Core's default dispatcher; DeepSeek-V3's DualPipe hides it,
-                which this model does not credit).
+                compute (Megatron-Core's default dispatcher), unless LLMSettings.moe_overlap
+                says it runs under another micro-batch's compute as DeepSeek-V3's DualPipe
+                runs it (planner.llm.layout: only what outlasts that compute is exposed).
   memory-bound  the routed tokens' SwiGLU activation and the permutation into and out of
                 expert order (read and write T k h values each way), at HBM bandwidth.
 
-Attention is timed as multi-head attention of width h (MHA-equivalent): DeepSeek-V3's
-multi-head latent attention, which compresses keys and values into a 512-wide latent, and
-model cards whose heads are wider than h / heads (Qwen3, GPT-OSS) are timed as such.
+Attention is timed as multi-head (grouped-query) attention of the card's heads and head
+width (Qwen3's 128-wide heads at width 4096, GPT-OSS's 64-wide at 2880); DeepSeek-V3's
+multi-head latent attention, which compresses keys and values into a 512-wide latent, is
+timed as multi-head attention of width h (MHA-equivalent), and GPT-OSS's alternating
+128-token banded attention as full attention.
 """
 
 from __future__ import annotations

@@ -228,8 +228,9 @@ def _measured_gemm_flops(
 
 @dataclass(frozen=True)
 class LayerShape:
-    """What the operator model needs of a decoder layer: width h, heads a, key/value heads
-    g, MLP width f (gated: SwiGLU's three matrices), vocabulary V, sequence s."""
+    """What the operator model needs of a decoder layer: width h, heads a of width d
+    (h / a unless the model card says otherwise), key/value heads g, MLP width f (gated:
+    SwiGLU's three matrices), vocabulary V, sequence s."""
 
     d_model: int
     n_heads: int
@@ -238,12 +239,18 @@ class LayerShape:
     gated: bool
     vocab_size: int
     seq_len: int
+    head_dim: int = 0  # each head's width; 0: d_model / n_heads
+
+    @property
+    def d_head(self) -> float:
+        """Each attention head's width: head_dim, else d_model / n_heads."""
+        return float(self.head_dim or self.d_model / self.n_heads)
 
 
 def _gemms(shape: LayerShape, tokens: np.ndarray, tp: np.ndarray) -> list[tuple]:
     """The forward GEMMs of one layer as (m, n, k) arrays (module docstring)."""
     h, f, a, g = (float(x) for x in (shape.d_model, shape.ffn_dim, shape.n_heads, shape.n_kv_heads))
-    d = h / a
+    d = shape.d_head
     up = (2.0 if shape.gated else 1.0) * f
     return [
         (tokens, (a + 2.0 * g) * d / tp, np.full_like(tokens, h)),
@@ -275,7 +282,7 @@ def attention_seconds(
     docstring: FlashAttention-2 FLOPs at the measured kernel share for the block length and
     head dimension; an own measurement at the workload's shape as it is)."""
     s, heads = float(shape.seq_len), float(shape.n_heads)
-    d = shape.d_model / heads
+    d = shape.d_head
     forward_flops = 4.0 * sequences * (s / cp) * s * d * (heads / tp) / 2.0
     chunk = s / cp  # the ring's blocks are s / cp long
     if rates.measured is not None and np.isfinite(rates.measured.attention_flops):

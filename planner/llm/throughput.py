@@ -155,6 +155,7 @@ def llm_shape_of(workload: Workload) -> LLMShape:
         experts=workload.experts,
         top_k=workload.top_k,
         expert_ffn=int(workload.expert_ffn or 0),
+        head_dim=int(workload.head_dim or 0),
         expert_params=routed_expert_params(
             float(workload.params),
             float(workload.active_params or workload.params),
@@ -301,7 +302,7 @@ def measured_kernels(
     table = measured_gemm_tflops(results, gpu_name, precision)
     if table is None:
         return None
-    head_dim = max(1, shape.d_model // max(1, shape.n_heads))
+    head_dim = shape.head_dim or max(1, shape.d_model // max(1, shape.n_heads))
     attention_precision = "bf16" if precision == "fp8" else precision
     attention = measured_attention_tflops(
         results, gpu_name, attention_precision, head_dim, shape.seq_len

@@ -105,6 +105,10 @@ class Workload:
     # LLMs: a gated (SwiGLU, 3-matrix) MLP; None: gated where ffn_dim != 4 d_model (LLaMA's
     # widths; GPT's 4 d MLP is not gated), the rule for shapes that do not say.
     gated_mlp: bool | None = None
+    # LLMs: each attention head's width where the model card gives one wider or narrower
+    # than d_model / n_heads (Qwen3: 128 at width 4096 with 64 heads; GPT-OSS: 64 at 2880);
+    # None: d_model / n_heads.
+    head_dim: int | None = None
 
     @property
     def mlp_gated(self) -> bool:
@@ -374,6 +378,7 @@ def moe_workload(
         layers, width, heads, kv, vocab = (
             preset.n_layer, preset.d_model, preset.n_heads, preset.n_kv_heads, preset.vocab_size
         )  # fmt: skip
+        head_dim = preset.head_dim or None
         experts, top_k = preset.experts, preset.top_k
         shared = preset.shared_experts if shared_experts is None else shared_experts
         ffn = expert_ffn or preset.expert_ffn
@@ -382,6 +387,7 @@ def moe_workload(
         layers, width = llm_shape(active_params)
         heads = max(1, width // (64 if width <= 1024 else 128))
         kv, vocab = heads, DEFAULT_VOCAB_SIZE
+        head_dim = None
         experts = experts or DEFAULT_EXPERTS
         top_k = top_k or min(DEFAULT_TOP_K, experts)
         shared = shared_experts or 0
@@ -406,7 +412,9 @@ def moe_workload(
         model_size=size,
         sample_unit="tokens",
         samples=float(tokens),
-        flops_per_sample=moe_training_flops_per_token(active_params, layers, seq_len, width),
+        flops_per_sample=moe_training_flops_per_token(
+            active_params, layers, seq_len, heads * head_dim if head_dim else width
+        ),
         params=float(params),
         n_layer=layers,
         d_model=width,
@@ -416,6 +424,7 @@ def moe_workload(
         tags=("llm", mode, "moe"),
         n_heads=heads,
         n_kv_heads=kv,
+        head_dim=head_dim,
         ffn_dim=shared * ffn,
         vocab_size=vocab,
         llm_mode=mode,

@@ -14,11 +14,12 @@ def routed_expert_params(total: float, active: float, experts: int, top_k: int) 
 
 
 def moe_training_flops_per_token(
-    active_params: float, n_layer: int, seq_len: int, d_model: int
+    active_params: float, n_layer: int, seq_len: int, attention_width: int
 ) -> float:
-    """Training FLOPs per token of a MoE model: 6 A + 12 L s h, on the ACTIVE parameters A
-    (PaLM app. B's count with A for N: Chowdhery et al. 2022; DeepSeek-AI 2024, sec. 3.1)."""
-    return 6.0 * active_params + 12.0 * n_layer * seq_len * d_model
+    """Training FLOPs per token of a MoE model: 6 A + 12 L s w, on the ACTIVE parameters A,
+    w the attention width (heads x head width; d_model for most models) (PaLM app. B's
+    count with A for N: Chowdhery et al. 2022; DeepSeek-AI 2024, sec. 3.1)."""
+    return 6.0 * active_params + 12.0 * n_layer * seq_len * attention_width
 
 
 def expert_ffn_width(routed_params: float, n_layer: int, d_model: int, experts: int) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -179,3 +181,25 @@ def test_plan_takes_the_overlap_flag_and_says_so():
     for row in overlapped:
         assert row["throughput"] >= exposed[row["option_id"]]["throughput"]
         assert "DualPipe-style overlap" in row["throughput_detail"]
+
+
+def test_a_cards_head_width_sets_the_attention_projections_and_flops():
+    from planner.llm.ops import _gemms, attention_seconds
+
+    qwen = get_workload("qwen3-235b-a22b-1t")  # 64 heads of 128 at width 4096
+    assert qwen.head_dim == 128 and qwen.n_heads * qwen.head_dim == 2 * qwen.d_model
+    layer = llm_shape_of(qwen).layer
+    assert layer.d_head == 128
+    plain = llm_shape_of(dataclasses.replace(qwen, head_dim=None)).layer
+    assert plain.d_head == 64  # d_model / heads, as a card without a head width reads
+    tokens, one = np.array([4096.0]), np.array([1.0])
+    qkv, out = _gemms(layer, tokens, one)[:2]
+    assert float(qkv[1][0]) == (64 + 2 * 4) * 128 and float(out[2][0]) == 64 * 128
+    rates = OpRates(gemm_flops=700e12, attention_flops=450e12, hbm_bytes_per_s=2.7e12, sms=132)
+    wide, _ = attention_seconds(layer, one, one, one, rates)
+    narrow, _ = attention_seconds(plain, one, one, one, rates)
+    assert 1.3 < float(wide[0]) / float(narrow[0]) < 2.0  # twice the FLOPs, faster kernel at 128
+    # The attention term of the FLOPs per token counts the heads' width, not d_model.
+    s, layers = qwen.seq_len, qwen.n_layer
+    assert qwen.flops_per_sample == pytest.approx(6 * 22e9 + 12 * layers * s * 64 * 128)
+    assert get_workload("mixtral-8x7b-1t").head_dim is None  # 4096 / 32 = 128 already
