@@ -38,6 +38,8 @@ import re
 
 RECIPES = ("tensorwise", "delayed", "rowwise", "rowwise_with_gw_hp", "blockwise", "mxfp8")
 AUTO = "auto"
+# Why an fp8 GPU may have no rate: the words a refusal gives.
+UNRUNNABLE = "an fp8 recipe it cannot run: mxfp8 needs Blackwell"
 BLACKWELL = r"^(Blackwell|GB200|GB300)"
 
 # Per-layer GEMM milliseconds (module docstring).

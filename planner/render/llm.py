@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from planner.llm.fp8_recipes import UNRUNNABLE
 from planner.llm.mfu import FP8_SPEEDUP, SMALL_WIDTH
 from planner.llm.records import LLMMemoryError
 from planner.llm.stack_profiles import FIT_FAMILY
@@ -86,9 +87,16 @@ REASON_WORDS = {
     "of {usable:.1f} usable)",
     "batch_too_small": "the global batch has fewer sequences than any layout's data-parallel "
     "ranks: raise global_batch_tokens or use fewer GPUs",
-    "no_peak": "no {precision} dense peak for this GPU in planner/data/gpu_specs.csv (or an "
-    "fp8 recipe it cannot run: mxfp8 needs Blackwell)",
+    "no_peak": "no {precision} dense peak for this GPU in planner/data/gpu_specs.csv"
+    "{recipe_clause}",
 }
+# Why an fp8 GPU may still have no rate: a recipe it cannot run (planner.llm.fp8_recipes).
+RECIPE_CLAUSE = f" (or {UNRUNNABLE})"
+
+
+def recipe_clause(precision: object) -> str:
+    """RECIPE_CLAUSE at fp8, "" at every other precision."""
+    return RECIPE_CLAUSE if precision == "fp8" else ""
 
 
 def _number(value: Any) -> float:
@@ -242,6 +250,7 @@ def estimate_detail(record: Mapping[str, Any]) -> str:
         memory=_number(record.get("memory_per_gpu_gb")),
         usable=_number(record.get("usable_gb")),
         precision=record.get("precision", ""),
+        recipe_clause=recipe_clause(record.get("precision")),
     )
 
 
@@ -336,8 +345,7 @@ def recipe_text(row: Mapping[str, object]) -> str:
 # Why a user's layout cannot run (planner.llm.user_layout USER_REASONS).
 USER_REASON_WORDS = {
     "batch_too_small": "does not run: the global batch has fewer sequences than dp x mb",
-    "no_peak": "does not run: no {precision} dense peak for this GPU (or an fp8 recipe it "
-    "cannot run: mxfp8 needs Blackwell)",
+    "no_peak": "does not run: no {precision} dense peak for this GPU{recipe_clause}",
 }
 
 
@@ -357,7 +365,10 @@ def user_layout_text(comparison: LayoutComparison, precision: str) -> str:
         spans = f"tp{timed.user.tp} spans {timed.tp_nodes} nodes"
         head += f" ({spans}: its collectives cross the network)"
     if layout.reason in USER_REASON_WORDS:
-        return f"{head}: {USER_REASON_WORDS[layout.reason].format(precision=precision)}"
+        words = USER_REASON_WORDS[layout.reason].format(
+            precision=precision, recipe_clause=recipe_clause(precision)
+        )
+        return f"{head}: {words}"
     terms = dict(timed.terms_gb)
     used = sum(terms.values())
     split = ", ".join(

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from edge.format import duration, money
+from planner.llm.fp8_recipes import UNRUNNABLE
 from planner.notes import Note
 
 CLI_CONTROLS: dict[str, str] = {
@@ -41,8 +42,7 @@ DROP_WORDS = {
     "no_spec_row": "no row in planner/data/gpu_specs.csv to estimate them from",
     "no_throughput": "no {model} {precision} throughput figure or estimate",
     "no_llm_peak": "no {precision} dense peak in planner/data/gpu_specs.csv to apply an MFU to "
-    "(no such tensor cores, fp16 may have one; or an fp8 recipe it cannot run: mxfp8 needs "
-    "Blackwell)",
+    "(no such tensor cores, fp16 may have one{recipe_clause})",
     "no_layout_fits": "too few GPUs to hold {workload} in any layout",
     "batch_too_small": "more data-parallel ranks than sequences in the global batch",
 }
@@ -71,7 +71,8 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
     name = controls.get
     if note.code == "offers_dropped":
         blank = {"pricing": "", "model": "", "precision": "", "workload": ""}
-        why = DROP_WORDS[v["reason"]].format(**{**blank, **v})
+        clause = {"recipe_clause": f"; or {UNRUNNABLE}" if v.get("precision") == "fp8" else ""}
+        why = DROP_WORDS[v["reason"]].format(**{**blank, **v, **clause})
         left = f"{v['option_count']} options" if "option_count" in v else f"{v['offers']} offers"
         return f"{left} left out: {why} ({', '.join(v['gpus'])})"
     if note.code == "offers_too_big":

@@ -184,3 +184,11 @@ def test_plan_refuses_a_recipe_without_fp8_or_misspelt(flags: list[str], words: 
     assert done.exit_code == 2
     for word in words:
         assert word in done.output
+
+
+def test_the_recipe_clause_joins_a_no_peak_refusal_at_fp8_only(tmp_path: Path) -> None:
+    t4 = runner.invoke(app, ["plan", "-w", "llm-1.3b-26b", "--gpu", "T4", "--max-gpus", "8"])
+    assert "fp16 may have one)" in t4.stdout and "mxfp8" not in t4.stdout
+    done = _estimate(tmp_path, "8b,8192,8,H100-SXM,fp8,megatron,mxfp8\n")
+    assert done.exit_code == 0, done.output
+    assert "mxfp8 needs Blackwell" in json.loads(done.stdout)[0]["method_detail"]
