@@ -388,7 +388,7 @@ def _check_layout_flag(flags: PlanFlags, workload: Workload) -> None:
 def _check_plan_flags(flags: PlanFlags) -> None:
     """ValueError at the first option out of its choices or range, naming the option."""
     from edge.choices import check_choices
-    from planner.llm.fp8_recipes import AUTO, RECIPES
+    from planner.llm.fp8_recipes import AUTO, checked_recipe
     from planner.render.plan_tables import VIEWS
     from planner.request import PRECISIONS
     from pricing.catalog import PRICING_KINDS
@@ -396,7 +396,7 @@ def _check_plan_flags(flags: PlanFlags) -> None:
     check_format(flags.fmt)
     check_choices([flags.view], VIEWS, "view")
     check_choices([flags.precision], PRECISIONS, "precision")
-    check_choices([flags.fp8_recipe], [AUTO, *RECIPES], "fp8 recipe")
+    checked_recipe(flags.fp8_recipe)
     if flags.fp8_recipe != AUTO and flags.precision != "fp8":
         raise ValueError(
             f"--fp8-recipe {flags.fp8_recipe} applies to fp8 training (how its GEMMs scale "

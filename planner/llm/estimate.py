@@ -68,18 +68,16 @@ from pricing.gpus import UnknownGPUError, canonical_gpu, closest_match, did_you_
 
 REQUIRED = ("params", "seq_len", "num_gpus", "gpu_model", "precision")
 MOE_COLUMNS = ("active_params", "experts", "top_k", "shared_experts", "expert_ffn")
-# Boolean MoE columns (the numbers' ranges: COLUMN_RANGES).
-MOE_FLAGS = ("moe_overlap",)
 LAYOUT_COLUMNS = ("tp", "pp", "cp", "ep", "dp", "vpp", "mbs", "micro_batch", "zero", "recompute")
 # A dense model's shape beyond n_layer and d_model (ranges: FIELD_RANGES, as plan's flags).
 SHAPE_COLUMNS = ("ffn", "heads", "kv_heads", "vocab")
 OPTIONAL = (
     "n_layer", "d_model", *SHAPE_COLUMNS, "global_batch_tokens", "gpus_per_node",
-    "network_gbps", "mode", "framework", "eager", "fp8_recipe", *MOE_COLUMNS, *MOE_FLAGS,
+    "network_gbps", "mode", "framework", "eager", "fp8_recipe", *MOE_COLUMNS, "moe_overlap",
     *LAYOUT_COLUMNS,
 )  # fmt: skip
-# The eager column's words (planner.settings.LLMSettings.eager), case aside.
-EAGER_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+# The words of a true/false column (eager, moe_overlap), case aside.
+SWITCH_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 # Ranges of the MoE and layout columns (the others: planner.io.validate.FIELD_RANGES).
 COLUMN_RANGES = {
     "active_params": FIELD_RANGES["params"],
@@ -260,12 +258,7 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
             f"{_where(path, i, 'framework')}: unknown framework {value['framework']!r}"
             f"{did_you_mean(framework, list(FRAMEWORKS))} Valid: {', '.join(FRAMEWORKS)}"
         )
-    eager = value.get("eager", "").strip().lower()
-    if eager and eager not in EAGER_WORDS:
-        raise LLMQueryError(
-            f"{_where(path, i, 'eager')}: {value['eager']!r} is not true or false "
-            f"(valid: {', '.join(EAGER_WORDS)}; blank: the run's setting)"
-        )
+    eager = _switch(path, i, value, "eager")
     recipe = value.get("fp8_recipe", "").strip().lower()
     if recipe and recipe not in RECIPES:
         raise LLMQueryError(
@@ -287,13 +280,8 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
             f"{_where(path, i, given)}: a mixture-of-experts row needs active_params (the "
             "parameters each token passes through, e.g. 22b)"
         )
-    overlap = value.get("moe_overlap", "").strip().lower()
-    if overlap and overlap not in EAGER_WORDS:
-        raise LLMQueryError(
-            f"{_where(path, i, 'moe_overlap')}: {value['moe_overlap']!r} is not true or false "
-            f"(valid: {', '.join(EAGER_WORDS)}; blank: the run's setting)"
-        )
-    if overlap and moe["active_params"] is None:
+    overlap = _switch(path, i, value, "moe_overlap")
+    if overlap is not None and moe["active_params"] is None:
         raise LLMQueryError(
             f"{_where(path, i, 'moe_overlap')}: moe_overlap applies to mixture-of-experts rows "
             "(give active_params) and this row is a dense model: leave moe_overlap blank"
@@ -318,9 +306,9 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
         network_gbps=optional("network_gbps") or 0.0,
         mode=mode,
         framework=framework,
-        eager=EAGER_WORDS[eager] if eager else None,
+        eager=eager,
         fp8_recipe=recipe,
-        moe_overlap=EAGER_WORDS[overlap] if overlap else None,
+        moe_overlap=overlap,
         active_params=moe["active_params"],
         experts=_whole(moe["experts"]),
         top_k=_whole(moe["top_k"]),
@@ -346,6 +334,17 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
         field = "eager" if query.eager else "framework"
         raise LLMQueryError(f"{_where(path, i, field)}: {exc}") from None
     return dataclasses.replace(query, layout=_layout(path, i, value, workload, query))
+
+
+def _switch(path: Path, i: int, value: dict[str, str], column: str) -> bool | None:
+    """A true/false cell (SWITCH_WORDS) as a bool; None when blank (the run's setting)."""
+    text = value.get(column, "").strip().lower()
+    if text and text not in SWITCH_WORDS:
+        raise LLMQueryError(
+            f"{_where(path, i, column)}: {value[column]!r} is not true or false "
+            f"(valid: {', '.join(SWITCH_WORDS)}; blank: the run's setting)"
+        )
+    return SWITCH_WORDS[text] if text else None
 
 
 def query_settings(settings: LLMSettings, q: LLMQuery) -> LLMSettings:

@@ -36,10 +36,13 @@ from __future__ import annotations
 import math
 import re
 
+from edge.choices import LAST_RESORT_PREFIX, did_you_mean
+
 RECIPES = ("tensorwise", "delayed", "rowwise", "rowwise_with_gw_hp", "blockwise", "mxfp8")
 AUTO = "auto"
 # Why an fp8 GPU may have no rate: the words a refusal gives.
 UNRUNNABLE = "an fp8 recipe it cannot run: mxfp8 needs Blackwell"
+# gpu_specs.csv architectures of the Blackwell generation (planner.llm.ops reads it too).
 BLACKWELL = r"^(Blackwell|GB200|GB300)"
 
 # Per-layer GEMM milliseconds (module docstring).
@@ -79,9 +82,12 @@ DEFAULT_RECIPE = {
 
 
 def checked_recipe(name: str) -> str:
-    """`name` if it is a recipe or "auto" (ValueError naming the valid ones)."""
-    if name not in (AUTO, *RECIPES):
-        raise ValueError(f"fp8 recipe {name!r}: valid are {AUTO}, {', '.join(RECIPES)}")
+    """`name` if it is a recipe or "auto" (ValueError naming the closest and the valid ones,
+    as every "unknown ..." refusal does)."""
+    valid = (AUTO, *RECIPES)
+    if name not in valid:
+        hint = did_you_mean(name, valid, prefix=LAST_RESORT_PREFIX)
+        raise ValueError(f"unknown fp8 recipe {name!r}{hint} Valid: {', '.join(valid)}")
     return name
 
 

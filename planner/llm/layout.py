@@ -730,7 +730,7 @@ def _cp_seconds(
     and value chunks (2 b s/cp g d / t values) around the cp ring, cp - 1 hops forward and
     twice that backward (their gradients too), overlapped with the attention blocks it
     feeds (ring attention: Liu et al. 2023; Megatron-Core's context parallelism)."""
-    d = shape.head_dim or shape.d_model / shape.n_heads
+    d = shape.layer.d_head
     kv_bytes = 2.0 * mb * shape.seq_len / cp * shape.n_kv_heads * d / tp * 2.0
     within = tp * cp <= hw.gpus_per_node
     gbs = np.where(within, hw.intra_gbs, hw.network_gbs_per_gpu)

@@ -51,6 +51,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from planner.llm.fp8_recipes import BLACKWELL
 from planner.llm.kernel_rates import attention_share
 from planner.llm.matmul_rates import matmul_factor
 from planner.settings import KERNEL_FLOOR_S
@@ -120,7 +121,7 @@ class KernelDefault:
 KERNEL_DEFAULTS: tuple[tuple[str, KernelDefault], ...] = (
     (r"^Ampere \(GA100\)", KernelDefault(0.724, 0.496, 0.78, 1.12, "kernels_a100")),
     (r"^Hopper", KernelDefault(0.70, 0.48, 0.78, 1.12, "kernels_hopper")),
-    (r"^(Blackwell|GB200|GB300)", KernelDefault(0.70, 0.48, 0.72, 1.15, "kernels_blackwell")),
+    (BLACKWELL, KernelDefault(0.70, 0.48, 0.72, 1.15, "kernels_blackwell")),
     # Volta: 1.2B GPT at 39 TFLOP/s of 125 on one V100, all of it (Shoeybi et al. 2019).
     (r"^Volta", KernelDefault(0.55, 0.35, 0.72, 1.20, "kernels_volta")),
     (r"^CDNA", KernelDefault(0.55, 0.35, 0.70, 1.25, "kernels_amd")),
@@ -134,7 +135,7 @@ SM_COUNTS: tuple[tuple[str, int], ...] = (
     (r"^Ampere \(GA100\)", 108),
     (r"^Hopper", 132),
     (r"^Blackwell Ultra", 160),  # NVIDIA, "Inside NVIDIA Blackwell Ultra" (2025)
-    (r"^(Blackwell|GB200|GB300)", 148),
+    (BLACKWELL, 148),
     (r"^Volta", 80),
 )
 DEFAULT_SMS = 100

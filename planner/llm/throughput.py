@@ -302,7 +302,7 @@ def measured_kernels(
     table = measured_gemm_tflops(results, gpu_name, precision)
     if table is None:
         return None
-    head_dim = shape.head_dim or max(1, shape.d_model // max(1, shape.n_heads))
+    head_dim = max(1, int(shape.layer.d_head))
     attention_precision = "bf16" if precision == "fp8" else precision
     attention = measured_attention_tflops(
         results, gpu_name, attention_precision, head_dim, shape.seq_len
@@ -340,7 +340,8 @@ def _predict(
     architecture = figures.architecture if figures else ""
     kernels = kernel_default(architecture, gpu_name)
     recipe = resolved_recipe(settings.fp8_recipe, settings.framework)
-    if precision == "fp8" and not math.isfinite(gemm_time_factor(recipe, architecture)):
+    recipe_factor = gemm_time_factor(recipe, architecture)
+    if precision == "fp8" and not math.isfinite(recipe_factor):
         peak = math.nan  # the recipe has no rate on this GPU (mxfp8 before Blackwell)
     if scale is None:  # own GPT results' factor on the kernel rates (1 without them)
         scale = _calibration(shape, precision, gpu_name, anchor, settings, batch_tokens)
@@ -359,7 +360,7 @@ def _predict(
             stack,
             measured,
             settings.eager,
-            gemm_time_factor(recipe, architecture),
+            recipe_factor,
         ),
         compute_flops=anchor.mfu * (half * FP8_SPEEDUP[0] if precision == "fp8" else peak),
         intra_gbs=intra_node_gbs(gpu_name, per_node) / stack.comm_exposure,

@@ -63,7 +63,7 @@ def test_recipes_order_as_measured_and_mxfp8_needs_blackwell() -> None:
     assert hopper["rowwise_with_gw_hp"] > hopper["rowwise"]
     assert math.isnan(hopper["mxfp8"])
     assert 0.9 < gemm_time_factor("mxfp8", "Blackwell (GB100)") < 1.0
-    with pytest.raises(ValueError, match="valid are auto, tensorwise"):
+    with pytest.raises(ValueError, match="Valid: auto, tensorwise"):
         gemm_time_factor("per-row", HOPPER)
 
 
