@@ -14,6 +14,7 @@ import importlib.metadata
 import os
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,6 +90,23 @@ def _remote_venv_with_torch(
     return venv
 
 
+def _pip_from_the_index(command: list[str], attempts: int = 3) -> None:
+    """Run a pip install that resolves dependencies from the package index (the one
+    network step of the suite): a failed attempt is retried after a pause (an index that
+    drops a connection for longer than pip's own retries), and the last failure shows
+    pip's own words instead of only its exit status."""
+    for attempt in range(1, attempts + 1):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        if done.returncode == 0:
+            return
+        if attempt < attempts:
+            time.sleep(15 * attempt)
+    pytest.fail(
+        f"pip install failed {attempts} times (exit {done.returncode}): "
+        f"{' '.join(command)}\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    )
+
+
 @pytest.fixture(scope="module")
 def wheel_only(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """The built wheel, a local venv holding only it (pip install WHEEL, the default
@@ -98,10 +116,9 @@ def wheel_only(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, P
     built = ship.local_wheel(where / "build-cache")
     local = where / "local-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(local)], check=True)
-    subprocess.run(
+    _pip_from_the_index(
         [sys.executable, "-m", "pip", "--python", str(local / "bin" / "python"), *PIP[2:],
-         "-c", str(CONSTRAINTS), str(built.path)],
-        check=True, timeout=300,
+         "-c", str(CONSTRAINTS), str(built.path)]
     )  # fmt: skip
     remote = _remote_venv_with_torch(where, built.path)
     yield {"wheel": built.path, "local": local, "remote": remote, "where": where}
