@@ -45,9 +45,9 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
   for GCP A3.
 - mixture-of-experts models: the preset (planner.workloads.moe_presets) the model text
   names, its shape from the model card; its stated expert-parallel size pinned.
-Rows left out and why (`skipped`): mixture-of-experts models no preset names, no
-parameter count, CPU offload, fp32, no GPU count with tensor parallelism,
-the framework not stated.
+Rows left out and why (`skipped`): mixture-of-experts models no preset names, experts laid
+out by Megatron-Core's parallel folding (`ep_folding`: _folded_experts), no parameter count,
+CPU offload, fp32, no GPU count with tensor parallelism, the framework not stated.
 """
 
 from __future__ import annotations
@@ -72,6 +72,9 @@ CORPUS_PATH = REFERENCE / "calibration" / "llm_training_throughput.csv"  # publi
 # gpuplan's own runs (reference/own_runs) in the same columns: checked, not fitted on.
 OWN_RUNS_PATH = REFERENCE / "own_runs" / "llm_training_throughput.csv"
 FA3_TEXT = re.compile(r"flashattention-3|flash attention 3|\bfa3\b", re.IGNORECASE)
+# The expert-tensor-parallel size a row's notes state (Megatron-Core's
+# --expert-tensor-parallel-size; unstated, it is the tensor-parallel size).
+EXPERT_TP_TEXT = re.compile(r"\bETP (\d+)")
 FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"megatron-deepspeed|deepspeed|paddlenlp", "deepspeed"),
     (r"megatron|flagscale|primus|meta internal", "megatron"),
@@ -316,6 +319,21 @@ def _is_moe(row: pd.Series) -> bool:
     return "moe" in str(row["model"]).lower() or "moe" in str(row["params"]).lower()
 
 
+def _folded_experts(row: pd.Series) -> bool:
+    """Experts laid out as this model cannot time them: Megatron-Core's MoE parallel
+    folding, an expert-tensor-parallel size other than the tensor-parallel one
+    (EXPERT_TP_TEXT) or an expert-parallel size that does not divide the data-parallel
+    ranks, spreads experts over tp x cp x dp, where this model splits each expert over the
+    tensor-parallel ranks and places ep within the data-parallel ones (planner.llm.moe); a
+    searched layout would time another run."""
+    etp = EXPERT_TP_TEXT.search(str(row["notes"]))
+    if etp and _finite(row.get("tp")) and int(etp.group(1)) != int(row["tp"]):
+        return True
+    if not (_finite(row.get("ep")) and _finite(row.get("dp"))):
+        return False
+    return int(row["dp"]) % int(row["ep"]) != 0
+
+
 def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
     """The CorpusRun of one corpus row, or the code of why it is left out."""
     family = family_of(row["framework"])
@@ -328,6 +346,8 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         return "no_framework"
     if "offload" in str(row["framework"]).lower():
         return "offload"
+    if moe is not None and _folded_experts(row):
+        return "ep_folding"
     if moe is None and not math.isfinite(_number(row["params"])):
         return "no_params"
     precision = _precision(row["precision"])
