@@ -99,7 +99,8 @@ class CommModel:
 @dataclass(frozen=True)
 class StatedLayout:
     """The parallel sizes a run states (a published run's table, a user's layout): tensor,
-    pipeline and context parallel; virtual pipeline stages per GPU and expert-parallel ranks
+    pipeline and context parallel; virtual pipeline stages per GPU, expert-parallel ranks
+    and the expert-tensor-parallel size (tp, or 1: MoE parallel folding, planner.llm.moe)
     where stated (0: not stated, the layout search picks them)."""
 
     tp: int = 1
@@ -107,6 +108,7 @@ class StatedLayout:
     cp: int = 1
     vpp: int = 0
     ep: int = 0
+    etp: int = 0
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,12 @@ class LLMSettings:
     moe_overlap: a mixture of experts' all-to-all runs under another micro-batch's
       computation and is exposed only where it outlasts it (DeepSeek-V3's DualPipe,
       DeepSeek-AI 2024 sec. 3.2.1; Megatron-Core's --overlap-moe-expert-parallel-comm);
-      False: exposed in full, as the corpus's MoE runs were timed.
+      False: exposed in full, as the corpus's MoE runs are timed unless their notes say it
+      overlapped.
+    pinned_ran: the pinned layout is a published run's, so it ran: where the memory model
+      finds none of its variants fits, the one it finds smallest is timed instead of a
+      searched layout the run never used (the fitting and evaluation tools set it; a plan
+      never does).
     """
 
     global_batch_tokens: float | None = None
@@ -154,6 +161,7 @@ class LLMSettings:
     eager: bool = False
     fp8_recipe: str = "auto"
     moe_overlap: bool = False
+    pinned_ran: bool = False
 
     def __post_init__(self) -> None:
         stack = framework(self.framework)  # ValueError naming the valid ones

@@ -145,7 +145,7 @@ def estimate_llm(
             "mode, framework, eager, fp8_recipe; MoE: "
             "active_params, experts, top_k, shared_experts, expert_ffn, moe_overlap; your own "
             "layout: tp, "
-            "pp, cp, ep, dp, vpp, mbs, zero, recompute]; other columns are refused",
+            "pp, cp, ep, etp, dp, vpp, mbs, zero, recompute]; other columns are refused",
         ),
     ],
     output: Output = None,

@@ -44,10 +44,13 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
   interconnect text), else 3,200 Gb/s per node (8 x 400G, `network`), 1,600 for A100, 800
   for GCP A3.
 - mixture-of-experts models: the preset (planner.workloads.moe_presets) the model text
-  names, its shape from the model card; its stated expert-parallel size pinned.
-Rows left out and why (`skipped`): mixture-of-experts models no preset names, experts laid
-out by Megatron-Core's parallel folding (`ep_folding`: _folded_experts), no parameter count,
-CPU offload, fp32, no GPU count with tensor parallelism, the framework not stated.
+  names, its shape from the model card; its stated expert-parallel size pinned, and its
+  expert-tensor-parallel size where the notes state it ("ETP 1": Megatron-Core's MoE
+  parallel folding, planner.llm.moe); its all-to-all timed under another micro-batch's
+  compute where the notes say it overlapped (A2A_OVERLAP_TEXT).
+Rows left out and why (`skipped`): mixture-of-experts models no preset names, no
+parameter count, CPU offload, fp32, no GPU count with tensor parallelism,
+the framework not stated.
 """
 
 from __future__ import annotations
@@ -75,6 +78,9 @@ FA3_TEXT = re.compile(r"flashattention-3|flash attention 3|\bfa3\b", re.IGNORECA
 # The expert-tensor-parallel size a row's notes state (Megatron-Core's
 # --expert-tensor-parallel-size; unstated, it is the tensor-parallel size).
 EXPERT_TP_TEXT = re.compile(r"\bETP (\d+)")
+# A run whose notes say its expert all-to-all ran under another micro-batch's compute
+# (Megatron-Core's 1F1B A2A overlap, DeepSeek's DualPipe): timed with LLMSettings.moe_overlap.
+A2A_OVERLAP_TEXT = re.compile(r"1f1b (a2a )?overlap|a2a overlap|dualpipe", re.IGNORECASE)
 FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"megatron-deepspeed|deepspeed|paddlenlp", "deepspeed"),
     (r"megatron|flagscale|primus|meta internal", "megatron"),
@@ -151,6 +157,7 @@ class CorpusRun:
     flash_attention: bool = True  # False where the notes say the model ran without it
     fp8_recipe: str = "auto"  # the recipe the precision text names (else the stack's default)
     attention_kernel: str = ""  # "fa3" where the source says FlashAttention-3 ran ("": stack's)
+    moe_overlap: bool = False  # the notes say the expert all-to-all ran under compute
 
 
 def family_of(framework_text: str) -> str | None:
@@ -228,15 +235,17 @@ def reported_flops_per_token(workload: Workload) -> float:
 
 def _pinned(row: pd.Series) -> StatedLayout | None:
     """The stated tp, pp and cp (1 where one is stated and the other not) with the stated
-    virtual pipeline and expert-parallel sizes (else searched); pure data parallelism where
-    only a data-parallel size equal to the GPU count is stated; None when nothing is."""
+    virtual pipeline, expert-parallel and expert-tensor-parallel (EXPERT_TP_TEXT) sizes
+    (else searched); pure data parallelism where only a data-parallel size equal to the GPU
+    count is stated; None when nothing is."""
     stated = {k: int(row[k]) for k in ("tp", "pp", "cp", "vp", "ep") if _finite(row.get(k))}
     if not ({"tp", "pp"} & stated.keys()):
         pure_dp = _finite(row["dp"]) and _finite(row["num_gpus"])
         return StatedLayout() if pure_dp and int(row["dp"]) == int(row["num_gpus"]) else None
+    etp = EXPERT_TP_TEXT.search(str(row.get("notes", "")))
     return StatedLayout(
         tp=stated.get("tp", 1), pp=stated.get("pp", 1), cp=stated.get("cp", 1),
-        vpp=stated.get("vp", 0), ep=stated.get("ep", 0),
+        vpp=stated.get("vp", 0), ep=stated.get("ep", 0), etp=int(etp.group(1)) if etp else 0,
     )  # fmt: skip
 
 
@@ -319,21 +328,6 @@ def _is_moe(row: pd.Series) -> bool:
     return "moe" in str(row["model"]).lower() or "moe" in str(row["params"]).lower()
 
 
-def _folded_experts(row: pd.Series) -> bool:
-    """Experts laid out as this model cannot time them: Megatron-Core's MoE parallel
-    folding, an expert-tensor-parallel size other than the tensor-parallel one
-    (EXPERT_TP_TEXT) or an expert-parallel size that does not divide the data-parallel
-    ranks, spreads experts over tp x cp x dp, where this model splits each expert over the
-    tensor-parallel ranks and places ep within the data-parallel ones (planner.llm.moe); a
-    searched layout would time another run."""
-    etp = EXPERT_TP_TEXT.search(str(row["notes"]))
-    if etp and _finite(row.get("tp")) and int(etp.group(1)) != int(row["tp"]):
-        return True
-    if not (_finite(row.get("ep")) and _finite(row.get("dp"))):
-        return False
-    return int(row["dp"]) % int(row["ep"]) != 0
-
-
 def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
     """The CorpusRun of one corpus row, or the code of why it is left out."""
     family = family_of(row["framework"])
@@ -346,8 +340,6 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         return "no_framework"
     if "offload" in str(row["framework"]).lower():
         return "offload"
-    if moe is not None and _folded_experts(row):
-        return "ep_folding"
     if moe is None and not math.isfinite(_number(row["params"])):
         return "no_params"
     precision = _precision(row["precision"])
@@ -432,6 +424,7 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         flash_attention=not re.search(r"no flashattention", str(row["notes"]).lower()),
         fp8_recipe=recipe_of_text(row["precision"]) or "auto",
         attention_kernel="fa3" if FA3_TEXT.search(f"{row['framework']} {row['notes']}") else "",
+        moe_overlap=moe is not None and bool(A2A_OVERLAP_TEXT.search(str(row["notes"]))),
     )
 
 

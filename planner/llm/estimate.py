@@ -10,8 +10,8 @@ moe_overlap (true | false; blank: the run's --moe-overlap; mixture-of-experts ro
 params is a number (7e9) or a size (7b, 6.7b, 124m). A mixture of experts gives
 active_params (a number or a size) and optionally experts, top_k, shared_experts,
 expert_ffn (planner.llm.moe; a preset's shape where the counts match one). A row that
-gives any of tp, pp, cp, ep, dp, vpp, mbs (or micro_batch), zero, recompute is timed at
-exactly that layout (planner.llm.user_layout) beside the best layout found. A column not
+gives any of tp, pp, cp, ep, etp, dp, vpp, mbs (or micro_batch), zero, recompute is timed
+at exactly that layout (planner.llm.user_layout) beside the best layout found. A column not
 named here is refused with the valid ones.
 Every number must be within its planner.io.validate.FIELD_RANGES entry, the range the flag
 of the same name accepts (gpus_per_node as --gpus-per-node), or its COLUMN_RANGES entry;
@@ -68,7 +68,9 @@ from pricing.gpus import UnknownGPUError, canonical_gpu, closest_match, did_you_
 
 REQUIRED = ("params", "seq_len", "num_gpus", "gpu_model", "precision")
 MOE_COLUMNS = ("active_params", "experts", "top_k", "shared_experts", "expert_ffn")
-LAYOUT_COLUMNS = ("tp", "pp", "cp", "ep", "dp", "vpp", "mbs", "micro_batch", "zero", "recompute")
+LAYOUT_COLUMNS = (
+    "tp", "pp", "cp", "ep", "etp", "dp", "vpp", "mbs", "micro_batch", "zero", "recompute",
+)  # fmt: skip
 # A dense model's shape beyond n_layer and d_model (ranges: FIELD_RANGES, as plan's flags).
 SHAPE_COLUMNS = ("ffn", "heads", "kv_heads", "vocab")
 OPTIONAL = (
@@ -85,7 +87,7 @@ COLUMN_RANGES = {
     "top_k": Range(1, 100_000, integer=True, unit="experts per token"),
     "shared_experts": Range(0, 1_000, integer=True, unit="experts"),
     "expert_ffn": Range(1, 1_000_000, integer=True),
-    **{c: Range(1, 1_000_000, integer=True) for c in ("tp", "pp", "cp", "ep", "dp", "vpp")},
+    **{c: Range(1, 1_000_000, integer=True) for c in ("tp", "pp", "cp", "ep", "etp", "dp", "vpp")},
     "mbs": Range(1, 100_000, integer=True, unit="sequences"),
     "micro_batch": Range(1, 100_000, integer=True, unit="sequences"),
 }

@@ -7,8 +7,8 @@ attention, Liu et al. 2023; Megatron-Core), pipeline p (a power of two up to the
 stages of ceil(L/p) layers), data parallel d = N / (t c p), micro-batch b in MICRO_BATCHES,
 ZeRO-1 or ZeRO-3/FSDP (Rajbhandari et al. 2020) and recomputation none / selective / partial
 / full (Korthikanti et al. 2022), and for a mixture of experts expert parallel ep (a power of
-two dividing the experts and d: planner.llm.moe); the fastest that fits memory
-(planner.llm.memory) wins.
+two dividing the experts and d, each expert split over t; or folded, dividing t c d with
+whole experts: planner.llm.moe); the fastest that fits memory (planner.llm.memory) wins.
 Reason codes: "fits", "no_layout_fits" (no layout fits, even with FlashAttention and full
 recomputation), "batch_too_small" (the global batch has fewer sequences than any layout's
 data-parallel ranks x micro-batch), "no_peak" (no dense peak at this precision, e.g. fp8 on
@@ -49,8 +49,8 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
   MoE   the routed experts' grouped GEMMs join t_mb, their all-to-all (t_a2a) joins each
         slot, exposed (with LayoutSettings.moe_overlap only what outlasts t_mb: DualPipe's
         pairing of one micro-batch's all-to-all with another's compute, DeepSeek-AI 2024,
-        sec. 3.2.1); their gradients reduce over the d c / ep ranks holding the same
-        experts (planner.llm.moe).
+        sec. 3.2.1); their gradients reduce over the t d c / (et ep) ranks holding the
+        same experts (et the expert-tensor-parallel size: t, or 1 folded; planner.llm.moe).
 
 Collectives are α-β rings (Thakur et al. 2005; Patarasuk & Yuan 2009): T = k (n - 1) α +
 k (n - 1)/n x bytes / bandwidth, k = 2 for an all-reduce and 1 for a reduce-scatter or
@@ -168,6 +168,7 @@ class Hardware:
     gpus_per_node: int
     tp_comm_exposure: float = 1.0  # the stack's exposed share of the ring model's tp time
     moe_factor: float = 1.0  # the stack's MoE grouped GEMM and all-to-all over the model's
+    comm_exposure: float = 1.0  # what intra_gbs and network_gbs_per_gpu are divided by
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,7 @@ class LayoutSettings:
     step_model: str = "ops"  # ops (planner.llm.ops) | mfu-prior (prior MFU x peak)
     pinned: StatedLayout | None = None  # the sizes a run states; None: search
     moe_overlap: bool = False  # all-to-all under another micro-batch's compute (LLMSettings)
+    pinned_ran: bool = False  # the pinned layout ran (a published run; LLMSettings)
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,7 @@ class Layout:
     dp: int = 0
     cp: int = 1  # context-parallel ranks sharing each sequence
     ep: int = 1  # expert-parallel ranks (mixture of experts), out of the dp ranks
+    etp: int = 0  # expert-tensor-parallel size: 0 = tp; 1 with tp > 1: parallel folding
     micro_batch: int = 0
     micro_batches: int = 0
     interleave: int = 1  # virtual pipeline stages per GPU (interleaved 1F1B)
@@ -228,6 +231,11 @@ class Layout:
         return self.reason == "fits"
 
     @property
+    def folded(self) -> bool:
+        """True when the experts fold over the tensor-parallel ranks (planner.llm.moe)."""
+        return self.ep > 1 and 0 < self.etp != self.tp
+
+    @property
     def label(self) -> str:
         """E.g. "tp8 pp2 dp4 zero1 mb1", "tp8 pp16 vpp2 dp64 zero1 mb1" ("" when nothing
         fits)."""
@@ -239,6 +247,7 @@ class Layout:
         vpp = f" vpp{self.interleave}" if self.interleave > 1 else ""
         cp = f" cp{self.cp}" if self.cp > 1 else ""
         ep = f" ep{self.ep}" if self.ep > 1 else ""
+        ep += f" etp{self.etp}" if self.folded else ""
         return (
             f"tp{self.tp}{cp} pp{self.pp}{vpp}{ep} dp{self.dp}{zero} mb{self.micro_batch}"
             + rc[self.recompute]
@@ -322,15 +331,16 @@ def _grid(
     eps = expert_parallel_sizes(shape.experts, n)
     if stated is not None and stated.ep:
         eps = [e for e in eps if e == stated.ep]
+    folds = [False, True] if shape.experts else [False]
     axes = np.meshgrid(
         np.array(tps), np.array(cps), np.array(pps), np.array(interleaves), np.array(micro),
         np.array([z == "zero3" for z in zeros]), np.arange(len(recomputes)), np.array(eps),
-        indexing="ij",
+        np.array(folds), indexing="ij",
     )  # fmt: skip
-    t, c, p, v, b, z3, r, e = (axis.ravel() for axis in axes)
+    t, c, p, v, b, z3, r, e, fold = (axis.ravel() for axis in axes)
     dp = n // (t * c * p)
     keep = (n % (t * c * p) == 0) & ((v == 1) | ((p > 1) & (p * v <= shape.n_layer)))
-    keep &= dp % e == 0  # expert-parallel ranks come out of the data-parallel ones
+    keep &= _experts_lay_out(t, c, dp, e, fold, stated)
     if len(zeros) > 1:
         keep &= ~(z3 & (dp * c == 1))  # one data-parallel rank: ZeRO-1 and -3 are the same
     if not keep.any():
@@ -338,8 +348,29 @@ def _grid(
     return {
         "tp": t[keep], "cp": c[keep], "pp": p[keep], "dp": dp[keep], "mb": b[keep],
         "zero3": z3[keep], "recompute": np.array(recomputes)[r[keep]], "vpp": v[keep],
-        "ep": e[keep],
+        "ep": e[keep], "etp": np.where(fold, 1, t)[keep],
     }  # fmt: skip
+
+
+def _experts_lay_out(
+    t: np.ndarray,
+    c: np.ndarray,
+    dp: np.ndarray,
+    e: np.ndarray,
+    fold: np.ndarray,
+    stated: StatedLayout | None,
+) -> np.ndarray:
+    """Which (tp, cp, dp, ep, folded) combinations are layouts: without folding the ep
+    ranks come out of the data-parallel ones (ep divides dp) and each expert is split over
+    tp; folded (expert tensor parallel 1), ep divides tp x cp x dp and differs from the
+    unfolded layout (tp > 1 or ep not dividing dp). A stated expert-tensor-parallel size
+    keeps only its own."""
+    unfolded = ~fold & (dp % e == 0)
+    folded = fold & (e > 1) & ((t * c * dp) % e == 0) & ((t > 1) | (dp % e != 0))
+    if stated is not None and stated.etp:
+        folded &= stated.etp == 1
+        unfolded &= stated.etp == t
+    return unfolded | folded
 
 
 def expert_parallel_sizes(experts: int, total_gpus: int) -> list[int]:
@@ -367,6 +398,7 @@ class Candidates:
     memory: np.ndarray
     usable: float
     ep: np.ndarray
+    etp: np.ndarray  # expert-tensor-parallel size (tp, or 1 where the experts fold)
 
 
 @lru_cache(maxsize=2048)
@@ -380,8 +412,8 @@ def _candidates(
     sequences = max(1, int(settings.global_batch_tokens // shape.seq_len))
     if not grid:
         return Layout("no_layout_fits")
-    tp, cp, pp, dp, mb, vpp, ep = (
-        grid[k].astype(float) for k in ("tp", "cp", "pp", "dp", "mb", "vpp", "ep")
+    tp, cp, pp, dp, mb, vpp, ep, etp = (
+        grid[k].astype(float) for k in ("tp", "cp", "pp", "dp", "mb", "vpp", "ep", "etp")
     )
     m = np.floor(sequences / (dp * mb))
     # Interleaving needs whole rounds of p micro-batches (Megatron-LM's schedule).
@@ -390,17 +422,19 @@ def _candidates(
         return Layout("batch_too_small")
     m = np.maximum(m, 1.0)
     zero3, recompute = grid["zero3"], grid["recompute"]
-    terms = memory_terms(shape, settings, tp, cp, pp, dp, mb, m, zero3, recompute, vpp, ep)
+    terms = memory_terms(shape, settings, tp, cp, pp, dp, mb, m, zero3, recompute, vpp, ep, etp)
     memory = terms["states"] + terms["expert_states"] + terms["activations"]
     usable = usable_bytes(memory_gb, settings.memory_reserve_fraction)
     fits = (memory <= usable) & usable_batch
+    if not fits.any() and settings.pinned_ran and settings.pinned is not None:
+        fits = _smallest_that_ran(settings, zero3, memory, usable_batch)
     if not fits.any():
         least = float(np.min(np.where(usable_batch, memory, np.inf)))
         return Layout("no_layout_fits", memory_per_gpu_gb=least / 1e9, usable_gb=usable / 1e9)
     ok = np.flatnonzero(fits & _preferred_sharding(settings, zero3, fits))
     return Candidates(
         tp[ok], cp[ok], pp[ok], dp[ok], mb[ok], m[ok], zero3[ok], recompute[ok], vpp[ok],
-        memory[ok], usable, ep[ok],
+        memory[ok], usable, ep[ok], etp[ok],
     )  # fmt: skip
 
 
@@ -435,7 +469,7 @@ def stage_times(
     tokens = c.mb * shape.seq_len / c.cp
     gemm_f, gemm_b, mem_f, mem_b, casts = expert_layer_seconds(
         tokens, c.tp, c.ep, shape.d_model, shape.experts, shape.top_k, shape.expert_ffn, rates,
-        weight_grads,
+        weight_grads, c.etp,
     )  # fmt: skip
     moe_parts = MicroBatchTimes(
         gemm=parts.gemm,
@@ -494,6 +528,7 @@ def layout_at(
         dp=int(c.dp[best]),
         cp=int(c.cp[best]),
         ep=int(c.ep[best]),
+        etp=int(c.etp[best]),
         micro_batch=int(c.mb[best]),
         micro_batches=int(c.m[best]),
         interleave=int(c.vpp[best]),
@@ -519,6 +554,18 @@ def layout_at(
         a2a_share=shares["a2a"],
         grouped_gemm_share=shares["grouped_gemm"],
     )
+
+
+def _smallest_that_ran(
+    settings: LayoutSettings, zero3: np.ndarray, memory: np.ndarray, usable_batch: np.ndarray
+) -> np.ndarray:
+    """A published run's pinned layout ran, whatever the memory model says: the variant
+    of it (micro-batch, recompute, sharding where not stated; the framework's own sharding
+    first) the memory model finds smallest, so a memory model that overstates does not move
+    the run to a layout it never used."""
+    own = usable_batch & _preferred_sharding(settings, zero3, usable_batch)
+    least = np.min(np.where(own, memory, np.inf))
+    return own & (memory <= least)
 
 
 def _preferred_sharding(
@@ -550,6 +597,7 @@ def memory_terms(
     recompute: np.ndarray,
     vpp: np.ndarray,
     ep: np.ndarray | None = None,
+    etp: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Bytes per GPU of each layout by MEMORY_TERMS: model states (weights, gradients,
     optimizer) sharded over the dp x cp ranks that hold the same weights; a MoE's routed
@@ -575,8 +623,9 @@ def memory_terms(
     acts = np.where(share > 0, share * rebuilt + (1.0 - share) * stored, stored)
     experts = np.zeros_like(states)
     if shape.experts:
+        etp = np.asarray(tp, float) if etp is None else np.asarray(etp, float)
         experts = expert_state_bytes(
-            shape.expert_params, settings.precision, tp, pp, ep, dp * cp, zero3
+            shape.expert_params, settings.precision, etp, pp, ep, tp * dp * cp / etp, zero3
         )
         kept = np.where(np.asarray(recompute) == "full", 0.0, 1.0 - share)
         in_flight = np.minimum(pp, np.maximum(np.asarray(m, float), 1.0))
@@ -624,13 +673,13 @@ def step_times(
     pp_latency = NVLINK_LATENCY_S if hw.total_gpus <= hw.gpus_per_node else NETWORK_LATENCY_S
     t_pp = np.where(pp > 1, 2.0 * vpp * (pp_latency + act_bytes / tp / (pp_gbs * 1e9)), 0.0)
     t_a2a = hw.moe_factor * _a2a_seconds(
-        shape, hw, tp, cp, c.ep, mb, stage_layers, share, hw.rates.value_bytes
+        shape, hw, tp, cp, c.ep, mb, stage_layers, share, hw.rates.value_bytes, c.etp
     )
     if settings.moe_overlap:  # under another micro-batch's compute: what outlasts it shows
         t_a2a = np.maximum(0.0, t_a2a - t_mb)
     slots = m + (pp - 1.0) / vpp
     per_slot = t_mb + t_tp + t_cp + t_pp + t_a2a
-    t_dp = _dp_seconds(shape, hw, settings, tp, pp, dp * cp, m, zero3, t_mb, c.ep)
+    t_dp = _dp_seconds(shape, hw, settings, tp, pp, dp * cp, m, zero3, t_mb, c.ep, c.etp)
     local = shape.params / (tp * pp) / np.where(dp * cp > 1, dp * cp, 1.0)
     trained = (shape.adapter_params / (tp * pp)) if frozen else local
     t_opt = optimizer_seconds(trained, hw.rates) * np.ones_like(m)
@@ -678,17 +727,21 @@ def _a2a_seconds(
     stage_layers: np.ndarray,
     share: np.ndarray,
     value_bytes: float,
+    etp: np.ndarray | None = None,
 ) -> np.ndarray:
     """Exposed MoE all-to-all per micro-batch (planner.llm.moe): ALL_TO_ALLS_PER_LAYER of
     b s / (cp t) x k tokens of h values per layer, 2 more for the share of layers fully
     recomputed; the ep ranks follow the tensor and context ranks (Megatron's order), so
-    g / (t cp) of them share a node."""
+    g / (t cp) of them share a node; folded (`etp` 1 with tp > 1), they are consecutive
+    GPUs and g of them do."""
     if not shape.experts:
         return np.zeros_like(np.asarray(tp, float))
     nbytes = mb * shape.seq_len / (cp * tp) * shape.top_k * shape.d_model * value_bytes
-    peers = np.floor(hw.gpus_per_node / (tp * cp))
+    folded = np.zeros_like(np.asarray(tp, float), bool) if etp is None else etp != tp
+    peers = np.where(folded, hw.gpus_per_node, np.floor(hw.gpus_per_node / (tp * cp)))
+    raw = hw.comm_exposure  # the ring model's links: the all-to-all is scaled by moe_factor
     one = all_to_all_seconds(
-        nbytes, ep, peers, hw.intra_gbs, hw.network_gbs_per_gpu, NVLINK_LATENCY_S,
+        nbytes, ep, peers, hw.intra_gbs * raw, hw.network_gbs_per_gpu * raw, NVLINK_LATENCY_S,
         NETWORK_LATENCY_S,
     )  # fmt: skip
     return stage_layers * (ALL_TO_ALLS_PER_LAYER + 2.0 * share) * one
@@ -752,6 +805,7 @@ def _dp_seconds(
     zero3: np.ndarray,
     t_mb: np.ndarray,
     ep: np.ndarray | None = None,
+    etp: np.ndarray | None = None,
 ) -> np.ndarray:
     """Exposed data-parallel communication per step (module docstring); a MoE's routed
     experts reduce among the dp / ep ranks that hold the same experts, after the dense
@@ -768,9 +822,10 @@ def _dp_seconds(
     gather = hierarchical_seconds(dp, peers, weight_bytes, hw, 1.0)
     scatter = hierarchical_seconds(dp, peers, trained, hw, 1.0)
     if shape.experts and ep is not None:
-        ranks = np.maximum(dp / ep, 1.0)
-        expert_bytes = shape.expert_params / (tp * pp * ep) * value_bytes
-        expert_peers = np.clip(np.floor(hw.gpus_per_node / (tp * ep)), 1.0, ranks)
+        etp = tp if etp is None else etp
+        ranks = np.maximum(tp * dp / (etp * ep), 1.0)  # the expert layers' data-parallel
+        expert_bytes = shape.expert_params / (etp * pp * ep) * value_bytes
+        expert_peers = np.clip(np.floor(hw.gpus_per_node / (etp * ep)), 1.0, ranks)
         many = ranks > 1
         allreduce = allreduce + np.where(
             many, hierarchical_seconds(ranks, expert_peers, expert_bytes, hw, 2.0), 0.0

@@ -14,17 +14,23 @@ token really costs; DeepSeek-AI 2024, DeepSeek-V3 report, sec. 3.1, counts MFU s
 
 Layout. Experts are spread over ep ranks carved out of the data-parallel ranks (ep divides
 d; Megatron-Core's expert parallelism, Lepikhin et al. 2021, GShard) and split over the
-tensor-parallel ranks (expert tensor parallelism = t). A GPU then holds E / ep experts, and
-the routed experts' states are sharded over t p ep GPUs, their optimizer over the d cp / ep
-ranks that hold the same experts (ZeRO: Rajbhandari et al. 2020).
+tensor-parallel ranks (expert tensor parallelism et = t, Megatron-Core's default). A GPU
+then holds E / ep experts, and the routed experts' states are sharded over et p ep GPUs,
+their optimizer over the t d cp / (et ep) ranks that hold the same experts (ZeRO:
+Rajbhandari et al. 2020). Megatron-Core's MoE parallel folding (et = 1, experts whole, ep
+dividing t cp d: the expert ranks fold over the tensor, context and data-parallel ones,
+Liu et al. 2025, "MoE Parallel Folding", arXiv:2504.14960) is the other layout weighed:
+each GPU then runs its experts whole on the T / t tokens it holds, and its ep ranks are
+consecutive GPUs.
 
 Time per MoE layer and micro-batch, on one GPU:
-  grouped GEMM  the E / ep local experts' up (T_r, 2 f_e / t, h) and down (T_r, h, f_e / t)
-                GEMMs, forward and backward, on T_r = T k ep / E x LOAD_IMBALANCE tokens per
-                expert (the busiest rank sets the pace). Each expert's rows are padded to the
-                GEMM tile (MegaBlocks pads to its block size: Gale et al. 2023, sec. 5.1), so
-                small per-expert token counts waste compute, and the grouped kernel runs at
-                GROUPED_GEMM_EFFICIENCY of a dense GEMM's rate.
+  grouped GEMM  the E / ep local experts' up (T_r, 2 f_e / et, h) and down (T_r, h,
+                f_e / et) GEMMs, forward and backward, on T_r = T k ep et / (E t) x
+                LOAD_IMBALANCE tokens per expert (the busiest rank sets the pace). Each
+                expert's rows are padded to the GEMM tile (MegaBlocks pads to its block
+                size: Gale et al. 2023, sec. 5.1), so small per-expert token counts waste
+                compute, and the grouped kernel runs at GROUPED_GEMM_EFFICIENCY of a dense
+                GEMM's rate.
   all-to-all    dispatch and combine, forward and backward (4 per layer): each GPU sends
                 T k / t tokens of h 16-bit values, (ep - 1) / ep of them to other ranks;
                 a pairwise exchange, T = (ep - 1) α + (ep - 1)/ep x bytes / bandwidth
@@ -76,8 +82,9 @@ def expert_state_bytes(
     zero3: np.ndarray,
 ) -> np.ndarray:
     """Routed experts' weights, gradients and optimizer state on one GPU (bytes): sharded
-    over t p ep GPUs, the optimizer (ZeRO-1) or all of it (ZeRO-3) over the dp / ep ranks
-    that hold the same experts (`dp`: the data-parallel ranks sharing the dense weights)."""
+    over t p ep GPUs (`tp`: the expert-tensor-parallel size), the optimizer (ZeRO-1) or all
+    of it (ZeRO-3) over the dp / ep ranks that hold the same experts (`dp`: the ranks the
+    expert layers fold over, d cp without folding, t d cp / et with it)."""
     from planner.llm.memory import state_bytes_per_gpu
 
     ep = np.asarray(ep, float)
@@ -137,17 +144,20 @@ def expert_layer_seconds(
     expert_ffn: int,
     rates: OpRates,
     weight_grads: bool = True,
+    etp: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(grouped GEMM forward, backward, memory-bound forward, backward, fp8 casts) seconds
     of one MoE layer's routed experts and router for `tokens` per GPU (module docstring; the
-    casts are planner.llm.ops.cast_seconds on each local expert's GEMMs, 0 without fp8)."""
+    casts are planner.llm.ops.cast_seconds on each local expert's GEMMs, 0 without fp8).
+    `etp`: the expert-tensor-parallel size (None: tp; 1: parallel folding)."""
     tokens = np.asarray(tokens, float)
     tp, ep = np.asarray(tp, float), np.asarray(ep, float)
+    etp = tp if etp is None else np.asarray(etp, float)
     h, f = float(d_model), float(expert_ffn)
     local = experts / ep
-    per_expert = tokens * top_k * ep / experts * LOAD_IMBALANCE  # the busiest rank's
+    per_expert = tokens * top_k * ep / experts * etp / tp * LOAD_IMBALANCE  # the busiest's
     full = np.full_like(per_expert, h)
-    shapes = [(2.0 * f / tp, full), (full, f / tp)]  # (n, k) of up (gate + up) and down
+    shapes = [(2.0 * f / etp, full), (full, f / etp)]  # (n, k) of up (gate + up) and down
     forward = np.zeros_like(per_expert)
     backward = np.zeros_like(per_expert)
     for n, k in shapes:

@@ -93,6 +93,8 @@ def run_settings(run: CorpusRun, stack: StackParams, pinned: bool = True) -> LLM
         eager=run.eager,
         flash_attention=run.flash_attention,
         fp8_recipe=run.fp8_recipe,
+        moe_overlap=run.moe_overlap,
+        pinned_ran=pinned and run.pinned is not None,
     )
 
 

@@ -161,7 +161,7 @@ def rescaled_step(
     cast = parts.cast * (other.cast_factor / base.cast_factor if base.cast_factor > 0 else 1.0)
     moe = other.moe_factor / base.moe_factor
     grouped = parts.grouped * eta * moe
-    a2a = parts.a2a * other.comm_exposure / base.comm_exposure * moe
+    a2a = parts.a2a * moe
     new = kernels + memory + comm + tp + cast + grouped + a2a
     slot = parts.total - parts.bubble - parts.other
     bubble = parts.bubble * (new / slot if slot > 0 else 1.0)

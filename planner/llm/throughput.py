@@ -373,6 +373,7 @@ def _predict(
         gpus_per_node=per_node,
         tp_comm_exposure=stack.tp_comm_exposure,
         moe_factor=stack.moe_factor,
+        comm_exposure=stack.comm_exposure,
     )
     layout = choose_layout(shape, hardware, layout_settings(settings, batch_tokens, precision))
     code = kernels.code if settings.step_model == "ops" else ""
@@ -412,7 +413,7 @@ def _predict(
 # The user's choices the layout search takes as they are (planner.settings.LLMSettings).
 SEARCH_CHOICES = (
     "flash_attention", "recompute", "zero", "micro_batch", "memory_reserve_fraction",
-    "framework", "step_model", "pinned", "moe_overlap",
+    "framework", "step_model", "pinned", "moe_overlap", "pinned_ran",
 )  # fmt: skip
 
 

@@ -2,9 +2,11 @@
 
 A layout is written as tokens, in any order, each at most once:
 "tp4 pp2 cp1 ep8 dp16 mb1 vpp1 zero1 recompute=selective" (LAYOUT_FORM). Left out: tp, pp,
-cp, ep, vpp 1; mb 1; zero1; recompute none; dp the GPU count over tp x pp x cp. Given dp,
-tp x pp x cp x dp must be the GPU count. Expert parallelism ep must divide the experts and
-dp (planner.llm.moe). The layout is timed by the same step model as the search
+cp, ep, vpp 1; etp tp; mb 1; zero1; recompute none; dp the GPU count over tp x pp x cp.
+Given dp, tp x pp x cp x dp must be the GPU count. Expert parallelism ep must divide the
+experts and dp, each expert split over tp; with etp1 (Megatron-Core's MoE parallel folding,
+--expert-tensor-parallel-size 1) ep divides tp x cp x dp and each expert stays whole
+(planner.llm.moe). The layout is timed by the same step model as the search
 (planner.llm.layout) and its memory per GPU split into MEMORY_TERMS, so that a layout that
 does not fit says which term fills the memory.
 
@@ -41,14 +43,14 @@ from planner.workloads.catalog import Workload
 from pricing.gpus import did_you_mean
 
 LAYOUT_FORM = (
-    "tp<N> pp<N> cp<N> ep<N> dp<N> mb<N> vpp<N> zero1|zero3 "
+    "tp<N> pp<N> cp<N> ep<N> etp<1|tp> dp<N> mb<N> vpp<N> zero1|zero3 "
     "recompute=none|selective|full|partial-25|partial-50|partial-75 "
     '(e.g. "tp4 pp2 ep8 dp16 mb1 zero1 recompute=selective")'
 )
 RECOMPUTES = ("none", "selective", "full", *PARTIAL_RECOMPUTE)
 ZEROS = ("zero1", "zero3")
-_COUNTS = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "dp": "dp", "mb": "mb", "mbs": "mb",
-           "vpp": "vpp"}  # fmt: skip
+_COUNTS = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "etp": "etp", "dp": "dp", "mb": "mb",
+           "mbs": "mb", "vpp": "vpp"}  # fmt: skip
 _TOKEN = re.compile(r"^([a-z]+)[=:]?(\d+)$")
 USER_REASONS = ("fits", "over_memory", "batch_too_small", "no_peak")
 
@@ -71,16 +73,23 @@ class UserLayout:
     vpp: int = 1
     zero: str = "zero1"
     recompute: str = "none"
+    etp: int | None = None  # the expert-tensor-parallel size: None = tp, 1 = folded
 
     @property
     def text(self) -> str:
         """The canonical form: "tp4 pp2 cp1 ep8 dp16 mb1 zero1 recompute=selective"."""
         dp = f" dp{self.dp}" if self.dp is not None else ""
         vpp = f" vpp{self.vpp}" if self.vpp > 1 else ""
+        etp = f" etp{self.etp}" if self.etp is not None else ""
         return (
-            f"tp{self.tp} pp{self.pp}{vpp} cp{self.cp} ep{self.ep}{dp} mb{self.mb} {self.zero} "
-            f"recompute={self.recompute}"
+            f"tp{self.tp} pp{self.pp}{vpp} cp{self.cp} ep{self.ep}{etp}{dp} mb{self.mb} "
+            f"{self.zero} recompute={self.recompute}"
         )
+
+    @property
+    def expert_tp(self) -> int:
+        """The expert-tensor-parallel size: tp unless etp is given."""
+        return self.tp if self.etp is None else self.etp
 
     def for_gpus(self, total_gpus: int) -> UserLayout:
         """The layout on `total_gpus` GPUs, dp inferred when not given; LayoutSpecError when
@@ -156,10 +165,22 @@ def check_layout(user: UserLayout, shape: LLMShape) -> None:
         )
     if not shape.experts and user.ep > 1:
         problems.append(f"ep{user.ep}: the model is dense (no experts); use ep1")
-    if shape.experts and (shape.experts % user.ep or dp % user.ep):
+    if user.expert_tp not in (1, user.tp):
+        problems.append(
+            f"etp{user.etp} must be tp{user.tp} (each expert split over the tensor-parallel "
+            "ranks) or 1 (experts whole, folded over tp x cp x dp)"
+        )
+    elif shape.experts and user.expert_tp != user.tp:
+        folds_over = user.tp * user.cp * dp
+        if shape.experts % user.ep or folds_over % user.ep:
+            problems.append(
+                f"ep{user.ep} must divide the {shape.experts} experts and tp x cp x dp = "
+                f"{folds_over} (with etp1 the expert ranks fold over those)"
+            )
+    elif shape.experts and (shape.experts % user.ep or dp % user.ep):
         problems.append(
             f"ep{user.ep} must divide the {shape.experts} experts and dp{dp} (expert-parallel "
-            "ranks come out of the data-parallel ones)"
+            "ranks come out of the data-parallel ones; with etp1 they fold over tp x cp x dp)"
         )
     if user.pp * user.vpp > shape.n_layer:
         problems.append(f"pp{user.pp} x vpp{user.vpp} exceeds the {shape.n_layer} layers")
@@ -211,10 +232,11 @@ def time_layout(
     recompute = np.array([user.recompute])
     arrays = {k: float(v) * one for k, v in
               {"tp": user.tp, "cp": user.cp, "pp": user.pp, "dp": dp, "mb": user.mb,
-               "m": max(m, 1), "vpp": user.vpp, "ep": user.ep}.items()}  # fmt: skip
+               "m": max(m, 1), "vpp": user.vpp, "ep": user.ep,
+               "etp": user.expert_tp}.items()}  # fmt: skip
     terms = memory_terms(
         shape, settings, arrays["tp"], arrays["cp"], arrays["pp"], arrays["dp"], arrays["mb"],
-        arrays["m"], zero3, recompute, arrays["vpp"], arrays["ep"],
+        arrays["m"], zero3, recompute, arrays["vpp"], arrays["ep"], arrays["etp"],
     )  # fmt: skip
     terms_gb = tuple((name, float(terms[name][0]) / 1e9) for name in MEMORY_TERMS)
     memory = terms["states"] + terms["expert_states"] + terms["activations"]
@@ -225,6 +247,7 @@ def time_layout(
     c = Candidates(
         arrays["tp"], arrays["cp"], arrays["pp"], arrays["dp"], arrays["mb"], arrays["m"],
         zero3, recompute, arrays["vpp"], np.asarray(memory, float), usable, arrays["ep"],
+        arrays["etp"],
     )  # fmt: skip
     times = step_times(shape, hw, settings, c, stage_times(shape, hw.rates, hw.compute_flops,
                                                              c, settings))  # fmt: skip

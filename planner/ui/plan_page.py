@@ -209,13 +209,14 @@ EAGER_HELP = (
 OVERLAP_HELP = (
     "The experts' all-to-all runs while another micro-batch computes and shows only where "
     "it outlasts it (DeepSeek-V3's DualPipe, Megatron-Core's expert-parallel overlap). Off: "
-    "exposed in full, as in the published MoE runs the model is fitted on."
+    "exposed in full, as in most of the published MoE runs the model is fitted on."
 )
 LAYOUT_HELP = (
     "Time your own layout beside the best one found, on the fastest pick's GPUs: tokens "
-    "tp<N> pp<N> cp<N> ep<N> dp<N> mb<N> zero1|zero3 recompute=none|selective|full, e.g. "
-    "`tp4 pp2 ep8 mb1 zero1 recompute=selective` (dp left out: GPUs / (tp pp cp)). Empty: "
-    "only the best layout."
+    "tp<N> pp<N> cp<N> ep<N> etp1 dp<N> mb<N> zero1|zero3 recompute=none|selective|full, "
+    "e.g. `tp4 pp2 ep8 mb1 zero1 recompute=selective` (dp left out: GPUs / (tp pp cp); "
+    "etp1: whole experts folded over tp x cp x dp, as Megatron-Core's MoE parallel folding). "
+    "Empty: only the best layout."
 )
 
 
