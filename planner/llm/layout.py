@@ -742,7 +742,7 @@ def _a2a_seconds(
     raw = hw.comm_exposure  # the ring model's links: the all-to-all is scaled by moe_factor
     one = all_to_all_seconds(
         nbytes, ep, peers, hw.intra_gbs * raw, hw.network_gbs_per_gpu * raw, NVLINK_LATENCY_S,
-        NETWORK_LATENCY_S,
+        NETWORK_LATENCY_S, shape.top_k,
     )  # fmt: skip
     return stage_layers * (ALL_TO_ALLS_PER_LAYER + 2.0 * share) * one
 

@@ -36,7 +36,10 @@ Time per MoE layer and micro-batch, on one GPU:
                 a pairwise exchange, T = (ep - 1) α + (ep - 1)/ep x bytes / bandwidth
                 (Thakur et al. 2005, sec. 4.6; the α-β model of Hockney 1994), with the
                 share that stays in the node over NVLink and the rest over each GPU's share
-                of the network, the slower of the two setting the time. Not overlapped with
+                of the network, the slower of the two setting the time. A token bound for
+                several experts on another node crosses the network once and is forwarded
+                over NVLink there (DeepEP's internode dispatch, which Megatron-Core's flex
+                dispatcher runs; DeepSeek-AI 2024, sec. 3.2.2). Not overlapped with
                 compute (Megatron-Core's default dispatcher), unless LLMSettings.moe_overlap
                 says it runs under another micro-batch's compute as DeepSeek-V3's DualPipe
                 runs it (planner.llm.layout: only what outlasts that compute is exposed).
@@ -183,15 +186,26 @@ def all_to_all_seconds(
     network_gbs: float,
     intra_latency_s: float,
     network_latency_s: float,
+    top_k: int = 0,
 ) -> np.ndarray:
     """One all-to-all among ep ranks, each sending `nbytes`: (ep - 1) latencies (the node's
     peers over NVLink, the rest over the network) + the bytes leaving for the node's other
     ep peers over NVLink or for other nodes over the GPU's network share, whichever takes
-    longer (Thakur et al. 2005, pairwise exchange; module docstring)."""
+    longer (Thakur et al. 2005, pairwise exchange; module docstring). With `top_k`, the k
+    copies of each token that `nbytes` holds cross the network once per other node they
+    go to and are forwarded over NVLink there (DeepEP's internode dispatch; DeepSeek-AI
+    2024, sec. 3.2.2): of n = ep / peers nodes a token's k experts hit (n - 1)(1 - (1 -
+    1/n)^k) others on average, instead of k (n - 1) / n copies."""
     ep = np.maximum(np.asarray(ep, float), 1.0)
     peers = np.clip(np.asarray(peers_in_node, float), 1.0, ep)
     nbytes = np.asarray(nbytes, float)
-    intra = (peers - 1.0) / ep * nbytes / (intra_gbs * 1e9)
-    inter = (ep - peers) / ep * nbytes / (network_gbs * 1e9)
+    crossing = (ep - peers) / ep  # the copies' share bound for other nodes
+    forwarded = np.zeros_like(crossing)
+    if top_k > 0:
+        nodes = ep / peers
+        forwarded = crossing  # each remote copy is forwarded over NVLink inside its node
+        crossing = (nodes - 1.0) * (1.0 - (1.0 - 1.0 / nodes) ** top_k) / top_k
+    intra = ((peers - 1.0) / ep + forwarded) * nbytes / (intra_gbs * 1e9)
+    inter = crossing * nbytes / (network_gbs * 1e9)
     latency = (peers - 1.0) * intra_latency_s + (ep - peers) * network_latency_s
     return np.where(ep > 1, latency + np.maximum(intra, inter), 0.0)

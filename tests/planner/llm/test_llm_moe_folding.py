@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from planner.cli.main import app
 from planner.llm.corpus import corpus_run
 from planner.llm.layout import LayoutSettings, _a2a_seconds, memory_terms
-from planner.llm.moe import expert_layer_seconds
+from planner.llm.moe import all_to_all_seconds, expert_layer_seconds
 from planner.llm.ops import OpRates
 from planner.llm.stack_fit import run_settings
 from planner.llm.stack_profiles import StackParams, StepParts, rescaled_step, stack_params
@@ -83,6 +83,23 @@ def test_folded_expert_ranks_are_consecutive_gpus_so_one_node_holds_them():
 
     # ep8 after tp4 spans four nodes (2 ranks each); folded, the 8 ranks share one node.
     assert 0 < a2a(1) < a2a(4) / 3
+
+
+def test_a_token_crosses_the_network_once_per_other_node_its_experts_sit_on():
+    nbytes, ep, peers = np.array([64e6]), np.array([32.0]), np.array([8.0])  # 4 nodes
+
+    def one(top_k: int) -> float:
+        return float(all_to_all_seconds(nbytes, ep, peers, 360.0, 40.0, 0.0, 0.0, top_k)[0])
+
+    # Pairwise: 24 of 32 ranks elsewhere, so 3/4 of the k copies cross the network.
+    assert one(0) == pytest.approx(0.75 * 64e6 / 40e9)
+    # Deduplicated: a token's 8 experts hit 3 x (1 - (3/4)^8) = 2.70 other nodes on
+    # average, one copy each (2.70 / 8 of the bytes); the rest is forwarded over NVLink.
+    assert one(8) == pytest.approx(3 * (1 - 0.75**8) / 8 * 64e6 / 40e9)
+    # Within one node nothing crosses the network: the setting changes nothing.
+    inside = [all_to_all_seconds(nbytes, np.array([8.0]), np.array([8.0]), 360.0, 40.0, 0.0,
+                                 0.0, k)[0] for k in (0, 8)]  # fmt: skip
+    assert inside[0] == inside[1] > 0
 
 
 def test_the_all_to_all_is_scaled_by_the_moe_factor_not_the_stacks_collectives():
