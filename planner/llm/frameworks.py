@@ -31,7 +31,10 @@ it hides.
   and reduced in fp32 (`fp32_gradients`: nanotron's accumulate_grad_in_fp32, true in its
   example configs and the playbook's sweep script, all-reduces the fp32 buffers in
   optim/gradient_accumulator.py get_fp32_accum_hook; picotron's data parallel keeps
-  grad_type float32).
+  grad_type float32); pipeline stages balanced by compute cost (`balanced_stages`: its
+  trainer gives each stage the blocks up to (rank + 1) / p of the cumulative cost of
+  get_block_compute_costs, a decoder layer 4 h^2 + 3 f h and the language-model head V h,
+  so the last stage holds fewer layers beside the head; planner.llm.layout.stage_layers).
 - deepspeed: DeepSpeed ZeRO-1/3 (Rajbhandari et al. 2020) with its pipeline engine (no
   interleaving) and Megatron-DeepSpeed's tensor parallelism; no context parallelism;
   partly fused kernels (unfused 1.25: an assumption).
@@ -67,6 +70,7 @@ class Framework:
     unfused: float
     eager_refusal: str = ""
     fp32_gradients: bool = False  # gradients reduced in fp32: 4 bytes a value, not 2
+    balanced_stages: bool = False  # pipeline stages split by compute cost, head included
 
 
 # The eager_refusal of stacks that run their own fused kernels, not PyTorch's.
@@ -79,7 +83,15 @@ FRAMEWORKS: dict[str, Framework] = {
         "deepspeed", True, False, False, ("zero1", "zero3"), 1.25, "fitted on eager runs already"
     ),
     "nanotron": Framework(
-        "nanotron", True, False, False, ("zero1",), 1.25, OWN_KERNELS, fp32_gradients=True
+        "nanotron",
+        True,
+        False,
+        False,
+        ("zero1",),
+        1.25,
+        OWN_KERNELS,
+        fp32_gradients=True,
+        balanced_stages=True,
     ),
 }
 DEFAULT_FRAMEWORK = "megatron"

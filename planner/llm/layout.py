@@ -64,7 +64,7 @@ et al. 2020, "PyTorch Distributed"). Bandwidths are ACHIEVABLE_FRACTION of the l
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 
 import numpy as np
@@ -460,10 +460,23 @@ def stage_times(
                                    c.recompute)  # fmt: skip
         return StageTimes(prior, np.zeros_like(share))
     weight_grads = shape.mode not in ("lora", "qlora")
-    parts = micro_batch_seconds(
-        shape.layer, rates, stage_layers, c.mb, c.tp, c.cp, share, c.recompute == "selective",
-        weight_grads=weight_grads, flash=settings.flash_attention,
-    )  # fmt: skip
+
+    def stage(layers: np.ndarray, head: float) -> MicroBatchTimes:
+        return micro_batch_seconds(
+            shape.layer, rates, layers, c.mb, c.tp, c.cp, share, c.recompute == "selective",
+            weight_grads=weight_grads, flash=settings.flash_attention, head=head,
+        )  # fmt: skip
+
+    if framework(settings.framework).balanced_stages:
+        with_head, without = balanced_stage_layers(shape, c.pp)
+        last, other = stage(with_head, 1.0), stage(without, 0.0)
+        slower = other.total > last.total  # the busiest stage sets the pace
+        parts = MicroBatchTimes(
+            *(np.where(slower, getattr(other, f.name), getattr(last, f.name))
+              for f in fields(MicroBatchTimes))
+        )  # fmt: skip
+    else:
+        parts = stage(stage_layers, 1.0)
     if not shape.experts:
         return StageTimes(parts, np.zeros_like(share))
     tokens = c.mb * shape.seq_len / c.cp
@@ -479,6 +492,38 @@ def stage_times(
         cast=parts.cast + stage_layers * casts,
     )
     return StageTimes(moe_parts, stage_layers * (gemm_f + gemm_b))
+
+
+def balanced_stage_layers(shape: LLMShape, pp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(layers on the stage holding the language-model head, most layers on another stage)
+    per pipeline depth, as nanotron assigns its blocks: in order, each to the first stage
+    whose share (rank + 1) / p of the cumulative cost it does not yet exceed, with a decoder
+    layer costing 4 h^2 + 3 f h (2 f h ungated) and the head V h (nanotron's trainer and
+    models/llama.py get_block_compute_costs; planner.llm.frameworks)."""
+    h, f = float(shape.d_model), float(shape.layer.ffn_dim)
+    layer = 4.0 * h * h + (3.0 if shape.layer.gated else 2.0) * f * h
+    head = float(shape.vocab_size) * h
+    found = {int(p): _greedy_stages(shape.n_layer, int(p), layer, head) for p in np.unique(pp)}
+    with_head = np.array([found[int(p)][0] for p in pp], float)
+    without = np.array([found[int(p)][1] for p in pp], float)
+    return with_head, without
+
+
+def _greedy_stages(n_layer: int, pp: int, layer: float, head: float) -> tuple[int, int]:
+    """nanotron's assignment of n_layer layers and the head to pp stages (balanced_stage_layers):
+    (layers beside the head, most layers on a stage without it)."""
+    total = n_layer * layer + head
+    layers, stage, cumulative, head_stage = [0] * pp, 0, 0.0, 0
+    for block in range(n_layer + 1):
+        cumulative += layer if block < n_layer else head
+        if block < n_layer:
+            layers[stage] += 1
+        else:
+            head_stage = stage
+        if cumulative > total * (stage + 1) / pp and stage < pp - 1:
+            stage += 1
+    others = [n for i, n in enumerate(layers) if i != head_stage]
+    return layers[head_stage], max(others, default=0)
 
 
 @lru_cache(maxsize=2048)

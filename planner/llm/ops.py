@@ -352,9 +352,11 @@ def micro_batch_seconds(
     selective: np.ndarray,
     weight_grads: bool,
     flash: bool = True,
+    head: np.ndarray | float = 1.0,
 ) -> MicroBatchTimes:
     """One micro-batch of `mb` sequences through a pipeline stage of `stage_layers` layers
-    plus the language-model head (the last stage's, which sets the pace), per GPU.
+    plus the language-model head (the last stage's, which sets the pace), per GPU; `head`
+    0 for a stage without it.
 
     Full recomputation of a share of the layers adds that share of their forward pass;
     selective recomputation the attention forward (Korthikanti et al. 2022, sec. 5).
@@ -366,11 +368,11 @@ def micro_batch_seconds(
     mem_f, mem_b = memory_bound_seconds(shape, tokens, tp, rates, None if flash else mb, cp)
     mem_f = mem_f + LAUNCH_S_PER_LAYER / 3.0  # kernel gaps, a third forward
     mem_b = mem_b + LAUNCH_S_PER_LAYER * 2.0 / 3.0
-    head = [(tokens, shape.vocab_size / tp, np.full_like(tokens, float(shape.d_model)))]
-    head_f, head_b = _train_gemm_seconds(head, rates, weight_grads)
+    lm_head = [(tokens, shape.vocab_size / tp, np.full_like(tokens, float(shape.d_model)))]
+    head_f, head_b = (head * t for t in _train_gemm_seconds(lm_head, rates, weight_grads))
     # Softmax and cross-entropy over the vocabulary: read and write the logits, forward
     # and backward (16-bit values).
-    logits = 4.0 * tokens * shape.vocab_size / tp * rates.value_bytes / rates.hbm_bytes_per_s
+    logits = head * 4.0 * tokens * shape.vocab_size / tp * rates.value_bytes / rates.hbm_bytes_per_s
     layer_forward = gemm_f + attn_f + mem_f
     again = stage_layers * (recompute_share * layer_forward + np.where(selective, attn_f, 0.0))
     times = MicroBatchTimes(

@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 
 from planner.llm.corpus import corpus_run, family_of, reported_flops_per_token
+from planner.llm.frameworks import FRAMEWORKS
 from planner.llm.kernel_rates import attention_share
+from planner.llm.layout import _candidates, _greedy_stages, _micro_batches, balanced_stage_layers
 from planner.llm.stack_fit import fit_stacks, predict_run, rescaled_tokens, time_run
 from planner.llm.stack_profiles import (
     StackParams,
@@ -22,7 +24,7 @@ from planner.llm.stack_profiles import (
     rescaled_step,
     stack_params,
 )
-from planner.llm.throughput import predict_layout, prediction_record
+from planner.llm.throughput import _predict, llm_shape_of, predict_layout, prediction_record
 from planner.render.llm import estimate_detail
 from planner.settings import LLMSettings, StatedLayout
 from planner.workloads.catalog import Workload, llm_workload, moe_workload
@@ -338,3 +340,46 @@ def test_a_row_that_says_flashattention_3_ran_is_timed_with_it_others_with_the_s
     slow, fast = predict_run(stacks, stack), predict_run(fa3, stack)
     assert fast.layout.label == slow.layout.label
     assert fast.tokens_per_s > 1.03 * slow.tokens_per_s  # attention alone is faster
+
+
+def test_nanotron_splits_its_pipeline_by_compute_cost_so_the_heads_stage_holds_fewer_layers():
+    # nanotron's trainer: each block goes to the first stage whose (rank + 1) / p share of the
+    # cumulative cost it does not exceed yet. 16 layers of 1 and a head of 4 on 2 stages:
+    # the first 11 reach 11 > 10 = half of 20, so 11 | 5 + head.
+    assert _greedy_stages(16, 2, 1.0, 4.0) == (5, 11)
+    assert _greedy_stages(16, 1, 1.0, 4.0) == (16, 0)  # one stage holds everything
+    # Without a head's weight the crossing block stays behind: 3 | 2 | 2 | 1.
+    assert _greedy_stages(8, 4, 1.0, 0.0) == (1, 3)
+    shape = llm_shape_of(P7)
+    with_head, without = balanced_stage_layers(shape, np.array([1.0, 2.0, 4.0]))
+    assert with_head[0] == shape.n_layer and without[0] == 0
+    assert with_head[1] < shape.n_layer / 2 < without[1]  # the head's stage gives layers up
+
+
+def test_nanotrons_pace_is_its_busiest_stage_as_its_cost_split_lays_them_out(monkeypatch):
+    # The playbook's 80B on 32 stages: 80 layers and a 131,072-word head of about one
+    # layer's cost. Evenly, the last stage holds 3 layers and the head; split by cost it
+    # holds fewer, and a stage of 3 layers alone sets the pace.
+    given = {"source": "s", "framework": "nanotron", "params": "80.0B", "gpu_model": "H100",
+             "model": "80.0B llama-style (Ultra-Scale Playbook sweep)", "num_gpus": 128,
+             "tp": 4, "pp": 32, "mfu_pct": 30.0}  # fmt: skip
+    run = corpus_run(0, row(**given))
+    assert not isinstance(run, str)
+    settings = LLMSettings(global_batch_tokens=256 * 4096, micro_batch=1, framework="nanotron",
+                           pinned=StatedLayout(4, 32, 1))  # fmt: skip
+
+    def step() -> float:
+        for cached in (_predict, _candidates, _micro_batches):
+            cached.cache_clear()
+        return predict_layout(run.workload, "bf16", "H100-SXM", 128, 8, IB,
+                              settings=settings).layout.step_s  # fmt: skip
+
+    with_head, without = balanced_stage_layers(llm_shape_of(run.workload), np.array([32.0]))
+    assert with_head[0] < 3 <= without[0] <= 3
+    by_cost = step()
+    monkeypatch.setitem(
+        FRAMEWORKS, "nanotron", dataclasses.replace(FRAMEWORKS["nanotron"], balanced_stages=False)
+    )
+    assert by_cost < 0.9 * step()
+    monkeypatch.undo()
+    step()  # the caches hold nanotron's own split again
