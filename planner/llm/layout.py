@@ -232,8 +232,9 @@ class Layout:
 
     @property
     def folded(self) -> bool:
-        """True when the experts fold over the tensor-parallel ranks (planner.llm.moe)."""
-        return self.ep > 1 and 0 < self.etp != self.tp
+        """True when the experts fold over more than the data-parallel ranks: whole experts
+        over tp ranks, or more expert ranks than data-parallel ones (planner.llm.moe)."""
+        return self.ep > 1 and (0 < self.etp != self.tp or self.dp % self.ep != 0)
 
     @property
     def label(self) -> str:

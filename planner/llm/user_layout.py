@@ -170,7 +170,7 @@ def check_layout(user: UserLayout, shape: LLMShape) -> None:
             f"etp{user.etp} must be tp{user.tp} (each expert split over the tensor-parallel "
             "ranks) or 1 (experts whole, folded over tp x cp x dp)"
         )
-    elif shape.experts and user.expert_tp != user.tp:
+    elif shape.experts and user.etp == 1:
         folds_over = user.tp * user.cp * dp
         if shape.experts % user.ep or folds_over % user.ep:
             problems.append(

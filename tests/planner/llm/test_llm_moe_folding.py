@@ -214,3 +214,18 @@ def test_a_plan_of_a_moe_preset_may_fold_its_experts():
     assert found.layout.fits
     label = found.layout.label
     assert ("etp1" in label) == found.layout.folded
+
+
+def test_a_folded_layout_given_back_is_read_and_timed_the_same():
+    shape = llm_shape_of(QWEN)
+    for text in ("tp2 pp8 vpp4 ep32 etp1 mb1", "tp4 pp8 vpp4 ep8 etp1 mb1"):
+        user = parse_layout(text).for_gpus(256)
+        check_layout(user, shape)
+        pinned = StatedLayout(user.tp, user.pp, 1, user.vpp, user.ep, 1)
+        settings = LLMSettings(global_batch_tokens=2048 * 4096, recompute="full",
+                               micro_batch=1, pinned=pinned)  # fmt: skip
+        found = predict_layout(QWEN, "bf16", "H100-SXM", 256, 8, 3200.0, settings=settings)
+        label = found.layout.label
+        assert "etp1" in label  # whole experts (and, at ep32, more expert than dp ranks)
+        again = parse_layout(label.replace(" zero1", "").replace(" full-recompute", ""))
+        check_layout(again.for_gpus(256), shape)
