@@ -229,3 +229,21 @@ def test_a_folded_layout_given_back_is_read_and_timed_the_same():
         assert "etp1" in label  # whole experts (and, at ep32, more expert than dp ranks)
         again = parse_layout(label.replace(" zero1", "").replace(" full-recompute", ""))
         check_layout(again.for_gpus(256), shape)
+
+
+def test_a_moe_layer_stores_its_experts_activations_instead_of_a_dense_mlps():
+    from planner.llm.moe import DENSE_MLP_SBH, LOAD_IMBALANCE, expert_activation_bytes
+
+    tokens, h, f, k = np.array([4096.0]), 4096, 1536, 8
+    routed_only = float(expert_activation_bytes(tokens, h, f, k, ONE, 2.0)[0])
+    # Korthikanti et al.'s 34 s b h holds a dense MLP's 19 (bytes at 16 bits): a MoE layer
+    # has the routed copies' 2 h + 3 f_e values instead, at 2 bytes.
+    assert routed_only == pytest.approx(4096 * (LOAD_IMBALANCE * k * (2 * h + 3 * f) * 2
+                                                - DENSE_MLP_SBH * h))  # fmt: skip
+    # A shared expert of width 2048 adds its input and three 2048-wide tensors.
+    shared = float(expert_activation_bytes(tokens, h, f, k, ONE, 2.0, 2048)[0])
+    assert shared - routed_only == pytest.approx(4096 * (h + 3 * 2048) * 2)
+    # Split over tp 2, half of it per GPU.
+    assert float(expert_activation_bytes(tokens, h, f, k, 2 * ONE, 2.0)[0]) == pytest.approx(
+        routed_only / 2
+    )
