@@ -34,7 +34,8 @@ it hides.
   grad_type float32); pipeline stages balanced by compute cost (`balanced_stages`: its
   trainer gives each stage the blocks up to (rank + 1) / p of the cumulative cost of
   get_block_compute_costs, a decoder layer 4 h^2 + 3 f h and the language-model head V h,
-  so the last stage holds fewer layers beside the head; planner.llm.layout.stage_layers).
+  so the last stage holds fewer layers beside the head;
+  planner.llm.layout.balanced_stage_layers).
 - deepspeed: DeepSpeed ZeRO-1/3 (Rajbhandari et al. 2020) with its pipeline engine (no
   interleaving) and Megatron-DeepSpeed's tensor parallelism; no context parallelism;
   partly fused kernels (unfused 1.25: an assumption).

@@ -773,7 +773,7 @@ def _a2a_seconds(
     stage_layers: np.ndarray,
     share: np.ndarray,
     value_bytes: float,
-    etp: np.ndarray | None = None,
+    etp: np.ndarray,
 ) -> np.ndarray:
     """Exposed MoE all-to-all per micro-batch (planner.llm.moe): ALL_TO_ALLS_PER_LAYER of
     b s / (cp t) x k tokens of h values per layer, 2 more for the share of layers fully
@@ -783,8 +783,7 @@ def _a2a_seconds(
     if not shape.experts:
         return np.zeros_like(np.asarray(tp, float))
     nbytes = mb * shape.seq_len / (cp * tp) * shape.top_k * shape.d_model * value_bytes
-    folded = np.zeros_like(np.asarray(tp, float), bool) if etp is None else etp != tp
-    peers = np.where(folded, hw.gpus_per_node, np.floor(hw.gpus_per_node / (tp * cp)))
+    peers = np.where(etp != tp, hw.gpus_per_node, np.floor(hw.gpus_per_node / (tp * cp)))
     raw = hw.comm_exposure  # the ring model's links: the all-to-all is scaled by moe_factor
     one = all_to_all_seconds(
         nbytes, ep, peers, hw.intra_gbs * raw, hw.network_gbs_per_gpu * raw, NVLINK_LATENCY_S,
@@ -850,12 +849,12 @@ def _dp_seconds(
     m: np.ndarray,
     zero3: np.ndarray,
     t_mb: np.ndarray,
-    ep: np.ndarray | None = None,
-    etp: np.ndarray | None = None,
+    ep: np.ndarray,
+    etp: np.ndarray,
 ) -> np.ndarray:
     """Exposed data-parallel communication per step (module docstring); a MoE's routed
-    experts reduce among the dp / ep ranks that hold the same experts, after the dense
-    weights."""
+    experts reduce among the tp dp / (etp ep) ranks that hold the same experts, after the
+    dense weights."""
     value_bytes = 4.0 if settings.precision in ("fp32", "tf32") else 2.0
     grad_bytes = 4.0 if framework(settings.framework).fp32_gradients else value_bytes
     frozen = shape.mode in ("lora", "qlora")
@@ -867,8 +866,7 @@ def _dp_seconds(
     allreduce = hierarchical_seconds(dp, peers, trained, hw, 2.0)
     gather = hierarchical_seconds(dp, peers, weight_bytes, hw, 1.0)
     scatter = hierarchical_seconds(dp, peers, trained, hw, 1.0)
-    if shape.experts and ep is not None:
-        etp = tp if etp is None else etp
+    if shape.experts:
         ranks = np.maximum(tp * dp / (etp * ep), 1.0)  # the expert layers' data-parallel
         expert_bytes = shape.expert_params / (etp * pp * ep) * value_bytes
         expert_peers = np.clip(np.floor(hw.gpus_per_node / (etp * ep)), 1.0, ranks)

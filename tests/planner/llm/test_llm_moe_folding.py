@@ -109,7 +109,7 @@ def test_the_all_to_all_is_scaled_by_the_moe_factor_not_the_stacks_collectives()
     slower = dataclasses.replace(hw, intra_gbs=hw.intra_gbs / 2,
                                  network_gbs_per_gpu=hw.network_gbs_per_gpu / 2,
                                  comm_exposure=hw.comm_exposure * 2)  # fmt: skip
-    args = (shape, 2 * ONE, ONE, 8 * ONE, ONE, ONE, np.zeros(1), 2.0)
+    args = (shape, 2 * ONE, ONE, 8 * ONE, ONE, ONE, np.zeros(1), 2.0, 2 * ONE)
     assert float(_a2a_seconds(*args[:1], slower, *args[1:])[0]) == pytest.approx(
         float(_a2a_seconds(*args[:1], hw, *args[1:])[0])
     )
