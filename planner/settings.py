@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from planner.llm.fp8_recipes import checked_recipe
-from planner.llm.frameworks import DEFAULT_FRAMEWORK, eager_stacks, framework
+from planner.llm.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, eager_stacks, framework
 
 if TYPE_CHECKING:
     from planner.llm.stack_profiles import StackParams
@@ -111,6 +111,9 @@ class StatedLayout:
     etp: int = 0
 
 
+RECOMPUTE_SETTINGS = ("auto", "none", "selective", "per-op", "full")
+
+
 @dataclass(frozen=True)
 class LLMSettings:
     """How the LLM is trained (all settable; defaults and their sources).
@@ -118,7 +121,8 @@ class LLMSettings:
     global_batch_tokens: tokens per optimizer step over all GPUs (None: the mode's default,
       PRETRAIN_BATCH_TOKENS or FINETUNE_BATCH_TOKENS).
     micro_batch: sequences per GPU per forward pass (None: the search picks 1, 2, 4 or 8).
-    recompute: "auto" (the search picks), "none", "selective" or "full".
+    recompute: "auto" (the search picks), "none", "selective" (Megatron's: the attention
+      core), "per-op" (torchtitan's per-operator policy; fsdp and fsdp2 only) or "full".
     zero: "auto" (the search picks), "zero1" or "zero3" (FSDP).
     flash_attention: attention without stored scores (Dao et al. 2022); PyTorch's
       memory-efficient SDPA does the same on GPUs FlashAttention does not support.
@@ -178,8 +182,17 @@ class LLMSettings:
             raise ValueError(f"micro_batch must be >= 1 sequence, got {self.micro_batch}")
         if self.global_batch_tokens is not None and not self.global_batch_tokens > 0:
             raise ValueError("global_batch_tokens must be > 0 (tokens per optimizer step)")
-        if self.recompute not in ("auto", "none", "selective", "full"):
-            raise ValueError(f"recompute {self.recompute!r}: valid are auto, none, selective, full")
+        if self.recompute not in RECOMPUTE_SETTINGS:
+            raise ValueError(
+                f"recompute {self.recompute!r}: valid are {', '.join(RECOMPUTE_SETTINGS)}"
+            )
+        if self.recompute == "per-op" and not stack.per_op_recompute:
+            runs_it = ", ".join(n for n, f in FRAMEWORKS.items() if f.per_op_recompute)
+            raise ValueError(
+                f"recompute 'per-op' is torchtitan's per-operator policy, which "
+                f"{self.framework} does not run: set the framework to {runs_it}, or use "
+                f"selective or full"
+            )
         if self.zero not in ("auto", "zero1", "zero3"):
             raise ValueError(f"zero {self.zero!r}: valid are auto, zero1, zero3")
         if not 0.0 <= self.memory_reserve_fraction < 1.0:

@@ -155,7 +155,9 @@ def estimate_llm(
     gpus_per_node: Annotated[
         int, typer.Option(help="GPUs per node (NVLink/PCIe domain) where a row gives none")
     ] = 8,
-    recompute: Annotated[str, typer.Option(help="auto | none | selective | full")] = "auto",
+    recompute: Annotated[
+        str, typer.Option(help="auto | none | selective | per-op | full")
+    ] = "auto",
     zero: Annotated[str, typer.Option(help="auto | zero1 | zero3")] = "auto",
     framework: Annotated[
         str,

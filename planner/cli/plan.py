@@ -230,7 +230,11 @@ def plan(
     seed: Annotated[int, typer.Option(help="Monte Carlo seed (same seed, same figures)")] = 0,
     draws: Annotated[int, typer.Option(help="Monte Carlo draws for spot rows")] = DEFAULT_DRAWS,
     recompute: Annotated[
-        str, typer.Option(help="LLM activation recomputation: auto | none | selective | full")
+        str,
+        typer.Option(
+            help="LLM activation recomputation: auto | none | selective | per-op "
+            "(fsdp/fsdp2) | full"
+        ),
     ] = "auto",
     framework: Annotated[
         str,

@@ -309,6 +309,8 @@ def _recompute(text: object) -> str:
     text = str(text).lower()
     if text.startswith("full"):
         return "full"
+    if "per-op" in text:  # torchtitan's per-operator policy (planner.llm.per_op_recompute)
+        return "per-op"
     if any(k in text for k in ("selective", "sac", "minimal")):
         return "selective"
     if text == "none":

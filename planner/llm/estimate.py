@@ -335,7 +335,8 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
     except ValueError as exc:
         field = "eager" if query.eager else "framework"
         raise LLMQueryError(f"{_where(path, i, field)}: {exc}") from None
-    return dataclasses.replace(query, layout=_layout(path, i, value, workload, query))
+    stack = query.framework or run.framework
+    return dataclasses.replace(query, layout=_layout(path, i, value, workload, query, stack))
 
 
 def _switch(path: Path, i: int, value: dict[str, str], column: str) -> bool | None:
@@ -368,10 +369,10 @@ def _whole(value: float | None) -> int | None:
 
 
 def _layout(
-    path: Path, i: int, value: dict[str, str], workload: Workload, query: LLMQuery
+    path: Path, i: int, value: dict[str, str], workload: Workload, query: LLMQuery, stack: str
 ) -> UserLayout | None:
     """The row's own layout from its layout columns (None when it gives none), checked
-    against its GPU count and model."""
+    against its GPU count, model and training stack."""
     given = {c: value.get(c, "") for c in LAYOUT_COLUMNS if value.get(c, "")}
     if not given:
         return None
@@ -388,7 +389,7 @@ def _layout(
     field = ", ".join(given)
     try:
         user = parse_layout(" ".join(tokens)).for_gpus(query.total_gpus)
-        check_layout(user, llm_shape_of(workload))
+        check_layout(user, llm_shape_of(workload), stack)
     except LayoutSpecError as exc:
         raise LLMQueryError(f"{_where(path, i, field)}: {exc}") from None
     return user

@@ -36,6 +36,10 @@ it hides.
   get_block_compute_costs, a decoder layer 4 h^2 + 3 f h and the language-model head V h,
   so the last stage holds fewer layers beside the head;
   planner.llm.layout.balanced_stage_layers).
+- per-operator selective recomputation (`per_op_recompute`; torchtitan's `selective_ac_option
+  = "op"`, a torch.utils.checkpoint policy any PyTorch FSDP stack can run:
+  planner.llm.per_op_recompute) for fsdp and fsdp2; Megatron's selective recomputation is
+  the attention core's (Korthikanti et al. 2022).
 - deepspeed: DeepSpeed ZeRO-1/3 (Rajbhandari et al. 2020) with its pipeline engine (no
   interleaving) and Megatron-DeepSpeed's tensor parallelism; no context parallelism;
   partly fused kernels (unfused 1.25: an assumption).
@@ -72,14 +76,15 @@ class Framework:
     eager_refusal: str = ""
     fp32_gradients: bool = False  # gradients reduced in fp32: 4 bytes a value, not 2
     balanced_stages: bool = False  # pipeline stages split by compute cost, head included
+    per_op_recompute: bool = False  # torchtitan's per-operator selective recomputation
 
 
 # The eager_refusal of stacks that run their own fused kernels, not PyTorch's.
 OWN_KERNELS = "its own fused kernels'"
 FRAMEWORKS: dict[str, Framework] = {
     "megatron": Framework("megatron", True, True, True, ("zero1", "zero3"), 1.0, OWN_KERNELS),
-    "fsdp": Framework("fsdp", False, False, False, ("zero3", "zero1"), 1.5),
-    "fsdp2": Framework("fsdp2", True, True, True, ("zero3", "zero1"), 1.25),
+    "fsdp": Framework("fsdp", False, False, False, ("zero3", "zero1"), 1.5, per_op_recompute=True),
+    "fsdp2": Framework("fsdp2", True, True, True, ("zero3", "zero1"), 1.25, per_op_recompute=True),
     "deepspeed": Framework(
         "deepspeed", True, False, False, ("zero1", "zero3"), 1.25, "fitted on eager runs already"
     ),

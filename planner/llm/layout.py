@@ -6,7 +6,8 @@ heads: Shoeybi et al. 2019), context parallel c (each sequence split over c GPUs
 attention, Liu et al. 2023; Megatron-Core), pipeline p (a power of two up to the layers;
 stages of ceil(L/p) layers), data parallel d = N / (t c p), micro-batch b in MICRO_BATCHES,
 ZeRO-1 or ZeRO-3/FSDP (Rajbhandari et al. 2020) and recomputation none / selective / partial
-/ full (Korthikanti et al. 2022), and for a mixture of experts expert parallel ep (a power of
+/ full (Korthikanti et al. 2022), or per-operator where the stack has it (torchtitan's:
+planner.llm.per_op_recompute), and for a mixture of experts expert parallel ep (a power of
 two dividing the experts and d, each expert split over t; or folded, dividing t c d with
 whole experts: planner.llm.moe); the fastest that fits memory (planner.llm.memory) wins.
 Reason codes: "fits", "no_layout_fits" (no layout fits, even with FlashAttention and full
@@ -23,7 +24,8 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
         (planner.llm.ops): its layers' GEMMs at their shapes' efficiency, attention at
         FlashAttention's rate, memory-bound operators at HBM bandwidth, the language-model
         head, and recomputation (full adds a forward pass of its share of the layers,
-        selective the attention forward: Korthikanti et al. 2022, sec. 5). The (p - 1)/v
+        selective the attention forward: Korthikanti et al. 2022, sec. 5; per-operator the
+        GEMMs and memory-bound work its policy does not save). The (p - 1)/v
         extra slots are the pipeline bubble, (p - 1)/(v m) of the compute with v
         interleaved virtual stages per GPU (v = 1: plain 1F1B; v > 1 needs m a multiple of
         p and costs v times the point-to-point traffic: Narayanan et al. 2021, sec. 2.2.2;
@@ -90,6 +92,7 @@ from planner.llm.ops import (
     micro_batch_seconds,
     optimizer_seconds,
 )
+from planner.llm.per_op_recompute import recomputed_gemm_share, stored_bytes_per_token
 from planner.settings import StatedLayout
 
 MICRO_BATCHES = (1, 2, 4, 8)
@@ -177,7 +180,7 @@ class LayoutSettings:
 
     global_batch_tokens: float
     flash_attention: bool = True
-    recompute: str = "auto"  # auto | none | selective | full
+    recompute: str = "auto"  # auto | none | selective | per-op | full
     zero: str = "auto"  # auto | zero1 | zero3
     micro_batch: int | None = None
     memory_reserve_fraction: float = 0.10
@@ -243,7 +246,8 @@ class Layout:
         if not self.fits:
             return ""
         zero = f" {self.zero}" if self.dp > 1 else ""
-        rc = {"none": "", "selective": " selective-recompute", "full": " full-recompute"}
+        rc = {"none": "", "selective": " selective-recompute", "full": " full-recompute",
+              "per-op": " per-op-recompute"}  # fmt: skip
         rc |= {k: f" recompute-{v:.0%}" for k, v in PARTIAL_RECOMPUTE.items()}
         vpp = f" vpp{self.interleave}" if self.interleave > 1 else ""
         cp = f" cp{self.cp}" if self.cp > 1 else ""
@@ -319,12 +323,14 @@ def _grid(
     micro = [settings.micro_batch] if settings.micro_batch else list(MICRO_BATCHES)
     zeros = profile.zero if settings.zero == "auto" else (settings.zero,)
     partial = tuple(PARTIAL_RECOMPUTE)
+    per_op = ("per-op",) if profile.per_op_recompute else ()
     recomputes = {
-        "auto": ("none", *partial, "full")
+        "auto": ("none", *per_op, *partial, "full")
         if settings.flash_attention
-        else ("none", "selective", *partial, "full"),
+        else ("none", "selective", *per_op, *partial, "full"),
         "none": ("none",),
         "selective": ("selective",),
+        "per-op": ("per-op",),
         "full": ("full",),
     }[settings.recompute]
     if not tps:
@@ -466,6 +472,7 @@ def stage_times(
         return micro_batch_seconds(
             shape.layer, rates, layers, c.mb, c.tp, c.cp, share, c.recompute == "selective",
             weight_grads=weight_grads, flash=settings.flash_attention, head=head,
+            per_op=c.recompute == "per-op",
         )  # fmt: skip
 
     if framework(settings.framework).balanced_stages:
@@ -653,11 +660,17 @@ def memory_terms(
     share = recompute_share(recompute)
     whole = np.where(share > 0, "none", recompute)
     ep = np.ones_like(np.asarray(tp, float)) if ep is None else np.asarray(ep, float)
+    layer = shape.layer
+    per_op_sbh = stored_bytes_per_token(
+        layer.d_model, layer.n_heads * layer.d_head, layer.n_kv_heads * layer.d_head,
+        layer.ffn_dim, layer.gated,
+    ) / layer.d_model  # fmt: skip
 
     def activations(mode: np.ndarray) -> np.ndarray:
         return activation_bytes_per_gpu(
             shape.seq_len, shape.d_model, shape.n_heads, shape.n_layer, shape.vocab_size,
             settings.precision, tp, pp, mb / cp, m, mode, settings.flash_attention, vpp,
+            per_op_sbh,
         )  # fmt: skip
 
     stored = activations(whole)
@@ -803,11 +816,20 @@ def _prior_micro_batch(
     recompute: np.ndarray,
 ) -> MicroBatchTimes:
     """The older step model's micro-batch: FLOPs per token x tokens (plus recomputation:
-    full adds 2N + 4 L s h per token for its share, selective 4 L s h) over MFU prior x
-    peak, all of it counted as GEMM time."""
+    full adds 2N + 4 L s h per token for its share, selective 4 L s h, per-operator its
+    recomputed GEMMs' share of 2N) over MFU prior x peak, all of it counted as GEMM time."""
     s, h, layers = float(shape.seq_len), float(shape.d_model), float(shape.n_layer)
     forward = 2.0 * shape.params + 4.0 * layers * s * h
-    extra = share * forward + np.where(recompute == "selective", 4.0 * layers * s * h, 0.0)
+    layer = shape.layer
+    op_share = recomputed_gemm_share(
+        h, layer.n_heads * layer.d_head, layer.n_kv_heads * layer.d_head, layer.ffn_dim,
+        layer.gated,
+    )  # fmt: skip
+    extra = (
+        share * forward
+        + np.where(recompute == "selective", 4.0 * layers * s * h, 0.0)
+        + np.where(recompute == "per-op", op_share * 2.0 * shape.params, 0.0)
+    )
     # ceil(L/p) of the L layers per GPU: the busiest stage's share of the model's FLOPs.
     flops = (shape.flops_per_token + extra) * mb * s / cp * stage_layers / (layers * tp)
     zero = np.zeros_like(flops)

@@ -19,7 +19,11 @@ Recomputation in Large Transformer Models", eq. 5 with tensor and sequence paral
                                backward pass, never stored) or selective recomputation
                                (Korthikanti et al. 2022, sec. 5, eq. 7);
   2 s b h / t                  full recomputation: only each layer's input (sec. 4.3), plus
-                               one layer's activations while it is recomputed.
+                               one layer's activations while it is recomputed;
+  s b h c / t                  per-operator recomputation (torchtitan's): the matmul and
+                               attention outputs its policy saves, c = 16 for a 4h GELU
+                               MLP and multi-head attention (planner.llm.per_op_recompute
+                               gives c for the model's own widths).
 16-bit activations; fp32/tf32 doubles them. The output layer adds 4 s b (h + V) / t (sec.
 4.3: the logits and the cross-entropy's fp32 copies). With 1F1B pipelining the first stage
 holds min(p, m) micro-batches of its ceil(L/p) layers in flight (Narayanan et al. 2021, sec.
@@ -42,7 +46,8 @@ STATE_BYTES: dict[str, tuple[float, float, float]] = {
 FROZEN_WEIGHT_BYTES = {"lora": 2.0, "qlora": 4.127 / 8.0}  # Hu et al. 2021; Dettmers 2023
 ADAPTER_STATE_BYTES = 16.0  # adapters train in mixed precision: 2 + 2 + 12 (ZeRO sec. 3.1)
 ACTIVATION_FACTOR = {"fp32": 2.0, "tf32": 2.0, "fp16": 1.0, "bf16": 1.0, "fp8": 1.0}
-RECOMPUTE_CHOICES = ("none", "selective", "full")
+RECOMPUTE_CHOICES = ("none", "selective", "per-op", "full")
+PER_OP_SBH = 16.0  # bytes per s b h stored under per-op recomputation, 4h GELU MLP, MHA
 
 
 def state_bytes_per_gpu(
@@ -82,15 +87,17 @@ def activation_bytes_per_layer(
     recompute: np.ndarray,
     flash: bool,
     precision: str = "bf16",
+    per_op_sbh: float = PER_OP_SBH,
 ) -> np.ndarray:
-    """One layer's stored activations for one micro-batch (Korthikanti et al. 2022, eq. 5/7)."""
+    """One layer's stored activations for one micro-batch (Korthikanti et al. 2022, eq. 5/7;
+    `per_op_sbh`: bytes per s b h kept under per-operator recomputation)."""
     s, h = float(seq_len), float(d_model)
     sbh_t = s * np.asarray(micro_batch, float) * h / np.asarray(tp, float)
     recompute = np.asarray(recompute)
     scores = 0.0 if flash else 5.0 * heads * s / h
     per_layer = np.select(
-        [recompute == "full", recompute == "selective"],
-        [2.0 * sbh_t, 34.0 * sbh_t],
+        [recompute == "full", recompute == "selective", recompute == "per-op"],
+        [2.0 * sbh_t, 34.0 * sbh_t, per_op_sbh * sbh_t],
         sbh_t * (34.0 + scores),
     )
     return per_layer * ACTIVATION_FACTOR[precision]
@@ -110,6 +117,7 @@ def activation_bytes_per_gpu(
     recompute: np.ndarray,
     flash: bool,
     interleave: np.ndarray | None = None,
+    per_op_sbh: float = PER_OP_SBH,
 ) -> np.ndarray:
     """Activations held by the busiest (first) pipeline stage, bytes, per layout.
 
@@ -123,7 +131,7 @@ def activation_bytes_per_gpu(
         v = np.asarray(interleave, float)
         in_flight = in_flight * np.where(v > 1, 1.0 + (pp - 1.0) / (pp * v), 1.0)
     kept = activation_bytes_per_layer(
-        seq_len, micro_batch, d_model, heads, tp, recompute, flash, precision
+        seq_len, micro_batch, d_model, heads, tp, recompute, flash, precision, per_op_sbh
     )
     stored = np.asarray(recompute) == "full"
     no_recompute = np.full(stored.shape, "none")

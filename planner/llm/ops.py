@@ -54,6 +54,7 @@ import numpy as np
 from planner.llm.fp8_recipes import BLACKWELL
 from planner.llm.kernel_rates import attention_share
 from planner.llm.matmul_rates import matmul_factor
+from planner.llm.per_op_recompute import recomputed_gemm_share
 from planner.settings import KERNEL_FLOOR_S
 
 TILE_M, TILE_N = 256, 128  # cuBLAS's large-GEMM tile (NVIDIA matmul guide, "Tile quantization")
@@ -353,13 +354,16 @@ def micro_batch_seconds(
     weight_grads: bool,
     flash: bool = True,
     head: np.ndarray | float = 1.0,
+    per_op: np.ndarray | bool = False,
 ) -> MicroBatchTimes:
     """One micro-batch of `mb` sequences through a pipeline stage of `stage_layers` layers
     plus the language-model head (the last stage's, which sets the pace), per GPU; `head`
     0 for a stage without it.
 
     Full recomputation of a share of the layers adds that share of their forward pass;
-    selective recomputation the attention forward (Korthikanti et al. 2022, sec. 5).
+    selective recomputation the attention forward (Korthikanti et al. 2022, sec. 5);
+    per-operator recomputation (`per_op`, torchtitan's) the forward GEMMs its policy does
+    not save and the forward memory-bound work (planner.llm.per_op_recompute).
     """
     tokens = mb * shape.seq_len / cp
     layer_gemms = _gemms(shape, tokens, tp)
@@ -374,7 +378,15 @@ def micro_batch_seconds(
     # and backward (16-bit values).
     logits = head * 4.0 * tokens * shape.vocab_size / tp * rates.value_bytes / rates.hbm_bytes_per_s
     layer_forward = gemm_f + attn_f + mem_f
-    again = stage_layers * (recompute_share * layer_forward + np.where(selective, attn_f, 0.0))
+    op_gemms = recomputed_gemm_share(
+        shape.d_model, shape.n_heads * shape.d_head, shape.n_kv_heads * shape.d_head,
+        shape.ffn_dim, shape.gated,
+    )  # fmt: skip
+    again = stage_layers * (
+        recompute_share * layer_forward
+        + np.where(selective, attn_f, 0.0)
+        + np.where(per_op, op_gemms * gemm_f + mem_f, 0.0)
+    )
     times = MicroBatchTimes(
         gemm=stage_layers * (gemm_f + gemm_b) + head_f + head_b,
         attention=stage_layers * (attn_f + attn_b),
@@ -385,7 +397,9 @@ def micro_batch_seconds(
     if not rates.eager:
         return times
     # The host dispatches every kernel; the GPU cannot finish the micro-batch sooner.
-    host = stage_layers * (1.0 + recompute_share) * EAGER_KERNELS_PER_LAYER * KERNEL_FLOOR_S
+    # (per-operator recomputation launches nearly the whole forward again: counted as one)
+    again_share = recompute_share + np.where(per_op, 1.0, 0.0)
+    host = stage_layers * (1.0 + again_share) * EAGER_KERNELS_PER_LAYER * KERNEL_FLOOR_S
     return replace(times, memory=times.memory + np.maximum(host - times.total, 0.0))
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.llm.frameworks import FRAMEWORKS, framework
 from planner.llm.layout import (
     MEMORY_TERMS,
     PARTIAL_RECOMPUTE,
@@ -44,10 +45,10 @@ from pricing.gpus import did_you_mean
 
 LAYOUT_FORM = (
     "tp<N> pp<N> cp<N> ep<N> etp<1|tp> dp<N> mb<N> vpp<N> zero1|zero3 "
-    "recompute=none|selective|full|partial-25|partial-50|partial-75 "
+    "recompute=none|selective|per-op|full|partial-25|partial-50|partial-75 "
     '(e.g. "tp4 pp2 ep8 dp16 mb1 zero1 recompute=selective")'
 )
-RECOMPUTES = ("none", "selective", "full", *PARTIAL_RECOMPUTE)
+RECOMPUTES = ("none", "selective", "per-op", "full", *PARTIAL_RECOMPUTE)
 ZEROS = ("zero1", "zero3")
 _COUNTS = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "etp": "etp", "dp": "dp", "mb": "mb",
            "mbs": "mb", "vpp": "vpp"}  # fmt: skip
@@ -151,13 +152,19 @@ def parse_layout(text: str) -> UserLayout:
     return UserLayout(**fields)  # type: ignore[arg-type]
 
 
-def check_layout(user: UserLayout, shape: LLMShape) -> None:
+def check_layout(user: UserLayout, shape: LLMShape, stack: str | None = None) -> None:
     """LayoutSpecError where the layout does not suit the model: tp dividing the heads (a
     tp wider than a node runs, its collectives over the network), ep dividing the experts
     and dp (1 for a dense model), pp and vpp within the layers, cp splitting the sequence
-    into 2 cp chunks."""
+    into 2 cp chunks; per-operator recomputation only on a `stack` that runs it."""
     dp = user.dp or 1
     problems = []
+    if user.recompute == "per-op" and stack and not framework(stack).per_op_recompute:
+        runs_it = ", ".join(n for n, f in FRAMEWORKS.items() if f.per_op_recompute)
+        problems.append(
+            f"recompute=per-op is torchtitan's per-operator policy, which {stack} does not "
+            f"run (use selective or full, or the framework {runs_it})"
+        )
     if shape.n_heads % user.tp or (user.tp > 1 and shape.n_kv_heads % user.tp):
         problems.append(
             f"tp{user.tp} must divide the {shape.n_heads} attention heads and "
@@ -217,7 +224,7 @@ def time_layout(
 ) -> TimedLayout:
     """Exactly `user` (resolved to hw.total_gpus) timed by the search's step model."""
     user = user.for_gpus(hw.total_gpus)
-    check_layout(user, shape)
+    check_layout(user, shape, settings.framework)
     dp = int(user.dp or 1)
     tp_nodes = math.ceil(user.tp / max(hw.gpus_per_node, 1))
     one = np.ones(1)

@@ -35,7 +35,7 @@ def test_a_layout_string_reads_every_token_in_any_order():
     ("text", "said"),
     [
         ("tp4 qp2", "layout token 'qp2' is not understood; did you mean 'tp'? Valid: tp<N> pp<N>"),
-        ("tp4 recompute=sometimes", "recompute=none|selective|full|partial-25"),
+        ("tp4 recompute=sometimes", "recompute=none|selective|per-op|full|partial-25"),
         ("tp4 tp8", "layout token 'tp8': tp is given twice"),
         ("tp0", "layout token 'tp0': sizes are whole numbers >= 1"),
         ("   ", "empty layout: write it as tp<N> pp<N>"),
