@@ -35,7 +35,11 @@ it hides.
   trainer gives each stage the blocks up to (rank + 1) / p of the cumulative cost of
   get_block_compute_costs, a decoder layer 4 h^2 + 3 f h and the language-model head V h,
   so the last stage holds fewer layers beside the head;
-  planner.llm.layout.balanced_stage_layers).
+  planner.llm.layout.balanced_stage_layers); ZeRO-1's updated weights all-gathered after
+  the optimizer step, a blocking collective nothing overlaps (`gather_after_step`:
+  optim/zero.py ZeroDistributedOptimizer.step calls _all_gather_params, a synchronous
+  all_gather_coalesced), while the fp32 gradients reduce-scatter from DDP hooks during the
+  backward pass (optim/gradient_accumulator.py get_fp32_accum_hook, async).
 - per-operator selective recomputation (`per_op_recompute`; torchtitan's `selective_ac_option
   = "op"`, a torch.utils.checkpoint policy any PyTorch FSDP stack can run:
   planner.llm.per_op_recompute) for fsdp and fsdp2; Megatron's selective recomputation is
@@ -77,6 +81,7 @@ class Framework:
     fp32_gradients: bool = False  # gradients reduced in fp32: 4 bytes a value, not 2
     balanced_stages: bool = False  # pipeline stages split by compute cost, head included
     per_op_recompute: bool = False  # torchtitan's per-operator selective recomputation
+    gather_after_step: bool = False  # ZeRO-1's weight all-gather runs alone after the step
 
 
 # The eager_refusal of stacks that run their own fused kernels, not PyTorch's.
@@ -98,6 +103,7 @@ FRAMEWORKS: dict[str, Framework] = {
         OWN_KERNELS,
         fp32_gradients=True,
         balanced_stages=True,
+        gather_after_step=True,
     ),
 }
 DEFAULT_FRAMEWORK = "megatron"

@@ -42,7 +42,9 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
   t_dp  ZeRO-1: reduce-scatter of the gradients + all-gather of the updated weights (the
         all-reduce volume, ZeRO sec. 7.1) over the d c ranks that hold the same weights,
         once per step, hidden behind one micro-batch of compute (gradient-reduce and
-        parameter-gather overlap as in Megatron-LM's distributed optimizer). ZeRO-3:
+        parameter-gather overlap as in Megatron-LM's distributed optimizer; a stack that
+        gathers the weights after the optimizer step instead, nanotron, exposes that
+        all-gather whole and hides only the reduce-scatter). ZeRO-3:
         all-gather for the forward and the backward and a reduce-scatter per micro-batch
         (1.5x the all-reduce volume, ZeRO sec. 7.2; PyTorch FSDP, Zhao et al. 2023), each
         hidden behind that micro-batch's compute (prefetch). LoRA reduces only the
@@ -901,5 +903,7 @@ def _dp_seconds(
         )
         gather, scatter = gather + one_way, scatter + one_way
     zero1 = np.maximum(0.0, allreduce - t_mb)
+    if framework(settings.framework).gather_after_step:
+        zero1 = np.maximum(0.0, scatter - t_mb) + gather
     zero3_exposed = m * np.maximum(0.0, 2.0 * gather + scatter - t_mb)
     return np.where(dp > 1, np.where(zero3, zero3_exposed, zero1), 0.0)

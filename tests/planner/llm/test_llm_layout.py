@@ -149,6 +149,27 @@ def test_dp_collectives_split_into_nvlink_and_network_parts() -> None:
     assert two_nodes[0] == pytest.approx(one_node[0] + inter + buckets * 2 * 10e-6)
 
 
+def test_nanotron_exposes_its_weight_gather_after_the_step_and_megatron_hides_it() -> None:
+    from planner.llm.layout import Hardware, LayoutSettings, _dp_seconds
+    from planner.llm.ops import OpRates
+    from planner.llm.throughput import llm_shape_of
+
+    hw = Hardware(80, 1e15, OpRates(7e14, 5e14, 2.6e12, 132), 5e14, 100.0, 10.0, 128, 8)
+    shape = llm_shape_of(llm_workload(1.3e9, 1e9, seq_len=4096))
+    one = np.array([1.0])
+    args = (one * 2, one, one * 64, one * 4, np.array([False]))  # tp2 pp1 dp64, m 4
+
+    def exposed(stack: str, t_mb: float) -> float:
+        settings = LayoutSettings(2**20, framework=stack)
+        return float(_dp_seconds(shape, hw, settings, *args, one * t_mb, one, one * 2)[0])
+
+    # 2-byte weights of the 1.3B / tp2 gathered over 64 ranks, 4 to a node (module docstring)
+    gather = hierarchical_seconds(one * 64, one * 4, one * shape.params / 2 * 2.0, hw, 1.0)[0]
+    assert exposed("megatron", 1e3) == 0.0  # all of it under one micro-batch
+    assert exposed("nanotron", 1e3) == pytest.approx(gather)  # the gather alone, whole
+    assert exposed("nanotron", 0.0) > exposed("megatron", 0.0)  # fp32 gradients too
+
+
 def test_thousands_of_gpus_interleave_the_pipeline_and_recompute_only_what_memory_needs() -> None:
     # Llama 3 405B's setting: 16M tokens of 8,192 per step on 16,384 H100 (Dubey et al.
     # 2024 ran tp8 pp16 with an interleaved schedule there).
