@@ -150,7 +150,7 @@ def test_plan_times_the_shape_given(results_dir: Path) -> None:
         (["--interruption-rate", "aws=lots"], "'lots' is not a number"),
         (["--onprem", "missing.toml"], "missing.toml: no such file"),
         (["--view", "frontiers"], "did you mean 'frontier'?"),
-        (["--recompute", "some"], "recompute 'some': valid are auto, none, selective, per-op, full"),
+        (["--recompute", "some"], "valid are auto, none, selective, per-op, full"),
         (["--top", "0"], "--top 0: it must be >= 1"),
         (["--checkpoint-minutes", "-5"], "--checkpoint-minutes -5: must be a finite number from 0"),
     ],
