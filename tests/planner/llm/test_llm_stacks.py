@@ -291,12 +291,14 @@ def test_a_stated_tensor_parallel_size_wider_than_a_node_is_timed_not_replaced()
     assert found.tokens_per_s < searched.tokens_per_s
 
 
-def test_nanotron_reduces_its_gradients_in_fp32_twice_the_bytes_of_megatrons() -> None:
+def test_nanotron_reduces_fp32_gradients_and_gathers_its_weights_after_the_step() -> None:
     # One stack's rates for both (collectives at the ring model's time, whatever the fit),
-    # one pinned pure data-parallel layout: only the gradient bytes differ (nanotron's
-    # accumulate_grad_in_fp32 all-reduces the fp32 buffers).
+    # one pinned pure data-parallel layout of one micro-batch a step. Megatron all-reduces
+    # 16-bit gradients (A seconds) under that micro-batch (t). nanotron reduce-scatters the
+    # fp32 buffers (accumulate_grad_in_fp32: the same bytes, A) under it, then all-gathers
+    # the 16-bit weights after the step (A / 2), blocking.
     stack = dataclasses.replace(stack_params("megatron"), comm_exposure=1.0)
-    exposed = {}
+    exposed, compute = {}, {}
     for name in ("megatron", "nanotron"):
         settings = LLMSettings(
             global_batch_tokens=64 * 4096, micro_batch=1, zero="zero1", framework=name,
@@ -304,11 +306,13 @@ def test_nanotron_reduces_its_gradients_in_fp32_twice_the_bytes_of_megatrons() -
         )  # fmt: skip
         # 400 Gb/s per node: the all-reduce outlasts a micro-batch, so some of it shows.
         found = predict_layout(P7, "bf16", "H100-SXM", 64, 8, 400.0, settings=settings).layout
-        assert found.fits and found.dp == 64
+        assert found.fits and found.dp == 64 and found.micro_batches == 1
         exposed[name] = found.dp_share * found.step_s
-    # Exposed = all-reduce - one micro-batch of compute: doubling the all-reduce more than
-    # doubles what is exposed.
-    assert exposed["nanotron"] > 2.0 * exposed["megatron"] > 0.0
+        compute[name] = found.compute_share * found.step_s
+    assert compute["nanotron"] == pytest.approx(compute["megatron"], rel=1e-6)
+    allreduce = exposed["megatron"] + compute["megatron"]  # A = exposed + t
+    assert exposed["megatron"] > 0.0
+    assert exposed["nanotron"] == pytest.approx(exposed["megatron"] + allreduce / 2, rel=0.01)
 
 
 def test_a_row_whose_notes_say_no_flashattention_is_timed_without_it() -> None:
