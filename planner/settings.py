@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from planner.llm.fp8_recipes import checked_recipe
-from planner.llm.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, eager_stacks, framework
+from planner.llm.frameworks import DEFAULT_FRAMEWORK, eager_stacks, framework, per_op_refusal
 
 if TYPE_CHECKING:
     from planner.llm.stack_profiles import StackParams
@@ -111,7 +111,9 @@ class StatedLayout:
     etp: int = 0
 
 
-RECOMPUTE_SETTINGS = ("auto", "none", "selective", "per-op", "full")
+# The recomputation modes a setting or a user's layout names (planner.llm.memory, ops).
+RECOMPUTE_CHOICES = ("none", "selective", "per-op", "full")
+RECOMPUTE_SETTINGS = ("auto", *RECOMPUTE_CHOICES)
 
 
 @dataclass(frozen=True)
@@ -186,13 +188,8 @@ class LLMSettings:
             raise ValueError(
                 f"recompute {self.recompute!r}: valid are {', '.join(RECOMPUTE_SETTINGS)}"
             )
-        if self.recompute == "per-op" and not stack.per_op_recompute:
-            runs_it = ", ".join(n for n, f in FRAMEWORKS.items() if f.per_op_recompute)
-            raise ValueError(
-                f"recompute 'per-op' is torchtitan's per-operator policy, which "
-                f"{self.framework} does not run: set the framework to {runs_it}, or use "
-                f"selective or full"
-            )
+        if self.recompute == "per-op" and (refusal := per_op_refusal(self.framework)):
+            raise ValueError(f"recompute 'per-op' is {refusal}")
         if self.zero not in ("auto", "zero1", "zero3"):
             raise ValueError(f"zero {self.zero!r}: valid are auto, zero1, zero3")
         if not 0.0 <= self.memory_reserve_fraction < 1.0:

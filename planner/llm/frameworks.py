@@ -117,6 +117,18 @@ def framework(name: str) -> Framework:
         raise ValueError(f"framework {name!r}: valid are {', '.join(FRAMEWORKS)}") from None
 
 
+def per_op_refusal(name: str) -> str:
+    """Why stack `name` cannot time per-operator recomputation ("" where it can), naming
+    the stacks that run it."""
+    if framework(name).per_op_recompute:
+        return ""
+    runs_it = ", ".join(n for n, f in FRAMEWORKS.items() if f.per_op_recompute)
+    return (
+        f"torchtitan's per-operator policy, which {name} does not run: set the framework "
+        f"to {runs_it}, or use selective or full"
+    )
+
+
 def eager_stacks() -> tuple[str, ...]:
     """The stacks eager PyTorch can be timed on (fitted on compiled runs: no
     `eager_refusal`)."""

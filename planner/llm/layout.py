@@ -662,11 +662,7 @@ def memory_terms(
     share = recompute_share(recompute)
     whole = np.where(share > 0, "none", recompute)
     ep = np.ones_like(np.asarray(tp, float)) if ep is None else np.asarray(ep, float)
-    layer = shape.layer
-    per_op_sbh = stored_bytes_per_token(
-        layer.d_model, layer.n_heads * layer.d_head, layer.n_kv_heads * layer.d_head,
-        layer.ffn_dim, layer.gated,
-    ) / layer.d_model  # fmt: skip
+    per_op_sbh = stored_bytes_per_token(shape.layer) / shape.d_model
 
     def activations(mode: np.ndarray) -> np.ndarray:
         return activation_bytes_per_gpu(
@@ -822,15 +818,12 @@ def _prior_micro_batch(
     recomputed GEMMs' share of 2N) over MFU prior x peak, all of it counted as GEMM time."""
     s, h, layers = float(shape.seq_len), float(shape.d_model), float(shape.n_layer)
     forward = 2.0 * shape.params + 4.0 * layers * s * h
-    layer = shape.layer
-    op_share = recomputed_gemm_share(
-        h, layer.n_heads * layer.d_head, layer.n_kv_heads * layer.d_head, layer.ffn_dim,
-        layer.gated,
-    )  # fmt: skip
     extra = (
         share * forward
         + np.where(recompute == "selective", 4.0 * layers * s * h, 0.0)
-        + np.where(recompute == "per-op", op_share * 2.0 * shape.params, 0.0)
+        + np.where(
+            recompute == "per-op", recomputed_gemm_share(shape.layer) * 2.0 * shape.params, 0.0
+        )
     )
     # ceil(L/p) of the L layers per GPU: the busiest stage's share of the model's FLOPs.
     flops = (shape.flops_per_token + extra) * mb * s / cp * stage_layers / (layers * tp)

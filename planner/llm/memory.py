@@ -46,7 +46,6 @@ STATE_BYTES: dict[str, tuple[float, float, float]] = {
 FROZEN_WEIGHT_BYTES = {"lora": 2.0, "qlora": 4.127 / 8.0}  # Hu et al. 2021; Dettmers 2023
 ADAPTER_STATE_BYTES = 16.0  # adapters train in mixed precision: 2 + 2 + 12 (ZeRO sec. 3.1)
 ACTIVATION_FACTOR = {"fp32": 2.0, "tf32": 2.0, "fp16": 1.0, "bf16": 1.0, "fp8": 1.0}
-RECOMPUTE_CHOICES = ("none", "selective", "per-op", "full")
 PER_OP_SBH = 16.0  # bytes per s b h stored under per-op recomputation, 4h GELU MLP, MHA
 
 

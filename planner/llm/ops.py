@@ -378,14 +378,10 @@ def micro_batch_seconds(
     # and backward (16-bit values).
     logits = head * 4.0 * tokens * shape.vocab_size / tp * rates.value_bytes / rates.hbm_bytes_per_s
     layer_forward = gemm_f + attn_f + mem_f
-    op_gemms = recomputed_gemm_share(
-        shape.d_model, shape.n_heads * shape.d_head, shape.n_kv_heads * shape.d_head,
-        shape.ffn_dim, shape.gated,
-    )  # fmt: skip
     again = stage_layers * (
         recompute_share * layer_forward
         + np.where(selective, attn_f, 0.0)
-        + np.where(per_op, op_gemms * gemm_f + mem_f, 0.0)
+        + np.where(per_op, recomputed_gemm_share(shape) * gemm_f + mem_f, 0.0)
     )
     times = MicroBatchTimes(
         gemm=stage_layers * (gemm_f + gemm_b) + head_f + head_b,

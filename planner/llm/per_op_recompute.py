@@ -20,25 +20,32 @@ activations, residual adds); attention is not run again.
 
 from __future__ import annotations
 
-MODE = "per-op"
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from planner.llm.ops import LayerShape
 
 
-def recomputed_gemm_share(d_model: float, q_width: float, kv_width: float, ffn: float,
-                          gated: bool) -> float:  # fmt: skip
+def _widths(layer: LayerShape) -> tuple[float, float, float, float]:
+    """(h, query width a d, key/value width g d, MLP width f) of a layer, unsharded."""
+    d = layer.d_head
+    return float(layer.d_model), layer.n_heads * d, layer.n_kv_heads * d, float(layer.ffn_dim)
+
+
+def recomputed_gemm_share(layer: LayerShape) -> float:
     """Share of a layer's forward GEMM FLOPs the policy recomputes: the key projection
     (h x g d), the output projection (a d x h) and the MLP's second matmul (h x f), over
-    all of them (module docstring). Widths in values, unsharded."""
-    h = float(d_model)
-    recomputed = h * kv_width + q_width * h + h * ffn
-    total = h * (q_width + 2.0 * kv_width) + q_width * h + (3.0 if gated else 2.0) * h * ffn
+    all of them (module docstring)."""
+    h, q, kv, f = _widths(layer)
+    recomputed = h * kv + q * h + h * f
+    total = h * (q + 2.0 * kv) + q * h + (3.0 if layer.gated else 2.0) * h * f
     return recomputed / total
 
 
-def stored_bytes_per_token(d_model: float, q_width: float, kv_width: float, ffn: float,
-                           gated: bool, value_bytes: float = 2.0) -> float:  # fmt: skip
+def stored_bytes_per_token(layer: LayerShape, value_bytes: float = 2.0) -> float:
     """Bytes a layer keeps per token for the backward pass (before tensor parallelism): its
     input (h), query (a d), value (g d), attention output (a d), and the saved MLP matmuls
     (w1's f and w2's h gated, fc's f with GELU) (module docstring)."""
-    h = float(d_model)
-    mlp = ffn + (h if gated else 0.0)
-    return value_bytes * (h + 2.0 * q_width + kv_width + mlp)
+    h, q, kv, f = _widths(layer)
+    mlp = f + (h if layer.gated else 0.0)
+    return value_bytes * (h + 2.0 * q + kv + mlp)

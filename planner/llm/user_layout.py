@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.llm.frameworks import FRAMEWORKS, framework
+from planner.llm.frameworks import per_op_refusal
 from planner.llm.layout import (
     MEMORY_TERMS,
     PARTIAL_RECOMPUTE,
@@ -39,7 +39,7 @@ from planner.llm.layout import (
 )
 from planner.llm.memory import usable_bytes
 from planner.llm.throughput import LayoutPrediction, layout_settings, llm_shape_of
-from planner.settings import LLMSettings
+from planner.settings import RECOMPUTE_CHOICES, LLMSettings
 from planner.workloads.catalog import Workload
 from pricing.gpus import did_you_mean
 
@@ -48,7 +48,7 @@ LAYOUT_FORM = (
     "recompute=none|selective|per-op|full|partial-25|partial-50|partial-75 "
     '(e.g. "tp4 pp2 ep8 dp16 mb1 zero1 recompute=selective")'
 )
-RECOMPUTES = ("none", "selective", "per-op", "full", *PARTIAL_RECOMPUTE)
+RECOMPUTES = (*RECOMPUTE_CHOICES, *PARTIAL_RECOMPUTE)
 ZEROS = ("zero1", "zero3")
 _COUNTS = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "etp": "etp", "dp": "dp", "mb": "mb",
            "mbs": "mb", "vpp": "vpp"}  # fmt: skip
@@ -159,12 +159,8 @@ def check_layout(user: UserLayout, shape: LLMShape, stack: str | None = None) ->
     into 2 cp chunks; per-operator recomputation only on a `stack` that runs it."""
     dp = user.dp or 1
     problems = []
-    if user.recompute == "per-op" and stack and not framework(stack).per_op_recompute:
-        runs_it = ", ".join(n for n, f in FRAMEWORKS.items() if f.per_op_recompute)
-        problems.append(
-            f"recompute=per-op is torchtitan's per-operator policy, which {stack} does not "
-            f"run (use selective or full, or the framework {runs_it})"
-        )
+    if user.recompute == "per-op" and stack and (refusal := per_op_refusal(stack)):
+        problems.append(f"recompute=per-op is {refusal}")
     if shape.n_heads % user.tp or (user.tp > 1 and shape.n_kv_heads % user.tp):
         problems.append(
             f"tp{user.tp} must divide the {shape.n_heads} attention heads and "

@@ -25,24 +25,25 @@ from planner.workloads.catalog import llm_workload
 # Llama 3 8B's widths: h 4096, 32 query heads and 8 key/value heads of 128, SwiGLU f 14336.
 H, KV, F = 4096.0, 1024.0, 14336.0
 LLAMA3_8B = LayerShape(4096, 32, 8, 14336, True, 128256, 8192)
+GPT_MHA = LayerShape(4096, 32, 32, 4 * 4096, False, 50257, 8192)  # GELU 4h MLP, MHA
 
 
 def test_the_key_output_and_second_mlp_matmuls_are_recomputed():
     # wk (h x 1024), wo (4096 x h), w3 (h x f) of wq, wk, wv, wo, w1, w3, w2.
-    share = recomputed_gemm_share(H, H, KV, F, gated=True)
+    share = recomputed_gemm_share(LLAMA3_8B)
     by_hand = (H * KV + H * H + H * F) / (H * (H + 2 * KV) + H * H + 3 * H * F)
     assert share == pytest.approx(by_hand)
     assert 0.36 < share < 0.37
     # GELU: q, k, v, o, fc, proj: proj is the second MLP matmul.
-    assert recomputed_gemm_share(H, H, H, 4 * H, gated=False) == pytest.approx(
+    assert recomputed_gemm_share(GPT_MHA) == pytest.approx(
         (H * H + H * H + 4 * H * H) / (3 * H * H + H * H + 8 * H * H)
     )
 
 
 def test_it_stores_the_saved_matmul_and_attention_outputs_only():
     # input, wq, wv, attention output, w1, w2: 2 bytes each.
-    assert stored_bytes_per_token(H, H, KV, F, gated=True) == 2 * (H + H + KV + H + F + H)
-    assert stored_bytes_per_token(H, H, H, 4 * H, gated=False) == 16 * H  # PER_OP_SBH's 16
+    assert stored_bytes_per_token(LLAMA3_8B) == 2 * (H + H + KV + H + F + H)
+    assert stored_bytes_per_token(GPT_MHA) == 16 * H  # PER_OP_SBH's 16
     per_op, selective, full = (
         activation_bytes_per_layer(8192, np.array([1.0]), 4096, 32, np.array([1.0]),
                                    np.array([mode]), flash=True, per_op_sbh=15.5)[0]
@@ -66,7 +67,7 @@ def test_its_time_is_the_recomputed_gemms_and_the_forward_memory_work():
     attn_f, _ = attention_seconds(LLAMA3_8B, one, one, one, rates)
     full, per_op = recompute(1.0, False), recompute(0.0, True)
     # full: L (gemm_f + attn_f + mem_f); per-op: L (share gemm_f + mem_f)
-    share = recomputed_gemm_share(H, H, KV, F, gated=True)
+    share = recomputed_gemm_share(LLAMA3_8B)
     assert full - per_op == pytest.approx(32 * ((1 - share) * gemm_f[0] + attn_f[0]))
     assert recompute(0.0, False) == 0.0
 
