@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from planner.llm.fp8_recipes import checked_recipe
-from planner.llm.frameworks import DEFAULT_FRAMEWORK, eager_stacks, framework, per_op_refusal
+from planner.llm.frameworks import (
+    DEFAULT_FRAMEWORK,
+    eager_stacks,
+    framework,
+    per_op_refusal,
+    tp_overlap_refusal,
+)
 
 if TYPE_CHECKING:
     from planner.llm.stack_profiles import StackParams
@@ -151,6 +157,15 @@ class LLMSettings:
       finds none of its variants fits, the one it finds smallest is timed instead of a
       searched layout the run never used (the fitting and evaluation tools set it; a plan
       never does).
+    dp_overlap: ZeRO-1's gradient reduce-scatter and weight all-gather run under the last
+      micro-batch's backward and the next forward (Megatron-Core's --overlap-grad-reduce
+      and --overlap-param-gather, on in NVIDIA's recipes; DDP's bucketed all-reduce, Li et
+      al. 2020); False: after the backward, exposed in full (Megatron-Core's default).
+    tp_overlap: each tensor-parallel all-gather and reduce-scatter is split into tp chunks
+      pipelined with the GEMM's chunks, so one chunk's transfer shows (Megatron-Core's
+      --tp-comm-overlap, torchtitan's asynchronous tensor parallel; Wang et al. 2023,
+      "Overlap Communication with Dependent Computation via Decomposition"); megatron and
+      fsdp2 only; False: the collectives run between the GEMMs (Megatron-Core's default).
     """
 
     global_batch_tokens: float | None = None
@@ -168,6 +183,8 @@ class LLMSettings:
     fp8_recipe: str = "auto"
     moe_overlap: bool = False
     pinned_ran: bool = False
+    dp_overlap: bool = True
+    tp_overlap: bool = False
 
     def __post_init__(self) -> None:
         stack = framework(self.framework)  # ValueError naming the valid ones
@@ -190,6 +207,8 @@ class LLMSettings:
             )
         if self.recompute == "per-op" and (refusal := per_op_refusal(self.framework)):
             raise ValueError(f"recompute 'per-op' is {refusal}")
+        if self.tp_overlap and (refusal := tp_overlap_refusal(self.framework)):
+            raise ValueError(f"tp_overlap is {refusal}")
         if self.zero not in ("auto", "zero1", "zero3"):
             raise ValueError(f"zero {self.zero!r}: valid are auto, zero1, zero3")
         if not 0.0 <= self.memory_reserve_fraction < 1.0:

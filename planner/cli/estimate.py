@@ -17,11 +17,13 @@ from rich.text import Text
 from edge.console import abort, text_console, warn, working
 from edge.output import emit
 from planner.cli.options import (
+    DPOverlap,
     Eager,
     Format,
     Fp8Recipe,
     MoEOverlap,
     Output,
+    TPOverlap,
     abort_on_value_error,
     check_format,
 )
@@ -143,7 +145,8 @@ def estimate_llm(
             help="CSV: params, seq_len, num_gpus, gpu_model, precision [, n_layer, d_model, "
             "ffn, heads, kv_heads, vocab, global_batch_tokens, gpus_per_node, network_gbps, "
             "mode, framework, eager, fp8_recipe; MoE: "
-            "active_params, experts, top_k, shared_experts, expert_ffn, moe_overlap; your own "
+            "active_params, experts, top_k, shared_experts, expert_ffn, moe_overlap; dp_overlap, "
+            "tp_overlap; your own "
             "layout: tp, "
             "pp, cp, ep, etp, dp, vpp, mbs, zero, recompute]; other columns are refused",
         ),
@@ -174,6 +177,8 @@ def estimate_llm(
     eager: Eager = False,
     fp8_recipe: Fp8Recipe = "auto",
     moe_overlap: MoEOverlap = False,
+    dp_overlap: DPOverlap = True,
+    tp_overlap: TPOverlap = False,
     results: Annotated[
         list[str] | None,
         typer.Option(
@@ -204,6 +209,7 @@ def estimate_llm(
             recompute=recompute, zero=zero, flash_attention=flash_attention,
             framework=framework or DEFAULT_FRAMEWORK, framework_stated=bool(framework),
             eager=eager, fp8_recipe=fp8_recipe, moe_overlap=moe_overlap,
+            dp_overlap=dp_overlap, tp_overlap=tp_overlap,
         )  # fmt: skip
         raw, rows = read_llm_queries(input_path(queries), settings)
         figures, problems, table = _own_figures(results, rows)

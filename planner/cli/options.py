@@ -44,6 +44,25 @@ MoEOverlap = Annotated[
         "expert-parallel overlap); default: exposed in full, as the fitted runs",
     ),
 ]
+DPOverlap = Annotated[
+    bool,
+    typer.Option(
+        "--dp-overlap/--no-dp-overlap",
+        help="LLM ZeRO-1: the gradient reduce-scatter and weight all-gather run under the last "
+        "micro-batch (Megatron-Core's --overlap-grad-reduce --overlap-param-gather, on in "
+        "NVIDIA's recipes); --no-dp-overlap: after the backward, exposed whole (Megatron-Core's "
+        "default)",
+    ),
+]
+TPOverlap = Annotated[
+    bool,
+    typer.Option(
+        "--tp-overlap",
+        help="LLM: tensor-parallel collectives pipelined with the GEMMs, a 1/tp share showing "
+        "(Megatron-Core's --tp-comm-overlap, torchtitan's async tensor parallel; megatron and "
+        "fsdp2); default: between the GEMMs, as Megatron-Core's default",
+    ),
+]
 Output = Annotated[
     str | None,
     typer.Option("--output", help="write Q plus predictions here (CSV) instead of stdout"),

@@ -16,7 +16,16 @@ import typer
 from benchmarks.folders import default_results_dir
 from edge.console import abort, working
 from edge.output import emit
-from planner.cli.options import Eager, Format, Fp8Recipe, MoEOverlap, Wide, check_format
+from planner.cli.options import (
+    DPOverlap,
+    Eager,
+    Format,
+    Fp8Recipe,
+    MoEOverlap,
+    TPOverlap,
+    Wide,
+    check_format,
+)
 from planner.defaults import (
     DEFAULT_CHECKPOINT_HOURS,
     DEFAULT_DRAWS,
@@ -92,6 +101,8 @@ class PlanFlags:
     eager: bool
     fp8_recipe: str
     moe_overlap: bool
+    dp_overlap: bool
+    tp_overlap: bool
     global_batch_tokens: float | None
     seq_len: int | None
     n_layer: int | None
@@ -247,6 +258,8 @@ def plan(
     eager: Eager = False,
     fp8_recipe: Fp8Recipe = "auto",
     moe_overlap: MoEOverlap = False,
+    dp_overlap: DPOverlap = True,
+    tp_overlap: TPOverlap = False,
     global_batch_tokens: Annotated[
         float | None,
         typer.Option(
@@ -444,6 +457,8 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
         eager=flags.eager,
         fp8_recipe=flags.fp8_recipe,
         moe_overlap=flags.moe_overlap,
+        dp_overlap=flags.dp_overlap,
+        tp_overlap=flags.tp_overlap,
     )
     workload = _workload(flags)
     offers = load_offers()

@@ -48,6 +48,10 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
   expert-tensor-parallel size where the notes state it ("ETP 1": Megatron-Core's MoE
   parallel folding, planner.llm.moe); its all-to-all timed under another micro-batch's
   compute where the notes say it overlapped (A2A_OVERLAP_TEXT).
+- communication overlap: the `comm_overlap` column's (COMM_OVERLAP: the data-parallel
+  collectives under compute and the tensor-parallel ones pipelined with the GEMMs, as the
+  run's launch configuration states), blank as the stack usually runs (data-parallel
+  overlapped, tensor-parallel not).
 Rows left out and why (`skipped`): mixture-of-experts models no preset names, no
 parameter count, CPU offload, fp32, no GPU count with tensor parallelism,
 the framework not stated.
@@ -81,6 +85,10 @@ EXPERT_TP_TEXT = re.compile(r"\bETP (\d+)")
 # A run whose notes say its expert all-to-all ran under another micro-batch's compute
 # (Megatron-Core's 1F1B A2A overlap, DeepSeek's DualPipe): timed with LLMSettings.moe_overlap.
 A2A_OVERLAP_TEXT = re.compile(r"1f1b (a2a )?overlap|a2a overlap|dualpipe", re.IGNORECASE)
+# The `comm_overlap` column: which of Megatron-Core's overlaps the run's launch configuration
+# turns on, as (dp_overlap, tp_overlap) (LLMSettings); blank: the stack's usual (dp on, tp off).
+COMM_OVERLAP = {"": (True, False), "dp": (True, False), "tp": (False, True),
+                "dp+tp": (True, True), "none": (False, False)}  # fmt: skip
 FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"megatron-deepspeed|deepspeed|paddlenlp", "deepspeed"),
     (r"megatron|flagscale|primus|meta internal", "megatron"),
@@ -158,6 +166,8 @@ class CorpusRun:
     fp8_recipe: str = "auto"  # the recipe the precision text names (else the stack's default)
     attention_kernel: str = ""  # "fa3" where the source says FlashAttention-3 ran ("": stack's)
     moe_overlap: bool = False  # the notes say the expert all-to-all ran under compute
+    dp_overlap: bool = True  # ZeRO-1's collectives under compute (COMM_OVERLAP)
+    tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (COMM_OVERLAP)
 
 
 def family_of(framework_text: str) -> str | None:
@@ -330,6 +340,19 @@ def _is_moe(row: pd.Series) -> bool:
     return "moe" in str(row["model"]).lower() or "moe" in str(row["params"]).lower()
 
 
+def _comm_overlap(index: int, row: pd.Series) -> tuple[bool, bool]:
+    """(dp_overlap, tp_overlap) of a row's `comm_overlap` (COMM_OVERLAP); ValueError naming
+    the row and the valid values for any other."""
+    value = row.get("comm_overlap")
+    text = str(value).strip().lower() if isinstance(value, str) else ""
+    if text not in COMM_OVERLAP:
+        raise ValueError(
+            f"corpus row {index}: comm_overlap {value!r}: valid are "
+            f"{', '.join(k for k in COMM_OVERLAP if k)} or blank"
+        )
+    return COMM_OVERLAP[text]
+
+
 def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
     """The CorpusRun of one corpus row, or the code of why it is left out."""
     family = family_of(row["framework"])
@@ -350,6 +373,7 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
     gpu = GPU_NAMES.get(str(row["gpu_model"]))
     if gpu is None:
         return "no_gpu"
+    overlap = _comm_overlap(index, row)
     assumed: list[str] = []
     gpus = row["num_gpus"]
     if not _finite(gpus):
@@ -427,6 +451,8 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         fp8_recipe=recipe_of_text(row["precision"]) or "auto",
         attention_kernel="fa3" if FA3_TEXT.search(f"{row['framework']} {row['notes']}") else "",
         moe_overlap=moe is not None and bool(A2A_OVERLAP_TEXT.search(str(row["notes"]))),
+        dp_overlap=overlap[0],
+        tp_overlap=overlap[1],
     )
 
 

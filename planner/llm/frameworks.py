@@ -44,6 +44,11 @@ it hides.
   = "op"`, a torch.utils.checkpoint policy any PyTorch FSDP stack can run:
   planner.llm.per_op_recompute) for fsdp and fsdp2; Megatron's selective recomputation is
   the attention core's (Korthikanti et al. 2022).
+- tensor-parallel communication overlap (`tp_overlap`; planner.settings.LLMSettings.tp_overlap):
+  Megatron-Core's --tp-comm-overlap (Transformer Engine's userbuffers) and torchtitan's
+  asynchronous tensor parallel for fsdp2 (Liang et al. 2024, sec. 3.1) split each
+  tensor-parallel all-gather and reduce-scatter into chunks pipelined with the GEMM's; the
+  other stacks run the collectives between the GEMMs.
 - deepspeed: DeepSpeed ZeRO-1/3 (Rajbhandari et al. 2020) with its pipeline engine (no
   interleaving) and Megatron-DeepSpeed's tensor parallelism; no context parallelism;
   partly fused kernels (unfused 1.25: an assumption).
@@ -82,14 +87,19 @@ class Framework:
     balanced_stages: bool = False  # pipeline stages split by compute cost, head included
     per_op_recompute: bool = False  # torchtitan's per-operator selective recomputation
     gather_after_step: bool = False  # ZeRO-1's weight all-gather runs alone after the step
+    tp_overlap: bool = False  # can pipeline tensor-parallel collectives under the GEMMs
 
 
 # The eager_refusal of stacks that run their own fused kernels, not PyTorch's.
 OWN_KERNELS = "its own fused kernels'"
 FRAMEWORKS: dict[str, Framework] = {
-    "megatron": Framework("megatron", True, True, True, ("zero1", "zero3"), 1.0, OWN_KERNELS),
+    "megatron": Framework(
+        "megatron", True, True, True, ("zero1", "zero3"), 1.0, OWN_KERNELS, tp_overlap=True
+    ),
     "fsdp": Framework("fsdp", False, False, False, ("zero3", "zero1"), 1.5, per_op_recompute=True),
-    "fsdp2": Framework("fsdp2", True, True, True, ("zero3", "zero1"), 1.25, per_op_recompute=True),
+    "fsdp2": Framework(
+        "fsdp2", True, True, True, ("zero3", "zero1"), 1.25, per_op_recompute=True, tp_overlap=True
+    ),
     "deepspeed": Framework(
         "deepspeed", True, False, False, ("zero1", "zero3"), 1.25, "fitted on eager runs already"
     ),
@@ -120,13 +130,28 @@ def framework(name: str) -> Framework:
 def per_op_refusal(name: str) -> str:
     """Why stack `name` cannot time per-operator recomputation ("" where it can), naming
     the stacks that run it."""
-    if framework(name).per_op_recompute:
-        return ""
-    runs_it = ", ".join(n for n, f in FRAMEWORKS.items() if f.per_op_recompute)
-    return (
-        f"torchtitan's per-operator policy, which {name} does not run: set the framework "
-        f"to {runs_it}, or use selective or full"
+    return _refusal(
+        name, "per_op_recompute", "torchtitan's per-operator policy", ", or use selective or full"
     )
+
+
+def tp_overlap_refusal(name: str) -> str:
+    """Why stack `name` cannot overlap tensor-parallel communication ("" where it can),
+    naming the stacks that do."""
+    return _refusal(
+        name, "tp_overlap",
+        "Megatron-Core's --tp-comm-overlap or torchtitan's asynchronous tensor parallel",
+        ", or leave it off",
+    )  # fmt: skip
+
+
+def _refusal(name: str, flag: str, what: str, otherwise: str) -> str:
+    """Why stack `name` lacks the profile flag `flag` ("" where it has it): `what` it is,
+    the stacks that have it, and what to do `otherwise`."""
+    if getattr(framework(name), flag):
+        return ""
+    runs_it = ", ".join(n for n, f in FRAMEWORKS.items() if getattr(f, flag))
+    return f"{what}, which {name} does not run: set the framework to {runs_it}{otherwise}"
 
 
 def eager_stacks() -> tuple[str, ...]:

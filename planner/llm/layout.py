@@ -34,7 +34,10 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
   t_tp  4 all-reduces per layer per micro-batch of b s h / c 16-bit values among t GPUs, 6
         with full recomputation, in between for partial (Shoeybi et al. 2019, fig. 4;
         sequence parallelism moves the same bytes as reduce-scatter + all-gather,
-        Korthikanti et al. 2022, sec. 4.2.2), not hidden.
+        Korthikanti et al. 2022, sec. 4.2.2), not hidden; with LayoutSettings.tp_overlap
+        each is split into t chunks pipelined with the GEMM's and one chunk's transfer
+        shows, 1/t of it (Wang et al. 2023, "Overlap Communication with Dependent
+        Computation via Decomposition"; Megatron-Core's --tp-comm-overlap).
   t_cp  key/value chunks around the context-parallel ring, overlapped with attention
         (_cp_seconds).
   t_pp  one activation and one gradient of b s h / (t c) values per micro-batch across a
@@ -44,7 +47,8 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
         once per step, hidden behind one micro-batch of compute (gradient-reduce and
         parameter-gather overlap as in Megatron-LM's distributed optimizer; a stack that
         gathers the weights after the optimizer step instead, nanotron, exposes that
-        all-gather whole and hides only the reduce-scatter). ZeRO-3:
+        all-gather whole and hides only the reduce-scatter; without
+        LayoutSettings.dp_overlap both run after the backward, exposed whole). ZeRO-3:
         all-gather for the forward and the backward and a reduce-scatter per micro-batch
         (1.5x the all-reduce volume, ZeRO sec. 7.2; PyTorch FSDP, Zhao et al. 2023), each
         hidden behind that micro-batch's compute (prefetch). LoRA reduces only the
@@ -192,6 +196,8 @@ class LayoutSettings:
     pinned: StatedLayout | None = None  # the sizes a run states; None: search
     moe_overlap: bool = False  # all-to-all under another micro-batch's compute (LLMSettings)
     pinned_ran: bool = False  # the pinned layout ran (a published run; LLMSettings)
+    dp_overlap: bool = True  # ZeRO-1's collectives under the last micro-batch (LLMSettings)
+    tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (LLMSettings)
 
 
 @dataclass(frozen=True)
@@ -724,6 +730,8 @@ def step_times(
     act_bytes = mb * s / cp * h * 2.0
     n_tp = 4.0 + 2.0 * share
     ring = _tp_ring_seconds(tp, act_bytes, hw)
+    if settings.tp_overlap:  # tp chunks pipelined with the GEMM's: one chunk's shows
+        ring = ring / tp
     t_tp = np.where(tp > 1, stage_layers * n_tp * ring * hw.tp_comm_exposure, 0.0)
     t_cp = _cp_seconds(shape, hw, tp, cp, mb, stage_layers, parts.attention / stage_layers)
     pp_gbs = hw.intra_gbs if hw.total_gpus <= hw.gpus_per_node else hw.network_gbs_per_gpu
@@ -895,7 +903,7 @@ def _dp_seconds(
             many, hierarchical_seconds(ranks, expert_peers, expert_bytes, hw, 1.0), 0.0
         )
         gather, scatter = gather + one_way, scatter + one_way
-    zero1 = np.maximum(0.0, allreduce - t_mb)
+    zero1 = np.maximum(0.0, allreduce - t_mb) if settings.dp_overlap else allreduce
     if framework(settings.framework).gather_after_step:
         zero1 = np.maximum(0.0, scatter - t_mb) + gather
     zero3_exposed = m * np.maximum(0.0, 2.0 * gather + scatter - t_mb)

@@ -94,6 +94,8 @@ def run_settings(run: CorpusRun, stack: StackParams, pinned: bool = True) -> LLM
         flash_attention=run.flash_attention,
         fp8_recipe=run.fp8_recipe,
         moe_overlap=run.moe_overlap,
+        dp_overlap=run.dp_overlap,
+        tp_overlap=run.tp_overlap,
         pinned_ran=pinned and run.pinned is not None,
     )
 

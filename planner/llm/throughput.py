@@ -242,6 +242,8 @@ class LayoutPrediction:
     hardware: Hardware | None = None  # what the layouts were timed on (a user's layout too)
     fp8_recipe: str = ""  # the fp8 recipe timed (planner.llm.fp8_recipes); "" at 16 bits
     moe_overlap: bool = False  # the all-to-all timed under compute (LLMSettings.moe_overlap)
+    dp_overlap: bool = True  # ZeRO-1's collectives timed under compute (LLMSettings)
+    tp_overlap: bool = False  # tp collectives timed pipelined with the GEMMs (LLMSettings)
 
     @property
     def rate_source(self) -> str:
@@ -407,13 +409,15 @@ def _predict(
         hardware,
         recipe if precision == "fp8" else "",
         settings.moe_overlap,
+        settings.dp_overlap,
+        settings.tp_overlap,
     )
 
 
 # The user's choices the layout search takes as they are (planner.settings.LLMSettings).
 SEARCH_CHOICES = (
     "flash_attention", "recompute", "zero", "micro_batch", "memory_reserve_fraction",
-    "framework", "step_model", "pinned", "moe_overlap", "pinned_ran",
+    "framework", "step_model", "pinned", "moe_overlap", "pinned_ran", "dp_overlap", "tp_overlap",
 )  # fmt: skip
 
 
@@ -589,6 +593,8 @@ def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
         "grouped_gemm_share": layout.grouped_gemm_share,
         "moe_factor": _moe_factor(prediction),
         "moe_overlap": prediction.moe_overlap and math.isfinite(_moe_factor(prediction)),
+        "dp_overlap": prediction.dp_overlap,
+        "tp_overlap": prediction.tp_overlap,
         "usable_gb": layout.usable_gb,
         "framework": prediction.framework,
         "calibration": prediction.calibration,

@@ -195,6 +195,7 @@ def llm_detail(row: Mapping[str, Any], precision: str) -> str:
         f"MFU {mfu:.0%} of the {precision} peak{moe_mfu}{recipe_text(row)}" if _known(mfu) else "",
         f"{rate}{mfu_source_text(row)}",
         stack_text(row),
+        overlap_text(row),
         moe_text(row),
     ]
     return "; ".join(p.removesuffix("; ") for p in parts if p)
@@ -217,6 +218,28 @@ def moe_text(row: Mapping[str, Any]) -> str:
         f"expert grouped GEMMs and all-to-all at {factor:.2f}x the operator model's time "
         f"(fitted on published MoE runs: planner/data/llm_stack_fit.csv){overlap}"
     )
+
+
+def overlap_text(row: Mapping[str, Any]) -> str:
+    """The communication overlap the user asked for where it moved this step
+    (LLMSettings.tp_overlap, dp_overlap); "" at the stacks' usual setting."""
+    said = []
+    if _switched(row.get("tp_overlap"), True) and _number(row.get("tp_comm_share")) > 0:
+        said.append(
+            "tensor-parallel collectives pipelined with the GEMMs, 1/tp of them exposed "
+            "(as asked: --tp-overlap)"
+        )
+    if _switched(row.get("dp_overlap"), False) and _number(row.get("dp_comm_share")) > 0:
+        said.append(
+            "data-parallel gradient and weight collectives after the backward, exposed whole "
+            "(as asked: --no-dp-overlap)"
+        )
+    return "; ".join(said)
+
+
+def _switched(value: object, to: bool) -> bool:
+    """A record's true/false cell (a bool, or its text after CSV) equals `to`."""
+    return str(value).strip().lower() == str(to).lower()
 
 
 def stack_text(row: Mapping[str, Any]) -> str:

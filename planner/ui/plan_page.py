@@ -20,7 +20,7 @@ from planner.choose.constraints import DEFAULT_MAX_GPUS
 from planner.choose.pareto import PICKS
 from planner.costs.spot import default_rate
 from planner.llm.fp8_recipes import AUTO, RECIPES
-from planner.llm.frameworks import DEFAULT_FRAMEWORK, eager_stacks
+from planner.llm.frameworks import DEFAULT_FRAMEWORK, eager_stacks, tp_overlap_refusal
 from planner.llm.records import LLMMemoryError
 from planner.onprem.tco import LoadedConfig, OnPremConfigError
 from planner.plan import Plan
@@ -198,6 +198,8 @@ class JobInputs:
     eager: bool = False  # PyTorch without torch.compile (LLMSettings.eager; fsdp stacks)
     active_b: float | None = None  # a mixture of experts' active parameters (None: dense)
     moe_overlap: bool = False  # its all-to-all under compute (LLMSettings.moe_overlap)
+    tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (LLMSettings)
+    dp_overlap: bool = True  # ZeRO-1's collectives under compute (LLMSettings)
     layout: str = ""  # the user's own layout, timed beside the best one ("": none)
 
 
@@ -210,6 +212,16 @@ OVERLAP_HELP = (
     "The experts' all-to-all runs while another micro-batch computes and shows only where "
     "it outlasts it (DeepSeek-V3's DualPipe, Megatron-Core's expert-parallel overlap). Off: "
     "exposed in full, as in most of the published MoE runs the model is fitted on."
+)
+TP_OVERLAP_HELP = (
+    "Tensor-parallel all-gathers and reduce-scatters split into chunks pipelined with the "
+    "GEMMs, so about 1/tp of them shows (Megatron-Core's --tp-comm-overlap, torchtitan's "
+    "async tensor parallel). Off: they run between the GEMMs, Megatron-Core's default."
+)
+DP_OVERLAP_HELP = (
+    "ZeRO-1's gradient reduce-scatter and weight all-gather run under the last micro-batch "
+    "(Megatron-Core's --overlap-grad-reduce --overlap-param-gather, on in NVIDIA's recipes). "
+    "Off: they run after the backward pass, exposed whole."
 )
 LAYOUT_HELP = (
     "Time your own layout beside the best one found, on the fastest pick's GPUs: tokens "
@@ -288,7 +300,23 @@ def _job_inputs(ps: PageState) -> JobInputs:
     chosen = WORKLOADS[str(workload_name)]
     layout = _layout_input(ps) if chosen.is_llm else ""
     overlap = chosen.is_moe and _overlap_input(ps)
-    return JobInputs(kind, workload_name=workload_name, layout=layout, moe_overlap=overlap)
+    tp_overlap, dp_overlap = _comm_inputs(ps, DEFAULT_FRAMEWORK) if chosen.is_llm else (False, True)
+    return JobInputs(
+        kind, workload_name=workload_name, layout=layout, moe_overlap=overlap,
+        tp_overlap=tp_overlap, dp_overlap=dp_overlap,
+    )  # fmt: skip
+
+
+def _comm_inputs(ps: PageState, stack: str) -> tuple[bool, bool]:
+    """(tp_overlap, dp_overlap) as asked; tensor-parallel overlap only where `stack` runs it."""
+    tp = not tp_overlap_refusal(stack) and ps.toggle(
+        "Tensor-parallel communication under the GEMMs", name="tp_overlap", help=TP_OVERLAP_HELP
+    )
+    dp = ps.toggle(
+        "Data-parallel communication under compute", name="dp_overlap", default=True,
+        help=DP_OVERLAP_HELP,
+    )  # fmt: skip
+    return bool(tp), bool(dp)
 
 
 def _overlap_input(ps: PageState) -> bool:
@@ -314,6 +342,7 @@ def _llm_inputs(ps: PageState) -> JobInputs:
         "Eager PyTorch (no torch.compile)", name="eager", help=EAGER_HELP
     )
     overlap = active_b is not None and _overlap_input(ps)
+    tp_overlap, dp_overlap = _comm_inputs(ps, framework)
     return JobInputs(
         "llm",
         params_b=params_b,
@@ -324,6 +353,8 @@ def _llm_inputs(ps: PageState) -> JobInputs:
         eager=eager,
         active_b=active_b,
         moe_overlap=overlap,
+        tp_overlap=tp_overlap,
+        dp_overlap=dp_overlap,
         layout=_layout_input(ps),
     )
 
@@ -526,6 +557,8 @@ def _request(
                 eager=inputs.job.eager,
                 fp8_recipe=inputs.fp8_recipe,
                 moe_overlap=inputs.job.moe_overlap,
+                tp_overlap=inputs.job.tp_overlap,
+                dp_overlap=inputs.job.dp_overlap,
             ),
         )
     except RequestError as exc:

@@ -85,3 +85,24 @@ def test_the_fp8_recipe_is_asked_at_fp8_only_and_a_slower_recipe_slows_the_plan(
     assert not at.exception
     words = " ".join(str(w.value).replace("\\", "") for w in at.warning)
     assert "No option to plan" in words and "mxfp8 needs Blackwell" in words
+
+
+def test_communication_overlap_is_asked_where_the_stack_runs_it_and_moves_the_plan(
+    open_page: Open,
+) -> None:
+    query = {"job": "llm", "params_b": "69", "tokens_b": "10", "providers": "aws",
+             "gpus": "H100-SXM", "max_gpus": "64", "precision": "bf16"}  # fmt: skip
+    at = open_page("plan", query)
+    assert not at.exception and not at.error
+    keys = [t.key for t in at.toggle]
+    assert "plan.tp_overlap" in keys and at.toggle(key="plan.dp_overlap").value is True
+    between = ranked(at)["throughput"].max()
+    at.toggle(key="plan.tp_overlap").set_value(True).run()
+    assert not at.exception and not at.error
+    pipelined = ranked(at)["throughput"].max()
+    assert pipelined > 1.02 * between  # a 69B's tensor-parallel collectives mostly hidden
+    at.toggle(key="plan.dp_overlap").set_value(False).run()
+    assert ranked(at)["throughput"].max() <= pipelined
+    at.radio(key="plan.framework").set_value("nanotron").run()
+    assert not at.exception and not at.error
+    assert "plan.tp_overlap" not in [t.key for t in at.toggle]  # nanotron does not run it

@@ -349,3 +349,49 @@ def test_a_layout_only_timing_refuses_exits_2_naming_the_line_not_a_traceback(
     assert code == 2 and not out.exists()
     assert "q.csv, line 3, the layout columns" in err and "vpp2 needs" in err
     assert "Traceback" not in err
+
+
+OVERLAP_QUERY = """params,seq_len,num_gpus,gpu_model,precision,tp,pp,vpp,mbs,tp_overlap,dp_overlap
+69b,4096,64,H100-SXM,bf16,8,2,1,1,,
+69b,4096,64,H100-SXM,bf16,8,2,1,1,true,
+69b,4096,64,H100-SXM,bf16,8,2,1,1,,false
+"""
+
+
+def test_overlap_columns_and_flags_time_the_layout_as_the_run_states(tmp_path: Path) -> None:
+    code, err, out = run(tmp_path, OVERLAP_QUERY)
+    assert code == 0, err
+    rows = pd.read_csv(out)
+    blank, tp_overlapped, dp_exposed = rows["tokens_per_s"]
+    assert tp_overlapped > blank > dp_exposed  # the tp8 ring shows 1/8; ZeRO-1 shows whole
+    code, err, out = run(tmp_path, OVERLAP_QUERY, "--tp-overlap", "--no-dp-overlap")
+    assert code == 0, err
+    flagged = pd.read_csv(out)["tokens_per_s"]
+    # a blank cell takes the flag: every row is tp-overlapped with ZeRO-1 exposed
+    assert flagged[0] == flagged[1] == flagged[2]
+    assert dp_exposed < flagged[0] < tp_overlapped
+    # the searched layout's detail says what was asked
+    searched = "params,seq_len,num_gpus,gpu_model,precision,tp_overlap,dp_overlap\n"
+    code, err, out = run(tmp_path, searched + "69b,4096,64,H100-SXM,bf16,true,false\n")
+    assert code == 0, err
+    detail = pd.read_csv(out)["method_detail"][0]
+    assert "as asked: --tp-overlap" in detail and "as asked: --no-dp-overlap" in detail
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("params,seq_len,num_gpus,gpu_model,precision,framework,tp_overlap\n"
+         "8b,4096,8,H100-SXM,bf16,nanotron,true\n",
+         ["line 2", "field 'tp_overlap'", "which nanotron does not run", "megatron, fsdp2"]),
+        ("params,seq_len,num_gpus,gpu_model,precision,dp_overlap\n8b,4096,8,H100-SXM,bf16,often\n",
+         ["line 2", "'often' is not true or false"]),
+    ],
+)  # fmt: skip
+def test_a_bad_overlap_cell_is_refused_and_nothing_written(
+    tmp_path: Path, text: str, words: list[str]
+) -> None:
+    code, err, out = run(tmp_path, text)
+    assert code == 2 and not out.exists()
+    for word in words:
+        assert word in err

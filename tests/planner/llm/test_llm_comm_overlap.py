@@ -1,0 +1,93 @@
+"""Communication overlap a run states: ZeRO-1's collectives under compute or after the
+backward (dp_overlap), tensor-parallel collectives pipelined with the GEMMs (tp_overlap)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from planner.llm.corpus import COMM_OVERLAP, corpus_run, load_corpus
+from planner.llm.layout import Hardware, LayoutSettings, _dp_seconds, hierarchical_seconds
+from planner.llm.ops import OpRates
+from planner.llm.throughput import llm_shape_of, predict_layout
+from planner.settings import LLMSettings, StatedLayout
+from planner.workloads.catalog import get_workload, llm_workload
+
+P69 = get_workload("llm-69b-1.38t")  # Llama-2-70B shape
+IB = 3200.0
+
+
+def _pinned(tp: int, pp: int, **settings: object) -> object:
+    """Llama-2-70B on 64 H100 at tp/pp (mb 1, ZeRO-1), under `settings`."""
+    stated = LLMSettings(
+        micro_batch=1, zero="zero1", recompute="none", pinned=StatedLayout(tp=tp, pp=pp, vpp=1),
+        global_batch_tokens=2**22, **settings,  # type: ignore[arg-type]
+    )  # fmt: skip
+    return predict_layout(P69, "bf16", "H100-SXM", 64, 8, IB, settings=stated).layout
+
+
+def test_tp_overlap_shows_one_chunk_of_the_tensor_parallel_time() -> None:
+    plain, overlapped = _pinned(8, 2), _pinned(8, 2, tp_overlap=True)
+    assert plain.fits and overlapped.fits and plain.tp_share > 0.05
+    # t_tp / tp per slot: the step's tp seconds fall by the tensor-parallel size, 8
+    tp_plain = plain.tp_share * plain.step_s
+    tp_overlapped = overlapped.tp_share * overlapped.step_s
+    assert tp_overlapped == pytest.approx(tp_plain / 8, rel=1e-6)
+    assert overlapped.tokens_per_s > plain.tokens_per_s
+    # nothing else in the step moves
+    rest = (1 - plain.tp_share - plain.bubble_share) * plain.step_s
+    rest_overlapped = (1 - overlapped.tp_share - overlapped.bubble_share) * overlapped.step_s
+    assert rest_overlapped == pytest.approx(rest, rel=1e-6)
+
+
+def test_without_dp_overlap_zero1_collectives_are_exposed_whole() -> None:
+    hw = Hardware(80, 1e15, OpRates(7e14, 5e14, 2.6e12, 132), 5e14, 100.0, 10.0, 128, 8)
+    shape = llm_shape_of(llm_workload(1.3e9, 1e9, seq_len=4096))
+    one = np.array([1.0])
+    args = (one * 2, one, one * 64, one * 4, np.array([False]))  # tp2 pp1 dp64, m 4
+
+    def exposed(overlap: bool, t_mb: float) -> float:
+        settings = LayoutSettings(2**20, framework="megatron", dp_overlap=overlap)
+        return float(_dp_seconds(shape, hw, settings, *args, one * t_mb, one, one * 2)[0])
+
+    # 2-byte gradients of the 1.3B / tp2 all-reduced (reduce-scatter + all-gather) over 64
+    # ranks, 4 to a node
+    allreduce = hierarchical_seconds(one * 64, one * 4, one * shape.params / 2 * 2.0, hw, 2.0)[0]
+    assert exposed(True, 1e3) == 0.0  # under one micro-batch
+    assert exposed(False, 1e3) == pytest.approx(allreduce)  # after the backward, whole
+    assert exposed(True, allreduce / 4) == pytest.approx(allreduce * 3 / 4)
+
+
+def test_tp_overlap_is_refused_by_stacks_that_do_not_run_it() -> None:
+    LLMSettings(framework="fsdp2", tp_overlap=True)  # torchtitan's async tensor parallel
+    for stack in ("fsdp", "deepspeed", "nanotron"):
+        with pytest.raises(ValueError, match=rf"which {stack} does not run.*megatron, fsdp2"):
+            LLMSettings(framework=stack, tp_overlap=True)
+
+
+def test_the_corpus_reads_the_overlap_its_sources_state() -> None:
+    runs, _ = load_corpus()
+    by_source: dict[str, set[tuple[bool, bool]]] = {}
+    for run in runs:
+        by_source.setdefault(run.source, set()).add((run.dp_overlap, run.tp_overlap))
+    assert by_source["NVIDIA/Megatron-LM"] == {(True, True)}  # README: all three flags
+    assert by_source["yanring/Megatron-MoE-ModelZoo"] == {(True, True)}
+    flagperf = {(r.family, r.dp_overlap, r.tp_overlap) for r in runs if "FlagPerf" in r.source}
+    assert ("megatron", False, False) in flagperf  # launch scripts pass none of them
+    assert all(dp for family, dp, _ in flagperf if family != "megatron")
+    # blank: as the stack usually runs
+    assert by_source["allenai/OLMo-core"] == {COMM_OVERLAP[""]} == {(True, False)}
+
+
+def test_a_bad_comm_overlap_cell_is_refused_naming_the_row_and_the_values() -> None:
+    table = pd.read_csv(
+        "reference/calibration/llm_training_throughput.csv"
+    ).head(1)  # any usable row
+    row = table.iloc[0].copy()
+    row["comm_overlap"] = "sometimes"
+    with pytest.raises(ValueError, match=r"corpus row 7: comm_overlap 'sometimes'.*dp\+tp, none"):
+        corpus_run(7, row)
+    row["comm_overlap"] = "DP+TP"  # case aside
+    run = corpus_run(7, row)
+    assert not isinstance(run, str) and run.tp_overlap and run.dp_overlap
