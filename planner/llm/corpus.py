@@ -79,6 +79,9 @@ CORPUS_PATH = REFERENCE / "calibration" / "llm_training_throughput.csv"  # publi
 # gpuplan's own runs (reference/own_runs) in the same columns: checked, not fitted on.
 OWN_RUNS_PATH = REFERENCE / "own_runs" / "llm_training_throughput.csv"
 FA3_TEXT = re.compile(r"flashattention-3|flash attention 3|\bfa3\b", re.IGNORECASE)
+# FlashAttention-3's release (Dao-AILab/flash-attention, 2024-07-11; Shah et al. 2024): a run
+# published before it ran FlashAttention-2-class attention whatever its stack's kernel today.
+FA3_RELEASED = "2024-07-11"
 # The expert-tensor-parallel size a row's notes state (Megatron-Core's
 # --expert-tensor-parallel-size; unstated, it is the tensor-parallel size).
 EXPERT_TP_TEXT = re.compile(r"\bETP (\d+)")
@@ -164,7 +167,7 @@ class CorpusRun:
     eager: bool = False  # the framework text says eager (no torch.compile, LLMSettings.eager)
     flash_attention: bool = True  # False where the notes say the model ran without it
     fp8_recipe: str = "auto"  # the recipe the precision text names (else the stack's default)
-    attention_kernel: str = ""  # "fa3" where the source says FlashAttention-3 ran ("": stack's)
+    attention_kernel: str = ""  # the kernel the source's text or date says ran ("": stack's)
     moe_overlap: bool = False  # the notes say the expert all-to-all ran under compute
     dp_overlap: bool = True  # ZeRO-1's collectives under compute (COMM_OVERLAP)
     tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (COMM_OVERLAP)
@@ -340,6 +343,16 @@ def _is_moe(row: pd.Series) -> bool:
     return "moe" in str(row["model"]).lower() or "moe" in str(row["params"]).lower()
 
 
+def _attention_kernel(row: pd.Series) -> str:
+    """"fa3" where the row's text says FlashAttention-3 ran, "fa2" where it was published
+    before FlashAttention-3 existed (FA3_RELEASED, the first date in source_date), else ""
+    (the stack's kernel: planner.llm.stack_profiles.ATTENTION_KERNEL)."""
+    if FA3_TEXT.search(f"{row['framework']} {row['notes']}"):
+        return "fa3"
+    published = re.search(r"\d{4}-\d{2}-\d{2}", str(row.get("source_date", "")))
+    return "fa2" if published and published.group(0) < FA3_RELEASED else ""
+
+
 def _comm_overlap(index: int, row: pd.Series) -> tuple[bool, bool]:
     """(dp_overlap, tp_overlap) of a row's `comm_overlap` (COMM_OVERLAP); ValueError naming
     the row and the valid values for any other."""
@@ -449,7 +462,7 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         eager=bool(re.search(r"\beager\b", str(row["framework"]).lower())),
         flash_attention=not re.search(r"no flashattention", str(row["notes"]).lower()),
         fp8_recipe=recipe_of_text(row["precision"]) or "auto",
-        attention_kernel="fa3" if FA3_TEXT.search(f"{row['framework']} {row['notes']}") else "",
+        attention_kernel=_attention_kernel(row),
         moe_overlap=moe is not None and bool(A2A_OVERLAP_TEXT.search(str(row["notes"]))),
         dp_overlap=overlap[0],
         tp_overlap=overlap[1],

@@ -36,11 +36,11 @@ P7 = llm_workload(6.7e9, 1e9, seq_len=4096)
 def row(**given: object) -> pd.Series:
     """A corpus row with every column, blank unless given."""
     columns = (
-        "source", "framework", "model", "params", "n_layer", "d_model", "ffn", "heads",
-        "kv_heads", "vocab", "seq_len", "gpu_model", "num_gpus", "gpus_per_node",
+        "source", "source_date", "framework", "model", "params", "n_layer", "d_model", "ffn",
+        "heads", "kv_heads", "vocab", "seq_len", "gpu_model", "num_gpus", "gpus_per_node",
         "interconnect", "precision", "tp", "pp", "cp", "vp", "ep", "dp", "zero_fsdp", "mbs", "gbs",
         "recompute", "tokens_per_s_per_gpu", "tokens_per_s_per_gpu_max", "tflops_per_gpu",
-        "mfu_pct", "notes",
+        "mfu_pct", "comm_overlap", "notes",
     )  # fmt: skip
     return pd.Series({c: given.get(c, math.nan) for c in columns})
 
@@ -344,6 +344,24 @@ def test_a_row_that_says_flashattention_3_ran_is_timed_with_it_others_with_the_s
     slow, fast = predict_run(stacks, stack), predict_run(fa3, stack)
     assert fast.layout.label == slow.layout.label
     assert fast.tokens_per_s > 1.03 * slow.tokens_per_s  # attention alone is faster
+
+
+def test_a_run_published_before_flashattention_3_is_timed_with_flashattention_2() -> None:
+    given = {"source": "s", "framework": "megatron-core", "model": "Llama3 8B",
+             "params": "8.03B", "seq_len": 8192, "gpu_model": "H100", "num_gpus": 8, "tp": 2,
+             "pp": 1, "dp": 4, "mbs": 1, "gbs": 512, "tokens_per_s_per_gpu": 8000.0}  # fmt: skip
+    before = corpus_run(0, row(**given, source_date="2024-05-15"))
+    after = corpus_run(1, row(**given, source_date="2024-07-15"))
+    said = corpus_run(2, row(**given, source_date="2024-05-15", notes="FlashAttention-3"))
+    assert not isinstance(before, str) and not isinstance(after, str)
+    assert not isinstance(said, str)
+    # FlashAttention-3 was released on 2024-07-11: before it, FlashAttention-2-class
+    assert (before.attention_kernel, after.attention_kernel, said.attention_kernel) == (
+        "fa2", "", "fa3",
+    )
+    stack = stack_params("megatron")  # its kernel today: FlashAttention-3-class
+    assert stack.attention_kernel == "fa3"
+    assert predict_run(before, stack).tokens_per_s < predict_run(after, stack).tokens_per_s
 
 
 def test_nanotron_splits_its_pipeline_by_compute_cost_so_the_heads_stage_holds_fewer_layers():
