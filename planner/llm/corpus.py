@@ -344,7 +344,7 @@ def _is_moe(row: pd.Series) -> bool:
 
 
 def _attention_kernel(row: pd.Series) -> str:
-    """"fa3" where the row's text says FlashAttention-3 ran, "fa2" where it was published
+    """ "fa3" where the row's text says FlashAttention-3 ran, "fa2" where it was published
     before FlashAttention-3 existed (FA3_RELEASED, the first date in source_date), else ""
     (the stack's kernel: planner.llm.stack_profiles.ATTENTION_KERNEL)."""
     if FA3_TEXT.search(f"{row['framework']} {row['notes']}"):

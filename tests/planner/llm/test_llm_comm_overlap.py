@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner.llm.corpus import COMM_OVERLAP, corpus_run, load_corpus
+from planner.llm.corpus import COMM_OVERLAP, CORPUS_PATH, corpus_run, load_corpus
 from planner.llm.layout import Hardware, LayoutSettings, _dp_seconds, hierarchical_seconds
 from planner.llm.ops import OpRates
 from planner.llm.throughput import llm_shape_of, predict_layout
@@ -81,10 +81,7 @@ def test_the_corpus_reads_the_overlap_its_sources_state() -> None:
 
 
 def test_a_bad_comm_overlap_cell_is_refused_naming_the_row_and_the_values() -> None:
-    table = pd.read_csv(
-        "reference/calibration/llm_training_throughput.csv"
-    ).head(1)  # any usable row
-    row = table.iloc[0].copy()
+    row = pd.read_csv(CORPUS_PATH).iloc[0].copy()  # a usable row
     row["comm_overlap"] = "sometimes"
     with pytest.raises(ValueError, match=r"corpus row 7: comm_overlap 'sometimes'.*dp\+tp, none"):
         corpus_run(7, row)

@@ -357,7 +357,9 @@ def test_a_run_published_before_flashattention_3_is_timed_with_flashattention_2(
     assert not isinstance(said, str)
     # FlashAttention-3 was released on 2024-07-11: before it, FlashAttention-2-class
     assert (before.attention_kernel, after.attention_kernel, said.attention_kernel) == (
-        "fa2", "", "fa3",
+        "fa2",
+        "",
+        "fa3",
     )
     stack = stack_params("megatron")  # its kernel today: FlashAttention-3-class
     assert stack.attention_kernel == "fa3"
