@@ -48,6 +48,8 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
   expert-tensor-parallel size where the notes state it ("ETP 1": Megatron-Core's MoE
   parallel folding, planner.llm.moe); its all-to-all timed under another micro-batch's
   compute where the notes say it overlapped (A2A_OVERLAP_TEXT).
+- attention kernel: FlashAttention-3 where the text says so, FlashAttention-2-class where the
+  run was published before FlashAttention-3's release (FA3_RELEASED), else the stack's.
 - communication overlap: the `comm_overlap` column's (COMM_OVERLAP: the data-parallel
   collectives under compute and the tensor-parallel ones pipelined with the GEMMs, as the
   run's launch configuration states), blank as the stack usually runs (data-parallel
