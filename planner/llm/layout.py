@@ -903,8 +903,11 @@ def _dp_seconds(
             many, hierarchical_seconds(ranks, expert_peers, expert_bytes, hw, 1.0), 0.0
         )
         gather, scatter = gather + one_way, scatter + one_way
-    zero1 = np.maximum(0.0, allreduce - t_mb) if settings.dp_overlap else allreduce
     if framework(settings.framework).gather_after_step:
         zero1 = np.maximum(0.0, scatter - t_mb) + gather
+    elif settings.dp_overlap:
+        zero1 = np.maximum(0.0, allreduce - t_mb)
+    else:
+        zero1 = allreduce
     zero3_exposed = m * np.maximum(0.0, 2.0 * gather + scatter - t_mb)
     return np.where(dp > 1, np.where(zero3, zero3_exposed, zero1), 0.0)

@@ -211,7 +211,7 @@ def moe_text(row: Mapping[str, Any]) -> str:
     overlap = (
         "; all-to-all under another micro-batch's compute, only what outlasts it exposed "
         "(as asked: DualPipe-style overlap)"
-        if row.get("moe_overlap") in (True, "True", "true")
+        if _switched(row.get("moe_overlap"), True)
         else ""
     )
     return (

@@ -1,18 +1,16 @@
-"""Communication overlap a run states: ZeRO-1's collectives under compute or after the
-backward (dp_overlap), tensor-parallel collectives pipelined with the GEMMs (tp_overlap)."""
+"""Communication overlap a run states: tensor-parallel collectives pipelined with the GEMMs
+(tp_overlap); ZeRO-1's collectives after the backward (dp_overlap) are tested beside
+nanotron's in test_llm_layout.py."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from planner.llm.corpus import COMM_OVERLAP, CORPUS_PATH, corpus_run, load_corpus
-from planner.llm.layout import Hardware, LayoutSettings, _dp_seconds, hierarchical_seconds
-from planner.llm.ops import OpRates
-from planner.llm.throughput import llm_shape_of, predict_layout
+from planner.llm.throughput import predict_layout
 from planner.settings import LLMSettings, StatedLayout
-from planner.workloads.catalog import get_workload, llm_workload
+from planner.workloads.catalog import get_workload
 
 P69 = get_workload("llm-69b-1.38t")  # Llama-2-70B shape
 IB = 3200.0
@@ -39,24 +37,6 @@ def test_tp_overlap_shows_one_chunk_of_the_tensor_parallel_time() -> None:
     rest = (1 - plain.tp_share - plain.bubble_share) * plain.step_s
     rest_overlapped = (1 - overlapped.tp_share - overlapped.bubble_share) * overlapped.step_s
     assert rest_overlapped == pytest.approx(rest, rel=1e-6)
-
-
-def test_without_dp_overlap_zero1_collectives_are_exposed_whole() -> None:
-    hw = Hardware(80, 1e15, OpRates(7e14, 5e14, 2.6e12, 132), 5e14, 100.0, 10.0, 128, 8)
-    shape = llm_shape_of(llm_workload(1.3e9, 1e9, seq_len=4096))
-    one = np.array([1.0])
-    args = (one * 2, one, one * 64, one * 4, np.array([False]))  # tp2 pp1 dp64, m 4
-
-    def exposed(overlap: bool, t_mb: float) -> float:
-        settings = LayoutSettings(2**20, framework="megatron", dp_overlap=overlap)
-        return float(_dp_seconds(shape, hw, settings, *args, one * t_mb, one, one * 2)[0])
-
-    # 2-byte gradients of the 1.3B / tp2 all-reduced (reduce-scatter + all-gather) over 64
-    # ranks, 4 to a node
-    allreduce = hierarchical_seconds(one * 64, one * 4, one * shape.params / 2 * 2.0, hw, 2.0)[0]
-    assert exposed(True, 1e3) == 0.0  # under one micro-batch
-    assert exposed(False, 1e3) == pytest.approx(allreduce)  # after the backward, whole
-    assert exposed(True, allreduce / 4) == pytest.approx(allreduce * 3 / 4)
 
 
 def test_tp_overlap_is_refused_by_stacks_that_do_not_run_it() -> None:

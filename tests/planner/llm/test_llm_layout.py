@@ -7,9 +7,16 @@ import itertools
 import numpy as np
 import pytest
 
-from planner.llm.layout import hierarchical_seconds, ring_seconds
+from planner.llm.layout import (
+    Hardware,
+    LayoutSettings,
+    _dp_seconds,
+    hierarchical_seconds,
+    ring_seconds,
+)
 from planner.llm.memory import activation_bytes_per_gpu, state_bytes_per_gpu
-from planner.llm.throughput import predict_layout
+from planner.llm.ops import OpRates
+from planner.llm.throughput import llm_shape_of, predict_layout
 from planner.settings import LLMSettings
 from planner.workloads.catalog import get_workload, llm_workload, reshape_llm
 from planner.workloads.llm_presets import LLM_PRESETS
@@ -149,25 +156,41 @@ def test_dp_collectives_split_into_nvlink_and_network_parts() -> None:
     assert two_nodes[0] == pytest.approx(one_node[0] + inter + buckets * 2 * 10e-6)
 
 
-def test_nanotron_exposes_its_weight_gather_after_the_step_and_megatron_hides_it() -> None:
-    from planner.llm.layout import Hardware, LayoutSettings, _dp_seconds
-    from planner.llm.ops import OpRates
-    from planner.llm.throughput import llm_shape_of
+# A 1.3B model at tp2 pp1 dp64, 4 micro-batches, its data-parallel ranks 4 to a node.
+DP_HW = Hardware(80, 1e15, OpRates(7e14, 5e14, 2.6e12, 132), 5e14, 100.0, 10.0, 128, 8)
+DP_SHAPE = llm_shape_of(llm_workload(1.3e9, 1e9, seq_len=4096))
 
-    hw = Hardware(80, 1e15, OpRates(7e14, 5e14, 2.6e12, 132), 5e14, 100.0, 10.0, 128, 8)
-    shape = llm_shape_of(llm_workload(1.3e9, 1e9, seq_len=4096))
+
+def _exposed_dp(t_mb: float, **settings: object) -> float:
+    """Exposed data-parallel seconds of that layout under LayoutSettings `settings`."""
     one = np.array([1.0])
-    args = (one * 2, one, one * 64, one * 4, np.array([False]))  # tp2 pp1 dp64, m 4
+    layout = (one * 2, one, one * 64, one * 4, np.array([False]))  # tp, pp, dp, m, zero3
+    chosen = LayoutSettings(2**20, **settings)  # type: ignore[arg-type]
+    return float(_dp_seconds(DP_SHAPE, DP_HW, chosen, *layout, one * t_mb, one, one * 2)[0])
 
-    def exposed(stack: str, t_mb: float) -> float:
-        settings = LayoutSettings(2**20, framework=stack)
-        return float(_dp_seconds(shape, hw, settings, *args, one * t_mb, one, one * 2)[0])
 
+def _dp_ring(nbytes: float, k: float) -> float:
+    """A collective of `nbytes` over those 64 data-parallel ranks (k 2: all-reduce)."""
+    one = np.array([1.0])
+    return float(hierarchical_seconds(one * 64, one * 4, one * nbytes, DP_HW, k)[0])
+
+
+def test_nanotron_exposes_its_weight_gather_after_the_step_and_megatron_hides_it() -> None:
     # 2-byte weights of the 1.3B / tp2 gathered over 64 ranks, 4 to a node (module docstring)
-    gather = hierarchical_seconds(one * 64, one * 4, one * shape.params / 2 * 2.0, hw, 1.0)[0]
-    assert exposed("megatron", 1e3) == 0.0  # all of it under one micro-batch
-    assert exposed("nanotron", 1e3) == pytest.approx(gather)  # the gather alone, whole
-    assert exposed("nanotron", 0.0) > exposed("megatron", 0.0)  # fp32 gradients too
+    gather = _dp_ring(DP_SHAPE.params / 2 * 2.0, 1.0)
+    assert _exposed_dp(1e3, framework="megatron") == 0.0  # all of it under one micro-batch
+    assert _exposed_dp(1e3, framework="nanotron") == pytest.approx(gather)  # the gather, whole
+    # fp32 gradients too
+    assert _exposed_dp(0.0, framework="nanotron") > _exposed_dp(0.0, framework="megatron")
+
+
+def test_without_dp_overlap_zero1_collectives_are_exposed_whole() -> None:
+    # 2-byte gradients of the 1.3B / tp2 all-reduced (reduce-scatter + all-gather)
+    allreduce = _dp_ring(DP_SHAPE.params / 2 * 2.0, 2.0)
+    assert _exposed_dp(1e3, framework="megatron", dp_overlap=True) == 0.0  # under compute
+    # after the backward, whole
+    assert _exposed_dp(1e3, framework="megatron", dp_overlap=False) == pytest.approx(allreduce)
+    assert _exposed_dp(allreduce / 4, framework="megatron") == pytest.approx(allreduce * 3 / 4)
 
 
 def test_thousands_of_gpus_interleave_the_pipeline_and_recompute_only_what_memory_needs() -> None:
