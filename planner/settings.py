@@ -107,7 +107,9 @@ class StatedLayout:
     """The parallel sizes a run states (a published run's table, a user's layout): tensor,
     pipeline and context parallel; virtual pipeline stages per GPU, expert-parallel ranks
     and the expert-tensor-parallel size (tp, or 1: MoE parallel folding, planner.llm.moe)
-    where stated (0: not stated, the layout search picks them)."""
+    where stated (0: not stated, the layout search picks them). `interleaved`: the run
+    states an interleaved pipeline schedule without its number of virtual stages (the
+    search then picks among v > 1)."""
 
     tp: int = 1
     pp: int = 1
@@ -115,6 +117,7 @@ class StatedLayout:
     vpp: int = 0
     ep: int = 0
     etp: int = 0
+    interleaved: bool = False
 
 
 # The recomputation modes a setting or a user's layout names (planner.llm.memory, ops).

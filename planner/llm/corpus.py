@@ -48,6 +48,8 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
   expert-tensor-parallel size where the notes state it ("ETP 1": Megatron-Core's MoE
   parallel folding, planner.llm.moe); its all-to-all timed under another micro-batch's
   compute where the notes say it overlapped (A2A_OVERLAP_TEXT).
+- pipeline schedule: the stated virtual stages (`vp`), else an interleaved schedule of the
+  searched v > 1 where the notes say only that it was interleaved (INTERLEAVED_TEXT).
 - attention kernel: FlashAttention-3 where the text says so, FlashAttention-2-class where the
   run was published before FlashAttention-3's release (FA3_RELEASED), else the stack's.
 - communication overlap: the `comm_overlap` column's (COMM_OVERLAP: the data-parallel
@@ -89,6 +91,9 @@ FA3_RELEASED = "2024-07-11"
 EXPERT_TP_TEXT = re.compile(r"\bETP (\d+)")
 # A run whose notes say its expert all-to-all ran under another micro-batch's compute
 # (Megatron-Core's 1F1B A2A overlap, DeepSeek's DualPipe): timed with LLMSettings.moe_overlap.
+# A run whose notes state an interleaved pipeline schedule without its virtual stages
+# ("interleaved schedule, V not stated": Llama 3, Dubey et al. 2024 sec. 3.3.2).
+INTERLEAVED_TEXT = re.compile(r"interleaved schedule, V not stated", re.IGNORECASE)
 A2A_OVERLAP_TEXT = re.compile(r"1f1b (a2a )?overlap|a2a overlap|dualpipe", re.IGNORECASE)
 # The `comm_overlap` column: which of Megatron-Core's overlaps the run's launch configuration
 # turns on, as (dp_overlap, tp_overlap) (LLMSettings); blank: the stack's usual (dp on, tp off).
@@ -250,17 +255,20 @@ def reported_flops_per_token(workload: Workload) -> float:
 
 def _pinned(row: pd.Series) -> StatedLayout | None:
     """The stated tp, pp and cp (1 where one is stated and the other not) with the stated
-    virtual pipeline, expert-parallel and expert-tensor-parallel (EXPERT_TP_TEXT) sizes
-    (else searched); pure data parallelism where only a data-parallel size equal to the GPU
-    count is stated; None when nothing is."""
+    virtual pipeline (or only that it interleaved: INTERLEAVED_TEXT), expert-parallel and
+    expert-tensor-parallel (EXPERT_TP_TEXT) sizes (else searched); pure data parallelism
+    where only a data-parallel size equal to the GPU count is stated; None when nothing
+    is."""
     stated = {k: int(row[k]) for k in ("tp", "pp", "cp", "vp", "ep") if _finite(row.get(k))}
     if not ({"tp", "pp"} & stated.keys()):
         pure_dp = _finite(row["dp"]) and _finite(row["num_gpus"])
         return StatedLayout() if pure_dp and int(row["dp"]) == int(row["num_gpus"]) else None
-    etp = EXPERT_TP_TEXT.search(str(row.get("notes", "")))
+    notes = str(row.get("notes", ""))
+    etp = EXPERT_TP_TEXT.search(notes)
     return StatedLayout(
         tp=stated.get("tp", 1), pp=stated.get("pp", 1), cp=stated.get("cp", 1),
         vpp=stated.get("vp", 0), ep=stated.get("ep", 0), etp=int(etp.group(1)) if etp else 0,
+        interleaved=bool(INTERLEAVED_TEXT.search(notes)),
     )  # fmt: skip
 
 

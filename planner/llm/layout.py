@@ -323,11 +323,14 @@ def _grid(
         if c == 1 or (profile.context_parallel and shape.seq_len % (2 * c) == 0
                       and shape.seq_len // c >= MIN_CONTEXT_CHUNK)
     ]  # fmt: skip
-    interleaves = (1, 2, 4) if profile.interleave else (1,)
+    interleaves: tuple[int, ...] = (1, 2, 4) if profile.interleave else (1,)
     if stated is not None:  # a stated layout: only its sizes
         tps, pps, cps = ([x for x in xs if x == want] for xs, want in zip(
             (tps, pps, cps), (stated.tp, stated.pp, stated.cp), strict=True))  # fmt: skip
-        interleaves = (stated.vpp,) if stated.vpp else interleaves
+        if stated.vpp:
+            interleaves = (stated.vpp,)
+        elif stated.interleaved:
+            interleaves = tuple(v for v in interleaves if v > 1) or interleaves
     micro = [settings.micro_batch] if settings.micro_batch else list(MICRO_BATCHES)
     zeros = profile.zero if settings.zero == "auto" else (settings.zero,)
     partial = tuple(PARTIAL_RECOMPUTE)

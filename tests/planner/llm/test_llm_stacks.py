@@ -366,6 +366,30 @@ def test_a_run_published_before_flashattention_3_is_timed_with_flashattention_2(
     assert predict_run(before, stack).tokens_per_s < predict_run(after, stack).tokens_per_s
 
 
+def test_a_run_that_says_only_that_its_pipeline_interleaved_is_timed_with_virtual_stages():
+    # Llama 3's table states tp/pp/dp and "no activation checkpointing at 8K", and its text an
+    # interleaved schedule without V. Plain 1F1B needs the least memory, so a run the memory
+    # model finds too big would be timed at v = 1, a schedule the source rules out.
+    given = {"source": "s", "framework": "Meta internal (4D parallel)", "model": "Llama 3 405B",
+             "params": "405B", "n_layer": 126, "d_model": 16384, "ffn": 53248, "heads": 128,
+             "kv_heads": 8, "vocab": 128000, "seq_len": 8192, "gpu_model": "H100-SXM",
+             "num_gpus": 8192, "tp": 8, "pp": 16, "cp": 1, "dp": 64, "gbs": 2048, "mbs": 1,
+             "zero_fsdp": "fsdp (DP stands for FSDP per Fig.5)", "recompute": "none",
+             "tflops_per_gpu": 430.0}  # fmt: skip
+    plain = corpus_run(0, row(**given))
+    said = corpus_run(1, row(**given, notes="pipeline: interleaved schedule, V not stated"))
+    assert not isinstance(plain, str) and not isinstance(said, str)
+    assert said.pinned == dataclasses.replace(plain.pinned, interleaved=True)
+    stack = stack_params("megatron")
+    one, many = predict_run(plain, stack).layout, predict_run(said, stack).layout
+    # the memory model finds both too big; they ran, so they are timed all the same
+    assert one.memory_per_gpu_gb > one.usable_gb and many.memory_per_gpu_gb > many.usable_gb
+    assert one.interleave == 1 and many.interleave > 1
+    assert one.recompute == many.recompute == "none"  # as stated, though it "does not fit"
+    assert many.bubble_share < one.bubble_share
+    assert (one.tp, one.pp, one.dp) == (many.tp, many.pp, many.dp) == (8, 16, 64)
+
+
 def test_nanotron_splits_its_pipeline_by_compute_cost_so_the_heads_stage_holds_fewer_layers():
     # nanotron's trainer: each block goes to the first stage whose (rank + 1) / p share of the
     # cumulative cost it does not exceed yet. 16 layers of 1 and a head of 4 on 2 stages:
