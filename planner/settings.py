@@ -120,6 +120,12 @@ class StatedLayout:
     interleaved: bool = False
 
 
+# The ZeRO stages a setting or a user's layout names, by their stage (Rajbhandari et al.
+# 2020): 0 plain data parallelism (PyTorch DDP, Megatron without its distributed
+# optimizer: every rank keeps the whole optimizer state), 1 the optimizer state sharded,
+# 3 weights, gradients and optimizer state sharded (FSDP).
+ZERO_STAGES = {"zero0": 0, "zero1": 1, "zero3": 3}
+
 # The recomputation modes a setting or a user's layout names (planner.llm.memory, ops).
 RECOMPUTE_CHOICES = ("none", "selective", "per-op", "full")
 RECOMPUTE_SETTINGS = ("auto", *RECOMPUTE_CHOICES)
@@ -134,7 +140,8 @@ class LLMSettings:
     micro_batch: sequences per GPU per forward pass (None: the search picks 1, 2, 4 or 8).
     recompute: "auto" (the search picks), "none", "selective" (Megatron's: the attention
       core), "per-op" (torchtitan's per-operator policy; fsdp and fsdp2 only) or "full".
-    zero: "auto" (the search picks), "zero1" or "zero3" (FSDP).
+    zero: "auto" (the search picks), "zero0" (plain data parallelism), "zero1" or "zero3"
+      (FSDP): ZERO_STAGES.
     flash_attention: attention without stored scores (Dao et al. 2022); PyTorch's
       memory-efficient SDPA does the same on GPUs FlashAttention does not support.
     memory_reserve_fraction: share of each GPU's memory not available to the model.
@@ -212,8 +219,8 @@ class LLMSettings:
             raise ValueError(f"recompute 'per-op' is {refusal}")
         if self.tp_overlap and (refusal := tp_overlap_refusal(self.framework)):
             raise ValueError(f"tp_overlap is {refusal}")
-        if self.zero not in ("auto", "zero1", "zero3"):
-            raise ValueError(f"zero {self.zero!r}: valid are auto, zero1, zero3")
+        if self.zero not in ("auto", *ZERO_STAGES):
+            raise ValueError(f"zero {self.zero!r}: valid are auto, {', '.join(ZERO_STAGES)}")
         if not 0.0 <= self.memory_reserve_fraction < 1.0:
             raise ValueError("memory_reserve_fraction must be in [0, 1)")
 

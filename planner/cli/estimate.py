@@ -161,7 +161,9 @@ def estimate_llm(
     recompute: Annotated[
         str, typer.Option(help="auto | none | selective | per-op | full")
     ] = "auto",
-    zero: Annotated[str, typer.Option(help="auto | zero1 | zero3")] = "auto",
+    zero: Annotated[
+        str, typer.Option(help="auto | zero0 (plain data parallelism) | zero1 | zero3")
+    ] = "auto",
     framework: Annotated[
         str,
         typer.Option(

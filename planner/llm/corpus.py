@@ -18,8 +18,12 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
   AMD Primus and the Llama 3 4D-parallel stack are megatron; nanotron and picotron are
   nanotron; PyTorch FSDP/FSDP2 stacks (OLMo-core, fms-fsdp, torchao/torchtitan, lit-gpt,
   thunder), compiled PyTorch data parallelism (DDP in modded-nanogpt, nanochat's sharded
-  optimizer; DDP timed as ZeRO-1) and MaxText's JAX FSDP are fsdp; DeepSpeed and PaddleNLP
-  sharding (ZeRO-like) are deepspeed.
+  optimizer) and MaxText's JAX FSDP are fsdp; DeepSpeed and PaddleNLP sharding (ZeRO-like)
+  are deepspeed.
+- ZeRO stage: as stated (`zero_fsdp`): ZeRO-0 or "none" (DDP) is plain data parallelism
+  (zero0: nanotron then all-reduces its gradients under the backward and gathers no weights
+  after the step), stage 1 and 2 are timed as ZeRO-1, FSDP/HSDP as ZeRO-3; blank, the
+  stack's own.
 - the model's shape: the row's layers, width, heads, key/value heads, MLP width and
   vocabulary where stated, else the published shape of the model it names (MODEL_SHAPES),
   else a Llama-3-style shape for its parameter count (`shape`); the MLP is GPT's ungated
@@ -315,7 +319,9 @@ def _zero(text: object) -> str:
     text = str(text).lower()
     if any(k in text for k in ("zero-3", "fsdp", "hsdp")):
         return "zero3"
-    if any(k in text for k in ("zero-1", "zero-0", "stage1", "stage2", "none")):
+    if any(k in text for k in ("zero-0", "none")):  # plain data parallelism (DDP)
+        return "zero0"
+    if any(k in text for k in ("zero-1", "stage1", "stage2")):
         return "zero1"
     return "auto"
 

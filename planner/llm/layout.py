@@ -5,11 +5,12 @@ is timed: tensor parallel t (a power of two, t <= g, t dividing the heads and ke
 heads: Shoeybi et al. 2019), context parallel c (each sequence split over c GPUs: ring
 attention, Liu et al. 2023; Megatron-Core), pipeline p (a power of two up to the layers;
 stages of ceil(L/p) layers), data parallel d = N / (t c p), micro-batch b in MICRO_BATCHES,
-ZeRO-1 or ZeRO-3/FSDP (Rajbhandari et al. 2020) and recomputation none / selective / partial
-/ full (Korthikanti et al. 2022), or per-operator where the stack has it (torchtitan's:
-planner.llm.per_op_recompute), and for a mixture of experts expert parallel ep (a power of
-two dividing the experts and d, each expert split over t; or folded, dividing t c d with
-whole experts: planner.llm.moe); the fastest that fits memory (planner.llm.memory) wins.
+ZeRO-1 or ZeRO-3/FSDP (Rajbhandari et al. 2020; ZeRO-0, plain data parallelism, where
+asked) and recomputation none / selective / partial / full (Korthikanti et al. 2022), or
+per-operator where the stack has it (torchtitan's: planner.llm.per_op_recompute), and for
+a mixture of experts expert parallel ep (a power of two dividing the experts and d, each
+expert split over t; or folded, dividing t c d with whole experts: planner.llm.moe); the
+fastest that fits memory (planner.llm.memory) wins.
 Reason codes: "fits", "no_layout_fits" (no layout fits, even with FlashAttention and full
 recomputation), "batch_too_small" (the global batch has fewer sequences than any layout's
 data-parallel ranks x micro-batch), "no_peak" (no dense peak at this precision, e.g. fp8 on
@@ -42,7 +43,10 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
         (_cp_seconds).
   t_pp  one activation and one gradient of b s h / (t c) values per micro-batch across a
         stage boundary (scatter/gather optimization: Narayanan et al. 2021, sec. 4.1).
-  t_dp  ZeRO-1: reduce-scatter of the gradients + all-gather of the updated weights (the
+  t_dp  ZeRO-0 (plain data parallelism): an all-reduce of the gradients, hidden behind the
+        last micro-batch (PyTorch DDP's bucketed all-reduce, Li et al. 2020; Megatron's
+        --overlap-grad-reduce), exposed whole without LayoutSettings.dp_overlap.
+        ZeRO-1: reduce-scatter of the gradients + all-gather of the updated weights (the
         all-reduce volume, ZeRO sec. 7.1) over the d c ranks that hold the same weights,
         once per step, hidden behind one micro-batch of compute (gradient-reduce and
         parameter-gather overlap as in Megatron-LM's distributed optimizer; a stack that
@@ -99,7 +103,7 @@ from planner.llm.ops import (
     optimizer_seconds,
 )
 from planner.llm.per_op_recompute import recomputed_gemm_share, stored_bytes_per_token
-from planner.settings import StatedLayout
+from planner.settings import ZERO_STAGES, StatedLayout
 
 MICRO_BATCHES = (1, 2, 4, 8)
 ACHIEVABLE_FRACTION = 0.8  # share of a link's peak a ring reaches (as planner.throughput.scaling)
@@ -187,7 +191,7 @@ class LayoutSettings:
     global_batch_tokens: float
     flash_attention: bool = True
     recompute: str = "auto"  # auto | none | selective | per-op | full
-    zero: str = "auto"  # auto | zero1 | zero3
+    zero: str = "auto"  # auto | zero0 | zero1 | zero3
     micro_batch: int | None = None
     memory_reserve_fraction: float = 0.10
     precision: str = "bf16"
@@ -352,20 +356,20 @@ def _grid(
     folds = [False, True] if shape.experts else [False]
     axes = np.meshgrid(
         np.array(tps), np.array(cps), np.array(pps), np.array(interleaves), np.array(micro),
-        np.array([z == "zero3" for z in zeros]), np.arange(len(recomputes)), np.array(eps),
+        np.array([ZERO_STAGES[z] for z in zeros]), np.arange(len(recomputes)), np.array(eps),
         np.array(folds), indexing="ij",
     )  # fmt: skip
-    t, c, p, v, b, z3, r, e, fold = (axis.ravel() for axis in axes)
+    t, c, p, v, b, z, r, e, fold = (axis.ravel() for axis in axes)
     dp = n // (t * c * p)
     keep = (n % (t * c * p) == 0) & ((v == 1) | ((p > 1) & (p * v <= shape.n_layer)))
     keep &= _experts_lay_out(t, c, dp, e, fold, stated)
     if len(zeros) > 1:
-        keep &= ~(z3 & (dp * c == 1))  # one data-parallel rank: ZeRO-1 and -3 are the same
+        keep &= ~((z == 3) & (dp * c == 1))  # one data-parallel rank: ZeRO-1 and -3 are alike
     if not keep.any():
         return {}
     return {
         "tp": t[keep], "cp": c[keep], "pp": p[keep], "dp": dp[keep], "mb": b[keep],
-        "zero3": z3[keep], "recompute": np.array(recomputes)[r[keep]], "vpp": v[keep],
+        "zero": z[keep], "recompute": np.array(recomputes)[r[keep]], "vpp": v[keep],
         "ep": e[keep], "etp": np.where(fold, 1, t)[keep],
     }  # fmt: skip
 
@@ -410,7 +414,7 @@ class Candidates:
     dp: np.ndarray
     mb: np.ndarray
     m: np.ndarray
-    zero3: np.ndarray
+    zero: np.ndarray  # the ZeRO stage (planner.settings.ZERO_STAGES)
     recompute: np.ndarray
     vpp: np.ndarray
     memory: np.ndarray
@@ -439,19 +443,19 @@ def _candidates(
     if not usable_batch.any():
         return Layout("batch_too_small")
     m = np.maximum(m, 1.0)
-    zero3, recompute = grid["zero3"], grid["recompute"]
-    terms = memory_terms(shape, settings, tp, cp, pp, dp, mb, m, zero3, recompute, vpp, ep, etp)
+    zero, recompute = grid["zero"], grid["recompute"]
+    terms = memory_terms(shape, settings, tp, cp, pp, dp, mb, m, zero, recompute, vpp, ep, etp)
     memory = terms["states"] + terms["expert_states"] + terms["activations"]
     usable = usable_bytes(memory_gb, settings.memory_reserve_fraction)
     fits = (memory <= usable) & usable_batch
     if not fits.any() and settings.pinned_ran and settings.pinned is not None:
-        fits = _smallest_that_ran(settings, zero3, memory, usable_batch)
+        fits = _smallest_that_ran(settings, zero, memory, usable_batch)
     if not fits.any():
         least = float(np.min(np.where(usable_batch, memory, np.inf)))
         return Layout("no_layout_fits", memory_per_gpu_gb=least / 1e9, usable_gb=usable / 1e9)
-    ok = np.flatnonzero(fits & _preferred_sharding(settings, zero3, fits))
+    ok = np.flatnonzero(fits & _preferred_sharding(settings, zero, fits))
     return Candidates(
-        tp[ok], cp[ok], pp[ok], dp[ok], mb[ok], m[ok], zero3[ok], recompute[ok], vpp[ok],
+        tp[ok], cp[ok], pp[ok], dp[ok], mb[ok], m[ok], zero[ok], recompute[ok], vpp[ok],
         memory[ok], usable, ep[ok], etp[ok],
     )  # fmt: skip
 
@@ -596,7 +600,7 @@ def layout_at(
         micro_batch=int(c.mb[best]),
         micro_batches=int(c.m[best]),
         interleave=int(c.vpp[best]),
-        zero=str(np.where(c.zero3, "zero3", "zero1")[best]),
+        zero=f"zero{int(c.zero[best])}",
         recompute=str(c.recompute[best]),
         memory_per_gpu_gb=float(c.memory[best]) / 1e9,
         usable_gb=c.usable / 1e9,
@@ -621,27 +625,25 @@ def layout_at(
 
 
 def _smallest_that_ran(
-    settings: LayoutSettings, zero3: np.ndarray, memory: np.ndarray, usable_batch: np.ndarray
+    settings: LayoutSettings, zero: np.ndarray, memory: np.ndarray, usable_batch: np.ndarray
 ) -> np.ndarray:
     """A published run's pinned layout ran, whatever the memory model says: the variant
     of it (micro-batch, recompute, sharding where not stated; the framework's own sharding
     first) the memory model finds smallest, so a memory model that overstates does not move
     the run to a layout it never used."""
-    own = usable_batch & _preferred_sharding(settings, zero3, usable_batch)
+    own = usable_batch & _preferred_sharding(settings, zero, usable_batch)
     least = np.min(np.where(own, memory, np.inf))
     return own & (memory <= least)
 
 
-def _preferred_sharding(
-    settings: LayoutSettings, zero3: np.ndarray, fits: np.ndarray
-) -> np.ndarray:
+def _preferred_sharding(settings: LayoutSettings, zero: np.ndarray, fits: np.ndarray) -> np.ndarray:
     """Layouts of the framework's own sharding (the first of its ZeRO stages: Megatron's
     distributed optimizer, FSDP's FULL_SHARD) where any of them fits; the other stage is
     weighed only when none does. With `zero` set, every layout of that stage."""
     if settings.zero != "auto":
-        return np.ones(len(zero3), bool)
-    own = zero3 if framework(settings.framework).zero[0] == "zero3" else ~zero3
-    return own if (fits & own).any() else np.ones(len(zero3), bool)
+        return np.ones(len(zero), bool)
+    own = zero == ZERO_STAGES[framework(settings.framework).zero[0]]
+    return own if (fits & own).any() else np.ones(len(zero), bool)
 
 
 # The terms of a layout's memory per GPU (memory_terms), as planner.render.llm names them.
@@ -657,7 +659,7 @@ def memory_terms(
     dp: np.ndarray,
     mb: np.ndarray,
     m: np.ndarray,
-    zero3: np.ndarray,
+    zero: np.ndarray,
     recompute: np.ndarray,
     vpp: np.ndarray,
     ep: np.ndarray | None = None,
@@ -684,14 +686,14 @@ def memory_terms(
     rebuilt = activations(np.full(len(share), "full"))
     dense = shape.params - shape.expert_params
     states = state_bytes_per_gpu(
-        dense, shape.adapter_params, shape.mode, settings.precision, tp, pp, dp * cp, zero3,
+        dense, shape.adapter_params, shape.mode, settings.precision, tp, pp, dp * cp, zero,
     )  # fmt: skip
     acts = np.where(share > 0, share * rebuilt + (1.0 - share) * stored, stored)
     experts = np.zeros_like(states)
     if shape.experts:
         etp = np.asarray(tp, float) if etp is None else np.asarray(etp, float)
         experts = expert_state_bytes(
-            shape.expert_params, settings.precision, etp, pp, ep, tp * dp * cp / etp, zero3
+            shape.expert_params, settings.precision, etp, pp, ep, tp * dp * cp / etp, zero
         )
         kept = np.where(np.asarray(recompute) == "full", 0.0, 1.0 - share)
         in_flight = np.minimum(pp, np.maximum(np.asarray(m, float), 1.0))
@@ -723,7 +725,7 @@ def step_times(
     """Seconds per optimizer step and its parts (STEP_PARTS; module docstring), per
     candidate layout, from its micro-batch's seconds (`stage`)."""
     s, h, layers = float(shape.seq_len), float(shape.d_model), float(shape.n_layer)
-    tp, cp, pp, dp, mb, m, zero3, vpp = c.tp, c.cp, c.pp, c.dp, c.mb, c.m, c.zero3, c.vpp
+    tp, cp, pp, dp, mb, m, zero, vpp = c.tp, c.cp, c.pp, c.dp, c.mb, c.m, c.zero, c.vpp
     share = recompute_share(c.recompute)
     stage_layers = np.ceil(layers / pp)
     frozen = shape.mode in ("lora", "qlora")
@@ -747,7 +749,7 @@ def step_times(
         t_a2a = np.maximum(0.0, t_a2a - t_mb)
     slots = m + (pp - 1.0) / vpp
     per_slot = t_mb + t_tp + t_cp + t_pp + t_a2a
-    t_dp = _dp_seconds(shape, hw, settings, tp, pp, dp * cp, m, zero3, t_mb, c.ep, c.etp)
+    t_dp = _dp_seconds(shape, hw, settings, tp, pp, dp * cp, m, zero, t_mb, c.ep, c.etp)
     local = shape.params / (tp * pp) / np.where(dp * cp > 1, dp * cp, 1.0)
     trained = (shape.adapter_params / (tp * pp)) if frozen else local
     t_opt = optimizer_seconds(trained, hw.rates) * np.ones_like(m)
@@ -875,7 +877,7 @@ def _dp_seconds(
     pp: np.ndarray,
     dp: np.ndarray,
     m: np.ndarray,
-    zero3: np.ndarray,
+    zero: np.ndarray,
     t_mb: np.ndarray,
     ep: np.ndarray,
     etp: np.ndarray,
@@ -906,11 +908,12 @@ def _dp_seconds(
             many, hierarchical_seconds(ranks, expert_peers, expert_bytes, hw, 1.0), 0.0
         )
         gather, scatter = gather + one_way, scatter + one_way
+    # ZeRO-0 all-reduces the gradients, under the last micro-batch where they overlap.
+    zero0 = np.maximum(0.0, allreduce - t_mb) if settings.dp_overlap else allreduce
     if framework(settings.framework).gather_after_step:
         zero1 = np.maximum(0.0, scatter - t_mb) + gather
-    elif settings.dp_overlap:
-        zero1 = np.maximum(0.0, allreduce - t_mb)
     else:
-        zero1 = allreduce
-    zero3_exposed = m * np.maximum(0.0, 2.0 * gather + scatter - t_mb)
-    return np.where(dp > 1, np.where(zero3, zero3_exposed, zero1), 0.0)
+        zero1 = zero0  # the all-reduce's volume: reduce-scatter + all-gather
+    zero3 = m * np.maximum(0.0, 2.0 * gather + scatter - t_mb)
+    exposed = np.where(zero == 3, zero3, np.where(zero == 0, zero0, zero1))
+    return np.where(dp > 1, exposed, 0.0)

@@ -57,23 +57,32 @@ def state_bytes_per_gpu(
     tp: np.ndarray,
     pp: np.ndarray,
     dp: np.ndarray,
-    zero3: np.ndarray,
+    zero: np.ndarray,
 ) -> np.ndarray:
-    """Weights, gradients and optimizer state on one GPU (bytes), per layout (vectorized)."""
+    """Weights, gradients and optimizer state on one GPU (bytes), per layout (vectorized):
+    `zero` the ZeRO stage (planner.settings.ZERO_STAGES): 0 keeps everything on every
+    data-parallel rank, 1 shards the optimizer state over them, 3 everything (ZeRO sec.
+    3.1)."""
     shard = np.asarray(tp, float) * np.asarray(pp, float)
     dp = np.asarray(dp, float)
-    zero3 = np.asarray(zero3, bool)
+    zero = np.asarray(zero, float)
+    zero3 = zero == 3
+    optim_share = np.where(zero >= 1, 1.0 / dp, 1.0)
     weight, grad, optim = STATE_BYTES[precision]
     if mode in FROZEN_WEIGHT_BYTES:
         frozen = FROZEN_WEIGHT_BYTES[mode] * params / shard
         adapters = adapter_params / shard
         adapter_states = np.where(
-            zero3, ADAPTER_STATE_BYTES * adapters / dp, 4.0 * adapters + 12.0 * adapters / dp
+            zero3,
+            ADAPTER_STATE_BYTES * adapters / dp,
+            4.0 * adapters + 12.0 * adapters * optim_share,
         )
         return np.where(zero3, frozen / dp, frozen) + adapter_states
     local = params / shard
     return np.where(
-        zero3, (weight + grad + optim) * local / dp, (weight + grad) * local + optim * local / dp
+        zero3,
+        (weight + grad + optim) * local / dp,
+        (weight + grad) * local + optim * local * optim_share,
     )
 
 

@@ -86,18 +86,19 @@ def expert_state_bytes(
     pp: np.ndarray,
     ep: np.ndarray,
     dp: np.ndarray,
-    zero3: np.ndarray,
+    zero: np.ndarray,
 ) -> np.ndarray:
     """Routed experts' weights, gradients and optimizer state on one GPU (bytes): sharded
-    over t p ep GPUs (`tp`: the expert-tensor-parallel size), the optimizer (ZeRO-1) or all
-    of it (ZeRO-3) over the dp / ep ranks that hold the same experts (`dp`: the ranks the
-    expert layers fold over, d cp without folding, t d cp / et with it)."""
+    over t p ep GPUs (`tp`: the expert-tensor-parallel size), nothing more (`zero` 0), the
+    optimizer (ZeRO-1) or all of it (ZeRO-3) over the dp / ep ranks that hold the same
+    experts (`dp`: the ranks the expert layers fold over, d cp without folding, t d cp / et
+    with it)."""
     from planner.llm.memory import state_bytes_per_gpu
 
     ep = np.asarray(ep, float)
     return state_bytes_per_gpu(
         routed_params, 0.0, "pretrain", precision, np.asarray(tp, float) * ep, pp,
-        np.maximum(np.asarray(dp, float) / ep, 1.0), zero3,
+        np.maximum(np.asarray(dp, float) / ep, 1.0), zero,
     )  # fmt: skip
 
 

@@ -2,7 +2,8 @@
 
 A layout is written as tokens, in any order, each at most once:
 "tp4 pp2 cp1 ep8 dp16 mb1 vpp1 zero1 recompute=selective" (LAYOUT_FORM). Left out: tp, pp,
-cp, ep, vpp 1; etp tp; mb 1; zero1; recompute none; dp the GPU count over tp x pp x cp.
+cp, ep, vpp 1; etp tp; mb 1; zero1 (zero0: plain data parallelism); recompute none; dp
+the GPU count over tp x pp x cp.
 Given dp, tp x pp x cp x dp must be the GPU count. Expert parallelism ep must divide the
 experts and dp, each expert split over tp; with etp1 (Megatron-Core's MoE parallel folding,
 --expert-tensor-parallel-size 1) ep divides tp x cp x dp and each expert stays whole
@@ -39,17 +40,17 @@ from planner.llm.layout import (
 )
 from planner.llm.memory import usable_bytes
 from planner.llm.throughput import LayoutPrediction, layout_settings, llm_shape_of
-from planner.settings import RECOMPUTE_CHOICES, LLMSettings
+from planner.settings import RECOMPUTE_CHOICES, ZERO_STAGES, LLMSettings
 from planner.workloads.catalog import Workload
 from pricing.gpus import did_you_mean
 
 LAYOUT_FORM = (
-    "tp<N> pp<N> cp<N> ep<N> etp<1|tp> dp<N> mb<N> vpp<N> zero1|zero3 "
+    "tp<N> pp<N> cp<N> ep<N> etp<1|tp> dp<N> mb<N> vpp<N> zero0|zero1|zero3 "
     "recompute=none|selective|per-op|full|partial-25|partial-50|partial-75 "
     '(e.g. "tp4 pp2 ep8 dp16 mb1 zero1 recompute=selective")'
 )
 RECOMPUTES = (*RECOMPUTE_CHOICES, *PARTIAL_RECOMPUTE)
-ZEROS = ("zero1", "zero3")
+ZEROS = tuple(ZERO_STAGES)
 _COUNTS = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "etp": "etp", "dp": "dp", "mb": "mb",
            "mbs": "mb", "vpp": "vpp"}  # fmt: skip
 _TOKEN = re.compile(r"^([a-z]+)[=:]?(\d+)$")
@@ -231,7 +232,7 @@ def time_layout(
             f"layout {user.text!r}: vpp{user.vpp} needs the {m} micro-batches per step to be a "
             f"multiple of pp{user.pp}; change mb, pp or the global batch"
         )
-    zero3 = np.array([user.zero == "zero3"])
+    zero = np.array([ZERO_STAGES[user.zero]])
     recompute = np.array([user.recompute])
     arrays = {k: float(v) * one for k, v in
               {"tp": user.tp, "cp": user.cp, "pp": user.pp, "dp": dp, "mb": user.mb,
@@ -239,7 +240,7 @@ def time_layout(
                "etp": user.expert_tp}.items()}  # fmt: skip
     terms = memory_terms(
         shape, settings, arrays["tp"], arrays["cp"], arrays["pp"], arrays["dp"], arrays["mb"],
-        arrays["m"], zero3, recompute, arrays["vpp"], arrays["ep"], arrays["etp"],
+        arrays["m"], zero, recompute, arrays["vpp"], arrays["ep"], arrays["etp"],
     )  # fmt: skip
     terms_gb = tuple((name, float(terms[name][0]) / 1e9) for name in MEMORY_TERMS)
     memory = terms["states"] + terms["expert_states"] + terms["activations"]
@@ -249,7 +250,7 @@ def time_layout(
         return TimedLayout(Layout(reason), user, terms_gb, usable / 1e9, tp_nodes)
     c = Candidates(
         arrays["tp"], arrays["cp"], arrays["pp"], arrays["dp"], arrays["mb"], arrays["m"],
-        zero3, recompute, arrays["vpp"], np.asarray(memory, float), usable, arrays["ep"],
+        zero, recompute, arrays["vpp"], np.asarray(memory, float), usable, arrays["ep"],
         arrays["etp"],
     )  # fmt: skip
     times = step_times(shape, hw, settings, c, stage_times(shape, hw.rates, hw.compute_flops,

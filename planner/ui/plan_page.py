@@ -225,7 +225,8 @@ DP_OVERLAP_HELP = (
 )
 LAYOUT_HELP = (
     "Time your own layout beside the best one found, on the fastest pick's GPUs: tokens "
-    "tp<N> pp<N> cp<N> ep<N> etp1 dp<N> mb<N> zero1|zero3 recompute=none|selective|per-op|full, "
+    "tp<N> pp<N> cp<N> ep<N> etp1 dp<N> mb<N> zero0|zero1|zero3 "
+    "recompute=none|selective|per-op|full, "
     "e.g. `tp4 pp2 ep8 mb1 zero1 recompute=selective` (dp left out: GPUs / (tp pp cp); "
     "etp1: whole experts folded over tp x cp x dp, as Megatron-Core's MoE parallel folding). "
     "Empty: only the best layout."

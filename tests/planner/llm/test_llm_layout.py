@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -17,7 +18,7 @@ from planner.llm.layout import (
 from planner.llm.memory import activation_bytes_per_gpu, state_bytes_per_gpu
 from planner.llm.ops import OpRates
 from planner.llm.throughput import llm_shape_of, predict_layout
-from planner.settings import LLMSettings
+from planner.settings import LLMSettings, StatedLayout
 from planner.workloads.catalog import get_workload, llm_workload, reshape_llm
 from planner.workloads.llm_presets import LLM_PRESETS
 
@@ -96,12 +97,12 @@ def test_does_not_fit_only_when_no_layout_fits_even_with_flash_attention_and_rec
     # Where nothing fits, nothing fits: every layout's memory exceeds the usable memory.
     shape = P69
     usable = 80e9 * 0.9
-    for tp, pp, zero3, rc in itertools.product((1, 2, 4, 8), (1, 2, 4, 8), (0, 1), ("full",)):
+    for tp, pp, zero, rc in itertools.product((1, 2, 4, 8), (1, 2, 4, 8), (1, 3), ("full",)):
         dp = 8 // (tp * pp) if 8 % (tp * pp) == 0 else 0
         if not dp:
             continue
         need = state_bytes_per_gpu(
-            shape.params or 0, 0.0, "pretrain", "bf16", [tp], [pp], [dp], [bool(zero3)]
+            shape.params or 0, 0.0, "pretrain", "bf16", [tp], [pp], [dp], [zero]
         ) + activation_bytes_per_gpu(
             2048, 8192, 64, 80, 32000, "bf16", [tp], [pp], [1], [1], np.array([rc]), True
         )
@@ -161,10 +162,11 @@ DP_HW = Hardware(80, 1e15, OpRates(7e14, 5e14, 2.6e12, 132), 5e14, 100.0, 10.0, 
 DP_SHAPE = llm_shape_of(llm_workload(1.3e9, 1e9, seq_len=4096))
 
 
-def _exposed_dp(t_mb: float, **settings: object) -> float:
-    """Exposed data-parallel seconds of that layout under LayoutSettings `settings`."""
+def _exposed_dp(t_mb: float, stage: int = 1, **settings: object) -> float:
+    """Exposed data-parallel seconds of that layout at ZeRO `stage` under LayoutSettings
+    `settings`."""
     one = np.array([1.0])
-    layout = (one * 2, one, one * 64, one * 4, np.array([False]))  # tp, pp, dp, m, zero3
+    layout = (one * 2, one, one * 64, one * 4, one * stage)  # tp, pp, dp, m, ZeRO stage
     chosen = LayoutSettings(2**20, **settings)  # type: ignore[arg-type]
     return float(_dp_seconds(DP_SHAPE, DP_HW, chosen, *layout, one * t_mb, one, one * 2)[0])
 
@@ -191,6 +193,40 @@ def test_without_dp_overlap_zero1_collectives_are_exposed_whole() -> None:
     # after the backward, whole
     assert _exposed_dp(1e3, framework="megatron", dp_overlap=False) == pytest.approx(allreduce)
     assert _exposed_dp(allreduce / 4, framework="megatron") == pytest.approx(allreduce * 3 / 4)
+
+
+def test_plain_data_parallelism_all_reduces_under_the_backward_on_every_stack() -> None:
+    # ZeRO-0: nanotron all-reduces its fp32 gradients in its DDP hook under the backward and
+    # gathers no weights after the step (its gradient_accumulator.get_fp32_accum_hook).
+    allreduce = _dp_ring(DP_SHAPE.params / 2 * 4.0, 2.0)  # fp32 gradients, 1.3B / tp2
+    assert _exposed_dp(1e3, 0, framework="nanotron") == 0.0
+    assert _exposed_dp(1e3, 1, framework="nanotron") > 0.0  # ZeRO-1's gather after the step
+    assert _exposed_dp(allreduce / 4, 0, framework="nanotron") == pytest.approx(allreduce * 3 / 4)
+    assert _exposed_dp(1e3, 0, framework="nanotron", dp_overlap=False) == pytest.approx(allreduce)
+    # Megatron without its distributed optimizer moves what ZeRO-1 moves.
+    for t_mb in (0.0, 1e3):
+        assert _exposed_dp(t_mb, 0, framework="megatron") == _exposed_dp(t_mb, 1)
+
+
+def test_plain_data_parallelism_keeps_the_optimizer_state_whole_and_says_so() -> None:
+    small = llm_workload(1.3e9, 1e9, seq_len=4096)
+    settings = LLMSettings(
+        global_batch_tokens=64 * 4096, micro_batch=1, framework="fsdp", pinned=StatedLayout()
+    )
+    found = {
+        zero: predict_layout(
+            small, "bf16", "H100-SXM", 64, 8, IB, settings=dataclasses.replace(settings, zero=zero)
+        ).layout
+        for zero in ("zero0", "zero1")
+    }
+    assert found["zero0"].fits and found["zero0"].label == "tp1 pp1 dp64 zero0 mb1"
+    # 12 bytes of fp32 optimizer state per parameter on every rank instead of 1/64 of it
+    extra = 12 * small.params * (1 - 1 / 64) / 1e9
+    assert found["zero0"].memory_per_gpu_gb - found["zero1"].memory_per_gpu_gb == (
+        pytest.approx(extra, rel=1e-6)
+    )
+    with pytest.raises(ValueError, match="valid are auto, zero0, zero1, zero3"):
+        LLMSettings(zero="zero2")
 
 
 def test_thousands_of_gpus_interleave_the_pipeline_and_recompute_only_what_memory_needs() -> None:

@@ -16,21 +16,23 @@ ONE = np.array([1])
 
 def test_model_states_follow_zero_stages_over_the_model_parallel_share() -> None:
     # 70e9 parameters on tp8 pp1 dp8: 8.75e9 per GPU.
-    zero1 = state_bytes_per_gpu(70e9, 0.0, "pretrain", "bf16", [8], ONE, [8], [False])
-    zero3 = state_bytes_per_gpu(70e9, 0.0, "pretrain", "bf16", [8], ONE, [8], [True])
+    zero0 = state_bytes_per_gpu(70e9, 0.0, "pretrain", "bf16", [8], ONE, [8], [0])
+    zero1 = state_bytes_per_gpu(70e9, 0.0, "pretrain", "bf16", [8], ONE, [8], [1])
+    zero3 = state_bytes_per_gpu(70e9, 0.0, "pretrain", "bf16", [8], ONE, [8], [3])
+    assert zero0[0] == pytest.approx(16 * 8.75e9)  # plain data parallelism: all of it
     assert zero1[0] == pytest.approx((2 + 2) * 8.75e9 + 12 * 8.75e9 / 8)  # ZeRO-1
     assert zero3[0] == pytest.approx(16 * 8.75e9 / 8)  # ZeRO-3: everything sharded
-    fp32 = state_bytes_per_gpu(1e9, 0.0, "pretrain", "fp32", ONE, ONE, ONE, [False])
+    fp32 = state_bytes_per_gpu(1e9, 0.0, "pretrain", "fp32", ONE, ONE, ONE, [1])
     assert fp32[0] == pytest.approx(16e9)  # 4 + 4 + 8
     # fp8 computes in fp8 but keeps bf16 weights and fp32 optimizer state.
-    fp8 = state_bytes_per_gpu(1e9, 0.0, "pretrain", "fp8", ONE, ONE, ONE, [False])
+    fp8 = state_bytes_per_gpu(1e9, 0.0, "pretrain", "fp8", ONE, ONE, ONE, [1])
     assert fp8[0] == pytest.approx(16e9)
 
 
 def test_lora_keeps_frozen_16_bit_weights_and_trains_only_the_adapters() -> None:
-    lora = state_bytes_per_gpu(70e9, 1e8, "lora", "bf16", [8], ONE, ONE, [False])
+    lora = state_bytes_per_gpu(70e9, 1e8, "lora", "bf16", [8], ONE, ONE, [1])
     assert lora[0] == pytest.approx(2 * 70e9 / 8 + 16 * 1e8 / 8)
-    qlora = state_bytes_per_gpu(70e9, 1e8, "qlora", "bf16", ONE, ONE, ONE, [False])
+    qlora = state_bytes_per_gpu(70e9, 1e8, "qlora", "bf16", ONE, ONE, ONE, [1])
     assert qlora[0] == pytest.approx(4.127 / 8 * 70e9 + 16 * 1e8)  # NF4 + double quantization
     assert lora[0] * 8 < 0.2 * 16 * 70e9  # a fraction of full fine-tuning's states
 

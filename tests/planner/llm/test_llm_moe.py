@@ -64,7 +64,7 @@ def _terms(shape, ep, dp=8):
     one = np.array([1.0])
     settings = LayoutSettings(global_batch_tokens=4e6)
     return memory_terms(
-        shape, settings, one, one, one, np.array([float(dp)]), one, one, np.array([False]),
+        shape, settings, one, one, one, np.array([float(dp)]), one, one, one,
         np.array(["full"]), one, np.array([float(ep)]),
     )  # fmt: skip
 

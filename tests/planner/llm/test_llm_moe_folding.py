@@ -60,7 +60,7 @@ def test_folded_expert_states_shard_over_ep_and_their_optimizer_over_tp_cp_dp():
     def experts(tp: float, dp: float, ep: float, etp: float) -> float:
         terms = memory_terms(
             shape, settings, tp * ONE, ONE, 8 * ONE, dp * ONE, ONE, 128 * ONE,
-            np.array([False]), np.array(["none"]), ONE, ep * ONE, etp * ONE,
+            ONE, np.array(["none"]), ONE, ep * ONE, etp * ONE,
         )  # fmt: skip
         return float(terms["expert_states"][0])
 

@@ -366,6 +366,27 @@ def test_a_run_published_before_flashattention_3_is_timed_with_flashattention_2(
     assert predict_run(before, stack).tokens_per_s < predict_run(after, stack).tokens_per_s
 
 
+def test_a_run_without_zero_is_timed_as_plain_data_parallelism_and_nanotron_gathers_nothing():
+    # The Ultra-Scale Playbook's heatmap states ZeRO-0 or ZeRO-1 for each best layout.
+    given = {"source": "s", "framework": "nanotron", "model": "3.57B llama-style",
+             "params": "3.57B", "seq_len": 4096, "gpu_model": "H100", "num_gpus": 256,
+             "tp": 4, "pp": 1, "dp": 64, "mbs": 4, "gbs": 256, "mfu_pct": 26.77}  # fmt: skip
+    runs = {
+        text: corpus_run(0, row(**given, zero_fsdp=text))
+        for text in ("zero-0", "zero-1", "none (DDP)", "paddle sharding stage2, degree 4")
+    }
+    assert {t: r.zero for t, r in runs.items() if not isinstance(r, str)} == {
+        "zero-0": "zero0", "zero-1": "zero1", "none (DDP)": "zero0",
+        "paddle sharding stage2, degree 4": "zero1",
+    }  # fmt: skip
+    stack = stack_params("nanotron")
+    plain, sharded = (predict_run(runs[t], stack).layout for t in ("zero-0", "zero-1"))
+    assert plain.label == "tp4 pp1 dp64 zero0 mb4" and sharded.label == "tp4 pp1 dp64 zero1 mb4"
+    # ZeRO-1's weight gather after the step is gone; the all-reduce hides under the backward
+    assert plain.dp_share * plain.step_s < sharded.dp_share * sharded.step_s
+    assert plain.memory_per_gpu_gb > sharded.memory_per_gpu_gb  # the whole optimizer state
+
+
 def test_a_run_that_says_only_that_its_pipeline_interleaved_is_timed_with_virtual_stages():
     # Llama 3's table states tp/pp/dp and "no activation checkpointing at 8K", and its text an
     # interleaved schedule without V. Plain 1F1B needs the least memory, so a run the memory

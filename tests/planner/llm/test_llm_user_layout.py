@@ -28,6 +28,7 @@ def test_a_layout_string_reads_every_token_in_any_order():
     user = parse_layout("recompute=selective zero3 dp16 ep8 cp1 pp2 tp4 mb2 vpp2")
     assert user == UserLayout(4, 2, 1, 8, 16, 2, 2, "zero3", "selective")
     assert parse_layout("tp2, mbs4") == UserLayout(tp=2, mb=4)
+    assert parse_layout("zero0 tp2") == UserLayout(tp=2, zero="zero0")
     assert parse_layout("tp8").for_gpus(64).dp == 8  # dp = GPUs / (tp pp cp)
 
 
@@ -113,6 +114,18 @@ def test_a_layout_that_does_not_fit_says_which_term_fills_the_memory():
     assert f"best layout found: {found.best.layout.label}" in words
 
 
+def test_a_plain_data_parallel_layout_keeps_every_optimizer_state_and_may_not_fit():
+    workload = get_workload("llm-6.7b-134b")
+    sharded = _compare(workload, 16, "tp1 mb1 zero1").timed
+    plain = _compare(workload, 16, "tp1 mb1 zero0").timed
+    states = {name: dict(t.terms_gb)["states"] for name, t in (("1", sharded), ("0", plain))}
+    assert states["1"] == pytest.approx(workload.params * (4 + 12 / 16) / 1e9)  # ZeRO-1
+    assert states["0"] == pytest.approx(workload.params * 16 / 1e9)  # all of it on every rank
+    assert sharded.layout.reason == "fits" and plain.layout.reason == "over_memory"
+    assert plain.over_terms[0] == "states" and plain.layout.zero == "zero0"
+    assert "zero0" in user_layout_text(_compare(workload, 16, "tp1 mb1 zero0"), "bf16")
+
+
 def run_estimate(tmp_path: Path, text: str) -> tuple[int, str, Path]:
     queries = tmp_path / "q.csv"
     queries.write_text(text)
@@ -141,6 +154,19 @@ def test_estimate_llm_times_moe_rows_on_active_parameters_and_own_layouts(tmp_pa
     assert own["method_detail"].startswith("your layout tp2 pp1 cp1 ep2 dp16")
     assert own["best_layout"] == best["layout"]
     assert float(own["best_tokens_per_s"]) >= float(own["tokens_per_s"])
+
+
+def test_estimate_llm_reads_a_zero_column_of_stages(tmp_path: Path):
+    text = "params,seq_len,num_gpus,gpu_model,precision,tp,mbs,zero\n"
+    text += "".join(f"1.3b,2048,16,H100-SXM,bf16,1,1,{zero}\n" for zero in ("0", "zero1", "3"))
+    code, err, out = run_estimate(tmp_path, text)
+    assert code == 0, err
+    table = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert [layout.split()[6] for layout in table["layout"]] == ["zero0", "zero1", "zero3"]
+    out.unlink()
+    code, err, out = run_estimate(tmp_path, text.replace(",3\n", ",2\n"))
+    assert code == 2 and not out.exists()  # nothing written
+    assert "zero2" in err and "zero0|zero1|zero3" in " ".join(err.split())
 
 
 @pytest.mark.parametrize(
