@@ -57,7 +57,8 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
         (1.5x the all-reduce volume, ZeRO sec. 7.2; PyTorch FSDP, Zhao et al. 2023), each
         hidden behind that micro-batch's compute (prefetch). LoRA reduces only the
         adapters' gradients; ZeRO-3 still gathers the frozen weights.
-  t_opt the optimizer step over the GPU's share of the parameters (planner.llm.ops).
+  t_opt the optimizer step over the GPU's share of the parameters (planner.llm.ops): its
+        1/(d c) of them, all of its tp x pp share under ZeRO-0.
   MoE   the routed experts' grouped GEMMs join t_mb, their all-to-all (t_a2a) joins each
         slot, exposed (with LayoutSettings.moe_overlap only what outlasts t_mb: DualPipe's
         pairing of one micro-batch's all-to-all with another's compute, DeepSeek-AI 2024,
@@ -750,7 +751,8 @@ def step_times(
     slots = m + (pp - 1.0) / vpp
     per_slot = t_mb + t_tp + t_cp + t_pp + t_a2a
     t_dp = _dp_seconds(shape, hw, settings, tp, pp, dp * cp, m, zero, t_mb, c.ep, c.etp)
-    local = shape.params / (tp * pp) / np.where(dp * cp > 1, dp * cp, 1.0)
+    # ZeRO-1 and -3 step 1/(d c) of the weights each; ZeRO-0 every rank all of its own.
+    local = shape.params / (tp * pp) / np.where((dp * cp > 1) & (zero != 0), dp * cp, 1.0)
     trained = (shape.adapter_params / (tp * pp)) if frozen else local
     t_opt = optimizer_seconds(trained, hw.rates) * np.ones_like(m)
     if settings.step_model == "mfu-prior":

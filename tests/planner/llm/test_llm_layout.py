@@ -225,6 +225,9 @@ def test_plain_data_parallelism_keeps_the_optimizer_state_whole_and_says_so() ->
     assert found["zero0"].memory_per_gpu_gb - found["zero1"].memory_per_gpu_gb == (
         pytest.approx(extra, rel=1e-6)
     )
+    # and every rank steps the optimizer over all of its weights, not 1/64 of them
+    steps = {z: found[z].optimizer_share * found[z].step_s for z in found}
+    assert steps["zero0"] == pytest.approx(64 * steps["zero1"], rel=1e-6)
     with pytest.raises(ValueError, match="valid are auto, zero0, zero1, zero3"):
         LLMSettings(zero="zero2")
 
