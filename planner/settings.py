@@ -167,10 +167,11 @@ class LLMSettings:
       finds none of its variants fits, the one it finds smallest is timed instead of a
       searched layout the run never used (the fitting and evaluation tools set it; a plan
       never does).
-    dp_overlap: ZeRO-1's gradient reduce-scatter and weight all-gather run under the last
-      micro-batch's backward and the next forward (Megatron-Core's --overlap-grad-reduce
-      and --overlap-param-gather, on in NVIDIA's recipes; DDP's bucketed all-reduce, Li et
-      al. 2020); False: after the backward, exposed in full (Megatron-Core's default).
+    dp_overlap: ZeRO-0's gradient all-reduce, or ZeRO-1's gradient reduce-scatter and weight
+      all-gather, run under the last micro-batch's backward and the next forward
+      (Megatron-Core's --overlap-grad-reduce and --overlap-param-gather, on in NVIDIA's
+      recipes; DDP's bucketed all-reduce, Li et al. 2020); False: after the backward,
+      exposed in full (Megatron-Core's default).
     tp_overlap: each tensor-parallel all-gather and reduce-scatter is split into tp chunks
       pipelined with the GEMM's chunks, so one chunk's transfer shows (Megatron-Core's
       --tp-comm-overlap, torchtitan's asynchronous tensor parallel; Wang et al. 2023,

@@ -48,10 +48,10 @@ DPOverlap = Annotated[
     bool,
     typer.Option(
         "--dp-overlap/--no-dp-overlap",
-        help="LLM ZeRO-1: the gradient reduce-scatter and weight all-gather run under the last "
-        "micro-batch (Megatron-Core's --overlap-grad-reduce --overlap-param-gather, on in "
-        "NVIDIA's recipes); --no-dp-overlap: after the backward, exposed whole (Megatron-Core's "
-        "default)",
+        help="LLM ZeRO-0/1: the gradient all-reduce (ZeRO-0) or reduce-scatter and weight "
+        "all-gather (ZeRO-1) run under the last micro-batch (Megatron-Core's "
+        "--overlap-grad-reduce --overlap-param-gather, on in NVIDIA's recipes); "
+        "--no-dp-overlap: after the backward, exposed whole (Megatron-Core's default)",
     ),
 ]
 TPOverlap = Annotated[

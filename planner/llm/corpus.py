@@ -180,7 +180,7 @@ class CorpusRun:
     fp8_recipe: str = "auto"  # the recipe the precision text names (else the stack's default)
     attention_kernel: str = ""  # the kernel the source's text or date says ran ("": stack's)
     moe_overlap: bool = False  # the notes say the expert all-to-all ran under compute
-    dp_overlap: bool = True  # ZeRO-1's collectives under compute (COMM_OVERLAP)
+    dp_overlap: bool = True  # ZeRO-0/1's collectives under compute (COMM_OVERLAP)
     tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (COMM_OVERLAP)
 
 

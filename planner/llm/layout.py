@@ -201,7 +201,7 @@ class LayoutSettings:
     pinned: StatedLayout | None = None  # the sizes a run states; None: search
     moe_overlap: bool = False  # all-to-all under another micro-batch's compute (LLMSettings)
     pinned_ran: bool = False  # the pinned layout ran (a published run; LLMSettings)
-    dp_overlap: bool = True  # ZeRO-1's collectives under the last micro-batch (LLMSettings)
+    dp_overlap: bool = True  # ZeRO-0/1's collectives under the last micro-batch (LLMSettings)
     tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (LLMSettings)
 
 

@@ -242,7 +242,7 @@ class LayoutPrediction:
     hardware: Hardware | None = None  # what the layouts were timed on (a user's layout too)
     fp8_recipe: str = ""  # the fp8 recipe timed (planner.llm.fp8_recipes); "" at 16 bits
     moe_overlap: bool = False  # the all-to-all timed under compute (LLMSettings.moe_overlap)
-    dp_overlap: bool = True  # ZeRO-1's collectives timed under compute (LLMSettings)
+    dp_overlap: bool = True  # ZeRO-0/1's collectives timed under compute (LLMSettings)
     tp_overlap: bool = False  # tp collectives timed pipelined with the GEMMs (LLMSettings)
 
     @property

@@ -231,7 +231,7 @@ def overlap_text(row: Mapping[str, Any]) -> str:
         )
     if _switched(row.get("dp_overlap"), False) and _number(row.get("dp_comm_share")) > 0:
         said.append(
-            "data-parallel gradient and weight collectives after the backward, exposed whole "
+            "data-parallel collectives after the backward, exposed whole "
             "(as asked: --no-dp-overlap)"
         )
     return "; ".join(said)

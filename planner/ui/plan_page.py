@@ -199,7 +199,7 @@ class JobInputs:
     active_b: float | None = None  # a mixture of experts' active parameters (None: dense)
     moe_overlap: bool = False  # its all-to-all under compute (LLMSettings.moe_overlap)
     tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (LLMSettings)
-    dp_overlap: bool = True  # ZeRO-1's collectives under compute (LLMSettings)
+    dp_overlap: bool = True  # ZeRO-0/1's collectives under compute (LLMSettings)
     layout: str = ""  # the user's own layout, timed beside the best one ("": none)
 
 
@@ -219,7 +219,8 @@ TP_OVERLAP_HELP = (
     "async tensor parallel). Off: they run between the GEMMs, Megatron-Core's default."
 )
 DP_OVERLAP_HELP = (
-    "ZeRO-1's gradient reduce-scatter and weight all-gather run under the last micro-batch "
+    "The gradient all-reduce (ZeRO-0) or ZeRO-1's gradient reduce-scatter and weight "
+    "all-gather run under the last micro-batch "
     "(Megatron-Core's --overlap-grad-reduce --overlap-param-gather, on in NVIDIA's recipes). "
     "Off: they run after the backward pass, exposed whole."
 )
