@@ -10,10 +10,11 @@ the planner itself reads the fitted parameters (planner.llm.stack_profiles), not
 
 Rules, each an assumption where the row does not say (codes in `assumed`):
 - eager PyTorch (LLMSettings.eager) where the `framework` text says "eager" (gpuplan's own
-  runs without --compile); no published row says so. Attention without FlashAttention
-  (LLMSettings.flash_attention) where the notes say "no FlashAttention" (FlagPerf's
-  Baichuan2-13B runs, whose README says its model code lacks it); FlashAttention-3 where
-  the framework text or notes say so (nanochat's FA3 on Hopper), else the stack's kernel.
+  runs without --compile, and KempnerForge's one run with compile_model=false). Attention
+  without FlashAttention (LLMSettings.flash_attention) where the notes say "no
+  FlashAttention" (FlagPerf's Baichuan2-13B runs, whose README says its model code lacks
+  it); FlashAttention-3 where the framework text or notes say so (nanochat's FA3 on
+  Hopper), else the stack's kernel.
 - stack family by the `framework` text (FAMILY_PATTERNS): Megatron-LM/-Core, FlagScale,
   AMD Primus and the Llama 3 4D-parallel stack are megatron; nanotron and picotron are
   nanotron; PyTorch FSDP/FSDP2 stacks (OLMo-core, fms-fsdp, torchao/torchtitan, lit-gpt,
@@ -45,8 +46,9 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
   (their benchmarks step every micro-batch) and the planner's default pre-training batch for
   the others (`batch`).
 - network: one NIC per GPU at the stated InfiniBand rate ("IB 200Gb/s" in the GPU or
-  interconnect text), else 3,200 Gb/s per node (8 x 400G, `network`), 1,600 for A100, 800
-  for GCP A3.
+  interconnect text), else one 400 Gb/s NIC per GPU where only InfiniBand NDR is named
+  (`network`), else 3,200 Gb/s per node (8 x 400G, `network`), 1,600 for A100, 800 for
+  GCP A3.
 - mixture-of-experts models: the preset (planner.workloads.moe_presets) the model text
   names, its shape from the model card; its stated expert-parallel size pinned, and its
   expert-tensor-parallel size where the notes state it ("ETP 1": Megatron-Core's MoE
@@ -112,6 +114,7 @@ FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
         "fsdp",
     ),
 )
+NDR_GBPS = 400.0  # one InfiniBand NDR port (NVIDIA ConnectX-7: 400 Gb/s)
 GPU_NAMES = {
     "H100": "H100-SXM",
     "H100-SXM": "H100-SXM",
@@ -209,16 +212,17 @@ def _workload(row: pd.Series, seq_len: int, assumed: list[str]) -> Workload:
     key = re.sub(r"[^a-z0-9]", "", str(row["model"]).lower())
     known = next((shape for pattern, shape in MODEL_SHAPES if re.search(pattern, key)), None)
     params = _number(row["params"])
-    if known is not None:
-        layers, width, heads, kv, ffn, vocab, params = known
-    else:
-        layers, width, heads, kv, ffn, vocab = llama_style_shape(params)
-        assumed.append("shape")
     stated = {
         "n_layer": row.get("n_layer"), "d_model": row.get("d_model"), "heads": row.get("heads"),
         "kv_heads": row.get("kv_heads"), "ffn": row.get("ffn"), "vocab": row.get("vocab"),
     }  # fmt: skip
     pick = {k: int(v) for k, v in stated.items() if _finite(v)}
+    if known is not None:
+        layers, width, heads, kv, ffn, vocab, params = known
+    else:
+        layers, width, heads, kv, ffn, vocab = llama_style_shape(params)
+        if len(pick) < len(stated):  # a part of the shape is the Llama-3-style guess
+            assumed.append("shape")
     layers, width = pick.get("n_layer", layers), pick.get("d_model", width)
     heads = pick.get("heads", heads)
     kv = pick.get("kv_heads", kv if "heads" not in pick or known else pick["heads"])
@@ -454,6 +458,9 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         network = float(stated_nic.group(1)) * per_node
     elif "A3" in interconnect:  # GCP a3-highgpu: 4 x 200 Gb/s NICs per node
         network = 800.0
+    elif "NDR" in interconnect:  # InfiniBand NDR, its count of NICs not stated: one per GPU
+        network = NDR_GBPS * per_node
+        assumed.append("network")
     else:
         assumed.append("network")
     return CorpusRun(

@@ -87,6 +87,24 @@ def test_corpus_rows_become_runs_or_say_why_not() -> None:
     assert family_of("nanotron") == "nanotron" and family_of("Primus") == "megatron"
 
 
+def test_a_row_naming_only_infiniband_ndr_gets_one_400g_nic_per_gpu_as_an_assumption() -> None:
+    given = {"source": "s", "framework": "kempnerforge (FSDP2 + TP)", "model": "Llama-3-style 13B",
+             "params": "14.84B", "n_layer": 40, "d_model": 5120, "heads": 40, "kv_heads": 8,
+             "ffn": 17920, "vocab": 128256, "seq_len": 4096, "gpu_model": "H200", "num_gpus": 32,
+             "gpus_per_node": 4, "interconnect": "NVLink intra-node; InfiniBand NDR inter-node",
+             "tp": 4, "pp": 1, "dp": 8, "tokens_per_s_per_gpu": 3449.0}  # fmt: skip
+    run = corpus_run(0, row(**given))
+    assert not isinstance(run, str)
+    assert run.network_gbps == 4 * 400.0 and run.gpus_per_node == 4
+    assert "network" in run.assumed.split()
+    # every part of the shape stated: nothing of it is the Llama-3-style guess
+    assert "shape" not in run.assumed.split()
+    assert (run.workload.n_layer, run.workload.ffn_dim, run.workload.n_kv_heads) == (40, 17920, 8)
+    unstated = corpus_run(1, row(**{**given, "interconnect": "NVLink", "ffn": math.nan}))
+    assert not isinstance(unstated, str)
+    assert unstated.network_gbps == 3200.0 and "shape" in unstated.assumed.split()
+
+
 def nanotron_flops_per_token(layers, hidden, heads, kv_heads, vocab, seq, ffn) -> float:
     """nanotron models/llama.py get_flops (model FLOPs) for one sequence, over its tokens."""
     head = hidden // heads
