@@ -177,6 +177,10 @@ class LLMSettings:
       --tp-comm-overlap, torchtitan's asynchronous tensor parallel; Wang et al. 2023,
       "Overlap Communication with Dependent Computation via Decomposition"); megatron and
       fsdp2 only; False: the collectives run between the GEMMs (Megatron-Core's default).
+    fp32_reduce: the data-parallel gradient collectives move fp32 values, 4 bytes each
+      (FSDP2's MixedPrecisionPolicy(reduce_dtype=torch.float32); nanotron's
+      accumulate_grad_in_fp32); False: the compute precision's 2; None: the stack's own
+      (planner.llm.frameworks: fp32 on nanotron). The corpus sets it where a run states it.
     """
 
     global_batch_tokens: float | None = None
@@ -196,6 +200,7 @@ class LLMSettings:
     pinned_ran: bool = False
     dp_overlap: bool = True
     tp_overlap: bool = False
+    fp32_reduce: bool | None = None
 
     def __post_init__(self) -> None:
         stack = framework(self.framework)  # ValueError naming the valid ones

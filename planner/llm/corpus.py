@@ -54,6 +54,8 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
   expert-tensor-parallel size where the notes state it ("ETP 1": Megatron-Core's MoE
   parallel folding, planner.llm.moe); its all-to-all timed under another micro-batch's
   compute where the notes say it overlapped (A2A_OVERLAP_TEXT).
+- gradient reduction: in fp32 where the row says so (FP32_REDUCE_TEXT: KempnerForge's
+  FSDP2 MixedPrecisionPolicy), else the stack's own (LLMSettings.fp32_reduce).
 - pipeline schedule: the stated virtual stages (`vp`), else an interleaved schedule of the
   searched v > 1 where the notes say only that it was interleaved (INTERLEAVED_TEXT).
 - attention kernel: FlashAttention-3 where the text says so, FlashAttention-2-class where the
@@ -100,6 +102,7 @@ EXPERT_TP_TEXT = re.compile(r"\bETP (\d+)")
 # A run whose notes state an interleaved pipeline schedule without its virtual stages
 # ("interleaved schedule, V not stated": Llama 3, Dubey et al. 2024 sec. 3.3.2).
 INTERLEAVED_TEXT = re.compile(r"interleaved schedule, V not stated", re.IGNORECASE)
+FP32_REDUCE_TEXT = re.compile(r"fp32 gradient reduction|reduce_dtype=?\s*float32", re.IGNORECASE)
 A2A_OVERLAP_TEXT = re.compile(r"1f1b (a2a )?overlap|a2a overlap|dualpipe", re.IGNORECASE)
 # The `comm_overlap` column: which of Megatron-Core's overlaps the run's launch configuration
 # turns on, as (dp_overlap, tp_overlap) (LLMSettings); blank: the stack's usual (dp on, tp off).
@@ -185,6 +188,7 @@ class CorpusRun:
     moe_overlap: bool = False  # the notes say the expert all-to-all ran under compute
     dp_overlap: bool = True  # ZeRO-0/1's collectives under compute (COMM_OVERLAP)
     tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (COMM_OVERLAP)
+    fp32_reduce: bool | None = None  # gradients reduced in fp32 (FP32_REDUCE_TEXT); None: stack's
 
 
 def family_of(framework_text: str) -> str | None:
@@ -489,6 +493,7 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         moe_overlap=moe is not None and bool(A2A_OVERLAP_TEXT.search(str(row["notes"]))),
         dp_overlap=overlap[0],
         tp_overlap=overlap[1],
+        fp32_reduce=bool(FP32_REDUCE_TEXT.search(f"{row['precision']} {row['notes']}")) or None,
     )
 
 

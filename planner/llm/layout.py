@@ -205,6 +205,7 @@ class LayoutSettings:
     pinned_ran: bool = False  # the pinned layout ran (a published run; LLMSettings)
     dp_overlap: bool = True  # ZeRO-0/1's collectives under the last micro-batch (LLMSettings)
     tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (LLMSettings)
+    fp32_reduce: bool | None = None  # fp32 gradient collectives; None: the stack's (LLMSettings)
 
 
 @dataclass(frozen=True)
@@ -898,7 +899,9 @@ def _dp_seconds(
     experts reduce among the tp dp / (etp ep) ranks that hold the same experts, after the
     dense weights."""
     value_bytes = 4.0 if settings.precision in ("fp32", "tf32") else 2.0
-    grad_bytes = 4.0 if framework(settings.framework).fp32_gradients else value_bytes
+    fp32 = settings.fp32_reduce
+    fp32 = framework(settings.framework).fp32_gradients if fp32 is None else fp32
+    grad_bytes = 4.0 if fp32 else value_bytes
     frozen = shape.mode in ("lora", "qlora")
     dense = shape.params - shape.expert_params
     local = dense / (tp * pp)

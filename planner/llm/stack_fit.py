@@ -96,6 +96,7 @@ def run_settings(run: CorpusRun, stack: StackParams, pinned: bool = True) -> LLM
         moe_overlap=run.moe_overlap,
         dp_overlap=run.dp_overlap,
         tp_overlap=run.tp_overlap,
+        fp32_reduce=run.fp32_reduce,
         pinned_ran=pinned and run.pinned is not None,
     )
 

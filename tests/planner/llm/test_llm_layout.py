@@ -195,6 +195,17 @@ def test_without_dp_overlap_zero1_collectives_are_exposed_whole() -> None:
     assert _exposed_dp(allreduce / 4, framework="megatron") == pytest.approx(allreduce * 3 / 4)
 
 
+def test_a_stated_fp32_gradient_reduction_moves_4_bytes_a_value_on_any_stack() -> None:
+    # FSDP2 with MixedPrecisionPolicy(reduce_dtype=torch.float32), as KempnerForge runs it
+    fp32 = _dp_ring(DP_SHAPE.params / 2 * 4.0, 2.0)  # the all-reduce's volume, 1.3B / tp2
+    bf16 = _dp_ring(DP_SHAPE.params / 2 * 2.0, 2.0)
+    assert _exposed_dp(0.0, 1, framework="megatron", fp32_reduce=True) == pytest.approx(fp32)
+    assert _exposed_dp(0.0, 1, framework="megatron") == pytest.approx(bf16)
+    # nanotron's own is fp32; stated otherwise, it is not
+    assert _exposed_dp(0.0, 0, framework="nanotron") == pytest.approx(fp32)
+    assert _exposed_dp(0.0, 0, framework="nanotron", fp32_reduce=False) == pytest.approx(bf16)
+
+
 def test_plain_data_parallelism_all_reduces_under_the_backward_on_every_stack() -> None:
     # ZeRO-0: nanotron all-reduces its fp32 gradients in its DDP hook under the backward and
     # gathers no weights after the step (its gradient_accumulator.get_fp32_accum_hook).

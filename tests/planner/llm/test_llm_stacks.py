@@ -92,9 +92,11 @@ def test_a_row_naming_only_infiniband_ndr_gets_one_400g_nic_per_gpu_as_an_assump
              "params": "14.84B", "n_layer": 40, "d_model": 5120, "heads": 40, "kv_heads": 8,
              "ffn": 17920, "vocab": 128256, "seq_len": 4096, "gpu_model": "H200", "num_gpus": 32,
              "gpus_per_node": 4, "interconnect": "NVLink intra-node; InfiniBand NDR inter-node",
-             "tp": 4, "pp": 1, "dp": 8, "tokens_per_s_per_gpu": 3449.0}  # fmt: skip
+             "tp": 4, "pp": 1, "dp": 8, "tokens_per_s_per_gpu": 3449.0,
+             "precision": "bf16 (mixed; fp32 gradient reduction)"}  # fmt: skip
     run = corpus_run(0, row(**given))
     assert not isinstance(run, str)
+    assert run.precision == "bf16" and run.fp32_reduce is True  # as the run states
     assert run.network_gbps == 4 * 400.0 and run.gpus_per_node == 4
     assert "network" in run.assumed.split()
     # every part of the shape stated: nothing of it is the Llama-3-style guess
@@ -103,6 +105,7 @@ def test_a_row_naming_only_infiniband_ndr_gets_one_400g_nic_per_gpu_as_an_assump
     unstated = corpus_run(1, row(**{**given, "interconnect": "NVLink", "ffn": math.nan}))
     assert not isinstance(unstated, str)
     assert unstated.network_gbps == 3200.0 and "shape" in unstated.assumed.split()
+    assert corpus_run(2, row(**{**given, "precision": "bf16"})).fp32_reduce is None  # stack's
 
 
 def nanotron_flops_per_token(layers, hidden, heads, kv_heads, vocab, seq, ffn) -> float:
