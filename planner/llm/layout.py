@@ -293,10 +293,10 @@ def hierarchical_seconds(
 ) -> np.ndarray:
     """A data-parallel collective: within the node over NVLink/PCIe, then across nodes on
     1/peers of the message over each GPU's network share; latency per call: per DDP bucket,
-    or the `calls` given (ZeRO-3's one per layer)."""
+    or, where `calls` is above 0, that many (ZeRO-3's one per layer)."""
     buckets = np.maximum(1.0, np.ceil(np.asarray(nbytes, float) / DDP_BUCKET_BYTES))
     if calls is not None:
-        buckets = np.maximum(1.0, calls)
+        buckets = np.where(np.asarray(calls, float) > 0, calls, buckets)
     nodes = np.asarray(dp, float) / peers_in_node
     intra = ring_seconds(peers_in_node, nbytes, hw.intra_gbs, 0.0, k)
     inter = ring_seconds(nodes, nbytes / peers_in_node, hw.network_gbs_per_gpu, 0.0, k)
@@ -908,12 +908,11 @@ def _dp_seconds(
     trained = (shape.adapter_params if frozen else dense) / (tp * pp) * grad_bytes
     weight_bytes = local * (0.516 if shape.mode == "qlora" else value_bytes)
     peers = np.clip(np.floor(hw.gpus_per_node / tp), 1.0, dp)
-    layers = np.ceil(shape.n_layer / pp)  # ZeRO-3's collective calls: one per layer
+    # ZeRO-3 gathers and reduce-scatters one call per layer; ZeRO-0/1 in DDP buckets
+    calls = np.where(zero == 3, np.ceil(shape.n_layer / pp), 0.0)
     allreduce = hierarchical_seconds(dp, peers, trained, hw, 2.0)
-    gather = hierarchical_seconds(dp, peers, weight_bytes, hw, 1.0)
-    scatter = hierarchical_seconds(dp, peers, trained, hw, 1.0)
-    gather3 = hierarchical_seconds(dp, peers, weight_bytes, hw, 1.0, layers)
-    scatter3 = hierarchical_seconds(dp, peers, trained, hw, 1.0, layers)
+    gather = hierarchical_seconds(dp, peers, weight_bytes, hw, 1.0, calls)
+    scatter = hierarchical_seconds(dp, peers, trained, hw, 1.0, calls)
     if shape.experts:
         ranks = np.maximum(tp * dp / (etp * ep), 1.0)  # the expert layers' data-parallel
         expert_bytes = shape.expert_params / (etp * pp * ep) * value_bytes
@@ -923,19 +922,15 @@ def _dp_seconds(
             many, hierarchical_seconds(ranks, expert_peers, expert_bytes, hw, 2.0), 0.0
         )
         one_way = np.where(
-            many, hierarchical_seconds(ranks, expert_peers, expert_bytes, hw, 1.0), 0.0
-        )
-        one_way3 = np.where(
-            many, hierarchical_seconds(ranks, expert_peers, expert_bytes, hw, 1.0, layers), 0.0
+            many, hierarchical_seconds(ranks, expert_peers, expert_bytes, hw, 1.0, calls), 0.0
         )
         gather, scatter = gather + one_way, scatter + one_way
-        gather3, scatter3 = gather3 + one_way3, scatter3 + one_way3
     # ZeRO-0 all-reduces the gradients, under the last micro-batch where they overlap.
     zero0 = np.maximum(0.0, allreduce - t_mb) if settings.dp_overlap else allreduce
     if framework(settings.framework).gather_after_step:
         zero1 = np.maximum(0.0, scatter - t_mb) + gather
     else:
         zero1 = zero0  # the all-reduce's volume: reduce-scatter + all-gather
-    zero3 = m * np.maximum(0.0, 2.0 * gather3 + scatter3 - t_mb)
+    zero3 = m * np.maximum(0.0, 2.0 * gather + scatter - t_mb)
     exposed = np.where(zero == 3, zero3, np.where(zero == 0, zero0, zero1))
     return np.where(dp > 1, exposed, 0.0)
