@@ -22,6 +22,7 @@ from planner.costs.spot import default_rate
 from planner.llm.fp8_recipes import AUTO, RECIPES
 from planner.llm.frameworks import DEFAULT_FRAMEWORK, eager_stacks, tp_overlap_refusal
 from planner.llm.records import LLMMemoryError
+from planner.llm.user_layout import LAYOUT_FORM
 from planner.onprem.tco import LoadedConfig, OnPremConfigError
 from planner.plan import Plan
 from planner.render.llm import FRAMEWORK_WORDS, no_fit_text
@@ -226,10 +227,8 @@ DP_OVERLAP_HELP = (
 )
 LAYOUT_HELP = (
     "Time your own layout beside the best one found, on the fastest pick's GPUs: tokens "
-    "tp<N> pp<N> cp<N> ep<N> etp1 dp<N> mb<N> zero0|zero1|zero3 "
-    "recompute=none|selective|per-op|full, "
-    "e.g. `tp4 pp2 ep8 mb1 zero1 recompute=selective` (dp left out: GPUs / (tp pp cp); "
-    "etp1: whole experts folded over tp x cp x dp, as Megatron-Core's MoE parallel folding). "
+    f"{LAYOUT_FORM}. dp left out: GPUs / (tp pp cp); "
+    "etp1: whole experts folded over tp x cp x dp, as Megatron-Core's MoE parallel folding. "
     "Empty: only the best layout."
 )
 
