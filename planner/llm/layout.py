@@ -19,7 +19,7 @@ a GPU without fp8 tensor cores).
 Step time of one optimizer step, with B sequences per step and m = floor(B / (d b))
 micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
 
-  step = (m + (p - 1)/v) (t_mb + t_tp + t_cp + t_pp) + t_dp + t_opt
+  step = (m + (p - 1)/v) (t_mb + t_tp + t_cp + t_pp) + t_dp + t_slow + t_opt
 
   t_mb  one micro-batch through the slowest (last) stage on one GPU, by operator
         (planner.llm.ops): its layers' GEMMs at their shapes' efficiency, attention at
@@ -57,6 +57,13 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
         (1.5x the all-reduce volume, ZeRO sec. 7.2; PyTorch FSDP, Zhao et al. 2023), each
         hidden behind that micro-batch's compute (prefetch). LoRA reduces only the
         adapters' gradients; ZeRO-3 still gathers the frozen weights.
+  t_slow what the data-parallel collectives t_dp hides under compute still cost: their
+        hidden seconds x overlap_cost (fitted, planner.llm.stack_profiles). Communication
+        kernels take SMs and memory bandwidth from the GEMMs: overlapped compute ran 18.9%
+        slower on average, up to 40%, on A100/H100/MI250/MI210 (Lee et al. 2025,
+        "Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed Deep
+        Learning", arXiv:2507.03114); and overlap is never whole (the first gather and the
+        last reduce-scatter of a step, stream synchronisation).
   t_opt the optimizer step over the GPU's share of the parameters (planner.llm.ops): its
         1/(d c) of them, all of its tp x pp share under ZeRO-0.
   MoE   the routed experts' grouped GEMMs join t_mb, their all-to-all (t_a2a) joins each
@@ -185,6 +192,7 @@ class Hardware:
     tp_comm_exposure: float = 1.0  # the stack's exposed share of the ring model's tp time
     moe_factor: float = 1.0  # the stack's MoE grouped GEMM and all-to-all over the model's
     comm_exposure: float = 1.0  # what intra_gbs and network_gbs_per_gpu are divided by
+    overlap_cost: float = 0.0  # share of the hidden dp collectives' time that still shows
 
 
 @dataclass(frozen=True)
@@ -234,6 +242,7 @@ class Layout:
     tp_share: float = math.nan
     pp_share: float = math.nan
     dp_share: float = math.nan
+    overlap_share: float = math.nan  # what the hidden dp collectives still cost (t_slow)
     gemm_share: float = math.nan  # the compute's parts (planner.llm.ops)
     attention_share: float = math.nan
     memory_share: float = math.nan
@@ -624,6 +633,7 @@ def layout_at(
         tp_share=shares["tp"],
         pp_share=shares["pp"],
         dp_share=shares["dp"],
+        overlap_share=shares["overlap"],
         gemm_share=shares["gemm"],
         attention_share=shares["attention"],
         memory_share=shares["memory"],
@@ -720,10 +730,11 @@ def memory_terms(
 # A step's parts, in seconds per optimizer step: compute = gemm + attention + memory +
 # recompute + cast + grouped_gemm (all micro-batches; cast: fp8 casts; grouped_gemm: MoE
 # routed experts); then bubble and exposed tp, cp, pp, dp and MoE all-to-all (a2a)
-# communication, and the optimizer.
+# communication, what the hidden dp collectives still cost (overlap: t_slow), and the
+# optimizer.
 STEP_PARTS = (
     "compute", "gemm", "attention", "memory", "recompute", "bubble", "tp", "cp", "pp", "dp",
-    "optimizer", "cast", "a2a", "grouped_gemm",
+    "overlap", "optimizer", "cast", "a2a", "grouped_gemm",
 )  # fmt: skip
 
 
@@ -761,14 +772,15 @@ def step_times(
         t_a2a = np.maximum(0.0, t_a2a - t_mb)
     slots = m + (pp - 1.0) / vpp
     per_slot = t_mb + t_tp + t_cp + t_pp + t_a2a
-    t_dp = _dp_seconds(shape, hw, settings, tp, pp, dp * cp, m, zero, t_mb, c.ep, c.etp)
+    t_dp, hidden = _dp_seconds(shape, hw, settings, tp, pp, dp * cp, m, zero, t_mb, c.ep, c.etp)
+    t_slow = hw.overlap_cost * hidden
     # ZeRO-1 and -3 step 1/(d c) of the weights each; ZeRO-0 every rank all of its own.
     local = shape.params / (tp * pp) / np.where((dp * cp > 1) & (zero != 0), dp * cp, 1.0)
     trained = (shape.adapter_params / (tp * pp)) if frozen else local
     t_opt = optimizer_seconds(trained, hw.rates) * np.ones_like(m)
     if settings.step_model == "mfu-prior":
         t_opt = np.zeros_like(m)
-    step = slots * per_slot + t_dp + t_opt
+    step = slots * per_slot + t_dp + t_slow + t_opt
     return {
         "step": step,
         "compute": m * t_mb,
@@ -781,6 +793,7 @@ def step_times(
         "cp": m * t_cp,
         "pp": m * t_pp,
         "dp": t_dp,
+        "overlap": t_slow,
         "optimizer": t_opt,
         "cast": m * parts.cast * np.ones_like(m),
         "a2a": m * t_a2a,
@@ -894,10 +907,11 @@ def _dp_seconds(
     t_mb: np.ndarray,
     ep: np.ndarray,
     etp: np.ndarray,
-) -> np.ndarray:
-    """Exposed data-parallel communication per step (module docstring); a MoE's routed
-    experts reduce among the tp dp / (etp ep) ranks that hold the same experts, after the
-    dense weights."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(exposed, hidden) data-parallel communication seconds per step (module docstring):
+    what shows, and what runs under compute (a share of it still shows: t_slow); a MoE's
+    routed experts reduce among the tp dp / (etp ep) ranks that hold the same experts, after
+    the dense weights."""
     value_bytes = 4.0 if settings.precision in ("fp32", "tf32") else 2.0
     fp32 = settings.fp32_reduce
     fp32 = framework(settings.framework).fp32_gradients if fp32 is None else fp32
@@ -927,10 +941,14 @@ def _dp_seconds(
         gather, scatter = gather + one_way, scatter + one_way
     # ZeRO-0 all-reduces the gradients, under the last micro-batch where they overlap.
     zero0 = np.maximum(0.0, allreduce - t_mb) if settings.dp_overlap else allreduce
+    under0 = np.minimum(allreduce, t_mb) if settings.dp_overlap else np.zeros_like(allreduce)
     if framework(settings.framework).gather_after_step:
         zero1 = np.maximum(0.0, scatter - t_mb) + gather
+        under1 = np.minimum(scatter, t_mb) if settings.dp_overlap else np.zeros_like(scatter)
     else:
-        zero1 = zero0  # the all-reduce's volume: reduce-scatter + all-gather
+        zero1, under1 = zero0, under0  # the all-reduce's volume: reduce-scatter + all-gather
     zero3 = m * np.maximum(0.0, 2.0 * gather + scatter - t_mb)
+    under3 = m * np.minimum(2.0 * gather + scatter, t_mb)
     exposed = np.where(zero == 3, zero3, np.where(zero == 0, zero0, zero1))
-    return np.where(dp > 1, exposed, 0.0)
+    hidden = np.where(zero == 3, under3, np.where(zero == 0, under0, under1))
+    return np.where(dp > 1, exposed, 0.0), np.where(dp > 1, hidden, 0.0)

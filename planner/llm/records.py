@@ -9,7 +9,8 @@ from dataclasses import dataclass
 # Per option, the figures planner.render.llm words into a row's throughput detail: the
 # step's time in seconds and its shares (compute, and within it GEMMs, attention,
 # memory-bound operators and recomputation; pipeline bubble; exposed tensor-, context-,
-# pipeline- and data-parallel communication; the optimizer), usable memory, the framework,
+# pipeline- and data-parallel communication, and what the dp communication hidden under
+# compute still costs; the optimizer), usable memory, the framework,
 # and what the compute rate rests on (mfu_source: a planner.llm.ops kernels_* code, or own
 # GPT results, with their calibration factor; for own results the anchor MFU, run id, run
 # count, size, GPU count and decades of size between the run and the target; kernels_run_id:
@@ -17,8 +18,8 @@ from dataclasses import dataclass
 LLM_DETAIL_COLUMNS = (
     "step_s", "compute_share", "gemm_share", "attention_share", "memory_share",
     "recompute_share", "bubble_share", "tp_comm_share", "cp_comm_share", "pp_comm_share",
-    "dp_comm_share", "optimizer_share", "cast_share", "fp8_recipe", "a2a_share",
-    "grouped_gemm_share",
+    "dp_comm_share", "dp_overlap_share", "optimizer_share", "cast_share", "fp8_recipe",
+    "a2a_share", "grouped_gemm_share",
     "usable_gb", "framework", "calibration", "stack_spread", "moe_factor", "moe_overlap",
     "dp_overlap", "tp_overlap",
     "mfu_anchor", "mfu_source", "mfu_band_widened", "mfu_run_id", "mfu_runs",

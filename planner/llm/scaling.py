@@ -16,7 +16,8 @@ from planner.workloads.catalog import Workload
 # The step's parts the table carries (planner.llm.throughput LLM_DETAIL_COLUMNS).
 PART_COLUMNS = (
     "gemm_share", "attention_share", "memory_share", "recompute_share", "bubble_share",
-    "tp_comm_share", "cp_comm_share", "pp_comm_share", "dp_comm_share", "optimizer_share",
+    "tp_comm_share", "cp_comm_share", "pp_comm_share", "dp_comm_share", "dp_overlap_share",
+    "optimizer_share",
     "grouped_gemm_share", "a2a_share",
 )  # fmt: skip
 SCALING_COLUMNS = (

@@ -8,10 +8,10 @@ scipy.optimize.least_squares (soft-L1 loss), the runs' log(predicted / measured)
 DATA_LOG_SIGMA plus each parameter's log distance from its centre over PRIOR_LOG_SIGMA: first
 one pooled set for all stacks (centred on stack_profiles.PRIOR), then each stack with runs
 its own set centred on the pooled one (a stack with few runs stays near it); the fp8 GEMM
-factor is pooled only. Then every run is timed again at the fitted parameters (its layout
-may change) and the fit repeated (ROUNDS). Predictions of held-out runs use the full model
-(planner.llm.throughput.predict_layout) at the fold's parameters, so the layout search and
-every nonlinearity are in the error reported.
+factor, the MoE factor and the overlap cost are pooled only. Then every run is timed again
+at the fitted parameters (its layout may change) and the fit repeated (ROUNDS). Predictions
+of held-out runs use the full model (planner.llm.throughput.predict_layout) at the fold's
+parameters, so the layout search and every nonlinearity are in the error reported.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from planner.llm.throughput import LayoutPrediction, predict_layout
 from planner.settings import LLMSettings
 
 FAMILY_PARAMS = ("kernel_efficiency", "unfused", "comm_exposure", "tp_comm_exposure", "cast_factor")
-POOLED_PARAMS = (*FAMILY_PARAMS, "fp8_gemm_factor", "moe_factor")
+POOLED_PARAMS = (*FAMILY_PARAMS, "fp8_gemm_factor", "moe_factor", "overlap_cost")
 # How far (in log) a parameter may sit from its centre at the cost of one run's typical
 # error: assumptions, wide enough that 10+ runs move a stack where its data say.
 PRIOR_LOG_SIGMA = {
@@ -48,6 +48,7 @@ PRIOR_LOG_SIGMA = {
     "cast_factor": 1.0,
     "fp8_gemm_factor": 0.3,
     "moe_factor": 0.7,
+    "overlap_cost": 0.7,
 }
 BOUNDS = {
     "kernel_efficiency": (0.3, 2.0),
@@ -62,6 +63,9 @@ BOUNDS = {
     "cast_factor": (0.1, 10.0),
     "fp8_gemm_factor": (0.4, 1.2),
     "moe_factor": (0.5, 5.0),
+    # Lee et al. 2025 measured up to 40%; 1 would cost the hidden collectives as if exposed
+    # (the floor keeps the log-space fit away from 0)
+    "overlap_cost": (0.02, 1.0),
 }
 DATA_LOG_SIGMA = 0.15  # a run's typical log error: the unit of the soft-L1 loss
 ROUNDS = 2

@@ -18,6 +18,12 @@ Parameters (each multiplies one part of the step in planner.llm.ops / planner.ll
 - moe_factor: a mixture of experts' routed-expert grouped GEMMs and token all-to-all over
   the model's (planner.llm.moe: load imbalance, grouped-kernel efficiency, the dispatcher's
   permutation and synchronisation); pooled over stacks, fitted on the corpus's MoE runs.
+- overlap_cost: the share of the data-parallel collectives' time that the model hides under
+  compute and that still lengthens the step (planner.llm.layout t_slow): the compute slowed
+  by the communication kernels (they take SMs and memory bandwidth: 18.9% on average, up to
+  40%, in Lee et al. 2025, arXiv:2507.03114, the prior's centre) and what overlap does not
+  hide in practice (the first gather, the last reduce-scatter, stream synchronisation).
+  Pooled over stacks.
 - attention_kernel: FlashAttention-3-class ("fa3": Transformer Engine / cuDNN, Megatron) or
   FlashAttention-2 ("fa2": PyTorch SDPA and the flash-attn package in eager stacks).
 - band_low / band_high: 10% and 90% quantiles of log(predicted / measured) of the stack's
@@ -43,7 +49,7 @@ from planner.llm.frameworks import framework
 FIT_PATH = Path(__file__).resolve().parents[1] / "data" / "llm_stack_fit.csv"
 FITTED = (
     "kernel_efficiency", "unfused", "comm_exposure", "cast_factor", "fp8_gemm_factor",
-    "moe_factor",
+    "moe_factor", "overlap_cost",
 )  # fmt: skip
 
 
@@ -59,6 +65,7 @@ class StackParams:
     cast_factor: float = 1.0
     fp8_gemm_factor: float = 0.85
     moe_factor: float = 1.0
+    overlap_cost: float = 0.189  # Lee et al. 2025's mean compute slowdown under overlap
     attention_kernel: str = "fa3"
     band_low: float = -0.30  # log(predicted / measured) 10% quantile
     band_high: float = 0.30
@@ -66,8 +73,8 @@ class StackParams:
 
 
 # Before any fit: the operator model as published (kernels at their defaults, Megatron's
-# fused kernels, the ring model's communication, Transformer Engine's FP8_GEMM_FACTOR 0.85)
-# and an assumed +/-30% band.
+# fused kernels, the ring model's communication, Transformer Engine's FP8_GEMM_FACTOR 0.85,
+# Lee et al. 2025's compute slowdown under overlapped communication) and an assumed +/-30% band.
 PRIOR = StackParams("prior")
 ATTENTION_KERNEL = {
     "megatron": "fa3", "fsdp": "fa2", "fsdp2": "fa2", "deepspeed": "fa2", "nanotron": "fa2",
@@ -124,7 +131,8 @@ class StepParts:
     """A predicted step in seconds by what each stack parameter scales: kernels (GEMMs,
     attention, recomputation), memory-bound operators, exposed communication, fp8 casts,
     the pipeline bubble and the rest (optimizer); a MoE's routed-expert grouped GEMMs and
-    exposed all-to-all (0 for dense models)."""
+    exposed all-to-all (0 for dense models); what the hidden data-parallel collectives still
+    cost (overlap)."""
 
     kernels: float
     memory: float
@@ -135,13 +143,14 @@ class StepParts:
     other: float
     grouped: float = 0.0
     a2a: float = 0.0
+    overlap: float = 0.0
 
     @property
     def total(self) -> float:
         """The step's seconds."""
         return (
             self.kernels + self.memory + self.comm + self.tp + self.cast + self.bubble + self.other
-            + self.grouped + self.a2a
+            + self.grouped + self.a2a + self.overlap
         )  # fmt: skip
 
 
@@ -163,9 +172,10 @@ def rescaled_step(
     grouped = parts.grouped * eta * moe
     a2a = parts.a2a * moe
     new = kernels + memory + comm + tp + cast + grouped + a2a
-    slot = parts.total - parts.bubble - parts.other
+    slot = parts.total - parts.bubble - parts.other - parts.overlap
     bubble = parts.bubble * (new / slot if slot > 0 else 1.0)
-    return new + bubble + parts.other
+    overlap = parts.overlap * other.overlap_cost / base.overlap_cost
+    return new + bubble + parts.other + overlap
 
 
 def stack_range(parts: StepParts, base: StackParams) -> tuple[float, float]:
@@ -196,4 +206,5 @@ def layout_step_parts(layout: object) -> StepParts:
         other=part("optimizer_share"),
         grouped=part("grouped_gemm_share"),
         a2a=part("a2a_share"),
+        overlap=part("overlap_share"),
     )

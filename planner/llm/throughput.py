@@ -376,6 +376,7 @@ def _predict(
         tp_comm_exposure=stack.tp_comm_exposure,
         moe_factor=stack.moe_factor,
         comm_exposure=stack.comm_exposure,
+        overlap_cost=stack.overlap_cost,
     )
     layout = choose_layout(shape, hardware, layout_settings(settings, batch_tokens, precision))
     code = kernels.code if settings.step_model == "ops" else ""
@@ -586,6 +587,7 @@ def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
         "cp_comm_share": layout.cp_share,
         "pp_comm_share": layout.pp_share,
         "dp_comm_share": layout.dp_share,
+        "dp_overlap_share": layout.overlap_share,
         "optimizer_share": layout.optimizer_share,
         "cast_share": layout.cast_share,
         "fp8_recipe": prediction.fp8_recipe,

@@ -72,7 +72,8 @@ PART_LABELS = {
     "gemm_share": "GEMM", "attention_share": "attention", "memory_share": "memory-bound",
     "recompute_share": "recompute", "bubble_share": "pipeline bubble",
     "tp_comm_share": "TP comm", "cp_comm_share": "CP comm", "pp_comm_share": "PP comm",
-    "dp_comm_share": "DP comm", "optimizer_share": "optimizer", "cast_share": "fp8 casts",
+    "dp_comm_share": "DP comm", "dp_overlap_share": "DP comm under compute",
+    "optimizer_share": "optimizer", "cast_share": "fp8 casts",
     "grouped_gemm_share": "expert grouped GEMM", "a2a_share": "expert all-to-all",
 }  # fmt: skip
 # Whether a layout fits, in a table cell (planner.llm.layout REASONS).
@@ -150,7 +151,8 @@ STEP_PART_WORDS = (
     ("memory_share", "memory-bound"), ("recompute_share", "recompute"),
     ("bubble_share", "bubble"), ("tp_comm_share", "TP comm"), ("cp_comm_share", "CP comm"),
     ("pp_comm_share", "PP comm"), ("dp_comm_share", "DP comm"),
-    ("optimizer_share", "optimizer"), ("cast_share", "fp8 casts"),
+    ("dp_overlap_share", "DP comm under compute"), ("optimizer_share", "optimizer"),
+    ("cast_share", "fp8 casts"),
     ("grouped_gemm_share", "expert grouped GEMM"), ("a2a_share", "expert all-to-all"),
 )  # fmt: skip
 

@@ -17,6 +17,7 @@ from planner.llm.layout import (
 )
 from planner.llm.memory import activation_bytes_per_gpu, state_bytes_per_gpu
 from planner.llm.ops import OpRates
+from planner.llm.stack_profiles import stack_params
 from planner.llm.throughput import llm_shape_of, predict_layout
 from planner.settings import LLMSettings, StatedLayout
 from planner.workloads.catalog import get_workload, llm_workload, reshape_llm
@@ -42,13 +43,15 @@ def test_a_7b_on_one_node_is_plain_data_parallel() -> None:
     assert (layout.tp, layout.pp, layout.dp) == (1, 1, 8) and layout.zero == "zero1"
     assert layout.recompute == "none"  # FlashAttention activations fit without it
     # Inside one NVLink node the gradient reduce hides behind compute: the step is the
-    # operators' time (GEMMs most of it) and the optimizer's, nothing exposed.
+    # operators' time (GEMMs most of it), the optimizer's and the small cost of the hidden
+    # reduce (the fitted overlap_cost), nothing exposed.
     assert layout.dp_share == 0.0 and layout.bubble_share == 0.0
+    assert 0.0 < layout.overlap_share < 0.01
     # GEMMs are most of it (their share is set by the fitted stack: planner/data/llm_stack_fit.csv)
     assert layout.gemm_share > 0.5 and layout.attention_share > 0 and layout.memory_share > 0
     assert layout.gemm_share > 2 * max(layout.attention_share, layout.memory_share)
     parts = layout.gemm_share + layout.attention_share + layout.memory_share
-    assert parts + layout.optimizer_share == pytest.approx(1.0)
+    assert parts + layout.optimizer_share + layout.overlap_share == pytest.approx(1.0)
     assert 0.4 < layout.mfu < 0.70  # below the GEMMs' own share of the peak (kernels_hopper)
     assert found.tokens_per_s == pytest.approx(
         layout.mfu * 989.4e12 * 8 / P7.flops_per_sample, rel=1e-6
@@ -68,7 +71,9 @@ def test_a_70b_on_64_gpus_splits_the_model_and_one_node_cannot_train_it() -> Non
     # Pipeline bubble: (p - 1)/v slots of m + (p - 1)/v (Narayanan et al. 2021).
     bubble = (found.pp - 1) / found.interleave
     assert found.bubble_share == pytest.approx(
-        bubble / (found.micro_batches + bubble) * (1 - found.dp_share - found.optimizer_share),
+        bubble
+        / (found.micro_batches + bubble)
+        * (1 - found.dp_share - found.overlap_share - found.optimizer_share),
         rel=1e-6,
     )
     eight = predict_layout(P69, "bf16", "H100-SXM", 8, 8, IB).layout
@@ -162,13 +167,19 @@ DP_HW = Hardware(80, 1e15, OpRates(7e14, 5e14, 2.6e12, 132), 5e14, 100.0, 10.0, 
 DP_SHAPE = llm_shape_of(llm_workload(1.3e9, 1e9, seq_len=4096))
 
 
-def _exposed_dp(t_mb: float, stage: int = 1, **settings: object) -> float:
-    """Exposed data-parallel seconds of that layout at ZeRO `stage` under LayoutSettings
-    `settings`."""
+def _dp_parts(t_mb: float, stage: int = 1, **settings: object) -> tuple[float, float]:
+    """(exposed, hidden) data-parallel seconds of that layout at ZeRO `stage` under
+    LayoutSettings `settings`."""
     one = np.array([1.0])
     layout = (one * 2, one, one * 64, one * 4, one * stage)  # tp, pp, dp, m, ZeRO stage
     chosen = LayoutSettings(2**20, **settings)  # type: ignore[arg-type]
-    return float(_dp_seconds(DP_SHAPE, DP_HW, chosen, *layout, one * t_mb, one, one * 2)[0])
+    exposed, hidden = _dp_seconds(DP_SHAPE, DP_HW, chosen, *layout, one * t_mb, one, one * 2)
+    return float(exposed[0]), float(hidden[0])
+
+
+def _exposed_dp(t_mb: float, stage: int = 1, **settings: object) -> float:
+    """Exposed data-parallel seconds (_dp_parts)."""
+    return _dp_parts(t_mb, stage, **settings)[0]
 
 
 def _dp_ring(nbytes: float, k: float) -> float:
@@ -234,6 +245,47 @@ def test_zero3_pays_the_collective_latency_once_per_layer_not_per_ddp_bucket() -
     assert _exposed_dp(0.0, 3) == pytest.approx(4 * 3 * per_layer)
 
 
+def test_collectives_hidden_under_compute_are_counted_apart_from_the_exposed_ones() -> None:
+    # ZeRO-3's 2 gathers + 1 reduce-scatter per micro-batch: under a long micro-batch all of
+    # them hide, under a short one the micro-batch's time hides and the rest shows
+    per_mb = _exposed_dp(0.0, 3) / 4
+    assert _dp_parts(1e3, 3) == pytest.approx((0.0, 4 * per_mb))
+    assert _dp_parts(per_mb / 3, 3) == pytest.approx((4 * per_mb * 2 / 3, 4 * per_mb / 3))
+    # ZeRO-1 with overlap hides the all-reduce's volume under the last micro-batch; without
+    # it nothing is hidden; nanotron hides only its reduce-scatter
+    allreduce = _dp_ring(DP_SHAPE.params / 2 * 2.0, 2.0)
+    assert _dp_parts(1e3, framework="megatron") == pytest.approx((0.0, allreduce))
+    assert _dp_parts(1e3, framework="megatron", dp_overlap=False)[1] == 0.0
+    scatter = _dp_ring(DP_SHAPE.params / 2 * 4.0, 1.0)  # its fp32 gradients
+    assert _dp_parts(1e3, framework="nanotron")[1] == pytest.approx(scatter)
+
+
+def test_the_hidden_collectives_cost_their_seconds_times_the_overlap_cost() -> None:
+    # the same 70B FSDP layout on 32 H200 (8 nodes of 4) with and without that cost
+    big = llm_workload(70.55e9, 1e9, seq_len=4096, n_layer=80, d_model=8192)
+    settings = LLMSettings(
+        framework="fsdp", global_batch_tokens=2**20, micro_batch=2,
+        pinned=StatedLayout(tp=4), zero="zero3", recompute="full",
+    )  # fmt: skip
+    stack = stack_params("fsdp")
+    timed = {
+        cost: predict_layout(
+            big, "bf16", "H200-SXM", 32, 4, 1600.0,
+            settings=dataclasses.replace(
+                settings, stack=dataclasses.replace(stack, overlap_cost=cost)
+            ),
+        )
+        for cost in (0.02, 0.5)
+    }  # fmt: skip
+    low, high = (timed[c].layout for c in (0.02, 0.5))
+    assert (low.tp, low.dp, low.zero) == (4, 8, "zero3")
+    assert low.dp_share == 0.0 and high.dp_share == 0.0  # all hidden under compute
+    hidden = low.overlap_share * low.step_s / 0.02
+    assert high.overlap_share * high.step_s == pytest.approx(0.5 * hidden, rel=1e-6)
+    assert high.step_s - low.step_s == pytest.approx((0.5 - 0.02) * hidden, rel=1e-6)
+    assert hidden > 0.3 * low.step_s  # FSDP's traffic over 4 nodes' NICs: most of a step
+
+
 def test_fsdp_weak_scaling_holds_its_rate_per_gpu_as_published_runs_do() -> None:
     # KempnerForge's 70B (tp4, FSDP over 8-40 nodes of 4 H200, 2 x 4 micro-batches) keeps
     # 92% of its 32-GPU rate per GPU at 160 (reference/calibration). Timed with 80 layers'
@@ -285,7 +337,9 @@ def test_thousands_of_gpus_interleave_the_pipeline_and_recompute_only_what_memor
     assert (found.tp, found.pp) == (8, 16) and found.interleave > 1
     bubble = (found.pp - 1) / found.interleave
     assert found.bubble_share == pytest.approx(
-        bubble / (found.micro_batches + bubble) * (1 - found.dp_share - found.optimizer_share),
+        bubble
+        / (found.micro_batches + bubble)
+        * (1 - found.dp_share - found.overlap_share - found.optimizer_share),
         rel=1e-6,
     )
     assert found.micro_batches % found.pp == 0  # whole rounds for the interleaved schedule
