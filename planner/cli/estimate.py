@@ -21,6 +21,7 @@ from planner.cli.options import (
     Eager,
     Format,
     Fp8Recipe,
+    FP32Reduce,
     MoEOverlap,
     Output,
     TPOverlap,
@@ -146,7 +147,7 @@ def estimate_llm(
             "ffn, heads, kv_heads, vocab, global_batch_tokens, gpus_per_node, network_gbps, "
             "mode, framework, eager, fp8_recipe; MoE: "
             "active_params, experts, top_k, shared_experts, expert_ffn, moe_overlap; dp_overlap, "
-            "tp_overlap; your own "
+            "tp_overlap, fp32_reduce; your own "
             "layout: tp, "
             "pp, cp, ep, etp, dp, vpp, mbs, zero, recompute]; other columns are refused",
         ),
@@ -181,6 +182,7 @@ def estimate_llm(
     moe_overlap: MoEOverlap = False,
     dp_overlap: DPOverlap = True,
     tp_overlap: TPOverlap = False,
+    fp32_reduce: FP32Reduce = None,
     results: Annotated[
         list[str] | None,
         typer.Option(
@@ -211,7 +213,7 @@ def estimate_llm(
             recompute=recompute, zero=zero, flash_attention=flash_attention,
             framework=framework or DEFAULT_FRAMEWORK, framework_stated=bool(framework),
             eager=eager, fp8_recipe=fp8_recipe, moe_overlap=moe_overlap,
-            dp_overlap=dp_overlap, tp_overlap=tp_overlap,
+            dp_overlap=dp_overlap, tp_overlap=tp_overlap, fp32_reduce=fp32_reduce,
         )  # fmt: skip
         raw, rows = read_llm_queries(input_path(queries), settings)
         figures, problems, table = _own_figures(results, rows)

@@ -63,6 +63,16 @@ TPOverlap = Annotated[
         "fsdp2); default: between the GEMMs, as Megatron-Core's default",
     ),
 ]
+FP32Reduce = Annotated[
+    bool | None,
+    typer.Option(
+        "--fp32-reduce/--no-fp32-reduce",
+        help="LLM: the data-parallel gradient collectives move fp32 values, 4 bytes each "
+        "(FSDP2's MixedPrecisionPolicy(reduce_dtype=torch.float32), as torchtitan sets it; "
+        "nanotron's accumulate_grad_in_fp32); --no-fp32-reduce: the compute precision's 2; "
+        "default: the stack's own (fp32 on nanotron, else 2 bytes)",
+    ),
+]
 Output = Annotated[
     str | None,
     typer.Option("--output", help="write Q plus predictions here (CSV) instead of stdout"),

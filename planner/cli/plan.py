@@ -21,6 +21,7 @@ from planner.cli.options import (
     Eager,
     Format,
     Fp8Recipe,
+    FP32Reduce,
     MoEOverlap,
     TPOverlap,
     Wide,
@@ -103,6 +104,7 @@ class PlanFlags:
     moe_overlap: bool
     dp_overlap: bool
     tp_overlap: bool
+    fp32_reduce: bool | None
     global_batch_tokens: float | None
     seq_len: int | None
     n_layer: int | None
@@ -260,6 +262,7 @@ def plan(
     moe_overlap: MoEOverlap = False,
     dp_overlap: DPOverlap = True,
     tp_overlap: TPOverlap = False,
+    fp32_reduce: FP32Reduce = None,
     global_batch_tokens: Annotated[
         float | None,
         typer.Option(
@@ -459,6 +462,7 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
         moe_overlap=flags.moe_overlap,
         dp_overlap=flags.dp_overlap,
         tp_overlap=flags.tp_overlap,
+        fp32_reduce=flags.fp32_reduce,
     )
     workload = _workload(flags)
     offers = load_offers()

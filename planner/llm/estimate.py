@@ -7,8 +7,8 @@ global_batch_tokens, gpus_per_node, network_gbps, mode (pretrain | finetune |
 lora | qlora; blank: pretrain), framework, eager (true | false; blank: the run's setting),
 fp8_recipe (planner.llm.fp8_recipes; blank: the stack's default; fp8 rows only).
 moe_overlap (true | false; blank: the run's --moe-overlap; mixture-of-experts rows only).
-dp_overlap, tp_overlap (true | false; blank: the run's --dp-overlap, --tp-overlap:
-planner.settings.LLMSettings).
+dp_overlap, tp_overlap, fp32_reduce (true | false; blank: the run's --dp-overlap,
+--tp-overlap, --fp32-reduce: planner.settings.LLMSettings).
 params is a number (7e9) or a size (7b, 6.7b, 124m). A mixture of experts gives
 active_params (a number or a size) and optionally experts, top_k, shared_experts,
 expert_ffn (planner.llm.moe; a preset's shape where the counts match one). A row that
@@ -78,9 +78,10 @@ SHAPE_COLUMNS = ("ffn", "heads", "kv_heads", "vocab")
 OPTIONAL = (
     "n_layer", "d_model", *SHAPE_COLUMNS, "global_batch_tokens", "gpus_per_node",
     "network_gbps", "mode", "framework", "eager", "fp8_recipe", *MOE_COLUMNS, "moe_overlap",
-    "dp_overlap", "tp_overlap", *LAYOUT_COLUMNS,
+    "dp_overlap", "tp_overlap", "fp32_reduce", *LAYOUT_COLUMNS,
 )  # fmt: skip
-# The words of a true/false column (eager, moe_overlap, dp_overlap, tp_overlap), case aside.
+# The words of a true/false column (eager, moe_overlap, dp_overlap, tp_overlap, fp32_reduce),
+# case aside.
 SWITCH_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 # Ranges of the MoE and layout columns (the others: planner.io.validate.FIELD_RANGES).
 COLUMN_RANGES = {
@@ -129,6 +130,7 @@ class LLMQuery:
     moe_overlap: bool | None = None  # None = the run's --moe-overlap
     dp_overlap: bool | None = None  # None = the run's --dp-overlap
     tp_overlap: bool | None = None  # None = the run's --tp-overlap
+    fp32_reduce: bool | None = None  # None = the run's --fp32-reduce (itself None: the stack's)
     active_params: float | None = None  # a mixture of experts (with the fields below)
     experts: int | None = None
     top_k: int | None = None
@@ -317,6 +319,7 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
         moe_overlap=overlap,
         dp_overlap=_switch(path, i, value, "dp_overlap"),
         tp_overlap=_switch(path, i, value, "tp_overlap"),
+        fp32_reduce=_switch(path, i, value, "fp32_reduce"),
         active_params=moe["active_params"],
         experts=_whole(moe["experts"]),
         top_k=_whole(moe["top_k"]),
@@ -358,7 +361,7 @@ def _switch(path: Path, i: int, value: dict[str, str], column: str) -> bool | No
 
 def query_settings(settings: LLMSettings, q: LLMQuery) -> LLMSettings:
     """The run's settings with what the row gives instead (batch, framework, eager, fp8
-    recipe, MoE, data- and tensor-parallel overlap)."""
+    recipe, MoE, data- and tensor-parallel overlap, fp32 gradient reduction)."""
     return dataclasses.replace(
         settings,
         global_batch_tokens=q.global_batch_tokens or settings.global_batch_tokens,
@@ -369,6 +372,7 @@ def query_settings(settings: LLMSettings, q: LLMQuery) -> LLMSettings:
         moe_overlap=settings.moe_overlap if q.moe_overlap is None else q.moe_overlap,
         dp_overlap=settings.dp_overlap if q.dp_overlap is None else q.dp_overlap,
         tp_overlap=settings.tp_overlap if q.tp_overlap is None else q.tp_overlap,
+        fp32_reduce=settings.fp32_reduce if q.fp32_reduce is None else q.fp32_reduce,
     )
 
 

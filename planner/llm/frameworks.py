@@ -127,6 +127,12 @@ def framework(name: str) -> Framework:
         raise ValueError(f"framework {name!r}: valid are {', '.join(FRAMEWORKS)}") from None
 
 
+def reduces_in_fp32(name: str, fp32_reduce: bool | None) -> bool:
+    """Whether stack `name` moves fp32 gradients in its data-parallel collectives: as set
+    (LLMSettings.fp32_reduce), else the profile's own (`fp32_gradients`)."""
+    return framework(name).fp32_gradients if fp32_reduce is None else fp32_reduce
+
+
 def per_op_refusal(name: str) -> str:
     """Why stack `name` cannot time per-operator recomputation ("" where it can), naming
     the stacks that run it."""

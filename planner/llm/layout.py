@@ -91,7 +91,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from planner.llm.frameworks import DEFAULT_FRAMEWORK, framework
+from planner.llm.frameworks import DEFAULT_FRAMEWORK, framework, reduces_in_fp32
 from planner.llm.memory import (
     ACTIVATION_FACTOR,
     activation_bytes_per_gpu,
@@ -913,9 +913,7 @@ def _dp_seconds(
     routed experts reduce among the tp dp / (etp ep) ranks that hold the same experts, after
     the dense weights."""
     value_bytes = 4.0 if settings.precision in ("fp32", "tf32") else 2.0
-    fp32 = settings.fp32_reduce
-    fp32 = framework(settings.framework).fp32_gradients if fp32 is None else fp32
-    grad_bytes = 4.0 if fp32 else value_bytes
+    grad_bytes = 4.0 if reduces_in_fp32(settings.framework, settings.fp32_reduce) else value_bytes
     frozen = shape.mode in ("lora", "qlora")
     dense = shape.params - shape.expert_params
     local = dense / (tp * pp)

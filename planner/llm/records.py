@@ -21,7 +21,7 @@ LLM_DETAIL_COLUMNS = (
     "dp_comm_share", "dp_overlap_share", "optimizer_share", "cast_share", "fp8_recipe",
     "a2a_share", "grouped_gemm_share",
     "usable_gb", "framework", "calibration", "stack_spread", "moe_factor", "moe_overlap",
-    "dp_overlap", "tp_overlap",
+    "dp_overlap", "tp_overlap", "fp32_reduce",
     "mfu_anchor", "mfu_source", "mfu_band_widened", "mfu_run_id", "mfu_runs",
     "mfu_model_size", "mfu_world_size", "mfu_size_decades", "kernels_run_id",
 )  # fmt: skip

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from planner.llm.fp8_recipes import gemm_time_factor, resolved_recipe
-from planner.llm.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, framework
+from planner.llm.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, framework, reduces_in_fp32
 from planner.llm.layout import (
     ACHIEVABLE_FRACTION,
     PCIE_X16_GBS,
@@ -244,6 +244,7 @@ class LayoutPrediction:
     moe_overlap: bool = False  # the all-to-all timed under compute (LLMSettings.moe_overlap)
     dp_overlap: bool = True  # ZeRO-0/1's collectives timed under compute (LLMSettings)
     tp_overlap: bool = False  # tp collectives timed pipelined with the GEMMs (LLMSettings)
+    fp32_reduce: bool = False  # dp gradient collectives timed in fp32 (LLMSettings, resolved)
 
     @property
     def rate_source(self) -> str:
@@ -412,6 +413,7 @@ def _predict(
         settings.moe_overlap,
         settings.dp_overlap,
         settings.tp_overlap,
+        reduces_in_fp32(settings.framework, settings.fp32_reduce),
     )
 
 
@@ -598,6 +600,7 @@ def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
         "moe_overlap": prediction.moe_overlap and math.isfinite(_moe_factor(prediction)),
         "dp_overlap": prediction.dp_overlap,
         "tp_overlap": prediction.tp_overlap,
+        "fp32_reduce": prediction.fp32_reduce,
         "usable_gb": layout.usable_gb,
         "framework": prediction.framework,
         "calibration": prediction.calibration,

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from planner.llm.fp8_recipes import UNRUNNABLE
+from planner.llm.frameworks import FRAMEWORKS
 from planner.llm.mfu import FP8_SPEEDUP, SMALL_WIDTH
 from planner.llm.records import LLMMemoryError
 from planner.llm.stack_profiles import FIT_FAMILY
@@ -223,8 +224,9 @@ def moe_text(row: Mapping[str, Any]) -> str:
 
 
 def overlap_text(row: Mapping[str, Any]) -> str:
-    """The communication overlap the user asked for where it moved this step
-    (LLMSettings.tp_overlap, dp_overlap); "" at the stacks' usual setting."""
+    """The communication overlap, and the gradient reduction's precision, the user asked for
+    where it moved this step (LLMSettings.tp_overlap, dp_overlap, fp32_reduce); "" at the
+    stacks' usual setting."""
     said = []
     if _switched(row.get("tp_overlap"), True) and _number(row.get("tp_comm_share")) > 0:
         said.append(
@@ -236,7 +238,28 @@ def overlap_text(row: Mapping[str, Any]) -> str:
             "data-parallel collectives after the backward, exposed whole "
             "(as asked: --no-dp-overlap)"
         )
-    return "; ".join(said)
+    said.append(_reduction_text(row))
+    return "; ".join(s for s in said if s)
+
+
+def _reduction_text(row: Mapping[str, Any]) -> str:
+    """The data-parallel gradients' bytes where they differ from the stack's own (the row's
+    fp32_reduce as timed) and moved this step; ""."""
+    stack = str(row.get("framework") or "")
+    if stack not in FRAMEWORKS or row.get("precision") in ("fp32", "tf32"):
+        return ""
+    moved = _number(row.get("dp_comm_share")) + _number(row.get("dp_overlap_share"))
+    if not moved > 0:
+        return ""
+    own = FRAMEWORKS[stack].fp32_gradients
+    if _switched(row.get("fp32_reduce"), True) and not own:
+        return "data-parallel gradients reduced in fp32, 4 bytes a value (as asked: --fp32-reduce)"
+    if _switched(row.get("fp32_reduce"), False) and own:
+        return (
+            "data-parallel gradients reduced in 16 bits, 2 bytes a value, not the stack's fp32 "
+            "(as asked: --no-fp32-reduce)"
+        )
+    return ""
 
 
 def _switched(value: object, to: bool) -> bool:

@@ -201,6 +201,7 @@ class JobInputs:
     moe_overlap: bool = False  # its all-to-all under compute (LLMSettings.moe_overlap)
     tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (LLMSettings)
     dp_overlap: bool = True  # ZeRO-0/1's collectives under compute (LLMSettings)
+    fp32_reduce: bool | None = None  # fp32 gradient collectives; None: the stack's own
     layout: str = ""  # the user's own layout, timed beside the best one ("": none)
 
 
@@ -225,6 +226,15 @@ DP_OVERLAP_HELP = (
     "(Megatron-Core's --overlap-grad-reduce --overlap-param-gather, on in NVIDIA's recipes). "
     "Off: they run after the backward pass, exposed whole."
 )
+FP32_REDUCE_HELP = (
+    "What the data-parallel gradient collectives move: fp32, 4 bytes a value (FSDP2's "
+    "MixedPrecisionPolicy(reduce_dtype=torch.float32), as torchtitan sets it; nanotron's "
+    "fp32 gradient accumulation) or the 16-bit compute precision's 2. The stack's own: fp32 "
+    "on nanotron, 16 bits on the others."
+)
+# The gradient reduction's choices (LLMSettings.fp32_reduce) as the Plan page words them.
+FP32_REDUCE_WORDS = {"auto": "the stack's own", "fp32": "fp32", "16-bit": "16 bits"}
+FP32_REDUCE_SETTINGS = {"auto": None, "fp32": True, "16-bit": False}
 LAYOUT_HELP = (
     "Time your own layout beside the best one found, on the fastest pick's GPUs: tokens "
     f"{LAYOUT_FORM}. dp left out: GPUs / (tp pp cp); "
@@ -301,15 +311,16 @@ def _job_inputs(ps: PageState) -> JobInputs:
     chosen = WORKLOADS[str(workload_name)]
     layout = _layout_input(ps) if chosen.is_llm else ""
     overlap = chosen.is_moe and _overlap_input(ps)
-    tp_overlap, dp_overlap = _comm_inputs(ps, DEFAULT_FRAMEWORK) if chosen.is_llm else (False, True)
+    comm = _comm_inputs(ps, DEFAULT_FRAMEWORK) if chosen.is_llm else (False, True, None)
     return JobInputs(
         kind, workload_name=workload_name, layout=layout, moe_overlap=overlap,
-        tp_overlap=tp_overlap, dp_overlap=dp_overlap,
+        tp_overlap=comm[0], dp_overlap=comm[1], fp32_reduce=comm[2],
     )  # fmt: skip
 
 
-def _comm_inputs(ps: PageState, stack: str) -> tuple[bool, bool]:
-    """(tp_overlap, dp_overlap) as asked; tensor-parallel overlap only where `stack` runs it."""
+def _comm_inputs(ps: PageState, stack: str) -> tuple[bool, bool, bool | None]:
+    """(tp_overlap, dp_overlap, fp32_reduce) as asked; tensor-parallel overlap only where
+    `stack` runs it."""
     tp = not tp_overlap_refusal(stack) and ps.toggle(
         "Tensor-parallel communication under the GEMMs", name="tp_overlap", help=TP_OVERLAP_HELP
     )
@@ -317,7 +328,11 @@ def _comm_inputs(ps: PageState, stack: str) -> tuple[bool, bool]:
         "Data-parallel communication under compute", name="dp_overlap", default=True,
         help=DP_OVERLAP_HELP,
     )  # fmt: skip
-    return bool(tp), bool(dp)
+    reduction = worded_radio(
+        ps, "Gradient reduction", FP32_REDUCE_WORDS, name="fp32_reduce", default="auto",
+        horizontal=True, help=FP32_REDUCE_HELP,
+    )  # fmt: skip
+    return bool(tp), bool(dp), FP32_REDUCE_SETTINGS[str(reduction)]
 
 
 def _overlap_input(ps: PageState) -> bool:
@@ -343,7 +358,7 @@ def _llm_inputs(ps: PageState) -> JobInputs:
         "Eager PyTorch (no torch.compile)", name="eager", help=EAGER_HELP
     )
     overlap = active_b is not None and _overlap_input(ps)
-    tp_overlap, dp_overlap = _comm_inputs(ps, framework)
+    tp_overlap, dp_overlap, fp32_reduce = _comm_inputs(ps, framework)
     return JobInputs(
         "llm",
         params_b=params_b,
@@ -356,6 +371,7 @@ def _llm_inputs(ps: PageState) -> JobInputs:
         moe_overlap=overlap,
         tp_overlap=tp_overlap,
         dp_overlap=dp_overlap,
+        fp32_reduce=fp32_reduce,
         layout=_layout_input(ps),
     )
 
@@ -560,6 +576,7 @@ def _request(
                 moe_overlap=inputs.job.moe_overlap,
                 tp_overlap=inputs.job.tp_overlap,
                 dp_overlap=inputs.job.dp_overlap,
+                fp32_reduce=inputs.job.fp32_reduce,
             ),
         )
     except RequestError as exc:

@@ -106,3 +106,21 @@ def test_communication_overlap_is_asked_where_the_stack_runs_it_and_moves_the_pl
     at.radio(key="plan.framework").set_value("nanotron").run()
     assert not at.exception and not at.error
     assert "plan.tp_overlap" not in [t.key for t in at.toggle]  # nanotron does not run it
+
+
+def test_the_gradient_reduction_is_asked_and_fp32_slows_a_data_parallel_plan(
+    open_page: Open,
+) -> None:
+    query = {"job": "llm", "params_b": "69", "tokens_b": "10", "providers": "aws",
+             "gpus": "H100-SXM", "gpu_count": "64", "precision": "bf16",
+             "framework": "fsdp"}  # fmt: skip
+    at = open_page("plan", query)
+    assert not at.exception and not at.error
+    assert at.radio(key="plan.framework").value == "fsdp"
+    assert at.radio(key="plan.fp32_reduce").value == "auto"  # the stack's own: 2 bytes on FSDP
+    own = ranked(at)["throughput"].max()
+    at.radio(key="plan.fp32_reduce").set_value("fp32").run()
+    assert not at.exception and not at.error
+    assert ranked(at)["throughput"].max() < 0.99 * own  # 4-byte reduce-scatters
+    at.radio(key="plan.fp32_reduce").set_value("16-bit").run()
+    assert ranked(at)["throughput"].max() == own

@@ -1,12 +1,16 @@
 """Communication overlap a run states: tensor-parallel collectives pipelined with the GEMMs
 (tp_overlap); ZeRO-1's collectives after the backward (dp_overlap) are tested beside
-nanotron's in test_llm_layout.py."""
+nanotron's in test_llm_layout.py; plan's --fp32-reduce (the gradients' bytes)."""
 
 from __future__ import annotations
 
+import io
+
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
+from planner.cli.main import app
 from planner.llm.corpus import COMM_OVERLAP, CORPUS_PATH, corpus_run, load_corpus
 from planner.llm.throughput import predict_layout
 from planner.settings import LLMSettings, StatedLayout
@@ -68,3 +72,20 @@ def test_a_bad_comm_overlap_cell_is_refused_naming_the_row_and_the_values() -> N
     row["comm_overlap"] = "DP+TP"  # case aside
     run = corpus_run(7, row)
     assert not isinstance(run, str) and run.tp_overlap and run.dp_overlap
+
+
+def test_plan_takes_fp32_reduce_and_its_rows_say_what_was_timed() -> None:
+    def first_row(*flags: str) -> pd.Series:
+        done = CliRunner().invoke(
+            app,
+            ["plan", "-w", "llm-70b-140b", "--gpu", "H100-SXM", "--gpus", "64", "--framework",
+             "fsdp", "--provider", "aws", "--format", "csv", *flags],
+        )  # fmt: skip
+        assert done.exit_code == 0, done.output
+        return pd.read_csv(io.StringIO(done.stdout)).iloc[0]
+
+    own, fp32, bf16 = first_row(), first_row("--fp32-reduce"), first_row("--no-fp32-reduce")
+    assert not own["fp32_reduce"] and fp32["fp32_reduce"] and not bf16["fp32_reduce"]
+    assert fp32["throughput"] < own["throughput"] == bf16["throughput"]
+    assert "as asked: --fp32-reduce" in fp32["throughput_detail"]
+    assert "fp32-reduce" not in own["throughput_detail"] + bf16["throughput_detail"]

@@ -381,3 +381,47 @@ def test_overlap_columns_and_flags_time_the_layout_as_the_run_states(tmp_path: P
     assert code == 0, err
     detail = pd.read_csv(out)["method_detail"][0]
     assert "as asked: --tp-overlap" in detail and "as asked: --no-dp-overlap" in detail
+
+
+REDUCE_QUERY = """\
+params,seq_len,num_gpus,gpu_model,precision,network_gbps,framework,tp,mbs,zero,fp32_reduce
+69b,4096,64,H100-SXM,bf16,3200,fsdp,8,1,3,
+69b,4096,64,H100-SXM,bf16,3200,fsdp,8,1,3,true
+69b,4096,64,H100-SXM,bf16,3200,fsdp,8,1,3,false
+8b,4096,64,H100-SXM,bf16,3200,nanotron,1,1,1,
+8b,4096,64,H100-SXM,bf16,3200,nanotron,1,1,1,no
+"""
+
+
+def test_fp32_reduce_column_and_flag_set_the_gradient_bytes_and_say_so(tmp_path: Path) -> None:
+    code, err, out = run(tmp_path, REDUCE_QUERY)
+    assert code == 0, err
+    rows = pd.read_csv(out)
+    fsdp, fsdp_fp32, fsdp_16, nanotron, nanotron_16 = rows["tokens_per_s"]
+    # FSDP reduces 2-byte gradients unless told; fp32 doubles the reduce-scatter's bytes
+    assert fsdp_fp32 < 0.97 * fsdp and fsdp_16 == fsdp
+    # nanotron reduces fp32 unless told otherwise
+    assert nanotron_16 > nanotron
+    # the user's layout is compared with the best one found; the searched rows say what moved
+    searched = REDUCE_QUERY.replace(",tp,mbs,zero,", ",").replace(",8,1,3,", ",")
+    code, err, out = run(tmp_path, searched.replace(",1,1,1,", ","))
+    assert code == 0, err
+    details = pd.read_csv(out)["method_detail"]
+    assert "as asked: --fp32-reduce" in details[1] and "4 bytes a value" in details[1]
+    assert "as asked: --no-fp32-reduce" in details[4] and "2 bytes a value" in details[4]
+    assert "fp32-reduce" not in details[0] + details[2] + details[3]  # the stacks' own
+    # a blank cell takes the flag; a cell wins over it
+    code, err, out = run(tmp_path, REDUCE_QUERY, "--fp32-reduce")
+    assert code == 0, err
+    flagged = pd.read_csv(out)["tokens_per_s"]
+    assert flagged[0] == flagged[1] == fsdp_fp32 and flagged[2] == fsdp
+    assert flagged[3] == nanotron and flagged[4] == nanotron_16
+
+
+def test_a_bad_fp32_reduce_cell_is_refused_naming_the_column(tmp_path: Path) -> None:
+    text = (
+        "params,seq_len,num_gpus,gpu_model,precision,fp32_reduce\n8b,4096,8,H100-SXM,bf16,maybe\n"
+    )
+    code, err, out = run(tmp_path, text)
+    assert code == 2 and not out.exists()
+    assert "line 2" in err and "fp32_reduce" in err and "'maybe' is not true or false" in err
