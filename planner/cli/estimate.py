@@ -170,7 +170,7 @@ def estimate_llm(
         typer.Option(
             help="training stack where a row gives none: megatron | fsdp | fsdp2 | deepspeed | "
             "nanotron "
-            f"(planner/llm/frameworks.py; not given: {DEFAULT_FRAMEWORK}, and the band also "
+            f"(not given: {DEFAULT_FRAMEWORK}, and the band also "
             "spans the other stacks)"
         ),
     ] = "",

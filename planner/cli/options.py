@@ -30,8 +30,8 @@ Fp8Recipe = Annotated[
     typer.Option(
         "--fp8-recipe",
         help="LLM fp8: auto | tensorwise | delayed | rowwise | rowwise_with_gw_hp | blockwise | "
-        "mxfp8 (planner/llm/fp8_recipes.py: how the GEMMs scale their operands, timed from "
-        "measured per-recipe GEMM rates; auto: the stack's default, delayed for megatron and "
+        "mxfp8 (how the GEMMs scale their operands, timed from measured per-recipe GEMM "
+        "rates; auto: the stack's default, delayed for megatron and "
         "deepspeed, tensorwise for fsdp and nanotron; mxfp8 needs Blackwell)",
     ),
 ]
@@ -67,10 +67,9 @@ FP32Reduce = Annotated[
     bool | None,
     typer.Option(
         "--fp32-reduce/--no-fp32-reduce",
-        help="LLM: the data-parallel gradient collectives move fp32 values, 4 bytes each "
-        "(FSDP2's MixedPrecisionPolicy(reduce_dtype=torch.float32), as torchtitan sets it; "
-        "nanotron's accumulate_grad_in_fp32); --no-fp32-reduce: the compute precision's 2; "
-        "default: the stack's own (fp32 on nanotron, else 2 bytes)",
+        help="LLM: data-parallel gradients reduced in fp32, 4 bytes a value (torchtitan's "
+        "FSDP2 sets its reduce dtype so; nanotron accumulates in fp32); --no-fp32-reduce: 2 "
+        "bytes; default: the stack's own (fp32 on nanotron, else 2 bytes)",
     ),
 ]
 Output = Annotated[

@@ -253,7 +253,7 @@ def plan(
         str,
         typer.Option(
             help="LLM training stack, which decides the layouts weighed and the fitted rates: "
-            "megatron | fsdp | fsdp2 | deepspeed | nanotron (planner/llm/frameworks.py; not given: "
+            "megatron | fsdp | fsdp2 | deepspeed | nanotron (not given: "
             f"{DEFAULT_FRAMEWORK}, and the band also spans the other stacks)"
         ),
     ] = "",

@@ -126,7 +126,7 @@ def choose(page: Page, labels: list[str]) -> None:
 
         def pick(label: str = label) -> None:
             page.keyboard.press("Enter")  # the one option the text leaves
-            expect(box).to_contain_text(label)  # its chip
+            expect(box).to_contain_text(label, timeout=30_000)  # its chip (slow under load)
             page.keyboard.press("Escape")
 
         def drawn(picked: int = picked) -> None:
