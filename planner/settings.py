@@ -224,7 +224,7 @@ class LLMSettings:
         if self.recompute == "per-op" and (refusal := per_op_refusal(self.framework)):
             raise ValueError(f"recompute 'per-op' is {refusal}")
         if self.tp_overlap and (refusal := tp_overlap_refusal(self.framework)):
-            raise ValueError(f"tp_overlap is {refusal}")
+            raise ValueError(f"tp_overlap (--tp-overlap) is {refusal}")
         if self.zero not in ("auto", *ZERO_STAGES):
             raise ValueError(f"zero {self.zero!r}: valid are auto, {', '.join(ZERO_STAGES)}")
         if not 0.0 <= self.memory_reserve_fraction < 1.0:

@@ -64,8 +64,9 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
         "Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed Deep
         Learning", arXiv:2507.03114); and overlap is never whole (the first gather and the
         last reduce-scatter of a step, stream synchronisation).
-  t_opt the optimizer step over the GPU's share of the parameters (planner.llm.ops): its
-        1/(d c) of them, all of its tp x pp share under ZeRO-0.
+  t_opt the optimizer step over the GPU's share of the trained parameters (LoRA: the
+        adapters; planner.llm.ops): its 1/(d c) of them, all of its tp x pp share under
+        ZeRO-0.
   MoE   the routed experts' grouped GEMMs join t_mb, their all-to-all (t_a2a) joins each
         slot, exposed (with LayoutSettings.moe_overlap only what outlasts t_mb: DualPipe's
         pairing of one micro-batch's all-to-all with another's compute, DeepSeek-AI 2024,
@@ -774,9 +775,10 @@ def step_times(
     per_slot = t_mb + t_tp + t_cp + t_pp + t_a2a
     t_dp, hidden = _dp_seconds(shape, hw, settings, tp, pp, dp * cp, m, zero, t_mb, c.ep, c.etp)
     t_slow = hw.overlap_cost * hidden
-    # ZeRO-1 and -3 step 1/(d c) of the weights each; ZeRO-0 every rank all of its own.
-    local = shape.params / (tp * pp) / np.where((dp * cp > 1) & (zero != 0), dp * cp, 1.0)
-    trained = (shape.adapter_params / (tp * pp)) if frozen else local
+    # ZeRO-1 and -3 step 1/(d c) of the trained weights each (LoRA: of its adapters, whose
+    # optimizer state they shard as planner.llm.memory does); ZeRO-0 every rank all of its own.
+    shard = np.where((dp * cp > 1) & (zero != 0), dp * cp, 1.0)
+    trained = (shape.adapter_params if frozen else shape.params) / (tp * pp) / shard
     t_opt = optimizer_seconds(trained, hw.rates) * np.ones_like(m)
     if settings.step_model == "mfu-prior":
         t_opt = np.zeros_like(m)

@@ -48,6 +48,11 @@ def test_tp_overlap_is_refused_by_stacks_that_do_not_run_it() -> None:
     for stack in ("fsdp", "deepspeed", "nanotron"):
         with pytest.raises(ValueError, match=rf"which {stack} does not run.*megatron, fsdp2"):
             LLMSettings(framework=stack, tp_overlap=True)
+    # the plan command's refusal names its flag
+    done = CliRunner().invoke(
+        app, ["plan", "-w", "llm-7b-140b", "--framework", "nanotron", "--tp-overlap"]
+    )
+    assert done.exit_code == 2 and "tp_overlap (--tp-overlap) is" in done.output
 
 
 def test_the_corpus_reads_the_overlap_its_sources_state() -> None:

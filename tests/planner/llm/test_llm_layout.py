@@ -128,6 +128,20 @@ def test_fp8_is_refused_without_fp8_tensor_cores_and_faster_on_h100() -> None:
     assert 0.0 < fp8.layout.cast_share < 0.2 and bf16.layout.cast_share == 0.0
 
 
+def test_lora_steps_its_adapters_sharded_over_data_parallel_ranks_as_it_stores_them() -> None:
+    # ZeRO-1 shards the adapters' optimizer state (planner.llm.memory), so each of 8 ranks
+    # steps 1/8 of them; ZeRO-0 steps all of them on every rank
+    lora = llm_workload(6.7e9, 1e9, seq_len=4096, mode="lora")
+    steps = {}
+    for zero in ("zero1", "zero0"):
+        settings = LLMSettings(pinned=StatedLayout(tp=1), zero=zero, micro_batch=1)
+        layout = predict_layout(lora, "bf16", "H100-SXM", 8, 8, IB, settings=settings).layout
+        assert (layout.tp, layout.dp, layout.zero) == (1, 8, zero)
+        steps[zero] = layout.optimizer_share * layout.step_s
+    assert steps["zero1"] == pytest.approx(steps["zero0"] / 8, rel=1e-9)
+    assert steps["zero0"] > 0
+
+
 def test_lora_of_a_70b_fits_one_8x80gb_node_and_a_full_fine_tune_does_not() -> None:
     params = LLM_PRESETS["69b"].params
     lora = llm_workload(params, 1e9, seq_len=4096, mode="lora")
