@@ -943,7 +943,7 @@ def _dp_seconds(
     zero0 = np.maximum(0.0, allreduce - t_mb) if settings.dp_overlap else allreduce
     under0 = np.minimum(allreduce, t_mb) if settings.dp_overlap else np.zeros_like(allreduce)
     if framework(settings.framework).gather_after_step:
-        zero1 = np.maximum(0.0, scatter - t_mb) + gather
+        zero1 = (np.maximum(0.0, scatter - t_mb) if settings.dp_overlap else scatter) + gather
         under1 = np.minimum(scatter, t_mb) if settings.dp_overlap else np.zeros_like(scatter)
     else:
         zero1, under1 = zero0, under0  # the all-reduce's volume: reduce-scatter + all-gather

@@ -218,6 +218,14 @@ def test_without_dp_overlap_zero1_collectives_are_exposed_whole() -> None:
     # after the backward, whole
     assert _exposed_dp(1e3, framework="megatron", dp_overlap=False) == pytest.approx(allreduce)
     assert _exposed_dp(allreduce / 4, framework="megatron") == pytest.approx(allreduce * 3 / 4)
+    # nanotron's fp32 reduce-scatter, hidden under the backward with overlap, shows whole
+    # without it, beside its weight gather after the step
+    scatter = _dp_ring(DP_SHAPE.params / 2 * 4.0, 1.0)
+    gather = _dp_ring(DP_SHAPE.params / 2 * 2.0, 1.0)
+    assert _exposed_dp(1e3, framework="nanotron") == pytest.approx(gather)
+    assert _exposed_dp(1e3, framework="nanotron", dp_overlap=False) == pytest.approx(
+        scatter + gather
+    )
 
 
 def test_a_stated_fp32_gradient_reduction_moves_4_bytes_a_value_on_any_stack() -> None:
