@@ -939,16 +939,22 @@ def _dp_seconds(
             many, hierarchical_seconds(ranks, expert_peers, expert_bytes, hw, 1.0, calls), 0.0
         )
         gather, scatter = gather + one_way, scatter + one_way
-    # ZeRO-0 all-reduces the gradients, under the last micro-batch where they overlap.
-    zero0 = np.maximum(0.0, allreduce - t_mb) if settings.dp_overlap else allreduce
-    under0 = np.minimum(allreduce, t_mb) if settings.dp_overlap else np.zeros_like(allreduce)
-    if framework(settings.framework).gather_after_step:
-        zero1 = (np.maximum(0.0, scatter - t_mb) if settings.dp_overlap else scatter) + gather
-        under1 = np.minimum(scatter, t_mb) if settings.dp_overlap else np.zeros_like(scatter)
+    # ZeRO-0 all-reduces the gradients under the last micro-batch where they overlap.
+    window = t_mb if settings.dp_overlap else 0.0
+    zero0, under0 = _under(allreduce, window)
+    if framework(settings.framework).gather_after_step:  # only the reduce-scatter hides
+        zero1, under1 = _under(scatter, window)
+        zero1 = zero1 + gather
     else:
         zero1, under1 = zero0, under0  # the all-reduce's volume: reduce-scatter + all-gather
-    zero3 = m * np.maximum(0.0, 2.0 * gather + scatter - t_mb)
-    under3 = m * np.minimum(2.0 * gather + scatter, t_mb)
+    zero3, under3 = (m * part for part in _under(2.0 * gather + scatter, t_mb))
     exposed = np.where(zero == 3, zero3, np.where(zero == 0, zero0, zero1))
     hidden = np.where(zero == 3, under3, np.where(zero == 0, under0, under1))
     return np.where(dp > 1, exposed, 0.0), np.where(dp > 1, hidden, 0.0)
+
+
+def _under(comm: np.ndarray, window: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    """(exposed, hidden) seconds of `comm` seconds of collectives run under `window` seconds
+    of compute: what outlasts it shows, the rest hides."""
+    hidden = np.minimum(comm, window)
+    return comm - hidden, hidden
