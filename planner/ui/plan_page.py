@@ -311,16 +311,13 @@ def _job_inputs(ps: PageState) -> JobInputs:
     chosen = WORKLOADS[str(workload_name)]
     layout = _layout_input(ps) if chosen.is_llm else ""
     overlap = chosen.is_moe and _overlap_input(ps)
-    comm = _comm_inputs(ps, DEFAULT_FRAMEWORK) if chosen.is_llm else (False, True, None)
-    return JobInputs(
-        kind, workload_name=workload_name, layout=layout, moe_overlap=overlap,
-        tp_overlap=comm[0], dp_overlap=comm[1], fp32_reduce=comm[2],
-    )  # fmt: skip
+    comm = _comm_inputs(ps, DEFAULT_FRAMEWORK) if chosen.is_llm else {}
+    return JobInputs(kind, workload_name=workload_name, layout=layout, moe_overlap=overlap, **comm)
 
 
-def _comm_inputs(ps: PageState, stack: str) -> tuple[bool, bool, bool | None]:
-    """(tp_overlap, dp_overlap, fp32_reduce) as asked; tensor-parallel overlap only where
-    `stack` runs it."""
+def _comm_inputs(ps: PageState, stack: str) -> dict[str, Any]:
+    """JobInputs' tp_overlap, dp_overlap and fp32_reduce as asked; tensor-parallel overlap
+    only where `stack` runs it."""
     tp = not tp_overlap_refusal(stack) and ps.toggle(
         "Tensor-parallel communication under the GEMMs", name="tp_overlap", help=TP_OVERLAP_HELP
     )
@@ -332,7 +329,10 @@ def _comm_inputs(ps: PageState, stack: str) -> tuple[bool, bool, bool | None]:
         ps, "Gradient reduction", FP32_REDUCE_WORDS, name="fp32_reduce", default="auto",
         horizontal=True, help=FP32_REDUCE_HELP,
     )  # fmt: skip
-    return bool(tp), bool(dp), FP32_REDUCE_SETTINGS[str(reduction)]
+    return {
+        "tp_overlap": bool(tp), "dp_overlap": bool(dp),
+        "fp32_reduce": FP32_REDUCE_SETTINGS[str(reduction)],
+    }  # fmt: skip
 
 
 def _overlap_input(ps: PageState) -> bool:
@@ -358,7 +358,6 @@ def _llm_inputs(ps: PageState) -> JobInputs:
         "Eager PyTorch (no torch.compile)", name="eager", help=EAGER_HELP
     )
     overlap = active_b is not None and _overlap_input(ps)
-    tp_overlap, dp_overlap, fp32_reduce = _comm_inputs(ps, framework)
     return JobInputs(
         "llm",
         params_b=params_b,
@@ -369,9 +368,7 @@ def _llm_inputs(ps: PageState) -> JobInputs:
         eager=eager,
         active_b=active_b,
         moe_overlap=overlap,
-        tp_overlap=tp_overlap,
-        dp_overlap=dp_overlap,
-        fp32_reduce=fp32_reduce,
+        **_comm_inputs(ps, framework),
         layout=_layout_input(ps),
     )
 
