@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from planner.llm.fp8_recipes import UNRUNNABLE
-from planner.llm.frameworks import FRAMEWORKS
+from planner.llm.frameworks import FRAMEWORKS, reduces_in_fp32
 from planner.llm.mfu import FP8_SPEEDUP, SMALL_WIDTH
 from planner.llm.records import LLMMemoryError
 from planner.llm.stack_profiles import FIT_FAMILY
@@ -251,7 +251,7 @@ def _reduction_text(row: Mapping[str, Any]) -> str:
     moved = _number(row.get("dp_comm_share")) + _number(row.get("dp_overlap_share"))
     if not moved > 0:
         return ""
-    own = FRAMEWORKS[stack].fp32_gradients
+    own = reduces_in_fp32(stack, None)  # the stack's own
     if _switched(row.get("fp32_reduce"), True) and not own:
         return "data-parallel gradients reduced in fp32, 4 bytes a value (as asked: --fp32-reduce)"
     if _switched(row.get("fp32_reduce"), False) and own:
