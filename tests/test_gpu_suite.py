@@ -44,6 +44,8 @@ def test_dry_run_lists_the_standard_suite_with_a_world_size_series() -> None:
         assert f"--workload {workload} --size {size} --precision {precision}" in line
         assert flag in line and "--device cuda" in line
     assert "--world-size 1\\,2\\,4\\,6" in lines[-1]
+    # last, the host cost of a sharded gather's per-tensor copies, on the GPU
+    assert done.stdout.splitlines()[-1].endswith("tools/bench_slice_copies.py --device cuda ")
     assert "fp8 training skipped" in done.stdout  # compute capability 9.0 has fp8; the harness not
     assert "ops step measures fp8 GEMMs" in done.stdout
 

@@ -10,7 +10,8 @@
 # budget); resnet50 fp16/bf16 with --batch auto; bert-large fp16/bf16; gpt 124m/350m/1.3b
 # bf16 with --compile; batch sweeps of resnet50 and bert-large fp16 (the step model's
 # small-batch floor, tools/own_batch_sweeps.py); a world-size series over every GPU present
-# (resnet50 bf16). bf16 steps
+# (resnet50 bf16); last, the host cost of a sharded all-gather's per-tensor copies
+# (tools/bench_slice_copies.py, a few seconds, into $OUT/slice_copies.txt). bf16 steps
 # are skipped on GPUs without bf16 tensor cores. fp8 training: the harness has no fp8
 # precision yet, so the suite says so on GPUs that have fp8 (compute capability >= 8.9).
 # Each step gets what is left of the time budget (SUITE_BUDGET_S, default 480 s); steps that
@@ -135,6 +136,22 @@ for step in "${STEPS[@]}"; do
     FAILED=$((FAILED + 1))
   fi
 done
+# The host-overhead step: after the bench steps, unless SUITE_MAX_STEPS cut the list short.
+SLICES=("$PYTHON" tools/bench_slice_copies.py --device "${COMMON[1]}")
+if [ -z "${SUITE_MAX_STEPS:-}" ]; then
+  if [ "$DRY_RUN" = 1 ]; then
+    printf '%q ' "${SLICES[@]}"; echo
+  elif [ $((BUDGET_S - (SECONDS - START))) -lt "$MIN_STEP_S" ]; then
+    SKIPPED+=("tools/bench_slice_copies.py")
+  else
+    mkdir -p "$OUT"
+    echo "gpu_suite: [$((SECONDS - START)) s] tools/bench_slice_copies.py"
+    if ! timeout --kill-after=10 60 "${SLICES[@]}" > "$OUT/slice_copies.txt"; then
+      echo "gpu_suite: step failed: tools/bench_slice_copies.py" >&2
+      FAILED=$((FAILED + 1))
+    fi
+  fi
+fi
 [ "$DRY_RUN" = 1 ] && exit 0
 for step in "${SKIPPED[@]}"; do echo "gpu_suite: skipped (out of time): $step"; done
 echo "gpu_suite: done in $((SECONDS - START)) s; $FAILED step(s) failed, ${#SKIPPED[@]} skipped"

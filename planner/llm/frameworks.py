@@ -39,7 +39,11 @@ it hides.
   the optimizer step, a blocking collective nothing overlaps (`gather_after_step`:
   optim/zero.py ZeroDistributedOptimizer.step calls _all_gather_params, a synchronous
   all_gather_coalesced), while the fp32 gradients reduce-scatter from DDP hooks during the
-  backward pass (optim/gradient_accumulator.py get_fp32_accum_hook, async).
+  backward pass (optim/gradient_accumulator.py get_fp32_accum_hook, async). That gather
+  shards each weight tensor on its own and copies every rank's slice of every tensor back
+  with its own small copy (`per_tensor_gather`: distributed.all_gather_coalesced's
+  update_output), d x tensors host-bound copies a step (planner.llm.layout
+  SLICE_COPY_HOST_S); the other stacks gather flat buffers.
 - per-operator selective recomputation (`per_op_recompute`; torchtitan's `selective_ac_option
   = "op"`, a torch.utils.checkpoint policy any PyTorch FSDP stack can run:
   planner.llm.per_op_recompute) for fsdp and fsdp2; Megatron's selective recomputation is
@@ -87,6 +91,7 @@ class Framework:
     balanced_stages: bool = False  # pipeline stages split by compute cost, head included
     per_op_recompute: bool = False  # torchtitan's per-operator selective recomputation
     gather_after_step: bool = False  # ZeRO-1's weight all-gather runs alone after the step
+    per_tensor_gather: bool = False  # that gather copies each tensor's slice per rank
     tp_overlap: bool = False  # can pipeline tensor-parallel collectives under the GEMMs
 
 
@@ -114,6 +119,7 @@ FRAMEWORKS: dict[str, Framework] = {
         fp32_gradients=True,
         balanced_stages=True,
         gather_after_step=True,
+        per_tensor_gather=True,
     ),
 }
 DEFAULT_FRAMEWORK = "megatron"

@@ -66,7 +66,10 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
         last reduce-scatter of a step, stream synchronisation).
   t_opt the optimizer step over the GPU's share of the trained parameters (LoRA: the
         adapters; planner.llm.ops): its 1/(d c) of them, all of its tp x pp share under
-        ZeRO-0.
+        ZeRO-0. A stack whose ZeRO-1 gather copies each weight tensor's slice from each
+        rank on its own (nanotron: planner.llm.frameworks per_tensor_gather) adds d c x
+        its weight tensors x SLICE_COPY_HOST_S: the copies are too small for the GPU to
+        outrun the host that launches them, and nothing runs beside them after the step.
   MoE   the routed experts' grouped GEMMs join t_mb, their all-to-all (t_a2a) joins each
         slot, exposed (with LayoutSettings.moe_overlap only what outlasts t_mb: DualPipe's
         pairing of one micro-batch's all-to-all with another's compute, DeepSeek-AI 2024,
@@ -120,6 +123,15 @@ MICRO_BATCHES = (1, 2, 4, 8)
 ACHIEVABLE_FRACTION = 0.8  # share of a link's peak a ring reaches (as planner.throughput.scaling)
 NVLINK_LATENCY_S = 5e-6  # α within a node (Thakur et al. 2005 model; NCCL's order of magnitude)
 NETWORK_LATENCY_S = 10e-6  # α across nodes over InfiniBand/EFA/RoCE: an assumption
+# Host seconds per slice copy of a per-tensor sharded gather: 3.0 us of Python and
+# dispatch measured on CPU tensors (tools/bench_slice_copies.py, median of its cases) plus
+# 5 us for the CUDA kernel launch (an assumption, the low end of the 5-20 us usually
+# quoted; `bench_slice_copies.py --device cuda` in tools/gpu_suite.sh measures the whole).
+SLICE_COPY_HOST_S = 8e-6
+# Weight tensors of a decoder layer in nanotron's Llama: fused qkv, output, fused gate-up
+# and down projections, two RMSNorm weights (models/llama.py); the stage's embedding or
+# final norm and head add about two.
+WEIGHT_TENSORS_PER_LAYER = 6
 DDP_BUCKET_BYTES = 25 * 2**20  # PyTorch DDP's default bucket_cap_mb = 25 (Li et al. 2020)
 PCIE_X16_GBS = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}  # per direction (PCI-SIG)
 REASONS = ("fits", "no_layout_fits", "batch_too_small", "no_peak")
@@ -780,6 +792,11 @@ def step_times(
     shard = np.where((dp * cp > 1) & (zero != 0), dp * cp, 1.0)
     trained = (shape.adapter_params if frozen else shape.params) / (tp * pp) / shard
     t_opt = optimizer_seconds(trained, hw.rates) * np.ones_like(m)
+    if framework(settings.framework).per_tensor_gather:  # module docstring, t_opt
+        tensors = WEIGHT_TENSORS_PER_LAYER * stage_layers + 2.0
+        t_opt = t_opt + np.where((zero == 1) & (dp * cp > 1), dp * cp * tensors, 0.0) * (
+            SLICE_COPY_HOST_S
+        )
     if settings.step_model == "mfu-prior":
         t_opt = np.zeros_like(m)
     step = slots * per_slot + t_dp + t_slow + t_opt
@@ -805,13 +822,18 @@ def step_times(
 
 def _tp_ring_seconds(tp: np.ndarray, act_bytes: np.ndarray, hw: Hardware) -> np.ndarray:
     """One tensor-parallel all-gather or reduce-scatter of a micro-batch's activations
-    (ring_seconds, k = 2): over NVLink within a node; a stated tp spanning nodes runs its
-    ring at each GPU's network share and latency (the slowest link sets a ring's pace)."""
+    (ring_seconds, k = 2): over NVLink within a node; a stated tp spanning nodes as the
+    data-parallel collectives run (hierarchical_seconds, one call): over NVLink among each
+    node's g ranks, then across the nodes on 1/g of the bytes at each GPU's network share
+    (NCCL spreads a collective's channels over every NIC of the node, so the node's whole
+    network carries it, not one GPU's)."""
     within = np.asarray(tp) <= hw.gpus_per_node
     inside = ring_seconds(tp, act_bytes, hw.intra_gbs, NVLINK_LATENCY_S, 2.0)
     if within.all():  # the search: tp never leaves a node
         return inside
-    across = ring_seconds(tp, act_bytes, hw.network_gbs_per_gpu, NETWORK_LATENCY_S, 2.0)
+    ranks = np.maximum(np.asarray(tp, float), hw.gpus_per_node)
+    peers = np.full_like(ranks, float(hw.gpus_per_node))
+    across = hierarchical_seconds(ranks, peers, act_bytes, hw, 2.0, np.ones_like(ranks))
     return np.where(within, inside, across)
 
 

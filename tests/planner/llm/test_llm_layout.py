@@ -176,6 +176,54 @@ def test_dp_collectives_split_into_nvlink_and_network_parts() -> None:
     assert two_nodes[0] == pytest.approx(one_node[0] + inter + buckets * 2 * 10e-6)
 
 
+def test_a_tensor_parallel_group_across_nodes_runs_over_nvlink_then_every_nic() -> None:
+    from planner.llm.layout import Hardware, _tp_ring_seconds
+    from planner.llm.ops import OpRates
+
+    hw = Hardware(80, 1e15, OpRates(7e14, 5e14, 2.6e12, 132), 5e14, 100.0, 10.0, 16, 8)
+    tp, nbytes = np.array([8.0, 16.0]), np.array([1e8, 1e8])
+    inside, across = _tp_ring_seconds(tp, nbytes, hw)
+    assert inside == pytest.approx(2 * 7 / 8 * 1e8 / 100e9 + 2 * 7 * 5e-6)
+    # tp16 on 2 nodes: NVLink among each node's 8, then 1/8 of the bytes across the 2
+    # nodes at each GPU's 10 GB/s (the node's 8 NICs carry it together)
+    network = 2 * 1 / 2 * (1e8 / 8) / 10e9 + 2 * 10e-6
+    assert across == pytest.approx(inside + network)
+    # one GPU's NIC carrying the whole ring would take several times longer
+    one_nic = 2 * 15 / 16 * 1e8 / 10e9
+    assert across < one_nic / 4
+
+
+def test_nanotron_zero1_pays_a_host_copy_per_weight_tensor_per_data_parallel_rank() -> None:
+    from planner.llm.layout import SLICE_COPY_HOST_S, WEIGHT_TENSORS_PER_LAYER
+
+    small = llm_workload(1.3e9, 1e9, seq_len=4096)
+    layers = llm_shape_of(small).n_layer
+
+    def optimizer_seconds(name: str, gpus: int, zero: str = "zero1") -> float:
+        settings = LLMSettings(
+            global_batch_tokens=gpus * 4096, micro_batch=1, framework=name, zero=zero,
+            pinned=StatedLayout(tp=1, pp=1),
+        )  # fmt: skip
+        found = predict_layout(small, "bf16", "H100-SXM", gpus, 8, IB, settings=settings).layout
+        assert found.fits and found.label.startswith(f"tp1 pp1 dp{gpus} {zero}")
+        return found.optimizer_share * found.step_s
+
+    # the optimizer steps 1/d of the weights: d x that share is the same at 64 and 128 ranks
+    tensors = WEIGHT_TENSORS_PER_LAYER * layers + 2
+    copies = {d: d * tensors * SLICE_COPY_HOST_S for d in (64, 128)}
+    for stack in ("megatron", "nanotron"):
+        steps = {d: optimizer_seconds(stack, d) for d in (64, 128)}
+        own = {d: steps[d] - (copies[d] if stack == "nanotron" else 0.0) for d in steps}
+        assert 64 * own[64] == pytest.approx(128 * own[128], rel=1e-6)
+    # nanotron's copies: 6 tensors a layer + 2, x 128 ranks x 8 us (0.1 s at 24 layers)
+    nanotron = optimizer_seconds("nanotron", 128)
+    assert nanotron - optimizer_seconds("megatron", 128) == pytest.approx(copies[128], rel=1e-6)
+    assert copies[128] == pytest.approx(128 * (6 * layers + 2) * 8e-6) and layers >= 16
+    # plain data parallelism gathers nothing after the step
+    zero0 = optimizer_seconds("nanotron", 128, "zero0")
+    assert zero0 == pytest.approx(optimizer_seconds("megatron", 128, "zero0"), rel=1e-6)
+
+
 # A 1.3B model at tp2 pp1 dp64, 4 micro-batches, its data-parallel ranks 4 to a node.
 DP_HW = Hardware(80, 1e15, OpRates(7e14, 5e14, 2.6e12, 132), 5e14, 100.0, 10.0, 128, 8)
 DP_SHAPE = llm_shape_of(llm_workload(1.3e9, 1e9, seq_len=4096))

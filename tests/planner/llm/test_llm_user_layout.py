@@ -212,11 +212,12 @@ def test_a_tensor_parallel_group_wider_than_a_node_runs_its_collectives_over_the
     assert across.timed.tp_nodes == 2 and inside.timed.tp_nodes == 1
     mine = across.timed.layout
     assert mine.reason == "fits"
-    # tp16's rings cross the network (50 GB/s, not NVLink's ~360): its exposed tp time is
-    # several times tp8's per step, and the layout is slower than the search's best.
+    # tp16's collectives cross the network (1/8 of the bytes at each GPU's 50 GB/s after
+    # NVLink's pass): its exposed tp time is over twice tp8's per step, and the layout is
+    # slower than the search's best.
     tp_across = mine.tp_share * mine.step_s
     tp_inside = inside.timed.layout.tp_share * inside.timed.layout.step_s
-    assert tp_across > 3 * tp_inside
+    assert tp_across > 2 * tp_inside
     assert mine.tokens_per_s < across.best.layout.tokens_per_s
     words = user_layout_text(across, "bf16")
     assert "(tp16 spans 2 nodes: its collectives cross the network)" in words
