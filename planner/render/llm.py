@@ -160,8 +160,18 @@ STEP_PART_WORDS = (
 
 def step_parts_text(row: Mapping[str, Any]) -> str:
     """ "GEMM 61%, attention 17%, ..." for the parts above half a percent, largest first;
-    the older model's rows (no operator parts) name compute, bubble and communication."""
-    parts = [(words, _number(row.get(key))) for key, words in STEP_PART_WORDS]
+    the older model's rows (no operator parts) name compute, bubble and communication; a
+    stack whose ZeRO-1 gather copies each weight tensor's slices (nanotron) says its
+    optimizer part holds them."""
+    copies = FRAMEWORKS.get(str(row.get("framework") or ""))
+    if copies and copies.per_tensor_gather and " zero1" in str(row.get("layout") or ""):
+        optimizer = "optimizer and its weight-slice copies"  # planner.llm.layout t_opt
+    else:
+        optimizer = "optimizer"
+    parts = [
+        (optimizer if key == "optimizer_share" else words, _number(row.get(key)))
+        for key, words in STEP_PART_WORDS
+    ]
     if parts[0][1] != parts[0][1]:  # no operator breakdown: compute as one part
         parts = [("compute", _number(row.get("compute_share"))), *parts[4:]]
     shown = sorted((p for p in parts if p[1] == p[1] and p[1] >= 0.005), key=lambda p: -p[1])
