@@ -55,7 +55,11 @@ it hides.
   other stacks run the collectives between the GEMMs.
 - deepspeed: DeepSpeed ZeRO-1/3 (Rajbhandari et al. 2020) with its pipeline engine (no
   interleaving) and Megatron-DeepSpeed's tensor parallelism; no context parallelism;
-  partly fused kernels (unfused 1.25: an assumption).
+  partly fused kernels (unfused 1.25: an assumption). ZeRO-1/2's optimizer step ends by
+  all-gathering the updated partitions before the next forward (`gather_after_step`:
+  runtime/zero/stage_1_and_2.py step calls all_gather_dp_groups); its gradient reduction
+  runs under the backward only with `overlap_comm`, which DeepSpeed leaves off below stage 3
+  (runtime/zero/config.py): LayoutSettings.dp_overlap off is DeepSpeed's default config.
 
 `eager_refusal`: why eager PyTorch (planner.settings.LLMSettings.eager) cannot be timed
 against the stack's fit; "" where it can: fsdp and fsdp2 were fitted on torch.compile runs,
@@ -106,7 +110,14 @@ FRAMEWORKS: dict[str, Framework] = {
         "fsdp2", True, True, True, ("zero3", "zero1"), 1.25, per_op_recompute=True, tp_overlap=True
     ),
     "deepspeed": Framework(
-        "deepspeed", True, False, False, ("zero1", "zero3"), 1.25, "fitted on eager runs already"
+        "deepspeed",
+        True,
+        False,
+        False,
+        ("zero1", "zero3"),
+        1.25,
+        "fitted on eager runs already",
+        gather_after_step=True,
     ),
     "nanotron": Framework(
         "nanotron",

@@ -250,11 +250,15 @@ def _dp_ring(nbytes: float, k: float) -> float:
     return float(hierarchical_seconds(one * 64, one * 4, one * nbytes, DP_HW, k)[0])
 
 
-def test_nanotron_exposes_its_weight_gather_after_the_step_and_megatron_hides_it() -> None:
+def test_nanotron_and_deepspeed_expose_their_weight_gather_after_the_step_megatron_hides_it() -> (
+    None
+):
     # 2-byte weights of the 1.3B / tp2 gathered over 64 ranks, 4 to a node (module docstring)
     gather = _dp_ring(DP_SHAPE.params / 2 * 2.0, 1.0)
     assert _exposed_dp(1e3, framework="megatron") == 0.0  # all of it under one micro-batch
     assert _exposed_dp(1e3, framework="nanotron") == pytest.approx(gather)  # the gather, whole
+    # DeepSpeed ZeRO-1/2 too: stage_1_and_2.py step() ends in all_gather_dp_groups
+    assert _exposed_dp(1e3, framework="deepspeed") == pytest.approx(gather)
     # fp32 gradients too
     assert _exposed_dp(0.0, framework="nanotron") > _exposed_dp(0.0, framework="megatron")
 
