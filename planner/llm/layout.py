@@ -92,6 +92,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -273,9 +274,9 @@ class Layout:
 
     @property
     def folded(self) -> bool:
-        """True when the experts fold over more than the data-parallel ranks: whole experts
-        over tp ranks, or more expert ranks than data-parallel ones (planner.llm.moe)."""
-        return self.ep > 1 and (0 < self.etp != self.tp or self.dp % self.ep != 0)
+        """True when the experts fold over more than the data-parallel ranks
+        (experts_folded)."""
+        return bool(experts_folded(self.tp, self.dp, self.ep, self.etp))
 
     @property
     def label(self) -> str:
@@ -295,6 +296,15 @@ class Layout:
             f"tp{self.tp}{cp} pp{self.pp}{vpp}{ep} dp{self.dp}{zero} mb{self.micro_batch}"
             + rc[self.recompute]
         )
+
+
+def experts_folded(tp: Any, dp: Any, ep: Any, etp: Any) -> Any:
+    """Whether a layout's experts fold over more than its data-parallel ranks (MoE parallel
+    folding, planner.llm.moe): whole experts over tp ranks (`etp` 1 with tp > 1; 0 means
+    etp = tp), or more expert ranks than data-parallel ones (ep not dividing dp). Scalars
+    or arrays."""
+    etp = np.asarray(etp)
+    return (np.asarray(ep) > 1) & (((etp > 0) & (etp != tp)) | (np.asarray(dp) % ep != 0))
 
 
 def ring_seconds(
@@ -779,7 +789,7 @@ def step_times(
     pp_latency = NVLINK_LATENCY_S if hw.total_gpus <= hw.gpus_per_node else NETWORK_LATENCY_S
     t_pp = np.where(pp > 1, 2.0 * vpp * (pp_latency + act_bytes / tp / (pp_gbs * 1e9)), 0.0)
     t_a2a = hw.moe_factor * _a2a_seconds(
-        shape, hw, tp, cp, c.ep, mb, stage_layers, share, hw.rates.value_bytes, c.etp
+        shape, hw, tp, cp, c.ep, mb, stage_layers, share, hw.rates.value_bytes, c.etp, dp
     )
     if settings.moe_overlap:  # under another micro-batch's compute: what outlasts it shows
         t_a2a = np.maximum(0.0, t_a2a - t_mb)
@@ -848,16 +858,18 @@ def _a2a_seconds(
     share: np.ndarray,
     value_bytes: float,
     etp: np.ndarray,
+    dp: np.ndarray,
 ) -> np.ndarray:
     """Exposed MoE all-to-all per micro-batch (planner.llm.moe): ALL_TO_ALLS_PER_LAYER of
     b s / (cp t) x k tokens of h values per layer, 2 more for the share of layers fully
     recomputed; the ep ranks follow the tensor and context ranks (Megatron's order), so
-    g / (t cp) of them share a node; folded (`etp` 1 with tp > 1), they are consecutive
-    GPUs and g of them do."""
+    g / (t cp) of them share a node; folded (experts_folded: `etp` 1 with tp > 1, or more
+    expert ranks than data-parallel ones), they are consecutive GPUs and g of them do."""
     if not shape.experts:
         return np.zeros_like(np.asarray(tp, float))
     nbytes = mb * shape.seq_len / (cp * tp) * shape.top_k * shape.d_model * value_bytes
-    peers = np.where(etp != tp, hw.gpus_per_node, np.floor(hw.gpus_per_node / (tp * cp)))
+    folded = experts_folded(tp, dp, ep, etp)
+    peers = np.where(folded, hw.gpus_per_node, np.floor(hw.gpus_per_node / (tp * cp)))
     raw = hw.comm_exposure  # the ring model's links: the all-to-all is scaled by moe_factor
     one = all_to_all_seconds(
         nbytes, ep, peers, hw.intra_gbs * raw, hw.network_gbs_per_gpu * raw, NVLINK_LATENCY_S,

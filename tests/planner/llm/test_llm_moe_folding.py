@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from planner.cli.main import app
 from planner.llm.corpus import corpus_run
-from planner.llm.layout import LayoutSettings, _a2a_seconds, memory_terms
+from planner.llm.layout import Layout, LayoutSettings, _a2a_seconds, memory_terms
 from planner.llm.moe import all_to_all_seconds, expert_layer_seconds
 from planner.llm.ops import OpRates
 from planner.llm.stack_fit import run_settings
@@ -79,10 +79,22 @@ def test_folded_expert_ranks_are_consecutive_gpus_so_one_node_holds_them():
 
     def a2a(etp: float) -> float:
         return float(_a2a_seconds(shape, hw, 4 * ONE, ONE, 8 * ONE, ONE, ONE, np.zeros(1),
-                                  2.0, etp * ONE)[0])  # fmt: skip
+                                  2.0, etp * ONE, 16 * ONE)[0])  # fmt: skip
 
     # ep8 after tp4 spans four nodes (2 ranks each); folded, the 8 ranks share one node.
     assert 0 < a2a(1) < a2a(4) / 3
+
+    # Without tensor parallelism the experts fold when there are more expert ranks than
+    # data-parallel ones (ep8 over cp2 x dp4): the 8 are consecutive GPUs, one node. ep8
+    # out of dp8 after cp2 spans two nodes (4 ranks each).
+    def tp1_cp2(dp: float) -> float:
+        return float(_a2a_seconds(shape, hw, ONE, 2 * ONE, 8 * ONE, ONE, ONE, np.zeros(1),
+                                  2.0, ONE, dp * ONE)[0])  # fmt: skip
+
+    # (NVLink alone against half the tokens' copies crossing the network: about 3/4)
+    assert 0 < tp1_cp2(4) < 0.8 * tp1_cp2(8)
+    layout = Layout("fits", tp=1, cp=2, dp=4, ep=8, etp=1)
+    assert layout.folded and not Layout("fits", tp=1, cp=2, dp=8, ep=8, etp=1).folded
 
 
 def test_a_token_crosses_the_network_once_per_other_node_its_experts_sit_on():
@@ -109,7 +121,7 @@ def test_the_all_to_all_is_scaled_by_the_moe_factor_not_the_stacks_collectives()
     slower = dataclasses.replace(hw, intra_gbs=hw.intra_gbs / 2,
                                  network_gbs_per_gpu=hw.network_gbs_per_gpu / 2,
                                  comm_exposure=hw.comm_exposure * 2)  # fmt: skip
-    args = (shape, 2 * ONE, ONE, 8 * ONE, ONE, ONE, np.zeros(1), 2.0, 2 * ONE)
+    args = (shape, 2 * ONE, ONE, 8 * ONE, ONE, ONE, np.zeros(1), 2.0, 2 * ONE, 8 * ONE)
     assert float(_a2a_seconds(*args[:1], slower, *args[1:])[0]) == pytest.approx(
         float(_a2a_seconds(*args[:1], hw, *args[1:])[0])
     )
