@@ -45,7 +45,8 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
   steps the notes state x data-parallel ranks), else micro-batch x GPUs for FSDP stacks
   (their benchmarks step every micro-batch) and the planner's default pre-training batch for
   the others (`batch`).
-- network: one NIC per GPU at the stated InfiniBand rate ("IB 200Gb/s" in the GPU or
+- network: the stated NICs per node ("4 x IB 200Gb/s per node" in the interconnect text),
+  else one NIC per GPU at the stated InfiniBand rate ("IB 200Gb/s" in the GPU or
   interconnect text), else one 400 Gb/s NIC per GPU where only InfiniBand NDR is named
   (`network`), else 3,200 Gb/s per node (8 x 400G, `network`), 1,600 for A100, 800 for
   GCP A3.
@@ -457,8 +458,11 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
     per_node = int(row["gpus_per_node"]) if _finite(row["gpus_per_node"]) else min(8, gpus)
     interconnect = str(row.get("interconnect", ""))
     stated_nic = re.search(r"IB\s*(\d+)\s*Gb/s", f"{interconnect} {row.get('gpu_detail', '')}")
+    counted = re.search(r"(\d+)\s*x\s*IB\s*(\d+)\s*Gb/s per node", interconnect)
     network = 1600.0 if gpu.startswith("A100") else 3200.0
-    if stated_nic:  # one NIC per GPU, as in the DGX/HGX nodes these runs name
+    if counted:  # a stated count of NICs per node
+        network = float(counted.group(1)) * float(counted.group(2))
+    elif stated_nic:  # one NIC per GPU, as in the DGX/HGX nodes these runs name
         network = float(stated_nic.group(1)) * per_node
     elif "A3" in interconnect:  # GCP a3-highgpu: 4 x 200 Gb/s NICs per node
         network = 800.0

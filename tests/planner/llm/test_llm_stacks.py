@@ -106,6 +106,17 @@ def test_a_row_naming_only_infiniband_ndr_gets_one_400g_nic_per_gpu_as_an_assump
     assert not isinstance(unstated, str)
     assert unstated.network_gbps == 3200.0 and "shape" in unstated.assumed.split()
     assert corpus_run(2, row(**{**given, "precision": "bf16"})).fp32_reduce is None  # stack's
+    # a stated NIC count a node (GPT-NeoX-20B's four HDR HCAs for 8 GPUs), not one per GPU
+    counted = corpus_run(
+        3,
+        row(
+            **{**given, "gpus_per_node": 8, "interconnect": "4 x IB 200Gb/s per node (ConnectX-6)"}
+        ),
+    )
+    assert not isinstance(counted, str) and counted.network_gbps == 800.0
+    assert "network" not in counted.assumed.split()
+    one_each = corpus_run(4, row(**{**given, "gpus_per_node": 8, "interconnect": "IB 200Gb/s"}))
+    assert not isinstance(one_each, str) and one_each.network_gbps == 1600.0
 
 
 def nanotron_flops_per_token(layers, hidden, heads, kv_heads, vocab, seq, ffn) -> float:
