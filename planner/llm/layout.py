@@ -432,7 +432,7 @@ def _experts_lay_out(
     unfolded layout (tp > 1 or ep not dividing dp). A stated expert-tensor-parallel size
     keeps only its own."""
     unfolded = ~fold & (dp % e == 0)
-    folded = fold & (e > 1) & ((t * c * dp) % e == 0) & ((t > 1) | (dp % e != 0))
+    folded = fold & ((t * c * dp) % e == 0) & experts_folded(t, dp, e, 1)
     if stated is not None and stated.etp:
         folded &= stated.etp == 1
         unfolded &= stated.etp == t
