@@ -3,6 +3,7 @@ naive rules, and the bundled stack fit being the one a fresh fit gives."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 
@@ -22,6 +23,13 @@ def load(name: str):  # type: ignore[no-untyped-def]
     return module
 
 
+@functools.lru_cache(maxsize=1)
+def held_out() -> dict[str, object]:
+    """The evaluation's result (a leave-one-source-out fit per source), computed once."""
+    result: dict[str, object] = load("evaluate_llm_corpus").evaluate_llm_corpus()
+    return result
+
+
 def test_the_bundled_fit_is_a_fresh_fit_and_its_table_beside_the_naive_rules() -> None:
     """A change to the model or the corpus that moves the fitted parameters or the held-out
     errors must come with a regenerated planner/data/llm_stack_fit.csv."""
@@ -34,9 +42,9 @@ def test_the_bundled_fit_is_a_fresh_fit_and_its_table_beside_the_naive_rules() -
         bundled[numeric].to_numpy(float), table[numeric].to_numpy(float), equal_nan=True,
         atol=1e-4,
     )  # fmt: skip
-    evaluate = load("evaluate_llm_corpus")
-    result = evaluate.evaluate_llm_corpus()
+    result = held_out()
     runs, summary = result["runs"], result["summary"]
+    assert isinstance(runs, pd.DataFrame) and isinstance(summary, pd.DataFrame)
     # Every usable run is predicted from a fit without its own source.
     timed = runs[np.isfinite(runs["predicted"])]
     assert len(timed) >= 90 and timed["source"].nunique() >= 10
@@ -79,12 +87,13 @@ def test_within_source_error_removes_each_sources_own_level() -> None:
     assert within["model"] == np.float64(0.5)
 
 
-def test_own_runs_are_checked_not_fitted_and_their_operator_rates_are_used() -> None:
-    """reference/own_runs' GPT rows are the result files' figures; the fit never sees them;
-    the check predicts each twice, the second time with the ops result measured beside it."""
+def test_own_runs_are_fitted_on_as_one_source_and_held_out_like_the_others() -> None:
+    """reference/own_runs' GPT rows are the result files' figures; the fit takes them as
+    one more source; the check predicts each from the fit without them, again with the ops
+    result measured beside them."""
     import json
 
-    from planner.llm.corpus import CORPUS_PATH, OWN_RUNS_PATH, load_corpus
+    from planner.llm.corpus import CORPUS_PATH, OWN_RUNS_PATH, load_calibration, load_corpus
 
     own = pd.read_csv(OWN_RUNS_PATH)
     for row in own.itertuples():
@@ -94,9 +103,26 @@ def test_own_runs_are_checked_not_fitted_and_their_operator_rates_are_used() -> 
             result["config"]["model"]["n_layer"], result["config"]["model"]["d_model"],
         )  # fmt: skip
     published, _ = load_corpus(CORPUS_PATH)
-    assert not any(r.source == "gpuplan own runs" for r in published)
-    check = load("evaluate_llm_corpus").own_runs_check()
+    fitted, _ = load_calibration()
+    tool = load("evaluate_llm_corpus")
+    assert not any(r.source == tool.OWN_SOURCE for r in published)
+    assert sum(r.source == tool.OWN_SOURCE for r in fitted) == len(own)
+    assert len(fitted) == len(published) + len(own)
+    result = held_out()
+    table = result["runs"]
+    assert isinstance(table, pd.DataFrame)
+    check = tool.own_runs_check(result)
     assert len(check) == len(own) and check["framework"].eq("fsdp").all()
     assert np.isfinite(check[["predicted", "with_own_ops"]].to_numpy()).all()
+    # held out: the same predictions as the table's, from the fold without gpuplan's runs
+    in_table = table.loc[table["source"] == tool.OWN_SOURCE, "predicted"].to_numpy()
+    assert np.allclose(sorted(in_table), sorted(check["predicted"]))
     # The H200's measured GEMM, attention and copy rates move every prediction.
     assert (abs(check["with_own_ops"] / check["predicted"] - 1) > 0.05).all()
+    # the published-only average leaves gpuplan's runs out of the mean, not of the fits
+    only = tool.published_only(table)
+    mine = table["source"] == tool.OWN_SOURCE
+    assert only["runs"] == int((~mine & np.isfinite(table["predicted"])).sum())
+    assert np.isclose(
+        only["model"], table.loc[~mine & np.isfinite(table["predicted"]), "model_error"].mean()
+    )

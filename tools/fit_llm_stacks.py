@@ -3,7 +3,8 @@
     python tools/fit_llm_stacks.py [--check]
 
 Fits planner.llm.stack_fit on every usable run of reference/calibration/
-llm_training_throughput.csv (planner.llm.corpus), and leave-one-source-out (as
+llm_training_throughput.csv and of gpuplan's own runs, reference/own_runs/
+llm_training_throughput.csv (planner.llm.corpus.load_calibration), and leave-one-source-out (as
 tools/evaluate_llm_corpus.py reports it) for each value's spread (10-90% over the folds
 whose training runs include the stack) and each stack's band (10-90% quantiles of its
 held-out log(predicted / measured)). One row per stack. --check compares the
@@ -28,7 +29,7 @@ for path in (ROOT, ROOT / "tools"):
 
 from evaluate_llm_corpus import evaluate_llm_corpus, stack_bands  # noqa: E402
 
-from planner.llm.corpus import load_corpus  # noqa: E402
+from planner.llm.corpus import load_calibration  # noqa: E402
 from planner.llm.stack_fit import POOLED_PARAMS, fit_stacks  # noqa: E402
 from planner.llm.stack_profiles import FIT_PATH  # noqa: E402
 
@@ -44,7 +45,7 @@ def _spread(values: list[float]) -> tuple[float, float]:
 
 def fit_table() -> pd.DataFrame:
     """The table tools/fit_llm_stacks.py writes (module docstring)."""
-    runs, _ = load_corpus()
+    runs, _ = load_calibration()
     fit = fit_stacks(runs)
     evaluated = evaluate_llm_corpus()
     folds, table = evaluated["folds"], evaluated["runs"]

@@ -1,9 +1,9 @@
 """Published LLM training runs as the operator model's inputs: the calibration corpus.
 
 Reads reference/calibration/llm_training_throughput.csv (sources, locations and defects in
-reference/calibration/README.md), or gpuplan's own runs in the same columns
-(reference/own_runs/llm_training_throughput.csv: checked by the evaluation, never fitted),
-and turns each usable row into what
+reference/calibration/README.md) and gpuplan's own runs in the same columns
+(reference/own_runs/llm_training_throughput.csv, one more source: load_calibration), and
+turns each usable row into what
 planner.llm.throughput.predict_layout takes, with the measured tokens/s per GPU. Used by
 tools/fit_llm_stacks.py (the fit) and tools/evaluate_llm_corpus.py (the evaluation) only:
 the planner itself reads the fitted parameters (planner.llm.stack_profiles), not this.
@@ -89,7 +89,8 @@ from planner.workloads.moe_presets import MOE_PRESETS, MoEPreset
 
 REFERENCE = Path(__file__).resolve().parents[2] / "reference"
 CORPUS_PATH = REFERENCE / "calibration" / "llm_training_throughput.csv"  # published runs
-# gpuplan's own runs (reference/own_runs) in the same columns: checked, not fitted on.
+# gpuplan's own runs (reference/own_runs) in the same columns: fitted on beside the
+# published ones, and held out as one source like them.
 OWN_RUNS_PATH = REFERENCE / "own_runs" / "llm_training_throughput.csv"
 FA3_TEXT = re.compile(r"flashattention-3|flash attention 3|\bfa3\b", re.IGNORECASE)
 # FlashAttention-3's release (Dao-AILab/flash-attention, 2024-07-11; Shah et al. 2024): a run
@@ -499,6 +500,17 @@ def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
         tp_overlap=overlap[1],
         fp32_reduce=bool(FP32_REDUCE_TEXT.search(f"{row['precision']} {row['notes']}")) or None,
     )
+
+
+def load_calibration() -> tuple[list[CorpusRun], dict[str, str]]:
+    """The runs the stack fit rests on: the published corpus's and gpuplan's own, and by
+    file and row (`calibration:12`, `own_runs:3`), why the others are left out."""
+    runs, skipped = [], {}
+    for path in (CORPUS_PATH, OWN_RUNS_PATH):
+        found, left_out = load_corpus(path)
+        runs += found
+        skipped.update({f"{path.parent.name}:{row}": why for row, why in left_out.items()})
+    return runs, skipped
 
 
 def load_corpus(path: Path = CORPUS_PATH) -> tuple[list[CorpusRun], dict[int, str]]:
