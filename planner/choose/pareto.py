@@ -13,14 +13,19 @@ their expected wall time; cost = hours x the option's price per hour), vectorize
 - Picks:
   cheapest_within_deadline  least cost among options meeting the deadline (ties: faster);
                             without a deadline, the cheapest option.
-  fastest_within_budget     least hours among options within the budget (ties: cheaper);
+  fastest_within_budget     least hours among options within the budget, hours within
+                            HOURS_TIE_SHARE of the least counting as a tie (ties: cheaper);
                             without a budget, the fastest option.
   best_cost_per_hour_saved  among feasible options on the frontier of the feasible ones and
                             faster than the baseline B (the cheapest feasible option, ties:
-                            faster), the least (cost - cost_B) / (hours_B - hours): the
-                            first step along the frontier's lower convex hull from B, i.e.
-                            the cheapest hours one can buy. None when no feasible option is
-                            faster than B.
+                            faster) by more than HOURS_TIE_SHARE of B's hours, the least
+                            (cost - cost_B) / (hours_B - hours): the first step along the
+                            frontier's lower convex hull from B, i.e. the cheapest hours one
+                            can buy. None when no feasible option is that much faster than B.
+
+Hours closer than HOURS_TIE_SHARE are a tie: the estimates' own 80% bands are tens of
+percent wide and the start-up and checkpoint overheads that separate two offers' times by
+minutes are assumptions, so a pick never pays more for a difference the plan cannot tell.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+# Hours within 1% of each other are a tie for the picks (module docstring).
+HOURS_TIE_SHARE = 0.01
 PICKS: tuple[str, ...] = (
     "cheapest_within_deadline",
     "fastest_within_budget",
@@ -128,7 +135,11 @@ def picks(
     if i is not None:
         rows.append(("cheapest_within_deadline", i, nan, nan, nan))
     within_budget = ok & (c <= (np.inf if budget_usd is None else budget_usd))
-    i = _best(within_budget, h, c)
+    if within_budget.any():  # the fastest, and those it cannot be told from: the cheapest
+        least = float(h[within_budget].min())
+        tied = within_budget & (h <= least * (1.0 + HOURS_TIE_SHARE))
+        within_budget = tied
+    i = _best(within_budget, c, h)
     if i is not None:
         rows.append(("fastest_within_budget", i, nan, nan, nan))
     found = best_cost_per_hour_saved(h, c, feasible_mask(h, c, deadline_hours, budget_usd))
@@ -148,7 +159,7 @@ def best_cost_per_hour_saved(
         return None
     idx = np.flatnonzero(feasible)
     front = idx[pareto_mask(hours[idx], cost[idx])]
-    faster = front[hours[front] < hours[base]]
+    faster = front[hours[front] < hours[base] * (1.0 - HOURS_TIE_SHARE)]
     if not len(faster):
         return None
     rate = (cost[faster] - cost[base]) / (hours[base] - hours[faster])

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from planner.choose.pareto import (
+    HOURS_TIE_SHARE,
     best_cost_per_hour_saved,
     choose_counts,
     constraint_status,
@@ -83,6 +84,21 @@ def test_cost_per_hour_saved_is_measured_from_the_cheapest_feasible_option() -> 
     assert (base, position) == (0, 2)
     assert rate == (1500.0 - 1000.0) / 90.0
     assert best_cost_per_hour_saved(hours, cost, np.array([True, False, False, False])) is None
+
+
+def test_picks_never_pay_more_for_hours_the_plan_cannot_tell_apart() -> None:
+    """Two offers 13 days long, one a minute faster (a start-up assumption) for twice the
+    price: the fastest pick is the cheaper of the tied pair and there is no value pick;
+    an option 2% faster is a real saving and is picked."""
+    hours = np.array([13.0 * 24 + 1 / 60, 13.0 * 24, 13.0 * 24 * 0.98])
+    cost = np.array([1.0e6, 2.2e6, 2.5e6])
+    tied = picks(hours[:2], cost[:2], deadline_hours=None, budget_usd=None)
+    by = dict(zip(tied["pick"], tied["position"], strict=True))
+    assert by == {"cheapest_within_deadline": 0, "fastest_within_budget": 0}
+    real = picks(hours, cost, deadline_hours=None, budget_usd=None)
+    by = dict(zip(real["pick"], real["position"], strict=True))
+    assert by["fastest_within_budget"] == 2 and by["best_cost_per_hour_saved"] == 2
+    assert HOURS_TIE_SHARE == 0.01
 
 
 def options_frame() -> pd.DataFrame:
