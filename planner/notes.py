@@ -8,7 +8,10 @@ Codes and their values:
   offers_dropped       offers (count), gpus (names), reason (a DROP_REASONS code), pricing;
                        option_count (GPU counts left out) and workload for the LLM
                        layout codes
-  offers_too_big       offers (count), max_gpus
+  offers_too_big       offers (count), max_gpus, cap (the request field that set it:
+                       max_gpus, or gpu_count for an exact count)
+  gpu_count_uneven     offers (count), gpu_count, sizes (their GPUs per instance): no
+                       whole number of their instances makes the exact GPU count
   onprem_no_count      name, max_gpus
   deadline_unmet       deadline_hours, fastest (option label), fastest_hours
   budget_unmet         budget_usd, cheapest (option label), cheapest_usd
@@ -39,6 +42,7 @@ from typing import Any
 NOTE_CODES: tuple[str, ...] = (
     "offers_dropped",
     "offers_too_big",
+    "gpu_count_uneven",
     "onprem_no_count",
     "deadline_unmet",
     "budget_unmet",

@@ -39,10 +39,11 @@ DEFAULT_SAMPLE_LIMIT = 10
 class RequestError(ValueError):
     """A request field with a bad value: `field` names it, the message says why and the fix."""
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: str, message: str, raise_field: str = "") -> None:
         super().__init__(message)
         self.field = field
         self.message = message
+        self.raise_field = raise_field  # another field whose raise fixes it ("" if none)
 
 
 @dataclass(frozen=True)
@@ -142,8 +143,9 @@ class PlanRequest:
         if self.gpu_count is not None and self.gpu_count > self.max_gpus:
             raise RequestError(
                 "gpu_count",
-                f"GPU count {self.gpu_count} is more than the {self.max_gpus} GPUs allowed; "
-                "raise the most GPUs per option or ask for fewer",
+                f"GPU count {self.gpu_count} is more than the {self.max_gpus} GPUs allowed "
+                "per option",
+                raise_field="max_gpus",
             )
         if not _whole(self.seed):
             raise RequestError("seed", f"seed {self.seed!r}: it must be a whole number")

@@ -70,12 +70,26 @@ def doublings(limit: float) -> np.ndarray:
 
 
 def cloud_options(
-    offers: pd.DataFrame, pricing: str, max_gpus: int
+    offers: pd.DataFrame, pricing: str, max_gpus: int, exact: int | None = None
 ) -> tuple[pd.DataFrame, list[Note]]:
-    """Every offer x instance count within `max_gpus` (vectorized). Returns options, notes."""
+    """Every offer x instance count within `max_gpus` (vectorized): 1, 2, 4, ... instances,
+    and with an `exact` GPU count the instances that make it (24 GPUs: 3 x 8). Returns
+    options, notes (offers too big for the cap; offers whose instances cannot make
+    `exact`)."""
     price = price_for_kind(offers, pricing).astype(float)
     per = offers["gpu_count"].astype(float).to_numpy()
     counts = doublings(max_gpus)
+    warnings = []
+    if exact is not None:
+        whole = (per >= 1) & (np.mod(exact, np.maximum(per, 1.0)) == 0)
+        counts = np.unique(np.r_[counts, exact / per[whole]])
+        uneven = (per >= 1) & ~whole & (per <= exact)
+        if uneven.any():
+            sizes = tuple(int(g) for g in np.unique(per[uneven]))
+            warnings.append(
+                Note("gpu_count_uneven", {"offers": int(uneven.sum()), "gpu_count": exact,
+                                          "sizes": sizes})
+            )  # fmt: skip
     grid_offer = np.repeat(np.arange(len(offers)), len(counts))
     grid_k = np.tile(counts, len(offers))
     g = per[grid_offer]
@@ -85,12 +99,13 @@ def cloud_options(
         & ((g >= 1) | (grid_k == 1))
         & (~single_host[grid_offer] | (grid_k == 1))
     )
-    warnings = []
     too_big = per > max_gpus
     if too_big.any():
+        cap = "gpu_count" if exact is not None else "max_gpus"
         warnings.append(
-            Note("offers_too_big", {"offers": int(too_big.sum()), "max_gpus": max_gpus})
-        )
+            Note("offers_too_big", {"offers": int(too_big.sum()), "max_gpus": max_gpus,
+                                    "cap": cap})
+        )  # fmt: skip
     rows = grid_offer[keep]
     k = grid_k[keep]
     n = len(rows)
@@ -180,17 +195,29 @@ def cpu_options(cpu_offers: pd.DataFrame, pricing: str) -> pd.DataFrame:
     return frame.loc[:, list(OPTION_COLUMNS)]
 
 
-def onprem_counts(config: OnPremConfig, max_gpus: int) -> list[tuple[int, int]]:
-    """(GPUs per server used, servers) pairs an on-prem config offers, within `max_gpus`."""
+def onprem_counts(
+    config: OnPremConfig, max_gpus: int, exact: int | None = None
+) -> list[tuple[int, int]]:
+    """(GPUs per server used, servers) pairs an on-prem config offers, within `max_gpus`:
+    1, 2, 4, ... GPUs of one server, 1, 2, 4, ... servers and all of them, and an `exact`
+    GPU count where the config can make it (part of one server, or whole servers)."""
     per = config.gpus_per_server
     pairs = [(int(g), 1) for g in doublings(per) if g < per]
     servers = sorted({*(int(s) for s in doublings(config.servers)), config.servers})
     pairs += [(per, s) for s in servers]
+    if exact is not None and exact < per and (exact, 1) not in pairs:
+        pairs.append((exact, 1))
+    elif exact is not None and exact % per == 0 and exact // per <= config.servers:
+        pairs.append((per, exact // per))
+    pairs = sorted(set(pairs), key=lambda p: (p[0] * p[1], p[0]))
     return [(g, s) for g, s in pairs if g * s <= max_gpus]
 
 
 def onprem_options(
-    configs: Sequence[OnPremConfig], max_gpus: int, sources: Sequence[str] = ()
+    configs: Sequence[OnPremConfig],
+    max_gpus: int,
+    sources: Sequence[str] = (),
+    exact: int | None = None,
 ) -> tuple[pd.DataFrame, list[Note]]:
     """Each on-prem config x the GPUs it can give one job, priced at its amortized rate.
 
@@ -205,7 +232,7 @@ def onprem_options(
 
     for i, config in enumerate(configs):
         source = sources[i] if i < len(sources) else ""
-        pairs = onprem_counts(config, max_gpus)
+        pairs = onprem_counts(config, max_gpus, exact)
         if not pairs:
             warnings.append(Note("onprem_no_count", {"name": config.name, "max_gpus": max_gpus}))
             continue
@@ -296,8 +323,11 @@ def options_for(request: PlanRequest, offers: pd.DataFrame) -> tuple[pd.DataFram
     """The options a request weighs: every offer x count and on-prem config x GPUs within
     request.gpu_limit (exactly request.gpu_count when given), less those without a price
     or without a spec-table row. Returns the options and notes on what was left out."""
-    cloud, notes = cloud_options(offers, request.pricing, request.gpu_limit)
-    local, onprem_notes = onprem_options(request.onprem, request.gpu_limit, request.onprem_sources)
+    exact = request.gpu_count
+    cloud, notes = cloud_options(offers, request.pricing, request.gpu_limit, exact)
+    local, onprem_notes = onprem_options(
+        request.onprem, request.gpu_limit, request.onprem_sources, exact
+    )
     opts = combine(cloud, local)
     if request.gpu_count is not None:
         opts = opts.loc[opts["total_gpus"].to_numpy(float) == request.gpu_count]

@@ -379,7 +379,12 @@ def _checked_plan(flags: PlanFlags) -> tuple[Plan, list[str], list[str]]:
 
             result = with_llm_details(result)
     except RequestError as exc:
-        abort(f"{REQUEST_FLAGS.get(exc.field, exc.field)}: {exc.message}")
+        fix = (
+            f": raise {REQUEST_FLAGS.get(exc.raise_field, exc.raise_field)} or ask for fewer"
+            if exc.raise_field
+            else ""
+        )
+        abort(f"{REQUEST_FLAGS.get(exc.field, exc.field)}: {exc.message}{fix}")
     except LLMMemoryError as exc:
         from planner.render.llm import no_fit_text
 

@@ -35,7 +35,10 @@ def with_llm_throughput(
     found = llm_model.llm_options(opts, workload, precision, figures, settings, results)
     no_room = (found["reason"] == "no_layout_fits").to_numpy()
     if len(opts) and no_room.any() and not found["fits"].any():
-        raise llm_model.no_fit_error(workload, precision, opts, found, settings, request.gpu_limit)
+        cap = "gpu_count" if request.gpu_count is not None else "max_gpus"
+        raise llm_model.no_fit_error(
+            workload, precision, opts, found, settings, request.gpu_limit, cap
+        )
     opts = opts.join(found.drop(columns=["fits", "layout"]).assign(sharding=found["layout"]))
     small = (opts["reason"] == "batch_too_small").to_numpy()
     opts, no_layout = drop_without(

@@ -44,7 +44,8 @@ class LLMMemoryError(ValueError):
     """An LLM that fits on no option (reason code "no_layout_fits").
 
     Carries the figures, not words (planner.render.llm words them): the workload's name,
-    mode and sequence length, the Shortfall per GPU model, the GPU cap of the request, the
+    mode and sequence length, the Shortfall per GPU model, the GPU cap of the request (and
+    which field set it: the most GPUs per option, or an exact GPU count), the
     training stack asked for and the other stacks under which a layout fits the largest
     option (their parallel dimensions differ: fsdp has no pipeline or context parallelism),
     and whether some counts were stopped by the global batch instead (more data-parallel
@@ -63,6 +64,7 @@ class LLMMemoryError(ValueError):
         framework: str = "",
         frameworks_that_fit: tuple[str, ...] = (),
         batch_limited: bool = False,
+        cap_field: str = "max_gpus",
     ) -> None:
         super().__init__(self.code)
         self.workload = workload
@@ -73,3 +75,4 @@ class LLMMemoryError(ValueError):
         self.framework = framework
         self.frameworks_that_fit = frameworks_that_fit
         self.batch_limited = batch_limited
+        self.cap_field = cap_field  # the request field that set max_gpus: max_gpus or gpu_count

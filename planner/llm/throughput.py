@@ -736,9 +736,11 @@ def no_fit_error(
     found: pd.DataFrame,
     settings: LLMSettings | None = None,
     max_gpus: float | None = None,
+    cap_field: str = "max_gpus",
 ) -> LLMMemoryError:
     """The LLMMemoryError for options where no layout fits, with its Shortfalls and the
-    other training stacks that fit the largest option."""
+    other training stacks that fit the largest option; `cap_field` the request field that
+    set `max_gpus`."""
     settings = settings or LLMSettings()
     short = shortfalls(workload, precision, options, found, settings)
     return LLMMemoryError(
@@ -750,6 +752,7 @@ def no_fit_error(
         settings.framework,
         frameworks_that_fit(workload, precision, options, settings),
         bool((found["reason"] == "batch_too_small").any()),
+        cap_field,
     )
 
 

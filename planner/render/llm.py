@@ -339,6 +339,10 @@ def with_llm_details(plan: Plan) -> Plan:
     )
 
 
+# The GPU cap of a request in words, where the interface names no control for it.
+CAP_WORDS = {"max_gpus": "max GPUs", "gpu_count": "the GPU count"}
+
+
 def no_fit_text(error: LLMMemoryError, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
     """The message for an LLM that fits on no option, naming the interface's GPU cap."""
     parts = [
@@ -356,7 +360,7 @@ def no_fit_text(error: LLMMemoryError, controls: Mapping[str, str] = CLI_CONTROL
         if error.mode in ("lora", "qlora")
         else "weights, gradients and Adam state: 16 bytes/parameter, Rajbhandari et al. 2020"
     )
-    cap = controls.get("max_gpus", "max GPUs")
+    cap = controls.get(error.cap_field, CAP_WORDS.get(error.cap_field, error.cap_field))
     stack = f" under the {error.framework} stack" if error.framework else ""
     other = ""
     if error.frameworks_that_fit:

@@ -17,6 +17,7 @@ from planner.notes import Note
 
 CLI_CONTROLS: dict[str, str] = {
     "max_gpus": "--max-gpus",
+    "gpu_count": "--gpus",
     "deadline_hours": "--deadline-hours",
     "budget_usd": "--budget-usd",
     "gpus": "--gpu",
@@ -28,6 +29,7 @@ CLI_CONTROLS: dict[str, str] = {
 }
 APP_CONTROLS: dict[str, str] = {
     "max_gpus": "Max GPUs per option",
+    "gpu_count": "Exact GPU count",
     "deadline_hours": "Deadline (hours)",
     "budget_usd": "Budget (USD)",
     "gpus": "GPUs",
@@ -76,9 +78,16 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
         left = f"{v['option_count']} options" if "option_count" in v else f"{v['offers']} offers"
         return f"{left} left out: {why} ({', '.join(v['gpus'])})"
     if note.code == "offers_too_big":
+        cap = str(v.get("cap", "max_gpus"))
         return (
             f"{v['offers']} offers left out: more GPUs per instance than the {v['max_gpus']} "
-            f"allowed ({name('max_gpus', 'max GPUs')})"
+            f"allowed ({name(cap, 'max GPUs' if cap == 'max_gpus' else 'the GPU count')})"
+        )
+    if note.code == "gpu_count_uneven":
+        sizes = ", ".join(str(g) for g in v["sizes"])
+        return (
+            f"{v['offers']} offers left out: {v['gpu_count']} GPUs ({name('gpu_count')}) is "
+            f"not a whole number of their instances ({sizes} GPUs each): ask for a multiple"
         )
     if note.code == "onprem_no_count":
         return f"on-prem {v['name']}: no GPU count within {name('max_gpus')} {v['max_gpus']}"

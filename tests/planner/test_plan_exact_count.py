@@ -51,6 +51,21 @@ def test_cli_gpus_plans_that_count_only_and_says_it_binds(results_dir: Path) -> 
     done = runner.invoke(app, [*args[:-1], "9999"])
     assert done.exit_code == 2
     assert "--gpus: GPU count 9999 is more than the 512 GPUs allowed" in done.stderr
+    assert "raise --max-gpus or ask for fewer" in done.stderr
+
+
+def test_cli_gpus_not_a_doubling_of_instances_plans_the_count_or_says_why_not() -> None:
+    """24 GPUs on Lambda's 8-GPU instances are 3 of them; 12 on 8-GPU-only offers names the
+    offers whose instances cannot make it instead of leaving the plan empty unexplained."""
+    args = ["plan", "-w", "resnet50-imagenet-90ep", "--gpu", "H100-SXM", "--format", "json"]
+    done = runner.invoke(app, [*args, "--provider", "lambda", "--gpus", "24"])
+    assert done.exit_code == 0, done.output
+    rows = json.loads(done.stdout)
+    assert rows and {(r["total_gpus"], r["instances"]) for r in rows} >= {(24, 3)}
+    done = runner.invoke(app, [*args[:-2], "--provider", "azure", "--gpus", "12"])
+    assert done.exit_code == 0, done.output
+    assert "is not a whole number of their instances (8 GPUs each)" in done.output
+    assert "no option left to plan" in done.output
 
 
 # One instance type at one price in two regions, and a dearer third region.

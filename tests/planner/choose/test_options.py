@@ -67,12 +67,36 @@ def test_instances_too_big_for_max_gpus_are_left_out_with_a_warning() -> None:
     options, warnings = cloud_options(SOME, "on-demand", max_gpus=4)
     assert set(options["instance_type"]) == {"one", "slice"}
     assert [w.to_dict() for w in warnings] == [
-        {"code": "offers_too_big", "offers": 2, "max_gpus": 4}
+        {"code": "offers_too_big", "offers": 2, "max_gpus": 4, "cap": "max_gpus"}
     ]
     assert notes_text(warnings) == [
         "2 offers left out: more GPUs per instance than the 4 allowed (--max-gpus)"
     ]
     assert notes_text(warnings, APP_CONTROLS)[0].endswith("(Max GPUs per option)")
+
+
+def test_an_exact_gpu_count_weighs_the_instances_that_make_it_and_names_those_that_cannot() -> None:
+    """24 GPUs are 3 eight-GPU instances (not a doubling) and 24 one-GPU ones; the 16-GPU
+    offer cannot make 24 and is named; an exact 4 names --gpus, not --max-gpus."""
+    options, warnings = cloud_options(SOME, "on-demand", max_gpus=24, exact=24)
+    exact = options.loc[options["total_gpus"] == 24].set_index("instance_type")["instances"]
+    assert exact.to_dict() == {"one": 24.0, "eight": 3.0}
+    assert [w.to_dict() for w in warnings] == [
+        {"code": "gpu_count_uneven", "offers": 1, "gpu_count": 24, "sizes": (16,)}
+    ]
+    assert notes_text(warnings) == [
+        "1 offers left out: 24 GPUs (--gpus) is not a whole number of their instances (16 GPUs "
+        "each): ask for a multiple"
+    ]
+    assert "(Exact GPU count)" in notes_text(warnings, APP_CONTROLS)[0]
+    _, small = cloud_options(SOME, "on-demand", max_gpus=4, exact=4)
+    assert notes_text(small) == [
+        "2 offers left out: more GPUs per instance than the 4 allowed (--gpus)"
+    ]
+    config = OnPremConfig(name="lab", gpu_name="H100-SXM", servers=3, gpus_per_server=8)
+    assert (8, 3) in onprem_counts(config, 24, exact=24)
+    assert (6, 1) in onprem_counts(config, 24, exact=6)
+    assert onprem_counts(config, 512, exact=40) == onprem_counts(config, 512)  # 5 servers: no
 
 
 def test_prices_follow_the_kind_and_multiply_by_instances() -> None:

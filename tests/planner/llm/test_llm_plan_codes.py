@@ -108,6 +108,16 @@ def test_no_fit_error_carries_figures_and_each_interface_names_its_own_control()
     assert "Raise --max-gpus (now 8)" in no_fit_text(error)
     app_text = no_fit_text(error, APP_CONTROLS)
     assert "Raise Max GPUs per option (now 8)" in app_text and "--" not in app_text
+    # an exact count set the cap: its own control is named, not the most GPUs per option
+    with pytest.raises(LLMMemoryError) as caught:
+        make_plan(
+            PlanRequest(workload, "fp16", gpu_count=8, max_gpus=512),
+            offers({"instance_type": "t4", "gpu_name": "T4", "gpu_count": 8, "usd_per_hour": 4}),
+            results_frame([]),
+        )
+    assert caught.value.cap_field == "gpu_count"
+    assert "Raise --gpus (now 8)" in no_fit_text(caught.value)
+    assert "Raise Exact GPU count (now 8)" in no_fit_text(caught.value, APP_CONTROLS)
 
 
 def test_no_fit_error_names_the_stacks_that_hold_it_and_the_batch_that_stops_it() -> None:
