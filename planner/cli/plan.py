@@ -392,8 +392,22 @@ def _checked_plan(flags: PlanFlags) -> tuple[Plan, list[str], list[str]]:
     except ValueError as exc:  # a bad choice, config, snapshot or GPU name says what it is
         abort(str(exc))
     if flags.precision == "fp8" and result.rows.empty:
-        abort(NO_FP8_GPU)
+        abort(_no_fp8_rows(flags.fp8_recipe))
     return result, inputs.problems, _layout_lines(result, flags, inputs)
+
+
+def _no_fp8_rows(recipe: str) -> str:
+    """Why an fp8 plan has no row: the recipe asked for runs on none of the GPUs offered
+    (mxfp8 before Blackwell), else none has fp8 tensor cores."""
+    from planner.llm.fp8_recipes import AUTO, recipe_refusal
+
+    if recipe != AUTO and recipe_refusal(recipe, "Hopper", "Hopper"):
+        return (
+            f"--fp8-recipe {recipe}: none of the GPUs offered can run it (its per-block "
+            "scales need Blackwell's tensor cores: B200, B300, GB200, GB300); use delayed, "
+            "tensorwise, rowwise or blockwise, or choose a Blackwell GPU with --gpu"
+        )
+    return NO_FP8_GPU
 
 
 def _check_layout_flag(flags: PlanFlags, workload: Workload) -> None:

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from planner.io.validate import FIELD_RANGES, Range, read_csv_table, shorten
-from planner.llm.fp8_recipes import RECIPES
+from planner.llm.fp8_recipes import RECIPES, recipe_refusal, resolved_recipe
 from planner.llm.frameworks import FRAMEWORKS
 from planner.llm.throughput import (
     LLM_DETAIL_COLUMNS,
@@ -278,6 +278,12 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
             f"{_where(path, i, 'fp8_recipe')}: an fp8 recipe applies to fp8 rows only; "
             f"this row's precision is {precision}: leave fp8_recipe blank or set precision fp8"
         )
+    if precision == "fp8":  # the row's recipe, else the run's (its stack's default)
+        resolved = resolved_recipe(recipe or run.fp8_recipe, framework or run.framework)
+        refusal = recipe_refusal(resolved, gpu, str(load_specs().at[gpu, "architecture"]))
+        if refusal:
+            column, whose = ("fp8_recipe", "") if recipe else ("precision", " (the run's recipe)")
+            raise LLMQueryError(f"{_where(path, i, column)}: {refusal}{whose}")
     num_gpus = int(_number(path, i, "num_gpus", value["num_gpus"]))
     per_node = optional("gpus_per_node")
     n_layer, d_model = optional("n_layer"), optional("d_model")

@@ -103,6 +103,18 @@ def gemm_time_factor(recipe: str, architecture: str) -> float:
     return table.get(checked_recipe(recipe), math.nan)
 
 
+def recipe_refusal(recipe: str, gpu: str, architecture: str) -> str:
+    """Why `gpu` (of gpu_specs.csv `architecture`) cannot run fp8 recipe `recipe` ("" where
+    it can): mxfp8's per-block scales need Blackwell's tensor cores."""
+    if math.isfinite(gemm_time_factor(recipe, architecture)):
+        return ""
+    runs = ", ".join(r for r in RECIPES if math.isfinite(gemm_time_factor(r, architecture)))
+    return (
+        f"{gpu} cannot run the {recipe} fp8 recipe (its per-block scales need Blackwell's "
+        f"tensor cores: B200, B300, GB200, GB300); use {runs}, or a Blackwell GPU"
+    )
+
+
 def recipe_of_text(text: object) -> str | None:
     """The recipe a corpus row's precision text names (None: not stated)."""
     lowered = str(text).lower()

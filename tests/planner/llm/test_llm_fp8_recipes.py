@@ -149,6 +149,11 @@ def test_the_flag_sets_the_recipe_where_a_row_gives_none(tmp_path: Path) -> None
     [
         ("8b,8192,8,H100-SXM,fp8,fsdp,rowwize\n", ["line 2", "fp8_recipe", "rowwise"]),
         ("8b,8192,8,H100-SXM,bf16,fsdp,rowwise\n", ["line 2", "fp8 rows only", "bf16"]),
+        # an H100 row asking for mxfp8: refused like fp8 on a GPU without it, not timed "none"
+        (
+            "8b,8192,8,H100-SXM,fp8,fsdp,mxfp8\n",
+            ["line 2", "'fp8_recipe'", "H100-SXM cannot run the mxfp8", "Blackwell"],
+        ),
     ],
 )
 def test_a_bad_recipe_cell_is_refused_naming_line_and_fix(
@@ -170,6 +175,12 @@ def test_plan_takes_the_recipe_and_drops_gpus_that_cannot_run_it() -> None:
     assert "mxfp8 needs Blackwell" in mx.stderr
     tensorwise = runner.invoke(app, [*args, "--fp8-recipe", "tensorwise"])
     assert {r["gpu_name"] for r in json.loads(tensorwise.stdout)} > {r["gpu_name"] for r in rows}
+    # only Hopper asked for: the recipe is named as the cause, not missing fp8 tensor cores
+    hopper = runner.invoke(app, [*args, "--fp8-recipe", "mxfp8", "--gpu", "H100-SXM"])
+    assert hopper.exit_code == 2
+    said = " ".join(hopper.stderr.split())
+    assert "--fp8-recipe mxfp8: none of the GPUs offered can run it" in said
+    assert "no fp8 tensor cores" not in said
 
 
 @pytest.mark.parametrize(
@@ -189,6 +200,10 @@ def test_plan_refuses_a_recipe_without_fp8_or_misspelt(flags: list[str], words: 
 def test_the_recipe_clause_joins_a_no_peak_refusal_at_fp8_only(tmp_path: Path) -> None:
     t4 = runner.invoke(app, ["plan", "-w", "llm-1.3b-26b", "--gpu", "T4", "--max-gpus", "8"])
     assert "fp16 may have one)" in t4.stdout and "mxfp8" not in t4.stdout
-    done = _estimate(tmp_path, "8b,8192,8,H100-SXM,fp8,megatron,mxfp8\n")
-    assert done.exit_code == 0, done.output
-    assert "mxfp8 needs Blackwell" in json.loads(done.stdout)[0]["method_detail"]
+    fp8 = runner.invoke(
+        app,
+        ["plan", "-w", "llm-7b-140b", "--precision", "fp8", "--fp8-recipe", "mxfp8", "--explain"],
+        env={"COLUMNS": "400"},
+    )
+    assert fp8.exit_code == 0, fp8.output
+    assert "or an fp8 recipe it cannot run: mxfp8 needs Blackwell" in " ".join(fp8.output.split())
