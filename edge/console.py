@@ -71,6 +71,12 @@ def warn(message: str) -> None:
     _say(labelled("warning", "yellow", message))
 
 
+def note(message: str) -> None:
+    """Print `note: message` to stderr, whitespace folded to one line: a result beside the
+    output (not a warning)."""
+    _say(labelled("note", "cyan", " ".join(message.split())))
+
+
 def warn_lines(lines: Iterable[str], limit: int = MAX_WARNING_CHARS) -> None:
     """warn() each line with its whitespace folded (newlines too) and cut to `limit`
     characters: one message each (one line each when redirected), so scripts reading

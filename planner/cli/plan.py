@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from benchmarks.folders import default_results_dir
-from edge.console import abort, working
+from edge.console import abort, note, working
 from edge.output import emit
 from planner.cli.options import (
     DPOverlap,
@@ -578,7 +578,9 @@ def _show_plan(
     if flags.fmt != "table":
         from planner.render.notes import notes_text
 
-        warn_lines([*notes_text(result.notes), *problems, *(layout_lines or [])])
+        warn_lines([*notes_text(result.notes), *problems])
+        for line in layout_lines or []:  # the layout's timing, in full (estimate-llm's
+            note(line)  # layout columns give it as a row)
         emit(_view_frame(result, flags.view, flags.top), flags.fmt)
         return
     from planner.render.plan_tables import print_plan

@@ -51,12 +51,32 @@ def with_llm_throughput(
     return opts, no_layout + too_small + figure_notes + no_peak, None
 
 
+def _check_layout_count(user: UserLayout, exact: int | None, most: int) -> None:
+    """ValueError where a layout giving dp makes another count than the plan's exact one, or
+    more GPUs than it allows per option."""
+    total = user.tp * user.pp * user.cp * (user.dp or 1)
+    product = f"tp{user.tp} x pp{user.pp} x cp{user.cp} x dp{user.dp} = {total} GPUs"
+    if exact is not None and total != exact:
+        raise ValueError(
+            f"{product}, but the plan asks for exactly {exact}: leave dp out (the GPU count "
+            "sets it) or make them agree"
+        )
+    if total > most:
+        raise ValueError(
+            f"{product}, more than the {most} GPUs allowed per option: raise that limit or "
+            "give a smaller dp"
+        )
+
+
 def layout_on_plan(
     plan: Plan, offers: pd.DataFrame, user: UserLayout, results: pd.DataFrame
 ) -> LayoutComparison | None:
     """`user`'s layout beside the best layout on the plan's fastest pick (else its first row):
     that row's GPU, GPUs per instance and network, at its GPU count or, when the layout gives
-    dp, at tp x pp x cp x dp GPUs. None when the plan has no row."""
+    dp, at tp x pp x cp x dp GPUs (ValueError where that is not the plan's exact GPU count,
+    or more than the GPUs it allows per option). None when the plan has no row."""
+    if user.dp is not None:
+        _check_layout_count(user, plan.request.gpu_count, plan.request.max_gpus)
     rows = plan.picks if len(plan.picks) else plan.rows
     if rows.empty:
         return None

@@ -204,6 +204,27 @@ def test_plan_refuses_a_bad_layout_or_one_for_a_model_that_is_not_an_llm():
     assert cnn.exit_code == 2 and "not an LLM workload" in cnn.stderr
 
 
+def test_plan_layout_dp_must_agree_with_the_exact_count_and_stay_within_the_cap():
+    """dp fixes the count at t x p x c x d: refused where --gpus asks for another or it is
+    above --max-gpus, as estimate-llm refuses a product that is not the row's count; in
+    JSON the layout's timing is a note on stderr, not a warning."""
+    base = ["plan", "-w", "llm-8b-1t", "--gpu", "H100-SXM", "--provider", "aws"]
+    other = runner.invoke(app, [*base, "--gpus", "64", "--layout", "tp4 pp2 dp16"])
+    said = " ".join(other.stderr.split())
+    assert other.exit_code == 2
+    assert "tp4 x pp2 x cp1 x dp16 = 128 GPUs, but the plan asks for exactly 64" in said
+    above = runner.invoke(app, [*base, "--max-gpus", "64", "--layout", "tp8 pp1 dp16"])
+    assert above.exit_code == 2
+    assert "= 128 GPUs, more than the 64 GPUs allowed per option" in " ".join(above.stderr.split())
+    agree = runner.invoke(
+        app, [*base, "--gpus", "64", "--layout", "tp4 pp2 dp8", "--format", "json"]
+    )
+    assert agree.exit_code == 0, agree.output
+    lines = agree.stderr.splitlines()
+    mine = [line for line in lines if "your layout tp4 pp2" in line]
+    assert mine and mine[0].startswith("note: ") and "on 64 x H100-SXM" in mine[0]
+
+
 def test_a_tensor_parallel_group_wider_than_a_node_runs_its_collectives_over_the_network():
     # llm-6.7b-134b: 32 heads of 128 (MHA), so tp16 divides them; 8 GPUs per node.
     workload = get_workload("llm-6.7b-134b")
