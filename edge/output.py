@@ -50,6 +50,8 @@ HEADERS: dict[str, str] = {
     "num_gpus": "GPUs",
     "seq_len": "seq",
     "tokens_per_s": "tokens/s",
+    "p10_p90": "P10–P90",
+    "active_params": "active",
     "predicted_throughput": "throughput",
     "predicted_low": "low",
     "predicted_high": "high",

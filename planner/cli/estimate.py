@@ -9,6 +9,7 @@ imported when a command runs: `gpuplan --help` loads no pandas.
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -51,11 +52,15 @@ PREDICTED_FROM = {
 }
 LLM_TABLE_COLUMNS = (
     "params",
+    "active_params",  # the query file's own columns, where it has them
     "seq_len",
     "num_gpus",
     "gpu_model",
     "precision",
+    "framework",
+    "mode",
     "tokens_per_s",
+    "p10_p90",
     "mfu",
     "layout",
     "fits",
@@ -299,17 +304,39 @@ def _llm_predictions(
 
 
 def _llm_table_cells(result: pd.DataFrame) -> pd.DataFrame:
-    """`result` for the terminal: tokens/s as whole numbers, MFU as a percentage."""
+    """`result` for the terminal: tokens/s as whole numbers with their 80% band, MFU as a
+    percentage, and a row that does not fit says why where its layout would be."""
     shown = result.copy()
     shown["tokens_per_s"] = [
         f"{v:,.0f}" if math.isfinite(v) else "-" for v in shown["tokens_per_s"]
     ]
+    shown["p10_p90"] = [
+        f"{low:,.0f}-{high:,.0f}" if math.isfinite(low) and math.isfinite(high) else "-"
+        for low, high in zip(result["tokens_per_s_low"], result["tokens_per_s_high"], strict=True)
+    ]
     shown["mfu"] = [f"{v:.0%}" if math.isfinite(v) else "-" for v in shown["mfu"]]
+    shown["layout"] = [
+        layout if fits else _why_not(str(detail))
+        for layout, fits, detail in zip(
+            shown["layout"], shown["fits"], shown["method_detail"], strict=True
+        )
+    ]
     return shown
 
 
+def _why_not(detail: str) -> str:
+    """A row's reason for not fitting, short: 'does not fit (least 815.4 GB per GPU of 72.0
+    usable)', or the detail's first clause (--format csv has it whole)."""
+    least = re.search(r"\(least [^)]*\)", detail)
+    if detail.startswith("does not fit") and least:
+        return f"does not fit {least.group(0)}"
+    return shorten(detail.split(";")[0], 80)
+
+
 # Left out of a table too wide for the terminal (the first first); --format csv has them.
-OPTIONAL_COLUMNS = ("fits", "seq_len", "precision")
+OPTIONAL_COLUMNS = (
+    "fits", "seq_len", "mode", "active_params", "precision", "framework", "p10_p90",
+)  # fmt: skip
 
 
 def _emit(frame: pd.DataFrame, fmt: str, title: str, table_columns: tuple[str, ...]) -> None:

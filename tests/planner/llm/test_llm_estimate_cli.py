@@ -425,3 +425,29 @@ def test_a_bad_fp32_reduce_cell_is_refused_naming_the_column(tmp_path: Path) -> 
     code, err, out = run(tmp_path, text)
     assert code == 2 and not out.exists()
     assert "line 2" in err and "fp32_reduce" in err and "'maybe' is not true or false" in err
+
+
+def test_the_table_tells_rows_apart_and_shows_each_band_and_why_a_row_does_not_fit(
+    tmp_path: Path,
+) -> None:
+    """Two rows alike but for their stack show it; every timed row shows its 80% band
+    around its tokens/s; a row no layout fits says how much memory it would need."""
+    queries = tmp_path / "q.csv"
+    queries.write_text(
+        "params,seq_len,num_gpus,gpu_model,precision,framework\n"
+        "8b,2048,8,H100-SXM,bf16,megatron\n8b,2048,8,H100-SXM,bf16,fsdp\n"
+        "405b,8192,8,H100-SXM,bf16,fsdp\n"
+    )
+    table = runner.invoke(app, ["estimate-llm", "--queries", str(queries)], env={"COLUMNS": "220"})
+    as_json = runner.invoke(app, ["estimate-llm", "--queries", str(queries), "--format", "json"])
+    assert table.exit_code == 0 and as_json.exit_code == 0, table.output
+    rows = pd.read_json(io.StringIO(as_json.stdout))
+    lines = [line for line in table.stdout.splitlines() if line.startswith(("8b", "405b"))]
+    assert "P10–P90" in table.stdout and "framework" in table.stdout
+    for line, row in zip(lines, rows.itertuples(), strict=True):
+        assert row.framework in line.split()
+        if row.fits:
+            assert f"{row.tokens_per_s_low:,.0f}-{row.tokens_per_s_high:,.0f}" in line
+            assert row.tokens_per_s_low < row.tokens_per_s < row.tokens_per_s_high
+        else:
+            assert "does not fit (least " in line and "GB per GPU of 72.0 usable)" in line
