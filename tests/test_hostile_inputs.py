@@ -593,6 +593,11 @@ BAD_COMMANDS = {
         [*LLM_PLAN, "--global-batch-tokens", "1e400"],
         "--global-batch-tokens inf",
     ),
+    "batch tokens under one sequence": (
+        [*LLM_PLAN, "--global-batch-tokens", "1000"],
+        "--global-batch-tokens 1,000: less than one sequence of 2,048 tokens (--seq-len); "
+        "give at least 2,048",
+    ),
     "seq len 1e11": (
         [*LLM_PLAN, "--seq-len", "100000000000"],
         "--seq-len 1e+11: must be a whole number from 1 to 10,000,000 tokens",

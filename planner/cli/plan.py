@@ -371,6 +371,7 @@ def _checked_plan(flags: PlanFlags) -> tuple[Plan, list[str], list[str]]:
         _check_plan_flags(flags)
         inputs = _read_inputs(flags)
         _check_layout_flag(flags, inputs.workload)
+        _check_batch_flag(flags, inputs.workload)
         request = _request(flags, inputs)
         with working(f"planning {request.workload.name}: every offer at every GPU count"):
             result = make_plan(request, inputs.offers, inputs.results)
@@ -408,6 +409,17 @@ def _no_fp8_rows(recipe: str) -> str:
             "tensorwise, rowwise or blockwise, or choose a Blackwell GPU with --gpu"
         )
     return NO_FP8_GPU
+
+
+def _check_batch_flag(flags: PlanFlags, workload: Workload) -> None:
+    """ValueError when --global-batch-tokens holds less than one of the LLM's sequences (it
+    would be rounded up to one without a word)."""
+    seq, batch = workload.seq_len, flags.global_batch_tokens
+    if workload.is_llm and seq and batch is not None and batch < seq:
+        raise ValueError(
+            f"--global-batch-tokens {batch:,.0f}: less than one sequence of {seq:,} tokens "
+            f"(--seq-len); give at least {seq:,}"
+        )
 
 
 def _check_layout_flag(flags: PlanFlags, workload: Workload) -> None:

@@ -345,6 +345,14 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
         field = "active_params" if query.active_params is not None else "params"
         field = ", ".join([field, *dict(shape)]) if shape else field
         raise LLMQueryError(f"{_where(path, i, field)}: {exc}") from None
+    batch = query.global_batch_tokens or run.global_batch_tokens
+    seq = int(workload.seq_len or 0)
+    if batch is not None and batch < seq:
+        whose = "" if query.global_batch_tokens else " (the run's)"
+        raise LLMQueryError(
+            f"{_where(path, i, 'global_batch_tokens')}: {batch:,.0f} tokens{whose} is less "
+            f"than one sequence of {seq:,}; give at least {seq:,}"
+        )
     try:
         query_settings(run, query)
     except ValueError as exc:

@@ -109,6 +109,12 @@ def test_row_options_override_the_global_ones(tmp_path: Path) -> None:
             "line 2, field 'precision': A100-SXM-80GB has no fp8 tensor cores",
         ),
         (
+            "params,seq_len,num_gpus,gpu_model,precision,global_batch_tokens\n"
+            "7b,2048,8,H100-SXM,bf16,1000\n",
+            "line 2, field 'global_batch_tokens': 1,000 tokens is less than one sequence of "
+            "2,048; give at least 2,048",
+        ),
+        (
             "params,seq_len,num_gpus,gpu_model,precision,mode\n7b,2048,8,H100-SXM,bf16,lorra\n",
             "line 2, field 'mode': unknown mode 'lorra'; did you mean 'lora'?",
         ),
