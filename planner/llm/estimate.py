@@ -99,7 +99,7 @@ OUTPUT_COLUMNS = (
     "tokens_per_s", "tokens_per_s_low", "tokens_per_s_high", "mfu", "layout", "fits", "method",
     "method_detail",
 )  # fmt: skip
-SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmbt])$", re.IGNORECASE)
+SIZE = re.compile(r"^([-+]?\d+(?:\.\d+)?)([kmbt])$", re.IGNORECASE)
 _SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 # The figures and codes method_detail is worded from (planner.render.llm.estimate_detail).
 DETAIL_COLUMNS = ("reason", "precision", "memory_per_gpu_gb", *LLM_DETAIL_COLUMNS)
@@ -293,6 +293,17 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
         raise LLMQueryError(
             f"{_where(path, i, given)}: a mixture-of-experts row needs active_params (the "
             "parameters each token passes through, e.g. 22b)"
+        )
+    total = _number(path, i, "params", value["params"])
+    if moe["active_params"] is not None and moe["active_params"] > total:
+        raise LLMQueryError(
+            f"{_where(path, i, 'active_params')}: {value['active_params']} active parameters "
+            f"are more than the {value['params']} in all (params): give active_params <= params"
+        )
+    if moe["top_k"] is not None and moe["experts"] is not None and moe["top_k"] > moe["experts"]:
+        raise LLMQueryError(
+            f"{_where(path, i, 'top_k')}: top_k {moe['top_k']:g} is more than the "
+            f"{moe['experts']:g} experts: each token goes to at most all of them"
         )
     overlap = _switch(path, i, value, "moe_overlap")
     if overlap is not None and moe["active_params"] is None:

@@ -109,6 +109,20 @@ def test_row_options_override_the_global_ones(tmp_path: Path) -> None:
             "line 2, field 'precision': A100-SXM-80GB has no fp8 tensor cores",
         ),
         (
+            "params,seq_len,num_gpus,gpu_model,precision\n-8b,2048,8,H100-SXM,bf16\n",
+            "line 2, field 'params': '-8b' must be a finite number greater than 0",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision,active_params,experts,top_k\n"
+            "30b,2048,8,H100-SXM,bf16,3b,8,16\n",
+            "line 2, field 'top_k': top_k 16 is more than the 8 experts",
+        ),
+        (
+            "params,seq_len,num_gpus,gpu_model,precision,active_params\n"
+            "30b,2048,8,H100-SXM,bf16,40b\n",
+            "line 2, field 'active_params': 40b active parameters are more than the 30b in all",
+        ),
+        (
             "params,seq_len,num_gpus,gpu_model,precision,global_batch_tokens\n"
             "7b,2048,8,H100-SXM,bf16,1000\n",
             "line 2, field 'global_batch_tokens': 1,000 tokens is less than one sequence of "
