@@ -35,6 +35,7 @@ from planner.defaults import (
 )
 from planner.io.validate import check_flags, warn_lines
 from planner.llm.frameworks import DEFAULT_FRAMEWORK
+from planner.workloads.moe_presets import MOE_PRESETS
 from pricing.cli import tier_option_help
 
 if TYPE_CHECKING:
@@ -150,7 +151,9 @@ def plan(
             "--workload",
             "-w",
             help="catalog name (gpuplan workloads) or llm-<params>-<tokens> with -finetune, "
-            "-lora or -qlora after the params (llm-7b-140b, llm-69b-lora-1b)",
+            "-lora or -qlora after the params (llm-7b-140b, llm-69b-lora-1b); a mixture of "
+            f"experts as a preset and its tokens ({', '.join(MOE_PRESETS)}: deepseek-v3-1t) "
+            "or llm-<total>-a<active>-<tokens> (llm-30b-a3b-1t)",
         ),
     ],
     precision: Annotated[

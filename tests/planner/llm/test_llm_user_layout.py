@@ -243,3 +243,12 @@ def test_a_tensor_parallel_group_wider_than_a_node_runs_its_collectives_over_the
     words = user_layout_text(across, "bf16")
     assert "(tp16 spans 2 nodes: its collectives cross the network)" in words
     assert "spans" not in user_layout_text(inside, "bf16")
+
+
+def test_plan_help_names_every_mixture_of_experts_preset_a_workload_can_name():
+    from planner.workloads.moe_presets import MOE_PRESETS
+
+    done = runner.invoke(app, ["plan", "--help"], env={"COLUMNS": "400"})
+    said = " ".join(done.stdout.split())
+    assert done.exit_code == 0 and all(name in said for name in MOE_PRESETS)
+    assert "llm-<total>-a<active>-<tokens>" in said
