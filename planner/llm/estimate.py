@@ -503,14 +503,16 @@ def _own_layout_row(
     network_gbps: float,
 ) -> dict[str, object]:
     """The output cells of a row timed at its own layout: its tokens/s (the best layout's
-    band, as a ratio), MFU, layout, fit, and the LayoutComparison planner.render.llm words."""
+    band, as a ratio), MFU, layout, fit, and the LayoutComparison planner.render.llm words;
+    method "none" where the layout cannot be timed (the best layout's method otherwise)."""
     assert q.layout is not None
     found = compare_layout(best, workload, q.gpu_name, q.layout, settings)
     layout = found.timed.layout
     tokens = layout.tokens_per_s
     low = best.tokens_per_s_low / best.tokens_per_s if best.tokens_per_s > 0 else math.nan
     high = best.tokens_per_s_high / best.tokens_per_s if best.tokens_per_s > 0 else math.nan
-    return {
+    timed = {} if math.isfinite(tokens) and tokens > 0 else {"method": "none"}
+    return timed | {
         "tokens_per_s": tokens,
         "tokens_per_s_low": tokens * low,
         "tokens_per_s_high": tokens * high,

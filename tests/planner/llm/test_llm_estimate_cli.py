@@ -471,3 +471,22 @@ def test_the_table_tells_rows_apart_and_shows_each_band_and_why_a_row_does_not_f
             assert row.tokens_per_s_low < row.tokens_per_s < row.tokens_per_s_high
         else:
             assert "does not fit (least " in line and "GB per GPU of 72.0 usable)" in line
+
+
+def test_a_row_at_its_own_layout_that_cannot_run_has_method_none(tmp_path: Path) -> None:
+    """dp64 x mb64 wants 4,096 sequences a step, more than the default batch holds: no
+    timing, so no method (the best layout found is still given beside it)."""
+    queries = tmp_path / "q.csv"
+    queries.write_text(
+        "params,seq_len,num_gpus,gpu_model,precision,dp,mbs\n8b,2048,64,H100-SXM,bf16,64,64\n"
+        "8b,2048,64,H100-SXM,bf16,64,1\n"
+    )
+    done = runner.invoke(app, ["estimate-llm", "--queries", str(queries), "--format", "json"])
+    assert done.exit_code == 0, done.output
+    rows = pd.read_json(io.StringIO(done.stdout))
+    assert list(rows["method"]) == ["none", "estimated"]
+    assert (
+        "does not run: the global batch has fewer sequences than dp x mb"
+        in rows.at[0, "method_detail"]
+    )
+    assert rows["best_tokens_per_s"].gt(0).all()
