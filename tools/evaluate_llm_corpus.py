@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from planner.llm.corpus import OWN_RUNS_PATH, CorpusRun, load_calibration  # noqa: E402
+from planner.llm.corpus import OWN_RUNS_PATH, CorpusRun, load_calibration, load_corpus  # noqa: E402
 from planner.llm.stack_fit import HeldOut, leave_one_source_out, predict_run  # noqa: E402
 
 FLAT_MFU = 0.40
@@ -161,7 +161,7 @@ def own_runs_check(result: dict[str, object]) -> pd.DataFrame:
     --results` takes them), beside flat 40% MFU: one row per run."""
     from planner.throughput.offers import own_and_published_results
 
-    runs = [r for r in load_calibration()[0] if r.source == OWN_SOURCE]
+    runs, _ = load_corpus(OWN_RUNS_PATH)
     folds = result["folds"]
     assert isinstance(folds, dict)
     folders = sorted(str(p) for p in OWN_RUNS_PATH.parent.iterdir() if p.is_dir())

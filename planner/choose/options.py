@@ -205,7 +205,7 @@ def onprem_counts(
     pairs = [(int(g), 1) for g in doublings(per) if g < per]
     servers = sorted({*(int(s) for s in doublings(config.servers)), config.servers})
     pairs += [(per, s) for s in servers]
-    if exact is not None and exact < per and (exact, 1) not in pairs:
+    if exact is not None and exact < per:
         pairs.append((exact, 1))
     elif exact is not None and exact % per == 0 and exact // per <= config.servers:
         pairs.append((per, exact // per))

@@ -136,9 +136,7 @@ def picks(
         rows.append(("cheapest_within_deadline", i, nan, nan, nan))
     within_budget = ok & (c <= (np.inf if budget_usd is None else budget_usd))
     if within_budget.any():  # the fastest, and those it cannot be told from: the cheapest
-        least = float(h[within_budget].min())
-        tied = within_budget & (h <= least * (1.0 + HOURS_TIE_SHARE))
-        within_budget = tied
+        within_budget &= h <= float(h[within_budget].min()) * (1.0 + HOURS_TIE_SHARE)
     i = _best(within_budget, c, h)
     if i is not None:
         rows.append(("fastest_within_budget", i, nan, nan, nan))

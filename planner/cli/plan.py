@@ -403,13 +403,13 @@ def _checked_plan(flags: PlanFlags) -> tuple[Plan, list[str], list[str]]:
 def _no_fp8_rows(recipe: str) -> str:
     """Why an fp8 plan has no row: the recipe asked for runs on none of the GPUs offered
     (mxfp8 before Blackwell), else none has fp8 tensor cores."""
-    from planner.llm.fp8_recipes import AUTO, recipe_refusal
+    from planner.llm.fp8_recipes import AUTO, NEEDS_BLACKWELL, runnable_recipes
 
-    if recipe != AUTO and recipe_refusal(recipe, "Hopper", "Hopper"):
+    hopper = runnable_recipes("Hopper")
+    if recipe != AUTO and recipe not in hopper:
         return (
-            f"--fp8-recipe {recipe}: none of the GPUs offered can run it (its per-block "
-            "scales need Blackwell's tensor cores: B200, B300, GB200, GB300); use delayed, "
-            "tensorwise, rowwise or blockwise, or choose a Blackwell GPU with --gpu"
+            f"--fp8-recipe {recipe}: none of the GPUs offered can run it ({NEEDS_BLACKWELL}); "
+            f"use {', '.join(hopper)}, or choose a Blackwell GPU with --gpu"
         )
     return NO_FP8_GPU
 

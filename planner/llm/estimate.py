@@ -319,7 +319,7 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
             f"preset or counts; leave n_layer, d_model and {', '.join(SHAPE_COLUMNS)} blank"
         )
     query = LLMQuery(
-        params=_number(path, i, "params", value["params"]),
+        params=total,
         seq_len=int(_number(path, i, "seq_len", value["seq_len"])),
         total_gpus=num_gpus,
         gpu_name=gpu,

@@ -51,10 +51,9 @@ def with_llm_throughput(
     return opts, no_layout + too_small + figure_notes + no_peak, None
 
 
-def _check_layout_count(user: UserLayout, exact: int | None, most: int) -> None:
-    """ValueError where a layout giving dp makes another count than the plan's exact one, or
-    more GPUs than it allows per option."""
-    total = user.tp * user.pp * user.cp * (user.dp or 1)
+def _check_layout_count(user: UserLayout, total: int, exact: int | None, most: int) -> None:
+    """ValueError where a layout giving dp makes (`total` GPUs) another count than the
+    plan's exact one, or more GPUs than it allows per option."""
     product = f"tp{user.tp} x pp{user.pp} x cp{user.cp} x dp{user.dp} = {total} GPUs"
     if exact is not None and total != exact:
         raise ValueError(
@@ -75,8 +74,8 @@ def layout_on_plan(
     that row's GPU, GPUs per instance and network, at its GPU count or, when the layout gives
     dp, at tp x pp x cp x dp GPUs (ValueError where that is not the plan's exact GPU count,
     or more than the GPUs it allows per option). None when the plan has no row."""
-    if user.dp is not None:
-        _check_layout_count(user, plan.request.gpu_count, plan.request.max_gpus)
+    if user.gpus is not None:
+        _check_layout_count(user, user.gpus, plan.request.gpu_count, plan.request.max_gpus)
     rows = plan.picks if len(plan.picks) else plan.rows
     if rows.empty:
         return None
@@ -91,9 +90,7 @@ def layout_on_plan(
         ).to_numpy()
         if same.any():
             network = float(instance_network_gbps(offers)[0][np.flatnonzero(same)[0]])
-    total = int(float(row["total_gpus"]))
-    if user.dp is not None:
-        total = user.tp * user.pp * user.cp * user.dp
+    total = user.gpus or int(float(row["total_gpus"]))
     figures, _ = llm_model.gpt_mfu_figures(results, plan.precision)
     gpu = str(row["gpu_name"])
     best = llm_model.predict_layout(

@@ -103,15 +103,24 @@ def gemm_time_factor(recipe: str, architecture: str) -> float:
     return table.get(checked_recipe(recipe), math.nan)
 
 
+# Why mxfp8 runs on Blackwell only, in a refusal's words.
+NEEDS_BLACKWELL = "its per-block scales need Blackwell's tensor cores: B200, B300, GB200, GB300"
+
+
+def runnable_recipes(architecture: str) -> tuple[str, ...]:
+    """The RECIPES a GPU of gpu_specs.csv `architecture` can run (a finite GEMM factor)."""
+    return tuple(r for r in RECIPES if math.isfinite(gemm_time_factor(r, architecture)))
+
+
 def recipe_refusal(recipe: str, gpu: str, architecture: str) -> str:
     """Why `gpu` (of gpu_specs.csv `architecture`) cannot run fp8 recipe `recipe` ("" where
     it can): mxfp8's per-block scales need Blackwell's tensor cores."""
-    if math.isfinite(gemm_time_factor(recipe, architecture)):
+    runs = runnable_recipes(architecture)
+    if recipe in runs:
         return ""
-    runs = ", ".join(r for r in RECIPES if math.isfinite(gemm_time_factor(r, architecture)))
     return (
-        f"{gpu} cannot run the {recipe} fp8 recipe (its per-block scales need Blackwell's "
-        f"tensor cores: B200, B300, GB200, GB300); use {runs}, or a Blackwell GPU"
+        f"{gpu} cannot run the {recipe} fp8 recipe ({NEEDS_BLACKWELL}); use "
+        f"{', '.join(runs)}, or a Blackwell GPU"
     )
 
 

@@ -89,6 +89,11 @@ class UserLayout:
         )
 
     @property
+    def gpus(self) -> int | None:
+        """tp x pp x cp x dp, the GPUs the layout takes (None when dp is left to the count)."""
+        return None if self.dp is None else self.tp * self.pp * self.cp * self.dp
+
+    @property
     def expert_tp(self) -> int:
         """The expert-tensor-parallel size: tp unless etp is given."""
         return self.tp if self.etp is None else self.etp
@@ -105,9 +110,9 @@ class UserLayout:
                     f"divides {total_gpus}"
                 )
             return dataclasses.replace(self, dp=total_gpus // split)
-        if split * self.dp != total_gpus:
+        if self.gpus != total_gpus:
             raise LayoutSpecError(
-                f"layout {self.text!r}: tp x pp x cp x dp = {split * self.dp}, but the option "
+                f"layout {self.text!r}: tp x pp x cp x dp = {self.gpus}, but the option "
                 f"has {total_gpus} GPUs; make the product {total_gpus} or leave dp out "
                 "(then dp = GPUs / (tp x pp x cp))"
             )
