@@ -126,3 +126,16 @@ def test_own_runs_are_fitted_on_as_one_source_and_held_out_like_the_others() -> 
     assert np.isclose(
         only["model"], table.loc[~mine & np.isfinite(table["predicted"]), "model_error"].mean()
     )
+
+
+def test_the_in_sample_error_is_below_the_held_out_error_for_every_stack() -> None:
+    """One fit on every run predicting those runs leaves less error than a fit without each
+    run's source; it is reported overall and for each stack the corpus has."""
+    result = held_out()
+    in_sample, runs = result["in_sample"], result["runs"]
+    assert isinstance(in_sample, dict) and isinstance(runs, pd.DataFrame)
+    timed = runs[np.isfinite(runs["predicted"])]
+    assert set(in_sample) == {"all", *timed["framework"]}
+    assert 0.0 < in_sample["all"] < timed["model_error"].mean()
+    for stack, errors in timed.groupby("framework")["model_error"]:
+        assert in_sample[stack] <= errors.mean() + 0.02, stack
