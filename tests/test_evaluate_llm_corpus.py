@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from planner.llm.stack_profiles import FIT_PATH
 from tests.conftest import ROOT
@@ -139,3 +140,26 @@ def test_the_in_sample_error_is_below_the_held_out_error_for_every_stack() -> No
     assert 0.0 < in_sample["all"] < timed["model_error"].mean()
     for stack, errors in timed.groupby("framework")["model_error"]:
         assert in_sample[stack] <= errors.mean() + 0.02, stack
+
+
+def test_an_fp8_runs_band_comes_from_the_other_sources_fp8_errors_of_either_sign() -> None:
+    """fp8_band_of: the 80% quantile of |log error| over the fp8 runs of other sources (a
+    source's own errors never widen its band, nor bf16 runs'), NaN with fewer than
+    MIN_BAND_RUNS of them; in the table an fp8 run is covered by it either way."""
+    evaluate = load("evaluate_llm_corpus")
+    table = pd.DataFrame(
+        {
+            "source": ["a"] * 4 + ["b"] * 4 + ["c"] * 4 + ["e"] * 4 + ["d"],
+            "precision": ["fp8"] * 16 + ["bf16"],
+            "log_residual": [0.5] * 4 + [-0.1] * 4 + [0.1] * 4 + [-0.3] * 4 + [2.0],
+        }
+    )
+    assert evaluate.fp8_band_of(table, "a") == pytest.approx(0.3)
+    assert evaluate.fp8_band_of(table) == pytest.approx(0.5)
+    assert np.isnan(evaluate.fp8_band_of(table[table["source"].isin(["a", "d"])], "x"))
+    runs = held_out()["runs"]
+    assert isinstance(runs, pd.DataFrame)
+    for row in runs[runs["precision"] == "fp8"].itertuples():
+        width = evaluate.fp8_band_of(runs, row.source)
+        if abs(row.log_residual) <= width:
+            assert row.covered, row.row

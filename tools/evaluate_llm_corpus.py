@@ -18,8 +18,11 @@ precision, GPU, size band and kind (dense or mixture of experts). A run's 80% ba
 stack's 10-90% quantiles of log(predicted / measured) over the other sources' held-out runs
 (pooled over all stacks where the stack has fewer than MIN_BAND_RUNS of them), widened to
 the same quantiles over every stack's held-out runs where those are wider (a source's own
-bias is what the held-out error of other sources shows, whatever their stack); `covered`
-says whether the measured rate is inside.
+bias is what the held-out error of other sources shows, whatever their stack); an fp8 run's
+band is widened to at least +/- the FP8_BAND_QUANTILE quantile of |log(predicted /
+measured)| over the other sources' fp8 runs (fp8_band_of: what an fp8 step gains depends on
+the stack's casts and recipe, and the held-out fp8 errors are whole sources' biases of
+either sign); `covered` says whether the measured rate is inside.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ FLAT_MFU = 0.40
 OWN_SOURCE = "gpuplan own runs"  # the source column of reference/own_runs' rows
 MIN_BAND_RUNS = 8
 BAND_QUANTILES = (0.10, 0.90)
+FP8_BAND_QUANTILE = 0.80  # a +/- w band holds 80% of runs when 80% of |errors| are <= w
 SIZE_BANDS = ((0.0, 3e9, "<3B"), (3e9, 15e9, "3-15B"), (15e9, 100e9, "15-100B"),
               (100e9, math.inf, ">100B"))  # fmt: skip
 
@@ -86,6 +90,17 @@ def _band(residuals: pd.DataFrame, family: str) -> tuple[float, float]:
     return float(low), float(high)
 
 
+def fp8_band_of(residuals: pd.DataFrame, source: str | None = None) -> float:
+    """Half-width in log of the fp8 band: the FP8_BAND_QUANTILE quantile of |log(predicted /
+    measured)| over the fp8 runs of every stack from sources other than `source` (all of
+    them without one); NaN with fewer than MIN_BAND_RUNS such runs."""
+    fp8 = residuals[(residuals["precision"] == "fp8") & (residuals["source"] != source)]
+    errors = fp8["log_residual"].dropna().abs()
+    return (
+        float(np.quantile(errors, FP8_BAND_QUANTILE)) if len(errors) >= MIN_BAND_RUNS else math.nan
+    )
+
+
 def per_run_table(held: list[HeldOut], runs: list[CorpusRun]) -> pd.DataFrame:
     """One row per run: its keys, the measured and predicted tokens/s per GPU, the errors of
     the model and both naive rules, the model's log residual and band coverage."""
@@ -114,6 +129,8 @@ def per_run_table(held: list[HeldOut], runs: list[CorpusRun]) -> pd.DataFrame:
     covered = []
     for row in table.itertuples():
         low, high = band_of(table, row.framework, row.source)
+        if row.precision == "fp8" and math.isfinite(width := fp8_band_of(table, row.source)):
+            low, high = min(low, -width), max(high, width)
         covered.append(bool(low <= row.log_residual <= high))
     table["covered"] = covered
     return table

@@ -6,9 +6,10 @@ Fits planner.llm.stack_fit on every usable run of reference/calibration/
 llm_training_throughput.csv and of gpuplan's own runs, reference/own_runs/
 llm_training_throughput.csv (planner.llm.corpus.load_calibration), and leave-one-source-out (as
 tools/evaluate_llm_corpus.py reports it) for each value's spread (10-90% over the folds
-whose training runs include the stack) and each stack's band (10-90% quantiles of its
-held-out log(predicted / measured)). One row per stack. --check compares the
-bundled file with a fresh fit and exits 1 when they differ (the values rounded to 4 digits).
+whose training runs include the stack), each stack's band (10-90% quantiles of its
+held-out log(predicted / measured)) and the fp8 band (evaluate_llm_corpus.fp8_band_of). One
+row per stack. --check compares the bundled file with a fresh fit and exits 1 when they differ
+(the values rounded to 4 digits).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ for path in (ROOT, ROOT / "tools"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from evaluate_llm_corpus import evaluate_llm_corpus, stack_bands  # noqa: E402
+from evaluate_llm_corpus import evaluate_llm_corpus, fp8_band_of, stack_bands  # noqa: E402
 
 from planner.llm.corpus import load_calibration  # noqa: E402
 from planner.llm.stack_fit import POOLED_PARAMS, fit_stacks  # noqa: E402
@@ -51,6 +52,7 @@ def fit_table() -> pd.DataFrame:
     folds, table = evaluated["folds"], evaluated["runs"]
     assert isinstance(folds, dict) and isinstance(table, pd.DataFrame)
     bands = stack_bands(table)
+    fp8_band = fp8_band_of(table)
     rows = []
     for family, stack in sorted(fit.families.items()):
         row: dict[str, object] = {"framework": family, "attention_kernel": stack.attention_kernel}
@@ -63,6 +65,7 @@ def fit_table() -> pd.DataFrame:
             ]
             row[f"{name}_p10"], row[f"{name}_p90"] = _spread(values)
         row["band_low"], row["band_high"] = bands.get(family, (np.nan, np.nan))
+        row["fp8_band"] = fp8_band
         row["runs"] = stack.runs
         row["sources"] = "; ".join(sorted({r.source for r in runs if r.family == family}))
         rows.append(row)

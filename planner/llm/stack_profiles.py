@@ -29,6 +29,10 @@ Parameters (each multiplies one part of the step in planner.llm.ops / planner.ll
 - band_low / band_high: 10% and 90% quantiles of log(predicted / measured) of the stack's
   runs, each predicted from a fit without its source (leave-one-source-out), widened to the
   same quantiles over every stack's held-out runs: the band a plan shows.
+- fp8_band: the least half-width in log of an fp8 plan's band, the 80% quantile of
+  |log(predicted / measured)| over every stack's held-out fp8 runs (pooled: each stack has
+  few, and their errors are whole sources' biases of either sign, as what fp8 gains depends
+  on the stack's casts and recipe); the same value on every stack's row.
 
 Each value is stored with its spread (the 10-90% range of the value over the
 leave-one-source-out fits), the runs and sources it rests on. A stack without fitted runs
@@ -69,6 +73,7 @@ class StackParams:
     attention_kernel: str = "fa3"
     band_low: float = -0.30  # log(predicted / measured) 10% quantile
     band_high: float = 0.30
+    fp8_band: float = 0.30  # an fp8 plan's band is at least +/- this (log)
     runs: int = 0
 
 

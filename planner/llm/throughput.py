@@ -490,7 +490,8 @@ def _band(
     kernel defaults' band; the older model: its MFU prior's) and OVERHEAD_LOG_ERROR on the
     share of the step that is not compute, in quadrature; on kernel defaults the stack's
     measured error instead: the 10-90% quantiles of its published runs' leave-one-source-out
-    log errors (planner.llm.stack_profiles, tools/evaluate_llm_corpus.py)."""
+    log errors (planner.llm.stack_profiles, tools/evaluate_llm_corpus.py), at fp8 at least
+    the held-out fp8 runs' error (StackParams.fp8_band) each way."""
     overhead = OVERHEAD_LOG_ERROR * (1.0 - layout.compute_share)
     if anchor.kind == "own" or settings.step_model == "mfu-prior":
         rate_down, rate_up = math.log(anchor.mfu / anchor.low), math.log(anchor.high / anchor.mfu)
@@ -504,6 +505,8 @@ def _band(
     if on_kernel_defaults and anchor.kind != "own" and settings.step_model == "ops":
         too_low, too_high = stack.band_low, stack.band_high  # residual = log(predicted / truth)
         down, up = max(too_high, MIN_BAND_LOG), max(-too_low, MIN_BAND_LOG)
+        if precision == "fp8":
+            down, up = max(down, stack.fp8_band), max(up, stack.fp8_band)
     return down, up
 
 

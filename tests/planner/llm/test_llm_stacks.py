@@ -297,6 +297,28 @@ def test_the_band_widens_and_the_spread_shows_when_no_stack_is_named() -> None:
     assert fp8["cast_share"] > 0.0
 
 
+def test_an_fp8_plan_takes_at_least_the_held_out_fp8_error_each_way() -> None:
+    """The fit stores the held-out fp8 runs' error (fp8_band); an fp8 row on kernel
+    defaults takes at least that band each way, a bf16 row only its stack's."""
+    stack = stack_params("megatron")
+    assert 0.05 < stack.fp8_band < 1.0
+    assert {s.fp8_band for s in fitted_stacks().values()} == {stack.fp8_band}
+    fp8 = predict_layout(P7, "fp8", "H100-SXM", 64, 8, IB, settings=LLMSettings())
+    bf16 = predict_layout(P7, "bf16", "H100-SXM", 64, 8, IB, settings=LLMSettings())
+    for found, floor in ((fp8, stack.fp8_band), (bf16, 0.0)):
+        down = math.log(found.tokens_per_s / found.tokens_per_s_low)
+        up = math.log(found.tokens_per_s_high / found.tokens_per_s)
+        assert min(down, up) >= floor - 1e-9
+    # the stack's own band is narrower than the fp8 one on at least one side
+    assert min(-stack.band_low, stack.band_high) < stack.fp8_band
+    narrow = dataclasses.replace(stack, fp8_band=0.0)
+    unwidened = predict_layout(P7, "fp8", "H100-SXM", 64, 8, IB,
+                               settings=LLMSettings(stack=narrow))  # fmt: skip
+    assert unwidened.tokens_per_s == pytest.approx(fp8.tokens_per_s)
+    assert (unwidened.tokens_per_s_low > fp8.tokens_per_s_low
+            or unwidened.tokens_per_s_high < fp8.tokens_per_s_high)  # fmt: skip
+
+
 def test_the_detail_names_the_assumed_stack_its_spread_and_the_fp8_casts() -> None:
     from planner.render.llm import llm_detail, step_parts_text
 
