@@ -42,6 +42,7 @@ if str(ROOT) not in sys.path:
 
 from planner.llm.corpus import OWN_RUNS_PATH, CorpusRun, load_calibration, load_corpus  # noqa: E402
 from planner.llm.stack_fit import (  # noqa: E402
+    Fit,
     HeldOut,
     fit_stacks,
     leave_one_source_out,
@@ -169,14 +170,15 @@ def stack_bands(table: pd.DataFrame) -> dict[str, tuple[float, float]]:
 
 def evaluate_llm_corpus() -> dict[str, object]:
     """Held-out predictions of the corpus: the per-run table, the summary, the runs left
-    out (row -> reason), the folds' fitted parameters and the in-sample error
-    (in_sample_error)."""
+    out (row -> reason), the folds' fitted parameters, the fit on every run (what
+    tools/fit_llm_stacks.py writes) and its in-sample error (in_sample_error)."""
     runs, skipped = load_calibration()
     held, folds = leave_one_source_out(runs)
     table = per_run_table(held, runs)
+    fit = fit_stacks(runs)
     return {
         "runs": table, "summary": summary_table(table), "skipped": skipped, "folds": folds,
-        "in_sample": in_sample_error(runs),
+        "fit": fit, "in_sample": in_sample_error(runs, fit),
     }  # fmt: skip
 
 
@@ -233,11 +235,10 @@ def within_source_error(table: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def in_sample_error(runs: list[CorpusRun]) -> dict[str, float]:
-    """MAPE of one fit on every run predicting those same runs, overall and by stack: what
-    the model's parameters cannot fit away. Held out, the error is rarely below it, so a
-    goal under it asks for a different model or more data, not another fit."""
-    fit = fit_stacks(runs)
+def in_sample_error(runs: list[CorpusRun], fit: Fit) -> dict[str, float]:
+    """MAPE of `fit`, fitted on every run, predicting those same runs, overall and by stack:
+    what the model's parameters cannot fit away. Held out, the error is rarely below it, so
+    a goal under it asks for a different model or more data, not another fit."""
     errors: dict[str, list[float]] = {"all": []}
     for run in runs:
         found = predict_run(run, fit.for_run(run))

@@ -31,7 +31,7 @@ for path in (ROOT, ROOT / "tools"):
 from evaluate_llm_corpus import evaluate_llm_corpus, fp8_band_of, stack_bands  # noqa: E402
 
 from planner.llm.corpus import load_calibration  # noqa: E402
-from planner.llm.stack_fit import POOLED_PARAMS, fit_stacks  # noqa: E402
+from planner.llm.stack_fit import POOLED_PARAMS, Fit  # noqa: E402
 from planner.llm.stack_profiles import FIT_PATH  # noqa: E402
 
 DIGITS = 4
@@ -44,13 +44,13 @@ def _spread(values: list[float]) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def fit_table() -> pd.DataFrame:
-    """The table tools/fit_llm_stacks.py writes (module docstring)."""
+def fit_table(evaluated: dict[str, object] | None = None) -> pd.DataFrame:
+    """The table tools/fit_llm_stacks.py writes (module docstring), from `evaluated`
+    (evaluate_llm_corpus's result) where it is already at hand."""
     runs, _ = load_calibration()
-    fit = fit_stacks(runs)
-    evaluated = evaluate_llm_corpus()
-    folds, table = evaluated["folds"], evaluated["runs"]
-    assert isinstance(folds, dict) and isinstance(table, pd.DataFrame)
+    evaluated = evaluated or evaluate_llm_corpus()
+    fit, folds, table = evaluated["fit"], evaluated["folds"], evaluated["runs"]
+    assert isinstance(fit, Fit) and isinstance(folds, dict) and isinstance(table, pd.DataFrame)
     bands = stack_bands(table)
     fp8_band = fp8_band_of(table)
     rows = []
