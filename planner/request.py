@@ -183,6 +183,11 @@ class PlanRequest:
         return self.gpu_count or self.max_gpus
 
     @property
+    def gpu_limit_field(self) -> str:
+        """The field that sets gpu_limit: gpu_count when one is asked for, else max_gpus."""
+        return "gpu_count" if self.gpu_count else "max_gpus"
+
+    @property
     def rates(self) -> dict[str, float]:
         """interruption_rates as {provider: interruptions per instance-hour}."""
         return dict(self.interruption_rates)

@@ -35,9 +35,8 @@ def with_llm_throughput(
     found = llm_model.llm_options(opts, workload, precision, figures, settings, results)
     no_room = (found["reason"] == "no_layout_fits").to_numpy()
     if len(opts) and no_room.any() and not found["fits"].any():
-        cap = "gpu_count" if request.gpu_count is not None else "max_gpus"
         raise llm_model.no_fit_error(
-            workload, precision, opts, found, settings, request.gpu_limit, cap
+            workload, precision, opts, found, settings, request.gpu_limit, request.gpu_limit_field
         )
     opts = opts.join(found.drop(columns=["fits", "layout"]).assign(sharding=found["layout"]))
     small = (opts["reason"] == "batch_too_small").to_numpy()

@@ -20,7 +20,7 @@ from planner.llm.records import LLMMemoryError
 from planner.llm.stack_profiles import FIT_FAMILY
 from planner.llm.user_layout import LayoutComparison
 from planner.plan import Plan
-from planner.render.notes import CLI_CONTROLS
+from planner.render.notes import CAP_WORDS, CLI_CONTROLS
 
 # The literature behind each MFU prior code (planner.llm.mfu GENERATION_PRIORS).
 PRIOR_WORDS = {
@@ -337,10 +337,6 @@ def with_llm_details(plan: Plan) -> Plan:
         picks=_with_details(plan.picks, plan.precision),
         frontier=_with_details(plan.frontier, plan.precision),
     )
-
-
-# The GPU cap of a request in words, where the interface names no control for it.
-CAP_WORDS = {"max_gpus": "max GPUs", "gpu_count": "the GPU count"}
 
 
 def no_fit_text(error: LLMMemoryError, controls: Mapping[str, str] = CLI_CONTROLS) -> str:

@@ -63,6 +63,8 @@ SKIP_SHORT = {
     "other_size": "other model size",
     "smaller_batch": "slower batch",
 }
+# A request's GPU cap in words, where the interface names no control for it.
+CAP_WORDS = {"max_gpus": "max GPUs", "gpu_count": "the GPU count"}
 # Notes about own results (used, skipped), apart from the warnings.
 OWN_CODES = ("own_result_used", "own_result_skipped", "own_results_elsewhere")
 
@@ -81,7 +83,7 @@ def note_text(note: Note, controls: Mapping[str, str] = CLI_CONTROLS) -> str:
         cap = str(v.get("cap", "max_gpus"))
         return (
             f"{v['offers']} offers left out: more GPUs per instance than the {v['max_gpus']} "
-            f"allowed ({name(cap, 'max GPUs' if cap == 'max_gpus' else 'the GPU count')})"
+            f"allowed ({name(cap, CAP_WORDS.get(cap, cap))})"
         )
     if note.code == "gpu_count_uneven":
         sizes = ", ".join(str(g) for g in v["sizes"])
