@@ -30,7 +30,6 @@ for path in (ROOT, ROOT / "tools"):
 
 from evaluate_llm_corpus import evaluate_llm_corpus, fp8_band_of, stack_bands  # noqa: E402
 
-from planner.llm.corpus import load_calibration  # noqa: E402
 from planner.llm.stack_fit import POOLED_PARAMS, Fit  # noqa: E402
 from planner.llm.stack_profiles import FIT_PATH  # noqa: E402
 
@@ -47,7 +46,6 @@ def _spread(values: list[float]) -> tuple[float, float]:
 def fit_table(evaluated: dict[str, object] | None = None) -> pd.DataFrame:
     """The table tools/fit_llm_stacks.py writes (module docstring), from `evaluated`
     (evaluate_llm_corpus's result) where it is already at hand."""
-    runs, _ = load_calibration()
     evaluated = evaluated or evaluate_llm_corpus()
     fit, folds, table = evaluated["fit"], evaluated["folds"], evaluated["runs"]
     assert isinstance(fit, Fit) and isinstance(folds, dict) and isinstance(table, pd.DataFrame)
@@ -67,7 +65,7 @@ def fit_table(evaluated: dict[str, object] | None = None) -> pd.DataFrame:
         row["band_low"], row["band_high"] = bands.get(family, (np.nan, np.nan))
         row["fp8_band"] = fp8_band
         row["runs"] = stack.runs
-        row["sources"] = "; ".join(sorted({r.source for r in runs if r.family == family}))
+        row["sources"] = "; ".join(sorted(set(table.loc[table["framework"] == family, "source"])))
         rows.append(row)
     out = pd.DataFrame(rows)
     numeric = out.select_dtypes("number").columns
