@@ -207,7 +207,7 @@ class LLMSettings:
         checked_recipe(self.fp8_recipe)
         if self.eager and stack.eager_refusal:
             raise ValueError(
-                f"eager PyTorch is timed against a stack fitted on compiled runs "
+                f"eager PyTorch is timed against a stack fitted on compiled or fused-kernel runs "
                 f"({', '.join(eager_stacks())}); {self.framework}'s rates are "
                 f"{stack.eager_refusal}: set the framework to one of those"
             )

@@ -10,7 +10,8 @@ the planner itself reads the fitted parameters (planner.llm.stack_profiles), not
 
 Rules, each an assumption where the row does not say (codes in `assumed`):
 - eager PyTorch (LLMSettings.eager) where the `framework` text says "eager" (gpuplan's own
-  runs without --compile, and KempnerForge's one run with compile_model=false). Attention
+  runs without --compile, KempnerForge's one run with compile_model=false, and FlagPerf's
+  DeepSpeed runs of Hugging Face Transformers models, which nothing compiles). Attention
   without FlashAttention (LLMSettings.flash_attention) where the notes say "no
   FlashAttention" (FlagPerf's Baichuan2-13B runs, whose README says its model code lacks
   it); FlashAttention-3 where the framework text or notes say so (nanochat's FA3 on

@@ -55,7 +55,9 @@ it hides.
   other stacks run the collectives between the GEMMs.
 - deepspeed: DeepSpeed ZeRO-1/3 (Rajbhandari et al. 2020) with its pipeline engine (no
   interleaving) and Megatron-DeepSpeed's tensor parallelism; no context parallelism;
-  partly fused kernels (unfused 1.25: an assumption). ZeRO-1/2's optimizer step ends by
+  Megatron's fused model code as GPT-NeoX and Megatron-DeepSpeed run it (unfused prior 1.25:
+  an assumption); a Hugging Face Transformers model under DeepSpeed runs eager (`--eager`),
+  as the fit times FlagPerf's Llama2, ChatGLM3 and Baichuan2 runs. ZeRO-1/2's optimizer step ends by
   all-gathering the updated partitions before the next forward (`gather_after_step`:
   runtime/zero/stage_1_and_2.py step calls all_gather_dp_groups); its gradient reduction
   runs under the backward only with `overlap_comm`, which DeepSpeed leaves off below stage 3
@@ -63,8 +65,8 @@ it hides.
 
 `eager_refusal`: why eager PyTorch (planner.settings.LLMSettings.eager) cannot be timed
 against the stack's fit; "" where it can: fsdp and fsdp2 were fitted on torch.compile runs,
-while megatron and nanotron run their own fused kernels and deepspeed was fitted on eager
-runs already.
+deepspeed on fused-kernel runs with its eager runs timed as eager, while megatron and
+nanotron run their own fused kernels.
 
 `unfused` here is the prior; planner.llm.stack_profiles holds each stack's value fitted on
 published runs, with the other parameters that say how it runs (kernel efficiency, exposed
@@ -116,7 +118,6 @@ FRAMEWORKS: dict[str, Framework] = {
         False,
         ("zero1", "zero3"),
         1.25,
-        "fitted on eager runs already",
         gather_after_step=True,
     ),
     "nanotron": Framework(

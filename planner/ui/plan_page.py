@@ -196,7 +196,7 @@ class JobInputs:
     llm_mode: str = "pretrain"
     seq_len: int = LLM_DEFAULT_SEQ_LEN
     framework: str = DEFAULT_FRAMEWORK
-    eager: bool = False  # PyTorch without torch.compile (LLMSettings.eager; fsdp stacks)
+    eager: bool = False  # PyTorch without torch.compile (LLMSettings.eager; eager_stacks())
     active_b: float | None = None  # a mixture of experts' active parameters (None: dense)
     moe_overlap: bool = False  # its all-to-all under compute (LLMSettings.moe_overlap)
     tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (LLMSettings)
@@ -207,7 +207,8 @@ class JobInputs:
 
 EAGER_HELP = (
     "Each norm, activation and add its own kernel: twice the memory-bound traffic of the "
-    "compiled runs the FSDP fit rests on, and no faster than Python dispatches the kernels "
+    "compiled or fused runs the FSDP and DeepSpeed fits rest on (a Hugging Face model under "
+    "DeepSpeed runs eager), and no faster than Python dispatches the kernels "
     "(gpuplan's own H200 runs: eager at 0.87-0.93 of compiled)."
 )
 OVERLAP_HELP = (

@@ -51,7 +51,9 @@ def test_lora_fp8_and_sequence_length_reach_the_plan(open_page: Open, results_di
     assert "fp8" not in at.radio(key="plan.precision").options
 
 
-def test_eager_pytorch_is_offered_for_the_fsdp_stacks_and_slows_the_plan(open_page: Open) -> None:
+def test_eager_pytorch_is_offered_for_the_fsdp_and_deepspeed_stacks_and_slows_the_plan(
+    open_page: Open,
+) -> None:
     query = {"job": "llm", "params_b": "1.3", "tokens_b": "26", "providers": "aws",
              "gpus": "H100-SXM", "max_gpus": "8", "precision": "bf16"}  # fmt: skip
     at = open_page("plan", query)
@@ -63,6 +65,16 @@ def test_eager_pytorch_is_offered_for_the_fsdp_stacks_and_slows_the_plan(open_pa
     assert not at.exception and not at.error
     eager = ranked(at)["throughput"].max()
     assert 0.7 * compiled < eager < 0.97 * compiled
+    # deepspeed: fitted on fused-kernel runs, a Hugging Face model under it runs eager
+    at.radio(key="plan.framework").set_value("deepspeed").run()
+    assert not at.exception and not at.error
+    assert at.toggle(key="plan.eager").value  # the choice carries over
+    eager = ranked(at)["throughput"].max()
+    at.toggle(key="plan.eager").set_value(False).run()
+    fused = ranked(at)["throughput"].max()
+    assert 0.7 * fused < eager < 0.97 * fused
+    at.radio(key="plan.framework").set_value("nanotron").run()
+    assert "plan.eager" not in [t.key for t in at.toggle]  # its own kernels
 
 
 def test_the_fp8_recipe_is_asked_at_fp8_only_and_a_slower_recipe_slows_the_plan(

@@ -63,16 +63,27 @@ def test_eager_fsdp_is_slower_by_its_memory_traffic_on_the_same_layout() -> None
     assert eager.layout.memory_share > compiled.layout.memory_share
 
 
-@pytest.mark.parametrize(
-    ("stack", "why"),
-    [("megatron", "its own fused kernels"), ("nanotron", "its own fused kernels"),
-     ("deepspeed", "fitted on eager runs already")],
-)  # fmt: skip
-def test_eager_is_refused_on_stacks_not_fitted_on_compiled_runs(stack: str, why: str) -> None:
-    with pytest.raises(ValueError, match=why) as raised:
+@pytest.mark.parametrize("stack", ["megatron", "nanotron"])
+def test_eager_is_refused_on_stacks_that_run_their_own_fused_kernels(stack: str) -> None:
+    with pytest.raises(ValueError, match="its own fused kernels") as raised:
         LLMSettings(framework=stack, eager=True)
-    assert "fsdp, fsdp2" in str(raised.value)
+    assert "(fsdp, fsdp2, deepspeed)" in str(raised.value)  # the stacks that take it
     assert LLMSettings(framework="fsdp2", eager=True).eager
+
+
+def test_a_hugging_face_model_under_deepspeed_is_timed_eager_on_the_same_layout() -> None:
+    """deepspeed's fit rests on fused-kernel runs (GPT-NeoX, Megatron-DeepSpeed) with its
+    Hugging Face runs timed eager: --eager there costs memory-bound time, not GEMM time."""
+    work = llm_workload(6.7e9, 1e9, 4096)
+    fused, eager = (
+        predict_layout(work, "bf16", "H100-SXM", 8, 8, 3200.0,
+                       settings=LLMSettings(framework="deepspeed", eager=flag))
+        for flag in (False, True)
+    )  # fmt: skip
+    assert eager.layout.label == fused.layout.label
+    assert 0.7 < eager.tokens_per_s / fused.tokens_per_s < 0.97
+    gemm_s = [p.layout.step_s * p.layout.gemm_share for p in (fused, eager)]
+    assert gemm_s[1] == pytest.approx(gemm_s[0], rel=1e-6)
 
 
 def test_runs_are_read_as_eager_only_where_their_framework_text_says_so() -> None:
@@ -82,9 +93,20 @@ def test_runs_are_read_as_eager_only_where_their_framework_text_says_so() -> Non
     assert [r.eager for r in own] == [said_eager[r.row] for r in own]
     assert sum(r.eager for r in own) == 3  # the three eager runs beside their compiled twins
     published, _ = load_corpus()
-    eager = [r for r in published if r.eager]  # KempnerForge's one run with compile off
-    assert [(r.source, r.num_gpus) for r in eager] == [("KempnerInstitute/KempnerForge", 8)]
-    assert all("compile" in str(pd.read_csv(CORPUS_PATH).at[r.row, "framework"]) for r in eager)
+    # KempnerForge's one run with compile off; FlagPerf's Hugging Face models under DeepSpeed
+    eager = [r for r in published if r.eager]
+    assert sorted((r.source, r.family, r.num_gpus) for r in eager) == [
+        ("FlagOpen/FlagPerf", "deepspeed", 8), ("FlagOpen/FlagPerf", "deepspeed", 8),
+        ("FlagOpen/FlagPerf", "deepspeed", 16), ("FlagOpen/FlagPerf", "deepspeed", 16),
+        ("KempnerInstitute/KempnerForge", "fsdp", 8),
+    ]  # fmt: skip
+    corpus = pd.read_csv(CORPUS_PATH)
+    texts = [str(corpus.at[r.row, "framework"]) for r in eager]
+    assert all("compile" in t or "Hugging Face" in t for t in texts)
+    # FlagPerf's Megatron-DeepSpeed runs run Megatron's fused model code: not eager
+    fused = [r for r in published if r.family == "deepspeed" and not r.eager]
+    fused_texts = [str(corpus.at[r.row, "framework"]).lower() for r in fused]
+    assert all(any(k in t for k in ("megatron", "gpt-neox", "paddle")) for t in fused_texts)
 
 
 def _plan_hours(*extra: str) -> float:
