@@ -99,17 +99,36 @@ class Framework:
     gather_after_step: bool = False  # ZeRO-1's weight all-gather runs alone after the step
     per_tensor_gather: bool = False  # that gather copies each tensor's slice per rank
     tp_overlap: bool = False  # can pipeline tensor-parallel collectives under the GEMMs
+    fitted_kernels: str = ""  # how the fit's runs ran their kernels, where --eager differs
 
 
 # The eager_refusal of stacks that run their own fused kernels, not PyTorch's.
 OWN_KERNELS = "its own fused kernels'"
+COMPILED = "compiled with torch.compile"  # the fsdp fit's runs
 FRAMEWORKS: dict[str, Framework] = {
     "megatron": Framework(
         "megatron", True, True, True, ("zero1", "zero3"), 1.0, OWN_KERNELS, tp_overlap=True
     ),
-    "fsdp": Framework("fsdp", False, False, False, ("zero3", "zero1"), 1.5, per_op_recompute=True),
+    "fsdp": Framework(
+        "fsdp",
+        False,
+        False,
+        False,
+        ("zero3", "zero1"),
+        1.5,
+        per_op_recompute=True,
+        fitted_kernels=COMPILED,
+    ),
     "fsdp2": Framework(
-        "fsdp2", True, True, True, ("zero3", "zero1"), 1.25, per_op_recompute=True, tp_overlap=True
+        "fsdp2",
+        True,
+        True,
+        True,
+        ("zero3", "zero1"),
+        1.25,
+        per_op_recompute=True,
+        tp_overlap=True,
+        fitted_kernels=COMPILED,
     ),
     "deepspeed": Framework(
         "deepspeed",
@@ -119,6 +138,8 @@ FRAMEWORKS: dict[str, Framework] = {
         ("zero1", "zero3"),
         1.25,
         gather_after_step=True,
+        fitted_kernels="Megatron's fused model code, as GPT-NeoX and Megatron-DeepSpeed run it "
+        "(a Hugging Face model under DeepSpeed runs eager)",
     ),
     "nanotron": Framework(
         "nanotron",

@@ -16,6 +16,7 @@ import pandas as pd
 
 from edge.format import duration, flops, money
 from planner.costs.spot import default_rate
+from planner.llm.frameworks import framework
 from planner.plan import Plan
 from planner.render.rows import constraint_phrases, worded_rows
 from planner.request import PlanRequest
@@ -206,6 +207,11 @@ def _method_lines(request: PlanRequest) -> list[str]:
                 f"faster than {EAGER_KERNELS_PER_LAYER:g} kernels per layer dispatched at "
                 f"{KERNEL_FLOOR_S * 1e6:.0f} µs each (planner.llm.ops; the per-kernel floor "
                 "fitted on batch sweeps)."
+            )
+        elif fitted := framework(settings.framework).fitted_kernels:
+            lines.append(
+                f"Kernels as the {settings.framework} fit's runs ran them: {fitted}; eager "
+                "PyTorch (no torch.compile) is slower: --eager."
             )
     else:
         lines.append(

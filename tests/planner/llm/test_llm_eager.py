@@ -131,6 +131,29 @@ def test_plan_eager_needs_a_compiled_stack_and_then_takes_longer(tmp_path: Path)
     assert compiled * 1.03 < eager < compiled * 1.5
 
 
+@pytest.mark.parametrize("stack", ["fsdp", "deepspeed"])
+def test_a_plan_says_how_the_fit_ran_its_kernels_and_which_flag_times_eager(stack: str) -> None:
+    def explained(*extra: str) -> str:
+        done = runner.invoke(
+            app,
+            ["plan", "--workload", "llm-1.3b-26b", "--gpu", "H100", "--provider", "aws",
+             "--max-gpus", "8", "--top", "1", "--framework", stack, "--explain", *extra],
+        )  # fmt: skip
+        assert done.exit_code == 0, done.stderr
+        return " ".join((done.stdout + done.stderr).split())
+
+    fused = explained()
+    assert f"Kernels as the {stack} fit's runs ran them:" in fused and "--eager" in fused
+    said = {"fsdp": "torch.compile", "deepspeed": "Hugging Face model under DeepSpeed runs eager"}
+    assert said[stack] in fused
+    eager = explained("--eager")
+    assert "Kernels as the" not in eager
+    assert f"Eager PyTorch (no torch.compile): 2x the {stack} fit's memory-bound traffic" in eager
+    megatron = runner.invoke(app, ["plan", "--workload", "llm-1.3b-26b", "--gpu", "H100",
+                                   "--provider", "aws", "--top", "1", "--explain"])  # fmt: skip
+    assert "Kernels as the" not in " ".join(megatron.stdout.split())  # no --eager there
+
+
 def test_estimate_llm_takes_an_eager_column_and_refuses_a_bad_one(tmp_path: Path) -> None:
     queries = tmp_path / "q.csv"
     queries.write_text(
