@@ -58,6 +58,7 @@ LLM_TABLE_COLUMNS = (
     "gpu_model",
     "precision",
     "framework",
+    "eager",  # the query file's own, where it has one
     "mode",
     "tokens_per_s",
     "p10_p90",
@@ -335,7 +336,7 @@ def _why_not(detail: str) -> str:
 
 # Left out of a table too wide for the terminal (the first first); --format csv has them.
 OPTIONAL_COLUMNS = (
-    "fits", "seq_len", "mode", "active_params", "precision", "framework", "p10_p90",
+    "fits", "eager", "seq_len", "mode", "active_params", "precision", "framework", "p10_p90",
 )  # fmt: skip
 
 

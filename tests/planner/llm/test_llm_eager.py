@@ -190,3 +190,20 @@ def test_estimate_llm_takes_an_eager_column_and_refuses_a_bad_one(tmp_path: Path
         assert f"{bad}, line 2, field 'eager'" in done.stderr and expected in done.stderr
         assert not target.exists()
     assert all(math.isfinite(r) for r in rates)
+
+
+def test_the_estimate_llm_table_shows_the_query_files_eager_column(tmp_path: Path) -> None:
+    queries = tmp_path / "q.csv"
+    queries.write_text(
+        "params,seq_len,num_gpus,gpu_model,precision,framework,eager\n"
+        "6.7b,4096,8,H100,bf16,deepspeed,false\n6.7b,4096,8,H100,bf16,deepspeed,true\n"
+    )
+    done = runner.invoke(app, ["estimate-llm", "--queries", str(queries)], env={"COLUMNS": "200"})
+    assert done.exit_code == 0, done.stderr
+    lines = done.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("params"))
+    assert header.split()[6] == "eager"  # beside the framework it applies to
+    rows = [line.split() for line in lines if line.startswith("6.7b")]
+    assert [r[5:7] for r in rows] == [["deepspeed", "false"], ["deepspeed", "true"]]
+    rates = [int(r[7].replace(",", "")) for r in rows]
+    assert rates[1] < rates[0]  # eager is slower on the same layout
