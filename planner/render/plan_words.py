@@ -211,7 +211,7 @@ def _method_lines(request: PlanRequest) -> list[str]:
         elif fitted := framework(settings.framework).fitted_kernels:
             lines.append(
                 f"Kernels as the {settings.framework} fit's runs ran them: {fitted}; eager "
-                "PyTorch (no torch.compile) is slower: --eager."
+                "PyTorch (no torch.compile) is slower: --eager, or the Plan page's eager toggle."
             )
     else:
         lines.append(
