@@ -413,8 +413,8 @@ def test_escaped_values_never_autolink_next_to_each_other_or_to_text(
 ) -> None:
     """Values put into one message side by side, between the message's own words, or
     before its closing punctuation. (A message never puts a host name right after a value's
-    '.', ':' or '@': no joiner is added at a value's end, so that a name copied from the
-    page is the name itself.)"""
+    '.', ':' or '@': no joiner is added at a value's end but after a final 'w', so that a
+    name copied from the page is the name itself.)"""
     markdown = joints.join(md_text(p) for p in parts) + end
     assert gfm_autolinks(markdown) == [], markdown
 
@@ -428,6 +428,11 @@ def test_a_value_copied_from_the_page_is_the_value_itself() -> None:
         assert WORD_JOINER not in md_text(name), name
     assert md_text("www.x.com").count(WORD_JOINER) == 1
     assert md_text("see https://x.com or a@b.com").count(WORD_JOINER) == 2
+    # a final 'w' before a message's own '.': "W" "W" "W" side by side would read www.
+    assert md_text("W").endswith(WORD_JOINER) and md_text("a-www").endswith(WORD_JOINER)
+    assert gfm_autolinks("".join(md_text(p) for p in ("W", "W", "W")) + ".") == []
+    assert gfm_autolinks(f"see {md_text('a-www')}.") == []
+    assert gfm_autolinks("see a-www.") == ["www"]  # what the joiner stops
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,12 @@ Backslash escapes alone do not stop GitHub-style autolinks: Streamlit's Markdown
 read. So a WORD JOINER (U+2060: invisible, zero width, no line break) goes where one of
 those could form, and nowhere else: before every `@`, before a `.` that follows a `w`,
 before the `:` of a URL scheme (`https://`), before the closing `:` of an emoji or icon
-code (`:b:`, `:material/home:`), and before a `.`, `:` or `@` that starts the text (what
-comes before it is not known here). Ordinary text ("Prices as of: aws") and names copied
-from the page (an instance type, a region) stay exactly as written; the messages that put a
-value in never go on with a host name right after it.
+code (`:b:`, `:material/home:`), before a `.`, `:` or `@` that starts the text (what
+comes before it is not known here), and after a `w` that ends it (a message's own `.` may
+follow: values "w" "w" "w" side by side, or one ending "-www", would make `www.`).
+Ordinary text ("Prices as of: aws") and names copied from the page (an instance type, a
+region) stay exactly as written; the messages that put a value in never go on with a host
+name right after it.
 """
 
 from __future__ import annotations
@@ -57,4 +59,6 @@ def md_text(text: object, limit: int | None = None) -> str:
             out.append(" ")
         else:
             out.append(ch)
+    if value[-1:] in ("w", "W"):  # the `.` after it is not known here (module docstring)
+        out.append(WORD_JOINER)
     return "".join(out)
