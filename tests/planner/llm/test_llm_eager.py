@@ -22,7 +22,7 @@ from planner.llm.ops import (
 )
 from planner.llm.throughput import predict_layout
 from planner.settings import KERNEL_FLOOR_S, LLMSettings
-from planner.workloads.catalog import llm_workload
+from planner.workloads.catalog import Workload, llm_workload
 
 runner = CliRunner()
 RATES = OpRates(gemm_flops=700e12, attention_flops=450e12, hbm_bytes_per_s=2.7e12, sms=132)
@@ -48,12 +48,21 @@ def test_a_tiny_micro_batch_waits_for_the_host_a_large_one_does_not() -> None:
     assert large_compiled > host and large_eager == pytest.approx(large_compiled)
 
 
-def test_eager_fsdp_is_slower_by_its_memory_traffic_on_the_same_layout() -> None:
-    work = llm_workload(1.3e9, 26e9)
-    compiled = predict_layout(work, "bf16", "H100-SXM", 8, 8, 3200.0,
-                              settings=LLMSettings(framework="fsdp"))  # fmt: skip
-    eager = predict_layout(work, "bf16", "H100-SXM", 8, 8, 3200.0,
-                           settings=LLMSettings(framework="fsdp", eager=True))  # fmt: skip
+@pytest.mark.parametrize(
+    ("stack", "work"),
+    [("fsdp", llm_workload(1.3e9, 26e9)),
+     # deepspeed's fit rests on fused-kernel runs (GPT-NeoX, Megatron-DeepSpeed), its
+     # Hugging Face runs timed eager: --eager there is a Hugging Face model under DeepSpeed
+     ("deepspeed", llm_workload(6.7e9, 1e9, 4096))],
+)  # fmt: skip
+def test_eager_is_slower_by_its_memory_traffic_on_the_same_layout(
+    stack: str, work: Workload
+) -> None:
+    compiled, eager = (
+        predict_layout(work, "bf16", "H100-SXM", 8, 8, 3200.0,
+                       settings=LLMSettings(framework=stack, eager=flag))
+        for flag in (False, True)
+    )  # fmt: skip
     assert eager.layout.fits and compiled.layout.fits
     assert 0.7 < eager.tokens_per_s / compiled.tokens_per_s < 0.97
     # The added time is memory-bound: the GEMM seconds per step stay the same.
@@ -69,21 +78,6 @@ def test_eager_is_refused_on_stacks_that_run_their_own_fused_kernels(stack: str)
         LLMSettings(framework=stack, eager=True)
     assert "(fsdp, fsdp2, deepspeed)" in str(raised.value)  # the stacks that take it
     assert LLMSettings(framework="fsdp2", eager=True).eager
-
-
-def test_a_hugging_face_model_under_deepspeed_is_timed_eager_on_the_same_layout() -> None:
-    """deepspeed's fit rests on fused-kernel runs (GPT-NeoX, Megatron-DeepSpeed) with its
-    Hugging Face runs timed eager: --eager there costs memory-bound time, not GEMM time."""
-    work = llm_workload(6.7e9, 1e9, 4096)
-    fused, eager = (
-        predict_layout(work, "bf16", "H100-SXM", 8, 8, 3200.0,
-                       settings=LLMSettings(framework="deepspeed", eager=flag))
-        for flag in (False, True)
-    )  # fmt: skip
-    assert eager.layout.label == fused.layout.label
-    assert 0.7 < eager.tokens_per_s / fused.tokens_per_s < 0.97
-    gemm_s = [p.layout.step_s * p.layout.gemm_share for p in (fused, eager)]
-    assert gemm_s[1] == pytest.approx(gemm_s[0], rel=1e-6)
 
 
 def test_runs_are_read_as_eager_only_where_their_framework_text_says_so() -> None:
