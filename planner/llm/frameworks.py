@@ -63,6 +63,13 @@ it hides.
   runs under the backward only with `overlap_comm`, which DeepSpeed leaves off below stage 3
   (runtime/zero/config.py): LayoutSettings.dp_overlap off is DeepSpeed's default config.
 
+`logit_bytes`: what the loss keeps per logit (planner.llm.memory): 4 for megatron, whose
+vocabulary-parallel cross-entropy keeps the fp32 logits and works in place (Korthikanti et
+al. 2022, sec. 4.3); 10 for the others, whose loss is a cross-entropy on upcast logits (the
+16-bit logits, the fp32 log-softmax kept for the backward pass and its fp32 gradient).
+gpuplan's own GPT runs on one H200 (reference/own_runs) peak within 4% of that count and
+30-45% above the 4-byte one.
+
 `eager_refusal`: why eager PyTorch (planner.settings.LLMSettings.eager) cannot be timed
 against the stack's fit; "" where it can: fsdp and fsdp2 were fitted on torch.compile runs,
 deepspeed on fused-kernel runs with its eager runs timed as eager, while megatron and
@@ -100,6 +107,7 @@ class Framework:
     per_tensor_gather: bool = False  # that gather copies each tensor's slice per rank
     tp_overlap: bool = False  # can pipeline tensor-parallel collectives under the GEMMs
     fitted_kernels: str = ""  # how the fit's runs ran their kernels, where --eager differs
+    logit_bytes: float = 10.0  # bytes a logit keeps for the loss (planner.llm.memory)
 
 
 # The eager_refusal of stacks that run their own fused kernels, not PyTorch's.
@@ -107,7 +115,15 @@ OWN_KERNELS = "its own fused kernels'"
 COMPILED = "compiled with torch.compile"  # the fsdp fit's runs
 FRAMEWORKS: dict[str, Framework] = {
     "megatron": Framework(
-        "megatron", True, True, True, ("zero1", "zero3"), 1.0, OWN_KERNELS, tp_overlap=True
+        "megatron",
+        True,
+        True,
+        True,
+        ("zero1", "zero3"),
+        1.0,
+        OWN_KERNELS,
+        tp_overlap=True,
+        logit_bytes=4.0,  # vocabulary-parallel cross-entropy in place (Korthikanti sec. 4.3)
     ),
     "fsdp": Framework(
         "fsdp",

@@ -100,6 +100,7 @@ from planner.llm.frameworks import DEFAULT_FRAMEWORK, framework, reduces_in_fp32
 from planner.llm.memory import (
     ACTIVATION_FACTOR,
     activation_bytes_per_gpu,
+    layer_activation_sbh,
     state_bytes_per_gpu,
     usable_bytes,
 )
@@ -719,12 +720,13 @@ def memory_terms(
     whole = np.where(share > 0, "none", recompute)
     ep = np.ones_like(np.asarray(tp, float)) if ep is None else np.asarray(ep, float)
     per_op_sbh = stored_bytes_per_token(shape.layer) / shape.d_model
+    layer_sbh = layer_activation_sbh(shape.layer)
 
     def activations(mode: np.ndarray) -> np.ndarray:
         return activation_bytes_per_gpu(
             shape.seq_len, shape.d_model, shape.n_heads, shape.n_layer, shape.vocab_size,
             settings.precision, tp, pp, mb / cp, m, mode, settings.flash_attention, vpp,
-            per_op_sbh,
+            per_op_sbh, layer_sbh, framework(settings.framework).logit_bytes,
         )  # fmt: skip
 
     stored = activations(whole)

@@ -14,26 +14,43 @@ Dettmers et al. 2023 sec. 3) and trains only the adapters, whose states are 16 b
 
 Activations per layer and micro-batch (Korthikanti et al. 2022, "Reducing Activation
 Recomputation in Large Transformer Models", eq. 5 with tensor and sequence parallelism):
-  s b h (34 + 5 a s / h) / t   no recomputation, attention scores stored (5 a s^2 b);
-  s b h 34 / t                 FlashAttention (Dao et al. 2022: scores are recomputed in the
+  s b h (c + 5 a s / h) / t    no recomputation, attention scores stored (5 a s^2 b);
+  s b h c / t                  FlashAttention (Dao et al. 2022: scores are recomputed in the
                                backward pass, never stored) or selective recomputation
                                (Korthikanti et al. 2022, sec. 5, eq. 7);
+                               c counts the 16-bit tensors a layer keeps per token from its
+                               own widths (layer_activation_sbh): the two norms' inputs
+                               (2 h), the QKV input (h), Q, K, V and the attention output
+                               (2 a d + 2 g d), the MLP's input (h) and its inner tensors
+                               (3 f gated: SwiGLU's gate/up output and the down projection's
+                               input, as Megatron's fused SwiGLU keeps them; 2 f for GELU),
+                               x 2 bytes / h. For a 4h GELU MLP and multi-head attention that
+                               is 32, Korthikanti's 34 less its two dropout masks; a
+                               multi-head SwiGLU model keeps more (nanotron's 1.34B: 42);
   2 s b h / t                  full recomputation: only each layer's input (sec. 4.3), plus
                                one layer's activations while it is recomputed;
   s b h c / t                  per-operator recomputation (torchtitan's): the matmul and
                                attention outputs its policy saves, c = 16 for a 4h GELU
                                MLP and multi-head attention (planner.llm.per_op_recompute
                                gives c for the model's own widths).
-16-bit activations; fp32/tf32 doubles them. The output layer adds 4 s b (h + V) / t (sec.
-4.3: the logits and the cross-entropy's fp32 copies). With 1F1B pipelining the first stage
+16-bit activations; fp32/tf32 doubles them. The output layer adds s b (4 h + l V) / t
+(sec. 4.3): l bytes per logit is the stack's (planner.llm.frameworks.Framework.logit_bytes):
+4 for Megatron's vocabulary-parallel cross-entropy, which keeps the fp32 logits and works
+in place (Korthikanti's 4 s b V), 10 where the loss is PyTorch's cross-entropy on upcast
+logits (the 16-bit logits, the fp32 log-softmax kept for the backward pass and its fp32
+gradient: 2 + 4 + 4). With 1F1B pipelining the first stage
 holds min(p, m) micro-batches of its ceil(L/p) layers in flight (Narayanan et al. 2021, sec.
-2.2; Korthikanti et al. 2022, sec. 4.2.3). The 34 assumes a 4h MLP and multi-head attention;
-gated MLPs and grouped-query attention change it by a few percent (not modelled).
+2.2; Korthikanti et al. 2022, sec. 4.2.3).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from planner.llm.ops import LayerShape
 
 # Bytes per parameter: (weights, gradients, optimizer state) by precision (ZeRO sec. 3.1).
 STATE_BYTES: dict[str, tuple[float, float, float]] = {
@@ -46,6 +63,8 @@ STATE_BYTES: dict[str, tuple[float, float, float]] = {
 FROZEN_WEIGHT_BYTES = {"lora": 2.0, "qlora": 4.127 / 8.0}  # Hu et al. 2021; Dettmers 2023
 ADAPTER_STATE_BYTES = 16.0  # adapters train in mixed precision: 2 + 2 + 12 (ZeRO sec. 3.1)
 ACTIVATION_FACTOR = {"fp32": 2.0, "tf32": 2.0, "fp16": 1.0, "bf16": 1.0, "fp8": 1.0}
+LAYER_SBH = 34.0  # bytes per s b h a layer keeps, 4h GELU MLP, MHA, dropout (Korthikanti)
+LOGIT_BYTES = 4.0  # bytes per logit kept for the loss (Korthikanti sec. 4.3)
 PER_OP_SBH = 16.0  # bytes per s b h stored under per-op recomputation, 4h GELU MLP, MHA
 
 
@@ -86,6 +105,14 @@ def state_bytes_per_gpu(
     )
 
 
+def layer_activation_sbh(layer: LayerShape) -> float:
+    """Bytes per token and unit of width a layer keeps without recomputation (module
+    docstring, c): 2 (4 h + 2 a d + 2 g d + k f) / h, k = 3 gated, 2 GELU."""
+    h, q, kv = float(layer.d_model), layer.n_heads * layer.d_head, layer.n_kv_heads * layer.d_head
+    inner = (3.0 if layer.gated else 2.0) * float(layer.ffn_dim)
+    return 2.0 * (4.0 * h + 2.0 * q + 2.0 * kv + inner) / h
+
+
 def activation_bytes_per_layer(
     seq_len: int,
     micro_batch: np.ndarray,
@@ -96,6 +123,7 @@ def activation_bytes_per_layer(
     flash: bool,
     precision: str = "bf16",
     per_op_sbh: float = PER_OP_SBH,
+    layer_sbh: float = LAYER_SBH,
 ) -> np.ndarray:
     """One layer's stored activations for one micro-batch (Korthikanti et al. 2022, eq. 5/7;
     `per_op_sbh`: bytes per s b h kept under per-operator recomputation)."""
@@ -105,8 +133,8 @@ def activation_bytes_per_layer(
     scores = 0.0 if flash else 5.0 * heads * s / h
     per_layer = np.select(
         [recompute == "full", recompute == "selective", recompute == "per-op"],
-        [2.0 * sbh_t, 34.0 * sbh_t, per_op_sbh * sbh_t],
-        sbh_t * (34.0 + scores),
+        [2.0 * sbh_t, layer_sbh * sbh_t, per_op_sbh * sbh_t],
+        sbh_t * (layer_sbh + scores),
     )
     return per_layer * ACTIVATION_FACTOR[precision]
 
@@ -126,8 +154,12 @@ def activation_bytes_per_gpu(
     flash: bool,
     interleave: np.ndarray | None = None,
     per_op_sbh: float = PER_OP_SBH,
+    layer_sbh: float = LAYER_SBH,
+    logit_bytes: float = LOGIT_BYTES,
 ) -> np.ndarray:
-    """Activations held by the busiest (first) pipeline stage, bytes, per layout.
+    """Activations held by the busiest (first) pipeline stage, bytes, per layout, with the
+    output layer's logits added (they sit on the last stage; the Ultra-Scale Playbook's
+    pipelined runs peak as if both were on one: tools/evaluate_llm_memory.py).
 
     `interleave`: v virtual stages per GPU (interleaved 1F1B); the first stage then holds
     1 + (p - 1)/(p v) times as much (Korthikanti et al. 2022, sec. 4.2.3).
@@ -139,18 +171,19 @@ def activation_bytes_per_gpu(
         v = np.asarray(interleave, float)
         in_flight = in_flight * np.where(v > 1, 1.0 + (pp - 1.0) / (pp * v), 1.0)
     kept = activation_bytes_per_layer(
-        seq_len, micro_batch, d_model, heads, tp, recompute, flash, precision, per_op_sbh
-    )
+        seq_len, micro_batch, d_model, heads, tp, recompute, flash, precision, per_op_sbh,
+        layer_sbh,
+    )  # fmt: skip
     stored = np.asarray(recompute) == "full"
     no_recompute = np.full(stored.shape, "none")
     rebuilt = activation_bytes_per_layer(
-        seq_len, micro_batch, d_model, heads, tp, no_recompute, flash, precision
-    )
+        seq_len, micro_batch, d_model, heads, tp, no_recompute, flash, precision,
+        layer_sbh=layer_sbh,
+    )  # fmt: skip
     output = (
-        4.0
-        * seq_len
+        seq_len
         * np.asarray(micro_batch, float)
-        * (d_model + vocab_size)
+        * (4.0 * d_model + logit_bytes * vocab_size)
         / np.asarray(tp, float)
     )
     return layers * in_flight * kept + np.where(stored, rebuilt, 0.0) + output

@@ -72,3 +72,37 @@ def test_pipeline_first_stage_holds_p_micro_batches_of_its_layers() -> None:
     )
     # Full recomputation: every layer's input, plus one layer rebuilt at a time.
     assert full[0] == 80 * 2 * s * h + per_layer + output
+
+
+def test_a_layer_keeps_what_its_own_widths_say() -> None:
+    """Korthikanti's 34 s b h less its two dropout masks for a 4h GELU MLP and multi-head
+    attention; a SwiGLU MLP keeps its gate/up output and the down projection's input; a
+    mixture-of-experts layer (no dense MLP: its experts are counted apart) keeps attention's."""
+    from planner.llm.memory import layer_activation_sbh
+    from planner.llm.ops import LayerShape
+
+    gpt = LayerShape(2048, 16, 16, 8192, False, 50304, 2048)
+    assert layer_activation_sbh(gpt) == pytest.approx(32.0)
+    swiglu_mha = LayerShape(2048, 32, 32, 8192, True, 131072, 4096)  # nanotron's 1.34B
+    assert layer_activation_sbh(swiglu_mha) == pytest.approx(2 * (4 + 2 + 2 + 12))
+    llama3_8b = LayerShape(4096, 32, 8, 14336, True, 128256, 8192)  # GQA: K and V at 1/4
+    assert layer_activation_sbh(llama3_8b) == pytest.approx(2 * (4 + 2 + 0.5 + 3 * 3.5))
+    qwen3_moe = LayerShape(4096, 64, 4, 0, True, 151936, 4096, head_dim=128)
+    assert layer_activation_sbh(qwen3_moe) == pytest.approx(2 * (4 + 4 + 0.25))
+    kept = activation_bytes_per_layer(4096, ONE, 2048, 32, ONE, np.array(["none"]), True,
+                                      layer_sbh=layer_activation_sbh(swiglu_mha))  # fmt: skip
+    assert kept[0] == pytest.approx(40.0 * 4096 * 2048)
+
+
+def test_the_loss_keeps_the_stacks_bytes_per_logit() -> None:
+    """Megatron's vocabulary-parallel cross-entropy keeps 4 bytes a logit (Korthikanti);
+    PyTorch's cross-entropy on upcast logits keeps 10: the difference is 6 s b V / t on the
+    same layout, and the plan's memory carries it."""
+    from planner.llm.frameworks import framework
+
+    assert framework("megatron").logit_bytes == 4.0
+    assert {framework(n).logit_bytes for n in ("fsdp", "fsdp2", "deepspeed", "nanotron")} == {10.0}
+    args = (4096, 2048, 16, 24, 50304, "bf16", [2], ONE, [4], [8], np.array(["none"]), True)
+    torch_loss = activation_bytes_per_gpu(*args, logit_bytes=10.0)
+    megatron_loss = activation_bytes_per_gpu(*args, logit_bytes=4.0)
+    assert torch_loss[0] - megatron_loss[0] == pytest.approx(6.0 * 4096 * 4 * 50304 / 2)

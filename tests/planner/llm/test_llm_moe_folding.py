@@ -205,7 +205,7 @@ def test_the_corpus_reads_a_stated_etp_and_a_stated_all_to_all_overlap():
 
 
 def test_a_published_layout_is_timed_where_the_memory_model_says_it_does_not_fit():
-    run = corpus_run(0, _row(**MOE_ROW, notes="ETP 1"))
+    run = corpus_run(0, _row(**{**MOE_ROW, "mbs": 2}, notes="ETP 1"))  # two sequences in flight
     assert not isinstance(run, str)
     settings = run_settings(run, stack_params("megatron"))
     assert settings.pinned_ran  # the fitting tools' setting

@@ -122,7 +122,9 @@ def test_no_fit_error_carries_figures_and_each_interface_names_its_own_control()
 
 def test_no_fit_error_names_the_stacks_that_hold_it_and_the_batch_that_stops_it() -> None:
     """405B at 131k tokens on 64 x 8 H100: FSDP (no context or pipeline parallelism) holds it
-    at no count; the stacks with pipeline parallelism do at 512. At 512 FSDP would need 64
+    at no count; the stacks with context parallelism do at 512 (without it, one 131k-token
+    sequence's logits and activations outgrow a GPU on deepspeed and nanotron too). At 512
+    FSDP would need 64
     data-parallel ranks and the default 4M-token batch has 32 sequences: the batch stops
     that count, not memory."""
     workload = reshape_llm(get_workload("llm-405b-1t"), 131072)
@@ -131,9 +133,9 @@ def test_no_fit_error_names_the_stacks_that_hold_it_and_the_batch_that_stops_it(
     with pytest.raises(LLMMemoryError) as caught:
         make_plan(request, offers(h100), results_frame([]))
     error = caught.value
-    # Each stack with pipeline parallelism holds it too; fsdp's own kin comes first.
+    # Each stack with context parallelism holds it; fsdp's own kin comes first.
     assert error.framework == "fsdp"
-    assert error.frameworks_that_fit == ("fsdp2", "megatron", "deepspeed", "nanotron")
+    assert error.frameworks_that_fit == ("fsdp2", "megatron")
     assert error.batch_limited
     # The shortfall is at the largest count memory stops (256), not the batch-limited 512.
     assert [(s.gpu_name, s.gpus) for s in error.shortfalls] == [("H100-SXM", 256)]
