@@ -50,6 +50,9 @@ rows and GPUs without a spec row left out) it prints:
     of reference/calibration/llm_training_throughput.csv predicted from stack parameters
     fitted without it, by framework, precision, GPU and size, beside flat 40% MFU and the
     stack's median MFU on the other sources, with 80%-band coverage.
+(l) LLM memory per GPU (tools/evaluate_llm_memory.py): the memory model's figure for each
+    run's own layout against the peak the Ultra-Scale Playbook's sweep and gpuplan's own
+    runs measured, beside Korthikanti et al. 2022's published activation count.
 MAPE = mean |predicted - truth| / truth.
 """
 
@@ -70,6 +73,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 import evaluate_llm_corpus  # noqa: E402
+import evaluate_llm_memory  # noqa: E402
 
 from benchmarks.published import held_out  # noqa: E402
 from planner.llm.throughput import predict_layout  # noqa: E402
@@ -600,6 +604,7 @@ def main() -> None:
     print(methods.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="-"))
     cnn = _cnn_sections()
     corpus = evaluate_llm_corpus.print_llm_corpus()
+    memory = evaluate_llm_memory.errors(evaluate_llm_memory.print_llm_memory())
     if args.json:
         payload = {
             "estimator": {**overall, "per_pair": table.to_dict("records")},
@@ -611,6 +616,7 @@ def main() -> None:
             "methods": methods.to_dict("records"),
             "step_model": {k: v.to_dict("records") for k, v in cnn.items()},
             "llm_corpus": corpus["summary"].to_dict("records"),  # type: ignore[union-attr]
+            "llm_memory": memory.to_dict("records"),
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
 
