@@ -746,7 +746,7 @@ def memory_terms(
         in_flight = np.minimum(pp, np.maximum(np.asarray(m, float), 1.0))
         per_layer = expert_activation_bytes(
             mb * shape.seq_len / cp, shape.d_model, shape.expert_ffn, shape.top_k, tp,
-            2.0 * ACTIVATION_FACTOR[settings.precision], shape.layer.ffn_dim,
+            2.0 * ACTIVATION_FACTOR[settings.precision],
         )  # fmt: skip
         acts = acts + kept * np.ceil(shape.n_layer / pp) * in_flight * per_layer
     return {"states": states, "expert_states": experts, "activations": acts}

@@ -71,10 +71,6 @@ LOAD_IMBALANCE_RANGE = (1.1, 1.2)
 # cuBLAS's batched-GEMM throughput (Gale et al. 2023, sec. 6.2); grouped kernels with
 # uneven per-expert counts lose more to scheduling and their tails.
 GROUPED_GEMM_EFFICIENCY = 0.9
-# The MLP block's stored activations in a dense layer's 34 s b h, in bytes per s b h at 16
-# bits (Korthikanti et al. 2022, sec. 4.1: its input 2, two 4h-wide tensors 8 each, the
-# dropout mask 1): what a MoE layer has instead of its experts'.
-DENSE_MLP_SBH = 19.0
 # Dispatch and combine, forward and backward: all-to-alls per MoE layer and micro-batch.
 ALL_TO_ALLS_PER_LAYER = 4.0
 
@@ -109,20 +105,14 @@ def expert_activation_bytes(
     top_k: int,
     tp: np.ndarray,
     value_bytes: float,
-    shared_ffn: int = 0,
 ) -> np.ndarray:
-    """One MoE layer's stored activations for `tokens` per GPU (bytes) beyond a dense
-    layer's 34 s b h (Korthikanti et al. 2022, eq. 5), whose MLP block (DENSE_MLP_SBH: its
-    input, two 4h-wide tensors and a dropout mask) a MoE layer does not have: each routed
-    copy's dispatched input and combined output (2 k h) and its SwiGLU's three f_e-wide
-    tensors (3 k f_e), x LOAD_IMBALANCE; the shared experts' SwiGLU of total width
-    `shared_ffn` (its input and three tensors); all over t."""
-    h = float(d_model)
-    routed = LOAD_IMBALANCE * top_k * (2.0 * h + 3.0 * expert_ffn)
-    shared = (h + 3.0 * shared_ffn) if shared_ffn else 0.0
-    dense_mlp = DENSE_MLP_SBH / 2.0 * h  # in values: the sbh counts bytes at 16 bits
-    per_token = routed + shared - dense_mlp
-    return np.asarray(tokens, float) * per_token * value_bytes / np.asarray(tp, float)
+    """One MoE layer's routed experts' stored activations for `tokens` per GPU (bytes),
+    beyond what the layer keeps by its own widths (planner.llm.memory.layer_activation_sbh:
+    its norms, attention, the MLP block's input and the shared experts' SwiGLU, no dense
+    MLP): each routed copy's dispatched input and combined output (2 k h) and its SwiGLU's
+    three f_e-wide tensors (3 k f_e), x LOAD_IMBALANCE; all over t."""
+    routed = LOAD_IMBALANCE * top_k * (2.0 * float(d_model) + 3.0 * expert_ffn)
+    return np.asarray(tokens, float) * routed * value_bytes / np.asarray(tp, float)
 
 
 def grouped_gemm_seconds(
