@@ -70,6 +70,14 @@ al. 2022, sec. 4.3); 10 for the others, whose loss is a cross-entropy on upcast 
 gpuplan's own GPT runs on one H200 (reference/own_runs) peak within 4% of that count and
 30-45% above the 4-byte one.
 
+`grad_bytes`: the gradient buffer per parameter in 16-bit training (planner.llm.memory):
+4 for nanotron, whose accumulate_grad_in_fp32 keeps fp32 gradient buffers on every
+data-parallel rank under ZeRO-1 (the Ultra-Scale Playbook sweep's runs hold about 8 bytes a
+parameter unsharded, where 2 + 2 were counted), 2 for the others. Megatron-LM's distributed
+optimizer documents fp32 main gradients too (docs/distrib_optimizer.md: 6 + 12/d bytes), but
+FlagPerf's Megatron LLaMA-1 7B run on A100-40GB peaks below even the 4 + 12/d count, so
+megatron keeps 2 until a Megatron run's measured memory says otherwise.
+
 `eager_refusal`: why eager PyTorch (planner.settings.LLMSettings.eager) cannot be timed
 against the stack's fit; "" where it can: fsdp and fsdp2 were fitted on torch.compile runs,
 deepspeed on fused-kernel runs with its eager runs timed as eager, while megatron and
@@ -108,6 +116,7 @@ class Framework:
     tp_overlap: bool = False  # can pipeline tensor-parallel collectives under the GEMMs
     fitted_kernels: str = ""  # how the fit's runs ran their kernels, where --eager differs
     logit_bytes: float = 10.0  # bytes a logit keeps for the loss (planner.llm.memory)
+    grad_bytes: float = 2.0  # gradient buffer bytes per parameter in 16-bit training
 
 
 # The eager_refusal of stacks that run their own fused kernels, not PyTorch's.
@@ -169,6 +178,7 @@ FRAMEWORKS: dict[str, Framework] = {
         balanced_stages=True,
         gather_after_step=True,
         per_tensor_gather=True,
+        grad_bytes=4.0,  # accumulate_grad_in_fp32's fp32 gradient buffers
     ),
 }
 DEFAULT_FRAMEWORK = "megatron"

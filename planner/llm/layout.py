@@ -734,6 +734,7 @@ def memory_terms(
     dense = shape.params - shape.expert_params
     states = state_bytes_per_gpu(
         dense, shape.adapter_params, shape.mode, settings.precision, tp, pp, dp * cp, zero,
+        framework(settings.framework).grad_bytes,
     )  # fmt: skip
     acts = np.where(share > 0, share * rebuilt + (1.0 - share) * stored, stored)
     experts = np.zeros_like(states)

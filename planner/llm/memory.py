@@ -77,17 +77,20 @@ def state_bytes_per_gpu(
     pp: np.ndarray,
     dp: np.ndarray,
     zero: np.ndarray,
+    grad_bytes: float = 2.0,
 ) -> np.ndarray:
     """Weights, gradients and optimizer state on one GPU (bytes), per layout (vectorized):
     `zero` the ZeRO stage (planner.settings.ZERO_STAGES): 0 keeps everything on every
     data-parallel rank, 1 shards the optimizer state over them, 3 everything (ZeRO sec.
-    3.1)."""
+    3.1); `grad_bytes` the stack's gradient buffer per parameter in 16-bit training (4
+    where it keeps fp32 gradients: planner.llm.frameworks.Framework.grad_bytes)."""
     shard = np.asarray(tp, float) * np.asarray(pp, float)
     dp = np.asarray(dp, float)
     zero = np.asarray(zero, float)
     zero3 = zero == 3
     optim_share = np.where(zero >= 1, 1.0 / dp, 1.0)
     weight, grad, optim = STATE_BYTES[precision]
+    grad = max(grad, grad_bytes)
     if mode in FROZEN_WEIGHT_BYTES:
         frozen = FROZEN_WEIGHT_BYTES[mode] * params / shard
         adapters = adapter_params / shard

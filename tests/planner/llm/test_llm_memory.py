@@ -106,3 +106,17 @@ def test_the_loss_keeps_the_stacks_bytes_per_logit() -> None:
     torch_loss = activation_bytes_per_gpu(*args, logit_bytes=10.0)
     megatron_loss = activation_bytes_per_gpu(*args, logit_bytes=4.0)
     assert torch_loss[0] - megatron_loss[0] == pytest.approx(6.0 * 4096 * 4 * 50304 / 2)
+
+
+def test_a_stack_that_keeps_fp32_gradients_holds_four_bytes_a_parameter_for_them() -> None:
+    """nanotron accumulates its gradients in fp32 buffers: 2 + 4 bytes a parameter stay on
+    every data-parallel rank under ZeRO-1, and all 18 are sharded under ZeRO-3."""
+    from planner.llm.frameworks import FRAMEWORKS
+
+    assert {n for n, f in FRAMEWORKS.items() if f.grad_bytes == 4.0} == {"nanotron"}
+    zero1 = state_bytes_per_gpu(8e9, 0.0, "pretrain", "bf16", ONE, ONE, [8], [1], grad_bytes=4.0)
+    assert zero1[0] == pytest.approx((2 + 4) * 8e9 + 12 * 8e9 / 8)
+    zero3 = state_bytes_per_gpu(8e9, 0.0, "pretrain", "bf16", ONE, ONE, [8], [3], grad_bytes=4.0)
+    assert zero3[0] == pytest.approx(18 * 8e9 / 8)
+    fp32 = state_bytes_per_gpu(1e9, 0.0, "pretrain", "fp32", ONE, ONE, ONE, [1], grad_bytes=4.0)
+    assert fp32[0] == pytest.approx(16e9)  # fp32 training's gradients are fp32 already
