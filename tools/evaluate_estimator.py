@@ -53,6 +53,10 @@ rows and GPUs without a spec row left out) it prints:
 (l) LLM memory per GPU (tools/evaluate_llm_memory.py): the memory model's figure for each
     run's own layout against the peak the Ultra-Scale Playbook's sweep and gpuplan's own
     runs measured, beside Korthikanti et al. 2022's published activation count.
+(m) LLM layout pick (tools/evaluate_llm_layouts.py): on each size and node count of the
+    Ultra-Scale Playbook's sweep, the measured rate of the layout the model times fastest
+    (nanotron fitted without the Playbook) over the best measured, beside "most data
+    parallelism" and the median layout.
 MAPE = mean |predicted - truth| / truth.
 """
 
@@ -73,6 +77,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 import evaluate_llm_corpus  # noqa: E402
+import evaluate_llm_layouts  # noqa: E402
 import evaluate_llm_memory  # noqa: E402
 
 from benchmarks.published import held_out  # noqa: E402
@@ -605,6 +610,7 @@ def main() -> None:
     cnn = _cnn_sections()
     corpus = evaluate_llm_corpus.print_llm_corpus()
     memory = evaluate_llm_memory.errors(evaluate_llm_memory.print_llm_memory())
+    layouts = evaluate_llm_layouts.print_llm_layouts()
     if args.json:
         payload = {
             "estimator": {**overall, "per_pair": table.to_dict("records")},
@@ -617,6 +623,7 @@ def main() -> None:
             "step_model": {k: v.to_dict("records") for k, v in cnn.items()},
             "llm_corpus": corpus["summary"].to_dict("records"),  # type: ignore[union-attr]
             "llm_memory": memory.to_dict("records"),
+            "llm_layouts": evaluate_llm_layouts.summary(layouts),
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
 
