@@ -67,8 +67,8 @@ it hides.
 vocabulary-parallel cross-entropy keeps the fp32 logits and works in place (Korthikanti et
 al. 2022, sec. 4.3); 10 for the others, whose loss is a cross-entropy on upcast logits (the
 16-bit logits, the fp32 log-softmax kept for the backward pass and its fp32 gradient).
-gpuplan's own GPT runs on one H200 (reference/own_runs) peak within 4% of that count and
-30-45% above the 4-byte one.
+gpuplan's own GPT runs on one H200 (reference/own_runs) peak within 4% of that count; with
+Korthikanti's 4 bytes (and 34 s b h a layer) their 124M runs were counted up to 35% under.
 
 `grad_bytes`: the gradient buffer per parameter in 16-bit training (planner.llm.memory):
 4 for nanotron, whose accumulate_grad_in_fp32 keeps fp32 gradient buffers on every

@@ -26,7 +26,7 @@ Recomputation in Large Transformer Models", eq. 5 with tensor and sequence paral
                                input, as Megatron's fused SwiGLU keeps them; 2 f for GELU),
                                x 2 bytes / h. For a 4h GELU MLP and multi-head attention that
                                is 32, Korthikanti's 34 less its two dropout masks; a
-                               multi-head SwiGLU model keeps more (nanotron's 1.34B: 42);
+                               multi-head SwiGLU model keeps more (nanotron's 1.34B: 40);
   2 s b h / t                  full recomputation: only each layer's input (sec. 4.3), plus
                                one layer's activations while it is recomputed;
   s b h c / t                  per-operator recomputation (torchtitan's): the matmul and
