@@ -609,7 +609,7 @@ def main() -> None:
     print(methods.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="-"))
     cnn = _cnn_sections()
     corpus = evaluate_llm_corpus.print_llm_corpus()
-    memory = evaluate_llm_memory.errors(evaluate_llm_memory.print_llm_memory())
+    memory = evaluate_llm_memory.print_llm_memory(evaluate_llm_memory.evaluate_llm_memory())
     layouts = evaluate_llm_layouts.print_llm_layouts()
     if args.json:
         payload = {

@@ -47,7 +47,7 @@ def stack_without_sweep() -> StackParams:
 def timed_sweep(sweep: pd.DataFrame, stack: StackParams) -> pd.DataFrame:
     """The sweep's runs with a measured rate, each with the model's tokens/s per GPU."""
     ran = sweep[sweep["tokens_per_s_per_gpu"].fillna(0) > 0].reset_index(drop=True)
-    rows = evaluate_llm_memory.sweep_rows_of(ran.assign(memory_gb=1.0))
+    rows = evaluate_llm_memory.sweep_rows_of(ran)
     predicted = []
     for index, row in rows.iterrows():
         run = corpus_run(int(index), row)

@@ -36,6 +36,7 @@ from planner.llm.memory import activation_bytes_per_gpu, state_bytes_per_gpu  # 
 from planner.llm.stack_fit import predict_run, run_settings  # noqa: E402
 from planner.llm.stack_profiles import stack_params  # noqa: E402
 from planner.llm.throughput import llm_shape_of  # noqa: E402
+from planner.settings import ZERO_STAGES  # noqa: E402
 
 SWEEP_PATH = ROOT / "reference" / "calibration" / "ultrascale_playbook_sweep.csv"
 SWEEP_SOURCE = "huggingface/nanotron"  # the corpus's name for the Playbook's sweep
@@ -46,12 +47,12 @@ WITHIN = 0.25
 
 def sweep_rows(path: Path = SWEEP_PATH) -> pd.DataFrame:
     """The sweep's runs with a measured memory, as corpus rows (planner.llm.corpus)."""
-    return sweep_rows_of(pd.read_csv(path))
+    sweep = pd.read_csv(path)
+    return sweep_rows_of(sweep[sweep["memory_gb"].fillna(0) > 0])
 
 
 def sweep_rows_of(sweep: pd.DataFrame) -> pd.DataFrame:
-    """sweep_rows of a sweep table already read."""
-    sweep = sweep[sweep["memory_gb"].notna() & (sweep["memory_gb"] > 0)]
+    """Sweep runs as corpus rows, their memory as `measured_gb`."""
     rows = pd.DataFrame({
         "source": SWEEP_SOURCE, "framework": "nanotron", "model": sweep["model"],
         "params": sweep["params"], "gpu_model": "H100", "num_gpus": sweep["num_gpus"],
@@ -78,7 +79,7 @@ def korthikanti_gb(run: CorpusRun, layout: Layout) -> float:
     settings = run_settings(run, stack_params(run.family))
     shape = llm_shape_of(run.workload)
     one = np.ones(1)
-    zero = {"zero0": 0, "zero1": 1, "zero3": 3}.get(layout.zero, 0)
+    zero = ZERO_STAGES.get(layout.zero, 0)
     states = state_bytes_per_gpu(
         shape.params, shape.adapter_params, shape.mode, run.precision, one * layout.tp,
         one * layout.pp, one * layout.dp * layout.cp, one * zero,
@@ -135,9 +136,9 @@ def evaluate_llm_memory() -> pd.DataFrame:
     )
 
 
-def print_llm_memory(table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Print the LLM memory section (tools/evaluate_estimator.py calls it)."""
-    table = evaluate_llm_memory() if table is None else table
+def print_llm_memory(table: pd.DataFrame) -> pd.DataFrame:
+    """Print the LLM memory section of the per-run `table` (tools/evaluate_estimator.py
+    calls it) and return its summary (errors)."""
     print(
         "\n(l) LLM memory per GPU on measured peaks (Ultra-Scale Playbook sweep, gpuplan's own "
         "runs): the memory model beside Korthikanti et al. 2022's published count; MAPE, "
@@ -145,12 +146,13 @@ def print_llm_memory(table: pd.DataFrame | None = None) -> pd.DataFrame:
     )
     summary = errors(table)
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    return table
+    return summary
 
 
 def main() -> None:
     pd.set_option("display.width", 200)
-    table = print_llm_memory()
+    table = evaluate_llm_memory()
+    print_llm_memory(table)
     worst = table.assign(ratio=table["predicted_gb"] / table["measured_gb"])
     if not math.isnan(float(worst["ratio"].min())):
         print("lowest ratio:", worst.loc[worst["ratio"].idxmin()].to_dict())
