@@ -721,12 +721,13 @@ def memory_terms(
     ep = np.ones_like(np.asarray(tp, float)) if ep is None else np.asarray(ep, float)
     per_op_sbh = stored_bytes_per_token(shape.layer) / shape.d_model
     layer_sbh = layer_activation_sbh(shape.layer)
+    stack = framework(settings.framework)
 
     def activations(mode: np.ndarray) -> np.ndarray:
         return activation_bytes_per_gpu(
             shape.seq_len, shape.d_model, shape.n_heads, shape.n_layer, shape.vocab_size,
             settings.precision, tp, pp, mb / cp, m, mode, settings.flash_attention, vpp,
-            per_op_sbh, layer_sbh, framework(settings.framework).logit_bytes,
+            per_op_sbh, layer_sbh, stack.logit_bytes,
         )  # fmt: skip
 
     stored = activations(whole)
@@ -734,7 +735,7 @@ def memory_terms(
     dense = shape.params - shape.expert_params
     states = state_bytes_per_gpu(
         dense, shape.adapter_params, shape.mode, settings.precision, tp, pp, dp * cp, zero,
-        framework(settings.framework).grad_bytes,
+        stack.grad_bytes,
     )  # fmt: skip
     acts = np.where(share > 0, share * rebuilt + (1.0 - share) * stored, stored)
     experts = np.zeros_like(states)
