@@ -163,3 +163,27 @@ def test_an_fp8_runs_band_comes_from_the_other_sources_fp8_errors_of_either_sign
         width = evaluate.fp8_band_of(runs, row.source)
         if abs(row.log_residual) <= width:
             assert row.covered, row.row
+
+
+def test_micro_batch_tokens_come_from_the_layout_label_and_the_sequence() -> None:
+    tool = load("evaluate_llm_corpus")
+    assert tool.micro_batch_tokens("tp1 cp2 pp1 dp4 zero1 mb2", 8192) == 8192.0
+    assert tool.micro_batch_tokens("tp2 pp4 vpp2 dp8 zero1 mb4 full-recompute", 4096) == 16384.0
+    assert np.isnan(tool.micro_batch_tokens("no layout fits", 4096))
+
+
+def test_the_micro_batch_trend_is_the_slope_within_each_source() -> None:
+    """Two sources at different levels with the same slope of -0.1 per doubling, and a
+    source whose runs share one micro-batch size (left out): the pooled within-source slope
+    is the shared one, whatever the levels."""
+    tool = load("evaluate_llm_corpus")
+    rows = []
+    for source, level in (("a", 0.3), ("b", -0.2)):
+        for tokens in (4096, 8192, 16384, 32768):
+            rows.append({"source": source, "micro_batch_tokens": float(tokens),
+                         "log_residual": level - 0.1 * np.log2(tokens)})  # fmt: skip
+    rows += [{"source": "c", "micro_batch_tokens": 4096.0, "log_residual": r} for r in (0.5, -0.5)]
+    trend = tool.micro_batch_trend(pd.DataFrame(rows))
+    assert trend["slope_per_doubling"] == pytest.approx(-0.1)
+    assert trend["correlation"] == pytest.approx(-1.0)
+    assert trend["runs"] == 8 and trend["sources"] == 2

@@ -49,14 +49,16 @@ rows and GPUs without a spec row left out) it prints:
 (k) LLM training throughput on published runs (tools/evaluate_llm_corpus.py): every source
     of reference/calibration/llm_training_throughput.csv predicted from stack parameters
     fitted without it, by framework, precision, GPU and size, beside flat 40% MFU and the
-    stack's median MFU on the other sources, with 80%-band coverage.
+    stack's median MFU on the other sources, with 80%-band coverage, and how its error
+    moves with the tokens a GPU runs per micro-batch within each source.
 (l) LLM memory per GPU (tools/evaluate_llm_memory.py): the memory model's figure for each
     run's own layout against the peak the Ultra-Scale Playbook's sweep and gpuplan's own
     runs measured, beside Korthikanti et al. 2022's published activation count.
 (m) LLM layout pick (tools/evaluate_llm_layouts.py): on each size and node count of the
     Ultra-Scale Playbook's sweep, the measured rate of the layout the model times fastest
     (nanotron fitted without the Playbook) over the best measured, beside "most data
-    parallelism" and the median layout.
+    parallelism" and the median layout; and the sweep's time per one-sequence micro-batch
+    at tp 2 and up, measured beside modelled.
 MAPE = mean |predicted - truth| / truth.
 """
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -124,6 +125,7 @@ def per_run_table(held: list[HeldOut], runs: list[CorpusRun]) -> pd.DataFrame:
                 "log_residual": math.log(h.predicted / r.tokens_per_gpu)
                 if h.predicted > 0 else math.nan,
                 "layout": h.layout, "assumed": r.assumed,
+                "micro_batch_tokens": micro_batch_tokens(h.layout, r.workload.seq_len),
             }
         )  # fmt: skip
     table = pd.DataFrame(rows)
@@ -235,6 +237,34 @@ def within_source_error(table: pd.DataFrame) -> dict[str, float]:
     return out
 
 
+def micro_batch_tokens(layout: str, seq_len: int) -> float:
+    """Tokens one GPU runs per micro-batch in a layout label ("... cp2 ... mb4"): mb x seq
+    / cp (NaN where the label has no micro-batch: no layout fits)."""
+    mb, cp = re.search(r"\bmb(\d+)", layout), re.search(r"\bcp(\d+)", layout)
+    if mb is None:
+        return math.nan
+    return int(mb.group(1)) * seq_len / (int(cp.group(1)) if cp else 1)
+
+
+def micro_batch_trend(table: pd.DataFrame) -> dict[str, float]:
+    """How the model's held-out log error moves with the tokens per micro-batch within each
+    source (each source's means removed, sources whose runs all share one micro-batch size
+    left out): the least-squares slope per doubling, its correlation, runs and sources. A
+    step model that times per-micro-batch costs right has no trend (slope ~0)."""
+    timed = table[np.isfinite(table["log_residual"]) & np.isfinite(table["micro_batch_tokens"])]
+    doublings = np.log2(timed["micro_batch_tokens"].astype(float))
+    varied = doublings.groupby(timed["source"]).transform("nunique") > 1
+    x = (doublings - doublings.groupby(timed["source"]).transform("mean"))[varied]
+    y = (timed["log_residual"] - timed.groupby("source")["log_residual"].transform("mean"))[varied]
+    slope = float((x * y).sum() / (x * x).sum()) if (x * x).sum() > 0 else math.nan
+    return {
+        "slope_per_doubling": slope,
+        "correlation": float(np.corrcoef(x, y)[0, 1]) if len(x) > 2 else math.nan,
+        "runs": float(len(x)),
+        "sources": float(timed.loc[varied, "source"].nunique()),
+    }
+
+
 def in_sample_error(runs: list[CorpusRun], fit: Fit) -> dict[str, float]:
     """MAPE of `fit`, fitted on every run, predicting those same runs, overall and by stack:
     what the model's parameters cannot fit away. Held out, the error is rarely below it, so
@@ -297,6 +327,14 @@ def print_llm_corpus(result: dict[str, object] | None = None) -> dict[str, objec
         "within-source error (each source's mean log error removed; the rest of the "
         f"held-out error is between sources): model {within['model']:.1%}, "
         f"flat 40% {within['flat40']:.1%}"
+    )
+    trend = micro_batch_trend(table)
+    print(
+        "error against the tokens a GPU runs per micro-batch, within each source: the "
+        f"model's log error moves {trend['slope_per_doubling']:+.3f} per doubling "
+        f"(correlation {trend['correlation']:+.2f}, {int(trend['runs'])} runs of "
+        f"{int(trend['sources'])} sources): below zero, runs of small micro-batches are "
+        "timed too fast and of large ones too slow (docs/model.md, known gaps)"
     )
     in_sample = result["in_sample"]
     assert isinstance(in_sample, dict)

@@ -12,6 +12,10 @@ measured in that cell is what following the model would have got; beside it, the
 rule "most data-parallel ranks, then the largest micro-batch" (what fits without model
 parallelism first), and the cell's median layout. The sweep's runs are its own best guess
 of what to try, so the cell's best is an upper bound, not the best layout that exists.
+
+The same timings also give, for the unpipelined runs of one sequence a micro-batch at tp 2
+and up, the milliseconds a micro-batch takes, measured and modelled (micro_batch_floor):
+how far the model is from the per-layer floor the sweep shows within a node.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from planner.llm.stack_profiles import StackParams  # noqa: E402
 
 SWEEP_SOURCE = evaluate_llm_memory.SWEEP_SOURCE
 GOOD = 0.9  # a pick within 10% of the cell's best counts as good
+GPUS_PER_NODE = 8  # the sweep's nodes of 8 H100
 
 
 def stack_without_sweep() -> StackParams:
@@ -59,6 +64,19 @@ def timed_sweep(sweep: pd.DataFrame, stack: StackParams) -> pd.DataFrame:
     return ran.assign(predicted=predicted)
 
 
+def sweep_shapes(sweep: pd.DataFrame) -> tuple[int, dict[str, int]]:
+    """The sweep's sequence length and each size's layer count, as the corpus reader builds
+    its workloads (planner.llm.corpus)."""
+    ran = sweep[sweep["tokens_per_s_per_gpu"].fillna(0) > 0]
+    rows = evaluate_llm_memory.sweep_rows_of(ran.drop_duplicates("params"))
+    seq_len, layers = 0, {}
+    for index, row in rows.iterrows():
+        run = corpus_run(int(index), row)
+        if not isinstance(run, str):
+            seq_len, layers[str(row["params"])] = run.workload.seq_len, run.workload.n_layer
+    return seq_len, layers
+
+
 def picks(timed: pd.DataFrame) -> pd.DataFrame:
     """Per size and node count: the pick's, the naive rule's and the median layout's
     measured tokens/s over the cell's best, and the pick's layout."""
@@ -78,6 +96,35 @@ def picks(timed: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def micro_batch_floor(timed: pd.DataFrame, seq_len: int, layers: dict[str, int]) -> pd.DataFrame:
+    """Per size and tensor-parallel degree (2 and up), the sweep's unpipelined one-sequence
+    micro-batches: the median measured and modelled milliseconds a micro-batch takes (the
+    step, gbs x seq_len / GPUs tokens per GPU over the rate, over its grad_acc micro-batches)
+    and the measured one per layer (`layers`: the size's layer count). A time that stays
+    put as tp grows is a per-layer floor the GPU's work does not set."""
+    one = timed[(timed["pp"] == 1) & (timed["mbs"] == 1) & (timed["tp"] >= 2)]
+    tokens = one["gbs"] * seq_len / one["num_gpus"]
+    per_micro_batch = pd.DataFrame({
+        "model": one["params"], "tp": one["tp"],
+        "measured_ms": 1e3 * tokens / one["tokens_per_s_per_gpu"] / one["grad_acc"],
+        "model_ms": 1e3 * tokens / one["predicted"] / one["grad_acc"],
+    })  # fmt: skip
+    table = per_micro_batch.groupby(["model", "tp"], sort=False).median().reset_index()
+    table["measured_ms_per_layer"] = table["measured_ms"] / table["model"].map(layers)
+    table["model_ms_per_layer"] = table["model_ms"] / table["model"].map(layers)
+    return table
+
+
+def floor_per_layer(floor: pd.DataFrame) -> pd.DataFrame:
+    """Per size, the least measured milliseconds per layer over tp 2 to GPUS_PER_NODE (one
+    node), and the model's at that tp (micro_batch_floor's table)."""
+    inside = floor[floor["tp"] <= GPUS_PER_NODE]
+    lowest = inside.loc[inside.groupby("model", sort=False)["measured_ms_per_layer"].idxmin()]
+    return lowest.set_index("model")[["measured_ms_per_layer", "model_ms_per_layer"]].rename(
+        columns={"measured_ms_per_layer": "measured", "model_ms_per_layer": "model"}
+    )
+
+
 def summary(table: pd.DataFrame) -> dict[str, float]:
     """Mean share of the best over the cells, and the share of cells within GOOD of it."""
     return {
@@ -93,7 +140,9 @@ def summary(table: pd.DataFrame) -> dict[str, float]:
 def print_llm_layouts() -> pd.DataFrame:
     """Print the LLM layout section (tools/evaluate_estimator.py calls it)."""
     sweep = pd.read_csv(evaluate_llm_memory.SWEEP_PATH)
-    table = picks(timed_sweep(sweep, stack_without_sweep()))
+    timed = timed_sweep(sweep, stack_without_sweep())
+    table = picks(timed)
+    floor = micro_batch_floor(timed, *sweep_shapes(sweep))
     print(
         "\n(m) LLM layout pick on the Ultra-Scale Playbook sweep: the layout the model times "
         "fastest (nanotron fitted without the Playbook) beside 'most data parallelism', as "
@@ -101,6 +150,17 @@ def print_llm_layouts() -> pd.DataFrame:
     )
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print("summary:", {k: round(v, 3) for k, v in summary(table).items()})
+    lowest = floor_per_layer(floor)
+    print(
+        "per-micro-batch time of the sweep's unpipelined runs at micro-batch 1 and tp >= 2, "
+        "measured and modelled (medians over its node counts). Within a node (tp 2-8) the "
+        "measured time per layer falls no lower than "
+        + ", ".join(f"{m} {v['measured']:.1f} ms" for m, v in lowest.iterrows())
+        + " however far tp splits the work; the model times those micro-batches at "
+        + ", ".join(f"{v['model']:.1f}" for _, v in lowest.iterrows())
+        + " ms a layer: a per-layer floor it lacks (docs/model.md, known gaps)"
+    )
+    print(floor.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     return table
 
 
