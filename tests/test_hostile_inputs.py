@@ -403,7 +403,8 @@ def test_escaped_text_never_renders_a_link_image_or_tag(text: str) -> None:
 @FUZZ
 @given(
     parts=st.lists(
-        st.text(alphabet=st.sampled_from(list(":/.@-_ wWhtps3xy")), max_size=30), max_size=4
+        st.text(alphabet=st.sampled_from(list(":/.@-_ wWhtps3xy")), min_size=1, max_size=30),
+        max_size=4,
     ),
     joints=st.sampled_from(["", " ", ". ", ": ", ", ", " · ", "w"]),
     end=st.sampled_from(["", ".", ":", "@", "://"]),
@@ -414,7 +415,8 @@ def test_escaped_values_never_autolink_next_to_each_other_or_to_text(
     """Values put into one message side by side, between the message's own words, or
     before its closing punctuation. (A message never puts a host name right after a value's
     '.', ':' or '@': no joiner is added at a value's end but after a final 'w', so that a
-    name copied from the page is the name itself.)"""
+    name copied from the page is the name itself. Values are not empty: empty ones joined by
+    the word "w" leave the message's own text alone, "www.", which no escaping can change.)"""
     markdown = joints.join(md_text(p) for p in parts) + end
     assert gfm_autolinks(markdown) == [], markdown
 
