@@ -100,8 +100,8 @@ def micro_batch_floor(timed: pd.DataFrame, seq_len: int, layers: dict[str, int])
     """Per size and tensor-parallel degree (2 and up), the sweep's unpipelined one-sequence
     micro-batches: the median measured and modelled milliseconds a micro-batch takes (the
     step, gbs x seq_len / GPUs tokens per GPU over the rate, over its grad_acc micro-batches)
-    and the measured one per layer (`layers`: the size's layer count). A time that stays
-    put as tp grows is a per-layer floor the GPU's work does not set."""
+    and both per layer (`layers`: the size's layer count). A time that stays put as tp
+    grows is a per-layer floor the GPU's work does not set."""
     one = timed[(timed["pp"] == 1) & (timed["mbs"] == 1) & (timed["tp"] >= 2)]
     tokens = one["gbs"] * seq_len / one["num_gpus"]
     per_micro_batch = pd.DataFrame({
