@@ -43,7 +43,7 @@ def test_the_sweeps_layouts_are_timed_with_a_nanotron_fit_that_never_saw_the_pla
 def _one(params: str, tp: int, grad_acc: int, measured: float, predicted: float) -> dict:
     return {"params": params, "tp": tp, "pp": 1, "mbs": 1, "gbs": 256, "num_gpus": 64,
             "grad_acc": grad_acc, "tokens_per_s_per_gpu": measured,
-            "predicted": predicted}  # fmt: skip
+            "predicted": predicted, "seq_len": 4096, "layers": 10}  # fmt: skip
 
 
 def test_the_micro_batch_floor_is_the_step_over_its_micro_batches_per_layer() -> None:
@@ -57,7 +57,7 @@ def test_the_micro_batch_floor_is_the_step_over_its_micro_batches_per_layer() ->
         {**_one("1B", 2, 8, 9.0, 9.0), "pp": 2},  # pipelined and larger micro-batches
         {**_one("1B", 2, 8, 9.0, 9.0), "mbs": 2},  # are not one-micro-batch runs
     ])  # fmt: skip
-    floor = tool.micro_batch_floor(timed, 4096, {"1B": 10})
+    floor = tool.micro_batch_floor(timed)
     assert list(floor["tp"]) == [4, 8, 16]
     assert floor["measured_ms"].iloc[0] == pytest.approx(1000.0)
     assert floor["model_ms"].iloc[1] == pytest.approx(250.0)

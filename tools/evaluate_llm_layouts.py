@@ -50,31 +50,22 @@ def stack_without_sweep() -> StackParams:
 
 
 def timed_sweep(sweep: pd.DataFrame, stack: StackParams) -> pd.DataFrame:
-    """The sweep's runs with a measured rate, each with the model's tokens/s per GPU."""
+    """The sweep's runs with a measured rate, each with the model's tokens/s per GPU and
+    the sequence length and layer count of the workload it was timed as."""
     ran = sweep[sweep["tokens_per_s_per_gpu"].fillna(0) > 0].reset_index(drop=True)
     rows = evaluate_llm_memory.sweep_rows_of(ran)
-    predicted = []
+    predicted, seq_len, layers = [], [], []
     for index, row in rows.iterrows():
         run = corpus_run(int(index), row)
-        rate = float("nan")
+        rate, seq, depth = float("nan"), float("nan"), float("nan")
         if not isinstance(run, str):
             found = predict_run(run, stack)
             rate = found.tokens_per_s / run.num_gpus if found.layout.fits else rate
+            seq, depth = float(run.workload.seq_len or "nan"), float(run.workload.n_layer)
         predicted.append(rate)
-    return ran.assign(predicted=predicted)
-
-
-def sweep_shapes(sweep: pd.DataFrame) -> tuple[int, dict[str, int]]:
-    """The sweep's sequence length and each size's layer count, as the corpus reader builds
-    its workloads (planner.llm.corpus)."""
-    ran = sweep[sweep["tokens_per_s_per_gpu"].fillna(0) > 0]
-    rows = evaluate_llm_memory.sweep_rows_of(ran.drop_duplicates("params"))
-    seq_len, layers = 0, {}
-    for index, row in rows.iterrows():
-        run = corpus_run(int(index), row)
-        if not isinstance(run, str):
-            seq_len, layers[str(row["params"])] = run.workload.seq_len, run.workload.n_layer
-    return seq_len, layers
+        seq_len.append(seq)
+        layers.append(depth)
+    return ran.assign(predicted=predicted, seq_len=seq_len, layers=layers)
 
 
 def picks(timed: pd.DataFrame) -> pd.DataFrame:
@@ -96,23 +87,20 @@ def picks(timed: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def micro_batch_floor(timed: pd.DataFrame, seq_len: int, layers: dict[str, int]) -> pd.DataFrame:
+def micro_batch_floor(timed: pd.DataFrame) -> pd.DataFrame:
     """Per size and tensor-parallel degree (2 and up), the sweep's unpipelined one-sequence
-    micro-batches: the median measured and modelled milliseconds a micro-batch takes (the
-    step, gbs x seq_len / GPUs tokens per GPU over the rate, over its grad_acc micro-batches)
-    and both per layer (`layers`: the size's layer count). A time that stays put as tp
-    grows is a per-layer floor the GPU's work does not set."""
+    micro-batches (timed_sweep's table): the median measured and modelled milliseconds a
+    micro-batch takes (the step, gbs x seq_len / GPUs tokens per GPU over the rate, over
+    its grad_acc micro-batches), and both per layer. A time that stays put as tp grows is a
+    per-layer floor the GPU's work does not set."""
     one = timed[(timed["pp"] == 1) & (timed["mbs"] == 1) & (timed["tp"] >= 2)]
-    tokens = one["gbs"] * seq_len / one["num_gpus"]
-    per_micro_batch = pd.DataFrame({
-        "model": one["params"], "tp": one["tp"],
-        "measured_ms": 1e3 * tokens / one["tokens_per_s_per_gpu"] / one["grad_acc"],
-        "model_ms": 1e3 * tokens / one["predicted"] / one["grad_acc"],
-    })  # fmt: skip
-    table = per_micro_batch.groupby(["model", "tp"], sort=False).median().reset_index()
-    table["measured_ms_per_layer"] = table["measured_ms"] / table["model"].map(layers)
-    table["model_ms_per_layer"] = table["model_ms"] / table["model"].map(layers)
-    return table
+    tokens = one["gbs"] * one["seq_len"] / one["num_gpus"]
+    per_micro_batch = pd.DataFrame({"model": one["params"], "tp": one["tp"]})
+    for name, rate in (("measured", one["tokens_per_s_per_gpu"]), ("model", one["predicted"])):
+        per_micro_batch[f"{name}_ms"] = 1e3 * tokens / rate / one["grad_acc"]
+    for name in ("measured", "model"):
+        per_micro_batch[f"{name}_ms_per_layer"] = per_micro_batch[f"{name}_ms"] / one["layers"]
+    return per_micro_batch.groupby(["model", "tp"], sort=False).median().reset_index()
 
 
 def floor_per_layer(floor: pd.DataFrame) -> pd.DataFrame:
@@ -142,7 +130,7 @@ def print_llm_layouts() -> pd.DataFrame:
     sweep = pd.read_csv(evaluate_llm_memory.SWEEP_PATH)
     timed = timed_sweep(sweep, stack_without_sweep())
     table = picks(timed)
-    floor = micro_batch_floor(timed, *sweep_shapes(sweep))
+    floor = micro_batch_floor(timed)
     print(
         "\n(m) LLM layout pick on the Ultra-Scale Playbook sweep: the layout the model times "
         "fastest (nanotron fitted without the Playbook) beside 'most data parallelism', as "
