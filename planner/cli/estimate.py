@@ -150,8 +150,8 @@ def estimate_llm(
         typer.Option(
             "--queries",
             help="CSV: params, seq_len, num_gpus, gpu_model, precision [, n_layer, d_model, "
-            "ffn, heads, kv_heads, vocab, global_batch_tokens, gpus_per_node, network_gbps, "
-            "mode, framework, eager, fp8_recipe; MoE: "
+            "ffn, heads, kv_heads, vocab, mlp, embeddings, global_batch_tokens, "
+            "gpus_per_node, network_gbps, mode, framework, eager, fp8_recipe; MoE: "
             "active_params, experts, top_k, shared_experts, expert_ffn, moe_overlap; dp_overlap, "
             "tp_overlap, fp32_reduce; your own "
             "layout: tp, "

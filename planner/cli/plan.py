@@ -8,6 +8,7 @@ when the command runs: `gpuplan --help` loads no pandas.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Annotated
 
@@ -114,6 +115,8 @@ class PlanFlags:
     heads: int | None
     kv_heads: int | None
     vocab: int | None
+    mlp: str | None
+    embeddings: str | None
     layout: str | None
     view: str
     wide: bool
@@ -284,13 +287,30 @@ def plan(
     ] = None,
     ffn: Annotated[
         int | None,
-        typer.Option(help="LLM MLP hidden width; != 4 x d-model is a gated (SwiGLU) MLP"),
+        typer.Option(
+            help="LLM MLP hidden width; != 4 x d-model is taken as a gated (SwiGLU) MLP "
+            "unless --mlp says"
+        ),
     ] = None,
     heads: Annotated[int | None, typer.Option(help="LLM attention heads")] = None,
     kv_heads: Annotated[
         int | None, typer.Option(help="LLM key/value heads (< heads: grouped-query attention)")
     ] = None,
     vocab: Annotated[int | None, typer.Option(help="LLM vocabulary size")] = None,
+    mlp: Annotated[
+        str | None,
+        typer.Option(
+            help="LLM MLP: gelu (2 matrices, GPT) | swiglu (3 gated matrices, LLaMA); default: "
+            "swiglu where --ffn is not 4 x d-model"
+        ),
+    ] = None,
+    embeddings: Annotated[
+        str | None,
+        typer.Option(
+            help="LLM: tied (the output layer shares the input embedding: GPT-2, Llama 3.2 "
+            "1B) | untied; default: tied with a gelu MLP, untied with swiglu"
+        ),
+    ] = None,
     layout: Annotated[
         str | None,
         typer.Option(
@@ -525,20 +545,36 @@ def _onprem_configs(paths: list[str]) -> list[LoadedConfig]:
 
 def _workload(flags: PlanFlags) -> Workload:
     """The catalog's workload, reshaped where --seq-len or a shape flag (--n-layer,
-    --d-model, --ffn, --heads, --kv-heads, --vocab) is given: the shape given is the model."""
+    --d-model, --ffn, --heads, --kv-heads, --vocab, --mlp, --embeddings) is given: the
+    shape given is the model."""
     from planner.workloads.catalog import ShapeSizeError, get_workload, reshape_llm
+    from planner.workloads.llm_presets import embeddings_kind_tied, mlp_kind_gated
 
     chosen = get_workload(flags.workload)
+    gated = _kind("--mlp", flags.mlp, mlp_kind_gated)
+    tied = _kind("--embeddings", flags.embeddings, embeddings_kind_tied)
     shape = (flags.n_layer, flags.d_model, flags.ffn, flags.heads, flags.kv_heads, flags.vocab)
-    if flags.seq_len is not None or any(value is not None for value in shape):
+    kinds = (gated, tied)
+    if flags.seq_len is not None or any(value is not None for value in (*shape, *kinds)):
         try:
-            chosen = reshape_llm(chosen, flags.seq_len, *shape)
+            chosen = reshape_llm(chosen, flags.seq_len, *shape, *kinds)
         except ShapeSizeError as exc:
             raise ValueError(
                 f"{exc}: name the size the shape has (llm-{exc.size}-...) or give the rest "
-                "of the shape (--ffn, --heads, --kv-heads, --vocab)"
+                "of the shape (--ffn, --heads, --kv-heads, --vocab, --mlp, --embeddings)"
             ) from None
     return chosen
+
+
+def _kind(flag: str, word: str | None, named: Callable[[str], bool]) -> bool | None:
+    """--mlp or --embeddings as `named` reads it (None when not given; ValueError naming
+    the flag and the valid words)."""
+    if word is None:
+        return None
+    try:
+        return named(word)
+    except ValueError as exc:
+        raise ValueError(f"{flag}: {exc}") from None
 
 
 def _request(flags: PlanFlags, inputs: PlanInputs) -> PlanRequest:

@@ -90,6 +90,7 @@ def trained_params(workload: Workload) -> float:
             heads,
             int(workload.n_kv_heads or heads),
             workload.lora_rank,
+            workload.mlp_gated,
         )
     if workload.params:
         return float(workload.params)

@@ -1,8 +1,9 @@
 """`gpuplan estimate-llm`: read LLM queries, predict the best layout's tokens/s, write rows.
 
 Queries (Q, CSV): params, seq_len, num_gpus, gpu_model, precision; optional n_layer,
-d_model, ffn, heads, kv_heads, vocab (a dense model's shape: given, the shape is the model,
-as plan --ffn --heads --kv-heads --vocab: planner.workloads.catalog.reshape_llm),
+d_model, ffn, heads, kv_heads, vocab, mlp (gelu | swiglu), embeddings (tied | untied) (a
+dense model's shape: given, the shape is the model, as plan --ffn --heads --kv-heads --vocab
+--mlp --embeddings: planner.workloads.catalog.reshape_llm),
 global_batch_tokens, gpus_per_node, network_gbps, mode (pretrain | finetune |
 lora | qlora; blank: pretrain), framework, eager (true | false; blank: the run's setting),
 fp8_recipe (planner.llm.fp8_recipes; blank: the stack's default; fp8 rows only).
@@ -30,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +68,7 @@ from planner.workloads.catalog import (
     moe_workload,
     reshape_llm,
 )
+from planner.workloads.llm_presets import embeddings_kind_tied, mlp_kind_gated
 from pricing.gpus import UnknownGPUError, canonical_gpu, closest_match, did_you_mean
 
 REQUIRED = ("params", "seq_len", "num_gpus", "gpu_model", "precision")
@@ -75,8 +78,11 @@ LAYOUT_COLUMNS = (
 )  # fmt: skip
 # A dense model's shape beyond n_layer and d_model (ranges: FIELD_RANGES, as plan's flags).
 SHAPE_COLUMNS = ("ffn", "heads", "kv_heads", "vocab")
+# ... and what its MLP and output layer are (planner.workloads.llm_presets MLP_KINDS and
+# EMBEDDING_KINDS), where the width rules would guess wrong.
+KIND_COLUMNS = ("mlp", "embeddings")
 OPTIONAL = (
-    "n_layer", "d_model", *SHAPE_COLUMNS, "global_batch_tokens", "gpus_per_node",
+    "n_layer", "d_model", *SHAPE_COLUMNS, *KIND_COLUMNS, "global_batch_tokens", "gpus_per_node",
     "network_gbps", "mode", "framework", "eager", "fp8_recipe", *MOE_COLUMNS, "moe_overlap",
     "dp_overlap", "tp_overlap", "fp32_reduce", *LAYOUT_COLUMNS,
 )  # fmt: skip
@@ -138,6 +144,14 @@ class LLMQuery:
     expert_ffn: int | None = None
     layout: UserLayout | None = None  # the row's own layout (None: the search's best)
     shape: tuple[tuple[str, int], ...] = ()  # SHAPE_COLUMNS given (a dense model's shape)
+    gated_mlp: bool | None = None  # the mlp column (None: the width's rule)
+    tied_embeddings: bool | None = None  # the embeddings column (None: the MLP's rule)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The KIND_COLUMNS the row gives."""
+        given = (self.gated_mlp, self.tied_embeddings)
+        return tuple(c for c, v in zip(KIND_COLUMNS, given, strict=True) if v is not None)
 
     def workload(self) -> Workload:
         """The row's LLM workload (1B tokens: estimate-llm predicts a rate, not a run);
@@ -147,13 +161,13 @@ class LLMQuery:
                 self.params, 1e9, seq_len=self.seq_len, n_layer=self.n_layer,
                 d_model=self.d_model, mode=self.mode,
             )  # fmt: skip
-            if not self.shape:
+            if not self.shape and not self.kinds:
                 return base
             given = dict(self.shape)
             return reshape_llm(
                 base, n_layer=self.n_layer, d_model=self.d_model, ffn_dim=given.get("ffn"),
                 n_heads=given.get("heads"), n_kv_heads=given.get("kv_heads"),
-                vocab_size=given.get("vocab"),
+                vocab_size=given.get("vocab"), gated=self.gated_mlp, tied=self.tied_embeddings,
             )  # fmt: skip
         return moe_workload(
             self.params, self.active_params, 1e9, self.seq_len, mode=self.mode,
@@ -312,11 +326,15 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
             "(give active_params) and this row is a dense model: leave moe_overlap blank"
         )
     shape = tuple((c, int(v)) for c in SHAPE_COLUMNS if (v := optional(c)) is not None)
-    if moe["active_params"] is not None and (n_layer or d_model or shape):
-        given = "n_layer" if n_layer else "d_model" if d_model else shape[0][0]
+    gated = _kind(path, i, value, "mlp", mlp_kind_gated)
+    tied = _kind(path, i, value, "embeddings", embeddings_kind_tied)
+    kinds = [c for c, v in zip(KIND_COLUMNS, (gated, tied), strict=True) if v is not None]
+    if moe["active_params"] is not None and (n_layer or d_model or shape or kinds):
+        given = "n_layer" if n_layer else "d_model" if d_model else [*dict(shape), *kinds][0]
         raise LLMQueryError(
             f"{_where(path, i, given)}: a mixture-of-experts row takes its shape from its "
-            f"preset or counts; leave n_layer, d_model and {', '.join(SHAPE_COLUMNS)} blank"
+            f"preset or counts; leave n_layer, d_model and "
+            f"{', '.join([*SHAPE_COLUMNS, *KIND_COLUMNS])} blank"
         )
     query = LLMQuery(
         params=total,
@@ -343,18 +361,20 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
         shared_experts=_whole(moe["shared_experts"]),
         expert_ffn=_whole(moe["expert_ffn"]),
         shape=shape,
+        gated_mlp=gated,
+        tied_embeddings=tied,
     )
     try:
         workload = query.workload()
     except ShapeSizeError as exc:
         raise LLMQueryError(
-            f"{_where(path, i, ', '.join(['params', *dict(shape)]))}: {exc.described} but "
-            f"params is {exc.apart}: set params to {exc.size} or give the rest of the shape "
-            f"({', '.join(SHAPE_COLUMNS)})"
+            f"{_where(path, i, ', '.join(['params', *dict(shape), *kinds]))}: {exc.described} "
+            f"but params is {exc.apart}: set params to {exc.size} or give the rest of the "
+            f"shape ({', '.join([*SHAPE_COLUMNS, *KIND_COLUMNS])})"
         ) from None
     except ValueError as exc:
         field = "active_params" if query.active_params is not None else "params"
-        field = ", ".join([field, *dict(shape)]) if shape else field
+        field = ", ".join([field, *dict(shape), *kinds]) if shape or kinds else field
         raise LLMQueryError(f"{_where(path, i, field)}: {exc}") from None
     batch = query.global_batch_tokens or run.global_batch_tokens
     seq = int(workload.seq_len or 0)
@@ -371,6 +391,20 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
         raise LLMQueryError(f"{_where(path, i, field)}: {exc}") from None
     stack = query.framework or run.framework
     return dataclasses.replace(query, layout=_layout(path, i, value, workload, query, stack))
+
+
+def _kind(
+    path: Path, i: int, value: dict[str, str], column: str, named: Callable[[str], bool]
+) -> bool | None:
+    """A KIND_COLUMNS cell as `named` reads it (mlp: gated; embeddings: tied); None when
+    blank (the shape's rule)."""
+    text = value.get(column, "").strip()
+    if not text:
+        return None
+    try:
+        return named(text)
+    except ValueError as exc:
+        raise LLMQueryError(f"{_where(path, i, column)}: {exc}") from None
 
 
 def _switch(path: Path, i: int, value: dict[str, str], column: str) -> bool | None:

@@ -135,7 +135,7 @@ def llm_shape_of(workload: Workload) -> LLMShape:
     kv = int(workload.n_kv_heads or heads)
     ffn = int(workload.ffn_dim or 0) if workload.is_moe else int(workload.ffn_dim or 4 * width)
     adapters = (
-        lora_adapter_params(layers, width, ffn, heads, kv, workload.lora_rank)
+        lora_adapter_params(layers, width, ffn, heads, kv, workload.lora_rank, workload.mlp_gated)
         if workload.llm_mode in ("lora", "qlora")
         else 0.0
     )

@@ -177,17 +177,24 @@ DEFAULT_VOCAB_SIZE = 50257  # GPT-2/GPT-3 BPE vocabulary (Radford et al. 2019)
 
 
 def lora_adapter_params(
-    n_layer: int, d_model: int, ffn_dim: int, n_heads: int, n_kv_heads: int, rank: int
+    n_layer: int,
+    d_model: int,
+    ffn_dim: int,
+    n_heads: int,
+    n_kv_heads: int,
+    rank: int,
+    gated: bool | None = None,
 ) -> float:
     """Adapter parameters of LoRA on every linear layer: r (d_in + d_out) per matrix.
 
     Hu et al. 2021 (eq. 3): W + B A with B d_out x r and A r x d_in. Adapters on q, k, v, o
     and the MLP's matrices (all linear layers, as QLoRA recommends: Dettmers et al. 2023);
-    the MLP is gated (3 matrices) when ffn_dim != 4 d_model, else 2.
+    the MLP has 3 matrices when `gated` (None: gated_by_width), else 2.
     """
     d_kv = d_model * n_kv_heads // n_heads
     attention = 2 * (d_model + d_model) + 2 * (d_model + d_kv)
-    mlp = (3 if gated_by_width(d_model, ffn_dim) else 2) * (d_model + ffn_dim)
+    gated = gated_by_width(d_model, ffn_dim) if gated is None else gated
+    mlp = (3 if gated else 2) * (d_model + ffn_dim)
     return float(n_layer * rank * (attention + mlp))
 
 
@@ -276,12 +283,15 @@ def llm_workload(
             + ", ".join(LLM_MODES)
         )
     preset = preset_for(params)
+    gated: bool | None = None
     if shape is not None:
         layers, width = shape.n_layer, shape.d_model
         heads, kv, ffn, vocab = shape.n_heads, shape.n_kv_heads, shape.ffn_dim, shape.vocab_size
+        gated = shape.mlp_gated
         reference = (
-            f"{layers} layers of width {width}, {heads} heads ({kv} key/value), MLP {ffn}, "
-            f"vocabulary {vocab}"
+            f"{layers} layers of width {width}, {heads} heads ({kv} key/value), "
+            f"{'SwiGLU' if gated else 'GELU'} MLP {ffn}, vocabulary {vocab}, embeddings "
+            f"{'tied' if shape.embeddings_tied else 'untied'}"
         )
         preset = None
     elif preset and n_layer in (None, preset.n_layer) and d_model in (None, preset.d_model):
@@ -302,7 +312,7 @@ def llm_workload(
         middle = "" if mode == "pretrain" else f"-{mode}"
         name = f"llm-{size}{middle}-{_fmt_count(tokens)}"
     if mode in ("lora", "qlora"):
-        adapters = lora_adapter_params(layers, width, ffn, heads, kv, lora_rank)
+        adapters = lora_adapter_params(layers, width, ffn, heads, kv, lora_rank, gated)
         flops = lora_training_flops_per_token(params, layers, seq_len, width, adapters)
         source = (
             "4N + 12 n_layer n_ctx d + 6 A FLOPs per token: frozen weights get no weight "
@@ -333,6 +343,7 @@ def llm_workload(
         vocab_size=vocab,
         llm_mode=mode,
         lora_rank=lora_rank,
+        gated_mlp=gated,
     )
 
 
@@ -616,6 +627,8 @@ def reshape_llm(
     n_heads: int | None = None,
     n_kv_heads: int | None = None,
     vocab_size: int | None = None,
+    gated: bool | None = None,
+    tied: bool | None = None,
 ) -> Workload:
     """An LLM workload with another sequence length or shape (same tokens and mode).
 
@@ -623,6 +636,8 @@ def reshape_llm(
     Given only one of n_layer and d_model, the other follows N ~ 12 n_layer d_model^2
     (Kaplan et al. 2020), d_model rounded to a multiple of 128; fields not given keep the
     workload's (heads, MLP width: only at its own width, else heads of 128 and 4 d_model).
+    `gated` (a SwiGLU MLP) and `tied` (output layer tied to the input embedding) say what
+    the rules of gated_by_width and tied_by_mlp would otherwise assume.
     Parameters and FLOPs are counted from the shape (dense_decoder_params), the name says
     that size, and a shape more than SHAPE_SIZE_TOLERANCE from the size the workload names
     is refused with both counts (ShapeSizeError).
@@ -642,24 +657,27 @@ def reshape_llm(
         if value is not None and value < 1:
             raise ValueError(f"{label} must be >= 1 (got {value})")
     if workload.is_moe:
-        if any(v is not None for v in (ffn_dim, n_heads, n_kv_heads, vocab_size)):
+        if any(v is not None for v in (ffn_dim, n_heads, n_kv_heads, vocab_size, gated, tied)):
             raise ValueError(
                 f"{workload.name} is a mixture-of-experts model: its shape comes from its "
-                "preset or its counts; --ffn, --heads, --kv-heads and --vocab apply to dense "
-                "LLMs only"
+                "preset or its counts; --ffn, --heads, --kv-heads, --vocab, --mlp and "
+                "--embeddings apply to dense LLMs only"
             )
         return _reshape_moe(workload, seq_len, n_layer, d_model)
     seq = seq_len or int(workload.seq_len or LLM_DEFAULT_SEQ_LEN)
-    if all(value is None for label, value in fields.items() if label != "seq_len"):
+    shape_given = [v for k, v in fields.items() if k != "seq_len"] + [gated, tied]
+    if all(value is None for value in shape_given):
         return workload if seq_len is None else _rebuild(workload, seq, workload.params)
     shape = _given_shape(workload, n_layer, d_model, ffn_dim, n_heads, n_kv_heads, vocab_size)
+    shape = dataclasses.replace(shape, gated=gated, tied=tied)
     params = shape.params
     named = workload.params
     if abs(params - named) > SHAPE_SIZE_TOLERANCE * named:
         described = (
             f"the shape given has {params / 1e9:.3g}B parameters ({shape.n_layer} layers x "
-            f"{shape.d_model}, {shape.n_heads} heads, {shape.n_kv_heads} kv heads, MLP "
-            f"{shape.ffn_dim}, vocabulary {shape.vocab_size})"
+            f"{shape.d_model}, {shape.n_heads} heads, {shape.n_kv_heads} kv heads, "
+            f"{'SwiGLU' if shape.mlp_gated else 'GELU'} MLP {shape.ffn_dim}, vocabulary "
+            f"{shape.vocab_size}, embeddings {'tied' if shape.embeddings_tied else 'untied'})"
         )
         apart = f"{named / 1e9:.3g}B, more than {SHAPE_SIZE_TOLERANCE:.0%} apart"
         raise ShapeSizeError(

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class DecoderShape:
     """A dense decoder's shape: layers, width, attention heads and key/value heads (fewer
-    under grouped-query attention), MLP hidden width and vocabulary."""
+    under grouped-query attention), MLP hidden width and vocabulary; whether the MLP is
+    gated and the output layer tied to the input embedding (None: the rules of
+    gated_by_width and dense_decoder_params, for shapes that do not say)."""
 
     n_layer: int
     d_model: int
@@ -25,6 +27,8 @@ class DecoderShape:
     n_kv_heads: int
     ffn_dim: int
     vocab_size: int
+    gated: bool | None = None
+    tied: bool | None = None
 
     def __post_init__(self) -> None:
         for name in ("n_layer", "d_model", "n_heads", "n_kv_heads", "ffn_dim", "vocab_size"):
@@ -43,14 +47,25 @@ class DecoderShape:
             )
 
     @property
+    def mlp_gated(self) -> bool:
+        """Whether the MLP is gated (`gated`, else gated_by_width)."""
+        return gated_by_width(self.d_model, self.ffn_dim) if self.gated is None else self.gated
+
+    @property
+    def embeddings_tied(self) -> bool:
+        """Whether the output layer shares the input embedding (`tied`, else tied_by_mlp)."""
+        return tied_by_mlp(self.mlp_gated) if self.tied is None else self.tied
+
+    @property
     def params(self) -> float:
         """Its parameter count (dense_decoder_params)."""
         return dense_decoder_params(
-            self.n_layer, self.d_model, self.n_heads, self.n_kv_heads, self.ffn_dim, self.vocab_size
-        )
+            self.n_layer, self.d_model, self.n_heads, self.n_kv_heads, self.ffn_dim,
+            self.vocab_size, self.mlp_gated, self.embeddings_tied,
+        )  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LLMPreset(DecoderShape):
     """A published decoder's shape with its size label and source (`params`: the shape's)."""
 
@@ -62,6 +77,48 @@ def gated_by_width(d_model: int, ffn_dim: int) -> bool:
     """The MLP taken as gated (SwiGLU, Shazeer 2020: 3 matrices) where its width is not
     GPT's 4 d (LLaMA's widths: Touvron et al. 2023a); the rule for shapes that do not say."""
     return ffn_dim != 4 * d_model
+
+
+# The MLP kinds a shape may name, as gated or not: GPT's 2-matrix MLP (GELU; ReLU^2 and
+# other ungated activations have the same matrices) and LLaMA's 3-matrix SwiGLU (GeGLU and
+# other gated units too: Shazeer 2020).
+MLP_KINDS = {"gelu": False, "swiglu": True}
+
+
+def mlp_kind_gated(word: str) -> bool:
+    """Whether the MLP kind `word` names is gated (MLP_KINDS; ValueError naming the valid
+    ones)."""
+    key = str(word).strip().lower()
+    if key not in MLP_KINDS:
+        raise ValueError(
+            f"unknown MLP {word!r}: valid gelu (2 matrices, GPT) or swiglu (3 gated matrices, "
+            "LLaMA)"
+        )
+    return MLP_KINDS[key]
+
+
+# The output layer as a shape may name it: sharing the input embedding's matrix or its own.
+EMBEDDING_KINDS = {"tied": True, "untied": False}
+
+
+def embeddings_kind_tied(word: str) -> bool:
+    """Whether the embeddings kind `word` names is tied (EMBEDDING_KINDS; ValueError naming
+    the valid ones)."""
+    key = str(word).strip().lower()
+    if key not in EMBEDDING_KINDS:
+        raise ValueError(
+            f"unknown embeddings {word!r}: valid tied (the output layer shares the input "
+            "embedding) or untied"
+        )
+    return EMBEDDING_KINDS[key]
+
+
+def tied_by_mlp(gated: bool) -> bool:
+    """The output layer taken as tied to the input embedding where the MLP is not gated
+    (GPT-2 and GPT-3 tie theirs; LLaMA and Llama 3, gated, do not: Touvron et al. 2023a,
+    Dubey et al. 2024); the rule for shapes that do not say. Small gated models often tie
+    (Llama 3.2 1B and 3B): they say so."""
+    return not gated
 
 
 def layer_matmul_params(
@@ -76,20 +133,29 @@ def layer_matmul_params(
 
 
 def dense_decoder_params(
-    n_layer: int, d_model: int, n_heads: int, n_kv_heads: int, ffn_dim: int, vocab_size: int
+    n_layer: int,
+    d_model: int,
+    n_heads: int,
+    n_kv_heads: int,
+    ffn_dim: int,
+    vocab_size: int,
+    gated: bool | None = None,
+    tied: bool | None = None,
 ) -> float:
     """Total parameters of a dense decoder, GQA- and SwiGLU-aware.
 
     Per layer: attention q and o (d^2 each) + k and v (d x d_kv each, d_kv = d kv_heads /
     heads: grouped-query attention, Ainslie et al. 2023) + the MLP, 3 matrices of d x ffn
-    when gated (SwiGLU, Shazeer 2020; taken as gated when ffn != 4 d, as LLaMA: Touvron et
-    al. 2023a) else 2 + two norms (2 d); plus the embeddings, untied in gated models (in
-    and out: 2 V d, as LLaMA and Llama 3) and tied in GPT-2/GPT-3 (V d). Llama 3.1 8B
-    (32 x 4096, 32 heads, 8 kv, ffn 14336, V 128256; Dubey et al. 2024 table 3): 8.03e9.
+    when `gated` (SwiGLU, Shazeer 2020; None: gated_by_width) else 2 + two norms (2 d); plus
+    the embeddings, in and out (2 V d, as LLaMA and Llama 3) or `tied` (V d, as GPT-2/GPT-3
+    and Llama 3.2 1B; None: tied_by_mlp). Llama 3.1 8B (32 x 4096, 32 heads, 8 kv, ffn
+    14336, V 128256; Dubey et al. 2024 table 3): 8.03e9. Llama 3.2 1B (16 x 2048, 32 heads,
+    8 kv, ffn 8192 gated, V 128256 tied; its model card and config.json): 1.24e9.
     """
-    gated = gated_by_width(d_model, ffn_dim)
+    gated = gated_by_width(d_model, ffn_dim) if gated is None else gated
+    tied = tied_by_mlp(gated) if tied is None else tied
     layer = layer_matmul_params(d_model, n_heads, n_kv_heads, ffn_dim, gated)
-    embeddings = (2 if gated else 1) * vocab_size * d_model
+    embeddings = (1 if tied else 2) * vocab_size * d_model
     return float(n_layer * (layer + 2 * d_model) + embeddings)
 
 

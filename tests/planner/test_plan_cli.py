@@ -137,6 +137,28 @@ def test_plan_times_the_shape_given(results_dir: Path) -> None:
     assert done.exit_code == 2 and "6.65B parameters" in done.stderr and "8B" in done.stderr
 
 
+def test_plan_takes_the_mlp_and_embeddings_the_shape_says(results_dir: Path) -> None:
+    # Llama 3.2 1B: SwiGLU at 4 d and tied embeddings (1.24B); the width rule alone would
+    # count a GELU model of 0.967B.
+    shape = [
+        "--n-layer", "16", "--d-model", "2048", "--ffn", "8192", "--heads", "32",
+        "--kv-heads", "8", "--vocab", "128256",
+    ]  # fmt: skip
+    args = ["plan", "-w", "llm-1.24b-1t", *shape, "--provider", "lambda", "--max-gpus", "8"]
+    done = runner.invoke(app, [*args, "--mlp", "swiglu", "--embeddings", "tied", "--explain"])
+    assert done.exit_code == 0, done.output
+    text = " ".join(done.output.split())
+    assert "Workload llm-1.24b-1t: Pre-train a 1.24b-parameter" in text
+    assert "SwiGLU MLP 8192" in text and "embeddings tied" in text
+    done = runner.invoke(app, args)
+    assert done.exit_code == 2 and "0.967B parameters" in done.stderr
+    assert "--mlp, --embeddings" in done.stderr
+    done = runner.invoke(app, [*args, "--mlp", "swish"])
+    assert done.exit_code == 2 and "--mlp: unknown MLP 'swish'" in done.stderr
+    done = runner.invoke(app, [*args, "--mlp", "swiglu", "--embeddings", "shared"])
+    assert done.exit_code == 2 and "--embeddings: unknown embeddings 'shared'" in done.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [

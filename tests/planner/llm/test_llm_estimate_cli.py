@@ -319,6 +319,39 @@ def test_shape_columns_make_the_shape_the_model_as_plans_flags_do(tmp_path: Path
     assert code == 2 and "field 'heads'" in err and "leave n_layer, d_model" in err
 
 
+def test_mlp_and_embeddings_columns_say_what_the_width_rule_would_guess(
+    tmp_path: Path,
+) -> None:
+    # Llama 3.2 1B: a SwiGLU MLP of 4 d and tied embeddings, 1.24B. Without the two columns
+    # the 4 d MLP is taken as GPT's and the shape counts 0.967B, refused against 1.24b.
+    head = (
+        "params,seq_len,num_gpus,gpu_model,precision,n_layer,d_model,ffn,heads,kv_heads,vocab,"
+        "mlp,embeddings\n"
+    )
+    shape = "1.24b,4096,8,H100-SXM,bf16,16,2048,8192,32,8,128256"
+    code, err, out = run(tmp_path, head + shape + ",swiglu,tied\n")
+    assert code == 0, err
+    row = pd.read_csv(out).iloc[0]
+    model = reshape_llm(
+        llm_workload(1.24e9, 1e9, seq_len=4096, n_layer=16, d_model=2048), ffn_dim=8192,
+        n_heads=32, n_kv_heads=8, vocab_size=128256, gated=True, tied=True,
+    )  # fmt: skip
+    assert model.params == pytest.approx(1.2358e9, rel=1e-4)
+    assert float(row["tokens_per_s"]) == pytest.approx(
+        float(row["mfu"]) * 989.4e12 * 8 / model.flops_per_sample, rel=1e-6
+    )
+    code, err, _ = run(tmp_path, head + shape + ",,\n")
+    assert code == 2 and "0.967B parameters" in err and "GELU MLP 8192" in err
+    assert "mlp, embeddings)" in err  # the fix names the two columns
+    code, err, _ = run(tmp_path, head + shape + ",swish,tied\n")
+    assert code == 2 and "line 2, field 'mlp': unknown MLP 'swish'" in err
+    code, err, _ = run(tmp_path, head + shape + ",swiglu,sometimes\n")
+    assert code == 2 and "field 'embeddings': unknown embeddings 'sometimes'" in err
+    moe = "params,seq_len,num_gpus,gpu_model,precision,active_params,mlp\n"
+    code, err, _ = run(tmp_path, moe + "235b,4096,32,H100-SXM,bf16,22b,swiglu\n")
+    assert code == 2 and "field 'mlp'" in err and "mixture-of-experts row" in err
+
+
 MOE_QUERY = """params,active_params,seq_len,num_gpus,gpu_model,precision,moe_overlap
 671b,37b,4096,2048,H800-SXM,bf16,
 671b,37b,4096,2048,H800-SXM,bf16,true
