@@ -93,7 +93,14 @@ CORPUS_PATH = REFERENCE / "calibration" / "llm_training_throughput.csv"  # publi
 # gpuplan's own runs (reference/own_runs) in the same columns: fitted on beside the
 # published ones, and held out as one source like them.
 OWN_RUNS_PATH = REFERENCE / "own_runs" / "llm_training_throughput.csv"
-FA3_TEXT = re.compile(r"flashattention-3|flash attention 3|\bfa3\b", re.IGNORECASE)
+# FlashAttention-3-class attention as a row's text names it: FlashAttention-3 itself, or
+# cuDNN's fused attention (Transformer Engine's, MaxText's cudnn_flash_te, and PyTorch SDPA's
+# cuDNN backend, which SDPA runs on Hopper from torch 2.11 with cuDNN 9.19: gpuplan's own H200
+# ops run records it; its rates are within about 10% of FlashAttention-3's, planner.llm.
+# kernel_rates).
+FA3_TEXT = re.compile(
+    r"flashattention-3|flash attention 3|\bfa3\b|cudnn[ _]?(?:attention|flash)", re.IGNORECASE
+)
 # FlashAttention-3's release (Dao-AILab/flash-attention, 2024-07-11; Shah et al. 2024): a run
 # published before it ran FlashAttention-2-class attention whatever its stack's kernel today.
 FA3_RELEASED = "2024-07-11"
@@ -371,9 +378,9 @@ def _is_moe(row: pd.Series) -> bool:
 
 
 def _attention_kernel(row: pd.Series) -> str:
-    """ "fa3" where the row's text says FlashAttention-3 ran, "fa2" where it was published
-    before FlashAttention-3 existed (FA3_RELEASED, the first date in source_date), else ""
-    (the stack's kernel: planner.llm.stack_profiles.ATTENTION_KERNEL)."""
+    """ "fa3" where the row's text says FlashAttention-3-class attention ran (FA3_TEXT), "fa2"
+    where it was published before FlashAttention-3 existed (FA3_RELEASED, the first date in
+    source_date), else "" (the stack's kernel: planner.llm.stack_profiles.ATTENTION_KERNEL)."""
     if FA3_TEXT.search(f"{row['framework']} {row['notes']}"):
         return "fa3"
     published = re.search(r"\d{4}-\d{2}-\d{2}", str(row.get("source_date", "")))

@@ -407,6 +407,27 @@ def test_a_row_that_says_flashattention_3_ran_is_timed_with_it_others_with_the_s
     assert fast.tokens_per_s > 1.03 * slow.tokens_per_s  # attention alone is faster
 
 
+def test_a_row_that_says_cudnn_attention_ran_is_timed_flashattention_3_class() -> None:
+    # PyTorch SDPA's cuDNN backend (torch 2.11 + cuDNN 9.19 on sm90) and MaxText's
+    # cudnn_flash_te run FlashAttention-3-class kernels; a cuDNN version alone says nothing.
+    given = {"source": "s", "framework": "kempnerforge (FSDP2, torch.compile)",
+             "model": "Llama-3-style 7B", "params": "8.03B", "seq_len": 4096,
+             "gpu_model": "H200", "num_gpus": 4, "tp": 1, "pp": 1, "dp": 4, "mbs": 4,
+             "gbs": 32, "tokens_per_s_per_gpu": 9746.0}  # fmt: skip
+    notes = {
+        "sdpa": "SDPA backend auto: torch 2.11, whose SDPA runs cuDNN attention on sm90",
+        "maxtext": "attention=cudnn_flash_te, synthetic data",
+        "version": "torch 2.11.0+cu128 with cuDNN 9.19.0",
+        "none": "",
+    }
+    kernels = {}
+    for i, (name, text) in enumerate(notes.items()):
+        run = corpus_run(i, row(**given, notes=text))
+        assert not isinstance(run, str)
+        kernels[name] = run.attention_kernel
+    assert kernels == {"sdpa": "fa3", "maxtext": "fa3", "version": "", "none": ""}
+
+
 def test_a_run_published_before_flashattention_3_is_timed_with_flashattention_2() -> None:
     given = {"source": "s", "framework": "megatron-core", "model": "Llama3 8B",
              "params": "8.03B", "seq_len": 8192, "gpu_model": "H100", "num_gpus": 8, "tp": 2,
