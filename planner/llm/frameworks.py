@@ -24,7 +24,10 @@ it hides.
   sequences; torch.compile per block fuses norms and activations (unfused prior 1.25, as
   deepspeed's partly fused kernels: an assumption). Its kernels and communication take the
   fitted fsdp stack's parameters (planner.llm.stack_profiles.FIT_FAMILY): the corpus's
-  FSDP runs are compiled FSDP/FSDP2 runs.
+  FSDP runs are compiled FSDP/FSDP2 runs. Its attention is SDPA with cuDNN's kernel first,
+  as torchtitan orders the backends (torchtitan/models/attention.py,
+  ScaledDotProductAttentionWrapper): FlashAttention-3-class on Hopper and data-center
+  Blackwell (planner.llm.kernel_rates.kernel_on).
 - nanotron: Hugging Face nanotron (and picotron): tensor, pipeline (1F1B, no interleaving)
   and data parallel with ZeRO-1, no context parallelism (the Ultra-Scale Playbook's
   configurations, huggingface/nanotron docs/benchmark_summary.svg); gradients accumulated

@@ -20,6 +20,8 @@ a share of the peak, not TFLOP/s, is what carries over.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 H100_PEAK_TFLOPS = 989.4
@@ -38,6 +40,20 @@ FA3_FWD = {
     128: (292.0, 423.0, 521.0, 579.0, 602.0, 616.0),
 }
 ATTENTION_KERNELS = ("fa2", "fa3")
+# PyTorch SDPA with cuDNN's attention first ("cudnn"): torchtitan's ScaledDotProductAttention
+# wrapper orders cuDNN, flash, efficient, math with set_priority, and torch 2.11 with cuDNN
+# 9.19 does the same by itself on sm90 (gpuplan's own H200 ops run records backend cudnn, at
+# 0.93-1.2x the FlashAttention-3-class shares below). On the data-center Hopper and Blackwell
+# GPUs it runs FlashAttention-3-class; elsewhere SDPA's FlashAttention-2 sets the rate.
+CUDNN_FIRST = re.compile(r"^(Hopper|Blackwell(?! \(GB202\))|GB200|GB300)")
+
+
+def kernel_on(kernel: str, architecture: str) -> str:
+    """The measured kernel class (ATTENTION_KERNELS) a stack's attention kernel runs on a GPU
+    of `architecture` (gpu_specs.csv): "cudnn" as CUDNN_FIRST says, the others as named."""
+    if kernel != "cudnn":
+        return kernel
+    return "fa3" if CUDNN_FIRST.search(architecture) else "fa2"
 
 
 def _shares(kernel: str, head_dim: int) -> np.ndarray:

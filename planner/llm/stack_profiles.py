@@ -24,8 +24,11 @@ Parameters (each multiplies one part of the step in planner.llm.ops / planner.ll
   40%, in Lee et al. 2025, arXiv:2507.03114, the prior's centre) and what overlap does not
   hide in practice (the first gather, the last reduce-scatter, stream synchronisation).
   Pooled over stacks.
-- attention_kernel: FlashAttention-3-class ("fa3": Transformer Engine / cuDNN, Megatron) or
-  FlashAttention-2 ("fa2": PyTorch SDPA and the flash-attn package in eager stacks).
+- attention_kernel: FlashAttention-3-class ("fa3": Transformer Engine / cuDNN, Megatron),
+  FlashAttention-2 ("fa2": PyTorch SDPA and the flash-attn package in eager stacks), or
+  PyTorch SDPA with cuDNN's attention first ("cudnn": FSDP2 as torchtitan runs it;
+  FlashAttention-3-class on Hopper and data-center Blackwell, else FlashAttention-2's:
+  planner.llm.kernel_rates.kernel_on).
 - band_low / band_high: 10% and 90% quantiles of log(predicted / measured) of the stack's
   runs, each predicted from a fit without its source (leave-one-source-out), widened to the
   same quantiles over every stack's held-out runs: the band a plan shows.
@@ -82,7 +85,7 @@ class StackParams:
 # Lee et al. 2025's compute slowdown under overlapped communication) and an assumed +/-30% band.
 PRIOR = StackParams("prior")
 ATTENTION_KERNEL = {
-    "megatron": "fa3", "fsdp": "fa2", "fsdp2": "fa2", "deepspeed": "fa2", "nanotron": "fa2",
+    "megatron": "fa3", "fsdp": "fa2", "fsdp2": "cudnn", "deepspeed": "fa2", "nanotron": "fa2",
 }  # fmt: skip
 # Stacks timed with another stack's fitted parameters (planner.llm.frameworks): FSDP2's
 # kernels and collectives are the compiled FSDP runs' the fsdp fit rests on.
@@ -115,8 +118,9 @@ def stack_params(name: str) -> StackParams:
     """The fitted parameters of framework `name` (PRIOR with the profile's unfused factor and
     its attention kernel when the fit has none)."""
     found = fitted_stacks().get(FIT_FAMILY.get(name, name))
-    if found is not None:
-        return replace(found, framework=name)
+    if found is not None:  # a stack timed with another's fit runs its own attention kernel
+        kernel = ATTENTION_KERNEL.get(name, found.attention_kernel)
+        return replace(found, framework=name, attention_kernel=kernel)
     return prior_params(name)
 
 

@@ -35,6 +35,7 @@ import pandas as pd
 
 from planner.llm.fp8_recipes import gemm_time_factor, resolved_recipe
 from planner.llm.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, framework, reduces_in_fp32
+from planner.llm.kernel_rates import kernel_on
 from planner.llm.layout import (
     ACHIEVABLE_FRACTION,
     PCIE_X16_GBS,
@@ -470,7 +471,7 @@ def _op_rates(
         unfused=stack.unfused * (EAGER_TRAFFIC_FACTOR if eager else 1.0),
         value_bytes=4.0 if precision in ("fp32", "tf32") else 2.0,
         measured=measured,
-        attention_kernel=stack.attention_kernel,
+        attention_kernel=kernel_on(stack.attention_kernel, figures.architecture if figures else ""),
         cast_factor=stack.cast_factor if fp8 else 0.0,
         eager=eager,
     )
