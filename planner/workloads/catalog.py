@@ -105,6 +105,9 @@ class Workload:
     # LLMs: a gated (SwiGLU, 3-matrix) MLP; None: gated where ffn_dim != 4 d_model (LLaMA's
     # widths; GPT's 4 d MLP is not gated), the rule for shapes that do not say.
     gated_mlp: bool | None = None
+    # LLMs: the output layer shares the input embedding's matrix; None: tied where the MLP is
+    # not gated (planner.workloads.llm_presets.tied_by_mlp), the rule for shapes that do not say.
+    tied_embeddings: bool | None = None
     # LLMs: each attention head's width where the model card gives one wider or narrower
     # than d_model / n_heads (Qwen3: 128 at width 4096 with 64 heads; GPT-OSS: 64 at 2880);
     # None: d_model / n_heads.
@@ -284,19 +287,21 @@ def llm_workload(
         )
     preset = preset_for(params)
     gated: bool | None = None
+    tied: bool | None = None
     if shape is not None:
         layers, width = shape.n_layer, shape.d_model
         heads, kv, ffn, vocab = shape.n_heads, shape.n_kv_heads, shape.ffn_dim, shape.vocab_size
-        gated = shape.mlp_gated
+        gated, tied = shape.gated, shape.tied  # None: the rules, as for any shape
         reference = (
             f"{layers} layers of width {width}, {heads} heads ({kv} key/value), "
-            f"{'SwiGLU' if gated else 'GELU'} MLP {ffn}, vocabulary {vocab}, embeddings "
-            f"{'tied' if shape.embeddings_tied else 'untied'}"
+            f"{'SwiGLU' if shape.mlp_gated else 'GELU'} MLP {ffn}, vocabulary {vocab}, "
+            f"embeddings {'tied' if shape.embeddings_tied else 'untied'}"
         )
         preset = None
     elif preset and n_layer in (None, preset.n_layer) and d_model in (None, preset.d_model):
         layers, width = preset.n_layer, preset.d_model
         heads, kv, ffn, vocab = preset.n_heads, preset.n_kv_heads, preset.ffn_dim, preset.vocab_size
+        gated, tied = preset.gated, preset.tied  # what the preset says (None: the rules)
         reference = f"{preset.reference} shape"
     else:
         if n_layer is None or d_model is None:
@@ -344,6 +349,7 @@ def llm_workload(
         llm_mode=mode,
         lora_rank=lora_rank,
         gated_mlp=gated,
+        tied_embeddings=tied,
     )
 
 
@@ -637,7 +643,9 @@ def reshape_llm(
     (Kaplan et al. 2020), d_model rounded to a multiple of 128; fields not given keep the
     workload's (heads, MLP width: only at its own width, else heads of 128 and 4 d_model).
     `gated` (a SwiGLU MLP) and `tied` (output layer tied to the input embedding) say what
-    the rules of gated_by_width and tied_by_mlp would otherwise assume.
+    the rules of gated_by_width and tied_by_mlp would otherwise assume; not given, they are
+    the workload's while its MLP (width and MLP width) and its embeddings (width and
+    vocabulary) are.
     Parameters and FLOPs are counted from the shape (dense_decoder_params), the name says
     that size, and a shape more than SHAPE_SIZE_TOLERANCE from the size the workload names
     is refused with both counts (ShapeSizeError).
@@ -669,7 +677,13 @@ def reshape_llm(
     if all(value is None for value in shape_given):
         return workload if seq_len is None else _rebuild(workload, seq, workload.params)
     shape = _given_shape(workload, n_layer, d_model, ffn_dim, n_heads, n_kv_heads, vocab_size)
-    shape = dataclasses.replace(shape, gated=gated, tied=tied)
+    same_mlp = (shape.d_model, shape.ffn_dim) == (workload.d_model, workload.ffn_dim)
+    same_embeddings = (shape.d_model, shape.vocab_size) == (workload.d_model, workload.vocab_size)
+    shape = dataclasses.replace(
+        shape,
+        gated=gated if gated is not None or not same_mlp else workload.gated_mlp,
+        tied=tied if tied is not None or not same_embeddings else workload.tied_embeddings,
+    )
     params = shape.params
     named = workload.params
     if abs(params - named) > SHAPE_SIZE_TOLERANCE * named:

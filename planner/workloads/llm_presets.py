@@ -160,9 +160,18 @@ def dense_decoder_params(
 
 
 def _preset(
-    label: str, n_layer: int, d: int, heads: int, kv: int, ffn: int, vocab: int, ref: str
+    label: str,
+    n_layer: int,
+    d: int,
+    heads: int,
+    kv: int,
+    ffn: int,
+    vocab: int,
+    ref: str,
+    gated: bool | None = None,
+    tied: bool | None = None,
 ) -> LLMPreset:
-    return LLMPreset(n_layer, d, heads, kv, ffn, vocab, label=label, reference=ref)
+    return LLMPreset(n_layer, d, heads, kv, ffn, vocab, gated, tied, label=label, reference=ref)
 
 
 LLM_PRESETS: dict[str, LLMPreset] = {
@@ -170,9 +179,13 @@ LLM_PRESETS: dict[str, LLMPreset] = {
     for p in (
         _preset("124m", 12, 768, 12, 12, 3072, 50257, "GPT-2 small (Radford et al. 2019)"),
         _preset("355m", 24, 1024, 16, 16, 4096, 50257, "GPT-2 medium (Radford et al. 2019)"),
+        # Llama 3.2 1B and 3B (their model cards and config.json): a SwiGLU MLP of 4 d and
+        # 3.2 d, embeddings tied.
+        _preset("1.24b", 16, 2048, 32, 8, 8192, 128256, "Llama 3.2 1B (Meta 2024)", True, True),
         _preset(
             "1.3b", 24, 2048, 16, 16, 8192, 50257, "GPT-3 XL (Brown et al. 2020)"
         ),  # 16 heads of 128, as benchmarks/models/gpt.py
+        _preset("3.21b", 28, 3072, 24, 8, 8192, 128256, "Llama 3.2 3B (Meta 2024)", True, True),
         _preset("6.7b", 32, 4096, 32, 32, 11008, 32000, "LLaMA-7B (Touvron et al. 2023a)"),
         _preset("13b", 40, 5120, 40, 40, 13824, 32000, "LLaMA-13B (Touvron et al. 2023a)"),
         _preset("69b", 80, 8192, 64, 8, 28672, 32000, "Llama-2-70B (Touvron et al. 2023b)"),

@@ -138,13 +138,13 @@ def test_plan_times_the_shape_given(results_dir: Path) -> None:
 
 
 def test_plan_takes_the_mlp_and_embeddings_the_shape_says(results_dir: Path) -> None:
-    # Llama 3.2 1B: SwiGLU at 4 d and tied embeddings (1.24B); the width rule alone would
-    # count a GELU model of 0.967B.
+    # Llama 3.2 1B's shape: SwiGLU at 4 d and tied embeddings (1.24B); on a workload of
+    # another shape (llm-1.2b: no preset) the width rule alone counts a GELU model of 0.967B.
     shape = [
         "--n-layer", "16", "--d-model", "2048", "--ffn", "8192", "--heads", "32",
         "--kv-heads", "8", "--vocab", "128256",
     ]  # fmt: skip
-    args = ["plan", "-w", "llm-1.24b-1t", *shape, "--provider", "lambda", "--max-gpus", "8"]
+    args = ["plan", "-w", "llm-1.2b-1t", *shape, "--provider", "lambda", "--max-gpus", "8"]
     done = runner.invoke(app, [*args, "--mlp", "swiglu", "--embeddings", "tied", "--explain"])
     assert done.exit_code == 0, done.output
     text = " ".join(done.output.split())
@@ -157,6 +157,12 @@ def test_plan_takes_the_mlp_and_embeddings_the_shape_says(results_dir: Path) -> 
     assert done.exit_code == 2 and "--mlp: unknown MLP 'swish'" in done.stderr
     done = runner.invoke(app, [*args, "--mlp", "swiglu", "--embeddings", "shared"])
     assert done.exit_code == 2 and "--embeddings: unknown embeddings 'shared'" in done.stderr
+    # The Llama 3.2 1B preset says both itself, and a shape flag that keeps its MLP and
+    # embeddings keeps them.
+    done = runner.invoke(app, ["plan", "-w", "llm-1.24b-1t", "--kv-heads", "8", "--explain"])
+    assert done.exit_code == 0, done.output
+    text = " ".join(done.output.split())
+    assert "Workload llm-1.24b-1t" in text and "SwiGLU MLP 8192" in text and "tied" in text
 
 
 @pytest.mark.parametrize(

@@ -322,18 +322,19 @@ def test_shape_columns_make_the_shape_the_model_as_plans_flags_do(tmp_path: Path
 def test_mlp_and_embeddings_columns_say_what_the_width_rule_would_guess(
     tmp_path: Path,
 ) -> None:
-    # Llama 3.2 1B: a SwiGLU MLP of 4 d and tied embeddings, 1.24B. Without the two columns
-    # the 4 d MLP is taken as GPT's and the shape counts 0.967B, refused against 1.24b.
+    # Llama 3.2 1B's shape: a SwiGLU MLP of 4 d and tied embeddings, 1.24B. Given for a
+    # 1.2b row (no preset) without the two columns, the 4 d MLP is taken as GPT's and the
+    # shape counts 0.967B, refused.
     head = (
         "params,seq_len,num_gpus,gpu_model,precision,n_layer,d_model,ffn,heads,kv_heads,vocab,"
         "mlp,embeddings\n"
     )
-    shape = "1.24b,4096,8,H100-SXM,bf16,16,2048,8192,32,8,128256"
+    shape = "1.2b,4096,8,H100-SXM,bf16,16,2048,8192,32,8,128256"
     code, err, out = run(tmp_path, head + shape + ",swiglu,tied\n")
     assert code == 0, err
     row = pd.read_csv(out).iloc[0]
     model = reshape_llm(
-        llm_workload(1.24e9, 1e9, seq_len=4096, n_layer=16, d_model=2048), ffn_dim=8192,
+        llm_workload(1.2e9, 1e9, seq_len=4096, n_layer=16, d_model=2048), ffn_dim=8192,
         n_heads=32, n_kv_heads=8, vocab_size=128256, gated=True, tied=True,
     )  # fmt: skip
     assert model.params == pytest.approx(1.2358e9, rel=1e-4)

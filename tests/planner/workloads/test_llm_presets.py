@@ -34,6 +34,10 @@ def test_published_totals_are_recovered_from_the_shapes() -> None:
     assert LLM_PRESETS["6.7b"].params == pytest.approx(6.738e9, rel=1e-3)
     assert LLM_PRESETS["69b"].params == pytest.approx(68.98e9, rel=1e-3)
     assert LLM_PRESETS["405b"].params == pytest.approx(405.85e9, rel=1e-3)
+    # Llama 3.2 1B and 3B (model cards: 1.23B and 3.21B), tied and SwiGLU as they say.
+    assert LLM_PRESETS["1.24b"].params == pytest.approx(1.2358e9, rel=1e-3)
+    assert LLM_PRESETS["3.21b"].params == pytest.approx(3.2127e9, rel=1e-3)
+    assert get_workload("llm-1.24b-1t").mlp_gated and get_workload("llm-3.21b-1t").tied_embeddings
 
 
 def test_catalog_names_carry_the_preset_label_and_the_mode() -> None:

@@ -69,7 +69,7 @@ def test_dense_parameter_count_is_gqa_and_swiglu_aware() -> None:
     assert dense_decoder_params(32, 4096, 32, 8, 14336, 128256) == pytest.approx(8.03e9, rel=1e-3)
     for p in LLM_PRESETS.values():
         count = dense_decoder_params(
-            p.n_layer, p.d_model, p.n_heads, p.n_kv_heads, p.ffn_dim, p.vocab_size
+            p.n_layer, p.d_model, p.n_heads, p.n_kv_heads, p.ffn_dim, p.vocab_size, p.gated, p.tied
         )
         assert count == pytest.approx(p.params)
 
