@@ -88,13 +88,8 @@ MLP_KINDS = {"gelu": False, "swiglu": True}
 def mlp_kind_gated(word: str) -> bool:
     """Whether the MLP kind `word` names is gated (MLP_KINDS; ValueError naming the valid
     ones)."""
-    key = str(word).strip().lower()
-    if key not in MLP_KINDS:
-        raise ValueError(
-            f"unknown MLP {word!r}: valid gelu (2 matrices, GPT) or swiglu (3 gated matrices, "
-            "LLaMA)"
-        )
-    return MLP_KINDS[key]
+    valid = "gelu (2 matrices, GPT) or swiglu (3 gated matrices, LLaMA)"
+    return _named(word, MLP_KINDS, "MLP", valid)
 
 
 # The output layer as a shape may name it: sharing the input embedding's matrix or its own.
@@ -104,13 +99,16 @@ EMBEDDING_KINDS = {"tied": True, "untied": False}
 def embeddings_kind_tied(word: str) -> bool:
     """Whether the embeddings kind `word` names is tied (EMBEDDING_KINDS; ValueError naming
     the valid ones)."""
+    valid = "tied (the output layer shares the input embedding) or untied"
+    return _named(word, EMBEDDING_KINDS, "embeddings", valid)
+
+
+def _named(word: str, kinds: dict[str, bool], what: str, valid: str) -> bool:
+    """kinds[word], case and spaces aside (ValueError naming `what` and the valid words)."""
     key = str(word).strip().lower()
-    if key not in EMBEDDING_KINDS:
-        raise ValueError(
-            f"unknown embeddings {word!r}: valid tied (the output layer shares the input "
-            "embedding) or untied"
-        )
-    return EMBEDDING_KINDS[key]
+    if key not in kinds:
+        raise ValueError(f"unknown {what} {word!r}: valid {valid}")
+    return kinds[key]
 
 
 def tied_by_mlp(gated: bool) -> bool:
