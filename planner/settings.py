@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from planner.llm.fp8_recipes import checked_recipe
 from planner.llm.frameworks import (
+    ATTENTION_CHOICES,
     DEFAULT_FRAMEWORK,
     eager_stacks,
     framework,
@@ -181,6 +182,9 @@ class LLMSettings:
       (FSDP2's MixedPrecisionPolicy(reduce_dtype=torch.float32); nanotron's
       accumulate_grad_in_fp32); False: the compute precision's 2; None: the stack's own
       (planner.llm.frameworks: fp32 on nanotron). The corpus sets it where a run states it.
+    attention: the attention kernel (planner.llm.frameworks.ATTENTION_CHOICES); "auto": the
+      stack's own (FlashAttention-3-class on megatron, SDPA with cuDNN first on fsdp2,
+      FlashAttention-2 on fsdp, deepspeed and nanotron).
     """
 
     global_batch_tokens: float | None = None
@@ -201,6 +205,7 @@ class LLMSettings:
     dp_overlap: bool = True
     tp_overlap: bool = False
     fp32_reduce: bool | None = None
+    attention: str = "auto"
 
     def __post_init__(self) -> None:
         stack = framework(self.framework)  # ValueError naming the valid ones
@@ -210,6 +215,10 @@ class LLMSettings:
                 f"eager PyTorch is timed against a stack fitted on compiled or fused-kernel runs "
                 f"({', '.join(eager_stacks())}); {self.framework}'s rates are "
                 f"{stack.eager_refusal}: set the framework to one of those"
+            )
+        if self.attention not in ATTENTION_CHOICES:
+            raise ValueError(
+                f"attention {self.attention!r}: valid are {', '.join(ATTENTION_CHOICES)}"
             )
         if self.step_model not in ("ops", "mfu-prior"):
             raise ValueError(f"step_model {self.step_model!r}: valid are ops, mfu-prior")

@@ -18,6 +18,7 @@ from rich.text import Text
 from edge.console import abort, text_console, warn, working
 from edge.output import emit
 from planner.cli.options import (
+    Attention,
     DPOverlap,
     Eager,
     Format,
@@ -151,7 +152,7 @@ def estimate_llm(
             "--queries",
             help="CSV: params, seq_len, num_gpus, gpu_model, precision [, n_layer, d_model, "
             "ffn, heads, kv_heads, vocab, mlp, embeddings, global_batch_tokens, "
-            "gpus_per_node, network_gbps, mode, framework, eager, fp8_recipe; MoE: "
+            "gpus_per_node, network_gbps, mode, framework, eager, fp8_recipe, attention; MoE: "
             "active_params, experts, top_k, shared_experts, expert_ffn, moe_overlap; dp_overlap, "
             "tp_overlap, fp32_reduce; your own "
             "layout: tp, "
@@ -189,6 +190,7 @@ def estimate_llm(
     dp_overlap: DPOverlap = True,
     tp_overlap: TPOverlap = False,
     fp32_reduce: FP32Reduce = None,
+    attention: Attention = "auto",
     results: Annotated[
         list[str] | None,
         typer.Option(
@@ -220,6 +222,7 @@ def estimate_llm(
             framework=framework or DEFAULT_FRAMEWORK, framework_stated=bool(framework),
             eager=eager, fp8_recipe=fp8_recipe, moe_overlap=moe_overlap,
             dp_overlap=dp_overlap, tp_overlap=tp_overlap, fp32_reduce=fp32_reduce,
+            attention=attention,
         )  # fmt: skip
         raw, rows = read_llm_queries(input_path(queries), settings)
         figures, problems, table = _own_figures(results, rows)

@@ -35,6 +35,16 @@ Fp8Recipe = Annotated[
         "deepspeed, tensorwise for fsdp and nanotron; mxfp8 needs Blackwell)",
     ),
 ]
+Attention = Annotated[
+    str,
+    typer.Option(
+        "--attention",
+        help="LLM attention kernel: auto | fa2 | fa3 | cudnn (FlashAttention-2; "
+        "FlashAttention-3-class: FlashAttention-3, Transformer Engine, cuDNN; PyTorch SDPA "
+        "with cuDNN first, FA3-class on Hopper and data-center Blackwell); auto: the stack's, "
+        "fa3 on megatron, cudnn on fsdp2, fa2 on fsdp, deepspeed and nanotron",
+    ),
+]
 MoEOverlap = Annotated[
     bool,
     typer.Option(

@@ -18,6 +18,7 @@ from benchmarks.folders import default_results_dir
 from edge.console import abort, note, working
 from edge.output import emit
 from planner.cli.options import (
+    Attention,
     DPOverlap,
     Eager,
     Format,
@@ -107,6 +108,7 @@ class PlanFlags:
     dp_overlap: bool
     tp_overlap: bool
     fp32_reduce: bool | None
+    attention: str
     global_batch_tokens: float | None
     seq_len: int | None
     n_layer: int | None
@@ -269,6 +271,7 @@ def plan(
     dp_overlap: DPOverlap = True,
     tp_overlap: TPOverlap = False,
     fp32_reduce: FP32Reduce = None,
+    attention: Attention = "auto",
     global_batch_tokens: Annotated[
         float | None,
         typer.Option(
@@ -517,6 +520,7 @@ def _read_inputs(flags: PlanFlags) -> PlanInputs:
         dp_overlap=flags.dp_overlap,
         tp_overlap=flags.tp_overlap,
         fp32_reduce=flags.fp32_reduce,
+        attention=flags.attention,
     )
     workload = _workload(flags)
     offers = load_offers()

@@ -6,7 +6,8 @@ dense model's shape: given, the shape is the model, as plan --ffn --heads --kv-h
 --mlp --embeddings: planner.workloads.catalog.reshape_llm),
 global_batch_tokens, gpus_per_node, network_gbps, mode (pretrain | finetune |
 lora | qlora; blank: pretrain), framework, eager (true | false; blank: the run's setting),
-fp8_recipe (planner.llm.fp8_recipes; blank: the stack's default; fp8 rows only).
+fp8_recipe (planner.llm.fp8_recipes; blank: the stack's default; fp8 rows only),
+attention (planner.llm.frameworks.ATTENTION_CHOICES; blank: the run's --attention).
 moe_overlap (true | false; blank: the run's --moe-overlap; mixture-of-experts rows only).
 dp_overlap, tp_overlap, fp32_reduce (true | false; blank: the run's --dp-overlap,
 --tp-overlap, --fp32-reduce: planner.settings.LLMSettings).
@@ -40,7 +41,7 @@ import pandas as pd
 
 from planner.io.validate import FIELD_RANGES, Range, read_csv_table, shorten
 from planner.llm.fp8_recipes import RECIPES, recipe_refusal, resolved_recipe
-from planner.llm.frameworks import FRAMEWORKS
+from planner.llm.frameworks import ATTENTION_CHOICES, FRAMEWORKS
 from planner.llm.throughput import (
     LLM_DETAIL_COLUMNS,
     LLM_PRECISIONS,
@@ -83,7 +84,8 @@ SHAPE_COLUMNS = ("ffn", "heads", "kv_heads", "vocab")
 KIND_COLUMNS = ("mlp", "embeddings")
 OPTIONAL = (
     "n_layer", "d_model", *SHAPE_COLUMNS, *KIND_COLUMNS, "global_batch_tokens", "gpus_per_node",
-    "network_gbps", "mode", "framework", "eager", "fp8_recipe", *MOE_COLUMNS, "moe_overlap",
+    "network_gbps", "mode", "framework", "eager", "fp8_recipe", "attention", *MOE_COLUMNS,
+    "moe_overlap",
     "dp_overlap", "tp_overlap", "fp32_reduce", *LAYOUT_COLUMNS,
 )  # fmt: skip
 # The words of a true/false column (eager, moe_overlap, dp_overlap, tp_overlap, fp32_reduce),
@@ -137,6 +139,7 @@ class LLMQuery:
     dp_overlap: bool | None = None  # None = the run's --dp-overlap
     tp_overlap: bool | None = None  # None = the run's --tp-overlap
     fp32_reduce: bool | None = None  # None = the run's --fp32-reduce (itself None: the stack's)
+    attention: str = ""  # "" = the run's --attention
     active_params: float | None = None  # a mixture of experts (with the fields below)
     experts: int | None = None
     top_k: int | None = None
@@ -287,6 +290,13 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
             f"{_where(path, i, 'fp8_recipe')}: unknown fp8 recipe {value['fp8_recipe']!r}"
             f"{did_you_mean(recipe, list(RECIPES))} Valid: {', '.join(RECIPES)}"
         )
+    attention = value.get("attention", "").strip().lower()
+    if attention and attention not in ATTENTION_CHOICES:
+        raise LLMQueryError(
+            f"{_where(path, i, 'attention')}: unknown attention kernel {value['attention']!r}"
+            f"{did_you_mean(attention, list(ATTENTION_CHOICES))} Valid: "
+            f"{', '.join(ATTENTION_CHOICES)}"
+        )
     if recipe and precision != "fp8":
         raise LLMQueryError(
             f"{_where(path, i, 'fp8_recipe')}: an fp8 recipe applies to fp8 rows only; "
@@ -355,6 +365,7 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
         dp_overlap=_switch(path, i, value, "dp_overlap"),
         tp_overlap=_switch(path, i, value, "tp_overlap"),
         fp32_reduce=_switch(path, i, value, "fp32_reduce"),
+        attention=attention,
         active_params=moe["active_params"],
         experts=_whole(moe["experts"]),
         top_k=_whole(moe["top_k"]),
@@ -420,7 +431,7 @@ def _switch(path: Path, i: int, value: dict[str, str], column: str) -> bool | No
 
 def query_settings(settings: LLMSettings, q: LLMQuery) -> LLMSettings:
     """The run's settings with what the row gives instead (batch, framework, eager, fp8
-    recipe, MoE, data- and tensor-parallel overlap, fp32 gradient reduction)."""
+    recipe, MoE, data- and tensor-parallel overlap, fp32 gradient reduction, attention)."""
     return dataclasses.replace(
         settings,
         global_batch_tokens=q.global_batch_tokens or settings.global_batch_tokens,
@@ -432,6 +443,7 @@ def query_settings(settings: LLMSettings, q: LLMQuery) -> LLMSettings:
         dp_overlap=settings.dp_overlap if q.dp_overlap is None else q.dp_overlap,
         tp_overlap=settings.tp_overlap if q.tp_overlap is None else q.tp_overlap,
         fp32_reduce=settings.fp32_reduce if q.fp32_reduce is None else q.fp32_reduce,
+        attention=q.attention or settings.attention,
     )
 
 

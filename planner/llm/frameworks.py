@@ -185,6 +185,13 @@ FRAMEWORKS: dict[str, Framework] = {
     ),
 }
 DEFAULT_FRAMEWORK = "megatron"
+# The attention kernel a plan may name (LLMSettings.attention; rates: planner.llm.kernel_rates):
+# auto, the stack's own (planner.llm.stack_profiles.ATTENTION_KERNEL); fa2, FlashAttention-2
+# (the flash-attn package, SDPA's flash backend); fa3, FlashAttention-3-class
+# (FlashAttention-3, Transformer Engine's and cuDNN's fused attention); cudnn, PyTorch SDPA
+# with cuDNN's kernel first (FlashAttention-3-class on Hopper and data-center Blackwell,
+# FlashAttention-2's elsewhere).
+ATTENTION_CHOICES = ("auto", "fa2", "fa3", "cudnn")
 
 
 def framework(name: str) -> Framework:

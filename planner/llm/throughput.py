@@ -350,6 +350,8 @@ def _predict(
     if scale is None:  # own GPT results' factor on the kernel rates (1 without them)
         scale = _calibration(shape, precision, gpu_name, anchor, settings, batch_tokens)
     stack = settings.stack or stack_params(settings.framework)
+    if settings.attention != "auto":  # the kernel the user names, not the stack's
+        stack = dataclasses.replace(stack, attention_kernel=settings.attention)
     hardware = Hardware(
         memory_gb=figures.memory_gb if figures else math.nan,
         peak_flops=peak,

@@ -353,6 +353,30 @@ def test_mlp_and_embeddings_columns_say_what_the_width_rule_would_guess(
     assert code == 2 and "field 'mlp'" in err and "mixture-of-experts row" in err
 
 
+def test_attention_column_and_flag_name_the_kernel(tmp_path: Path) -> None:
+    # FlashAttention-3-class attention (fa3; cudnn on Hopper) times the same fsdp layout
+    # faster than the stack's FlashAttention-2; cudnn on an A100 is FlashAttention-2's.
+    head = "params,seq_len,num_gpus,gpu_model,precision,framework,attention\n"
+    rows = [f"8b,8192,8,{gpu},bf16,fsdp,{kernel}\n" for gpu, kernel in (
+        ("H100-SXM", ""), ("H100-SXM", "fa3"), ("H100-SXM", "cudnn"),
+        ("A100-SXM-40GB", ""), ("A100-SXM-40GB", "cudnn"),
+    )]  # fmt: skip
+    code, err, out = run(tmp_path, head + "".join(rows))
+    assert code == 0, err
+    rate = pd.read_csv(out)["tokens_per_s"].astype(float).tolist()
+    assert rate[1] > 1.05 * rate[0] and rate[2] == pytest.approx(rate[1])
+    assert rate[4] == pytest.approx(rate[3])
+    # The flag sets what a blank cell means; a cell says otherwise.
+    code, err, out = run(tmp_path, head + rows[0] + "8b,8192,8,H100-SXM,bf16,fsdp,fa2\n",
+                         "--attention", "fa3")  # fmt: skip
+    assert code == 0, err
+    flagged = pd.read_csv(out)["tokens_per_s"].astype(float).tolist()
+    assert flagged[0] == pytest.approx(rate[1]) and flagged[1] == pytest.approx(rate[0])
+    code, err, _ = run(tmp_path, head + "8b,8192,8,H100-SXM,bf16,fsdp,fa4\n")
+    assert code == 2 and "line 2, field 'attention': unknown attention kernel 'fa4'" in err
+    assert "did you mean 'fa3'?" in err and "auto, fa2, fa3, cudnn" in err
+
+
 MOE_QUERY = """params,active_params,seq_len,num_gpus,gpu_model,precision,moe_overlap
 671b,37b,4096,2048,H800-SXM,bf16,
 671b,37b,4096,2048,H800-SXM,bf16,true
