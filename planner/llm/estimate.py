@@ -150,12 +150,6 @@ class LLMQuery:
     gated_mlp: bool | None = None  # the mlp column (None: the width's rule)
     tied_embeddings: bool | None = None  # the embeddings column (None: the MLP's rule)
 
-    @property
-    def kinds(self) -> tuple[str, ...]:
-        """The KIND_COLUMNS the row gives."""
-        given = (self.gated_mlp, self.tied_embeddings)
-        return tuple(c for c, v in zip(KIND_COLUMNS, given, strict=True) if v is not None)
-
     def workload(self) -> Workload:
         """The row's LLM workload (1B tokens: estimate-llm predicts a rate, not a run);
         ValueError where a given shape is far from params (reshape_llm)."""
@@ -164,7 +158,7 @@ class LLMQuery:
                 self.params, 1e9, seq_len=self.seq_len, n_layer=self.n_layer,
                 d_model=self.d_model, mode=self.mode,
             )  # fmt: skip
-            if not self.shape and not self.kinds:
+            if not self.shape and self.gated_mlp is None and self.tied_embeddings is None:
                 return base
             given = dict(self.shape)
             return reshape_llm(

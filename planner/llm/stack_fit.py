@@ -85,7 +85,8 @@ class Timed:
 
 
 def run_settings(run: CorpusRun, stack: StackParams, pinned: bool = True) -> LLMSettings:
-    """The LLMSettings a corpus run states, under `stack` (its stated tp/pp/cp if `pinned`)."""
+    """The LLMSettings a corpus run states, under `stack` (its stated tp/pp/cp if `pinned`;
+    the attention kernel its source says it ran, else the stack's)."""
     return LLMSettings(
         global_batch_tokens=run.global_batch_tokens,
         micro_batch=run.micro_batch,
@@ -102,6 +103,7 @@ def run_settings(run: CorpusRun, stack: StackParams, pinned: bool = True) -> LLM
         tp_overlap=run.tp_overlap,
         fp32_reduce=run.fp32_reduce,
         pinned_ran=pinned and run.pinned is not None,
+        attention=run.attention_kernel or "auto",
     )
 
 
@@ -112,8 +114,6 @@ def predict_run(
     kernel the run states): at its stated layout, else (the stack cannot run it, or it does
     not fit) the searched one. `ops`: a
     results table whose operator-benchmark runs replace the kernel defaults on their GPU."""
-    if run.attention_kernel:  # the kernel the source says it ran
-        stack = replace(stack, attention_kernel=run.attention_kernel)
     found = predict_layout(
         run.workload, run.precision, run.gpu_name, run.num_gpus, run.gpus_per_node,
         run.network_gbps, settings=run_settings(run, stack), ops=ops,
