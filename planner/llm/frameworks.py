@@ -192,6 +192,13 @@ DEFAULT_FRAMEWORK = "megatron"
 # with cuDNN's kernel first (FlashAttention-3-class on Hopper and data-center Blackwell,
 # FlashAttention-2's elsewhere).
 ATTENTION_CHOICES = ("auto", "fa2", "fa3", "cudnn")
+# Each kernel in words, as plans name the one they timed.
+ATTENTION_NAMES = {
+    "fa2": "FlashAttention-2",
+    "fa3": "FlashAttention-3-class",
+    "cudnn": "cuDNN's via PyTorch SDPA (FlashAttention-3-class on Hopper and data-center "
+    "Blackwell, FlashAttention-2's elsewhere)",
+}
 
 
 def framework(name: str) -> Framework:

@@ -16,7 +16,8 @@ import pandas as pd
 
 from edge.format import duration, flops, money
 from planner.costs.spot import default_rate
-from planner.llm.frameworks import framework
+from planner.llm.frameworks import ATTENTION_NAMES, framework
+from planner.llm.stack_profiles import ATTENTION_KERNEL
 from planner.plan import Plan
 from planner.render.rows import constraint_phrases, worded_rows
 from planner.request import PlanRequest
@@ -198,6 +199,7 @@ def _method_lines(request: PlanRequest) -> list[str]:
             f"{settings.batch_tokens(workload):,.0f} tokens per step. Layout per row "
             "(sharding column): tp, cp, pp, dp, ZeRO stage, micro-batch.",
         ]
+        lines.append(_attention_line(settings.framework, settings.attention))
         if settings.eager:  # the LLM model's constants, imported for eager plans only
             from planner.llm.ops import EAGER_KERNELS_PER_LAYER, EAGER_TRAFFIC_FACTOR
 
@@ -230,6 +232,18 @@ def _method_lines(request: PlanRequest) -> list[str]:
             "(spec regression, cross-validated band)."
         )
     return lines
+
+
+def _attention_line(stack: str, asked: str) -> str:
+    """The attention kernel a plan timed: the one asked for, else the stack's own."""
+    if asked != "auto":
+        return f"Attention: {ATTENTION_NAMES[asked]}, as asked (--attention {asked})."
+    kernel = ATTENTION_KERNEL.get(stack, "fa3")
+    return (
+        f"Attention: {ATTENTION_NAMES[kernel]}, the {stack} stack's own; --attention (or the "
+        "Plan page's attention kernel) names another: PyTorch 2.11 with cuDNN 9.19 runs "
+        "cuDNN's on Hopper (--attention cudnn)."
+    )
 
 
 def _provider_lines(request: PlanRequest) -> list[str]:

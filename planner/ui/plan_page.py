@@ -203,6 +203,7 @@ class JobInputs:
     dp_overlap: bool = True  # ZeRO-0/1's collectives under compute (LLMSettings)
     fp32_reduce: bool | None = None  # fp32 gradient collectives; None: the stack's own
     layout: str = ""  # the user's own layout, timed beside the best one ("": none)
+    attention: str = "auto"  # the attention kernel (LLMSettings.attention); auto: the stack's
 
 
 EAGER_HELP = (
@@ -236,6 +237,20 @@ FP32_REDUCE_HELP = (
 # The gradient reduction's choices (LLMSettings.fp32_reduce) as the Plan page words them.
 FP32_REDUCE_WORDS = {"auto": "the stack's own", "fp32": "fp32", "16-bit": "16 bits"}
 FP32_REDUCE_SETTINGS = {"auto": None, "fp32": True, "16-bit": False}
+# The attention kernels (planner.llm.frameworks.ATTENTION_CHOICES) as the Plan page words them.
+ATTENTION_WORDS = {
+    "auto": "the stack's own", "fa2": "FlashAttention-2", "fa3": "FlashAttention-3",
+    "cudnn": "cuDNN (PyTorch SDPA)",
+}  # fmt: skip
+ATTENTION_HELP = (
+    "The kernel the attention runs, timed at its measured rates by sequence length and head "
+    "size (planner/llm/kernel_rates.py). The stack's own: FlashAttention-3-class on Megatron "
+    "(Transformer Engine), cuDNN's on FSDP2 (torchtitan puts it first), FlashAttention-2 on "
+    "FSDP, DeepSpeed and nanotron. cuDNN: PyTorch's scaled_dot_product_attention with "
+    "cuDNN's backend first, as torch 2.11 with cuDNN 9.19 picks on Hopper "
+    "(FlashAttention-3-class on Hopper and data-center Blackwell, FlashAttention-2's "
+    "elsewhere)."
+)
 LAYOUT_HELP = (
     "Time your own layout beside the best one found, on the fastest pick's GPUs: tokens "
     f"{LAYOUT_FORM}. dp left out: GPUs / (tp pp cp); "
@@ -317,8 +332,8 @@ def _job_inputs(ps: PageState) -> JobInputs:
 
 
 def _comm_inputs(ps: PageState, stack: str) -> dict[str, Any]:
-    """JobInputs' tp_overlap, dp_overlap and fp32_reduce as asked; tensor-parallel overlap
-    only where `stack` runs it."""
+    """JobInputs' tp_overlap, dp_overlap, fp32_reduce and attention kernel as asked;
+    tensor-parallel overlap only where `stack` runs it."""
     tp = not tp_overlap_refusal(stack) and ps.toggle(
         "Tensor-parallel communication under the GEMMs", name="tp_overlap", help=TP_OVERLAP_HELP
     )
@@ -330,9 +345,13 @@ def _comm_inputs(ps: PageState, stack: str) -> dict[str, Any]:
         ps, "Gradient reduction", FP32_REDUCE_WORDS, name="fp32_reduce", default="auto",
         horizontal=True, help=FP32_REDUCE_HELP,
     )  # fmt: skip
+    attention = worded_radio(
+        ps, "Attention kernel", ATTENTION_WORDS, name="attention", default="auto",
+        help=ATTENTION_HELP,
+    )  # fmt: skip
     return {
         "tp_overlap": bool(tp), "dp_overlap": bool(dp),
-        "fp32_reduce": FP32_REDUCE_SETTINGS[str(reduction)],
+        "fp32_reduce": FP32_REDUCE_SETTINGS[str(reduction)], "attention": str(attention),
     }  # fmt: skip
 
 
@@ -575,6 +594,7 @@ def _request(
                 tp_overlap=inputs.job.tp_overlap,
                 dp_overlap=inputs.job.dp_overlap,
                 fp32_reduce=inputs.job.fp32_reduce,
+                attention=inputs.job.attention,
             ),
         )
     except RequestError as exc:

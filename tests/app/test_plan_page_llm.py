@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from planner.llm.frameworks import ATTENTION_CHOICES
+from planner.ui.plan_page import ATTENTION_WORDS
 from planner.workloads.catalog import llm_workload
 from tests.app.conftest import chart
 from tests.app.test_plan_page import Open, direct, ranked
@@ -135,4 +137,26 @@ def test_the_gradient_reduction_is_asked_and_fp32_slows_a_data_parallel_plan(
     assert not at.exception and not at.error
     assert ranked(at)["throughput"].max() < 0.99 * own  # 4-byte reduce-scatters
     at.radio(key="plan.fp32_reduce").set_value("16-bit").run()
+    assert ranked(at)["throughput"].max() == own
+
+
+def test_the_attention_kernel_is_asked_and_fa3_speeds_an_fsdp_plan_at_long_context(
+    open_page: Open,
+) -> None:
+    query = {"job": "llm", "params_b": "8", "tokens_b": "10", "seq_len": "8192",
+             "providers": "aws", "gpus": "H100-SXM", "gpu_count": "8", "precision": "bf16",
+             "framework": "fsdp"}  # fmt: skip
+    at = open_page("plan", query)
+    assert not at.exception and not at.error
+    kernel = at.radio(key="plan.attention")
+    assert kernel.value == "auto"
+    assert kernel.options == [ATTENTION_WORDS[c] for c in ATTENTION_CHOICES]
+    own = ranked(at)["throughput"].max()  # FSDP's own: FlashAttention-2
+    kernel.set_value("fa3").run()
+    assert not at.exception and not at.error
+    fa3 = ranked(at)["throughput"].max()
+    assert fa3 > 1.05 * own  # 8k-token attention at FlashAttention-3's rates
+    at.radio(key="plan.attention").set_value("cudnn").run()  # FA3-class on Hopper
+    assert ranked(at)["throughput"].max() == fa3
+    at.radio(key="plan.attention").set_value("fa2").run()
     assert ranked(at)["throughput"].max() == own

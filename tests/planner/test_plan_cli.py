@@ -178,6 +178,14 @@ def test_plan_times_the_attention_kernel_named(results_dir: Path) -> None:
     assert (
         done.exit_code == 2 and "attention 'flash3': valid are auto, fa2, fa3, cudnn" in done.stderr
     )
+    # --explain says which kernel was timed: the stack's own, or the one named
+    for extra, said in [
+        ([], "Attention: FlashAttention-2, the fsdp stack's own; --attention"),
+        (["--attention", "cudnn"], "Attention: cuDNN's via PyTorch SDPA"),
+    ]:
+        done = runner.invoke(app, ["plan", *args, *extra, "--explain", "--top", "1"])
+        assert done.exit_code == 0, done.output
+        assert said in " ".join(done.output.split())
 
 
 @pytest.mark.parametrize(
