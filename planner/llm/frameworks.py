@@ -81,6 +81,18 @@ optimizer documents fp32 main gradients too (docs/distrib_optimizer.md: 6 + 12/d
 FlagPerf's Megatron LLaMA-1 7B run on A100-40GB peaks below even the 4 + 12/d count, so
 megatron keeps 2 until a Megatron run's measured memory says otherwise.
 
+`accumulate_bytes` / `accumulate_first`: the HBM bytes a parameter's gradient accumulation
+moves each micro-batch below ZeRO-3 (planner.llm.layout t_opt). nanotron adds every
+micro-batch's 16-bit gradients into fp32 buffers (optim/gradient_accumulator.py
+FP32GradientAccumulator._accumulate_grad and its DDP hook: fp32_grad.add_(grad), read 4 + 2
+bytes and write 4), as DeepSpeed's bf16 optimizer does after each backward
+(runtime/bf16_optimizer.py update_hp_grads); PyTorch's autograd adds each later
+micro-batch's gradient into the 16-bit .grad in place (read 2 + 2, write 2: the fsdp stacks'
+ZeRO-0/1); Megatron-Core's gradient_accumulation_fusion (on by default) accumulates into
+the fp32 main gradients inside the weight-gradient GEMM, which the GEMM's time already
+holds (0). ZeRO-3 reduce-scatters each micro-batch's gradients and accumulates the shard
+only.
+
 `eager_refusal`: why eager PyTorch (planner.settings.LLMSettings.eager) cannot be timed
 against the stack's fit; "" where it can: fsdp and fsdp2 were fitted on torch.compile runs,
 deepspeed on fused-kernel runs with its eager runs timed as eager, while megatron and
@@ -120,6 +132,8 @@ class Framework:
     fitted_kernels: str = ""  # how the fit's runs ran their kernels, where --eager differs
     logit_bytes: float = 10.0  # bytes a logit keeps for the loss (planner.llm.memory)
     grad_bytes: float = 2.0  # gradient buffer bytes per parameter in 16-bit training
+    accumulate_bytes: float = 6.0  # HBM bytes a parameter's gradient accumulation moves
+    accumulate_first: bool = False  # the first micro-batch accumulates too (fp32 buffers)
 
 
 # The eager_refusal of stacks that run their own fused kernels, not PyTorch's.
@@ -136,6 +150,7 @@ FRAMEWORKS: dict[str, Framework] = {
         OWN_KERNELS,
         tp_overlap=True,
         logit_bytes=4.0,  # vocabulary-parallel cross-entropy in place (Korthikanti sec. 4.3)
+        accumulate_bytes=0.0,  # gradient_accumulation_fusion: in the wgrad GEMM
     ),
     "fsdp": Framework(
         "fsdp",
@@ -166,6 +181,8 @@ FRAMEWORKS: dict[str, Framework] = {
         ("zero1", "zero3"),
         1.25,
         gather_after_step=True,
+        accumulate_bytes=10.0,  # BF16_Optimizer: fp32 += bf16 each backward
+        accumulate_first=True,
         fitted_kernels="Megatron's fused model code, as GPT-NeoX and Megatron-DeepSpeed run it "
         "(a Hugging Face model under DeepSpeed runs eager)",
     ),
@@ -182,6 +199,8 @@ FRAMEWORKS: dict[str, Framework] = {
         gather_after_step=True,
         per_tensor_gather=True,
         grad_bytes=4.0,  # accumulate_grad_in_fp32's fp32 gradient buffers
+        accumulate_bytes=10.0,  # fp32 += bf16: read 4 + 2, write 4
+        accumulate_first=True,
     ),
 }
 DEFAULT_FRAMEWORK = "megatron"

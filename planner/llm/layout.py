@@ -70,6 +70,11 @@ micro-batches per pipeline (1F1B schedule; Narayanan et al. 2021, sec. 2.2):
         rank on its own (nanotron: planner.llm.frameworks per_tensor_gather) adds d c x
         its weight tensors x SLICE_COPY_HOST_S: the copies are too small for the GPU to
         outrun the host that launches them, and nothing runs beside them after the step.
+        Below ZeRO-3 it also holds the gradient accumulation: each micro-batch's weight
+        gradients added into the GPU's unsharded buffer, read and written at HBM bandwidth
+        (planner.llm.frameworks accumulate_bytes: 10 bytes a parameter every micro-batch
+        into fp32 buffers, 6 after the first into 16-bit .grad, none where the weight-
+        gradient GEMM accumulates itself).
   MoE   the routed experts' grouped GEMMs join t_mb, their all-to-all (t_a2a) joins each
         slot, exposed (with LayoutSettings.moe_overlap only what outlasts t_mb: DualPipe's
         pairing of one micro-batch's all-to-all with another's compute, DeepSeek-AI 2024,
@@ -811,6 +816,8 @@ def step_times(
         t_opt = t_opt + np.where((zero == 1) & (dp * cp > 1), dp * cp * tensors, 0.0) * (
             SLICE_COPY_HOST_S
         )
+    if not frozen:  # module docstring, t_opt: gradient accumulation
+        t_opt = t_opt + _accumulation_seconds(shape, hw, settings.framework, c)
     if settings.step_model == "mfu-prior":
         t_opt = np.zeros_like(m)
     step = slots * per_slot + t_dp + t_slow + t_opt
@@ -832,6 +839,19 @@ def step_times(
         "a2a": m * t_a2a,
         "grouped_gemm": m * grouped,
     }
+
+
+def _accumulation_seconds(shape: LLMShape, hw: Hardware, stack: str, c: Candidates) -> np.ndarray:
+    """Seconds a step spends adding each micro-batch's weight gradients into the GPU's
+    unsharded gradient buffer (planner.llm.frameworks accumulate_bytes over HBM): every
+    micro-batch into fp32 buffers, after the first into 16-bit .grad; none under ZeRO-3,
+    whose gradients leave each micro-batch reduce-scattered."""
+    profile = framework(stack)
+    adds = c.m if profile.accumulate_first else c.m - 1.0
+    dense = (shape.params - shape.expert_params) / (c.tp * c.pp)
+    experts = shape.expert_params / (c.etp * c.ep * c.pp)
+    moved = adds * (dense + experts) * profile.accumulate_bytes
+    return np.where(c.zero == 3, 0.0, moved) / hw.rates.hbm_bytes_per_s
 
 
 def _tp_ring_seconds(tp: np.ndarray, act_bytes: np.ndarray, hw: Hardware) -> np.ndarray:

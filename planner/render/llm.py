@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from planner.llm.fp8_recipes import UNRUNNABLE
-from planner.llm.frameworks import FRAMEWORKS, reduces_in_fp32
+from planner.llm.frameworks import FRAMEWORKS, Framework, reduces_in_fp32
 from planner.llm.mfu import FP8_SPEEDUP, SMALL_WIDTH
 from planner.llm.records import LLMMemoryError
 from planner.llm.stack_profiles import FIT_FAMILY
@@ -158,16 +158,24 @@ STEP_PART_WORDS = (
 )  # fmt: skip
 
 
+def _optimizer_words(stack: Framework | None, layout: str) -> str:
+    """What the optimizer part holds on `stack` at `layout` (planner.llm.layout t_opt): the
+    step, below ZeRO-3 the gradient accumulation, a nanotron ZeRO-1 gather's slice copies."""
+    held = ["optimizer"]
+    if stack and stack.accumulate_bytes > 0 and " zero3" not in layout:
+        held.append("gradient accumulation")
+    if stack and stack.per_tensor_gather and " zero1" in layout:
+        held.append("its weight-slice copies")
+    return ", ".join(held[:-1]) + " and " + held[-1] if len(held) > 1 else held[0]
+
+
 def step_parts_text(row: Mapping[str, Any]) -> str:
     """ "GEMM 61%, attention 17%, ..." for the parts above half a percent, largest first;
-    the older model's rows (no operator parts) name compute, bubble and communication; a
-    stack whose ZeRO-1 gather copies each weight tensor's slices (nanotron) says its
-    optimizer part holds them."""
-    copies = FRAMEWORKS.get(str(row.get("framework") or ""))
-    if copies and copies.per_tensor_gather and " zero1" in str(row.get("layout") or ""):
-        optimizer = "optimizer and its weight-slice copies"  # planner.llm.layout t_opt
-    else:
-        optimizer = "optimizer"
+    the older model's rows (no operator parts) name compute, bubble and communication; the
+    optimizer part says what else it holds (_optimizer_words)."""
+    optimizer = _optimizer_words(
+        FRAMEWORKS.get(str(row.get("framework") or "")), str(row.get("layout") or "")
+    )
     parts = [
         (optimizer if key == "optimizer_share" else words, _number(row.get(key)))
         for key, words in STEP_PART_WORDS

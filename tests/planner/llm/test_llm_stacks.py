@@ -331,13 +331,17 @@ def test_the_detail_names_the_assumed_stack_its_spread_and_the_fp8_casts() -> No
     text = llm_detail(row, "fp8")
     assert "rates fitted on PyTorch FSDP's published runs" in text and "up to 30%" in text
     assert "stack" not in llm_detail({**row, "stack_spread": float("nan")}, "fp8")
-    # nanotron's ZeRO-1 optimizer part holds its per-tensor weight-slice copies
+    # nanotron's ZeRO-1 optimizer part holds its gradient accumulation and its per-tensor
+    # weight-slice copies; Megatron accumulates in the GEMM; ZeRO-3 accumulates no buffer
     nanotron = {**row, "framework": "nanotron", "layout": "tp4 pp1 dp128 zero1 mb2",
                 "optimizer_share": 0.1}  # fmt: skip
-    assert "optimizer and its weight-slice copies 10%" in step_parts_text(nanotron)
+    said = "optimizer, gradient accumulation and its weight-slice copies 10%"
+    assert said in step_parts_text(nanotron)
     plain = {**nanotron, "layout": "tp4 pp1 dp128 zero0 mb2"}
-    assert "optimizer 10%" in step_parts_text(plain) and "copies" not in step_parts_text(plain)
+    assert "optimizer and gradient accumulation 10%" in step_parts_text(plain)
     assert "optimizer 10%" in step_parts_text({**nanotron, "framework": "megatron"})
+    sharded = {**nanotron, "framework": "fsdp", "layout": "tp1 pp1 dp8 zero3 mb2"}
+    assert "optimizer 10%" in step_parts_text(sharded)
 
 
 def test_a_stated_tensor_parallel_size_wider_than_a_node_is_timed_not_replaced() -> None:
