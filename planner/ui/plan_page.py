@@ -36,6 +36,7 @@ from planner.ui.cache import drawn, fingerprint
 from planner.ui.compare import chosen_options, compare_choices, compare_section
 from planner.ui.export import download_csv, download_report
 from planner.ui.inputs import OfferFilters, number, offer_filters, optional_number, worded_radio
+from planner.ui.llm_shape import ShapeInputs, reshaped, shape_inputs
 from planner.ui.onprem_page import PAGE as ONPREM_PAGE
 from planner.ui.onprem_page import config_from_inputs
 from planner.ui.plan_view import (
@@ -204,6 +205,8 @@ class JobInputs:
     fp32_reduce: bool | None = None  # fp32 gradient collectives; None: the stack's own
     layout: str = ""  # the user's own layout, timed beside the best one ("": none)
     attention: str = "auto"  # the attention kernel (LLMSettings.attention); auto: the stack's
+    # a described dense LLM's shape (planner.ui.llm_shape); empty: the preset's
+    shape: ShapeInputs = field(default_factory=ShapeInputs)
 
 
 EAGER_HELP = (
@@ -378,6 +381,7 @@ def _llm_inputs(ps: PageState) -> JobInputs:
         "Eager PyTorch (no torch.compile)", name="eager", help=EAGER_HELP
     )
     overlap = active_b is not None and _overlap_input(ps)
+    shape = shape_inputs(ps) if active_b is None else ShapeInputs()
     return JobInputs(
         "llm",
         params_b=params_b,
@@ -390,6 +394,7 @@ def _llm_inputs(ps: PageState) -> JobInputs:
         moe_overlap=overlap,
         **_comm_inputs(ps, framework),
         layout=_layout_input(ps),
+        shape=shape,
     )
 
 
@@ -554,7 +559,7 @@ def _workload(inputs: PlanInputs) -> Workload | None:
             )
             return None
     try:
-        return llm_workload(params * 1e9, tokens * 1e9, seq_len=job.seq_len, mode=job.llm_mode)
+        dense = llm_workload(params * 1e9, tokens * 1e9, seq_len=job.seq_len, mode=job.llm_mode)
     except ValueError as exc:
         st.error(
             f"**Parameters (billions)** {params:g} and **Training tokens (billions)** "
@@ -562,6 +567,7 @@ def _workload(inputs: PlanInputs) -> Workload | None:
             icon=":material/error:",
         )
         return None
+    return reshaped(dense, job.shape)
 
 
 def _request(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from planner.llm.frameworks import ATTENTION_CHOICES
 from planner.ui.plan_page import ATTENTION_WORDS
-from planner.workloads.catalog import llm_workload
+from planner.workloads.catalog import llm_workload, reshape_llm
 from tests.app.conftest import chart
 from tests.app.test_plan_page import Open, direct, ranked
 
@@ -160,3 +160,33 @@ def test_the_attention_kernel_is_asked_and_fa3_speeds_an_fsdp_plan_at_long_conte
     assert ranked(at)["throughput"].max() == fa3
     at.radio(key="plan.attention").set_value("fa2").run()
     assert ranked(at)["throughput"].max() == own
+
+
+def test_a_described_llm_takes_the_shape_given_and_refuses_one_far_from_its_size(
+    open_page: Open, results_dir: Path
+) -> None:
+    query = {"job": "llm", "params_b": "6.7", "tokens_b": "10", "providers": "aws",
+             "gpus": "H100-SXM", "gpu_count": "8", "precision": "bf16"}  # fmt: skip
+    shape = {"n_layer": "34", "d_model": "4096", "embeddings": "untied"}
+    at = open_page("plan", {**query, **shape})
+    assert not at.exception and not at.error
+    assert at.number_input(key="plan.n_layer").value == 34
+    assert at.radio(key="plan.embeddings").value == "untied"
+    title = chart(at, "plan.chart")["layout"]["title"]["text"]
+    # the 6.7B preset at 34 layers, untied: counted from the shape and named by its size
+    expected = reshape_llm(llm_workload(6.7e9, 10e9), n_layer=34, d_model=4096, tied=False)
+    assert expected.name.startswith("llm-7.14b") and expected.name in title
+    plan = direct(results_dir, expected, precision="bf16", providers=("aws",),
+                  gpus=("H100-SXM",), gpu_count=8)  # fmt: skip
+    assert sorted(ranked(at)["throughput"].round()) == sorted(plan.rows["throughput"].round())
+    # 48 layers is 9.98B: refused, naming the input, the shape's size and the fix
+    at.number_input(key="plan.n_layer").set_value(48).run()
+    assert not at.exception
+    message = " ".join(e.value for e in at.error)
+    assert "**Model shape**" in message and "9\\.98B parameters" in message
+    assert "Set **Parameters (billions)** to the shape's size (9.98b)" in message
+    # cleared, the preset's shape again
+    for name in ("n_layer", "d_model"):
+        at.number_input(key=f"plan.{name}").set_value(None).run()
+    at.radio(key="plan.embeddings").set_value("auto").run()
+    assert not at.error and "llm-6.7b-10b" in chart(at, "plan.chart")["layout"]["title"]["text"]
