@@ -239,11 +239,13 @@ def _attention_line(stack: str, asked: str) -> str:
     if asked != "auto":
         return f"Attention: {ATTENTION_NAMES[asked]}, as asked (--attention {asked})."
     kernel = ATTENTION_KERNEL.get(stack, "fa3")
-    return (
+    line = (
         f"Attention: {ATTENTION_NAMES[kernel]}, the {stack} stack's own; --attention (or the "
-        "Plan page's attention kernel) names another: PyTorch 2.11 with cuDNN 9.19 runs "
-        "cuDNN's on Hopper (--attention cudnn)."
+        "Plan page's attention kernel) names another"
     )
+    if kernel == "fa2":  # a PyTorch stack may run cuDNN's instead
+        line += ": PyTorch 2.11 with cuDNN 9.19 runs cuDNN's on Hopper (--attention cudnn)"
+    return line + "."
 
 
 def _provider_lines(request: PlanRequest) -> list[str]:
