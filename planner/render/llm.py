@@ -173,9 +173,8 @@ def step_parts_text(row: Mapping[str, Any]) -> str:
     """ "GEMM 61%, attention 17%, ..." for the parts above half a percent, largest first;
     the older model's rows (no operator parts) name compute, bubble and communication; the
     optimizer part says what else it holds (_optimizer_words)."""
-    optimizer = _optimizer_words(
-        FRAMEWORKS.get(str(row.get("framework") or "")), str(row.get("layout") or "")
-    )
+    layout = str(row.get("layout", row.get("sharding")) or "")  # estimate-llm's | plan's
+    optimizer = _optimizer_words(FRAMEWORKS.get(str(row.get("framework") or "")), layout)
     parts = [
         (optimizer if key == "optimizer_share" else words, _number(row.get(key)))
         for key, words in STEP_PART_WORDS

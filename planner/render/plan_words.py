@@ -244,7 +244,10 @@ def _attention_line(stack: str, asked: str) -> str:
         "Plan page's attention kernel) names another"
     )
     if kernel == "fa2":  # a PyTorch stack may run cuDNN's instead
-        line += ": PyTorch 2.11 with cuDNN 9.19 runs cuDNN's on Hopper (--attention cudnn)"
+        line += (
+            ": a model on PyTorch's SDPA (torch 2.11, cuDNN 9.19) runs cuDNN's on Hopper "
+            "(--attention cudnn)"
+        )
     return line + "."
 
 

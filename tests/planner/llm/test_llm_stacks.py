@@ -342,6 +342,9 @@ def test_the_detail_names_the_assumed_stack_its_spread_and_the_fp8_casts() -> No
     assert "optimizer 10%" in step_parts_text({**nanotron, "framework": "megatron"})
     sharded = {**nanotron, "framework": "fsdp", "layout": "tp1 pp1 dp8 zero3 mb2"}
     assert "optimizer 10%" in step_parts_text(sharded)
+    # a plan's row names its layout "sharding"
+    planned = {k: v for k, v in nanotron.items() if k != "layout"}
+    assert said in step_parts_text({**planned, "sharding": "tp4 pp1 dp128 zero1 mb2"})
 
 
 def test_a_stated_tensor_parallel_size_wider_than_a_node_is_timed_not_replaced() -> None:
