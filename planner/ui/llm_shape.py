@@ -10,6 +10,7 @@ from typing import Any
 
 import streamlit as st
 
+from planner.io.validate import FIELD_RANGES
 from planner.ui.inputs import number, worded_radio
 from planner.ui.state import PageState
 from planner.ui.text import md_text
@@ -17,20 +18,26 @@ from planner.workloads.catalog import ShapeSizeError, Workload, reshape_llm
 from planner.workloads.llm_presets import EMBEDDING_KINDS, MLP_KINDS
 
 
-def _count(label: str, step: int, help: str) -> dict[str, Any]:
-    """A whole-number input that starts empty (the preset's value)."""
-    return {"label": label, "default": None, "min_value": 1, "step": step, "help": help,
+def _count(name: str, label: str, step: int, help: str) -> dict[str, Any]:
+    """A whole-number input that starts empty (the preset's value), within the range
+    `plan`'s flag and `estimate-llm`'s column of the same name take (FIELD_RANGES)."""
+    bounds = FIELD_RANGES[name]
+    return {"label": label, "default": None, "min_value": int(bounds.low),
+            "max_value": int(bounds.high), "step": step, "help": help,
             "placeholder": "the preset's"}  # fmt: skip
 
 
 # The shape's number inputs (key: plan.<name>), in reshape_llm's order.
 SHAPE_FIELDS: dict[str, dict[str, Any]] = {
-    "n_layer": _count("Layers", 1, "Decoder layers."),
-    "d_model": _count("Width (d_model)", 128, "Hidden size."),
-    "ffn": _count("MLP width", 256, "The MLP's inner width (Llama 3.1 8B: 14336)."),
-    "heads": _count("Attention heads", 1, "Query heads."),
-    "kv_heads": _count("Key/value heads", 1, "Grouped-query attention's key/value heads."),
-    "vocab": _count("Vocabulary", 1024, "Tokens in the vocabulary (Llama 3: 128256)."),
+    name: _count(name, *spec)
+    for name, spec in {
+        "n_layer": ("Layers", 1, "Decoder layers."),
+        "d_model": ("Width (d_model)", 128, "Hidden size."),
+        "ffn": ("MLP width", 256, "The MLP's inner width (Llama 3.1 8B: 14336)."),
+        "heads": ("Attention heads", 1, "Query heads."),
+        "kv_heads": ("Key/value heads", 1, "Grouped-query attention's key/value heads."),
+        "vocab": ("Vocabulary", 1024, "Tokens in the vocabulary (Llama 3: 128256)."),
+    }.items()
 }
 MLP_WORDS = {"auto": "by its width", "gelu": "GELU (2 matrices)", "swiglu": "SwiGLU (3)"}
 EMBEDDING_WORDS = {"auto": "by the MLP", "tied": "tied", "untied": "untied"}

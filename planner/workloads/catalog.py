@@ -294,8 +294,7 @@ def llm_workload(
         gated, tied = shape.gated, shape.tied  # None: the rules, as for any shape
         reference = (
             f"{layers} layers of width {width}, {heads} heads ({kv} key/value), "
-            f"{'SwiGLU' if shape.mlp_gated else 'GELU'} MLP {ffn}, vocabulary {vocab}, "
-            f"embeddings {'tied' if shape.embeddings_tied else 'untied'}"
+            f"{shape.mlp_and_embeddings}"
         )
         preset = None
     elif preset and n_layer in (None, preset.n_layer) and d_model in (None, preset.d_model):
@@ -690,8 +689,7 @@ def reshape_llm(
         described = (
             f"the shape given has {params / 1e9:.3g}B parameters ({shape.n_layer} layers x "
             f"{shape.d_model}, {shape.n_heads} heads, {shape.n_kv_heads} kv heads, "
-            f"{'SwiGLU' if shape.mlp_gated else 'GELU'} MLP {shape.ffn_dim}, vocabulary "
-            f"{shape.vocab_size}, embeddings {'tied' if shape.embeddings_tied else 'untied'})"
+            f"{shape.mlp_and_embeddings})"
         )
         apart = f"{named / 1e9:.3g}B, more than {SHAPE_SIZE_TOLERANCE:.0%} apart"
         raise ShapeSizeError(

@@ -57,6 +57,14 @@ class DecoderShape:
         return tied_by_mlp(self.mlp_gated) if self.tied is None else self.tied
 
     @property
+    def mlp_and_embeddings(self) -> str:
+        """'SwiGLU MLP 14336, vocabulary 128256, embeddings untied': the MLP, the vocabulary
+        and the output layer in words."""
+        mlp = "SwiGLU" if self.mlp_gated else "GELU"
+        tied = "tied" if self.embeddings_tied else "untied"
+        return f"{mlp} MLP {self.ffn_dim}, vocabulary {self.vocab_size}, embeddings {tied}"
+
+    @property
     def params(self) -> float:
         """Its parameter count (dense_decoder_params)."""
         return dense_decoder_params(

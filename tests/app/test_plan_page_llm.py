@@ -190,3 +190,7 @@ def test_a_described_llm_takes_the_shape_given_and_refuses_one_far_from_its_size
         at.number_input(key=f"plan.{name}").set_value(None).run()
     at.radio(key="plan.embeddings").set_value("auto").run()
     assert not at.error and "llm-6.7b-10b" in chart(at, "plan.chart")["layout"]["title"]["text"]
+    # a link's count beyond the range plan's --n-layer takes is refused, not planned
+    at = open_page("plan", {**query, "n_layer": "99999"})
+    assert at.number_input(key="plan.n_layer").value is None
+    assert "out of range" in " ".join(w.value for w in at.warning) and not at.error
