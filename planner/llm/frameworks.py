@@ -51,6 +51,18 @@ it hides.
   = "op"`, a torch.utils.checkpoint policy any PyTorch FSDP stack can run:
   planner.llm.per_op_recompute) for fsdp and fsdp2; Megatron's selective recomputation is
   the attention core's (Korthikanti et al. 2022).
+- full recomputation's early stop (`recompute_early_stop`) for fsdp and fsdp2: PyTorch's
+  non-reentrant activation checkpointing (torch.utils.checkpoint with use_reentrant=False,
+  and checkpoint_wrapper's default CheckpointImpl.NO_REENTRANT, which torchtitan and
+  KempnerForge wrap each block in) stops recomputing once the backward pass has every
+  tensor it saved (torch/utils/checkpoint.py, early_stop, on by default), and torch.compile's
+  partitioner recomputes only what the backward reads: neither runs a layer's last GEMM,
+  the MLP's down projection, whose output only the residual add takes. Measured on this
+  torch (a two-layer Llama-style block, tests/planner/llm/test_llm_recompute_early_stop.py):
+  12 of its 14 forward matmuls run again, as against all 14 under the reentrant checkpoint
+  that Megatron-LM (tensor_parallel.checkpoint), nanotron (its CheckpointFunction),
+  DeepSpeed (deepspeed.checkpointing) and Hugging Face Transformers (use_reentrant=True by
+  default) run, which replay the whole layer.
 - tensor-parallel communication overlap (`tp_overlap`; planner.settings.LLMSettings.tp_overlap):
   Megatron-Core's --tp-comm-overlap (Transformer Engine's userbuffers) and torchtitan's
   asynchronous tensor parallel for fsdp2 (Liang et al. 2024, sec. 3.1) split each
@@ -126,6 +138,7 @@ class Framework:
     fp32_gradients: bool = False  # gradients reduced in fp32: 4 bytes a value, not 2
     balanced_stages: bool = False  # pipeline stages split by compute cost, head included
     per_op_recompute: bool = False  # torchtitan's per-operator selective recomputation
+    recompute_early_stop: bool = False  # full recomputation stops before the MLP's down GEMM
     gather_after_step: bool = False  # ZeRO-1's weight all-gather runs alone after the step
     per_tensor_gather: bool = False  # that gather copies each tensor's slice per rank
     tp_overlap: bool = False  # can pipeline tensor-parallel collectives under the GEMMs
@@ -160,6 +173,7 @@ FRAMEWORKS: dict[str, Framework] = {
         ("zero3", "zero1"),
         1.5,
         per_op_recompute=True,
+        recompute_early_stop=True,
         fitted_kernels=COMPILED,
     ),
     "fsdp2": Framework(
@@ -170,6 +184,7 @@ FRAMEWORKS: dict[str, Framework] = {
         ("zero3", "zero1"),
         1.25,
         per_op_recompute=True,
+        recompute_early_stop=True,
         tp_overlap=True,
         fitted_kernels=COMPILED,
     ),

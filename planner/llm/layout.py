@@ -532,12 +532,14 @@ def stage_times(
                                    c.recompute)  # fmt: skip
         return StageTimes(prior, np.zeros_like(share))
     weight_grads = shape.mode not in ("lora", "qlora")
+    # a MoE layer's last GEMM is its routed experts' (planner.llm.moe), recomputed whole
+    early_stop = framework(settings.framework).recompute_early_stop and not shape.experts
 
     def stage(layers: np.ndarray, head: float) -> MicroBatchTimes:
         return micro_batch_seconds(
             shape.layer, rates, layers, c.mb, c.tp, c.cp, share, c.recompute == "selective",
             weight_grads=weight_grads, flash=settings.flash_attention, head=head,
-            per_op=c.recompute == "per-op",
+            per_op=c.recompute == "per-op", early_stop=early_stop,
         )  # fmt: skip
 
     if framework(settings.framework).balanced_stages:

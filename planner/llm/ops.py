@@ -355,13 +355,16 @@ def micro_batch_seconds(
     flash: bool = True,
     head: np.ndarray | float = 1.0,
     per_op: np.ndarray | bool = False,
+    early_stop: bool = False,
 ) -> MicroBatchTimes:
     """One micro-batch of `mb` sequences through a pipeline stage of `stage_layers` layers
     plus the language-model head (the last stage's, which sets the pace), per GPU; `head`
     0 for a stage without it.
 
-    Full recomputation of a share of the layers adds that share of their forward pass;
-    selective recomputation the attention forward (Korthikanti et al. 2022, sec. 5);
+    Full recomputation of a share of the layers adds that share of their forward pass, less
+    the MLP's down projection where it stops early (`early_stop`: PyTorch's non-reentrant
+    checkpoint; planner.llm.frameworks recompute_early_stop); selective recomputation the
+    attention forward (Korthikanti et al. 2022, sec. 5);
     per-operator recomputation (`per_op`, torchtitan's) the forward GEMMs its policy does
     not save and the forward memory-bound work (planner.llm.per_op_recompute).
     """
@@ -378,6 +381,8 @@ def micro_batch_seconds(
     # and backward (16-bit values).
     logits = head * 4.0 * tokens * shape.vocab_size / tp * rates.value_bytes / rates.hbm_bytes_per_s
     layer_forward = gemm_f + attn_f + mem_f
+    if early_stop:  # the last GEMM's output is read by nothing but the residual add
+        layer_forward = layer_forward - _train_gemm_seconds(layer_gemms[-1:], rates, False)[0]
     again = stage_layers * (
         recompute_share * layer_forward
         + np.where(selective, attn_f, 0.0)
