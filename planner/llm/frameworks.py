@@ -27,7 +27,11 @@ it hides.
   FSDP runs are compiled FSDP/FSDP2 runs. Its attention is SDPA with cuDNN's kernel first,
   as torchtitan orders the backends (torchtitan/models/attention.py,
   ScaledDotProductAttentionWrapper): FlashAttention-3-class on Hopper and data-center
-  Blackwell (planner.llm.kernel_rates.kernel_on).
+  Blackwell (planner.llm.kernel_rates.kernel_on). Its gradients reduce-scatter in fp32
+  (`fp32_gradients`): torchtitan's training.mixed_precision_reduce, default and only choice
+  "float32" (torchtitan/config_manager.py @0da8901b and config/job_config.py @2c8b5947,
+  passed to FSDP2's MixedPrecisionPolicy(reduce_dtype)); fsdp's stays at 16 bits, as
+  Hugging Face Accelerate's bf16 policy and fms-fsdp's bfSixteen set it.
 - nanotron: Hugging Face nanotron (and picotron): tensor, pipeline (1F1B, no interleaving)
   and data parallel with ZeRO-1, no context parallelism (the Ultra-Scale Playbook's
   configurations, huggingface/nanotron docs/benchmark_summary.svg); gradients accumulated
@@ -187,6 +191,7 @@ FRAMEWORKS: dict[str, Framework] = {
         recompute_early_stop=True,
         tp_overlap=True,
         fitted_kernels=COMPILED,
+        fp32_gradients=True,
     ),
     "deepspeed": Framework(
         "deepspeed",

@@ -294,8 +294,11 @@ def test_a_stated_fp32_gradient_reduction_moves_4_bytes_a_value_on_any_stack() -
     bf16 = _dp_ring(DP_SHAPE.params / 2 * 2.0, 2.0)
     assert _exposed_dp(0.0, 1, framework="megatron", fp32_reduce=True) == pytest.approx(fp32)
     assert _exposed_dp(0.0, 1, framework="megatron") == pytest.approx(bf16)
-    # nanotron's own is fp32; stated otherwise, it is not
+    # nanotron's own is fp32, and torchtitan's fsdp2 (mixed_precision_reduce "float32");
+    # stated otherwise, it is not
     assert _exposed_dp(0.0, 0, framework="nanotron") == pytest.approx(fp32)
+    assert _exposed_dp(0.0, 1, framework="fsdp2") == pytest.approx(fp32)
+    assert _exposed_dp(0.0, 1, framework="fsdp") == pytest.approx(bf16)
     assert _exposed_dp(0.0, 0, framework="nanotron", fp32_reduce=False) == pytest.approx(bf16)
 
 

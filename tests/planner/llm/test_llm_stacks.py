@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner.llm.corpus import corpus_run, family_of, reported_flops_per_token
+from planner.llm.corpus import corpus_run, family_of, load_corpus, reported_flops_per_token
 from planner.llm.frameworks import FRAMEWORKS
 from planner.llm.kernel_rates import attention_share
 from planner.llm.layout import _candidates, _greedy_stages, _micro_batches, balanced_stage_layers
@@ -85,6 +85,19 @@ def test_corpus_rows_become_runs_or_say_why_not() -> None:
     assert family_of("olmo-core (torch HSDP)") == "fsdp"
     assert family_of("paddlenlp (sharding stage1)") == "deepspeed"
     assert family_of("nanotron") == "nanotron" and family_of("Primus") == "megatron"
+
+
+def test_the_corpus_times_the_fp32_gradient_reduction_its_fsdp_configs_set() -> None:
+    # OLMo-core's train scripts (reduce_dtype=DType.float32), torchtitan under torchao's
+    # float8 benchmarks (mixed_precision_reduce "float32") and KempnerForge's
+    # MixedPrecisionPolicy; fms-fsdp's bfSixteen reduces in bf16, as the fsdp stack does
+    runs, _ = load_corpus()
+    by_source: dict[str, set[bool | None]] = {}
+    for run in runs:
+        by_source.setdefault(run.source, set()).add(run.fp32_reduce)
+    for source in ("allenai/OLMo-core", "pytorch/ao", "KempnerInstitute/KempnerForge"):
+        assert by_source[source] == {True}, source
+    assert by_source["foundation-model-stack/fms-fsdp"] == {None}
 
 
 def test_a_row_naming_only_infiniband_ndr_gets_one_400g_nic_per_gpu_as_an_assumption() -> None:
