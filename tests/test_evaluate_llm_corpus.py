@@ -59,6 +59,23 @@ def test_the_bundled_fit_is_a_fresh_fit_and_its_table_beside_the_naive_rules() -
     assert {"megatron", "fsdp", "deepspeed", "nanotron"} <= frameworks
 
 
+def test_runs_their_source_says_ran_degraded_are_reported_apart_not_scored() -> None:
+    result = held_out()
+    runs, skipped = result["runs"], result["skipped"]
+    assert isinstance(runs, pd.DataFrame) and isinstance(skipped, dict)
+    # the Ultra-Scale Playbook's 80B on 4 nodes ("runs inefficiently due to operating near
+    # the GPU memory limits") and KempnerForge's memory-bound 70B on 8 GPUs
+    degraded = {key for key, why in skipped.items() if why == "degraded"}
+    assert degraded == {"calibration:36", "calibration:148"}
+    assert not set(runs.loc[runs["source"] != "gpuplan own runs", "row"]) & {36, 148}
+    lines = load("evaluate_llm_corpus").degraded_lines(result)
+    assert [line.split(" (")[0] for line in lines] == ["row 36", "row 148"]
+    # each is timed against what it measured: both ran well below a healthy run
+    for line in lines:
+        assert "left out as its source says it ran degraded" in line
+        assert float(line.rsplit("(", 1)[1].rstrip("x)")) > 1.3
+
+
 def test_the_stack_median_rule_never_uses_the_runs_own_source() -> None:
     evaluate = load("evaluate_llm_corpus")
     from planner.llm.corpus import load_corpus

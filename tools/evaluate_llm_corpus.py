@@ -22,7 +22,9 @@ bias is what the held-out error of other sources shows, whatever their stack); a
 band is widened to at least +/- the FP8_BAND_QUANTILE quantile of |log(predicted /
 measured)| over the other sources' fp8 runs (fp8_band_of: what an fp8 step gains depends on
 the stack's casts and recipe, and the held-out fp8 errors are whole sources' biases of
-either sign); `covered` says whether the measured rate is inside.
+either sign); `covered` says whether the measured rate is inside. Runs their own source says
+ran degraded (planner.llm.corpus.degraded_runs: near the GPU's memory limit) are in no fold
+and no cell: printed apart, each timed by the fit on every run against what it measured.
 """
 
 from __future__ import annotations
@@ -41,7 +43,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from planner.llm.corpus import OWN_RUNS_PATH, CorpusRun, load_calibration, load_corpus  # noqa: E402
+from planner.llm.corpus import (  # noqa: E402
+    OWN_RUNS_PATH,
+    CorpusRun,
+    degraded_runs,
+    load_calibration,
+    load_corpus,
+)
 from planner.llm.stack_fit import (  # noqa: E402
     Fit,
     HeldOut,
@@ -304,6 +312,23 @@ def notes(summary: pd.DataFrame, table: pd.DataFrame) -> list[str]:
     return out
 
 
+def degraded_lines(result: dict[str, object]) -> list[str]:
+    """One line per run its source says ran degraded: what the fit on every run times it at
+    against what it measured (planner.llm.corpus.degraded_runs)."""
+    fit = result["fit"]
+    assert isinstance(fit, Fit)
+    out = []
+    for run in degraded_runs():
+        timed = predict_run(run, fit.for_run(run)).tokens_per_s / run.num_gpus
+        out.append(
+            f"row {run.row} ({run.model.split(' (')[0]}, {run.num_gpus} x {run.gpu_name}, "
+            f"{run.family}), left out as its source says it ran degraded: measured "
+            f"{run.tokens_per_gpu:,.0f} tokens/s per GPU, timed at {timed:,.0f} "
+            f"({timed / run.tokens_per_gpu:.2f}x)"
+        )
+    return out
+
+
 def print_llm_corpus(result: dict[str, object] | None = None) -> dict[str, object]:
     """Print the LLM corpus section (tools/evaluate_estimator.py calls it)."""
     result = result or evaluate_llm_corpus()
@@ -320,6 +345,8 @@ def print_llm_corpus(result: dict[str, object] | None = None) -> dict[str, objec
     assert isinstance(skipped, dict)
     reasons = pd.Series(list(skipped.values()), dtype=str).value_counts().to_dict()
     print("left out of the corpus:", json.dumps(reasons))
+    for line in degraded_lines(result):
+        print("degraded:", line)
     for line in notes(summary, table):
         print("note:", line)
     within = within_source_error(table)

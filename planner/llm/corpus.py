@@ -68,7 +68,10 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
   overlapped, tensor-parallel not).
 Rows left out and why (`skipped`): mixture-of-experts models no preset names, no
 parameter count, CPU offload, fp32, no GPU count with tensor parallelism,
-the framework not stated.
+the framework not stated, and runs their own source says ran degraded (`degraded`:
+DEGRADED_TEXT in the notes, which quote the source: near the GPU's memory limit), which the
+model cannot time as a healthy run and the fit must not learn from; degraded_runs gives
+them for the evaluation to report.
 """
 
 from __future__ import annotations
@@ -114,6 +117,7 @@ EXPERT_TP_TEXT = re.compile(r"\bETP (\d+)")
 INTERLEAVED_TEXT = re.compile(r"interleaved schedule, V not stated", re.IGNORECASE)
 FP32_REDUCE_TEXT = re.compile(r"fp32 gradient reduction|reduce_dtype=?\s*float32", re.IGNORECASE)
 A2A_OVERLAP_TEXT = re.compile(r"1f1b (a2a )?overlap|a2a overlap|dualpipe", re.IGNORECASE)
+DEGRADED_TEXT = re.compile(r"degraded, as its source says", re.IGNORECASE)
 # The `comm_overlap` column: which of Megatron-Core's overlaps the run's launch configuration
 # turns on, as (dp_overlap, tp_overlap) (LLMSettings); blank: the stack's usual (dp on, tp off).
 COMM_OVERLAP = {"": (True, False), "dp": (True, False), "tp": (False, True),
@@ -400,8 +404,11 @@ def _comm_overlap(index: int, row: pd.Series) -> tuple[bool, bool]:
     return COMM_OVERLAP[text]
 
 
-def corpus_run(index: int, row: pd.Series) -> CorpusRun | str:
-    """The CorpusRun of one corpus row, or the code of why it is left out."""
+def corpus_run(index: int, row: pd.Series, degraded_too: bool = False) -> CorpusRun | str:
+    """The CorpusRun of one corpus row, or the code of why it is left out (a run its source
+    says ran degraded is built only when `degraded_too`)."""
+    if not degraded_too and DEGRADED_TEXT.search(str(row["notes"])):
+        return "degraded"
     family = family_of(row["framework"])
     moe = None
     if _is_moe(row):
@@ -532,3 +539,15 @@ def load_corpus(path: Path = CORPUS_PATH) -> tuple[list[CorpusRun], dict[int, st
         else:
             runs.append(found)
     return runs, skipped
+
+
+def degraded_runs(path: Path = CORPUS_PATH) -> list[CorpusRun]:
+    """The runs of the corpus their own source says ran degraded (DEGRADED_TEXT), built as
+    any other run: left out of the fit and the held-out table, reported beside them."""
+    table = pd.read_csv(path)
+    found = (
+        corpus_run(int(index), row, degraded_too=True)
+        for index, row in table.iterrows()
+        if DEGRADED_TEXT.search(str(row["notes"]))
+    )
+    return [run for run in found if not isinstance(run, str)]

@@ -100,6 +100,17 @@ def test_the_corpus_times_the_fp32_gradient_reduction_its_fsdp_configs_set() -> 
     assert by_source["foundation-model-stack/fms-fsdp"] == {None}
 
 
+def test_a_row_whose_source_says_it_ran_degraded_is_left_out_but_can_be_built() -> None:
+    given = {"source": "s", "framework": "nanotron", "params": "80.0B", "gpu_model": "H100",
+             "model": "80.0B llama-style (Ultra-Scale Playbook sweep)", "num_gpus": 32,
+             "tp": 8, "pp": 4, "tokens_per_s_per_gpu": 285.0,
+             "notes": 'degraded, as its source says: "near its memory limit"'}  # fmt: skip
+    assert corpus_run(0, row(**given)) == "degraded"
+    built = corpus_run(0, row(**given), degraded_too=True)
+    assert not isinstance(built, str) and built.tokens_per_gpu == 285.0
+    assert not isinstance(corpus_run(0, row(**{**given, "notes": "best config"})), str)
+
+
 def test_a_row_naming_only_infiniband_ndr_gets_one_400g_nic_per_gpu_as_an_assumption() -> None:
     given = {"source": "s", "framework": "kempnerforge (FSDP2 + TP)", "model": "Llama-3-style 13B",
              "params": "14.84B", "n_layer": 40, "d_model": 5120, "heads": 40, "kv_heads": 8,
