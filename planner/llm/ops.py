@@ -58,7 +58,11 @@ from planner.llm.per_op_recompute import recomputed_gemm_share
 from planner.settings import KERNEL_FLOOR_S
 
 TILE_M, TILE_N = 256, 128  # cuBLAS's large-GEMM tile (NVIDIA matmul guide, "Tile quantization")
-HBM_FRACTION = 0.8  # share of the datasheet HBM bandwidth a streaming kernel reaches: assumed
+# Share of the datasheet HBM bandwidth a streaming kernel reaches, as measured: FlagPerf's
+# A100-40GB device copy 85.5% (reference/calibration/memory_bandwidth.csv, main_memory-
+# bandwidth @1b5a0303), gpuplan's own H200 copy 88.6% and add 91.5% (reference/own_runs/
+# h200-20261204, the ops run); their mean, 0.885.
+HBM_FRACTION = 0.885
 HOPPER_GEMM = 0.70  # Hopper's e_gemm (KERNEL_DEFAULTS)
 HOPPER_ATTENTION = 0.48  # Hopper's e_attn: the generation the measured shares are from
 CAST_BYTES_PER_VALUE = 3.0  # read 2 bytes, write 1 (module docstring: FP8 casts)

@@ -1,6 +1,7 @@
 """Per-GPU kernel efficiencies from measured best matmul rates, source weights of the stack
 fit, and the corpus's pure data-parallel layouts."""
 
+import json
 import math
 
 import pandas as pd
@@ -8,10 +9,11 @@ import pytest
 
 from planner.llm.corpus import _pinned
 from planner.llm.matmul_rates import MAMF_BF16_TFLOPS, matmul_factor, matmul_share
-from planner.llm.ops import HOPPER_GEMM, kernel_default
+from planner.llm.ops import HBM_FRACTION, HOPPER_GEMM, kernel_default
 from planner.llm.stack_fit import SOURCE_RUNS_CAP, source_weights
 from planner.llm.throughput import gpu_figures
 from planner.settings import StatedLayout
+from tests.conftest import ROOT
 
 
 def _kernels(gpu: str):
@@ -49,6 +51,20 @@ def test_a_gpu_without_a_measured_matmul_takes_its_siblings_or_its_generation_fi
     # No figure on its silicon either: the generation's (Hopper's for the H200 NVL).
     assert math.isnan(matmul_factor("H200-NVL"))
     assert _kernels("H200-NVL").gemm == pytest.approx(0.70)
+
+
+def test_the_streaming_share_of_hbm_is_the_measured_copies_and_adds():
+    # FlagPerf's A100-40GB device copy, and gpuplan's own H200 copy and add (ops run)
+    bandwidth = pd.read_csv(ROOT / "reference" / "calibration" / "memory_bandwidth.csv")
+    a100 = bandwidth[bandwidth["benchmark"].str.contains("device copy kernel")].iloc[0]
+    shares = [a100["achieved_GBps"] / a100["spec_GBps_stated"]]
+    ops = ROOT / "reference" / "own_runs" / "h200-20261204"
+    run = json.loads(next(ops.glob("ops-*.json")).read_text())
+    for op in ("copy", "add"):
+        figure = next(f for f in run["op_figures"] if f["op"] == op)
+        shares.append(figure["gb_per_s"] / 4800.0)  # the H200 SXM's datasheet 4.8 TB/s
+    assert min(shares) > 0.85 and max(shares) < 0.92
+    assert sum(shares) / len(shares) == pytest.approx(HBM_FRACTION, abs=0.001)
 
 
 def test_a_large_source_counts_as_the_cap_and_a_small_one_is_not_inflated():
