@@ -89,7 +89,8 @@ NVLink/PCIe, then across n = d / k nodes over each GPU's share of the node netwo
 per GPU, network Gb/s / 8 / g), in DDP_BUCKET_BYTES buckets that each pay the latency (Li
 et al. 2020, "PyTorch Distributed"); ZeRO-3's gathers and reduce-scatters pay it once per
 layer (one call per FSDP unit, a decoder layer: Zhao et al. 2023, sec. 3.2; DeepSpeed's
-per-module fetch). Bandwidths are ACHIEVABLE_FRACTION of the link peak.
+per-module fetch). Bandwidths are ACHIEVABLE_FRACTION of NVLink's or PCIe's peak and
+NETWORK_FRACTION of the network's.
 """
 
 from __future__ import annotations
@@ -128,6 +129,12 @@ from planner.settings import ZERO_STAGES, StatedLayout
 
 MICRO_BATCHES = (1, 2, 4, 8)
 ACHIEVABLE_FRACTION = 0.8  # share of a link's peak a ring reaches (as planner.throughput.scaling)
+# Share of a NIC's line rate a ring across nodes reaches: four p5en nodes' ring all-reduce
+# measured 365 GB/s of bus bandwidth over their 8 x 400 Gb/s a node (0.91; reference/
+# calibration/collectives.csv, ml-engineering), NCCL's maintainers expect 46-48 GB/s a
+# 400 Gb/s NDR NIC (0.92-0.96, nccl-tests issue #290); NVLink's ring reaches 0.8 (an 8 x
+# H200 ring all-reduce 363 GB/s of 450, the same file): ACHIEVABLE_FRACTION.
+NETWORK_FRACTION = 0.91
 NVLINK_LATENCY_S = 5e-6  # α within a node (Thakur et al. 2005 model; NCCL's order of magnitude)
 NETWORK_LATENCY_S = 10e-6  # α across nodes over InfiniBand/EFA/RoCE: an assumption
 # Host seconds per slice copy of a per-tensor sharded gather: 3.0 us of Python and

@@ -73,10 +73,11 @@ SCORE_PASSES = 4.0
 # Idle time between a layer's ~40 forward and backward kernels, per micro-batch (a compiled
 # or fused stack's launch gaps), which matters for small models only: fitted on gpuplan's
 # own compiled GPT-124M batch sweep on one H200 (batch 4/8/16/32, reference/own_runs): the
-# step time's intercept against the batch, 3.08 ms, less the optimizer's 0.97 ms
-# (optimizer_seconds at the datasheet bandwidth), over its 12 layers: 0.176 ms (about 4 µs
-# a kernel). tests/planner/llm/test_llm_launch_gap.py refits it from those rows.
-LAUNCH_S_PER_LAYER = 0.176e-3
+# step time's intercept against the batch, 3.08 ms, less the optimizer's 0.88 ms
+# (optimizer_seconds at HBM_FRACTION of the datasheet bandwidth), over its 12 layers:
+# 0.183 ms (about 4.6 µs a kernel). tests/planner/llm/test_llm_launch_gap.py refits it
+# from those rows.
+LAUNCH_S_PER_LAYER = 0.183e-3
 # Eager PyTorch (no torch.compile, no fused kernels): each norm, activation, residual add
 # and autocast cast is its own kernel, reading and writing its tensors once more than the
 # fused kernel that would join it to its neighbour: twice the stack's memory-bound traffic

@@ -38,6 +38,7 @@ from planner.llm.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, framework, red
 from planner.llm.kernel_rates import kernel_on
 from planner.llm.layout import (
     ACHIEVABLE_FRACTION,
+    NETWORK_FRACTION,
     PCIE_X16_GBS,
     Hardware,
     Layout,
@@ -370,11 +371,7 @@ def _predict(
         ),
         compute_flops=anchor.mfu * (half * FP8_SPEEDUP[0] if precision == "fp8" else peak),
         intra_gbs=intra_node_gbs(gpu_name, per_node) / stack.comm_exposure,
-        network_gbs_per_gpu=network_gbps
-        / 8.0
-        / per_node
-        * ACHIEVABLE_FRACTION
-        / stack.comm_exposure,
+        network_gbs_per_gpu=network_gbps / 8.0 / per_node * NETWORK_FRACTION / stack.comm_exposure,
         total_gpus=total_gpus,
         gpus_per_node=per_node,
         tp_comm_exposure=stack.tp_comm_exposure,

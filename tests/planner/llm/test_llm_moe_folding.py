@@ -81,8 +81,9 @@ def test_folded_expert_ranks_are_consecutive_gpus_so_one_node_holds_them():
         return float(_a2a_seconds(shape, hw, 4 * ONE, ONE, 8 * ONE, ONE, ONE, np.zeros(1),
                                   2.0, etp * ONE, 16 * ONE)[0])  # fmt: skip
 
-    # ep8 after tp4 spans four nodes (2 ranks each); folded, the 8 ranks share one node.
-    assert 0 < a2a(1) < a2a(4) / 3
+    # ep8 after tp4 spans four nodes (2 ranks each); folded, the 8 ranks share one node:
+    # NVLink only, 2.8x faster here (network at NETWORK_FRACTION of the NIC line rate)
+    assert 0 < a2a(1) < a2a(4) / 2.5
 
     # Without tensor parallelism the experts fold when there are more expert ranks than
     # data-parallel ones (ep8 over cp2 x dp4): the 8 are consecutive GPUs, one node. ep8
@@ -91,8 +92,8 @@ def test_folded_expert_ranks_are_consecutive_gpus_so_one_node_holds_them():
         return float(_a2a_seconds(shape, hw, ONE, 2 * ONE, 8 * ONE, ONE, ONE, np.zeros(1),
                                   2.0, ONE, dp * ONE)[0])  # fmt: skip
 
-    # (NVLink alone against half the tokens' copies crossing the network: about 3/4)
-    assert 0 < tp1_cp2(4) < 0.8 * tp1_cp2(8)
+    # (NVLink alone against half the tokens' copies crossing the network: about 0.86)
+    assert 0 < tp1_cp2(4) < 0.9 * tp1_cp2(8)
     layout = Layout("fits", tp=1, cp=2, dp=4, ep=8, etp=1)
     assert layout.folded and not Layout("fits", tp=1, cp=2, dp=8, ep=8, etp=1).folded
 
