@@ -814,13 +814,8 @@ def step_times(
     pp_gbs = hw.intra_gbs if hw.total_gpus <= hw.gpus_per_node else hw.network_gbs_per_gpu
     pp_latency = NVLINK_LATENCY_S if hw.total_gpus <= hw.gpus_per_node else NETWORK_LATENCY_S
     t_pp = np.where(pp > 1, 2.0 * vpp * (pp_latency + act_bytes / tp / (pp_gbs * 1e9)), 0.0)
-    # the busiest expert rank receives and returns its imbalance times the mean tokens
-    t_a2a = (
-        hw.moe_factor
-        * _imbalance(settings)
-        * _a2a_seconds(
-            shape, hw, tp, cp, c.ep, mb, stage_layers, share, hw.rates.value_bytes, c.etp, dp
-        )
+    t_a2a = hw.moe_factor * _a2a_seconds(
+        shape, hw, tp, cp, c.ep, mb, stage_layers, share, hw.rates.value_bytes, c.etp, dp
     )
     if settings.moe_overlap:  # under another micro-batch's compute: what outlasts it shows
         t_a2a = np.maximum(0.0, t_a2a - t_mb)

@@ -32,8 +32,7 @@ Time per MoE layer and micro-batch, on one GPU:
                 compute, and the grouped kernel runs at GROUPED_GEMM_EFFICIENCY of a dense
                 GEMM's rate.
   all-to-all    dispatch and combine, forward and backward (4 per layer): each GPU sends
-                T k / t tokens of h 16-bit values, (ep - 1) / ep of them to other ranks
-                (the busiest rank receiving and returning LOAD_IMBALANCE times that);
+                T k / t tokens of h 16-bit values, (ep - 1) / ep of them to other ranks;
                 a pairwise exchange, T = (ep - 1) α + (ep - 1)/ep x bytes / bandwidth
                 (Thakur et al. 2005, sec. 4.6; the α-β model of Hockney 1994), with the
                 share that stays in the node over NVLink and the rest over each GPU's share
