@@ -182,11 +182,6 @@ class LLMSettings:
       (FSDP2's MixedPrecisionPolicy(reduce_dtype=torch.float32); nanotron's
       accumulate_grad_in_fp32); False: the compute precision's 2; None: the stack's own
       (planner.llm.frameworks: fp32 on nanotron). The corpus sets it where a run states it.
-    moe_balanced: a mixture of experts' routing is forced uniform, every expert given the mean
-      load (Megatron-Core's --moe-router-force-load-balancing, which its benchmark scripts
-      pass): timed without planner.llm.moe's LOAD_IMBALANCE; False: the busiest expert rank
-      carries LOAD_IMBALANCE times the mean, as trained routing leaves it. The corpus sets it
-      where a run's script forced it.
     attention: the attention kernel (planner.llm.frameworks.ATTENTION_CHOICES); "auto": the
       stack's own (FlashAttention-3-class on megatron, SDPA with cuDNN first on fsdp2,
       FlashAttention-2 on fsdp, deepspeed and nanotron).
@@ -211,7 +206,6 @@ class LLMSettings:
     tp_overlap: bool = False
     fp32_reduce: bool | None = None
     attention: str = "auto"
-    moe_balanced: bool = False
 
     def __post_init__(self) -> None:
         stack = framework(self.framework)  # ValueError naming the valid ones

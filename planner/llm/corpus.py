@@ -55,9 +55,7 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
   names, its shape from the model card; its stated expert-parallel size pinned, and its
   expert-tensor-parallel size where the notes state it ("ETP 1": Megatron-Core's MoE
   parallel folding, planner.llm.moe); its all-to-all timed under another micro-batch's
-  compute where the notes say it overlapped (A2A_OVERLAP_TEXT), and without load imbalance
-  where they say the routing was forced uniform (BALANCED_TEXT: the benchmark script passes
-  Megatron-Core's --moe-router-force-load-balancing).
+  compute where the notes say it overlapped (A2A_OVERLAP_TEXT).
 - gradient reduction: in fp32 where the row says so (FP32_REDUCE_TEXT: KempnerForge's
   FSDP2 MixedPrecisionPolicy), else the stack's own (LLMSettings.fp32_reduce).
 - pipeline schedule: the stated virtual stages (`vp`), else an interleaved schedule of the
@@ -119,7 +117,6 @@ EXPERT_TP_TEXT = re.compile(r"\bETP (\d+)")
 INTERLEAVED_TEXT = re.compile(r"interleaved schedule, V not stated", re.IGNORECASE)
 FP32_REDUCE_TEXT = re.compile(r"fp32 gradient reduction|reduce_dtype=?\s*float32", re.IGNORECASE)
 A2A_OVERLAP_TEXT = re.compile(r"1f1b (a2a )?overlap|a2a overlap|dualpipe", re.IGNORECASE)
-BALANCED_TEXT = re.compile(r"routing forced uniform", re.IGNORECASE)
 DEGRADED_TEXT = re.compile(r"degraded, as its source says", re.IGNORECASE)
 # The `comm_overlap` column: which of Megatron-Core's overlaps the run's launch configuration
 # turns on, as (dp_overlap, tp_overlap) (LLMSettings); blank: the stack's usual (dp on, tp off).
@@ -203,7 +200,6 @@ class CorpusRun:
     fp8_recipe: str = "auto"  # the recipe the precision text names (else the stack's default)
     attention_kernel: str = ""  # the kernel the source's text or date says ran ("": stack's)
     moe_overlap: bool = False  # the notes say the expert all-to-all ran under compute
-    moe_balanced: bool = False  # the notes say the routing was forced uniform (BALANCED_TEXT)
     dp_overlap: bool = True  # ZeRO-0/1's collectives under compute (COMM_OVERLAP)
     tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (COMM_OVERLAP)
     fp32_reduce: bool | None = None  # gradients reduced in fp32 (FP32_REDUCE_TEXT); None: stack's
@@ -515,7 +511,6 @@ def corpus_run(index: int, row: pd.Series, degraded_too: bool = False) -> Corpus
         fp8_recipe=recipe_of_text(row["precision"]) or "auto",
         attention_kernel=_attention_kernel(row),
         moe_overlap=moe is not None and bool(A2A_OVERLAP_TEXT.search(str(row["notes"]))),
-        moe_balanced=moe is not None and bool(BALANCED_TEXT.search(str(row["notes"]))),
         dp_overlap=overlap[0],
         tp_overlap=overlap[1],
         fp32_reduce=bool(FP32_REDUCE_TEXT.search(f"{row['precision']} {row['notes']}")) or None,

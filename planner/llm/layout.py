@@ -112,7 +112,6 @@ from planner.llm.memory import (
 )
 from planner.llm.moe import (
     ALL_TO_ALLS_PER_LAYER,
-    LOAD_IMBALANCE,
     all_to_all_seconds,
     expert_activation_bytes,
     expert_layer_seconds,
@@ -242,7 +241,6 @@ class LayoutSettings:
     dp_overlap: bool = True  # ZeRO-0/1's collectives under the last micro-batch (LLMSettings)
     tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (LLMSettings)
     fp32_reduce: bool | None = None  # fp32 gradient collectives; None: the stack's (LLMSettings)
-    moe_balanced: bool = False  # MoE routing forced uniform: no load imbalance (LLMSettings)
 
 
 @dataclass(frozen=True)
@@ -566,7 +564,7 @@ def stage_times(
     tokens = c.mb * shape.seq_len / c.cp
     gemm_f, gemm_b, mem_f, mem_b, casts = expert_layer_seconds(
         tokens, c.tp, c.ep, shape.d_model, shape.experts, shape.top_k, shape.expert_ffn, rates,
-        weight_grads, c.etp, _imbalance(settings),
+        weight_grads, c.etp,
     )  # fmt: skip
     moe_parts = MicroBatchTimes(
         gemm=parts.gemm,
@@ -576,12 +574,6 @@ def stage_times(
         cast=parts.cast + stage_layers * casts,
     )
     return StageTimes(moe_parts, stage_layers * (gemm_f + gemm_b))
-
-
-def _imbalance(settings: LayoutSettings) -> float:
-    """The busiest expert rank's routed tokens over the mean (planner.llm.moe): 1 where
-    routing is forced uniform."""
-    return 1.0 if settings.moe_balanced else LOAD_IMBALANCE
 
 
 def balanced_stage_layers(shape: LLMShape, pp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -770,7 +762,7 @@ def memory_terms(
         in_flight = np.minimum(pp, np.maximum(np.asarray(m, float), 1.0))
         per_layer = expert_activation_bytes(
             mb * shape.seq_len / cp, shape.d_model, shape.expert_ffn, shape.top_k, tp,
-            2.0 * ACTIVATION_FACTOR[settings.precision], _imbalance(settings),
+            2.0 * ACTIVATION_FACTOR[settings.precision],
         )  # fmt: skip
         acts = acts + kept * np.ceil(shape.n_layer / pp) * in_flight * per_layer
     return {"states": states, "expert_states": experts, "activations": acts}

@@ -63,9 +63,7 @@ from planner.llm.ops import TILE_M, OpRates, cast_seconds, gemm_seconds
 # within 1.1-1.2. Switch Transformers train with capacity factors 1.0-1.25 to absorb the
 # imbalance left by the balancing loss (Fedus et al. 2022, sec. 2.2 and table 1); DeepSeek-V3's
 # auxiliary-loss-free balancing keeps each expert's load close to the mean over a batch
-# (DeepSeek-AI 2024, sec. 2.1.2 and fig. 9), which is the low end. Benchmarks that force
-# uniform routing (Megatron-Core's --moe-router-force-load-balancing) run at 1
-# (LLMSettings.moe_balanced).
+# (DeepSeek-AI 2024, sec. 2.1.2 and fig. 9), which is the low end.
 LOAD_IMBALANCE = 1.15
 LOAD_IMBALANCE_RANGE = (1.1, 1.2)
 # A grouped GEMM's rate over one dense GEMM of the same total shape, before tile padding: an
@@ -107,15 +105,13 @@ def expert_activation_bytes(
     top_k: int,
     tp: np.ndarray,
     value_bytes: float,
-    imbalance: float = LOAD_IMBALANCE,
 ) -> np.ndarray:
     """One MoE layer's routed experts' stored activations for `tokens` per GPU (bytes),
     beyond what the layer keeps by its own widths (planner.llm.memory.layer_activation_sbh:
     its norms, attention, the MLP block's input and the shared experts' SwiGLU, no dense
     MLP): each routed copy's dispatched input and combined output (2 k h) and its SwiGLU's
-    three f_e-wide tensors (3 k f_e), x `imbalance` (LOAD_IMBALANCE unless routing is forced
-    uniform); all over t."""
-    routed = imbalance * top_k * (2.0 * float(d_model) + 3.0 * expert_ffn)
+    three f_e-wide tensors (3 k f_e), x LOAD_IMBALANCE; all over t."""
+    routed = LOAD_IMBALANCE * top_k * (2.0 * float(d_model) + 3.0 * expert_ffn)
     return np.asarray(tokens, float) * routed * value_bytes / np.asarray(tp, float)
 
 
@@ -154,19 +150,17 @@ def expert_layer_seconds(
     rates: OpRates,
     weight_grads: bool = True,
     etp: np.ndarray | None = None,
-    imbalance: float = LOAD_IMBALANCE,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(grouped GEMM forward, backward, memory-bound forward, backward, fp8 casts) seconds
     of one MoE layer's routed experts and router for `tokens` per GPU (module docstring; the
     casts are planner.llm.ops.cast_seconds on each local expert's GEMMs, 0 without fp8).
-    `etp`: the expert-tensor-parallel size (None: tp; 1: parallel folding); `imbalance`: the
-    busiest rank's routed tokens over the mean (1 where routing is forced uniform)."""
+    `etp`: the expert-tensor-parallel size (None: tp; 1: parallel folding)."""
     tokens = np.asarray(tokens, float)
     tp, ep = np.asarray(tp, float), np.asarray(ep, float)
     etp = tp if etp is None else np.asarray(etp, float)
     h, f = float(d_model), float(expert_ffn)
     local = experts / ep
-    per_expert = tokens * top_k * ep / experts * etp / tp * imbalance  # the busiest's
+    per_expert = tokens * top_k * ep / experts * etp / tp * LOAD_IMBALANCE  # the busiest's
     full = np.full_like(per_expert, h)
     shapes = [(2.0 * f / etp, full), (full, f / etp)]  # (n, k) of up (gate + up) and down
     forward = np.zeros_like(per_expert)
@@ -179,7 +173,7 @@ def expert_layer_seconds(
             backward = backward + grouped_gemm_seconds(rows, local, n, per_expert, rates)
     router = gemm_seconds(tokens, np.full_like(tokens, float(experts)), full, rates)
     forward, backward = forward + router, backward + 2.0 * router
-    routed = tokens * top_k * imbalance
+    routed = tokens * top_k * LOAD_IMBALANCE
     values = routed * (3.0 * f / tp + 4.0 * h / tp)  # SwiGLU, permute and unpermute
     memory = values * rates.value_bytes * rates.unfused / rates.hbm_bytes_per_s
     casts = local * cast_seconds([(per_expert, n, k) for n, k in shapes], rates, weight_grads)

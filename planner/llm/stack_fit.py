@@ -99,7 +99,6 @@ def run_settings(run: CorpusRun, stack: StackParams, pinned: bool = True) -> LLM
         flash_attention=run.flash_attention,
         fp8_recipe=run.fp8_recipe,
         moe_overlap=run.moe_overlap,
-        moe_balanced=run.moe_balanced,
         dp_overlap=run.dp_overlap,
         tp_overlap=run.tp_overlap,
         fp32_reduce=run.fp32_reduce,

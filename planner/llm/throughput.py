@@ -421,7 +421,7 @@ def _predict(
 SEARCH_CHOICES = (
     "flash_attention", "recompute", "zero", "micro_batch", "memory_reserve_fraction",
     "framework", "step_model", "pinned", "moe_overlap", "pinned_ran", "dp_overlap", "tp_overlap",
-    "fp32_reduce", "moe_balanced",
+    "fp32_reduce",
 )  # fmt: skip
 
 

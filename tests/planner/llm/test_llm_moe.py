@@ -203,34 +203,3 @@ def test_a_cards_head_width_sets_the_attention_projections_and_flops():
     s, layers = qwen.seq_len, qwen.n_layer
     assert qwen.flops_per_sample == pytest.approx(6 * 22e9 + 12 * layers * s * 64 * 128)
     assert get_workload("mixtral-8x7b-1t").head_dim is None  # 4096 / 32 = 128 already
-
-
-def test_forced_uniform_routing_times_the_experts_at_the_mean_load():
-    from planner.llm.corpus import load_corpus
-    from planner.settings import LLMSettings, StatedLayout
-
-    work = get_workload("deepseek-v3-1t")
-
-    def grouped_s(balanced: bool) -> float:
-        settings = LLMSettings(global_batch_tokens=2**25, moe_balanced=balanced,
-                               pinned=StatedLayout(tp=1, pp=16, ep=64))  # fmt: skip
-        found = predict_layout(work, "bf16", "H800-SXM", 2048, 8, 3200.0, settings=settings)
-        assert found.layout.fits
-        return found.layout.grouped_gemm_share * found.layout.step_s
-
-    # the busiest rank's tokens are the mean's: the grouped GEMMs shrink by about the
-    # imbalance (each expert's rows padded to the tile keep it from exact)
-    ratio = grouped_s(False) / grouped_s(True)
-    assert ratio == pytest.approx(LOAD_IMBALANCE, abs=0.05)
-    # a dense model has no experts: the setting changes nothing
-    dense = get_workload("llm-37b-1t")
-    rates = [
-        predict_layout(dense, "bf16", "H800-SXM", 64, 8, 3200.0,
-                       settings=LLMSettings(moe_balanced=b)).tokens_per_s
-        for b in (False, True)
-    ]  # fmt: skip
-    assert rates[0] == rates[1]
-    # the corpus's Megatron-MoE-ModelZoo runs whose script forced it, and only those
-    runs, _ = load_corpus()
-    balanced = {r.row for r in runs if r.moe_balanced}
-    assert balanced == {123, 124, 125, 126, 127}
