@@ -185,6 +185,10 @@ class LLMSettings:
     attention: the attention kernel (planner.llm.frameworks.ATTENTION_CHOICES); "auto": the
       stack's own (FlashAttention-3-class on megatron, SDPA with cuDNN first on fsdp2,
       FlashAttention-2 on fsdp, deepspeed and nanotron).
+    board_gpus: GPUs of the node's board where they link to each other directly, without
+      a switch (a 4-GPU NVIDIA node: planner.machines.boards); 0: the GPU's platform decides
+      (AMD's Instinct boards are switchless, NVIDIA's 8-GPU HGX boards and the cloud's
+      slices of them switched). The corpus sets it where a run states its node.
     """
 
     global_batch_tokens: float | None = None
@@ -206,6 +210,7 @@ class LLMSettings:
     tp_overlap: bool = False
     fp32_reduce: bool | None = None
     attention: str = "auto"
+    board_gpus: int = 0
 
     def __post_init__(self) -> None:
         stack = framework(self.framework)  # ValueError naming the valid ones
@@ -219,6 +224,11 @@ class LLMSettings:
         if self.attention not in ATTENTION_CHOICES:
             raise ValueError(
                 f"attention {self.attention!r}: valid are {', '.join(ATTENTION_CHOICES)}"
+            )
+        if self.board_gpus < 0 or self.board_gpus == 1:
+            raise ValueError(
+                f"board_gpus {self.board_gpus}: the GPUs of a switchless board (2 or more), "
+                "or 0 for the GPU's own platform"
             )
         if self.step_model not in ("ops", "mfu-prior"):
             raise ValueError(f"step_model {self.step_model!r}: valid are ops, mfu-prior")

@@ -154,7 +154,8 @@ def estimate_llm(
             "ffn, heads, kv_heads, vocab, mlp, embeddings, global_batch_tokens, "
             "gpus_per_node, network_gbps, mode, framework, eager, fp8_recipe, attention; MoE: "
             "active_params, experts, top_k, shared_experts, expert_ffn, moe_overlap; dp_overlap, "
-            "tp_overlap, fp32_reduce; your own "
+            "tp_overlap, fp32_reduce; board_gpus (a switchless board's GPUs, as a 4-GPU HGX "
+            "server's); your own "
             "layout: tp, "
             "pp, cp, ep, etp, dp, vpp, mbs, zero, recompute]; other columns are refused",
         ),

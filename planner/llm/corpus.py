@@ -58,6 +58,9 @@ Rules, each an assumption where the row does not say (codes in `assumed`):
   compute where the notes say it overlapped (A2A_OVERLAP_TEXT).
 - gradient reduction: in fp32 where the row says so (FP32_REDUCE_TEXT: KempnerForge's
   FSDP2 MixedPrecisionPolicy), else the stack's own (LLMSettings.fp32_reduce).
+- the node's board: where the notes state a node of fewer than 8 NVIDIA GPUs ("4 H200 per
+  node": KempnerForge's), a board whose GPUs link directly (BOARD_TEXT; LLMSettings.
+  board_gpus), whatever share of it the run used; else the GPU's own platform.
 - pipeline schedule: the stated virtual stages (`vp`), else an interleaved schedule of the
   searched v > 1 where the notes say only that it was interleaved (INTERLEAVED_TEXT).
 - attention kernel: FlashAttention-3 where the text says so, FlashAttention-2-class where the
@@ -118,6 +121,9 @@ INTERLEAVED_TEXT = re.compile(r"interleaved schedule, V not stated", re.IGNORECA
 FP32_REDUCE_TEXT = re.compile(r"fp32 gradient reduction|reduce_dtype=?\s*float32", re.IGNORECASE)
 A2A_OVERLAP_TEXT = re.compile(r"1f1b (a2a )?overlap|a2a overlap|dualpipe", re.IGNORECASE)
 DEGRADED_TEXT = re.compile(r"degraded, as its source says", re.IGNORECASE)
+# A node of fewer than 8 NVIDIA data-centre GPUs ("4 H200 per node"): a board without
+# NVSwitch, its GPUs linked directly (planner.machines.boards).
+BOARD_TEXT = re.compile(r"\b([2-7]) (?:A100|H100|H200|B200|B300)\S* per node")
 # The `comm_overlap` column: which of Megatron-Core's overlaps the run's launch configuration
 # turns on, as (dp_overlap, tp_overlap) (LLMSettings); blank: the stack's usual (dp on, tp off).
 COMM_OVERLAP = {"": (True, False), "dp": (True, False), "tp": (False, True),
@@ -203,6 +209,7 @@ class CorpusRun:
     dp_overlap: bool = True  # ZeRO-0/1's collectives under compute (COMM_OVERLAP)
     tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (COMM_OVERLAP)
     fp32_reduce: bool | None = None  # gradients reduced in fp32 (FP32_REDUCE_TEXT); None: stack's
+    board_gpus: int = 0  # GPUs of the run's switchless board (BOARD_TEXT); 0: the GPU's own
 
 
 def family_of(framework_text: str) -> str | None:
@@ -514,6 +521,7 @@ def corpus_run(index: int, row: pd.Series, degraded_too: bool = False) -> Corpus
         dp_overlap=overlap[0],
         tp_overlap=overlap[1],
         fp32_reduce=bool(FP32_REDUCE_TEXT.search(f"{row['precision']} {row['notes']}")) or None,
+        board_gpus=int(board.group(1)) if (board := BOARD_TEXT.search(str(row["notes"]))) else 0,
     )
 
 

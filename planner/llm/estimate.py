@@ -11,6 +11,8 @@ attention (planner.llm.frameworks.ATTENTION_CHOICES; blank: the run's --attentio
 moe_overlap (true | false; blank: the run's --moe-overlap; mixture-of-experts rows only).
 dp_overlap, tp_overlap, fp32_reduce (true | false; blank: the run's --dp-overlap,
 --tp-overlap, --fp32-reduce: planner.settings.LLMSettings).
+board_gpus (2-64: the GPUs of each node's board where they link directly, without a
+switch, as a 4-GPU HGX server's; blank: the GPU's platform, planner.machines.boards).
 params is a number (7e9) or a size (7b, 6.7b, 124m). A mixture of experts gives
 active_params (a number or a size) and optionally experts, top_k, shared_experts,
 expert_ffn (planner.llm.moe; a preset's shape where the counts match one). A row that
@@ -86,7 +88,7 @@ OPTIONAL = (
     "n_layer", "d_model", *SHAPE_COLUMNS, *KIND_COLUMNS, "global_batch_tokens", "gpus_per_node",
     "network_gbps", "mode", "framework", "eager", "fp8_recipe", "attention", *MOE_COLUMNS,
     "moe_overlap",
-    "dp_overlap", "tp_overlap", "fp32_reduce", *LAYOUT_COLUMNS,
+    "dp_overlap", "tp_overlap", "fp32_reduce", "board_gpus", *LAYOUT_COLUMNS,
 )  # fmt: skip
 # The words of a true/false column (eager, moe_overlap, dp_overlap, tp_overlap, fp32_reduce),
 # case aside.
@@ -101,6 +103,7 @@ COLUMN_RANGES = {
     **{c: Range(1, 1_000_000, integer=True) for c in ("tp", "pp", "cp", "ep", "etp", "dp", "vpp")},
     "mbs": Range(1, 100_000, integer=True, unit="sequences"),
     "micro_batch": Range(1, 100_000, integer=True, unit="sequences"),
+    "board_gpus": Range(2, 64, integer=True, unit="GPUs"),
 }
 LAYOUT_OUTPUT_COLUMNS = ("best_layout", "best_tokens_per_s")
 OUTPUT_COLUMNS = (
@@ -139,6 +142,7 @@ class LLMQuery:
     dp_overlap: bool | None = None  # None = the run's --dp-overlap
     tp_overlap: bool | None = None  # None = the run's --tp-overlap
     fp32_reduce: bool | None = None  # None = the run's --fp32-reduce (itself None: the stack's)
+    board_gpus: int = 0  # 0 = the GPU's platform (planner.machines.boards)
     attention: str = ""  # "" = the run's --attention
     active_params: float | None = None  # a mixture of experts (with the fields below)
     experts: int | None = None
@@ -359,6 +363,7 @@ def _row(path: Path, i: int, record: dict[str, str], run: LLMSettings) -> LLMQue
         dp_overlap=_switch(path, i, value, "dp_overlap"),
         tp_overlap=_switch(path, i, value, "tp_overlap"),
         fp32_reduce=_switch(path, i, value, "fp32_reduce"),
+        board_gpus=int(optional("board_gpus") or 0),
         attention=attention,
         active_params=moe["active_params"],
         experts=_whole(moe["experts"]),
@@ -425,7 +430,8 @@ def _switch(path: Path, i: int, value: dict[str, str], column: str) -> bool | No
 
 def query_settings(settings: LLMSettings, q: LLMQuery) -> LLMSettings:
     """The run's settings with what the row gives instead (batch, framework, eager, fp8
-    recipe, MoE, data- and tensor-parallel overlap, fp32 gradient reduction, attention)."""
+    recipe, MoE, data- and tensor-parallel overlap, fp32 gradient reduction, attention, a
+    switchless board)."""
     return dataclasses.replace(
         settings,
         global_batch_tokens=q.global_batch_tokens or settings.global_batch_tokens,
@@ -438,6 +444,7 @@ def query_settings(settings: LLMSettings, q: LLMQuery) -> LLMSettings:
         tp_overlap=settings.tp_overlap if q.tp_overlap is None else q.tp_overlap,
         fp32_reduce=settings.fp32_reduce if q.fp32_reduce is None else q.fp32_reduce,
         attention=q.attention or settings.attention,
+        board_gpus=q.board_gpus or settings.board_gpus,
     )
 
 

@@ -90,7 +90,13 @@ per GPU, network Gb/s / 8 / g), in DDP_BUCKET_BYTES buckets that each pay the la
 et al. 2020, "PyTorch Distributed"); ZeRO-3's gathers and reduce-scatters pay it once per
 layer (one call per FSDP unit, a decoder layer: Zhao et al. 2023, sec. 3.2; DeepSpeed's
 per-module fetch). Bandwidths are ACHIEVABLE_FRACTION of NVLink's or PCIe's peak and
-NETWORK_FRACTION of the network's.
+NETWORK_FRACTION of the network's. On a board whose GPUs link directly, without a switch
+(Hardware.board_gpus: AMD's Instinct platforms, a 4-GPU NVIDIA node), a collective among k
+of its g GPUs has k - 1 of each GPU's g - 1 links (planner.machines.boards.link_share): the
+tensor-parallel rings, the data-parallel collectives' part within a node and the MoE
+all-to-all's. Pipeline and context-parallel hops stay at the GPU's whole rate (one link
+each on such a board; timed so, the 8-stage MI300X pipeline runs came out further from
+their measurements: docs/model.md).
 """
 
 from __future__ import annotations
@@ -125,6 +131,7 @@ from planner.llm.ops import (
     optimizer_seconds,
 )
 from planner.llm.per_op_recompute import recomputed_gemm_share, stored_bytes_per_token
+from planner.machines.boards import link_share
 from planner.settings import ZERO_STAGES, StatedLayout
 
 MICRO_BATCHES = (1, 2, 4, 8)
@@ -220,6 +227,7 @@ class Hardware:
     moe_factor: float = 1.0  # the stack's MoE grouped GEMM and all-to-all over the model's
     comm_exposure: float = 1.0  # what intra_gbs and network_gbs_per_gpu are divided by
     overlap_cost: float = 0.0  # share of the hidden dp collectives' time that still shows
+    board_gpus: int = 0  # GPUs of a switchless board (planner.machines.boards); 0: switched
 
 
 @dataclass(frozen=True)
@@ -321,7 +329,7 @@ def experts_folded(tp: Any, dp: Any, ep: Any, etp: Any) -> Any:
 
 
 def ring_seconds(
-    n: np.ndarray, nbytes: np.ndarray, gbs: float, latency_s: float, k: float
+    n: np.ndarray, nbytes: np.ndarray, gbs: np.ndarray | float, latency_s: float, k: float
 ) -> np.ndarray:
     """k (n-1) α + k (n-1)/n bytes / bandwidth (Thakur et al. 2005; Patarasuk & Yuan 2009)."""
     n = np.maximum(np.asarray(n, float), 1.0)
@@ -343,7 +351,8 @@ def hierarchical_seconds(
     if calls is not None:
         buckets = np.where(np.asarray(calls, float) > 0, calls, buckets)
     nodes = np.asarray(dp, float) / peers_in_node
-    intra = ring_seconds(peers_in_node, nbytes, hw.intra_gbs, 0.0, k)
+    intra_gbs = hw.intra_gbs * link_share(peers_in_node, hw.board_gpus)
+    intra = ring_seconds(peers_in_node, nbytes, intra_gbs, 0.0, k)
     inter = ring_seconds(nodes, nbytes / peers_in_node, hw.network_gbs_per_gpu, 0.0, k)
     latency = (
         buckets * k * ((peers_in_node - 1.0) * NVLINK_LATENCY_S + (nodes - 1.0) * NETWORK_LATENCY_S)
@@ -871,7 +880,8 @@ def _tp_ring_seconds(tp: np.ndarray, act_bytes: np.ndarray, hw: Hardware) -> np.
     (NCCL spreads a collective's channels over every NIC of the node, so the node's whole
     network carries it, not one GPU's)."""
     within = np.asarray(tp) <= hw.gpus_per_node
-    inside = ring_seconds(tp, act_bytes, hw.intra_gbs, NVLINK_LATENCY_S, 2.0)
+    inside_gbs = hw.intra_gbs * link_share(tp, hw.board_gpus)
+    inside = ring_seconds(tp, act_bytes, inside_gbs, NVLINK_LATENCY_S, 2.0)
     if within.all():  # the search: tp never leaves a node
         return inside
     ranks = np.maximum(np.asarray(tp, float), hw.gpus_per_node)
@@ -904,8 +914,9 @@ def _a2a_seconds(
     folded = experts_folded(tp, dp, ep, etp)
     peers = np.where(folded, hw.gpus_per_node, np.floor(hw.gpus_per_node / (tp * cp)))
     raw = hw.comm_exposure  # the ring model's links: the all-to-all is scaled by moe_factor
+    intra = hw.intra_gbs * raw * link_share(np.minimum(peers, ep), hw.board_gpus)
     one = all_to_all_seconds(
-        nbytes, ep, peers, hw.intra_gbs * raw, hw.network_gbs_per_gpu * raw, NVLINK_LATENCY_S,
+        nbytes, ep, peers, intra, hw.network_gbs_per_gpu * raw, NVLINK_LATENCY_S,
         NETWORK_LATENCY_S, shape.top_k,
     )  # fmt: skip
     return stage_layers * (ALL_TO_ALLS_PER_LAYER + 2.0 * share) * one

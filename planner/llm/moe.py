@@ -184,7 +184,7 @@ def all_to_all_seconds(
     nbytes: np.ndarray,
     ep: np.ndarray,
     peers_in_node: np.ndarray,
-    intra_gbs: float,
+    intra_gbs: np.ndarray | float,
     network_gbs: float,
     intra_latency_s: float,
     network_latency_s: float,

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 # step's time in seconds and its shares (compute, and within it GEMMs, attention,
 # memory-bound operators and recomputation; pipeline bubble; exposed tensor-, context-,
 # pipeline- and data-parallel communication, and what the dp communication hidden under
-# compute still costs; the optimizer), usable memory, the framework,
+# compute still costs; the optimizer), usable memory, the framework, the GPUs of a
+# switchless board the collectives were timed on (0: switched),
 # and what the compute rate rests on (mfu_source: a planner.llm.ops kernels_* code, or own
 # GPT results, with their calibration factor; for own results the anchor MFU, run id, run
 # count, size, GPU count and decades of size between the run and the target; kernels_run_id:
@@ -21,7 +22,7 @@ LLM_DETAIL_COLUMNS = (
     "dp_comm_share", "dp_overlap_share", "optimizer_share", "cast_share", "fp8_recipe",
     "a2a_share", "grouped_gemm_share",
     "usable_gb", "framework", "calibration", "stack_spread", "moe_factor", "moe_overlap",
-    "dp_overlap", "tp_overlap", "fp32_reduce",
+    "dp_overlap", "tp_overlap", "fp32_reduce", "board_gpus",
     "mfu_anchor", "mfu_source", "mfu_band_widened", "mfu_run_id", "mfu_runs",
     "mfu_model_size", "mfu_world_size", "mfu_size_decades", "kernels_run_id",
 )  # fmt: skip

@@ -104,6 +104,7 @@ def run_settings(run: CorpusRun, stack: StackParams, pinned: bool = True) -> LLM
         fp32_reduce=run.fp32_reduce,
         pinned_ran=pinned and run.pinned is not None,
         attention=run.attention_kernel or "auto",
+        board_gpus=run.board_gpus,
     )
 
 

@@ -74,6 +74,7 @@ from planner.llm.stack_profiles import (
     stack_params,
     stack_range,
 )
+from planner.machines.boards import board_gpus
 from planner.machines.specs import load_specs
 from planner.settings import LLMSettings
 from planner.workloads.catalog import (
@@ -378,6 +379,7 @@ def _predict(
         moe_factor=stack.moe_factor,
         comm_exposure=stack.comm_exposure,
         overlap_cost=stack.overlap_cost,
+        board_gpus=board_gpus(gpu_name, settings.board_gpus),
     )
     layout = choose_layout(shape, hardware, layout_settings(settings, batch_tokens, precision))
     code = kernels.code if settings.step_model == "ops" else ""
@@ -604,6 +606,7 @@ def prediction_record(prediction: LayoutPrediction) -> dict[str, object]:
         "dp_overlap": prediction.dp_overlap,
         "tp_overlap": prediction.tp_overlap,
         "fp32_reduce": prediction.fp32_reduce,
+        "board_gpus": prediction.hardware.board_gpus if prediction.hardware else 0,
         "usable_gb": layout.usable_gb,
         "framework": prediction.framework,
         "calibration": prediction.calibration,

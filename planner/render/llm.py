@@ -242,8 +242,8 @@ def moe_text(row: Mapping[str, Any]) -> str:
 
 def overlap_text(row: Mapping[str, Any]) -> str:
     """The communication overlap, and the gradient reduction's precision, the user asked for
-    where it moved this step (LLMSettings.tp_overlap, dp_overlap, fp32_reduce); "" at the
-    stacks' usual setting."""
+    where it moved this step (LLMSettings.tp_overlap, dp_overlap, fp32_reduce), and a
+    switchless board (board_text); "" at the stacks' usual setting."""
     said = []
     if _switched(row.get("tp_overlap"), True) and _number(row.get("tp_comm_share")) > 0:
         said.append(
@@ -256,7 +256,21 @@ def overlap_text(row: Mapping[str, Any]) -> str:
             "(as asked: --no-dp-overlap)"
         )
     said.append(_reduction_text(row))
+    said.append(board_text(row))
     return "; ".join(s for s in said if s)
+
+
+def board_text(row: Mapping[str, Any]) -> str:
+    """The switchless board the collectives were timed on (planner.machines.boards), where
+    the step has collectives within a node; ""."""
+    board = _number(row.get("board_gpus"))
+    shares = ("tp_comm_share", "dp_comm_share", "dp_overlap_share", "a2a_share")
+    if not board > 1 or not any(_number(row.get(c)) > 0 for c in shares):
+        return ""
+    return (
+        f"GPUs linked directly, without a switch, on a board of {board:.0f}: a collective "
+        f"among k of them has k - 1 of each GPU's {board - 1:.0f} links"
+    )
 
 
 def _reduction_text(row: Mapping[str, Any]) -> str:
