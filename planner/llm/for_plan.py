@@ -3,6 +3,7 @@ second and MFU (planner.llm.throughput), options where none fits left out (noted
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -92,8 +93,10 @@ def layout_on_plan(
     total = user.gpus or int(float(row["total_gpus"]))
     figures, _ = llm_model.gpt_mfu_figures(results, plan.precision)
     gpu = str(row["gpu_name"])
+    option = {"kind": row.get("kind", "cloud"), "gpu_name": gpu, "gpus_per_node": per_node}
+    board = llm_model.option_boards(pd.DataFrame([option]), plan.request.llm)[0]
+    settings = dataclasses.replace(plan.request.llm, board_gpus=board)
     best = llm_model.predict_layout(
-        plan.workload, plan.precision, gpu, total, per_node, network, figures,
-        plan.request.llm, results,
-    )  # fmt: skip
-    return compare_layout(best, plan.workload, gpu, user, plan.request.llm)
+        plan.workload, plan.precision, gpu, total, per_node, network, figures, settings, results
+    )
+    return compare_layout(best, plan.workload, gpu, user, settings)

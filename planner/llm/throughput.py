@@ -74,7 +74,7 @@ from planner.llm.stack_profiles import (
     stack_params,
     stack_range,
 )
-from planner.machines.boards import board_gpus
+from planner.machines.boards import board_gpus, server_board_gpus
 from planner.machines.specs import load_specs
 from planner.settings import LLMSettings
 from planner.workloads.catalog import (
@@ -646,6 +646,7 @@ def llm_options(
             options["total_gpus"].astype(float).round().astype(int),
             options["gpus_per_node"].astype(float).round().astype(int),
             options["network_gbps"].astype(float),
+            option_boards(options, settings),
             strict=True,
         )
     )
@@ -653,17 +654,29 @@ def llm_options(
     per_gpu: dict[str, tuple[MFUAnchor, MeasuredKernels | None]] = {}
     unique = dict.fromkeys(keys)
     rows = []
-    for gpu, count, per_node, network in unique:
+    for gpu, count, per_node, network, board in unique:
         if gpu not in per_gpu:  # once per GPU, not once per option
             per_gpu[gpu] = _gpu_inputs(shape, precision, gpu, figures, ops, settings.eager)
         anchor, measured = per_gpu[gpu]
+        on_board = dataclasses.replace(settings, board_gpus=board)
         args = (shape, precision, gpu, max(count, 1), per_node, float(network), anchor, batch,
-                settings, measured)  # fmt: skip
+                on_board, measured)  # fmt: skip
         rows.append(_option_row(args))
     position = {key: i for i, key in enumerate(unique)}
     out = pd.DataFrame(rows).iloc[[position[key] for key in keys]].reset_index(drop=True)
     out.index = options.index
     return out.loc[:, list(LLM_OPTION_COLUMNS)]
+
+
+def option_boards(options: pd.DataFrame, settings: LLMSettings) -> list[int]:
+    """Per option, the switchless board its collectives are timed on (LLMSettings.
+    board_gpus): the settings' where set, else an on-prem server's own (planner.machines.
+    boards.server_board_gpus), else 0 (the GPU's platform decides)."""
+    if settings.board_gpus or "kind" not in options:
+        return [settings.board_gpus] * len(options)
+    rows = zip(options["kind"].astype(str), options["gpu_name"].astype(str),
+               options["gpus_per_node"].astype(float).round().astype(int), strict=True)  # fmt: skip
+    return [server_board_gpus(g, n) if k == "on-prem" else 0 for k, g, n in rows]
 
 
 @lru_cache(maxsize=4096)

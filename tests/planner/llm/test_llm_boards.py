@@ -3,6 +3,7 @@ directly linked GPUs has only their links; the corpus reads a stated 4-GPU node.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -11,9 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.cli.main import app
+from planner.io.examples import input_path
 from planner.llm.corpus import load_corpus
 from planner.llm.throughput import predict_layout
-from planner.machines.boards import board_gpus, link_share
+from planner.machines.boards import board_gpus, link_share, server_board_gpus
 from planner.settings import LLMSettings, StatedLayout
 from planner.workloads.catalog import get_workload
 
@@ -96,3 +98,35 @@ def test_estimate_llm_takes_a_board_column_says_so_and_refuses_a_bad_one(tmp_pat
     code, err, rows = _estimate(tmp_path, f"{header}\n8b,4096,H200,2,bf16,fsdp,2,1\n")
     assert code == 2 and rows is None
     assert "line 2, field 'board_gpus': '1' must be a whole number from 2 to 64 GPUs" in err
+
+
+def test_an_on_prem_server_of_four_sxm_gpus_is_a_switchless_board() -> None:
+    assert server_board_gpus("H100-SXM", 4) == 4 and server_board_gpus("A100-SXM-40GB", 4) == 4
+    assert server_board_gpus("H100-SXM", 8) == 0  # an HGX 8-GPU board: NVSwitch
+    assert server_board_gpus("H100-PCIe", 4) == 0  # bridged pairs: the spec table's rule
+    assert server_board_gpus("MI300X", 8) == 8 and server_board_gpus("MI300X", 4) == 8
+
+
+def test_plan_times_an_on_prem_4_gpu_server_on_its_board_and_cloud_slices_switched(
+    tmp_path: Path,
+) -> None:
+    dgx = Path(input_path("example:onprem-dgx-h100")).read_text()
+    hgx4 = tmp_path / "hgx4.toml"
+    hgx4.write_text(
+        dgx.replace('name = "dgx-h100-x4"', 'name = "hgx4"')
+        .replace("servers = 4", "servers = 8")
+        .replace("gpus_per_server = 8", "gpus_per_server = 4")
+    )
+    done = CliRunner().invoke(
+        app,
+        ["plan", "-w", "llm-8b-10b", "--onprem", str(hgx4), "--provider", "lambda", "--gpu",
+         "H100", "--framework", "megatron", "--max-gpus", "8", "--view", "rows", "--format",
+         "json"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    rows = pd.DataFrame(json.loads(done.stdout))
+    onprem = rows[rows["kind"] == "on-prem"].iloc[0]
+    assert onprem["board_gpus"] == 4
+    assert "on a board of 4: a collective among k of them" in onprem["throughput_detail"]
+    cloud = rows[rows["instance_type"] == "gpu_4x_h100_sxm5"]
+    assert len(cloud) and (cloud["board_gpus"] == 0).all()  # a slice of an NVSwitch board
