@@ -658,7 +658,11 @@ def llm_options(
         if gpu not in per_gpu:  # once per GPU, not once per option
             per_gpu[gpu] = _gpu_inputs(shape, precision, gpu, figures, ops, settings.eager)
         anchor, measured = per_gpu[gpu]
-        on_board = dataclasses.replace(settings, board_gpus=board)
+        on_board = (
+            settings
+            if board == settings.board_gpus
+            else dataclasses.replace(settings, board_gpus=board)
+        )
         args = (shape, precision, gpu, max(count, 1), per_node, float(network), anchor, batch,
                 on_board, measured)  # fmt: skip
         rows.append(_option_row(args))
@@ -672,11 +676,13 @@ def option_boards(options: pd.DataFrame, settings: LLMSettings) -> list[int]:
     """Per option, the switchless board its collectives are timed on (LLMSettings.
     board_gpus): the settings' where set, else an on-prem server's own (planner.machines.
     boards.server_board_gpus), else 0 (the GPU's platform decides)."""
+    boards = [settings.board_gpus] * len(options)
     if settings.board_gpus or "kind" not in options:
-        return [settings.board_gpus] * len(options)
-    rows = zip(options["kind"].astype(str), options["gpu_name"].astype(str),
-               options["gpus_per_node"].astype(float).round().astype(int), strict=True)  # fmt: skip
-    return [server_board_gpus(g, n) if k == "on-prem" else 0 for k, g, n in rows]
+        return boards
+    for i in np.flatnonzero((options["kind"] == "on-prem").to_numpy()):
+        row = options.iloc[i]
+        boards[i] = server_board_gpus(str(row["gpu_name"]), round(float(row["gpus_per_node"])))
+    return boards
 
 
 @lru_cache(maxsize=4096)
