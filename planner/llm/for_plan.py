@@ -93,8 +93,7 @@ def layout_on_plan(
     total = user.gpus or int(float(row["total_gpus"]))
     figures, _ = llm_model.gpt_mfu_figures(results, plan.precision)
     gpu = str(row["gpu_name"])
-    option = {"kind": row.get("kind", "cloud"), "gpu_name": gpu, "gpus_per_node": per_node}
-    board = llm_model.option_boards(pd.DataFrame([option]), plan.request.llm)[0]
+    board = llm_model.option_board(str(row.get("kind", "cloud")), gpu, per_node, plan.request.llm)
     settings = dataclasses.replace(plan.request.llm, board_gpus=board)
     best = llm_model.predict_layout(
         plan.workload, plan.precision, gpu, total, per_node, network, figures, settings, results

@@ -672,16 +672,25 @@ def llm_options(
     return out.loc[:, list(LLM_OPTION_COLUMNS)]
 
 
+def option_board(kind: str, gpu_name: str, gpus_per_node: int, settings: LLMSettings) -> int:
+    """The switchless board one option's collectives are timed on (LLMSettings.board_gpus):
+    the settings' where set, else an on-prem server's own (planner.machines.boards.
+    server_board_gpus), else 0 (the GPU's platform decides)."""
+    if settings.board_gpus or kind != "on-prem":
+        return settings.board_gpus
+    return server_board_gpus(gpu_name, gpus_per_node)
+
+
 def option_boards(options: pd.DataFrame, settings: LLMSettings) -> list[int]:
-    """Per option, the switchless board its collectives are timed on (LLMSettings.
-    board_gpus): the settings' where set, else an on-prem server's own (planner.machines.
-    boards.server_board_gpus), else 0 (the GPU's platform decides)."""
+    """option_board of every option; only on-prem rows are looked at (a plan of cloud
+    offers has thousands)."""
     boards = [settings.board_gpus] * len(options)
     if settings.board_gpus or "kind" not in options:
         return boards
     for i in np.flatnonzero((options["kind"] == "on-prem").to_numpy()):
         row = options.iloc[i]
-        boards[i] = server_board_gpus(str(row["gpu_name"]), round(float(row["gpus_per_node"])))
+        per_node = round(float(row["gpus_per_node"]))
+        boards[i] = option_board("on-prem", str(row["gpu_name"]), per_node, settings)
     return boards
 
 
