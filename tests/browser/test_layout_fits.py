@@ -90,22 +90,31 @@ def rerun_after(page: Page, action: Callable[[], None], drawn: Callable[[], None
 RUN_SEEN_MS = 15_000
 
 
-TYPE_TRIES = 3
+PICK_TRIES = 3
 
 
-def type_until_offered(page: Page, box: Locator, label: str) -> None:
-    """Type `label` into the box until its dropdown offers that option: a box redrawn by a
-    run that was still finishing loses the typed text and closes its list, so the typing
-    is repeated (TYPE_TRIES times, 30 s each) before the wait fails."""
+def pick_option(page: Page, box: Locator, label: str) -> None:
+    """Type `label` into the box and click it in the dropdown, until its chip shows. A box
+    redrawn by a run that was still finishing loses the typed text, closes its list or
+    drops the choice just made, so typing and choosing are repeated (PICK_TRIES times,
+    30 s for each wait) before the wait fails."""
     option = page.get_by_role("option", name=label, exact=True)
-    for _ in range(TYPE_TRIES - 1):
+    # The chip, by its title: while the list is open its group is aria-hidden (no role).
+    chip = box.get_by_title(label, exact=True)
+    for attempt in range(1, PICK_TRIES + 1):
         page.locator(IDLE).wait_for(timeout=120_000)
-        box.locator("input").fill(label)
-        with contextlib.suppress(PlaywrightTimeout):
+        if chip.count():
+            break
+        try:
+            box.locator("input").fill(label)
             option.wait_for(timeout=30_000)
-            return
-    box.locator("input").fill(label)
-    option.wait_for(timeout=30_000)
+            option.click()
+            chip.wait_for(timeout=30_000)  # its chip (slow under load)
+            break
+        except PlaywrightTimeout:
+            if attempt == PICK_TRIES:
+                raise
+    page.keyboard.press("Escape")
 
 
 def choose(page: Page, labels: list[str]) -> None:
@@ -122,12 +131,9 @@ def choose(page: Page, labels: list[str]) -> None:
         lambda: expect(prompt).to_be_visible(timeout=120_000),
     )
     for picked, label in enumerate(labels, start=1):
-        type_until_offered(page, box, label)
 
         def pick(label: str = label) -> None:
-            page.keyboard.press("Enter")  # the one option the text leaves
-            expect(box).to_contain_text(label, timeout=30_000)  # its chip (slow under load)
-            page.keyboard.press("Escape")
+            pick_option(page, box, label)
 
         def drawn(picked: int = picked) -> None:
             if picked >= 2:  # the comparison table: a label column and one per option
