@@ -8,7 +8,7 @@ scipy.optimize.least_squares (soft-L1 loss), the runs' log(predicted / measured)
 DATA_LOG_SIGMA plus each parameter's log distance from its centre over PRIOR_LOG_SIGMA: first
 one pooled set for all stacks (centred on stack_profiles.PRIOR), then each stack with runs
 its own set centred on the pooled one (a stack with few runs stays near it); the fp8 GEMM
-factor, the MoE factor and the overlap cost are pooled only. Then every run is timed again
+factor and the MoE factor are pooled only. Then every run is timed again
 at the fitted parameters (its layout may change) and the fit repeated (ROUNDS). Predictions
 of held-out runs use the full model (planner.llm.throughput.predict_layout) at the fold's
 parameters, so the layout search and every nonlinearity are in the error reported.
@@ -36,8 +36,11 @@ from planner.llm.stack_profiles import (
 from planner.llm.throughput import LayoutPrediction, predict_layout
 from planner.settings import LLMSettings
 
-FAMILY_PARAMS = ("kernel_efficiency", "unfused", "comm_exposure", "tp_comm_exposure", "cast_factor")
-POOLED_PARAMS = (*FAMILY_PARAMS, "fp8_gemm_factor", "moe_factor", "overlap_cost")
+FAMILY_PARAMS = (
+    "kernel_efficiency", "unfused", "comm_exposure", "tp_comm_exposure", "cast_factor",
+    "overlap_cost",
+)  # fmt: skip
+POOLED_PARAMS = (*FAMILY_PARAMS, "fp8_gemm_factor", "moe_factor")
 # How far (in log) a parameter may sit from its centre at the cost of one run's typical
 # error: assumptions, wide enough that 10+ runs move a stack where its data say.
 PRIOR_LOG_SIGMA = {

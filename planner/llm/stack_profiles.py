@@ -23,7 +23,11 @@ Parameters (each multiplies one part of the step in planner.llm.ops / planner.ll
   by the communication kernels (they take SMs and memory bandwidth: 18.9% on average, up to
   40%, in Lee et al. 2025, arXiv:2507.03114, the prior's centre) and what overlap does not
   hide in practice (the first gather, the last reduce-scatter, stream synchronisation).
-  Pooled over stacks.
+  Fitted per stack: what a collective costs the compute beside it depends on how the stack
+  runs it (FSDP2 copies every gathered and reduced tensor in and out of its flat buffers
+  with copy kernels: the fsdp ops all_gather_copy_in, split_with_sizes_copy and chunk_cat
+  of torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py; Megatron's
+  distributed optimizer reduces and gathers contiguous buckets in place).
 - attention_kernel: FlashAttention-3-class ("fa3": Transformer Engine / cuDNN, Megatron),
   FlashAttention-2 ("fa2": PyTorch SDPA and the flash-attn package in eager stacks), or
   PyTorch SDPA with cuDNN's attention first ("cudnn": FSDP2 as torchtitan runs it;
