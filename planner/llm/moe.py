@@ -33,10 +33,14 @@ Time per MoE layer and micro-batch, on one GPU:
                 GEMM's rate.
   all-to-all    dispatch and combine, forward and backward (4 per layer): each GPU sends
                 T k / t tokens of h 16-bit values, (ep - 1) / ep of them to other ranks;
-                a pairwise exchange, T = (ep - 1) α + (ep - 1)/ep x bytes / bandwidth
-                (Thakur et al. 2005, sec. 4.6; the α-β model of Hockney 1994), with the
-                share that stays in the node over NVLink and the rest over each GPU's share
-                of the network, the slower of the two setting the time. A token bound for
+                T = α + (ep - 1)/ep x bytes / bandwidth (the α-β model of Hockney 1994),
+                with the share that stays in the node over NVLink and the rest over each
+                GPU's share of the network, the slower of the two setting the time. One α,
+                not the (ep - 1) of a pairwise exchange (Thakur et al. 2005, sec. 4.6):
+                NCCL posts every peer's send and receive in one round of one kernel, its
+                channels per peer cut until all peers fit (src/graph/paths.cc,
+                ncclTopoComputeP2pChannels; src/enqueue.cc, scheduleP2pTasksToPlan), and
+                DeepEP's kernels send to every rank at once. A token bound for
                 several experts on another node crosses the network once and is forwarded
                 over NVLink there (DeepEP's internode dispatch, which Megatron-Core's flex
                 dispatcher runs; DeepSeek-AI 2024, sec. 3.2.2). Not overlapped with
@@ -190,10 +194,10 @@ def all_to_all_seconds(
     network_latency_s: float,
     top_k: int = 0,
 ) -> np.ndarray:
-    """One all-to-all among ep ranks, each sending `nbytes`: (ep - 1) latencies (the node's
-    peers over NVLink, the rest over the network) + the bytes leaving for the node's other
+    """One all-to-all among ep ranks, each sending `nbytes`: one latency (the network's
+    when a peer is in another node, else NVLink's) + the bytes leaving for the node's other
     ep peers over NVLink or for other nodes over the GPU's network share, whichever takes
-    longer (Thakur et al. 2005, pairwise exchange; module docstring). With `top_k`, the k
+    longer (module docstring). With `top_k`, the k
     copies of each token that `nbytes` holds cross the network once per other node they
     go to and are forwarded over NVLink there (DeepEP's internode dispatch; DeepSeek-AI
     2024, sec. 3.2.2): of n = ep / peers nodes a token's k experts hit (n - 1)(1 - (1 -
@@ -209,5 +213,5 @@ def all_to_all_seconds(
         crossing = (nodes - 1.0) * (1.0 - (1.0 - 1.0 / nodes) ** top_k) / top_k
     intra = ((peers - 1.0) / ep + forwarded) * nbytes / (intra_gbs * 1e9)
     inter = crossing * nbytes / (network_gbs * 1e9)
-    latency = (peers - 1.0) * intra_latency_s + (ep - peers) * network_latency_s
+    latency = np.where(ep > peers, network_latency_s, intra_latency_s)  # every peer at once
     return np.where(ep > 1, latency + np.maximum(intra, inter), 0.0)
